@@ -1,0 +1,180 @@
+//! The command line: global options, one module per subcommand, dispatch.
+
+pub mod completions;
+pub mod config;
+pub mod error;
+pub mod models;
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+pub use error::{CommandError, CommandResult};
+
+use crate::config::{LoadOptions, LoadedConfig};
+use crate::exit::ExitCode;
+
+/// git triad: several AI models build your change; a different model reviews every stage.
+///
+/// Stages (architect, implement, refactor, verify) become commits on a scratch branch;
+/// the arbiter's verdicts become git notes (`git log --notes=triad`). Run `git triad -h`
+/// for this help (`git triad --help` opens the man page once `git triad man --install` ran).
+#[derive(Debug, Parser)]
+#[command(
+    name = "git-triad",
+    bin_name = "git triad",
+    version,
+    propagate_version = true,
+    max_term_width = 100,
+    after_help = "Exit codes: 0 ok, 1 error, 2 usage, 3 HALT, 4 retries exhausted, 5 budget exceeded, 6 waiting on you."
+)]
+pub struct Cli {
+    /// Run as if started in <PATH> (like `git -C`).
+    #[arg(short = 'C', global = true, value_name = "PATH")]
+    pub dir: Option<PathBuf>,
+    /// Set a config value for this command, e.g. `-c arbiter.mode=full` (repeatable).
+    #[arg(short = 'c', long = "config", global = true, value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+    /// More log output on stderr (-v info, -vv debug, -vvv trace); RUST_LOG also works.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Only errors on stderr.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show the effective configuration and where each value came from.
+    Config(config::ConfigArgs),
+    /// List the model registry, or check that a model answers.
+    Models(models::ModelsArgs),
+    /// Print a shell completion script.
+    Completions(completions::CompletionsArgs),
+    /// Write or install the man page (what `git triad --help` opens).
+    Man(completions::ManArgs),
+}
+
+/// Everything a subcommand needs: where it runs, the repository, the configuration.
+pub struct Context {
+    /// The working directory.
+    pub cwd: PathBuf,
+    /// The repository containing `cwd`, if any.
+    pub repo: Option<git2::Repository>,
+    /// The process environment, captured once.
+    pub env: Vec<(String, String)>,
+    /// `-c` overrides.
+    pub overrides: Vec<String>,
+}
+
+impl Context {
+    /// Discovers the repository around `cwd`.
+    pub fn new(cwd: PathBuf, overrides: Vec<String>) -> Self {
+        let repo = git2::Repository::discover(&cwd).ok();
+        Context {
+            cwd,
+            repo,
+            env: std::env::vars().collect(),
+            overrides,
+        }
+    }
+
+    /// Whether `git config triad.trusted` is true for this clone.
+    pub fn trusted(&self) -> bool {
+        self.repo
+            .as_ref()
+            .and_then(|r| r.config().ok())
+            .and_then(|c| c.get_bool("triad.trusted").ok())
+            .unwrap_or(false)
+    }
+
+    /// Loads the layered configuration.
+    pub fn load_config(&self) -> CommandResult<LoadedConfig> {
+        let mut git_config = Vec::new();
+        if let Some(repo) = &self.repo {
+            let cfg = repo.config()?;
+            let mut entries = cfg.entries(Some("triad\\..*"))?;
+            while let Some(entry) = entries.next() {
+                let entry = entry?;
+                if let (Some(name), Some(value)) = (entry.name(), entry.value()) {
+                    git_config.push((name.to_string(), value.to_string()));
+                }
+            }
+        }
+        let opts = LoadOptions {
+            user_file: None,
+            repo_root: self
+                .repo
+                .as_ref()
+                .and_then(|r| r.workdir())
+                .map(|p| p.to_path_buf()),
+            git_config,
+            trusted: self.trusted(),
+            env: self.env.clone(),
+            overrides: self.overrides.clone(),
+        };
+        Ok(LoadedConfig::load(&opts)?)
+    }
+
+    /// Looks up an environment variable captured at start.
+    pub fn env_var(&self, name: &str) -> Option<String> {
+        self.env
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    }
+
+    /// An environment lookup for the model client.
+    pub fn env_lookup(&self) -> crate::model::EnvLookup {
+        let env = self.env.clone();
+        std::sync::Arc::new(move |name: &str| {
+            env.iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        })
+    }
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> CommandResult {
+    let cwd = match &cli.dir {
+        Some(d) => std::fs::canonicalize(d).map_err(|e| {
+            CommandError::usage(format!("cannot use -C {}: {e}", d.display()))
+        })?,
+        None => std::env::current_dir()?,
+    };
+    let ctx = Context::new(cwd, cli.overrides.clone());
+    match &cli.command {
+        Command::Config(args) => config::run(&ctx, args),
+        Command::Models(args) => models::run(&ctx, args),
+        Command::Completions(args) => completions::run_completions(args),
+        Command::Man(args) => completions::run_man(args),
+    }
+}
+
+/// Writes to stdout, turning a closed pipe into a quiet exit.
+pub fn out(text: &str) -> CommandResult<()> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
+    Ok(())
+}
+
+/// A tokio runtime for the async parts of a command.
+pub fn runtime() -> CommandResult<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| CommandError::failure(format!("cannot start the async runtime: {e}")))
+}
+
+/// Exit code for a finished command.
+pub fn ok() -> CommandResult {
+    Ok(ExitCode::Ok)
+}

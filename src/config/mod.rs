@@ -1,0 +1,525 @@
+//! Layered configuration: built-in defaults, user file, repo file (restricted), git config,
+//! environment, command line.
+//!
+//! A cloned repository is untrusted: its committed `.triad/config.toml` may choose models,
+//! roles, modes, retries, budgets and prompts, but may not redirect endpoints, name the
+//! environment variable a key is read from, or set commands — unless this clone was marked
+//! trusted locally with `git config triad.trusted true` (git config is never cloned).
+
+pub mod layers;
+pub mod schema;
+
+use std::path::{Path, PathBuf};
+
+use toml::{Table, Value};
+
+pub use layers::{Layer, Origins};
+pub use schema::*;
+
+/// The built-in defaults, compiled in. A broken default is a bug caught by the tests.
+pub const DEFAULTS_TOML: &str = include_str!("../../config/defaults.toml");
+/// The built-in model registry, compiled in.
+pub const MODELS_TOML: &str = include_str!("../../config/models.toml");
+
+/// Environment variable naming the user config file (overrides the XDG location).
+pub const USER_CONFIG_ENV: &str = "GIT_TRIAD_CONFIG";
+/// Prefix of environment variables that set config keys (`GIT_TRIAD_ARBITER__MODE=full`).
+pub const ENV_PREFIX: &str = "GIT_TRIAD_";
+
+/// Keys a committed repo config may not set in an untrusted clone.
+///
+/// Each entry is a dotted prefix: the key itself and everything below it are restricted.
+pub const RESTRICTED_REPO_KEYS: &[&str] = &["providers", "verify.command", "commands"];
+
+/// Why configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A file could not be read.
+    #[error("cannot read {path}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file is not valid TOML.
+    #[error("{path} is not valid TOML: {message}")]
+    Parse {
+        /// The file.
+        path: String,
+        /// What the parser said.
+        message: String,
+    },
+    /// A dotted key could not be understood.
+    #[error("`{0}` is not a valid config key (use dotted names like `arbiter.mode`, quote segments with dots: `models.\"gpt-4.1\".price_in`)")]
+    BadKey(String),
+    /// `-c` without `=`.
+    #[error("`-c {0}` needs the form key=value")]
+    BadOverride(String),
+    /// The untrusted repo config tried to set security-sensitive keys.
+    #[error("{path} sets {}, which a committed config may only set in a clone you trust", .keys.join(", "))]
+    Untrusted {
+        /// The repo config file.
+        path: PathBuf,
+        /// The offending keys.
+        keys: Vec<String>,
+    },
+    /// The merged config does not fit the schema.
+    #[error("invalid configuration: {message}")]
+    Invalid {
+        /// What is wrong, with the key and the layer it came from when known.
+        message: String,
+    },
+}
+
+/// What to read, besides the built-in defaults.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// The user config file; `None` means the default location from the environment.
+    pub user_file: Option<PathBuf>,
+    /// Root of the work tree whose `.triad/config.toml` is the repo layer.
+    pub repo_root: Option<PathBuf>,
+    /// `triad.*` entries of git config, as (full git key, value).
+    pub git_config: Vec<(String, String)>,
+    /// Whether `git config triad.trusted` is true for this clone.
+    pub trusted: bool,
+    /// Environment variables (all of them; only `GIT_TRIAD_*` are used).
+    pub env: Vec<(String, String)>,
+    /// `-c key=value` arguments, in order.
+    pub overrides: Vec<String>,
+}
+
+/// The effective configuration with the layer each value came from.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    /// The typed configuration.
+    pub config: Config,
+    /// The merged table (for `config show`).
+    pub merged: Table,
+    /// Dotted key → layer.
+    pub origins: Origins,
+    /// Whether the clone is trusted.
+    pub trusted: bool,
+}
+
+/// The default user config path: `$XDG_CONFIG_HOME/git-triad/config.toml`, else
+/// `~/.config/git-triad/config.toml`.
+pub fn default_user_file(env: &[(String, String)]) -> Option<PathBuf> {
+    let get = |k: &str| {
+        env.iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    };
+    if let Some(p) = get(USER_CONFIG_ENV) {
+        return Some(PathBuf::from(p));
+    }
+    if let Some(x) = get("XDG_CONFIG_HOME") {
+        return Some(Path::new(&x).join("git-triad").join("config.toml"));
+    }
+    get("HOME").map(|h| Path::new(&h).join(".config/git-triad/config.toml"))
+}
+
+fn parse_toml(text: &str, path: &str) -> Result<Table, ConfigError> {
+    text.parse::<Table>().map_err(|e| ConfigError::Parse {
+        path: path.to_string(),
+        message: e.message().to_string(),
+    })
+}
+
+fn read_optional(path: &Path) -> Result<Option<Table>, ConfigError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(parse_toml(&text, &path.display().to_string())?)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// The restricted keys present in a repo config table.
+pub fn restricted_keys(table: &Table) -> Vec<String> {
+    layers::leaves(table)
+        .into_iter()
+        .map(|(k, _)| k)
+        .filter(|k| {
+            RESTRICTED_REPO_KEYS
+                .iter()
+                .any(|r| k == r || k.starts_with(&format!("{r}.")))
+        })
+        .collect()
+}
+
+/// Maps a git config name (`triad.budget.run-usd`) to a config key (`budget.run_usd`).
+///
+/// Git allows neither `_` in variable names nor case in section/variable names, so `-`
+/// stands for `_` in the last segment. Returns `None` for `triad.trusted`, which is not a
+/// config key but the trust switch itself.
+pub fn git_key_to_config_key(git_key: &str) -> Option<String> {
+    let rest = git_key.strip_prefix("triad.")?;
+    if rest == "trusted" || rest.is_empty() {
+        return None;
+    }
+    let mut parts: Vec<String> = rest.split('.').map(str::to_string).collect();
+    if let Some(last) = parts.last_mut() {
+        *last = last.replace('-', "_");
+    }
+    Some(layers::join_key(&parts))
+}
+
+/// Maps `GIT_TRIAD_BUDGET__RUN_USD` to `budget.run_usd`.
+pub fn env_key_to_config_key(var: &str) -> Option<String> {
+    let rest = var.strip_prefix(ENV_PREFIX)?;
+    if rest.is_empty() || var == USER_CONFIG_ENV || rest.starts_with("TEST_") {
+        return None;
+    }
+    // Variables the program itself reads, not config keys.
+    if matches!(rest, "LOG" | "NO_PROGRESS") {
+        return None;
+    }
+    let parts: Vec<String> = rest.split("__").map(|p| p.to_ascii_lowercase()).collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return None;
+    }
+    Some(layers::join_key(&parts))
+}
+
+impl LoadedConfig {
+    /// Loads and validates every layer.
+    pub fn load(opts: &LoadOptions) -> Result<LoadedConfig, ConfigError> {
+        let mut merged = Table::new();
+        let mut origins = Origins::new();
+        for (text, name) in [
+            (DEFAULTS_TOML, "config/defaults.toml"),
+            (MODELS_TOML, "config/models.toml"),
+        ] {
+            layers::merge(
+                &mut merged,
+                parse_toml(text, name)?,
+                &Layer::Default,
+                &mut origins,
+            );
+        }
+
+        let user_file = opts
+            .user_file
+            .clone()
+            .or_else(|| default_user_file(&opts.env));
+        if let Some(path) = user_file {
+            if let Some(t) = read_optional(&path)? {
+                layers::merge(&mut merged, t, &Layer::User(path), &mut origins);
+            }
+        }
+
+        if let Some(root) = &opts.repo_root {
+            let path = root.join(".triad").join("config.toml");
+            if let Some(t) = read_optional(&path)? {
+                let bad = restricted_keys(&t);
+                if !bad.is_empty() && !opts.trusted {
+                    return Err(ConfigError::Untrusted { path, keys: bad });
+                }
+                layers::merge(&mut merged, t, &Layer::Repo(path), &mut origins);
+            }
+        }
+
+        for (git_key, value) in &opts.git_config {
+            if let Some(key) = git_key_to_config_key(git_key) {
+                let t = layers::table_from_key(&key, layers::parse_value(value))?;
+                layers::merge(
+                    &mut merged,
+                    t,
+                    &Layer::GitConfig(git_key.clone()),
+                    &mut origins,
+                );
+            }
+        }
+
+        let mut env: Vec<&(String, String)> = opts.env.iter().collect();
+        env.sort();
+        for (var, value) in env {
+            if let Some(key) = env_key_to_config_key(var) {
+                let t = layers::table_from_key(&key, layers::parse_value(value))?;
+                layers::merge(&mut merged, t, &Layer::Env(var.clone()), &mut origins);
+            }
+        }
+
+        for item in &opts.overrides {
+            let (key, value) = item
+                .split_once('=')
+                .ok_or_else(|| ConfigError::BadOverride(item.clone()))?;
+            let t = layers::table_from_key(key.trim(), layers::parse_value(value.trim()))?;
+            layers::merge(&mut merged, t, &Layer::CommandLine, &mut origins);
+        }
+
+        let config: Config =
+            Value::Table(merged.clone())
+                .try_into()
+                .map_err(|e: toml::de::Error| ConfigError::Invalid {
+                    message: describe_de_error(&e, &origins),
+                })?;
+        let loaded = LoadedConfig {
+            config,
+            merged,
+            origins,
+            trusted: opts.trusted,
+        };
+        loaded.validate()?;
+        Ok(loaded)
+    }
+
+    /// The layer a dotted key came from.
+    pub fn origin(&self, key: &str) -> Option<&Layer> {
+        self.origins.get(key)
+    }
+
+    fn invalid(&self, key: &str, what: String) -> ConfigError {
+        let from = self
+            .origin(key)
+            .map(|l| format!(" (set by {l})"))
+            .unwrap_or_default();
+        ConfigError::Invalid {
+            message: format!("`{key}`{from}: {what}"),
+        }
+    }
+
+    /// Checks cross-references the schema cannot: models name known providers, roles name
+    /// known models, URLs are http(s).
+    fn validate(&self) -> Result<(), ConfigError> {
+        let c = &self.config;
+        for (name, p) in &c.providers {
+            let key = format!("providers.{}.base_url", layers::join_key(&[name.clone()]));
+            if !(p.base_url.starts_with("http://") || p.base_url.starts_with("https://")) {
+                return Err(self.invalid(&key, format!("`{}` is not an http(s) URL", p.base_url)));
+            }
+            if reqwest::Url::parse(&p.base_url).is_err() {
+                return Err(self.invalid(&key, format!("`{}` is not a valid URL", p.base_url)));
+            }
+        }
+        for (name, m) in &c.models {
+            let key = format!("models.{}.provider", layers::join_key(&[name.clone()]));
+            if !c.providers.contains_key(&m.provider) {
+                return Err(self.invalid(
+                    &key,
+                    format!("provider `{}` is not registered", m.provider),
+                ));
+            }
+            if m.price_in < 0.0 || m.price_out < 0.0 {
+                return Err(self.invalid(
+                    &format!("models.{}", layers::join_key(&[name.clone()])),
+                    "prices cannot be negative".into(),
+                ));
+            }
+        }
+        for role in Role::ALL {
+            let key = format!("roles.{role}.models");
+            let list = &c.roles.get(role).models;
+            if list.0.is_empty() {
+                return Err(self.invalid(&key, "no model is configured for this role".into()));
+            }
+            for m in &list.0 {
+                if !c.models.contains_key(m) {
+                    return Err(self.invalid(&key, unknown_model(m, c)));
+                }
+            }
+        }
+        for (pname, profile) in &c.profiles {
+            for (role, list) in &profile.roles {
+                for m in &list.0 {
+                    if !c.models.contains_key(m) {
+                        return Err(self.invalid(
+                            &format!("profiles.{pname}.roles.{role}"),
+                            unknown_model(m, c),
+                        ));
+                    }
+                }
+            }
+        }
+        if c.profile != "auto" && !c.profiles.contains_key(&c.profile) {
+            return Err(self.invalid(
+                "profile",
+                format!(
+                    "no profile named `{}` (known: auto, {})",
+                    c.profile,
+                    c.profiles.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        for (stage, m) in [
+            ("architect", &c.arbiter.architect),
+            ("implement", &c.arbiter.implement),
+            ("refactor", &c.arbiter.refactor),
+            ("verify", &c.arbiter.verify),
+        ] {
+            if let Some(m) = m {
+                if !c.models.contains_key(m) {
+                    return Err(self.invalid(&format!("arbiter.{stage}"), unknown_model(m, c)));
+                }
+            }
+        }
+        for v in &c.hooks.pre_push.block_on {
+            if !matches!(v.as_str(), "HALT" | "REJECT" | "FLAG" | "missing") {
+                return Err(self.invalid(
+                    "hooks.pre_push.block_on",
+                    format!("`{v}` is not one of HALT, REJECT, FLAG, missing"),
+                ));
+            }
+        }
+        if c.transport.timeout_secs == 0 {
+            return Err(self.invalid("transport.timeout_secs", "must be at least 1".into()));
+        }
+        Ok(())
+    }
+
+    /// The profile in effect: the configured one, or for `auto`, `local` when none of the
+    /// API keys named by the default roles' providers is set, else the plain `[roles]`.
+    pub fn active_profile(&self, env: &[(String, String)]) -> Option<String> {
+        let c = &self.config;
+        if c.profile != "auto" {
+            return Some(c.profile.clone());
+        }
+        let any_key = Role::ALL.iter().any(|r| {
+            c.roles.get(*r).models.0.iter().any(|m| {
+                let Some(model) = c.models.get(m) else {
+                    return false;
+                };
+                let Some(p) = c.providers.get(&model.provider) else {
+                    return false;
+                };
+                p.api_key_env
+                    .as_ref()
+                    .is_some_and(|var| env.iter().any(|(n, v)| n == var && !v.is_empty()))
+            })
+        });
+        if any_key || !c.profiles.contains_key("local") {
+            None
+        } else {
+            Some("local".to_string())
+        }
+    }
+
+    /// The models of a role after applying the active profile.
+    pub fn role_models(&self, role: Role, profile: Option<&str>) -> Vec<String> {
+        if let Some(p) = profile.and_then(|p| self.config.profiles.get(p)) {
+            if let Some(list) = p.roles.get(&role) {
+                return list.0.clone();
+            }
+        }
+        self.config.roles.get(role).models.0.clone()
+    }
+}
+
+fn unknown_model(m: &str, c: &Config) -> String {
+    let mut near: Vec<&String> = c
+        .models
+        .keys()
+        .filter(|k| k.contains(m) || m.contains(k.as_str()))
+        .collect();
+    near.truncate(3);
+    if near.is_empty() {
+        format!("model `{m}` is not registered (see `git triad models list`)")
+    } else {
+        format!(
+            "model `{m}` is not registered; did you mean {}?",
+            near.iter()
+                .map(|s| format!("`{s}`"))
+                .collect::<Vec<_>>()
+                .join(" or ")
+        )
+    }
+}
+
+fn describe_de_error(e: &toml::de::Error, origins: &Origins) -> String {
+    let msg = e.message().trim().to_string();
+    // Point at the layer of an unknown field when we can find it.
+    if let Some(field) = msg
+        .strip_prefix("unknown field `")
+        .and_then(|r| r.split('`').next())
+    {
+        if let Some((key, layer)) = origins
+            .iter()
+            .find(|(k, _)| k.ends_with(&format!(".{field}")) || k.as_str() == field)
+        {
+            return format!("{msg} (key `{key}` set by {layer})");
+        }
+    }
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(opts: LoadOptions) -> Result<LoadedConfig, ConfigError> {
+        LoadedConfig::load(&LoadOptions {
+            user_file: Some(opts.user_file.unwrap_or_else(|| "/nonexistent/x.toml".into())),
+            ..opts
+        })
+    }
+
+    #[test]
+    fn built_in_defaults_are_valid() {
+        let c = load(LoadOptions::default()).unwrap();
+        assert_eq!(c.config.arbiter.mode, ArbiterMode::Bookend);
+        assert_eq!(c.origin("arbiter.mode"), Some(&Layer::Default));
+        assert!(c.config.models.contains_key("gpt-4.1"));
+    }
+
+    #[test]
+    fn later_layers_win_and_are_recorded() {
+        let c = load(LoadOptions {
+            git_config: vec![("triad.budget.run-usd".into(), "3.5".into())],
+            env: vec![("GIT_TRIAD_ARBITER__MODE".into(), "full".into())],
+            overrides: vec!["arbiter.max_retries=1".into()],
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(c.config.budget.run_usd, Some(3.5));
+        assert_eq!(c.config.arbiter.mode, ArbiterMode::Full);
+        assert_eq!(c.config.arbiter.max_retries, 1);
+        assert_eq!(c.origin("arbiter.max_retries"), Some(&Layer::CommandLine));
+        assert!(matches!(c.origin("arbiter.mode"), Some(Layer::Env(_))));
+    }
+
+    #[test]
+    fn unknown_keys_and_models_are_errors() {
+        let e = load(LoadOptions {
+            overrides: vec!["arbiter.mood=full".into()],
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("mood"), "{e}");
+        let e = load(LoadOptions {
+            overrides: vec!["roles.architect.models=gpt-9".into()],
+            ..Default::default()
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("gpt-9"), "{e}");
+    }
+
+    #[test]
+    fn git_and_env_names_map_to_keys() {
+        assert_eq!(
+            git_key_to_config_key("triad.budget.run-usd").as_deref(),
+            Some("budget.run_usd")
+        );
+        assert_eq!(git_key_to_config_key("triad.trusted"), None);
+        assert_eq!(
+            env_key_to_config_key("GIT_TRIAD_HOOKS__PRE_PUSH__BLOCK_ON").as_deref(),
+            Some("hooks.pre_push.block_on")
+        );
+        assert_eq!(env_key_to_config_key("GIT_TRIAD_CONFIG"), None);
+    }
+
+    #[test]
+    fn restricted_keys_are_found() {
+        let t: Table = "[providers.openai]\nbase_url='http://evil'\n[verify]\ncommand='rm -rf /'\ntimeout_secs=5\n[arbiter]\nmode='full'"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            restricted_keys(&t),
+            vec!["providers.openai.base_url", "verify.command"]
+        );
+    }
+}

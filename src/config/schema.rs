@@ -1,0 +1,365 @@
+//! The typed shape of the configuration, deserialized from the merged layers.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// The wire protocol a provider speaks; each has one adapter in `model::adapter`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// OpenAI chat completions, spoken by most servers (vLLM, llama.cpp, Ollama, xAI, ...).
+    Openai,
+    /// Anthropic Messages.
+    Anthropic,
+    /// Google Gemini generateContent.
+    Gemini,
+}
+
+impl fmt::Display for Protocol {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Protocol::Openai => "openai",
+            Protocol::Anthropic => "anthropic",
+            Protocol::Gemini => "gemini",
+        })
+    }
+}
+
+/// A model role in the pipeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Designs the scaffold: structure, interfaces, file layout.
+    Architect,
+    /// Wires the logic.
+    Implementer,
+    /// Improves quality, adds tests and edge cases.
+    Refactorer,
+    /// Validates the result and writes the implementation summary.
+    Verifier,
+    /// Reviews other models' work; never generates.
+    Arbiter,
+}
+
+impl Role {
+    /// Every role, in pipeline order with the arbiter last.
+    pub const ALL: [Role; 5] = [
+        Role::Architect,
+        Role::Implementer,
+        Role::Refactorer,
+        Role::Verifier,
+        Role::Arbiter,
+    ];
+
+    /// The lowercase name used in config keys and prompts.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Architect => "architect",
+            Role::Implementer => "implementer",
+            Role::Refactorer => "refactorer",
+            Role::Verifier => "verifier",
+            Role::Arbiter => "arbiter",
+        }
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Role {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Role::ALL
+            .into_iter()
+            .find(|r| r.as_str() == s)
+            .ok_or_else(|| format!("unknown role `{s}` (expected one of architect, implementer, refactorer, verifier, arbiter)"))
+    }
+}
+
+/// A list of model names that may also be written as one string (`"a"` or `"a, b"`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct ModelList(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for ModelList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            One(String),
+            Many(Vec<String>),
+        }
+        Ok(match Raw::deserialize(d)? {
+            Raw::One(s) => ModelList(
+                s.split(',')
+                    .map(|p| p.trim().to_string())
+                    .filter(|p| !p.is_empty())
+                    .collect(),
+            ),
+            Raw::Many(v) => ModelList(v),
+        })
+    }
+}
+
+/// The whole effective configuration.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// `auto`, or the name of a `[profiles.*]` table whose roles override `[roles]`.
+    pub profile: String,
+    /// Model preferences per role.
+    pub roles: Roles,
+    /// Named alternative role assignments.
+    #[serde(default)]
+    pub profiles: BTreeMap<String, Profile>,
+    /// Arbiter behaviour.
+    pub arbiter: ArbiterConfig,
+    /// Spending caps.
+    pub budget: BudgetConfig,
+    /// HTTP timeouts and retries.
+    pub transport: TransportConfig,
+    /// Per-provider circuit breaker.
+    pub breaker: BreakerConfig,
+    /// The verify command (trusted clones only).
+    pub verify: VerifyConfig,
+    /// Git hook policy.
+    pub hooks: HooksConfig,
+    /// Prompt overrides: role name → file path (relative to the repo root) or inline text.
+    #[serde(default)]
+    pub prompts: BTreeMap<String, String>,
+    /// Provider registry.
+    pub providers: BTreeMap<String, ProviderConfig>,
+    /// Model registry.
+    pub models: BTreeMap<String, ModelConfig>,
+}
+
+/// Model preferences for each role.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Roles {
+    /// Architect stage.
+    pub architect: RoleConfig,
+    /// Implement stage.
+    pub implementer: RoleConfig,
+    /// Refactor stage.
+    pub refactorer: RoleConfig,
+    /// Verify stage.
+    pub verifier: RoleConfig,
+    /// The reviewer.
+    pub arbiter: RoleConfig,
+}
+
+impl Roles {
+    /// The settings of one role.
+    pub fn get(&self, role: Role) -> &RoleConfig {
+        match role {
+            Role::Architect => &self.architect,
+            Role::Implementer => &self.implementer,
+            Role::Refactorer => &self.refactorer,
+            Role::Verifier => &self.verifier,
+            Role::Arbiter => &self.arbiter,
+        }
+    }
+
+    /// The settings of one role, mutable.
+    pub fn get_mut(&mut self, role: Role) -> &mut RoleConfig {
+        match role {
+            Role::Architect => &mut self.architect,
+            Role::Implementer => &mut self.implementer,
+            Role::Refactorer => &mut self.refactorer,
+            Role::Verifier => &mut self.verifier,
+            Role::Arbiter => &mut self.arbiter,
+        }
+    }
+}
+
+/// Settings of one role.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RoleConfig {
+    /// Models in order of preference; later ones are fallbacks.
+    #[serde(default)]
+    pub models: ModelList,
+    /// Per-call timeout for this role, overriding `transport.timeout_secs`.
+    pub timeout_secs: Option<u64>,
+    /// Cap on output tokens per call for this role.
+    pub max_output_tokens: Option<u32>,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+}
+
+/// A named role assignment.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// What the profile is for, shown by `git triad models list`.
+    #[serde(default)]
+    pub description: String,
+    /// Role → models; roles not named keep `[roles]`.
+    #[serde(default)]
+    pub roles: BTreeMap<Role, ModelList>,
+}
+
+/// Which stages the arbiter reviews (seed 000 §B6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ArbiterMode {
+    /// No review.
+    Off,
+    /// Verify stage only.
+    Final,
+    /// Architect and Verify (the recommended default).
+    Bookend,
+    /// Every stage.
+    Full,
+}
+
+/// What happens when a stage uses up its retries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnExhausted {
+    /// Stop for a human (exit 3).
+    Halt,
+    /// Re-run the previous stage with the accumulated feedback and the role's next model.
+    Rewind,
+}
+
+/// Arbiter behaviour.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArbiterConfig {
+    /// Review depth.
+    pub mode: ArbiterMode,
+    /// Arbiter-triggered retries per stage.
+    pub max_retries: u32,
+    /// Escalation after the retries.
+    pub on_exhausted: OnExhausted,
+    /// Arbiter model for the architect stage (else the first arbiter model that differs).
+    pub architect: Option<String>,
+    /// Arbiter model for the implement stage.
+    pub implement: Option<String>,
+    /// Arbiter model for the refactor stage.
+    pub refactor: Option<String>,
+    /// Arbiter model for the verify stage.
+    pub verify: Option<String>,
+}
+
+/// Spending caps in USD.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetConfig {
+    /// Cap for one run; `0` or absent means no cap.
+    pub run_usd: Option<f64>,
+    /// Cap per calendar day (UTC) across runs, from the local ledger.
+    pub daily_usd: Option<f64>,
+    /// Cap per calendar month (UTC) across runs, from the local ledger.
+    pub monthly_usd: Option<f64>,
+}
+
+/// HTTP behaviour of the shared transport.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TransportConfig {
+    /// Per-call timeout.
+    pub timeout_secs: u64,
+    /// Retries of one call on transient failures.
+    pub max_retries: u32,
+    /// Backoff base.
+    pub backoff_base_ms: u64,
+    /// Backoff ceiling.
+    pub backoff_max_ms: u64,
+    /// Longest `Retry-After` honoured.
+    pub retry_after_max_secs: u64,
+}
+
+/// Per-provider circuit breaker.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct BreakerConfig {
+    /// Consecutive failures that open the circuit.
+    pub failure_threshold: u32,
+    /// Seconds the circuit stays open before one probe.
+    pub open_secs: u64,
+}
+
+/// The verify command.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct VerifyConfig {
+    /// Shell command; empty means none.
+    pub command: String,
+    /// Seconds before the command is killed.
+    pub timeout_secs: u64,
+}
+
+/// Git hook policy.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HooksConfig {
+    /// The pre-push gate.
+    pub pre_push: PrePushConfig,
+}
+
+/// The pre-push gate.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrePushConfig {
+    /// Verdicts that block: `HALT`, `REJECT`, `missing`.
+    pub block_on: Vec<String>,
+}
+
+/// How to reach one API.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    /// Wire protocol.
+    pub protocol: Protocol,
+    /// Base URL including the API version path (`https://api.openai.com/v1`).
+    pub base_url: String,
+    /// Environment variable holding the API key; absent for keyless local servers.
+    pub api_key_env: Option<String>,
+    /// A server on this machine (availability is probed, not assumed).
+    #[serde(default)]
+    pub local: bool,
+}
+
+/// What a model costs and can do.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// Provider key in `[providers]`.
+    pub provider: String,
+    /// Model id sent on the wire; defaults to the registry name.
+    pub id: Option<String>,
+    /// Context window in tokens.
+    pub context_window: u64,
+    /// Largest output the model accepts per call.
+    pub max_output_tokens: u32,
+    /// USD per million input tokens.
+    pub price_in: f64,
+    /// USD per million output tokens.
+    pub price_out: f64,
+    /// `json_schema`, `tools`.
+    #[serde(default)]
+    pub capabilities: Vec<String>,
+    /// Fitness per role in [0, 1], used to rank models in listings.
+    #[serde(default)]
+    pub fitness: BTreeMap<String, f64>,
+}
+
+impl ModelConfig {
+    /// The id to send on the wire for the model registered as `name`.
+    pub fn wire_id<'a>(&'a self, name: &'a str) -> &'a str {
+        self.id.as_deref().unwrap_or(name)
+    }
+
+    /// Whether the model declares a capability.
+    pub fn has(&self, capability: &str) -> bool {
+        self.capabilities.iter().any(|c| c == capability)
+    }
+}

@@ -1,0 +1,11 @@
+//! git triad: several AI models build code together, and the builder never grades its own work.
+//!
+//! The library holds all the logic; `src/main.rs` only parses the command line, dispatches to
+//! [`cli::run`] and maps errors to the exit codes of [`exit::ExitCode`].
+
+pub mod cli;
+pub mod config;
+pub mod exit;
+pub mod model;
+pub mod redact;
+pub mod testkit;

@@ -1,0 +1,239 @@
+//! Spending: worst-case estimates before a call, the run's cap, and the local ledger.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::ModelConfig;
+
+/// USD for a number of tokens at per-million prices.
+pub fn cost_usd(model: &ModelConfig, input_tokens: u64, output_tokens: u64) -> f64 {
+    (input_tokens as f64 * model.price_in + output_tokens as f64 * model.price_out) / 1_000_000.0
+}
+
+/// A worst-case token count for a prompt of `chars` characters.
+///
+/// Real tokenizers average about four characters a token for English and code; assuming
+/// three keeps the estimate on the safe side.
+pub fn worst_case_input_tokens(chars: usize) -> u64 {
+    (chars as u64).div_ceil(3) + 16
+}
+
+/// The run's spending cap, plus daily and monthly caps fed from the ledger.
+#[derive(Debug, Clone, Default)]
+pub struct BudgetGuard {
+    cap_usd: Option<f64>,
+    spent_usd: f64,
+    /// (label, cap, spent before this process started).
+    periods: Vec<(&'static str, f64, f64)>,
+}
+
+/// A call that would cross a cap.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("the next call could cost up to ${estimate:.4}, which would take the {scope} past its budget of ${cap:.2} (spent so far: ${spent:.4})")]
+pub struct BudgetExceeded {
+    /// Which cap: `run`, `day` or `month`.
+    pub scope: &'static str,
+    /// The cap.
+    pub cap: f64,
+    /// Spent before this call, in that scope.
+    pub spent: f64,
+    /// Worst-case cost of the refused call.
+    pub estimate: f64,
+}
+
+impl BudgetGuard {
+    /// A guard with a cap; `None`, zero or negative means uncapped.
+    pub fn new(cap_usd: Option<f64>) -> Self {
+        BudgetGuard {
+            cap_usd: cap_usd.filter(|c| *c > 0.0),
+            spent_usd: 0.0,
+            periods: Vec::new(),
+        }
+    }
+
+    /// Adds a period cap (`day`, `month`) with what the ledger says was already spent.
+    pub fn with_period(mut self, label: &'static str, cap: Option<f64>, already: f64) -> Self {
+        if let Some(cap) = cap.filter(|c| *c > 0.0) {
+            self.periods.push((label, cap, already));
+        }
+        self
+    }
+
+    /// Refuses a call whose worst case would cross any cap.
+    pub fn check(&self, estimate: f64) -> Result<(), BudgetExceeded> {
+        if let Some(cap) = self.cap_usd {
+            if self.spent_usd + estimate > cap {
+                return Err(BudgetExceeded {
+                    scope: "run",
+                    cap,
+                    spent: self.spent_usd,
+                    estimate,
+                });
+            }
+        }
+        for (label, cap, already) in &self.periods {
+            let spent = already + self.spent_usd;
+            if spent + estimate > *cap {
+                return Err(BudgetExceeded {
+                    scope: label,
+                    cap: *cap,
+                    spent,
+                    estimate,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Replaces the run cap, keeping what was spent.
+    pub fn set_cap(&mut self, cap_usd: Option<f64>) {
+        self.cap_usd = cap_usd.filter(|c| *c > 0.0);
+    }
+
+    /// Adds what a call really cost.
+    pub fn spend(&mut self, usd: f64) {
+        self.spent_usd += usd;
+    }
+
+    /// Spent so far.
+    pub fn spent(&self) -> f64 {
+        self.spent_usd
+    }
+
+    /// The cap, if any.
+    pub fn cap(&self) -> Option<f64> {
+        self.cap_usd
+    }
+}
+
+/// One accounted model call, as kept in records and the ledger.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// Unix time (seconds) when the call started.
+    pub ts: u64,
+    /// The role the call served.
+    pub role: String,
+    /// Registry name of the model.
+    pub model: String,
+    /// Provider name.
+    pub provider: String,
+    /// The id sent on the wire.
+    pub requested_id: String,
+    /// The id the server reported, if it reported one.
+    pub reported_id: Option<String>,
+    /// Whether the reported id differs from the requested one.
+    pub model_mismatch: bool,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Cost in USD at the registry's prices.
+    pub cost_usd: f64,
+    /// Wall time of the successful exchange or of the last failed one, in milliseconds.
+    pub latency_ms: u64,
+    /// HTTP attempts made (1 = no retry).
+    pub attempts: u32,
+    /// `ok`, or why the call failed.
+    pub outcome: String,
+}
+
+/// The append-only local ledger (`$GIT_DIR/triad/ledger.jsonl`, never shared).
+#[derive(Debug, Clone)]
+pub struct Ledger {
+    path: PathBuf,
+}
+
+impl Ledger {
+    /// A ledger at `path` (created on first write).
+    pub fn new(path: PathBuf) -> Self {
+        Ledger { path }
+    }
+
+    /// Appends one record as a JSON line.
+    pub fn append(&self, record: &CallRecord) -> std::io::Result<()> {
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut line = serde_json::to_string(record).map_err(std::io::Error::other)?;
+        line.push('\n');
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)?;
+        // One write call per line so concurrent appenders do not interleave.
+        f.write_all(line.as_bytes())
+    }
+
+    /// USD spent since the start of the current UTC day and month: `(day, month)`.
+    pub fn spent_this_period(&self, now_unix: u64) -> (f64, f64) {
+        let day_start = now_unix - now_unix % 86_400;
+        let month_start = month_start_unix(now_unix);
+        let mut day = 0.0;
+        let mut month = 0.0;
+        for r in self.read().unwrap_or_default() {
+            if r.ts >= month_start {
+                month += r.cost_usd;
+            }
+            if r.ts >= day_start {
+                day += r.cost_usd;
+            }
+        }
+        (day, month)
+    }
+
+    /// Every record, skipping lines that do not parse.
+    pub fn read(&self) -> std::io::Result<Vec<CallRecord>> {
+        match std::fs::read_to_string(&self.path) {
+            Ok(text) => Ok(text
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// Unix time of 00:00 UTC on the first day of the month containing `t`.
+pub fn month_start_unix(t: u64) -> u64 {
+    // Civil-from-days (Howard Hinnant's algorithm), then back to the 1st of that month.
+    let days = (t / 86_400) as i64;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day_of_month = doy - (153 * mp + 2) / 5 + 1;
+    ((days - (day_of_month - 1)) * 86_400) as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn month_start_is_the_first_at_midnight() {
+        // 2026-11-22T10:00:00Z -> 2026-11-01T00:00:00Z
+        assert_eq!(month_start_unix(1_795_305_600 + 36_000), 1_793_491_200);
+    }
+
+    #[test]
+    fn period_caps_count_earlier_spending() {
+        let g = BudgetGuard::new(None).with_period("day", Some(1.0), 0.9);
+        assert_eq!(g.check(0.2).unwrap_err().scope, "day");
+        assert!(g.check(0.05).is_ok());
+    }
+
+    #[test]
+    fn guard_refuses_a_call_that_could_cross_the_cap() {
+        let mut g = BudgetGuard::new(Some(1.0));
+        assert!(g.check(0.6).is_ok());
+        g.spend(0.6);
+        let e = g.check(0.5).unwrap_err();
+        assert_eq!(e.spent, 0.6);
+        assert!(BudgetGuard::new(Some(0.0)).check(1e9).is_ok(), "0 = uncapped");
+    }
+}

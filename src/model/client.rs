@@ -1,0 +1,558 @@
+//! The model client: role → models with fallback, retries, circuit breakers, budget,
+//! accounting, and structured output with one repair round.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::adapter;
+use super::breaker::{Breakers, Permit};
+use super::budget::{self, BudgetExceeded, BudgetGuard, CallRecord, Ledger};
+use super::structured;
+use super::transport::{RetryPolicy, Transport, TransportError};
+use super::types::{ChatRequest, ChatResponse, Message, Usage};
+use crate::config::{Config, ModelConfig, ProviderConfig, Role};
+use crate::redact::Secret;
+
+/// Looks up environment variables (injectable so tests need not touch the process env).
+pub type EnvLookup = Arc<dyn Fn(&str) -> Option<String> + Send + Sync>;
+
+/// Why a model call produced no usable answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// The model name is not in the registry.
+    #[error("model `{0}` is not registered")]
+    UnknownModel(String),
+    /// A call would cross the budget; nothing was sent.
+    #[error(transparent)]
+    Budget(#[from] BudgetExceeded),
+    /// Every model of the role failed or was unavailable.
+    #[error("no model could answer for the {role} role: {}", summarize(.failures))]
+    AllFailed {
+        /// The role.
+        role: Role,
+        /// Each model tried, with why it failed.
+        failures: Vec<(String, String)>,
+    },
+    /// The answer did not follow the schema, even after one repair request.
+    #[error("{model} answered with JSON that does not follow the `{schema}` schema, even after a repair request: {}", .errors.join("; "))]
+    SchemaViolation {
+        /// The model.
+        model: String,
+        /// The schema name.
+        schema: String,
+        /// Validation errors of the last answer.
+        errors: Vec<String>,
+    },
+}
+
+fn summarize(failures: &[(String, String)]) -> String {
+    failures
+        .iter()
+        .map(|(m, why)| format!("{m}: {why}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// A successful call.
+#[derive(Debug, Clone)]
+pub struct Completion {
+    /// The translated answer.
+    pub response: ChatResponse,
+    /// The registry name of the model that answered.
+    pub model: String,
+    /// Accounting for this call (a repaired structured call has two records).
+    pub records: Vec<CallRecord>,
+}
+
+/// A successful structured call.
+#[derive(Debug, Clone)]
+pub struct Structured<T> {
+    /// The typed answer.
+    pub value: T,
+    /// The raw JSON that was validated.
+    pub json: Value,
+    /// The underlying completion.
+    pub completion: Completion,
+}
+
+/// A resolved model: registry entry plus its provider.
+#[derive(Debug, Clone)]
+pub struct ResolvedModel {
+    /// Registry name.
+    pub name: String,
+    /// Model entry.
+    pub model: ModelConfig,
+    /// Provider name.
+    pub provider_name: String,
+    /// Provider entry.
+    pub provider: ProviderConfig,
+}
+
+impl ResolvedModel {
+    /// The id sent on the wire.
+    pub fn wire_id(&self) -> &str {
+        self.model.wire_id(&self.name)
+    }
+}
+
+/// Calls models on behalf of the pipeline. Cheap to share behind an `Arc`.
+pub struct ModelClient {
+    models: BTreeMap<String, ModelConfig>,
+    providers: BTreeMap<String, ProviderConfig>,
+    role_timeouts: BTreeMap<Role, Duration>,
+    default_timeout: Duration,
+    transport: Transport,
+    retry: RetryPolicy,
+    breakers: Breakers,
+    budget: Mutex<BudgetGuard>,
+    ledger: Option<Ledger>,
+    records: Mutex<Vec<CallRecord>>,
+    env: EnvLookup,
+}
+
+impl ModelClient {
+    /// A client for the effective configuration. `env` supplies API keys.
+    pub fn new(config: &Config, env: EnvLookup) -> Self {
+        let mut role_timeouts = BTreeMap::new();
+        for role in Role::ALL {
+            if let Some(t) = config.roles.get(role).timeout_secs {
+                role_timeouts.insert(role, Duration::from_secs(t));
+            }
+        }
+        ModelClient {
+            models: config.models.clone(),
+            providers: config.providers.clone(),
+            role_timeouts,
+            default_timeout: Duration::from_secs(config.transport.timeout_secs),
+            transport: Transport::new(),
+            retry: RetryPolicy::from_config(&config.transport),
+            breakers: Breakers::new(
+                config.breaker.failure_threshold,
+                Duration::from_secs(config.breaker.open_secs),
+            ),
+            budget: Mutex::new(BudgetGuard::new(config.budget.run_usd)),
+            ledger: None,
+            records: Mutex::new(Vec::new()),
+            env,
+        }
+    }
+
+    /// Appends every call to this ledger too, and enforces the daily and monthly caps
+    /// against what it already holds.
+    pub fn with_ledger(mut self, ledger: Ledger, config: &Config) -> Self {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let (day, month) = ledger.spent_this_period(now);
+        let guard = BudgetGuard::new(config.budget.run_usd)
+            .with_period("day", config.budget.daily_usd, day)
+            .with_period("month", config.budget.monthly_usd, month);
+        self.budget = Mutex::new(guard);
+        self.ledger = Some(ledger);
+        self
+    }
+
+    /// Replaces the run's budget cap (`--budget`).
+    pub fn set_budget(&self, cap_usd: Option<f64>) {
+        self.budget
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .set_cap(cap_usd);
+    }
+
+    /// Overrides the per-call timeout of a role.
+    pub fn set_timeout(&mut self, role: Role, timeout: Duration) {
+        self.role_timeouts.insert(role, timeout);
+    }
+
+    /// USD spent by this client so far.
+    pub fn spent_usd(&self) -> f64 {
+        self.budget.lock().unwrap_or_else(|e| e.into_inner()).spent()
+    }
+
+    /// Every call made so far.
+    pub fn records(&self) -> Vec<CallRecord> {
+        self.records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Total tokens so far.
+    pub fn usage(&self) -> Usage {
+        let mut u = Usage::default();
+        for r in self.records() {
+            u += Usage {
+                input_tokens: r.input_tokens,
+                output_tokens: r.output_tokens,
+            };
+        }
+        u
+    }
+
+    /// Looks up a registry model and its provider.
+    pub fn resolve(&self, name: &str) -> Result<ResolvedModel, ModelError> {
+        let model = self
+            .models
+            .get(name)
+            .ok_or_else(|| ModelError::UnknownModel(name.to_string()))?;
+        let provider = self
+            .providers
+            .get(&model.provider)
+            .ok_or_else(|| ModelError::UnknownModel(name.to_string()))?;
+        Ok(ResolvedModel {
+            name: name.to_string(),
+            model: model.clone(),
+            provider_name: model.provider.clone(),
+            provider: provider.clone(),
+        })
+    }
+
+    /// Why a model cannot be called right now without even trying (missing key), if so.
+    pub fn unavailable_reason(&self, m: &ResolvedModel) -> Option<String> {
+        let var = m.provider.api_key_env.as_ref()?;
+        match (self.env)(var) {
+            Some(v) if !v.is_empty() => None,
+            _ => Some(format!("{var} is not set")),
+        }
+    }
+
+    fn key_for(&self, m: &ResolvedModel) -> Option<Secret> {
+        let var = m.provider.api_key_env.as_ref()?;
+        (self.env)(var)
+            .filter(|v| !v.is_empty())
+            .map(Secret::new)
+    }
+
+    fn timeout_for(&self, role: Role) -> Duration {
+        self.role_timeouts
+            .get(&role)
+            .copied()
+            .unwrap_or(self.default_timeout)
+    }
+
+    /// Asks the first available model of `candidates`; on provider failure (retries used
+    /// up, circuit open, key missing) the next one takes over.
+    pub async fn chat(
+        &self,
+        role: Role,
+        candidates: &[String],
+        req: &ChatRequest,
+    ) -> Result<Completion, ModelError> {
+        let mut failures = Vec::new();
+        for name in candidates {
+            let m = self.resolve(name)?;
+            if let Some(why) = self.unavailable_reason(&m) {
+                tracing::warn!(model = %name, "skipping {name}: {why}");
+                failures.push((name.clone(), why));
+                continue;
+            }
+            match self.call_model(role, &m, req).await {
+                Ok(c) => return Ok(c),
+                Err(CallFailure::Budget(b)) => return Err(ModelError::Budget(b)),
+                Err(CallFailure::Provider(why)) => {
+                    if candidates.len() > 1 {
+                        tracing::warn!(model = %name, "{name} failed ({why}); trying the next model of the {role} role");
+                    }
+                    failures.push((name.clone(), why));
+                }
+            }
+        }
+        Err(ModelError::AllFailed { role, failures })
+    }
+
+    /// Like [`chat`](Self::chat), but the answer must be JSON following `T`'s schema.
+    ///
+    /// The schema goes to the provider in its own form; the answer is validated here; an
+    /// invalid answer gets one repair request (to the same model) listing the errors.
+    /// A request without a schema gets `T`'s generated schema under the name `answer`.
+    pub async fn chat_structured<T: DeserializeOwned + JsonSchema>(
+        &self,
+        role: Role,
+        candidates: &[String],
+        req: &ChatRequest,
+    ) -> Result<Structured<T>, ModelError> {
+        let mut req = req.clone();
+        let schema = req
+            .schema
+            .get_or_insert_with(|| structured::schema_for::<T>("answer"))
+            .clone();
+        let req = &req;
+        let mut first = self.chat(role, candidates, req).await?;
+        let errors = match check_answer::<T>(&schema.schema, &first.response) {
+            Ok((value, json)) => {
+                return Ok(Structured {
+                    value,
+                    json,
+                    completion: first,
+                })
+            }
+            Err(errors) => errors,
+        };
+        tracing::warn!(model = %first.model, "answer does not follow the schema; asking once for a repair");
+        let mut repair = req.clone();
+        repair
+            .messages
+            .push(Message::assistant(first.response.text.clone()));
+        repair.messages.push(Message::user(format!(
+            "Your answer does not follow the required JSON schema `{}`. Errors:\n- {}\n\nReply again with only the corrected JSON object, nothing else.",
+            schema.name,
+            errors.join("\n- ")
+        )));
+        let model = first.model.clone();
+        let second = self.chat(role, std::slice::from_ref(&model), &repair).await?;
+        match check_answer::<T>(&schema.schema, &second.response) {
+            Ok((value, json)) => {
+                first.records.extend(second.records);
+                Ok(Structured {
+                    value,
+                    json,
+                    completion: Completion {
+                        response: second.response,
+                        model,
+                        records: first.records,
+                    },
+                })
+            }
+            Err(errors) => Err(ModelError::SchemaViolation {
+                model,
+                schema: schema.name,
+                errors,
+            }),
+        }
+    }
+
+    async fn call_model(
+        &self,
+        role: Role,
+        m: &ResolvedModel,
+        req: &ChatRequest,
+    ) -> Result<Completion, CallFailure> {
+        let mut req = req.clone();
+        req.max_tokens = req.max_tokens.min(m.model.max_output_tokens).max(1);
+        let estimate = budget::cost_usd(
+            &m.model,
+            budget::worst_case_input_tokens(req.prompt_chars()),
+            u64::from(req.max_tokens),
+        );
+        self.budget
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .check(estimate)
+            .map_err(CallFailure::Budget)?;
+
+        let wire = adapter::build(m.provider.protocol, &m.provider.base_url, m.wire_id(), &req);
+        let key = self.key_for(m);
+        let timeout = self.timeout_for(role);
+        let ts = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let mut attempts = 0u32;
+        loop {
+            match self.breakers.permit(&m.provider_name) {
+                Permit::Refused(left) => {
+                    let why = format!(
+                        "provider {} is offline after repeated failures (circuit open for {}s more)",
+                        m.provider_name,
+                        left.as_secs()
+                    );
+                    if attempts > 0 {
+                        self.account(self.failed_record(role, m, ts, attempts, &why));
+                    }
+                    return Err(CallFailure::Provider(why));
+                }
+                Permit::Probe => {
+                    tracing::info!(provider = %m.provider_name, "circuit half-open: probing");
+                }
+                Permit::Allowed => {}
+            }
+            attempts += 1;
+            let started = Instant::now();
+            let result = self
+                .transport
+                .send(m.provider.protocol, &wire, key.as_ref(), req.stream, timeout)
+                .await;
+            let latency = started.elapsed();
+            match result {
+                Ok(resp) => {
+                    self.breakers.success(&m.provider_name);
+                    let record = self.ok_record(role, m, ts, attempts, latency, &resp);
+                    self.account(record.clone());
+                    return Ok(Completion {
+                        response: resp,
+                        model: m.name.clone(),
+                        records: vec![record],
+                    });
+                }
+                Err(err) => {
+                    if err.is_transient() && self.breakers.failure(&m.provider_name) {
+                        tracing::warn!(provider = %m.provider_name, "circuit opened after repeated failures");
+                    }
+                    match self.retry.delay(attempts - 1, &err) {
+                        Some(wait) => {
+                            tracing::warn!(model = %m.name, attempt = attempts, "{err}; retrying in {wait:?}");
+                            tokio::time::sleep(wait).await;
+                        }
+                        None => {
+                            let why = describe_failure(&err, attempts);
+                            let mut rec = self.failed_record(role, m, ts, attempts, &why);
+                            rec.latency_ms = latency.as_millis() as u64;
+                            self.account(rec);
+                            return Err(CallFailure::Provider(why));
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn ok_record(
+        &self,
+        role: Role,
+        m: &ResolvedModel,
+        ts: u64,
+        attempts: u32,
+        latency: Duration,
+        resp: &ChatResponse,
+    ) -> CallRecord {
+        let requested = m.wire_id().to_string();
+        let mismatch = resp
+            .model
+            .as_deref()
+            .is_some_and(|r| !same_model(&requested, r));
+        if mismatch {
+            tracing::warn!(
+                "asked for model `{requested}` but the server reports `{}`",
+                resp.model.as_deref().unwrap_or_default()
+            );
+        }
+        CallRecord {
+            ts,
+            role: role.to_string(),
+            model: m.name.clone(),
+            provider: m.provider_name.clone(),
+            requested_id: requested,
+            reported_id: resp.model.clone(),
+            model_mismatch: mismatch,
+            input_tokens: resp.usage.input_tokens,
+            output_tokens: resp.usage.output_tokens,
+            cost_usd: budget::cost_usd(
+                &m.model,
+                resp.usage.input_tokens,
+                resp.usage.output_tokens,
+            ),
+            latency_ms: latency.as_millis() as u64,
+            attempts,
+            outcome: "ok".into(),
+        }
+    }
+
+    fn failed_record(
+        &self,
+        role: Role,
+        m: &ResolvedModel,
+        ts: u64,
+        attempts: u32,
+        why: &str,
+    ) -> CallRecord {
+        CallRecord {
+            ts,
+            role: role.to_string(),
+            model: m.name.clone(),
+            provider: m.provider_name.clone(),
+            requested_id: m.wire_id().to_string(),
+            reported_id: None,
+            model_mismatch: false,
+            input_tokens: 0,
+            output_tokens: 0,
+            cost_usd: 0.0,
+            latency_ms: 0,
+            attempts,
+            outcome: why.to_string(),
+        }
+    }
+
+    fn account(&self, record: CallRecord) {
+        self.budget
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .spend(record.cost_usd);
+        if let Some(ledger) = &self.ledger {
+            if let Err(e) = ledger.append(&record) {
+                tracing::warn!("could not append to the cost ledger: {e}");
+            }
+        }
+        self.records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(record);
+    }
+}
+
+enum CallFailure {
+    Budget(BudgetExceeded),
+    Provider(String),
+}
+
+fn describe_failure(err: &TransportError, attempts: u32) -> String {
+    let tries = if attempts == 1 {
+        "1 attempt".to_string()
+    } else {
+        format!("{attempts} attempts")
+    };
+    match err.status() {
+        Some(401 | 403) => format!("{err} (the API key was refused; check it)"),
+        Some(404) => format!("{err} (the model id or endpoint does not exist on this server)"),
+        _ if err.is_transient() => format!("{err} (after {tries})"),
+        _ => err.to_string(),
+    }
+}
+
+/// Whether a reported model id is the requested one: equal, or a dated snapshot of it
+/// (`gpt-4o` answered by `gpt-4o-2024-08-06`), or the same file name for local servers.
+pub fn same_model(requested: &str, reported: &str) -> bool {
+    if requested == reported {
+        return true;
+    }
+    if let Some(rest) = reported.strip_prefix(requested) {
+        return rest.starts_with('-') && rest[1..].chars().next().is_some_and(|c| c.is_ascii_digit());
+    }
+    false
+}
+
+fn check_answer<T: DeserializeOwned>(
+    schema: &Value,
+    resp: &ChatResponse,
+) -> Result<(T, Value), Vec<String>> {
+    let json = match &resp.structured {
+        Some(v) => v.clone(),
+        None => structured::extract_json(&resp.text).ok_or_else(|| {
+            let mut why = vec!["the answer is not a JSON object".to_string()];
+            if resp.truncated() {
+                why.push("the answer was cut off by the output token limit".to_string());
+            }
+            why
+        })?,
+    };
+    structured::validate(schema, &json)?;
+    let value = serde_json::from_value(json.clone()).map_err(|e| vec![e.to_string()])?;
+    Ok((value, json))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snapshots_count_as_the_same_model() {
+        assert!(same_model("gpt-4o", "gpt-4o"));
+        assert!(same_model("gpt-4o", "gpt-4o-2024-08-06"));
+        assert!(!same_model("gpt-4o", "gpt-4o-mini"));
+        assert!(!same_model("a", "b"));
+    }
+}

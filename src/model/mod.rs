@@ -1,0 +1,14 @@
+//! The provider layer: protocol adapters, one shared transport, retries, circuit breakers,
+//! budget and accounting.
+
+pub mod adapter;
+pub mod breaker;
+pub mod budget;
+pub mod client;
+pub mod sse;
+pub mod structured;
+pub mod transport;
+pub mod types;
+
+pub use client::{Completion, EnvLookup, ModelClient, ModelError, ResolvedModel, Structured};
+pub use types::{ChatRequest, ChatResponse, Message, OutputSchema, Speaker, Usage};

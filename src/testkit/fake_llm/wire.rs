@@ -1,0 +1,523 @@
+//! The three wire formats: routing a request, and shaping success, error, stream and broken
+//! bodies the way the real services do, so client parsers meet realistic JSON.
+
+use serde_json::{json, Value};
+
+use super::script::{Reply, Usage, WireProtocol};
+
+/// Content type of plain JSON answers.
+pub(crate) const JSON: &str = "application/json";
+/// Content type of streamed answers.
+pub(crate) const SSE: &str = "text/event-stream";
+
+/// How a chat request wants its answer delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// One JSON object.
+    Whole,
+    /// Server-sent events.
+    Sse,
+    /// Gemini `streamGenerateContent` without `alt=sse`: a JSON array of chunks.
+    JsonArray,
+}
+
+/// What a request is, decided from method and path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Route {
+    /// A model call.
+    Chat {
+        protocol: WireProtocol,
+        delivery: Delivery,
+        model: Option<String>,
+    },
+    /// `GET /v1/models` (OpenAI and Anthropic share the path).
+    ListModels,
+    /// `GET /v1beta/models` (Gemini's list shape).
+    GeminiListModels,
+    /// Anything else: 404.
+    NotFound,
+}
+
+/// Routes a request. OpenAI/Anthropic models come from the body, Gemini's from the path.
+pub(crate) fn route(method: &str, path: &str, query: Option<&str>, json: Option<&Value>) -> Route {
+    let body_model = || {
+        json.and_then(|j| j.get("model"))
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    };
+    let body_stream = json
+        .and_then(|j| j.get("stream"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let delivery = if body_stream {
+        Delivery::Sse
+    } else {
+        Delivery::Whole
+    };
+    match (method, path) {
+        ("POST", "/v1/chat/completions") => Route::Chat {
+            protocol: WireProtocol::OpenAi,
+            delivery,
+            model: body_model(),
+        },
+        ("POST", "/v1/messages") => Route::Chat {
+            protocol: WireProtocol::Anthropic,
+            delivery,
+            model: body_model(),
+        },
+        ("GET", "/v1/models") => Route::ListModels,
+        ("GET", "/v1beta/models") => Route::GeminiListModels,
+        ("POST", p) => {
+            let Some(rest) = p
+                .strip_prefix("/v1beta/models/")
+                .or_else(|| p.strip_prefix("/v1/models/"))
+            else {
+                return Route::NotFound;
+            };
+            let Some((model, action)) = rest.rsplit_once(':') else {
+                return Route::NotFound;
+            };
+            let sse = query.is_some_and(|q| q.split('&').any(|kv| kv == "alt=sse"));
+            let delivery = match action {
+                "generateContent" => Delivery::Whole,
+                "streamGenerateContent" if sse => Delivery::Sse,
+                "streamGenerateContent" => Delivery::JsonArray,
+                _ => return Route::NotFound,
+            };
+            Route::Chat {
+                protocol: WireProtocol::Gemini,
+                delivery,
+                model: Some(model.to_string()),
+            }
+        }
+        _ => Route::NotFound,
+    }
+}
+
+/// Everything about the request that shapes the answer.
+pub(crate) struct Ctx<'a> {
+    pub protocol: WireProtocol,
+    pub delivery: Delivery,
+    pub model: Option<&'a str>,
+    pub request: Option<&'a Value>,
+    pub request_chars: usize,
+    /// Per-server sequence number, for stable ids.
+    pub seq: u64,
+}
+
+/// A finished response, before faults are applied.
+pub(crate) struct Built {
+    pub status: u16,
+    pub content_type: &'static str,
+    /// The whole body (the concatenation of `chunks` when streaming).
+    pub body: Vec<u8>,
+    /// SSE events, each sent as its own HTTP chunk; empty for non-streamed bodies.
+    pub chunks: Vec<Vec<u8>>,
+}
+
+impl Built {
+    fn whole(status: u16, content_type: &'static str, body: Vec<u8>) -> Built {
+        Built {
+            status,
+            content_type,
+            body,
+            chunks: Vec::new(),
+        }
+    }
+
+    fn events(events: Vec<String>) -> Built {
+        let chunks: Vec<Vec<u8>> = events.into_iter().map(String::into_bytes).collect();
+        Built {
+            status: 200,
+            content_type: SSE,
+            body: chunks.concat(),
+            chunks,
+        }
+    }
+}
+
+/// Builds the response for a reply, honouring the `raw` > `body` > error > success order.
+pub(crate) fn build(ctx: &Ctx<'_>, reply: &Reply) -> Built {
+    let streaming = ctx.delivery == Delivery::Sse;
+    let content_type = if streaming { SSE } else { JSON };
+    if let Some(raw) = &reply.raw {
+        return Built::whole(reply.status, content_type, raw.clone().into_bytes());
+    }
+    if let Some(body) = &reply.body {
+        return Built::whole(reply.status, JSON, body.to_string().into_bytes());
+    }
+    if reply.status >= 400 {
+        let message = reply
+            .text
+            .clone()
+            .unwrap_or_else(|| format!("fake-llm: scripted error {}", reply.status));
+        let body = error_body(ctx.protocol, reply.status, &message);
+        return Built::whole(reply.status, JSON, body.to_string().into_bytes());
+    }
+    let mut built = success(ctx, reply);
+    built.status = reply.status;
+    built
+}
+
+/// The protocol's own error JSON for a status.
+pub(crate) fn error_body(protocol: WireProtocol, status: u16, message: &str) -> Value {
+    match protocol {
+        WireProtocol::OpenAi => {
+            let (kind, code) = match status {
+                401 => ("invalid_request_error", Some("invalid_api_key")),
+                404 => ("invalid_request_error", Some("model_not_found")),
+                429 => ("requests", Some("rate_limit_exceeded")),
+                s if s >= 500 => ("server_error", None),
+                _ => ("invalid_request_error", None),
+            };
+            json!({"error": {"message": message, "type": kind, "param": null, "code": code}})
+        }
+        WireProtocol::Anthropic => {
+            let kind = match status {
+                401 => "authentication_error",
+                403 => "permission_error",
+                404 => "not_found_error",
+                413 => "request_too_large",
+                429 => "rate_limit_error",
+                529 => "overloaded_error",
+                s if s >= 500 => "api_error",
+                _ => "invalid_request_error",
+            };
+            json!({"type": "error", "error": {"type": kind, "message": message}})
+        }
+        WireProtocol::Gemini => {
+            let kind = match status {
+                400 => "INVALID_ARGUMENT",
+                401 => "UNAUTHENTICATED",
+                403 => "PERMISSION_DENIED",
+                404 => "NOT_FOUND",
+                429 => "RESOURCE_EXHAUSTED",
+                503 => "UNAVAILABLE",
+                504 => "DEADLINE_EXCEEDED",
+                _ => "INTERNAL",
+            };
+            json!({"error": {"code": status, "message": message, "status": kind}})
+        }
+    }
+}
+
+/// The body of the `malformed` fault: valid-looking start, never valid JSON.
+pub(crate) fn malformed(protocol: WireProtocol, delivery: Delivery) -> Built {
+    let start = match protocol {
+        WireProtocol::OpenAi => r#"{"id": "chatcmpl-broken", "choices": ["#,
+        WireProtocol::Anthropic => r#"{"type": "message", "content": ["#,
+        WireProtocol::Gemini => r#"{"candidates": ["#,
+    };
+    match delivery {
+        // Streams stay SSE-framed so the client's event parser, not its content-type check,
+        // is what meets the garbage.
+        Delivery::Sse => {
+            let event = match protocol {
+                WireProtocol::Anthropic => format!("event: message_start\ndata: {start}\n\n"),
+                WireProtocol::Gemini => format!("data: {start}\r\n\r\n"),
+                WireProtocol::OpenAi => format!("data: {start}\n\n"),
+            };
+            Built::events(vec![event])
+        }
+        _ => Built::whole(200, JSON, start.as_bytes().to_vec()),
+    }
+}
+
+/// The OpenAI-style model list (with the Anthropic fields too, since both use `/v1/models`).
+pub(crate) fn models_body(ids: &[String]) -> Value {
+    let data: Vec<Value> = ids
+        .iter()
+        .map(|id| {
+            json!({"id": id, "object": "model", "type": "model", "created": 0,
+                   "created_at": "2025-01-01T00:00:00Z", "owned_by": "fake-llm",
+                   "display_name": id})
+        })
+        .collect();
+    json!({"object": "list", "data": data, "has_more": false,
+           "first_id": ids.first(), "last_id": ids.last()})
+}
+
+/// Gemini's model list shape.
+pub(crate) fn gemini_models_body(ids: &[String]) -> Value {
+    let models: Vec<Value> = ids
+        .iter()
+        .map(|id| {
+            json!({"name": format!("models/{id}"), "displayName": id,
+                   "supportedGenerationMethods": ["generateContent", "streamGenerateContent"]})
+        })
+        .collect();
+    json!({ "models": models })
+}
+
+/// What the assistant says.
+enum Answer {
+    Text(String),
+    /// Anthropic tool call, optionally preceded by a text block.
+    Tool {
+        preamble: Option<String>,
+        name: String,
+        input: Value,
+    },
+}
+
+impl Answer {
+    fn chars(&self) -> usize {
+        match self {
+            Answer::Text(t) => t.chars().count(),
+            Answer::Tool {
+                preamble, input, ..
+            } => preamble.as_deref().map_or(0, |p| p.chars().count()) + input.to_string().len(),
+        }
+    }
+}
+
+/// The tool an Anthropic request forces (`tool_choice.name`) or offers first.
+fn anthropic_tool_name(request: Option<&Value>) -> Option<String> {
+    let request = request?;
+    let forced = request
+        .get("tool_choice")
+        .and_then(|c| c.get("name"))
+        .and_then(Value::as_str);
+    let first = request
+        .get("tools")
+        .and_then(Value::as_array)
+        .and_then(|t| t.first())
+        .and_then(|t| t.get("name"))
+        .and_then(Value::as_str);
+    forced.or(first).map(str::to_string)
+}
+
+/// Splits text into 2–4 pieces (fewer only when it has fewer chars) on char boundaries, so
+/// clients must really concatenate deltas.
+pub(crate) fn pieces(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    if chars.is_empty() {
+        return vec![String::new()];
+    }
+    let n = (2 + chars.len() % 3).min(chars.len());
+    let size = chars.len().div_ceil(n);
+    chars.chunks(size).map(|c| c.iter().collect()).collect()
+}
+
+fn sse_data(value: &Value) -> String {
+    format!("data: {value}\n\n")
+}
+
+fn sse_event(name: &str, value: &Value) -> String {
+    format!("event: {name}\ndata: {value}\n\n")
+}
+
+fn success(ctx: &Ctx<'_>, reply: &Reply) -> Built {
+    let answer = match ctx.protocol {
+        WireProtocol::Anthropic => match (&reply.json, anthropic_tool_name(ctx.request)) {
+            (Some(input), Some(name)) => Answer::Tool {
+                preamble: reply.text.clone(),
+                name,
+                input: input.clone(),
+            },
+            (Some(input), None) => Answer::Text(input.to_string()),
+            (None, _) => Answer::Text(reply.text.clone().unwrap_or_default()),
+        },
+        _ => Answer::Text(match &reply.json {
+            Some(v) => v.to_string(),
+            None => reply.text.clone().unwrap_or_default(),
+        }),
+    };
+    let usage = reply.usage.unwrap_or(Usage {
+        input_tokens: (ctx.request_chars as u64 / 4).max(1),
+        output_tokens: (answer.chars() as u64 / 4).max(1),
+    });
+    let model = reply
+        .model
+        .clone()
+        .or_else(|| ctx.model.map(str::to_string))
+        .unwrap_or_else(|| "fake-model".to_string());
+    match ctx.protocol {
+        WireProtocol::OpenAi => openai(ctx, &answer, usage, &model),
+        WireProtocol::Anthropic => anthropic(ctx, &answer, usage, &model),
+        WireProtocol::Gemini => gemini(ctx, &answer, usage, &model),
+    }
+}
+
+fn openai(ctx: &Ctx<'_>, answer: &Answer, usage: Usage, model: &str) -> Built {
+    let text = match answer {
+        Answer::Text(t) => t.as_str(),
+        // Tool answers only exist for Anthropic; unreachable here but harmless.
+        Answer::Tool { .. } => "",
+    };
+    let id = format!("chatcmpl-fake{}", ctx.seq);
+    let usage_json = json!({"prompt_tokens": usage.input_tokens,
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens});
+    if ctx.delivery != Delivery::Sse {
+        let body = json!({
+            "id": id, "object": "chat.completion", "created": 1_700_000_000u64, "model": model,
+            "choices": [{"index": 0,
+                "message": {"role": "assistant", "content": text, "refusal": null},
+                "logprobs": null, "finish_reason": "stop"}],
+            "usage": usage_json,
+        });
+        return Built::whole(200, JSON, body.to_string().into_bytes());
+    }
+    let include_usage = ctx
+        .request
+        .and_then(|r| r.pointer("/stream_options/include_usage"))
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let chunk = |choices: Value| {
+        let mut c = json!({"id": id, "object": "chat.completion.chunk",
+            "created": 1_700_000_000u64, "model": model, "choices": choices});
+        if include_usage {
+            c["usage"] = Value::Null;
+        }
+        c
+    };
+    let mut events = Vec::new();
+    for (i, piece) in pieces(text).iter().enumerate() {
+        let delta = if i == 0 {
+            json!({"role": "assistant", "content": piece})
+        } else {
+            json!({ "content": piece })
+        };
+        events.push(sse_data(&chunk(
+            json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": null}]),
+        )));
+    }
+    events.push(sse_data(&chunk(
+        json!([{"index": 0, "delta": {}, "logprobs": null, "finish_reason": "stop"}]),
+    )));
+    if include_usage {
+        let mut last = chunk(json!([]));
+        last["usage"] = usage_json;
+        events.push(sse_data(&last));
+    }
+    events.push("data: [DONE]\n\n".to_string());
+    Built::events(events)
+}
+
+fn anthropic(ctx: &Ctx<'_>, answer: &Answer, usage: Usage, model: &str) -> Built {
+    let id = format!("msg_fake{}", ctx.seq);
+    let tool_id = format!("toolu_fake{}", ctx.seq);
+    let (blocks, stop_reason) = match answer {
+        Answer::Text(t) => (vec![json!({"type": "text", "text": t})], "end_turn"),
+        Answer::Tool {
+            preamble,
+            name,
+            input,
+        } => {
+            let mut blocks: Vec<Value> = preamble
+                .iter()
+                .map(|p| json!({"type": "text", "text": p}))
+                .collect();
+            blocks.push(json!({"type": "tool_use", "id": tool_id, "name": name, "input": input}));
+            (blocks, "tool_use")
+        }
+    };
+    if ctx.delivery != Delivery::Sse {
+        let body = json!({
+            "id": id, "type": "message", "role": "assistant", "model": model,
+            "content": blocks, "stop_reason": stop_reason, "stop_sequence": null,
+            "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
+        });
+        return Built::whole(200, JSON, body.to_string().into_bytes());
+    }
+    let mut events = vec![
+        sse_event(
+            "message_start",
+            &json!({"type": "message_start", "message": {
+                "id": id, "type": "message", "role": "assistant", "model": model,
+                "content": [], "stop_reason": null, "stop_sequence": null,
+                "usage": {"input_tokens": usage.input_tokens, "output_tokens": 1}}}),
+        ),
+        sse_event("ping", &json!({"type": "ping"})),
+    ];
+    for (index, block) in blocks.iter().enumerate() {
+        let (start, deltas): (Value, Vec<Value>) = if block["type"] == "tool_use" {
+            let mut start = block.clone();
+            start["input"] = json!({});
+            let partial = block["input"].to_string();
+            let deltas = pieces(&partial)
+                .into_iter()
+                .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
+                .collect();
+            (start, deltas)
+        } else {
+            let text = block["text"].as_str().unwrap_or_default();
+            let deltas = pieces(text)
+                .into_iter()
+                .map(|p| json!({"type": "text_delta", "text": p}))
+                .collect();
+            (json!({"type": "text", "text": ""}), deltas)
+        };
+        events.push(sse_event(
+            "content_block_start",
+            &json!({"type": "content_block_start", "index": index, "content_block": start}),
+        ));
+        for delta in deltas {
+            events.push(sse_event(
+                "content_block_delta",
+                &json!({"type": "content_block_delta", "index": index, "delta": delta}),
+            ));
+        }
+        events.push(sse_event(
+            "content_block_stop",
+            &json!({"type": "content_block_stop", "index": index}),
+        ));
+    }
+    events.push(sse_event(
+        "message_delta",
+        &json!({"type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": null},
+            "usage": {"output_tokens": usage.output_tokens}}),
+    ));
+    events.push(sse_event("message_stop", &json!({"type": "message_stop"})));
+    Built::events(events)
+}
+
+fn gemini(ctx: &Ctx<'_>, answer: &Answer, usage: Usage, model: &str) -> Built {
+    let text = match answer {
+        Answer::Text(t) => t.as_str(),
+        // Tool answers only exist for Anthropic; unreachable here but harmless.
+        Answer::Tool { .. } => "",
+    };
+    let usage_json = json!({"promptTokenCount": usage.input_tokens,
+        "candidatesTokenCount": usage.output_tokens,
+        "totalTokenCount": usage.input_tokens + usage.output_tokens});
+    let response_id = format!("fake{}", ctx.seq);
+    if ctx.delivery == Delivery::Whole {
+        let body = json!({
+            "candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
+                "finishReason": "STOP", "index": 0}],
+            "usageMetadata": usage_json, "modelVersion": model, "responseId": response_id,
+        });
+        return Built::whole(200, JSON, body.to_string().into_bytes());
+    }
+    let parts = pieces(text);
+    let last = parts.len() - 1;
+    let chunks: Vec<Value> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, piece)| {
+            let mut candidate =
+                json!({"content": {"role": "model", "parts": [{"text": piece}]}, "index": 0});
+            let mut chunk = json!({"modelVersion": model, "responseId": response_id});
+            if i == last {
+                candidate["finishReason"] = json!("STOP");
+                chunk["usageMetadata"] = usage_json.clone();
+            }
+            chunk["candidates"] = json!([candidate]);
+            chunk
+        })
+        .collect();
+    if ctx.delivery == Delivery::JsonArray {
+        let body = Value::Array(chunks).to_string().into_bytes();
+        return Built::whole(200, JSON, body);
+    }
+    // Gemini really separates SSE events with CRLF pairs; clients must cope.
+    Built::events(
+        chunks
+            .iter()
+            .map(|c| format!("data: {c}\r\n\r\n"))
+            .collect(),
+    )
+}
