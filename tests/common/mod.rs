@@ -1,0 +1,306 @@
+//! Shared test harness: a hermetic environment, throwaway git repos, the real binary.
+//!
+//! Every test gets its own HOME and config directory, `GIT_CONFIG_GLOBAL=/dev/null`,
+//! pinned author/committer dates and time zone, and a cleared `GIT_TRIAD_*` environment,
+//! so nothing on the machine (or in the developer's own config) leaks in.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use tempfile::TempDir;
+
+/// Path of the `git-triad` binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_git-triad"))
+}
+
+/// A hermetic environment: a temp HOME, a user config path, extra env vars.
+pub struct TestEnv {
+    /// Owns the temp directory (deleted on drop).
+    pub tmp: TempDir,
+    /// Extra environment variables for every command.
+    pub vars: BTreeMap<String, String>,
+}
+
+/// The result of running a command.
+#[derive(Debug)]
+pub struct Run {
+    /// Exit status code (-1 if killed by a signal).
+    pub code: i32,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error.
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+
+    /// Panics with both streams unless the exit code is `code`.
+    #[track_caller]
+    pub fn expect_code(&self, code: i32) -> &Run {
+        assert_eq!(
+            self.code, code,
+            "expected exit {code}, got {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code, self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// Panics unless the command succeeded.
+    #[track_caller]
+    pub fn ok(&self) -> &Run {
+        self.expect_code(0)
+    }
+
+    /// stdout and stderr together, for "never appears anywhere" checks.
+    pub fn all(&self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+}
+
+impl Default for TestEnv {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TestEnv {
+    /// A fresh environment.
+    pub fn new() -> TestEnv {
+        let tmp = tempfile::Builder::new()
+            .prefix("triad-test-")
+            .tempdir()
+            .expect("tempdir");
+        std::fs::create_dir_all(tmp.path().join("home/.config/git-triad")).unwrap();
+        TestEnv {
+            tmp,
+            vars: BTreeMap::new(),
+        }
+    }
+
+    /// The temp root.
+    pub fn root(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// The HOME directory.
+    pub fn home(&self) -> PathBuf {
+        self.root().join("home")
+    }
+
+    /// The user config file (`GIT_TRIAD_CONFIG`).
+    pub fn user_config(&self) -> PathBuf {
+        self.home().join(".config/git-triad/config.toml")
+    }
+
+    /// Writes the user config file.
+    pub fn write_user_config(&self, text: &str) {
+        std::fs::write(self.user_config(), text).unwrap();
+    }
+
+    /// Sets an environment variable for later commands.
+    pub fn set(&mut self, k: &str, v: &str) -> &mut Self {
+        self.vars.insert(k.to_string(), v.to_string());
+        self
+    }
+
+    /// A command with the hermetic environment applied.
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>, cwd: &Path) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(cwd);
+        for (k, _) in std::env::vars() {
+            if k.starts_with("GIT_")
+                || k.ends_with("_API_KEY")
+                || k == "RUST_LOG"
+                || k.starts_with("XDG_")
+                || k.contains("PROXY")
+                || k.contains("proxy")
+            {
+                cmd.env_remove(k);
+            }
+        }
+        cmd.env("HOME", self.home())
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_TRIAD_CONFIG", self.user_config())
+            .env("GIT_AUTHOR_NAME", "Test Author")
+            .env("GIT_AUTHOR_EMAIL", "author@example.com")
+            .env("GIT_COMMITTER_NAME", "Test Committer")
+            .env("GIT_COMMITTER_EMAIL", "committer@example.com")
+            .env("GIT_AUTHOR_DATE", "2026-01-02T03:04:05Z")
+            .env("GIT_COMMITTER_DATE", "2026-01-02T03:04:05Z")
+            .env("TZ", "UTC")
+            .env("LC_ALL", "C")
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::null());
+        for (k, v) in &self.vars {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Runs `git-triad` with arguments in `cwd`.
+    pub fn triad(&self, cwd: &Path, args: &[&str]) -> Run {
+        Run::from(self.command(bin(), cwd).args(args).output().expect("run git-triad"))
+    }
+
+    /// Runs `git-triad` with stdin.
+    pub fn triad_stdin(&self, cwd: &Path, args: &[&str], stdin: &str) -> Run {
+        use std::io::Write;
+        let mut child = self
+            .command(bin(), cwd)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn git-triad");
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        Run::from(child.wait_with_output().unwrap())
+    }
+
+    /// Runs the real `git` CLI with arguments in `cwd`; git-triad is on its PATH so
+    /// `git triad ...` works.
+    pub fn git(&self, cwd: &Path, args: &[&str]) -> Run {
+        let bin_dir = bin().parent().unwrap().to_path_buf();
+        let path = format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        Run::from(
+            self.command("git", cwd)
+                .env("PATH", path)
+                .args(args)
+                .output()
+                .expect("run git"),
+        )
+    }
+
+    /// Creates a repository with `files` committed on `main`; returns its path.
+    pub fn repo(&self, name: &str, files: &[(&str, &str)]) -> PathBuf {
+        let dir = self.root().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        self.git(&dir, &["init", "-q", "-b", "main"]).ok();
+        self.write_files(&dir, files);
+        if !files.is_empty() {
+            self.commit_all(&dir, "initial commit");
+        }
+        dir
+    }
+
+    /// Writes files (creating parent directories).
+    pub fn write_files(&self, dir: &Path, files: &[(&str, &str)]) {
+        for (path, text) in files {
+            let p = dir.join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        }
+    }
+
+    /// `git add -A && git commit -m msg`.
+    pub fn commit_all(&self, dir: &Path, msg: &str) {
+        self.git(dir, &["add", "-A"]).ok();
+        self.git(dir, &["commit", "-q", "-m", msg]).ok();
+    }
+
+    /// `git rev-parse <rev>`.
+    pub fn rev_parse(&self, dir: &Path, rev: &str) -> String {
+        self.git(dir, &["rev-parse", rev]).ok().stdout.trim().to_string()
+    }
+}
+
+/// A user config registering providers and models served by a fake server at `base`.
+///
+/// Providers: `fake-openai` (`FAKE_OPENAI_KEY`), `fake-anthropic` (`FAKE_ANTHROPIC_KEY`),
+/// `fake-gemini` (`FAKE_GEMINI_KEY`). Models: `model-a`, `model-b`, `model-c` on
+/// fake-openai, `claude-fake` on fake-anthropic, `gemini-fake` on fake-gemini; all at
+/// $1/M input and $2/M output. Roles use model-a (stages) and model-b (arbiter).
+pub fn fake_user_config(base: &str) -> String {
+    format!(
+        r#"
+[providers.fake-openai]
+protocol = "openai"
+base_url = "{base}/v1"
+api_key_env = "FAKE_OPENAI_KEY"
+
+[providers.fake-anthropic]
+protocol = "anthropic"
+base_url = "{base}/v1"
+api_key_env = "FAKE_ANTHROPIC_KEY"
+
+[providers.fake-gemini]
+protocol = "gemini"
+base_url = "{base}/v1beta"
+api_key_env = "FAKE_GEMINI_KEY"
+
+[models.model-a]
+provider = "fake-openai"
+context_window = 32000
+max_output_tokens = 4000
+price_in = 1.0
+price_out = 2.0
+
+[models.model-b]
+provider = "fake-openai"
+context_window = 32000
+max_output_tokens = 4000
+price_in = 1.0
+price_out = 2.0
+
+[models.model-c]
+provider = "fake-openai"
+context_window = 32000
+max_output_tokens = 4000
+price_in = 1.0
+price_out = 2.0
+
+[models.claude-fake]
+provider = "fake-anthropic"
+context_window = 32000
+max_output_tokens = 4000
+price_in = 1.0
+price_out = 2.0
+
+[models.gemini-fake]
+provider = "fake-gemini"
+context_window = 32000
+max_output_tokens = 4000
+price_in = 1.0
+price_out = 2.0
+
+[roles.architect]
+models = ["model-a"]
+[roles.implementer]
+models = ["model-a"]
+[roles.refactorer]
+models = ["model-a"]
+[roles.verifier]
+models = ["model-a"]
+[roles.arbiter]
+models = ["model-b"]
+
+[transport]
+timeout_secs = 10
+max_retries = 2
+backoff_base_ms = 10
+backoff_max_ms = 50
+retry_after_max_secs = 5
+"#
+    )
+}
