@@ -5,7 +5,9 @@
 
 pub mod cli;
 pub mod config;
+pub mod edit;
 pub mod exit;
 pub mod model;
 pub mod redact;
+pub mod task;
 pub mod testkit;

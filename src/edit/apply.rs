@@ -1,0 +1,348 @@
+//! Applying edit blocks to in-memory files: all blocks are checked before any result exists.
+
+use std::collections::BTreeMap;
+
+use super::parse::EditBlock;
+use super::path::{check_path, PathError};
+
+/// Largest file an edit may produce.
+pub const MAX_FILE_BYTES: usize = 1024 * 1024;
+
+/// Read access to the files the edits start from.
+pub trait BaseFiles {
+    /// The bytes of a file, or `None` if it does not exist.
+    fn read(&self, path: &str) -> Option<Vec<u8>>;
+    /// Whether `path` or one of its parent directories is a symbolic link.
+    fn through_symlink(&self, path: &str) -> bool;
+}
+
+/// Why one block did not apply, with what the model needs to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockFailure {
+    /// The path as written.
+    pub path: String,
+    /// Line of the block in the answer.
+    pub answer_line: usize,
+    /// What went wrong.
+    pub reason: String,
+    /// The closest real lines, when SEARCH did not match.
+    pub nearest: Option<String>,
+    /// The replacement is already in the file.
+    pub already_applied: bool,
+}
+
+/// The outcome of applying a set of blocks.
+#[derive(Debug, Clone, Default)]
+pub struct Applied {
+    /// New full content per changed path (normalized), in path order.
+    pub files: BTreeMap<String, String>,
+    /// Blocks that were already applied (skipped, reported).
+    pub already_applied: Vec<BlockFailure>,
+}
+
+/// Applies `blocks` on top of `base`. Nothing is produced unless every block applies.
+///
+/// `allowed` decides whether a normalized path is inside the task's scope.
+pub fn apply_blocks(
+    base: &dyn BaseFiles,
+    blocks: &[EditBlock],
+    allowed: &dyn Fn(&str) -> bool,
+) -> Result<Applied, Vec<BlockFailure>> {
+    let mut files: BTreeMap<String, String> = BTreeMap::new();
+    let mut failures = Vec::new();
+    let mut applied = Applied::default();
+    for block in blocks {
+        let fail = |reason: String| BlockFailure {
+            path: block.path.clone(),
+            answer_line: block.answer_line,
+            reason,
+            nearest: None,
+            already_applied: false,
+        };
+        let path = match check_path(&block.path) {
+            Ok(p) => p,
+            Err(e) => {
+                failures.push(fail(e.to_string()));
+                continue;
+            }
+        };
+        if !allowed(&path) {
+            failures.push(fail(format!(
+                "{path} is outside the task's scope; only files the TaskSpec's [scope] includes may change"
+            )));
+            continue;
+        }
+        if base.through_symlink(&path) {
+            failures.push(fail(PathError::Symlink(path.clone()).to_string()));
+            continue;
+        }
+        if block.search.contains('\0') || block.replace.contains('\0') {
+            failures.push(fail(format!("{path}: binary content cannot be edited")));
+            continue;
+        }
+        let current: Option<String> = match files.get(&path) {
+            Some(text) => Some(text.clone()),
+            None => match base.read(&path) {
+                Some(bytes) => {
+                    if bytes.contains(&0) {
+                        failures.push(fail(format!("{path} is a binary file and cannot be edited")));
+                        continue;
+                    }
+                    match String::from_utf8(bytes) {
+                        Ok(s) => Some(s),
+                        Err(_) => {
+                            failures.push(fail(format!("{path} is not UTF-8 text and cannot be edited")));
+                            continue;
+                        }
+                    }
+                }
+                None => None,
+            },
+        };
+        let result = match (&current, block.search.is_empty()) {
+            (None, true) => Ok(block.replace.clone()),
+            (None, false) => Err(fail(format!(
+                "{path} does not exist; to create it, leave SEARCH empty"
+            ))),
+            (Some(text), true) if text.trim().is_empty() => Ok(block.replace.clone()),
+            (Some(text), true) => {
+                if text.contains(block.replace.trim()) && !block.replace.trim().is_empty() {
+                    let mut f = fail(format!("{path} already contains this content"));
+                    f.already_applied = true;
+                    Err(f)
+                } else {
+                    Err(fail(format!(
+                        "{path} already exists; an empty SEARCH only creates new files — copy the lines to change into SEARCH"
+                    )))
+                }
+            }
+            (Some(text), false) => replace_once(text, block).map_err(|mut f| {
+                f.path = block.path.clone();
+                f
+            }),
+        };
+        match result {
+            Ok(new_text) => {
+                if new_text.len() > MAX_FILE_BYTES {
+                    failures.push(fail(format!(
+                        "{path} would be {} bytes; files over {} bytes are refused",
+                        new_text.len(),
+                        MAX_FILE_BYTES
+                    )));
+                    continue;
+                }
+                files.insert(path, new_text);
+            }
+            Err(f) if f.already_applied => applied.already_applied.push(f),
+            Err(f) => failures.push(f),
+        }
+    }
+    if failures.is_empty() {
+        applied.files = files;
+        Ok(applied)
+    } else {
+        Err(failures)
+    }
+}
+
+/// Replaces the one place `block.search` matches: exactly, else ignoring whitespace
+/// differences at line ends and in indentation.
+fn replace_once(text: &str, block: &EditBlock) -> Result<String, BlockFailure> {
+    let fail = |reason: String| BlockFailure {
+        path: block.path.clone(),
+        answer_line: block.answer_line,
+        reason,
+        nearest: None,
+        already_applied: false,
+    };
+    let exact = text.matches(block.search.as_str()).count();
+    if exact == 1 {
+        return Ok(text.replacen(block.search.as_str(), &block.replace, 1));
+    }
+    if exact > 1 {
+        return Err(fail(format!(
+            "SEARCH matches {exact} places; add surrounding lines so it matches exactly one"
+        )));
+    }
+    // Whitespace-tolerant: compare trimmed lines.
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let want: Vec<&str> = block.search.lines().map(str::trim).collect();
+    let want: Vec<&str> = trim_blank_edges(&want);
+    if !want.is_empty() {
+        let mut hits = Vec::new();
+        for start in 0..lines.len() {
+            if start + want.len() > lines.len() {
+                break;
+            }
+            if (0..want.len()).all(|k| lines[start + k].trim() == want[k]) {
+                hits.push(start);
+            }
+        }
+        if hits.len() == 1 {
+            let start = hits[0];
+            let mut out: String = lines[..start].concat();
+            out.push_str(&block.replace);
+            let tail = lines[start + want.len()..].concat();
+            if !block.replace.is_empty() && !block.replace.ends_with('\n') && !tail.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(&tail);
+            return Ok(out);
+        }
+        if hits.len() > 1 {
+            return Err(fail(format!(
+                "SEARCH matches {} places (ignoring whitespace); add surrounding lines so it matches exactly one",
+                hits.len()
+            )));
+        }
+    }
+    if !block.replace.trim().is_empty() && text.contains(block.replace.trim()) {
+        let mut f = fail("the REPLACE text is already in the file".into());
+        f.already_applied = true;
+        return Err(f);
+    }
+    let mut f = fail("SEARCH does not match the current file".into());
+    f.nearest = nearest_lines(&lines, &want);
+    Err(f)
+}
+
+fn trim_blank_edges<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
+    let end = lines.iter().rposition(|l| !l.is_empty()).map_or(start, |e| e + 1);
+    lines[start..end].to_vec()
+}
+
+/// The window of the file most similar to the SEARCH lines, with line numbers.
+fn nearest_lines(lines: &[&str], want: &[&str]) -> Option<String> {
+    if want.is_empty() || lines.is_empty() {
+        return None;
+    }
+    let needle = want.join("\n");
+    let n = want.len().min(lines.len());
+    let mut best = (0.0f32, 0usize);
+    for start in 0..=lines.len() - n {
+        let window: Vec<&str> = lines[start..start + n].iter().map(|l| l.trim()).collect();
+        let ratio = similar::TextDiff::from_chars(needle.as_str(), window.join("\n").as_str()).ratio();
+        if ratio > best.0 {
+            best = (ratio, start);
+        }
+    }
+    if best.0 < 0.3 {
+        return None;
+    }
+    let start = best.1;
+    Some(
+        lines[start..start + n]
+            .iter()
+            .enumerate()
+            .map(|(k, l)| format!("{:>5} | {}", start + k + 1, l.trim_end_matches('\n')))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+/// Feedback for the model about blocks that failed, in the order they appeared.
+pub fn render_failures(failures: &[BlockFailure], applied_ok: usize) -> String {
+    let mut s = String::from("## EDIT BLOCKS THAT DID NOT APPLY\n\n");
+    s.push_str("None of your edits were applied: every block must apply before any is. Fix the blocks below and send the complete answer again.\n\n");
+    for (i, f) in failures.iter().enumerate() {
+        s.push_str(&format!(
+            "{}. {} (block at answer line {}): {}\n",
+            i + 1,
+            f.path,
+            f.answer_line,
+            f.reason
+        ));
+        if let Some(n) = &f.nearest {
+            s.push_str("   The closest lines in the current file are:\n");
+            for l in n.lines() {
+                s.push_str(&format!("   {l}\n"));
+            }
+            s.push_str("   Copy SEARCH exactly from the file.\n");
+        }
+    }
+    if applied_ok > 0 {
+        s.push_str(&format!(
+            "\n{applied_ok} other block(s) would have applied; send them again unchanged.\n"
+        ));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Mem(BTreeMap<String, Vec<u8>>);
+    impl BaseFiles for Mem {
+        fn read(&self, path: &str) -> Option<Vec<u8>> {
+            self.0.get(path).cloned()
+        }
+        fn through_symlink(&self, path: &str) -> bool {
+            path.starts_with("link/")
+        }
+    }
+
+    fn base() -> Mem {
+        let mut m = BTreeMap::new();
+        m.insert("a.py".to_string(), b"def f():\n    return 1\n\ndef g():\n    return 1\n".to_vec());
+        m.insert("bin.dat".to_string(), b"\0\x01".to_vec());
+        Mem(m)
+    }
+
+    fn block(path: &str, search: &str, replace: &str) -> EditBlock {
+        EditBlock {
+            path: path.into(),
+            search: search.into(),
+            replace: replace.into(),
+            answer_line: 1,
+        }
+    }
+
+    #[test]
+    fn exact_and_whitespace_tolerant_matches() {
+        let b = base();
+        let ok = apply_blocks(&b, &[block("a.py", "def f():\n    return 1\n", "def f():\n    return 2\n")], &|_| true).unwrap();
+        assert!(ok.files["a.py"].starts_with("def f():\n    return 2\n"));
+        let ok = apply_blocks(&b, &[block("a.py", "def g():  \n  return 1\n", "def g():\n    return 3\n")], &|_| true).unwrap();
+        assert!(ok.files["a.py"].ends_with("def g():\n    return 3\n"));
+    }
+
+    #[test]
+    fn ambiguous_missing_and_already_applied() {
+        let b = base();
+        let e = apply_blocks(&b, &[block("a.py", "    return 1\n", "x\n")], &|_| true).unwrap_err();
+        assert!(e[0].reason.contains("2 places"), "{e:?}");
+        let e = apply_blocks(&b, &[block("a.py", "def f():\n    return 7\n", "y\n")], &|_| true).unwrap_err();
+        assert!(e[0].nearest.as_deref().unwrap().contains("def f():"), "{e:?}");
+        let ok = apply_blocks(&b, &[block("a.py", "def h():\n", "def g():\n    return 1\n")], &|_| true).unwrap();
+        assert_eq!(ok.already_applied.len(), 1);
+    }
+
+    #[test]
+    fn one_failure_means_nothing_applies() {
+        let b = base();
+        let e = apply_blocks(
+            &b,
+            &[block("new.py", "", "x = 1\n"), block("a.py", "nope\n", "x\n")],
+            &|_| true,
+        )
+        .unwrap_err();
+        assert_eq!(e.len(), 1);
+    }
+
+    #[test]
+    fn refuses_bad_paths_binary_scope_and_symlinks() {
+        let b = base();
+        for p in ["/etc/passwd", "../x", ".git/config", "a/../../x", "link/x.py"] {
+            let e = apply_blocks(&b, &[block(p, "", "x\n")], &|_| true).unwrap_err();
+            assert_eq!(e.len(), 1, "{p}");
+        }
+        let e = apply_blocks(&b, &[block("bin.dat", "x", "y")], &|_| true).unwrap_err();
+        assert!(e[0].reason.contains("binary"));
+        let e = apply_blocks(&b, &[block("secret.py", "", "x\n")], &|p| p != "secret.py").unwrap_err();
+        assert!(e[0].reason.contains("scope"));
+        let big = "x".repeat(MAX_FILE_BYTES + 1);
+        assert!(apply_blocks(&b, &[block("big.txt", "", &big)], &|_| true).is_err());
+    }
+}

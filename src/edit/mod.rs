@@ -1,0 +1,9 @@
+//! Edits from model answers: parse SEARCH/REPLACE blocks, check paths, apply in memory.
+
+pub mod apply;
+pub mod parse;
+pub mod path;
+
+pub use apply::{apply_blocks, render_failures, Applied, BaseFiles, BlockFailure};
+pub use parse::{metadata_json, parse_edit_blocks, EditBlock, ParseError};
+pub use path::{check_path, PathError};
