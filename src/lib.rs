@@ -7,6 +7,7 @@ pub mod cli;
 pub mod config;
 pub mod edit;
 pub mod exit;
+pub mod git;
 pub mod model;
 pub mod redact;
 pub mod task;

@@ -23,11 +23,6 @@ pub struct ParseError {
     pub message: String,
 }
 
-fn is_marker(line: &str, marker: &str) -> bool {
-    let t = line.trim();
-    t.len() >= marker.len() && t.starts_with(marker) && t[marker.len()..].trim().is_empty()
-}
-
 fn is_search(line: &str) -> bool {
     let t = line.trim();
     t.starts_with("<<<<<<<") && t.trim_start_matches('<').trim() == "SEARCH"

@@ -1,0 +1,219 @@
+//! Repository access for runs: files of a tree, in-memory trees and commits, diffs with line
+//! numbers, compare-and-swap ref updates, temporary worktrees.
+//!
+//! Nothing here touches the user's working tree, index, HEAD or stash.
+
+pub mod diff;
+pub mod worktree;
+
+use std::collections::BTreeMap;
+
+use git2::{FileMode, ObjectType, Oid, Repository, Signature, Tree};
+
+pub use diff::{diff_trees, render_diff, FileDiff, Hunk, HunkLine};
+
+/// Git failures with context.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    /// A libgit2 call failed.
+    #[error("{what}: {source}")]
+    Git {
+        /// What we were doing.
+        what: String,
+        /// The libgit2 error.
+        #[source]
+        source: git2::Error,
+    },
+    /// A ref moved under us.
+    #[error("{0} was changed by someone else while this command ran; nothing was overwritten")]
+    Raced(String),
+    /// A command failed.
+    #[error("{0}")]
+    Command(String),
+}
+
+/// Adds context to a libgit2 result.
+pub trait Context<T> {
+    /// Wraps the error with what we were doing.
+    fn ctx(self, what: impl Into<String>) -> Result<T, GitError>;
+}
+
+impl<T> Context<T> for Result<T, git2::Error> {
+    fn ctx(self, what: impl Into<String>) -> Result<T, GitError> {
+        self.map_err(|source| GitError::Git {
+            what: what.into(),
+            source,
+        })
+    }
+}
+
+/// The files of one tree, as a base for edits.
+pub struct TreeFiles<'r> {
+    repo: &'r Repository,
+    tree: Tree<'r>,
+}
+
+impl<'r> TreeFiles<'r> {
+    /// Files of `tree`.
+    pub fn new(repo: &'r Repository, tree: Tree<'r>) -> Self {
+        TreeFiles { repo, tree }
+    }
+
+    /// The tree.
+    pub fn tree(&self) -> &Tree<'r> {
+        &self.tree
+    }
+
+    /// Text of a file, if it exists, is a blob and is UTF-8.
+    pub fn text(&self, path: &str) -> Option<String> {
+        self.bytes(path).and_then(|b| String::from_utf8(b).ok())
+    }
+
+    /// Bytes of a blob at `path`.
+    pub fn bytes(&self, path: &str) -> Option<Vec<u8>> {
+        let entry = self.tree.get_path(std::path::Path::new(path)).ok()?;
+        if entry.kind() != Some(ObjectType::Blob) || entry.filemode() == 0o120000 {
+            return None;
+        }
+        let blob = self.repo.find_blob(entry.id()).ok()?;
+        Some(blob.content().to_vec())
+    }
+
+    /// Every blob path in the tree (recursively), sorted.
+    pub fn paths(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        let _ = self.tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
+            if entry.kind() == Some(ObjectType::Blob) {
+                if let Some(name) = entry.name() {
+                    out.push(format!("{dir}{name}"));
+                }
+            }
+            git2::TreeWalkResult::Ok
+        });
+        out.sort();
+        out
+    }
+}
+
+impl crate::edit::BaseFiles for TreeFiles<'_> {
+    fn read(&self, path: &str) -> Option<Vec<u8>> {
+        self.bytes(path)
+    }
+
+    fn through_symlink(&self, path: &str) -> bool {
+        let mut prefix = String::new();
+        for seg in path.split('/') {
+            if !prefix.is_empty() {
+                prefix.push('/');
+            }
+            prefix.push_str(seg);
+            match self.tree.get_path(std::path::Path::new(&prefix)) {
+                Ok(e) if e.filemode() == 0o120000 => return true,
+                Ok(e) if e.kind() == Some(ObjectType::Commit) => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+}
+
+/// Builds a new tree from `base` with `files` written (path → full content). Existing files
+/// keep their mode (an executable stays executable).
+pub fn build_tree(
+    repo: &Repository,
+    base: &Tree<'_>,
+    files: &BTreeMap<String, String>,
+) -> Result<Oid, GitError> {
+    let mut update = git2::build::TreeUpdateBuilder::new();
+    for (path, text) in files {
+        let blob = repo.blob(text.as_bytes()).ctx(format!("writing {path}"))?;
+        let mode = match base.get_path(std::path::Path::new(path)) {
+            Ok(e) if e.filemode() == 0o100755 => FileMode::BlobExecutable,
+            _ => FileMode::Blob,
+        };
+        update.upsert(path, blob, mode);
+    }
+    update
+        .create_updated(repo, base)
+        .ctx("building the stage tree")
+}
+
+/// The signature for triad's commits: the user's, else a neutral one.
+pub fn signature(repo: &Repository) -> Signature<'static> {
+    repo.signature()
+        .map(|s| s.to_owned())
+        .or_else(|_| Signature::now("git-triad", "git-triad@localhost"))
+        .unwrap_or_else(|_| {
+            // `now` only fails on invalid names; these are valid.
+            Signature::new("git-triad", "git-triad@localhost", &git2::Time::new(0, 0))
+                .expect("static signature")
+        })
+}
+
+/// Creates a commit without moving any ref.
+pub fn commit(
+    repo: &Repository,
+    tree: Oid,
+    parents: &[Oid],
+    message: &str,
+) -> Result<Oid, GitError> {
+    let tree = repo.find_tree(tree).ctx("finding the tree to commit")?;
+    let parents: Vec<git2::Commit<'_>> = parents
+        .iter()
+        .map(|p| repo.find_commit(*p))
+        .collect::<Result<_, _>>()
+        .ctx("finding parent commits")?;
+    let refs: Vec<&git2::Commit<'_>> = parents.iter().collect();
+    let sig = signature(repo);
+    repo.commit(None, &sig, &sig, message, &tree, &refs)
+        .ctx("writing a commit")
+}
+
+/// Points `name` at `new` only if it still points at `expected` (`None`: must not exist).
+pub fn cas_ref(
+    repo: &Repository,
+    name: &str,
+    new: Oid,
+    expected: Option<Oid>,
+    log: &str,
+) -> Result<(), GitError> {
+    let result = match expected {
+        None => repo.reference(name, new, false, log).map(|_| ()),
+        Some(old) => repo
+            .reference_matching(name, new, true, old, log)
+            .map(|_| ()),
+    };
+    result.map_err(|e| match e.code() {
+        git2::ErrorCode::Exists | git2::ErrorCode::Modified | git2::ErrorCode::Locked => {
+            GitError::Raced(name.to_string())
+        }
+        _ => GitError::Git {
+            what: format!("updating {name}"),
+            source: e,
+        },
+    })
+}
+
+/// The oid a ref points to, if it exists.
+pub fn ref_target(repo: &Repository, name: &str) -> Option<Oid> {
+    repo.find_reference(name).ok().and_then(|r| r.target())
+}
+
+/// Builds a tree from scratch out of (path, bytes) entries.
+pub fn tree_from_entries(
+    repo: &Repository,
+    entries: &BTreeMap<String, Vec<u8>>,
+) -> Result<Oid, GitError> {
+    let empty = repo
+        .treebuilder(None)
+        .and_then(|b| b.write())
+        .ctx("writing an empty tree")?;
+    let empty = repo.find_tree(empty).ctx("reading the empty tree")?;
+    let mut update = git2::build::TreeUpdateBuilder::new();
+    for (path, bytes) in entries {
+        let blob = repo.blob(bytes).ctx(format!("writing {path}"))?;
+        update.upsert(path, blob, FileMode::Blob);
+    }
+    update.create_updated(repo, &empty).ctx("building a tree")
+}
