@@ -113,24 +113,29 @@ impl From<ModelError> for CommandError {
             ModelError::Budget(b) => {
                 let scope = b.scope;
                 CommandError::new(ExitCode::BudgetExceeded, e).hint(match scope {
-                    "run" => "raise the cap with `--budget <USD>` or `-c budget.run_usd=<USD>`".to_string(),
-                    other => format!("the {other}ly cap is `budget.{other}ly_usd`; raise it, or wait"),
+                    "run" => "raise the cap with `--budget <USD>` or `-c budget.run_usd=<USD>`"
+                        .to_string(),
+                    other => {
+                        format!("the {other}ly cap is `budget.{other}ly_usd`; raise it, or wait")
+                    }
                 })
             }
             ModelError::AllFailed { role, .. } => {
                 let role = *role;
                 CommandError::failure(e)
-                    .hint(format!(
-                        "`git triad models list` shows which models are reachable; `git triad models check <model>` tests one"
-                    ))
+                    .hint(
+                        "`git triad models list` shows which models are reachable; `git triad models check <model>` tests one",
+                    )
                     .hint(format!(
                         "choose other models with `-c roles.{role}.models='[\"<model>\", ...]'`"
                     ))
             }
-            ModelError::UnknownModel(_) => CommandError::usage(e)
-                .hint("`git triad models list` shows the registered models"),
-            ModelError::SchemaViolation { .. } => CommandError::failure(e)
-                .hint("a stronger model for this role usually fixes this; see `git triad models list`"),
+            ModelError::UnknownModel(_) => {
+                CommandError::usage(e).hint("`git triad models list` shows the registered models")
+            }
+            ModelError::SchemaViolation { .. } => CommandError::failure(e).hint(
+                "a stronger model for this role usually fixes this; see `git triad models list`",
+            ),
         }
     }
 }

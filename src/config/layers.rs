@@ -76,8 +76,7 @@ pub fn join_key(parts: &[String]) -> String {
         .iter()
         .map(|p| {
             let bare = !p.is_empty()
-                && p
-                    .chars()
+                && p.chars()
                     .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
             if bare {
                 p.clone()
@@ -93,7 +92,9 @@ pub fn join_key(parts: &[String]) -> String {
 pub fn parse_value(text: &str) -> Value {
     let probe = format!("v = {text}");
     match probe.parse::<Table>() {
-        Ok(mut t) => t.remove("v").unwrap_or_else(|| Value::String(text.to_string())),
+        Ok(mut t) => t
+            .remove("v")
+            .unwrap_or_else(|| Value::String(text.to_string())),
         Err(_) => Value::String(text.to_string()),
     }
 }

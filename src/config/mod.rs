@@ -289,7 +289,10 @@ impl LoadedConfig {
     fn validate(&self) -> Result<(), ConfigError> {
         let c = &self.config;
         for (name, p) in &c.providers {
-            let key = format!("providers.{}.base_url", layers::join_key(&[name.clone()]));
+            let key = format!(
+                "providers.{}.base_url",
+                layers::join_key(std::slice::from_ref(name))
+            );
             if !(p.base_url.starts_with("http://") || p.base_url.starts_with("https://")) {
                 return Err(self.invalid(&key, format!("`{}` is not an http(s) URL", p.base_url)));
             }
@@ -298,16 +301,18 @@ impl LoadedConfig {
             }
         }
         for (name, m) in &c.models {
-            let key = format!("models.{}.provider", layers::join_key(&[name.clone()]));
+            let key = format!(
+                "models.{}.provider",
+                layers::join_key(std::slice::from_ref(name))
+            );
             if !c.providers.contains_key(&m.provider) {
-                return Err(self.invalid(
-                    &key,
-                    format!("provider `{}` is not registered", m.provider),
-                ));
+                return Err(
+                    self.invalid(&key, format!("provider `{}` is not registered", m.provider))
+                );
             }
             if m.price_in < 0.0 || m.price_out < 0.0 {
                 return Err(self.invalid(
-                    &format!("models.{}", layers::join_key(&[name.clone()])),
+                    &format!("models.{}", layers::join_key(std::slice::from_ref(name))),
                     "prices cannot be negative".into(),
                 ));
             }
@@ -453,7 +458,10 @@ mod tests {
 
     fn load(opts: LoadOptions) -> Result<LoadedConfig, ConfigError> {
         LoadedConfig::load(&LoadOptions {
-            user_file: Some(opts.user_file.unwrap_or_else(|| "/nonexistent/x.toml".into())),
+            user_file: Some(
+                opts.user_file
+                    .unwrap_or_else(|| "/nonexistent/x.toml".into()),
+            ),
             ..opts
         })
     }

@@ -6,8 +6,12 @@ use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Copy)]
 enum State {
-    Closed { failures: u32 },
-    Open { until: Instant },
+    Closed {
+        failures: u32,
+    },
+    Open {
+        until: Instant,
+    },
     /// The open period ended and one probe call is under way.
     Probing,
 }
@@ -115,7 +119,10 @@ mod tests {
         assert_eq!(b.permit("other"), Permit::Allowed);
         std::thread::sleep(Duration::from_millis(40));
         assert_eq!(b.permit("p"), Permit::Probe);
-        assert!(matches!(b.permit("p"), Permit::Refused(_)), "one probe at a time");
+        assert!(
+            matches!(b.permit("p"), Permit::Refused(_)),
+            "one probe at a time"
+        );
         b.success("p");
         assert_eq!(b.permit("p"), Permit::Allowed);
     }

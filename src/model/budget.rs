@@ -234,6 +234,9 @@ mod tests {
         g.spend(0.6);
         let e = g.check(0.5).unwrap_err();
         assert_eq!(e.spent, 0.6);
-        assert!(BudgetGuard::new(Some(0.0)).check(1e9).is_ok(), "0 = uncapped");
+        assert!(
+            BudgetGuard::new(Some(0.0)).check(1e9).is_ok(),
+            "0 = uncapped"
+        );
     }
 }

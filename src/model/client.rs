@@ -172,7 +172,10 @@ impl ModelClient {
 
     /// USD spent by this client so far.
     pub fn spent_usd(&self) -> f64 {
-        self.budget.lock().unwrap_or_else(|e| e.into_inner()).spent()
+        self.budget
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .spent()
     }
 
     /// Every call made so far.
@@ -224,9 +227,7 @@ impl ModelClient {
 
     fn key_for(&self, m: &ResolvedModel) -> Option<Secret> {
         let var = m.provider.api_key_env.as_ref()?;
-        (self.env)(var)
-            .filter(|v| !v.is_empty())
-            .map(Secret::new)
+        (self.env)(var).filter(|v| !v.is_empty()).map(Secret::new)
     }
 
     fn timeout_for(&self, role: Role) -> Duration {
@@ -305,7 +306,9 @@ impl ModelClient {
             errors.join("\n- ")
         )));
         let model = first.model.clone();
-        let second = self.chat(role, std::slice::from_ref(&model), &repair).await?;
+        let second = self
+            .chat(role, std::slice::from_ref(&model), &repair)
+            .await?;
         match check_answer::<T>(&schema.schema, &second.response) {
             Ok((value, json)) => {
                 first.records.extend(second.records);
@@ -375,7 +378,13 @@ impl ModelClient {
             let started = Instant::now();
             let result = self
                 .transport
-                .send(m.provider.protocol, &wire, key.as_ref(), req.stream, timeout)
+                .send(
+                    m.provider.protocol,
+                    &wire,
+                    key.as_ref(),
+                    req.stream,
+                    timeout,
+                )
                 .await;
             let latency = started.elapsed();
             match result {
@@ -390,7 +399,11 @@ impl ModelClient {
                     });
                 }
                 Err(err) => {
-                    if err.is_transient() && self.breakers.failure(&m.provider_name) {
+                    if !err.is_transient() {
+                        // The server answered (400, 401, ...): the provider is up, even if
+                        // this request was wrong. This also ends a half-open probe.
+                        self.breakers.success(&m.provider_name);
+                    } else if self.breakers.failure(&m.provider_name) {
                         tracing::warn!(provider = %m.provider_name, "circuit opened after repeated failures");
                     }
                     match self.retry.delay(attempts - 1, &err) {
@@ -441,11 +454,7 @@ impl ModelClient {
             model_mismatch: mismatch,
             input_tokens: resp.usage.input_tokens,
             output_tokens: resp.usage.output_tokens,
-            cost_usd: budget::cost_usd(
-                &m.model,
-                resp.usage.input_tokens,
-                resp.usage.output_tokens,
-            ),
+            cost_usd: budget::cost_usd(&m.model, resp.usage.input_tokens, resp.usage.output_tokens),
             latency_ms: latency.as_millis() as u64,
             attempts,
             outcome: "ok".into(),
@@ -520,7 +529,8 @@ pub fn same_model(requested: &str, reported: &str) -> bool {
         return true;
     }
     if let Some(rest) = reported.strip_prefix(requested) {
-        return rest.starts_with('-') && rest[1..].chars().next().is_some_and(|c| c.is_ascii_digit());
+        return rest.starts_with('-')
+            && rest[1..].chars().next().is_some_and(|c| c.is_ascii_digit());
     }
     false
 }

@@ -120,7 +120,8 @@ mod tests {
         let s = schema_for::<Outer>("outer").schema;
         let good = serde_json::json!({"name": "a", "inner": {"n": 1}, "items": []});
         assert!(validate(&s, &good).is_ok());
-        let bad = serde_json::json!({"name": "toolong", "inner": {"n": "x"}, "items": [], "extra": 1});
+        let bad =
+            serde_json::json!({"name": "toolong", "inner": {"n": "x"}, "items": [], "extra": 1});
         let errs = validate(&s, &bad).unwrap_err();
         assert!(errs.iter().any(|e| e.starts_with("/inner/n")), "{errs:?}");
         assert!(errs.len() >= 3, "{errs:?}");
@@ -128,8 +129,14 @@ mod tests {
 
     #[test]
     fn json_is_found_in_fences_and_prose() {
-        assert_eq!(extract_json("```json\n{\"a\":1}\n```"), Some(serde_json::json!({"a":1})));
-        assert_eq!(extract_json("Sure! {\"a\":2} done"), Some(serde_json::json!({"a":2})));
+        assert_eq!(
+            extract_json("```json\n{\"a\":1}\n```"),
+            Some(serde_json::json!({"a":1}))
+        );
+        assert_eq!(
+            extract_json("Sure! {\"a\":2} done"),
+            Some(serde_json::json!({"a":2}))
+        );
         assert_eq!(extract_json("no json"), None);
     }
 }

@@ -206,7 +206,9 @@ impl Transport {
                 Auth::Header(name) => (name, key.expose().to_string()),
             };
             let mut v = HeaderValue::from_str(&raw).map_err(|_| {
-                TransportError::Connect("the API key contains characters not allowed in an HTTP header".into())
+                TransportError::Connect(
+                    "the API key contains characters not allowed in an HTTP header".into(),
+                )
             })?;
             v.set_sensitive(true);
             headers.insert(name, v);
@@ -327,8 +329,13 @@ mod tests {
         for s in [400, 401, 403, 404] {
             assert!(p.delay(0, &status(s, None)).is_none(), "{s}");
         }
-        assert!(p.delay(3, &status(500, None)).is_none(), "budget of retries");
-        assert!(p.delay(0, &TransportError::Timeout(Duration::ZERO)).is_some());
+        assert!(
+            p.delay(3, &status(500, None)).is_none(),
+            "budget of retries"
+        );
+        assert!(p
+            .delay(0, &TransportError::Timeout(Duration::ZERO))
+            .is_some());
     }
 
     #[test]
@@ -347,7 +354,10 @@ mod tests {
             p.delay(0, &status(429, Some(Duration::from_secs(2)))),
             Some(Duration::from_secs(2))
         );
-        assert_eq!(p.delay(0, &status(429, Some(Duration::from_secs(60)))), None);
+        assert_eq!(
+            p.delay(0, &status(429, Some(Duration::from_secs(60)))),
+            None
+        );
         assert_eq!(parse_retry_after("7"), Some(Duration::from_secs(7)));
         assert_eq!(
             parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT"),

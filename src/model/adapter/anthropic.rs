@@ -116,10 +116,10 @@ impl StreamAccumulator for Acc {
                     + u64_at(&v, &["message", "usage", "cache_read_input_tokens"])
                     + u64_at(&v, &["message", "usage", "cache_creation_input_tokens"]);
             }
-            "content_block_start" => {
-                if str_at(&v, &["content_block", "type"]).as_deref() == Some("tool_use") {
-                    self.is_tool = true;
-                }
+            "content_block_start"
+                if str_at(&v, &["content_block", "type"]).as_deref() == Some("tool_use") =>
+            {
+                self.is_tool = true;
             }
             "content_block_delta" => match str_at(&v, &["delta", "type"]).as_deref() {
                 Some("text_delta") => {

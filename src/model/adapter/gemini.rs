@@ -76,8 +76,10 @@ pub fn openapi_subset(schema: &Value) -> Value {
                 }
                 match (k.as_str(), v) {
                     ("type", Value::Array(types)) => {
-                        let non_null: Vec<&Value> =
-                            types.iter().filter(|t| t.as_str() != Some("null")).collect();
+                        let non_null: Vec<&Value> = types
+                            .iter()
+                            .filter(|t| t.as_str() != Some("null"))
+                            .collect();
                         if non_null.len() < types.len() {
                             out.insert("nullable".into(), json!(true));
                         }
@@ -117,15 +119,12 @@ pub fn parse(v: &Value) -> Result<ChatResponse, AdapterError> {
     if let Some(msg) = str_at(v, &["error", "message"]) {
         return Err(AdapterError::Api(msg));
     }
-    let candidate = v
-        .get("candidates")
-        .and_then(|c| c.get(0))
-        .ok_or_else(|| {
-            let why = str_at(v, &["promptFeedback", "blockReason"])
-                .map(|r| format!(" (prompt blocked: {r})"))
-                .unwrap_or_default();
-            AdapterError::Malformed(format!("no `candidates[0]` in the answer{why}"))
-        })?;
+    let candidate = v.get("candidates").and_then(|c| c.get(0)).ok_or_else(|| {
+        let why = str_at(v, &["promptFeedback", "blockReason"])
+            .map(|r| format!(" (prompt blocked: {r})"))
+            .unwrap_or_default();
+        AdapterError::Malformed(format!("no `candidates[0]` in the answer{why}"))
+    })?;
     Ok(ChatResponse {
         text: candidate_text(candidate),
         structured: None,
@@ -227,6 +226,9 @@ mod tests {
         let mut req = ChatRequest::new(None, "hi", 5);
         req.stream = true;
         let w = build("http://h/v1beta", "g", &req);
-        assert_eq!(w.url, "http://h/v1beta/models/g:streamGenerateContent?alt=sse");
+        assert_eq!(
+            w.url,
+            "http://h/v1beta/models/g:streamGenerateContent?alt=sse"
+        );
     }
 }

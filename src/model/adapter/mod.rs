@@ -69,9 +69,8 @@ pub fn build(protocol: Protocol, base_url: &str, model_id: &str, req: &ChatReque
 
 /// Parses a complete (non-streamed) success body.
 pub fn parse(protocol: Protocol, body: &[u8]) -> Result<ChatResponse, AdapterError> {
-    let v: Value = serde_json::from_slice(body).map_err(|e| {
-        AdapterError::Malformed(format!("not JSON ({e}): {}", snippet(body)))
-    })?;
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| AdapterError::Malformed(format!("not JSON ({e}): {}", snippet(body))))?;
     match protocol {
         Protocol::Openai => openai::parse(&v),
         Protocol::Anthropic => anthropic::parse(&v),

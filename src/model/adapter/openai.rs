@@ -169,7 +169,10 @@ mod tests {
         let v = json!({"model": "m-2024", "choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}],
                        "usage": {"prompt_tokens": 5, "completion_tokens": 1}});
         let r = parse(&v).unwrap();
-        assert_eq!((r.text.as_str(), r.usage.input_tokens, r.model.as_deref()), ("ok", 5, Some("m-2024")));
+        assert_eq!(
+            (r.text.as_str(), r.usage.input_tokens, r.model.as_deref()),
+            ("ok", 5, Some("m-2024"))
+        );
         assert!(parse(&json!({"choices": []})).is_err());
     }
 }

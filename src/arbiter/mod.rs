@@ -1,0 +1,12 @@
+//! The arbiter: an independent, adversarial reviewer whose verdicts rest on re-anchored
+//! quotes and on deterministic floors the model cannot talk away.
+
+pub mod anchor;
+pub mod feedback;
+pub mod review;
+pub mod schema;
+
+pub use schema::{
+    Alternative, ArbiterAnswer, ArbiterReview, Category, Floor, Issue, IssueAnswer, Severity,
+    Verdict,
+};

@@ -1,0 +1,217 @@
+//! One arbiter review: the request, the answer re-anchored, the deterministic floor.
+
+use super::anchor::anchor;
+use super::schema::{
+    ArbiterAnswer, ArbiterReview, Category, Floor, Issue, IssueAnswer, Severity, Verdict,
+};
+use crate::code::{self, Finding, Lang};
+use crate::git::worktree::CommandOutcome;
+use crate::model::structured::schema_for;
+use crate::model::ChatRequest;
+
+/// Everything the arbiter sees about a stage.
+pub struct ReviewInput<'a> {
+    /// Stage name (`architect`, `implement`, ...).
+    pub stage: &'a str,
+    /// The model that produced the stage.
+    pub reviewed_model: &'a str,
+    /// The TaskSpec as text.
+    pub task: &'a str,
+    /// The stage diff with new-side line numbers.
+    pub diff: &'a str,
+    /// What the stage said about its own work (summary, objections).
+    pub stage_notes: &'a str,
+    /// Deterministic findings (imports, syntax).
+    pub findings: &'a [Finding],
+    /// Issues flagged earlier in the run.
+    pub previous_flags: &'a [Issue],
+    /// The verify command's result, for the verify stage.
+    pub verify: Option<&'a CommandOutcome>,
+}
+
+/// Output cap for arbiter answers.
+pub const ARBITER_MAX_TOKENS: u32 = 4096;
+
+/// Builds the arbiter request (strict JSON following [`ArbiterAnswer`]).
+pub fn build_request(system_prompt: &str, input: &ReviewInput<'_>) -> ChatRequest {
+    let mut u = format!(
+        "STAGE REVIEWED: {} (produced by model {})\n\n{}\n",
+        input.stage,
+        input.reviewed_model,
+        input.task.trim()
+    );
+    if !input.stage_notes.trim().is_empty() {
+        u.push_str(&format!(
+            "\n## What the stage says about its work (claims, not facts)\n{}\n",
+            input.stage_notes.trim()
+        ));
+    }
+    u.push_str("\n## Deterministic findings (established by tools; not negotiable)\n");
+    if input.findings.is_empty() {
+        u.push_str("none: every added import resolves and no new syntax errors were found\n");
+    }
+    for f in input.findings {
+        u.push_str(&format!(
+            "- [{} {}] {}:{}{} {}\n",
+            f.severity,
+            f.kind,
+            f.path,
+            f.line,
+            f.symbol
+                .as_ref()
+                .map(|s| format!(" (in {} {})", s.kind, s.name))
+                .unwrap_or_default(),
+            f.reason
+        ));
+    }
+    if let Some(v) = input.verify {
+        u.push_str(&format!(
+            "\n## Verify command result (a fact)\ncommand: {}\nexit code: {}\n{}output tail:\n{}\n",
+            v.command,
+            v.exit_code
+                .map(|c| c.to_string())
+                .unwrap_or_else(|| "none (killed)".into()),
+            if v.timed_out { "TIMED OUT\n" } else { "" },
+            v.tail
+        ));
+    }
+    if !input.previous_flags.is_empty() {
+        u.push_str("\n## Issues flagged earlier in this run (check they were addressed)\n");
+        for i in input.previous_flags {
+            u.push_str(&format!("- {}: {}\n", i.path, i.description));
+        }
+    }
+    u.push_str(&format!(
+        "\n## The diff to review (line numbers are those of the NEW file)\n{}\n",
+        if input.diff.trim().is_empty() {
+            "(the stage changed no files)"
+        } else {
+            input.diff
+        }
+    ));
+    u.push_str("\nAnswer with the JSON review object only.\n");
+    let mut req = ChatRequest::new(Some(system_prompt.to_string()), u, ARBITER_MAX_TOKENS);
+    req.schema = Some(schema_for::<ArbiterAnswer>("arbiter_review"));
+    req.temperature = Some(0.0);
+    req
+}
+
+/// Turns a tool finding into an issue of the review.
+pub fn finding_issue(f: &Finding) -> Issue {
+    Issue {
+        severity: if f.severity == "critical" {
+            Severity::Critical
+        } else {
+            Severity::Warning
+        },
+        category: if f.category == "hallucination" {
+            Category::Hallucination
+        } else {
+            Category::Logic
+        },
+        path: f.path.clone(),
+        start_line: Some(f.line),
+        end_line: Some(f.end_line.max(f.line)),
+        quote: f.import.clone().unwrap_or_default(),
+        description: f.reason.clone(),
+        suggestion: match f.kind.as_str() {
+            "syntax_error" => "fix the syntax so the file parses".into(),
+            _ => "import only modules that exist in the repository, the standard library or the declared dependencies (declare new dependencies explicitly)".into(),
+        },
+        evidence: format!("deterministic check ({})", f.kind),
+        anchored: true,
+        symbol: f.symbol.clone(),
+        source: "tool".into(),
+    }
+}
+
+/// The minimum verdict the facts impose: an unresolved import or a new syntax error is at
+/// least REJECT; a failing verify command is at least FLAG.
+pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Floor> {
+    let mut reasons = Vec::new();
+    let mut verdict = None;
+    for f in findings.iter().filter(|f| f.severity == "critical") {
+        reasons.push(format!("{} at {}:{}: {}", f.kind, f.path, f.line, f.reason));
+        verdict = Some(Verdict::Reject);
+    }
+    if let Some(v) = verify {
+        if v.exit_code != Some(0) {
+            reasons.push(format!(
+                "verify command `{}` {}",
+                v.command,
+                if v.timed_out {
+                    "timed out".to_string()
+                } else {
+                    format!("exited with {:?}", v.exit_code)
+                }
+            ));
+            verdict = Some(verdict.unwrap_or(Verdict::Flag).max(Verdict::Flag));
+        }
+    }
+    verdict.map(|verdict| Floor { verdict, reasons })
+}
+
+/// Re-anchors one model issue against the reviewed file text.
+pub fn anchor_issue(a: &IssueAnswer, text: Option<&str>) -> Issue {
+    let path = crate::edit::check_path(&a.path).unwrap_or_else(|_| a.path.clone());
+    let found = text.and_then(|t| anchor(t, &a.quote, a.start_line));
+    let symbol = match (found, text, Lang::from_path(&path)) {
+        (Some((s, e)), Some(t), Some(lang)) => code::innermost(lang, t, s, e),
+        _ => None,
+    };
+    Issue {
+        severity: a.severity,
+        category: a.category,
+        path,
+        start_line: found.map(|f| f.0),
+        end_line: found.map(|f| f.1),
+        quote: a.quote.clone(),
+        description: a.description.clone(),
+        suggestion: a.suggestion.clone(),
+        evidence: a.evidence.clone(),
+        anchored: found.is_some(),
+        symbol,
+        source: "model".into(),
+    }
+}
+
+/// Completes a review: re-anchor the model's issues in the reviewed files, add the tool
+/// findings as issues, apply the floor.
+#[allow(clippy::too_many_arguments)]
+pub fn finish(
+    stage: &str,
+    reviewed_model: &str,
+    arbiter_model: &str,
+    answer: ArbiterAnswer,
+    read_file: &dyn Fn(&str) -> Option<String>,
+    findings: &[Finding],
+    verify: Option<&CommandOutcome>,
+    token_cost: f64,
+) -> ArbiterReview {
+    let mut issues: Vec<Issue> = findings.iter().map(finding_issue).collect();
+    for a in &answer.issues {
+        let text = crate::edit::check_path(&a.path)
+            .ok()
+            .and_then(|p| read_file(&p));
+        issues.push(anchor_issue(a, text.as_deref()));
+    }
+    issues.sort_by_key(|i| i.severity);
+    let floor = floor(findings, verify);
+    let verdict = match &floor {
+        Some(f) => answer.verdict.max(f.verdict),
+        None => answer.verdict,
+    };
+    ArbiterReview {
+        stage: stage.to_string(),
+        reviewed_model: reviewed_model.to_string(),
+        arbiter_model: arbiter_model.to_string(),
+        verdict,
+        model_verdict: answer.verdict,
+        floor: floor.filter(|f| f.verdict > answer.verdict),
+        issues,
+        alternatives: answer.alternatives,
+        confidence: answer.confidence,
+        reasoning: answer.reasoning,
+        token_cost,
+    }
+}

@@ -1,0 +1,221 @@
+//! What the arbiter model must answer (strict JSON), and what a recorded review holds.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::code::Symbol;
+
+/// The four verdicts of seed 000 §B3.3, in increasing severity.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Verdict {
+    /// Sound; continue.
+    Approve,
+    /// Continue, and pass the issues to the next stage.
+    Flag,
+    /// Redo the stage with the feedback.
+    Reject,
+    /// Stop for a human.
+    Halt,
+}
+
+impl Verdict {
+    /// The uppercase name used in notes and output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Approve => "APPROVE",
+            Verdict::Flag => "FLAG",
+            Verdict::Reject => "REJECT",
+            Verdict::Halt => "HALT",
+        }
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for Verdict {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s.to_ascii_uppercase().as_str() {
+            "APPROVE" => Ok(Verdict::Approve),
+            "FLAG" => Ok(Verdict::Flag),
+            "REJECT" => Ok(Verdict::Reject),
+            "HALT" => Ok(Verdict::Halt),
+            _ => Err(format!(
+                "`{s}` is not a verdict (APPROVE, FLAG, REJECT, HALT)"
+            )),
+        }
+    }
+}
+
+/// Issue severity.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    /// Must fix.
+    Critical,
+    /// Should fix.
+    Warning,
+    /// Could improve.
+    Suggestion,
+}
+
+/// Issue category (seed 000 §B3.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Category {
+    /// Wrong behaviour.
+    Logic,
+    /// Pattern or convention violation.
+    Pattern,
+    /// Security problem.
+    Security,
+    /// Performance problem.
+    Performance,
+    /// Unhandled edge case.
+    EdgeCase,
+    /// An API, import or fact that does not exist.
+    Hallucination,
+}
+
+/// One problem as the arbiter model reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IssueAnswer {
+    /// How bad.
+    pub severity: Severity,
+    /// What kind.
+    pub category: Category,
+    /// File path, relative to the repository root.
+    #[schemars(length(max = 300))]
+    pub path: String,
+    /// First line in the new version of the file.
+    #[schemars(range(min = 0, max = 1_000_000))]
+    pub start_line: u32,
+    /// Last line in the new version of the file.
+    #[schemars(range(min = 0, max = 1_000_000))]
+    pub end_line: u32,
+    /// Lines copied verbatim from the new version of the file.
+    #[schemars(length(max = 800))]
+    pub quote: String,
+    /// What is wrong.
+    #[schemars(length(max = 1000))]
+    pub description: String,
+    /// How to fix it.
+    #[schemars(length(max = 1000))]
+    pub suggestion: String,
+    /// Why the arbiter believes it.
+    #[schemars(length(max = 1000))]
+    pub evidence: String,
+}
+
+/// A better approach.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Alternative {
+    /// What to do differently.
+    #[schemars(length(max = 600))]
+    pub description: String,
+    /// Why it is better.
+    #[schemars(length(max = 600))]
+    pub rationale: String,
+    /// Optional implementation hint (may be empty).
+    #[schemars(length(max = 1500))]
+    pub code_sketch: String,
+    /// 0.0–1.0.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub confidence: f64,
+}
+
+/// The arbiter model's whole answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ArbiterAnswer {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// 0.0–1.0 overall confidence in the verdict.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub confidence: f64,
+    /// The reasoning behind the verdict.
+    #[schemars(length(max = 3000))]
+    pub reasoning: String,
+    /// Problems found, most severe first.
+    #[schemars(length(max = 12))]
+    pub issues: Vec<IssueAnswer>,
+    /// Better approaches.
+    #[schemars(length(max = 4))]
+    pub alternatives: Vec<Alternative>,
+}
+
+/// An issue after re-anchoring against the reviewed blob.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Issue {
+    /// How bad.
+    pub severity: Severity,
+    /// What kind.
+    pub category: Category,
+    /// File path.
+    pub path: String,
+    /// First line (re-found from the quote); `None` when kept at file level.
+    pub start_line: Option<u32>,
+    /// Last line.
+    pub end_line: Option<u32>,
+    /// The model's quote.
+    pub quote: String,
+    /// What is wrong.
+    pub description: String,
+    /// How to fix it.
+    pub suggestion: String,
+    /// Why.
+    pub evidence: String,
+    /// Whether the quote was found in the reviewed file.
+    pub anchored: bool,
+    /// The innermost definition containing the lines (tree-sitter).
+    pub symbol: Option<Symbol>,
+    /// Where it came from: `model` or `tool` (deterministic evidence).
+    pub source: String,
+}
+
+/// A floor raised by deterministic evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Floor {
+    /// The minimum verdict.
+    pub verdict: Verdict,
+    /// Why, one line each.
+    pub reasons: Vec<String>,
+}
+
+/// A complete review as recorded in the note (seed 000 §B3.2 plus provenance).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArbiterReview {
+    /// The stage reviewed.
+    pub stage: String,
+    /// The model that produced the reviewed output.
+    pub reviewed_model: String,
+    /// The arbiter model.
+    pub arbiter_model: String,
+    /// The final verdict (after the floor).
+    pub verdict: Verdict,
+    /// What the model said.
+    pub model_verdict: Verdict,
+    /// The deterministic floor, when it applied.
+    pub floor: Option<Floor>,
+    /// Issues, most severe first.
+    pub issues: Vec<Issue>,
+    /// Alternatives.
+    pub alternatives: Vec<Alternative>,
+    /// 0.0–1.0.
+    pub confidence: f64,
+    /// Reasoning.
+    pub reasoning: String,
+    /// USD spent on this review.
+    pub token_cost: f64,
+}

@@ -1,0 +1,162 @@
+//! What a stage model is given: role prompt, TaskSpec, repo map, files, previous diff,
+//! flags and retry feedback.
+
+use std::collections::BTreeMap;
+
+use crate::code::{self, Lang};
+use crate::config::Config;
+use crate::git::TreeFiles;
+use crate::task::TaskSpec;
+
+use super::stage::Stage;
+
+/// The embedded default prompts, overridable with `prompts.<role>` in config.
+pub fn default_prompt(role: &str) -> Option<&'static str> {
+    Some(match role {
+        "architect" => include_str!("../../config/prompts/architect.md"),
+        "implementer" => include_str!("../../config/prompts/implementer.md"),
+        "refactorer" => include_str!("../../config/prompts/refactorer.md"),
+        "verifier" => include_str!("../../config/prompts/verifier.md"),
+        "arbiter" => include_str!("../../config/prompts/arbiter.md"),
+        "reconciler" => include_str!("../../config/prompts/reconciler.md"),
+        "protocol" => include_str!("../../config/prompts/_protocol.md"),
+        _ => return None,
+    })
+}
+
+/// The prompt for a role: the override named in config (a file under the repo root, or the
+/// text itself), else the built-in one.
+pub fn prompt(config: &Config, role: &str, repo_root: Option<&std::path::Path>) -> String {
+    if let Some(o) = config.prompts.get(role) {
+        if let Some(root) = repo_root {
+            let path = root.join(o);
+            // Only files inside the repository; a prompt override is not a way to read ~/.ssh.
+            if crate::edit::check_path(o).is_ok() {
+                if let Ok(text) = std::fs::read_to_string(&path) {
+                    return text;
+                }
+            }
+        }
+        if o.contains('\n') || o.len() > 200 {
+            return o.clone();
+        }
+        tracing::warn!("prompt override for {role} (`{o}`) is not a readable file in the repository; using the built-in prompt");
+    }
+    default_prompt(role).unwrap_or_default().to_string()
+}
+
+/// Inputs of one stage request.
+pub struct StageContext<'a> {
+    /// The stage.
+    pub stage: Stage,
+    /// The TaskSpec.
+    pub task: &'a TaskSpec,
+    /// Files at the stage's starting point.
+    pub files: &'a TreeFiles<'a>,
+    /// Paths changed so far in the run (shown in full first).
+    pub changed_so_far: &'a [String],
+    /// The previous stage's diff (rendered).
+    pub previous_diff: &'a str,
+    /// FLAG block from the arbiter, if any.
+    pub flags: &'a str,
+    /// Feedback for this retry, if any.
+    pub feedback: &'a str,
+    /// Extra facts (the verify command's result, for the verifier).
+    pub facts: &'a str,
+    /// Character budget for file contents.
+    pub char_budget: usize,
+}
+
+/// Builds the user message of a stage request.
+pub fn stage_message(c: &StageContext<'_>) -> String {
+    let mut s = c.task.render();
+    let in_scope: Vec<String> = c
+        .files
+        .paths()
+        .into_iter()
+        .filter(|p| c.task.in_scope(p) && !p.starts_with(".triad/"))
+        .collect();
+
+    s.push_str("\n## Repository map (files in scope)\n");
+    let mut texts: BTreeMap<String, String> = BTreeMap::new();
+    for p in &in_scope {
+        let Some(text) = c.files.text(p) else {
+            s.push_str(&format!("{p} (binary)\n"));
+            continue;
+        };
+        let outline = Lang::from_path(p)
+            .map(|lang| {
+                code::outline(lang, &text)
+                    .iter()
+                    .take(40)
+                    .map(|sym| {
+                        format!(
+                            "{} {} ({}-{})",
+                            sym.kind, sym.name, sym.start_line, sym.end_line
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            })
+            .unwrap_or_default();
+        if outline.is_empty() {
+            s.push_str(&format!("{p} ({} lines)\n", text.lines().count()));
+        } else {
+            s.push_str(&format!("{p}: {outline}\n"));
+        }
+        texts.insert(p.clone(), text);
+    }
+
+    // Full text: files changed so far first, then the smallest, within the budget.
+    let mut order: Vec<&String> = texts.keys().collect();
+    order.sort_by_key(|p| (!c.changed_so_far.contains(p), texts[*p].len()));
+    let mut budget = c.char_budget;
+    let mut shown = Vec::new();
+    let mut omitted = Vec::new();
+    for p in order {
+        let t = &texts[p];
+        if t.len() <= budget {
+            budget -= t.len();
+            shown.push(p.clone());
+        } else {
+            omitted.push(p.clone());
+        }
+    }
+    shown.sort();
+    s.push_str("\n## Current files (full text; copy SEARCH lines exactly from here)\n");
+    for p in &shown {
+        s.push_str(&format!("\n{p}\n```\n{}", texts[p]));
+        if !texts[p].ends_with('\n') {
+            s.push('\n');
+        }
+        s.push_str("```\n");
+    }
+    if !omitted.is_empty() {
+        s.push_str(&format!(
+            "\n(not shown for lack of room: {})\n",
+            omitted.join(", ")
+        ));
+    }
+    if !c.previous_diff.trim().is_empty() {
+        s.push_str("\n## The previous stage's change\n");
+        s.push_str(c.previous_diff);
+    }
+    if !c.facts.trim().is_empty() {
+        s.push('\n');
+        s.push_str(c.facts);
+    }
+    if !c.flags.trim().is_empty() {
+        s.push('\n');
+        s.push_str(c.flags);
+    }
+    if !c.feedback.trim().is_empty() {
+        s.push('\n');
+        s.push_str(c.feedback);
+    }
+    s.push_str(&format!(
+        "\n## Your stage: {}\nDo the work of the {} stage now, following the answer format.\n",
+        c.stage.as_str().to_uppercase(),
+        c.stage
+    ));
+    s
+}

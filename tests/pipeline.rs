@@ -1,0 +1,621 @@
+//! `git triad run` end to end over real HTTP (the scripted model server) and real git.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use git_triad::testkit::fake_llm::{FakeServer, Reply, Rule, Script, WireProtocol};
+use serde_json::{json, Value};
+
+use crate::common::{fake_user_config, TestEnv};
+
+const CALC: &str = "def add(a, b):\n    return a + b\n";
+
+const TASK: &str = r#"title = "Add subtraction"
+description = "calc.py needs a sub function."
+acceptance = ["sub(3, 1) == 2"]
+
+[[requirements]]
+id = "R1"
+text = "sub(a, b) returns a - b"
+
+[scope]
+include = ["calc.py", "tests/**", "docs/**", "link/**", "../**", "/etc/**"]
+exclude = [".triad/**"]
+"#;
+
+/// An answer with edit blocks and a metadata block.
+pub fn answer(blocks: &str, summary: &str) -> String {
+    format!(
+        "{blocks}\n```json\n{}\n```\n",
+        json!({"summary": summary, "confidence": 0.8, "outcome": "APPROVE", "suggestions": [], "objections": []})
+    )
+}
+
+pub fn architect_answer() -> String {
+    answer(
+        "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n    return a + b\n=======\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    \"\"\"Return a minus b.\"\"\"\n    raise NotImplementedError\n>>>>>>> REPLACE\n",
+        "scaffold sub()",
+    )
+}
+
+pub fn implement_answer() -> String {
+    answer(
+        "calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    return a - b\n>>>>>>> REPLACE\n",
+        "implement sub()",
+    )
+}
+
+pub fn refactor_answer() -> String {
+    answer(
+        "tests/test_calc.py\n<<<<<<< SEARCH\n=======\nfrom calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n>>>>>>> REPLACE\n",
+        "add a test for sub()",
+    )
+}
+
+pub fn verify_answer() -> String {
+    format!(
+        "Looks complete.\n```json\n{}\n```\n",
+        json!({"summary": "verified", "confidence": 0.9, "outcome": "APPROVE",
+               "implementation_summary": {"task_echo": "add sub", "requirements": [{"id": "R1", "evidence": "calc.py:sub"}],
+               "files_created": ["tests/test_calc.py"], "files_modified": ["calc.py"], "test_coverage": ["test_sub"],
+               "omissions": [], "deviations": []}})
+    )
+}
+
+/// An arbiter answer with a verdict and optional issues.
+pub fn review(verdict: &str, issues: Value) -> Value {
+    json!({"verdict": verdict, "confidence": 0.9, "reasoning": format!("reasoned {verdict}"),
+           "issues": issues, "alternatives": []})
+}
+
+pub fn issue(desc: &str, quote: &str) -> Value {
+    json!({"severity": "critical", "category": "logic", "path": "calc.py", "start_line": 99, "end_line": 99,
+           "quote": quote, "description": desc, "suggestion": "fix it", "evidence": "read the code"})
+}
+
+/// A stage rule for model-a.
+pub fn stage(name: &str, replies: Vec<Reply>) -> Rule {
+    let mut r = Rule::named(name)
+        .protocol(WireProtocol::OpenAi)
+        .model("model-a")
+        .contains(format!("ROLE: {}", role_of(name)));
+    for reply in replies {
+        r = r.reply(reply);
+    }
+    r
+}
+
+fn role_of(stage: &str) -> &str {
+    match stage {
+        "architect" => "architect",
+        "implement" => "implementer",
+        "refactor" => "refactorer",
+        _ => "verifier",
+    }
+}
+
+/// An arbiter rule for model-b reviewing `stage`.
+pub fn arbiter(stage: &str, replies: Vec<Value>) -> Rule {
+    let mut r = Rule::named(format!("arbiter-{stage}"))
+        .protocol(WireProtocol::OpenAi)
+        .model("model-b")
+        .contains(format!("STAGE REVIEWED: {stage}"));
+    for v in replies {
+        r = r.reply(Reply::json(v));
+    }
+    r
+}
+
+/// The happy path: every stage answers well, the arbiter approves.
+pub fn happy_rules() -> Vec<Rule> {
+    vec![
+        stage("architect", vec![Reply::text(architect_answer())]),
+        stage("implement", vec![Reply::text(implement_answer())]),
+        stage("refactor", vec![Reply::text(refactor_answer())]),
+        stage("verify", vec![Reply::text(verify_answer())]),
+        arbiter("architect", vec![review("APPROVE", json!([]))]),
+        arbiter("verify", vec![review("APPROVE", json!([]))]),
+    ]
+}
+
+/// A repo with calc.py and a committed TaskSpec, a fake server with `rules`.
+pub struct Scenario {
+    pub env: TestEnv,
+    pub server: FakeServer,
+    pub repo: PathBuf,
+}
+
+impl Scenario {
+    pub fn new(rules: Vec<Rule>) -> Scenario {
+        let server = FakeServer::start_blocking(Script::new(rules)).expect("fake server");
+        let mut env = TestEnv::new();
+        env.write_user_config(&fake_user_config(&server.base_url()));
+        env.set("FAKE_OPENAI_KEY", "sk-fake-openai-key-for-tests");
+        let repo = env.repo(
+            "proj",
+            &[
+                ("calc.py", CALC),
+                (".triad/tasks/add-sub.toml", TASK),
+                (".gitignore", "*.log\n"),
+            ],
+        );
+        Scenario { env, server, repo }
+    }
+
+    pub fn run(&self, extra: &[&str]) -> crate::common::Run {
+        let mut args = vec!["run", "--task", "add-sub", "--json"];
+        args.extend_from_slice(extra);
+        self.env.triad(&self.repo, &args)
+    }
+
+    pub fn requests_for(&self, rule: &str) -> Vec<Value> {
+        self.server
+            .requests()
+            .into_iter()
+            .filter(|r| r.rule.as_deref() == Some(rule))
+            .filter_map(|r| r.json)
+            .collect()
+    }
+
+    pub fn git(&self, args: &[&str]) -> String {
+        self.env.git(&self.repo, args).ok().stdout.clone()
+    }
+}
+
+fn run_json(stdout: &str) -> Value {
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+/// Every file under `dir` (including .git internals, untracked and ignored files), by path.
+fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let e = e.unwrap();
+            let p = e.path();
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            if e.file_type().unwrap().is_dir() {
+                stack.push(p);
+            } else {
+                out.insert(rel, std::fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+/// The user-visible state that a run must never touch.
+fn user_state(s: &Scenario) -> BTreeMap<String, Vec<u8>> {
+    let mut m: BTreeMap<String, Vec<u8>> = snapshot(&s.repo)
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with(".git/"))
+        .collect();
+    for f in [".git/index", ".git/HEAD"] {
+        m.insert(f.into(), std::fs::read(s.repo.join(f)).unwrap_or_default());
+    }
+    let head = s.git(&["rev-parse", "HEAD"]);
+    m.insert("HEAD-oid".into(), head.into_bytes());
+    let stash = s
+        .env
+        .git(&s.repo, &["rev-parse", "-q", "--verify", "refs/stash"])
+        .stdout;
+    m.insert("stash".into(), stash.into_bytes());
+    m
+}
+
+#[test]
+fn a_bookend_run_approves_with_stage_commits_notes_and_an_untouched_tree() {
+    let s = Scenario::new(happy_rules());
+    // Untracked, ignored and modified files, and a stash, that the run must not touch.
+    s.env.write_files(
+        &s.repo,
+        &[("notes.txt", "mine\n"), ("debug.log", "ignored\n")],
+    );
+    s.env.write_files(&s.repo, &[("calc.py", "# stashed\n")]);
+    s.git(&["stash", "-q"]);
+    s.env
+        .write_files(&s.repo, &[("calc.py", "# work in progress\n")]);
+    let before = user_state(&s);
+
+    let r = s.run(&[]);
+    r.ok();
+    let out = run_json(&r.stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(out["final_verdict"], "APPROVE");
+    let branch = out["branch"].as_str().unwrap().to_string();
+    assert!(branch.starts_with("triad/add-sub/"), "{branch}");
+    assert_eq!(
+        user_state(&s),
+        before,
+        "the run touched the user's tree, index, HEAD or stash"
+    );
+
+    // One commit per stage on the branch, with trailers.
+    let log = s.git(&[
+        "log",
+        "--format=%s%n%(trailers:only,unfold)%x00",
+        &format!("main..{branch}"),
+    ]);
+    let commits: Vec<&str> = log
+        .split('\0')
+        .map(str::trim)
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(commits.len(), 4, "{log}");
+    for (c, stage) in commits
+        .iter()
+        .zip(["verify", "refactor", "implement", "architect"])
+    {
+        assert!(c.starts_with(&format!("triad({stage}): ")), "{c}");
+        assert!(c.contains(&format!("Triad-Stage: {stage}")), "{c}");
+        assert!(
+            c.contains("Triad-Model: model-a") && c.contains("Triad-Attempt: 1"),
+            "{c}"
+        );
+        assert!(
+            c.contains(&format!("Triad-Run: {}", out["run"].as_str().unwrap())),
+            "{c}"
+        );
+    }
+    let final_calc = s.git(&["show", &format!("{branch}:calc.py")]);
+    assert!(final_calc.contains("return a - b"), "{final_calc}");
+    s.git(&["show", &format!("{branch}:tests/test_calc.py")]);
+
+    // Verdict notes on the reviewed commits, readable by plain git.
+    let arch = out["stages"][0]["commit"].as_str().unwrap();
+    let note = s.git(&["notes", "--ref=triad", "show", arch]);
+    let line: Value = serde_json::from_str(note.lines().next().unwrap()).unwrap();
+    assert_eq!(line["v"], 1);
+    assert_eq!(line["kind"], "review");
+    assert_eq!(line["verdict"], "APPROVE");
+    assert_eq!(line["stage"], "architect");
+    assert_eq!(line["arbiter_model"], "model-b");
+    assert_eq!(line["reviewed_model"], "model-a");
+    assert!(
+        line["patch_id"].as_str().is_some_and(|p| p.len() >= 40),
+        "{line}"
+    );
+    let shown = s.git(&["log", "--notes=triad", "-1", arch]);
+    assert!(
+        shown.contains("Notes (triad):") && shown.contains("\"verdict\":\"APPROVE\""),
+        "{shown}"
+    );
+    let verify = out["stages"][3]["commit"].as_str().unwrap();
+    assert!(s
+        .git(&["notes", "--ref=triad", "show", verify])
+        .contains("\"stage\":\"verify\""));
+    // Implement and refactor are not reviewed in bookend mode.
+    let imp = out["stages"][1]["commit"].as_str().unwrap();
+    assert!(
+        s.env
+            .git(&s.repo, &["notes", "--ref=triad", "show", imp])
+            .code
+            != 0
+    );
+
+    // Exactly six model calls, each for the right role.
+    assert_eq!(s.server.requests().len(), 6);
+    // The arbiter saw numbered diffs and the TaskSpec.
+    let arb = &s.requests_for("arbiter-architect")[0];
+    let text = arb.to_string();
+    assert!(
+        text.contains("def sub(a, b):") && text.contains("STAGE REVIEWED: architect"),
+        "{text}"
+    );
+
+    // The run record is complete and readable.
+    let runs = s.env.triad(&s.repo, &["log"]);
+    runs.ok();
+    assert!(runs.stdout.contains(out["run"].as_str().unwrap()));
+    let md = s.env.triad(
+        &s.repo,
+        &["log", out["run"].as_str().unwrap(), "--format", "markdown"],
+    );
+    md.ok();
+    assert!(
+        md.stdout
+            .contains("| architect | model-a | 1 | APPROVE | model-b |"),
+        "{}",
+        md.stdout
+    );
+    let files = s.git(&[
+        "ls-tree",
+        "-r",
+        "--name-only",
+        &format!("refs/triad/runs/{}", out["run"].as_str().unwrap()),
+    ]);
+    assert!(
+        files.contains("run.json") && files.contains("transcript/001-architect-architect.json"),
+        "{files}"
+    );
+}
+
+#[test]
+fn flag_items_reach_the_next_stage() {
+    let mut rules = happy_rules();
+    rules[4] = arbiter(
+        "architect",
+        vec![review(
+            "FLAG",
+            json!([issue(
+                "FLAGGED-ISSUE-XYZ needs a docstring",
+                "def sub(a, b):"
+            )]),
+        )],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&[]);
+    r.ok();
+    assert_eq!(run_json(&r.stdout)["final_verdict"], "FLAG");
+    let imp = s.requests_for("implement");
+    assert_eq!(imp.len(), 1);
+    let text = imp[0].to_string();
+    assert!(
+        text.contains("FLAGGED BY THE ARBITER") && text.contains("FLAGGED-ISSUE-XYZ"),
+        "{text}"
+    );
+    // The issue was re-anchored by its quote (line 5), not the claimed line 99.
+    assert!(text.contains("calc.py:5"), "{text}");
+}
+
+#[test]
+fn reject_retries_with_the_feedback_block_then_approves() {
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![
+            Reply::text(architect_answer()),
+            Reply::text(architect_answer()),
+        ],
+    );
+    rules[4] = arbiter(
+        "architect",
+        vec![
+            review(
+                "REJECT",
+                json!([issue(
+                    "sub must validate its inputs",
+                    "raise NotImplementedError"
+                )]),
+            ),
+            review("APPROVE", json!([])),
+        ],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&[]);
+    r.ok();
+    let out = run_json(&r.stdout);
+    assert_eq!(out["stages"][0]["attempts"], 2);
+    let arch = s.requests_for("architect");
+    assert_eq!(arch.len(), 2);
+    let retry = arch[1].to_string();
+    assert!(retry.contains("ARBITER FEEDBACK (Retry 1 of 2)"), "{retry}");
+    assert!(
+        retry.contains("CRITICAL ISSUES (must fix)")
+            && retry.contains("sub must validate its inputs")
+    );
+    assert!(!arch[0].to_string().contains("ARBITER FEEDBACK"));
+}
+
+#[test]
+fn three_rejects_halt_with_exit_3() {
+    let mut rules = happy_rules();
+    rules[4] = arbiter(
+        "architect",
+        vec![review(
+            "REJECT",
+            json!([issue("still wrong", "def sub(a, b):")]),
+        )],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&[]);
+    r.expect_code(3);
+    let out = run_json(&r.stdout);
+    assert_eq!(out["status"], "halted");
+    assert_eq!(out["stages"][0]["attempts"], 3);
+    assert_eq!(s.requests_for("architect").len(), 3);
+    assert!(s.requests_for("implement").is_empty());
+}
+
+#[test]
+fn halt_at_the_architect_stops_before_implement() {
+    let mut rules = happy_rules();
+    rules[4] = arbiter(
+        "architect",
+        vec![review(
+            "HALT",
+            json!([issue("wrong task entirely", "def sub(a, b):")]),
+        )],
+    );
+    let s = Scenario::new(rules);
+    let r = s.env.triad(&s.repo, &["run", "--task", "add-sub"]);
+    r.expect_code(3);
+    assert!(
+        r.stdout.contains("halted") && r.stdout.contains("wrong task entirely"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("Options:"), "{}", r.stdout);
+    assert!(s.requests_for("implement").is_empty());
+    // The halted attempt carries a HALT note.
+    let commits = s.git(&["notes", "--ref=triad", "list"]);
+    assert_eq!(commits.lines().count(), 1);
+}
+
+#[test]
+fn a_cross_model_violation_is_refused_before_any_request() {
+    let s = Scenario::new(happy_rules());
+    let r = s.run(&["--arbiter-model", "model-a"]);
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains("architect") && r.stderr.contains("model-a"),
+        "{}",
+        r.stderr
+    );
+    assert!(s.server.requests().is_empty());
+    let r = s.run(&["--arbiter", "full", "--arbiter-refactor", "model-a"]);
+    r.expect_code(2);
+    assert!(r.stderr.contains("refactor stage"), "{}", r.stderr);
+    assert!(s.server.requests().is_empty());
+}
+
+#[test]
+fn non_applying_and_malformed_blocks_get_structured_feedback() {
+    let bad = answer(
+        "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n    return a + c\n=======\nx\n>>>>>>> REPLACE\n",
+        "oops",
+    );
+    let malformed = "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n".to_string();
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![
+            Reply::text(malformed),
+            Reply::text(bad),
+            Reply::text(architect_answer()),
+        ],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&[]);
+    r.ok();
+    let arch = s.requests_for("architect");
+    assert_eq!(arch.len(), 3);
+    let second = arch[1].to_string();
+    assert!(second.contains("COULD NOT BE USED"), "{second}");
+    let third = arch[2].to_string();
+    assert!(third.contains("EDIT BLOCKS THAT DID NOT APPLY"), "{third}");
+    assert!(
+        third.contains("def add(a, b):") && third.contains("closest lines"),
+        "{third}"
+    );
+}
+
+#[test]
+fn refused_paths_never_reach_the_tree() {
+    for (path, why) in [
+        ("/etc/passwd", "absolute"),
+        ("../outside.py", "escapes"),
+        (".git/hooks/pre-push", ".git"),
+        ("notes/secret.py", "scope"),
+        ("link/evil.py", "symbolic link"),
+    ] {
+        let evil = answer(
+            &format!("{path}\n<<<<<<< SEARCH\n=======\nboom\n>>>>>>> REPLACE\n"),
+            "evil",
+        );
+        let mut rules = happy_rules();
+        rules[0] = stage(
+            "architect",
+            vec![Reply::text(evil), Reply::text(architect_answer())],
+        );
+        let s = Scenario::new(rules);
+        // A committed symlink to outside the repository.
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/tmp", s.repo.join("link")).unwrap();
+            s.env.commit_all(&s.repo, "add link");
+        }
+        let r = s.run(&[]);
+        r.ok();
+        let arch = s.requests_for("architect");
+        assert_eq!(arch.len(), 2, "{path}");
+        let fb = arch[1].to_string();
+        assert!(fb.contains(why), "{path}: {fb}");
+        let out = run_json(&r.stdout);
+        let files = s.git(&[
+            "ls-tree",
+            "-r",
+            "--name-only",
+            out["branch"].as_str().unwrap(),
+        ]);
+        assert!(
+            !files.contains("boom") && !files.contains("evil") && !files.contains("passwd"),
+            "{files}"
+        );
+    }
+}
+
+#[test]
+fn a_killed_run_resumes_to_completion() {
+    let mut rules = happy_rules();
+    rules[1] = stage(
+        "implement",
+        vec![
+            Reply::text(implement_answer()).delay_ms(30_000),
+            Reply::text(implement_answer()),
+        ],
+    );
+    let s = Scenario::new(rules);
+    let mut child = s
+        .env
+        .command(crate::common::bin(), &s.repo)
+        .args(["run", "--task", "add-sub"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the implement request is in flight, then kill -9.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while s.requests_for("implement").is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "implement never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let runs = s.env.triad(&s.repo, &["log", "--format", "json"]);
+    let list: Value = serde_json::from_str(runs.ok().stdout.trim()).unwrap();
+    let id = list[0]["run"].as_str().unwrap().to_string();
+    assert_eq!(list[0]["status"], "running");
+    let r = s.env.triad(&s.repo, &["resume", &id, "--json"]);
+    r.ok();
+    let out = run_json(&r.stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(s.requests_for("implement").len(), 2);
+    assert_eq!(
+        s.requests_for("architect").len(),
+        1,
+        "the architect stage is not redone"
+    );
+    // Resuming a finished run is refused.
+    s.env.triad(&s.repo, &["resume", &id]).expect_code(2);
+}
+
+#[test]
+fn an_uncommitted_task_spec_is_refused() {
+    let s = Scenario::new(happy_rules());
+    s.env.write_files(
+        &s.repo,
+        &[(".triad/tasks/add-sub.toml", "title = \"changed\"\n")],
+    );
+    let r = s.run(&[]);
+    r.expect_code(1);
+    assert!(
+        r.stderr.contains("uncommitted changes") && r.stderr.contains("commit it first"),
+        "{}",
+        r.stderr
+    );
+    s.env
+        .write_files(&s.repo, &[(".triad/tasks/new-one.toml", "title = \"x\"\n")]);
+    let r = s.env.triad(&s.repo, &["run", "--task", "new-one"]);
+    r.expect_code(1);
+    assert!(r.stderr.contains("not committed"), "{}", r.stderr);
+    assert!(s.server.requests().is_empty());
+}
+
+#[test]
+fn task_new_writes_a_template_that_runs_after_commit() {
+    let s = Scenario::new(happy_rules());
+    let r = s
+        .env
+        .triad(&s.repo, &["task", "new", "other-task", "--title", "Other"]);
+    r.ok();
+    let text = std::fs::read_to_string(s.repo.join(".triad/tasks/other-task.toml")).unwrap();
+    assert!(text.contains("title = \"Other\"") && text.contains("[scope]"));
+    s.env
+        .triad(&s.repo, &["task", "new", "other-task", "--title", "Other"])
+        .expect_code(2);
+}
