@@ -41,9 +41,8 @@ fn run_show(ctx: &Context, args: &ShowArgs) -> CommandResult {
     let loaded = ctx.load_config()?;
     let mut text = String::new();
     let prefix = args.prefix.as_deref().unwrap_or("");
-    let matches = |k: &str| {
-        prefix.is_empty() || k == prefix || k.starts_with(&format!("{prefix}."))
-    };
+    let matches =
+        |k: &str| prefix.is_empty() || k == prefix || k.starts_with(&format!("{prefix}."));
     if args.origin {
         for (key, value) in layers::leaves(&loaded.merged) {
             if !matches(&key) {
@@ -56,7 +55,8 @@ fn run_show(ctx: &Context, args: &ShowArgs) -> CommandResult {
             text.push_str(&format!("{key} = {value}  # {origin}\n"));
         }
     } else if prefix.is_empty() {
-        text = toml::to_string(&loaded.merged).map_err(|e| super::CommandError::failure(e.to_string()))?;
+        text = toml::to_string(&loaded.merged)
+            .map_err(|e| super::CommandError::failure(e.to_string()))?;
     } else {
         for (key, value) in layers::leaves(&loaded.merged) {
             if matches(&key) {

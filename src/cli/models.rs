@@ -71,7 +71,11 @@ fn list(ctx: &Context, loaded: &LoadedConfig, args: &ListArgs) -> CommandResult 
     let mut local_up = std::collections::BTreeMap::new();
     if !args.no_probe {
         let rt = super::runtime()?;
-        let http = reqwest::Client::new();
+        // Local servers are on this machine: never through a proxy from HTTP(S)_PROXY.
+        let http = reqwest::Client::builder()
+            .no_proxy()
+            .build()
+            .unwrap_or_else(|_| reqwest::Client::new());
         let locals: Vec<(String, String)> = c
             .providers
             .iter()
@@ -142,7 +146,10 @@ fn list(ctx: &Context, loaded: &LoadedConfig, args: &ListArgs) -> CommandResult 
         match &profile {
             Some(p) => format!(
                 "{p} ({})",
-                c.profiles.get(p).map(|p| p.description.as_str()).unwrap_or("")
+                c.profiles
+                    .get(p)
+                    .map(|p| p.description.as_str())
+                    .unwrap_or("")
             ),
             None => "default roles".to_string(),
         }
@@ -180,11 +187,12 @@ fn check(ctx: &Context, loaded: &LoadedConfig, args: &CheckArgs) -> CommandResul
     client.set_timeout(Role::Arbiter, Duration::from_secs(args.timeout.max(1)));
     let m = client.resolve(&args.model).map_err(CommandError::from)?;
     if let Some(why) = client.unavailable_reason(&m) {
-        return Err(CommandError::failure(format!("cannot call {}: {why}", args.model))
-            .hint(format!(
+        return Err(
+            CommandError::failure(format!("cannot call {}: {why}", args.model)).hint(format!(
                 "export the key in your shell, e.g. `export {}=...`",
                 m.provider.api_key_env.clone().unwrap_or_default()
-            )));
+            )),
+        );
     }
     let req = ChatRequest::new(
         Some("You are a health check. Answer with one word.".into()),
@@ -228,7 +236,13 @@ fn check(ctx: &Context, loaded: &LoadedConfig, args: &CheckArgs) -> CommandResul
     }
     text.push_str(&format!(
         "    answer: {}\n",
-        completion.response.text.trim().chars().take(80).collect::<String>()
+        completion
+            .response
+            .text
+            .trim()
+            .chars()
+            .take(80)
+            .collect::<String>()
     ));
     out(&text)?;
     ok()

@@ -85,13 +85,17 @@ pub fn apply_blocks(
             None => match base.read(&path) {
                 Some(bytes) => {
                     if bytes.contains(&0) {
-                        failures.push(fail(format!("{path} is a binary file and cannot be edited")));
+                        failures.push(fail(format!(
+                            "{path} is a binary file and cannot be edited"
+                        )));
                         continue;
                     }
                     match String::from_utf8(bytes) {
                         Ok(s) => Some(s),
                         Err(_) => {
-                            failures.push(fail(format!("{path} is not UTF-8 text and cannot be edited")));
+                            failures.push(fail(format!(
+                                "{path} is not UTF-8 text and cannot be edited"
+                            )));
                             continue;
                         }
                     }
@@ -207,8 +211,14 @@ fn replace_once(text: &str, block: &EditBlock) -> Result<String, BlockFailure> {
 }
 
 fn trim_blank_edges<'a>(lines: &[&'a str]) -> Vec<&'a str> {
-    let start = lines.iter().position(|l| !l.is_empty()).unwrap_or(lines.len());
-    let end = lines.iter().rposition(|l| !l.is_empty()).map_or(start, |e| e + 1);
+    let start = lines
+        .iter()
+        .position(|l| !l.is_empty())
+        .unwrap_or(lines.len());
+    let end = lines
+        .iter()
+        .rposition(|l| !l.is_empty())
+        .map_or(start, |e| e + 1);
     lines[start..end].to_vec()
 }
 
@@ -222,7 +232,8 @@ fn nearest_lines(lines: &[&str], want: &[&str]) -> Option<String> {
     let mut best = (0.0f32, 0usize);
     for start in 0..=lines.len() - n {
         let window: Vec<&str> = lines[start..start + n].iter().map(|l| l.trim()).collect();
-        let ratio = similar::TextDiff::from_chars(needle.as_str(), window.join("\n").as_str()).ratio();
+        let ratio =
+            similar::TextDiff::from_chars(needle.as_str(), window.join("\n").as_str()).ratio();
         if ratio > best.0 {
             best = (ratio, start);
         }
@@ -285,7 +296,10 @@ mod tests {
 
     fn base() -> Mem {
         let mut m = BTreeMap::new();
-        m.insert("a.py".to_string(), b"def f():\n    return 1\n\ndef g():\n    return 1\n".to_vec());
+        m.insert(
+            "a.py".to_string(),
+            b"def f():\n    return 1\n\ndef g():\n    return 1\n".to_vec(),
+        );
         m.insert("bin.dat".to_string(), b"\0\x01".to_vec());
         Mem(m)
     }
@@ -302,9 +316,27 @@ mod tests {
     #[test]
     fn exact_and_whitespace_tolerant_matches() {
         let b = base();
-        let ok = apply_blocks(&b, &[block("a.py", "def f():\n    return 1\n", "def f():\n    return 2\n")], &|_| true).unwrap();
+        let ok = apply_blocks(
+            &b,
+            &[block(
+                "a.py",
+                "def f():\n    return 1\n",
+                "def f():\n    return 2\n",
+            )],
+            &|_| true,
+        )
+        .unwrap();
         assert!(ok.files["a.py"].starts_with("def f():\n    return 2\n"));
-        let ok = apply_blocks(&b, &[block("a.py", "def g():  \n  return 1\n", "def g():\n    return 3\n")], &|_| true).unwrap();
+        let ok = apply_blocks(
+            &b,
+            &[block(
+                "a.py",
+                "def g():  \n  return 1\n",
+                "def g():\n    return 3\n",
+            )],
+            &|_| true,
+        )
+        .unwrap();
         assert!(ok.files["a.py"].ends_with("def g():\n    return 3\n"));
     }
 
@@ -313,9 +345,22 @@ mod tests {
         let b = base();
         let e = apply_blocks(&b, &[block("a.py", "    return 1\n", "x\n")], &|_| true).unwrap_err();
         assert!(e[0].reason.contains("2 places"), "{e:?}");
-        let e = apply_blocks(&b, &[block("a.py", "def f():\n    return 7\n", "y\n")], &|_| true).unwrap_err();
-        assert!(e[0].nearest.as_deref().unwrap().contains("def f():"), "{e:?}");
-        let ok = apply_blocks(&b, &[block("a.py", "def h():\n", "def g():\n    return 1\n")], &|_| true).unwrap();
+        let e = apply_blocks(
+            &b,
+            &[block("a.py", "def f():\n    return 7\n", "y\n")],
+            &|_| true,
+        )
+        .unwrap_err();
+        assert!(
+            e[0].nearest.as_deref().unwrap().contains("def f():"),
+            "{e:?}"
+        );
+        let ok = apply_blocks(
+            &b,
+            &[block("a.py", "def h():\n", "def g():\n    return 1\n")],
+            &|_| true,
+        )
+        .unwrap();
         assert_eq!(ok.already_applied.len(), 1);
     }
 
@@ -324,7 +369,10 @@ mod tests {
         let b = base();
         let e = apply_blocks(
             &b,
-            &[block("new.py", "", "x = 1\n"), block("a.py", "nope\n", "x\n")],
+            &[
+                block("new.py", "", "x = 1\n"),
+                block("a.py", "nope\n", "x\n"),
+            ],
             &|_| true,
         )
         .unwrap_err();
@@ -334,13 +382,20 @@ mod tests {
     #[test]
     fn refuses_bad_paths_binary_scope_and_symlinks() {
         let b = base();
-        for p in ["/etc/passwd", "../x", ".git/config", "a/../../x", "link/x.py"] {
+        for p in [
+            "/etc/passwd",
+            "../x",
+            ".git/config",
+            "a/../../x",
+            "link/x.py",
+        ] {
             let e = apply_blocks(&b, &[block(p, "", "x\n")], &|_| true).unwrap_err();
             assert_eq!(e.len(), 1, "{p}");
         }
         let e = apply_blocks(&b, &[block("bin.dat", "x", "y")], &|_| true).unwrap_err();
         assert!(e[0].reason.contains("binary"));
-        let e = apply_blocks(&b, &[block("secret.py", "", "x\n")], &|p| p != "secret.py").unwrap_err();
+        let e =
+            apply_blocks(&b, &[block("secret.py", "", "x\n")], &|p| p != "secret.py").unwrap_err();
         assert!(e[0].reason.contains("scope"));
         let big = "x".repeat(MAX_FILE_BYTES + 1);
         assert!(apply_blocks(&b, &[block("big.txt", "", &big)], &|_| true).is_err());

@@ -70,12 +70,24 @@ mod tests {
     fn normalizes_and_refuses() {
         assert_eq!(check_path("./src//a.py").unwrap(), "src/a.py");
         assert_eq!(check_path("src/x/../a.py").unwrap(), "src/a.py");
-        assert!(matches!(check_path("/etc/passwd"), Err(PathError::Absolute(_))));
+        assert!(matches!(
+            check_path("/etc/passwd"),
+            Err(PathError::Absolute(_))
+        ));
         assert!(matches!(check_path("C:\\x"), Err(PathError::Absolute(_))));
         assert!(matches!(check_path("../x"), Err(PathError::Escapes(_))));
-        assert!(matches!(check_path("a/../../x"), Err(PathError::Escapes(_))));
-        assert!(matches!(check_path(".git/hooks/pre-push"), Err(PathError::GitDir(_))));
-        assert!(matches!(check_path("sub/.GIT/config"), Err(PathError::GitDir(_))));
+        assert!(matches!(
+            check_path("a/../../x"),
+            Err(PathError::Escapes(_))
+        ));
+        assert!(matches!(
+            check_path(".git/hooks/pre-push"),
+            Err(PathError::GitDir(_))
+        ));
+        assert!(matches!(
+            check_path("sub/.GIT/config"),
+            Err(PathError::GitDir(_))
+        ));
         assert!(matches!(check_path("a\0b"), Err(PathError::Control(_))));
         assert!(matches!(check_path(" "), Err(PathError::Empty)));
     }

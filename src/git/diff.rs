@@ -133,7 +133,10 @@ pub fn diff_trees(
 
 /// Renders a diff with the new-side line number in front of every line, and an optional
 /// label per hunk (the enclosing symbol).
-pub fn render_diff(files: &[FileDiff], label: &dyn Fn(&FileDiff, &Hunk) -> Option<String>) -> String {
+pub fn render_diff(
+    files: &[FileDiff],
+    label: &dyn Fn(&FileDiff, &Hunk) -> Option<String>,
+) -> String {
     let mut s = String::new();
     for f in files {
         s.push_str(&format!("=== {} ({})\n", f.path, f.status));

@@ -87,7 +87,12 @@ pub struct CommandOutcome {
 }
 
 /// Runs `sh -c command` in `dir` with a timeout, keeping the last `tail_lines` of output.
-pub fn run_command(dir: &Path, command: &str, timeout: Duration, tail_lines: usize) -> CommandOutcome {
+pub fn run_command(
+    dir: &Path,
+    command: &str,
+    timeout: Duration,
+    tail_lines: usize,
+) -> CommandOutcome {
     let started = Instant::now();
     let log = match tempfile::NamedTempFile::new() {
         Ok(f) => f,
@@ -174,7 +179,12 @@ mod tests {
     #[test]
     fn commands_report_exit_tail_and_timeout() {
         let dir = tempfile::tempdir().unwrap();
-        let o = run_command(dir.path(), "echo one; echo two >&2; exit 3", Duration::from_secs(5), 1);
+        let o = run_command(
+            dir.path(),
+            "echo one; echo two >&2; exit 3",
+            Duration::from_secs(5),
+            1,
+        );
         assert_eq!(o.exit_code, Some(3));
         assert_eq!(o.tail, "two");
         let o = run_command(dir.path(), "sleep 5", Duration::from_millis(200), 5);

@@ -103,7 +103,8 @@ impl TaskSpec {
             path: path.to_string(),
             message,
         };
-        let mut spec: TaskSpec = toml::from_str(text).map_err(|e| invalid(e.message().to_string()))?;
+        let mut spec: TaskSpec =
+            toml::from_str(text).map_err(|e| invalid(e.message().to_string()))?;
         if spec.id.is_empty() {
             spec.id = slug.to_string();
         }
@@ -131,7 +132,12 @@ impl TaskSpec {
 
     /// The TaskSpec as prompt text.
     pub fn render(&self) -> String {
-        let mut s = format!("# Task {}: {}\n\n{}\n", self.id, self.title, self.description.trim());
+        let mut s = format!(
+            "# Task {}: {}\n\n{}\n",
+            self.id,
+            self.title,
+            self.description.trim()
+        );
         if !self.requirements.is_empty() {
             s.push_str("\n## Requirements\n");
             for r in &self.requirements {
@@ -147,8 +153,16 @@ impl TaskSpec {
         if !self.scope.include.is_empty() || !self.scope.exclude.is_empty() {
             s.push_str(&format!(
                 "\n## Scope\ninclude: {}\nexclude: {}\n",
-                if self.scope.include.is_empty() { "(everything)".to_string() } else { self.scope.include.join(", ") },
-                if self.scope.exclude.is_empty() { "(nothing)".to_string() } else { self.scope.exclude.join(", ") },
+                if self.scope.include.is_empty() {
+                    "(everything)".to_string()
+                } else {
+                    self.scope.include.join(", ")
+                },
+                if self.scope.exclude.is_empty() {
+                    "(nothing)".to_string()
+                } else {
+                    self.scope.exclude.join(", ")
+                },
             ));
         }
         s
@@ -206,7 +220,8 @@ mod tests {
 
     #[test]
     fn rejects_duplicate_requirement_ids_and_bad_slugs() {
-        let text = "title='t'\n[[requirements]]\nid='R1'\ntext='a'\n[[requirements]]\nid='R1'\ntext='b'";
+        let text =
+            "title='t'\n[[requirements]]\nid='R1'\ntext='a'\n[[requirements]]\nid='R1'\ntext='b'";
         assert!(TaskSpec::parse(text, "t", "t").is_err());
         assert!(!valid_slug("../x"));
         assert!(valid_slug("add-login-2"));

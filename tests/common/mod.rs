@@ -151,7 +151,12 @@ impl TestEnv {
 
     /// Runs `git-triad` with arguments in `cwd`.
     pub fn triad(&self, cwd: &Path, args: &[&str]) -> Run {
-        Run::from(self.command(bin(), cwd).args(args).output().expect("run git-triad"))
+        Run::from(
+            self.command(bin(), cwd)
+                .args(args)
+                .output()
+                .expect("run git-triad"),
+        )
     }
 
     /// Runs `git-triad` with stdin.
@@ -221,7 +226,11 @@ impl TestEnv {
 
     /// `git rev-parse <rev>`.
     pub fn rev_parse(&self, dir: &Path, rev: &str) -> String {
-        self.git(dir, &["rev-parse", rev]).ok().stdout.trim().to_string()
+        self.git(dir, &["rev-parse", rev])
+            .ok()
+            .stdout
+            .trim()
+            .to_string()
     }
 }
 
