@@ -3,12 +3,18 @@
 //! The library holds all the logic; `src/main.rs` only parses the command line, dispatches to
 //! [`cli::run`] and maps errors to the exit codes of [`exit::ExitCode`].
 
+pub mod arbiter;
 pub mod cli;
+pub mod code;
 pub mod config;
 pub mod edit;
 pub mod exit;
 pub mod git;
+pub mod local;
 pub mod model;
+pub mod notes;
+pub mod pipeline;
 pub mod redact;
+pub mod report;
 pub mod task;
 pub mod testkit;

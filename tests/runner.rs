@@ -1,3 +1,9 @@
 //! The one integration test binary (`autotests = false`): every suite is a module here.
 
+mod cli_basics;
+mod code_evidence;
 mod common;
+mod notes_hooks;
+mod pipeline;
+mod providers;
+mod reconcile;

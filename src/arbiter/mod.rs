@@ -3,6 +3,7 @@
 
 pub mod anchor;
 pub mod feedback;
+pub mod gather;
 pub mod review;
 pub mod schema;
 

@@ -3,7 +3,18 @@
 pub mod completions;
 pub mod config;
 pub mod error;
+pub mod hook;
+pub mod init;
+pub mod local;
+pub mod log;
 pub mod models;
+pub mod notes;
+pub mod r#override;
+pub mod reconcile;
+pub mod review;
+pub mod run;
+pub mod show;
+pub mod task;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -50,6 +61,31 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run Architect → Implement → Refactor → Verify on a committed TaskSpec.
+    Run(Box<run::RunArgs>),
+    /// Continue a run that stopped (crash, kill, provider down, budget, your answers).
+    Resume(run::ResumeArgs),
+    /// Check a finished run against its TaskSpec again (Implementation Summary Reconciliation).
+    Reconcile(reconcile::ReconcileArgs),
+    /// Review any change (a commit, a range, the index, the working tree) with the arbiter.
+    Review(Box<review::ReviewArgs>),
+    /// List runs, or show one run's stages, verdicts, issues and cost.
+    Log(log::LogArgs),
+    /// Write and inspect TaskSpecs.
+    Task(task::TaskArgs),
+    /// Start, stop or inspect the local llama.cpp servers (the offline default).
+    Local(local::LocalArgs),
+    /// Set up this repository: .triad/, verdict notes config, hook shims, trust.
+    Init(init::InitArgs),
+    /// Show the verdict history of a commit (default HEAD).
+    Show(show::ShowArgs),
+    /// Overrule a commit's verdict, on the record (appended; nothing is deleted).
+    Override(r#override::OverrideArgs),
+    /// Share verdict notes with a remote, or reattach them after a squash or cherry-pick.
+    Notes(notes::NotesArgs),
+    /// Entry points of the git hooks (run by the shims `git triad init` installs).
+    #[command(hide = true)]
+    Hook(hook::HookArgs),
     /// Show the effective configuration and where each value came from.
     Config(config::ConfigArgs),
     /// List the model registry, or check that a model answers.
@@ -70,6 +106,8 @@ pub struct Context {
     pub env: Vec<(String, String)>,
     /// `-c` overrides.
     pub overrides: Vec<String>,
+    /// `--quiet`: no progress on stderr.
+    pub quiet: bool,
 }
 
 impl Context {
@@ -81,6 +119,7 @@ impl Context {
             repo,
             env: std::env::vars().collect(),
             overrides,
+            quiet: false,
         }
     }
 
@@ -133,9 +172,7 @@ impl Context {
     pub fn env_lookup(&self) -> crate::model::EnvLookup {
         let env = self.env.clone();
         std::sync::Arc::new(move |name: &str| {
-            env.iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.clone())
+            env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
         })
     }
 }
@@ -143,13 +180,25 @@ impl Context {
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> CommandResult {
     let cwd = match &cli.dir {
-        Some(d) => std::fs::canonicalize(d).map_err(|e| {
-            CommandError::usage(format!("cannot use -C {}: {e}", d.display()))
-        })?,
+        Some(d) => std::fs::canonicalize(d)
+            .map_err(|e| CommandError::usage(format!("cannot use -C {}: {e}", d.display())))?,
         None => std::env::current_dir()?,
     };
-    let ctx = Context::new(cwd, cli.overrides.clone());
+    let mut ctx = Context::new(cwd, cli.overrides.clone());
+    ctx.quiet = cli.quiet;
     match &cli.command {
+        Command::Run(args) => run::run(&ctx, args),
+        Command::Resume(args) => run::resume(&ctx, args),
+        Command::Review(args) => review::run(&ctx, args),
+        Command::Reconcile(args) => reconcile::run(&ctx, args),
+        Command::Log(args) => log::run(&ctx, args),
+        Command::Task(args) => task::run(&ctx, args),
+        Command::Local(args) => local::run(&ctx, args),
+        Command::Init(args) => init::run(&ctx, args),
+        Command::Show(args) => show::run(&ctx, args),
+        Command::Override(args) => r#override::run(&ctx, args),
+        Command::Notes(args) => notes::run(&ctx, args),
+        Command::Hook(args) => hook::run(&ctx, args),
         Command::Config(args) => config::run(&ctx, args),
         Command::Models(args) => models::run(&ctx, args),
         Command::Completions(args) => completions::run_completions(args),

@@ -74,6 +74,12 @@ pub struct RunArgs {
     /// Spending cap for this run in USD (checked before every call).
     #[arg(long, value_name = "USD")]
     pub budget: Option<f64>,
+    /// After Verify, reconcile the result against the committed TaskSpec (seed 000 §B11).
+    #[arg(long)]
+    pub reconcile: bool,
+    /// The reconciliation arbiter (must differ from the verifier's model).
+    #[arg(long, value_name = "MODEL", requires = "reconcile")]
+    pub reconcile_model: Option<String>,
     /// Print one JSON object describing the run on stdout.
     #[arg(long)]
     pub json: bool,
@@ -167,6 +173,32 @@ fn verify_command(
     }
 }
 
+/// Starts the local llama.cpp servers the run's models need, if they are not running.
+fn ensure_local_servers(
+    ctx: &Context,
+    loaded: &LoadedConfig,
+    state: &RunState,
+) -> CommandResult<()> {
+    let mut models: Vec<String> = Vec::new();
+    for s in &state.stages {
+        models.extend(s.models.iter().cloned());
+        models.extend(s.arbiter_model.iter().cloned());
+    }
+    let providers = crate::local::providers_of(&loaded.config, &models);
+    if providers.is_empty() {
+        return Ok(());
+    }
+    let cache = crate::local::cache_dir(&ctx.env);
+    let started = crate::local::start(&loaded.config, &cache, &providers)
+        .map_err(|e| super::local::local_error(e, &cache))?;
+    for s in started {
+        if !ctx.quiet {
+            eprintln!("triad: started local model server {s}");
+        }
+    }
+    Ok(())
+}
+
 fn client_for(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig) -> ModelClient {
     let ledger = Ledger::new(repo.path().join("triad").join("ledger.jsonl"));
     ModelClient::new(&loaded.config, ctx.env_lookup()).with_ledger(ledger, &loaded.config)
@@ -210,8 +242,11 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         arbiter_stage,
         max_retries: args.max_retries,
         budget: args.budget,
+        reconcile: args.reconcile,
+        reconcile_model: args.reconcile_model.clone(),
     };
     let mut state = pipeline::plan(repo, &loaded, profile.as_deref(), &req).map_err(start_error)?;
+    ensure_local_servers(ctx, &loaded, &state)?;
     let (spec, _) = pipeline::plan::committed_task(repo, &args.task).map_err(start_error)?;
     if let Ok(statuses) = repo.statuses(None) {
         let dirty = statuses.iter().any(|s| {
@@ -236,6 +271,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         progress: !ctx.quiet,
         verify_command,
         verify_skipped,
+        profile: loaded.active_profile(&ctx.env),
     };
     if !ctx.quiet {
         eprintln!(
@@ -271,21 +307,10 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
             state.task
         )));
     }
-    let blob = git2::Oid::from_str(&state.task_blob)
-        .and_then(|o| repo.find_blob(o))
-        .map_err(|e| CommandError::failure(format!("the run's TaskSpec blob is missing: {e}")))?;
-    let text = String::from_utf8_lossy(blob.content()).into_owned();
-    let spec = TaskSpec::parse(
-        &text,
-        &crate::task::spec::spec_path(&state.task),
-        &state.task,
-    )
-    .map_err(CommandError::failure)?;
     if let Some(b) = args.budget {
         state.budget_usd = Some(state.cost_usd + b);
     }
-    let client = client_for(ctx, repo, &loaded);
-    let (verify_command, verify_skipped) = verify_command(ctx, &loaded, &spec);
+    let (spec, client, verify_command, verify_skipped) = runner_parts(ctx, repo, &loaded, &state)?;
     let runner = Runner {
         repo,
         repo_root: repo.workdir().unwrap_or(repo.path()).to_path_buf(),
@@ -294,6 +319,7 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
         progress: !ctx.quiet,
         verify_command,
         verify_skipped,
+        profile: loaded.active_profile(&ctx.env),
     };
     if !ctx.quiet {
         eprintln!(
@@ -334,6 +360,39 @@ pub fn run_json(state: &RunState) -> serde_json::Value {
         "tokens": {"input": state.tokens[0], "output": state.tokens[1]},
         "outcome": state.outcome,
     })
+}
+
+/// The TaskSpec recorded at a run's start, a model client, and the verify command.
+#[allow(clippy::type_complexity)]
+pub fn runner_parts(
+    ctx: &Context,
+    repo: &git2::Repository,
+    loaded: &LoadedConfig,
+    state: &RunState,
+) -> CommandResult<(
+    TaskSpec,
+    ModelClient,
+    Option<(String, Duration)>,
+    Option<String>,
+)> {
+    let blob = git2::Oid::from_str(&state.task_blob)
+        .and_then(|o| repo.find_blob(o))
+        .map_err(|e| CommandError::failure(format!("the run's TaskSpec blob is missing: {e}")))?;
+    let text = String::from_utf8_lossy(blob.content()).into_owned();
+    let spec = TaskSpec::parse(
+        &text,
+        &crate::task::spec::spec_path(&state.task),
+        &state.task,
+    )
+    .map_err(CommandError::failure)?;
+    let client = client_for(ctx, repo, loaded);
+    let (verify_command, verify_skipped) = verify_command(ctx, loaded, &spec);
+    Ok((spec, client, verify_command, verify_skipped))
+}
+
+/// Prints a run's outcome (text or `--json`) without deciding the exit code.
+pub fn report_state(state: &RunState, json: bool) -> CommandResult<()> {
+    report(state, json).map(|_| ())
 }
 
 fn report(state: &RunState, json: bool) -> CommandResult {

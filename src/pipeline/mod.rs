@@ -3,6 +3,8 @@
 
 pub mod context;
 pub mod plan;
+pub mod reconcile;
+pub mod reconcile_step;
 pub mod record;
 pub mod run;
 pub mod stage;

@@ -28,6 +28,10 @@ pub struct RunRequest {
     pub max_retries: Option<u32>,
     /// `--budget`.
     pub budget: Option<f64>,
+    /// `--reconcile`.
+    pub reconcile: bool,
+    /// `--reconcile-model`.
+    pub reconcile_model: Option<String>,
 }
 
 /// Why a run cannot start.
@@ -231,6 +235,20 @@ pub fn plan(
     let c = &loaded.config;
     let mode = req.mode.unwrap_or(c.arbiter.mode);
     let stages = assign_models(loaded, profile, req, mode)?;
+    if let Some(m) = &req.reconcile_model {
+        if !c.models.contains_key(m) {
+            return Err(usage(
+                format!("model `{m}` is not registered"),
+                "`git triad models list` shows the registered models",
+            ));
+        }
+        if stages[3].models.first() == Some(m) {
+            return Err(usage(
+                format!("the reconciliation would be judged by the verifier's own model `{m}`"),
+                "the reconciliation arbiter must differ from the verifier: choose another --reconcile-model",
+            ));
+        }
+    }
     let head = repo
         .head()
         .ok()
@@ -274,6 +292,10 @@ pub fn plan(
         budget_usd: budget,
         transcripts: 0,
         config: serde_json::to_value(c).unwrap_or_default(),
+        reconcile: req.reconcile.then(|| super::record::ReconcileState {
+            model: req.reconcile_model.clone(),
+            ..Default::default()
+        }),
         started: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),

@@ -181,6 +181,22 @@ pub struct RunState {
     pub config: Value,
     /// Unix time of start.
     pub started: u64,
+    /// Reconciliation against the TaskSpec (`--reconcile`), when enabled.
+    #[serde(default)]
+    pub reconcile: Option<ReconcileState>,
+}
+
+/// Where the reconciliation of a run stands.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReconcileState {
+    /// `--reconcile-model`, if given.
+    pub model: Option<String>,
+    /// Whether the one REJECT rewind was used.
+    pub rewound: bool,
+    /// The last reconciliation verdict.
+    pub verdict: Option<Verdict>,
+    /// Whether reconciliation is finished for the current final commit.
+    pub done: bool,
 }
 
 impl RunState {
@@ -193,9 +209,13 @@ impl RunState {
             .unwrap_or(&self.base)
     }
 
-    /// The final verdict: the worst of the reviewed stages' verdicts.
+    /// The final verdict: the worst of the reviewed stages' and the reconciliation's.
     pub fn final_verdict(&self) -> Option<Verdict> {
-        self.stages.iter().filter_map(|s| s.verdict).max()
+        self.stages
+            .iter()
+            .filter_map(|s| s.verdict)
+            .chain(self.reconcile.as_ref().and_then(|r| r.verdict))
+            .max()
     }
 }
 

@@ -12,7 +12,6 @@ use super::context::{prompt, stage_message, StageContext};
 use super::record::{AttemptRecord, Recorder, RunState, RunStatus};
 use super::stage::{outcome_details, parse_meta, Outcome, Stage};
 use crate::arbiter::{feedback, review, ArbiterAnswer, ArbiterReview, Verdict};
-use crate::code::{self, ChangedFile};
 use crate::config::{LoadedConfig, OnExhausted};
 use crate::edit::{apply_blocks, parse_edit_blocks, render_failures};
 use crate::git::worktree::{run_command, TempWorktree};
@@ -37,6 +36,8 @@ pub struct Runner<'a> {
     pub verify_command: Option<(String, Duration)>,
     /// Why the verify command is not run, when it is not.
     pub verify_skipped: Option<String>,
+    /// The active profile (`local`, ...), for the arbiter's fallback models.
+    pub profile: Option<String>,
 }
 
 /// Failures that stop the loop without a recorded outcome (git itself failing).
@@ -59,7 +60,7 @@ fn oid(s: &str) -> Result<Oid, GitError> {
 }
 
 impl Runner<'_> {
-    fn say(&self, msg: &str) {
+    pub(crate) fn say(&self, msg: &str) {
         if self.progress {
             eprintln!("triad: {msg}");
         }
@@ -85,22 +86,32 @@ impl Runner<'_> {
         self.client
             .set_budget(state.budget_usd.map(|b| (b - state.cost_usd).max(0.0)));
         state.status = RunStatus::Running;
-        while state.current < state.stages.len() {
-            let stage = state.stages[state.current].stage;
-            let stage_rec = &state.stages[state.current];
-            if stage_rec.attempts_in_epoch() > state.max_retries {
-                if !self.escalate(state, &mut rec)? {
+        loop {
+            while state.current < state.stages.len() {
+                let stage = state.stages[state.current].stage;
+                let stage_rec = &state.stages[state.current];
+                if stage_rec.attempts_in_epoch() > state.max_retries {
+                    if !self.escalate(state, &mut rec)? {
+                        return Ok(());
+                    }
+                    continue;
+                }
+                if stage == Stage::Verify && state.verify.is_none() {
+                    self.run_verify(state, &mut rec)?;
+                }
+                let keep_going = self.attempt(state, &mut rec, spec)?;
+                if !keep_going {
                     return Ok(());
                 }
-                continue;
             }
-            if stage == Stage::Verify && state.verify.is_none() {
-                self.run_verify(state, &mut rec)?;
+            if state.reconcile.as_ref().is_some_and(|r| !r.done) {
+                match self.reconcile_step(state, &mut rec, spec, true)? {
+                    super::reconcile_step::Step::Rewound => continue,
+                    super::reconcile_step::Step::Stopped => return Ok(()),
+                    super::reconcile_step::Step::Done => {}
+                }
             }
-            let keep_going = self.attempt(state, &mut rec, spec)?;
-            if !keep_going {
-                return Ok(());
-            }
+            break;
         }
         let fv = state.final_verdict();
         state.status = match fv {
@@ -434,47 +445,13 @@ impl Runner<'_> {
             .ok()
             .and_then(|o| repo.find_commit(o).ok())
             .and_then(|c| c.tree().ok());
-        let (diff_text, changes) = match (&old_tree, &new_tree) {
-            (Some(old), Some(new)) => {
-                let diffs = git::diff_trees(repo, Some(old), new).unwrap_or_default();
-                let old_files = TreeFiles::new(repo, old.clone());
-                let new_files = TreeFiles::new(repo, new.clone());
-                let text = git::render_diff(&diffs, &|f, h| {
-                    let lang = code::Lang::from_path(&f.path)?;
-                    let src = new_files.text(&f.path)?;
-                    code::innermost(
-                        lang,
-                        &src,
-                        h.new_start.max(1),
-                        (h.new_start + h.new_lines.max(1) - 1).max(1),
-                    )
-                    .map(|s| {
-                        format!(
-                            "{} {} (lines {}-{})",
-                            s.kind, s.name, s.start_line, s.end_line
-                        )
-                    })
-                });
-                let changes: Vec<ChangedFile> = diffs
-                    .iter()
-                    .filter(|f| !f.binary)
-                    .map(|f| ChangedFile {
-                        path: f.path.clone(),
-                        before: old_files.text(&f.path),
-                        after: new_files.text(&f.path),
-                    })
-                    .collect();
-                (text, changes)
-            }
-            _ => (String::new(), Vec::new()),
+        let gathered = match &new_tree {
+            Some(new) => crate::arbiter::gather::gather(repo, old_tree.as_ref(), new, None).ok(),
+            None => None,
         };
-        let findings = match &new_tree {
-            Some(t) => {
-                let source = code::GitTreeSource::new(repo, t.clone());
-                code::evidence(&source, &changes)
-            }
-            None => Vec::new(),
-        };
+        let (diff_text, findings) = gathered
+            .map(|g| (g.diff_text, g.findings))
+            .unwrap_or_default();
         // The arbiter: the stage's assigned one, then others that differ from the model
         // that actually produced the stage (a fallback may have changed it).
         let mut candidates: Vec<String> = state.stages[idx]
@@ -482,7 +459,10 @@ impl Runner<'_> {
             .clone()
             .into_iter()
             .collect();
-        for m in self.loaded.role_models(crate::config::Role::Arbiter, None) {
+        for m in self
+            .loaded
+            .role_models(crate::config::Role::Arbiter, self.profile.as_deref())
+        {
             if !candidates.contains(&m) {
                 candidates.push(m);
             }
@@ -678,7 +658,7 @@ impl Runner<'_> {
         Ok(false)
     }
 
-    fn model_failed(
+    pub(crate) fn model_failed(
         &self,
         state: &mut RunState,
         rec: &mut Recorder<'_>,
@@ -815,7 +795,7 @@ pub fn one_line(text: &str, fallback: &str) -> String {
     s
 }
 
-fn totals(records: &[crate::model::budget::CallRecord]) -> (f64, u64, u64, u64) {
+pub(crate) fn totals(records: &[crate::model::budget::CallRecord]) -> (f64, u64, u64, u64) {
     records.iter().fold((0.0, 0, 0, 0), |acc, r| {
         (
             acc.0 + r.cost_usd,
@@ -827,7 +807,7 @@ fn totals(records: &[crate::model::budget::CallRecord]) -> (f64, u64, u64, u64) 
 }
 
 /// Runs a future to completion from synchronous code on a small runtime.
-trait BlockOn: std::future::Future + Sized {
+pub(crate) trait BlockOn: std::future::Future + Sized {
     fn await_blocking(self) -> Self::Output {
         RUNTIME.with(|rt| rt.block_on(self))
     }

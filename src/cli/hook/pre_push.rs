@@ -1,0 +1,300 @@
+//! `git triad hook pre-push`: refuse to push commits whose verdict the policy blocks on.
+//!
+//! It calls no model: it reads the verdict notes already recorded. If it cannot do its job
+//! (bad config, unreadable notes), it fails closed — the push is blocked and the message says
+//! how to get past it on purpose (`git push --no-verify`).
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::Value;
+
+use super::read_stdin;
+use crate::cli::{ok, CommandError, CommandResult, Context};
+use crate::config::{LoadOptions, LoadedConfig};
+use crate::exit::ExitCode;
+use crate::notes::gate::{self, parse_updates, Finding, Policy, RefUpdate};
+use crate::notes::{gate_cli, str_field};
+
+/// How many blocked commits the message describes in full.
+const SHOWN: usize = 10;
+/// How many issues of one verdict the message lists.
+const TOP_ISSUES: usize = 3;
+
+/// Check the pushed commits' verdicts (git passes `<remote> <url>`, and the refs on stdin).
+#[derive(Debug, Args)]
+pub struct PrePushArgs {
+    /// The remote's name, or its URL when pushing to a URL (pre-commit passes
+    /// `PRE_COMMIT_REMOTE_NAME` instead).
+    pub remote: Option<String>,
+    /// The remote's URL.
+    pub url: Option<String>,
+}
+
+/// The push is blocked because the gate itself failed, not because of a verdict.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "git-triad could not check this push, so the push is blocked (the pre-push gate fails closed)"
+)]
+struct FailedClosed(#[source] Box<dyn std::error::Error + Send + Sync>);
+
+/// Runs the pre-push gate.
+pub fn run(ctx: &Context, args: &PrePushArgs) -> CommandResult {
+    match check(ctx, args) {
+        Ok((findings, _)) if findings.is_empty() => ok(),
+        Ok((findings, block_on)) => {
+            eprint!("{}", render(&findings, &block_on));
+            Ok(ExitCode::Error)
+        }
+        Err(e) => {
+            let mut err = CommandError::failure(FailedClosed(e.error));
+            err.hints = e.hints;
+            err.hints.push(
+                "fix the problem above and push again, or skip the check for this push with `git push --no-verify`"
+                    .into(),
+            );
+            Err(err)
+        }
+    }
+}
+
+/// How the gate reads the repository.
+enum Backend<'a> {
+    /// libgit2 (SHA-1 repositories).
+    Git2(&'a git2::Repository),
+    /// The git command line, in this directory (repositories libgit2 cannot open).
+    Cli(PathBuf),
+}
+
+fn backend(ctx: &Context) -> CommandResult<Backend<'_>> {
+    if let Some(repo) = &ctx.repo {
+        return Ok(Backend::Git2(repo));
+    }
+    let format = gate_cli::object_format(&ctx.cwd).map_err(|e| {
+        CommandError::failure(format!(
+            "{} is not inside a git repository ({e})",
+            ctx.cwd.display()
+        ))
+    })?;
+    match git2::Repository::discover(&ctx.cwd) {
+        Err(e) if format != "sha1" => {
+            tracing::info!("libgit2 cannot open this {format} repository ({e}); using the git CLI");
+            Ok(Backend::Cli(ctx.cwd.clone()))
+        }
+        Err(e) => Err(CommandError::failure(format!(
+            "cannot open the repository: {}",
+            e.message()
+        ))),
+        Ok(_) => Err(CommandError::failure(
+            "the repository became readable only after start-up; push again",
+        )),
+    }
+}
+
+/// `hooks.pre_push.block_on` from the layered configuration.
+fn block_on(ctx: &Context, backend: &Backend<'_>) -> CommandResult<Vec<String>> {
+    let loaded = match backend {
+        Backend::Git2(_) => ctx.load_config()?,
+        Backend::Cli(dir) => {
+            // Context::load_config needs libgit2 for the repo root and git config; ask git.
+            let top = gate_cli::git_output(dir, &["rev-parse", "--show-toplevel"]).ok();
+            let entries = gate_cli::git_output(dir, &["config", "--get-regexp", "^triad\\."])
+                .unwrap_or_default();
+            let git_config: Vec<(String, String)> = entries
+                .lines()
+                .filter_map(|l| l.split_once(' '))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let trusted = gate_cli::git_output(dir, &["config", "--type=bool", "triad.trusted"])
+                .is_ok_and(|v| v.trim() == "true");
+            LoadedConfig::load(&LoadOptions {
+                user_file: None,
+                repo_root: top.map(|t| PathBuf::from(t.trim())),
+                git_config,
+                trusted,
+                env: ctx.env.clone(),
+                overrides: ctx.overrides.clone(),
+            })?
+        }
+    };
+    Ok(loaded.config.hooks.pre_push.block_on)
+}
+
+/// Runs the gate; the findings are the blocked commits.
+fn check(ctx: &Context, args: &PrePushArgs) -> CommandResult<(Vec<Finding>, Vec<String>)> {
+    let input = read_stdin()?;
+    let backend = backend(ctx)?;
+    let block_on = block_on(ctx, &backend)?;
+    let remote = args
+        .remote
+        .clone()
+        .or_else(|| ctx.env_var("PRE_COMMIT_REMOTE_NAME"))
+        .unwrap_or_default();
+    let mut updates = parse_updates(&input)?;
+    if updates.is_empty() {
+        updates = pre_commit_updates(ctx, &backend)?;
+    }
+    let policy = Policy::new(&block_on);
+    let findings = match &backend {
+        Backend::Git2(repo) => gate::check(repo, &remote, &updates, &policy)?,
+        Backend::Cli(dir) => gate_cli::check(dir, &remote, &updates, &policy)?,
+    };
+    Ok((findings, block_on))
+}
+
+/// The push as the pre-commit framework describes it: it consumes git's stdin itself and
+/// passes `PRE_COMMIT_FROM_REF..PRE_COMMIT_TO_REF` (older versions: `PRE_COMMIT_SOURCE` /
+/// `PRE_COMMIT_ORIGIN`) in the environment; when the push includes a root commit it sets
+/// neither, only `PRE_COMMIT_LOCAL_BRANCH`.
+fn pre_commit_updates(ctx: &Context, backend: &Backend<'_>) -> CommandResult<Vec<RefUpdate>> {
+    let var = |names: &[&str]| {
+        names
+            .iter()
+            .find_map(|n| ctx.env_var(n).filter(|v| !v.is_empty()))
+    };
+    let local_branch = var(&["PRE_COMMIT_LOCAL_BRANCH"]);
+    let Some(to) =
+        var(&["PRE_COMMIT_TO_REF", "PRE_COMMIT_ORIGIN"]).or_else(|| local_branch.clone())
+    else {
+        return Ok(Vec::new());
+    };
+    let resolve = |rev: &str| -> Option<String> {
+        match backend {
+            Backend::Git2(repo) => repo
+                .revparse_single(rev)
+                .and_then(|o| o.peel_to_commit())
+                .ok()
+                .map(|c| c.id().to_string()),
+            Backend::Cli(dir) => gate_cli::git_output(
+                dir,
+                &[
+                    "rev-parse",
+                    "--verify",
+                    "--quiet",
+                    &format!("{rev}^{{commit}}"),
+                ],
+            )
+            .ok()
+            .map(|s| s.trim().to_string()),
+        }
+    };
+    let local_oid = resolve(&to).ok_or_else(|| {
+        CommandError::failure(format!(
+            "pre-commit passed `{to}` as the pushed commit, which is not a commit here"
+        ))
+    })?;
+    let zero = "0".repeat(local_oid.len());
+    let remote_oid = var(&["PRE_COMMIT_FROM_REF", "PRE_COMMIT_SOURCE"])
+        .and_then(|from| resolve(&from))
+        .unwrap_or(zero);
+    Ok(vec![RefUpdate {
+        local_ref: local_branch.unwrap_or(to),
+        local_oid,
+        remote_ref: var(&["PRE_COMMIT_REMOTE_BRANCH"]).unwrap_or_else(|| "(pre-commit)".into()),
+        remote_oid,
+    }])
+}
+
+/// Severity order for "top issues": most serious first (seed 000: critical, warning,
+/// suggestion; common synonyms ranked alike).
+fn severity_rank(issue: &Value) -> u8 {
+    match str_field(issue, "severity")
+        .unwrap_or("")
+        .to_ascii_lowercase()
+        .as_str()
+    {
+        "critical" | "blocker" | "error" | "high" => 0,
+        "warning" | "major" | "medium" => 1,
+        "suggestion" | "minor" | "low" | "info" => 2,
+        _ => 3,
+    }
+}
+
+/// The explanation printed on stderr when the push is blocked.
+fn render(findings: &[Finding], block_on: &[String]) -> String {
+    let mut s = String::new();
+    let n = findings.len();
+    let _ = writeln!(
+        s,
+        "git triad: push blocked: {n} commit{} {} a verdict that hooks.pre_push.block_on = [{}] blocks.\n",
+        if n == 1 { "" } else { "s" },
+        if n == 1 { "has" } else { "have" },
+        block_on.iter().map(|v| format!("\"{v}\"")).collect::<Vec<_>>().join(", ")
+    );
+    for f in findings.iter().take(SHOWN) {
+        let _ = writeln!(s, "  {} {}", f.short, f.subject);
+        let Some(e) = &f.effective else {
+            let _ = writeln!(s, "      no verdict at all (\"missing\" is in the policy)");
+            continue;
+        };
+        let line = &e.line;
+        let field = |k: &str| str_field(line, k).unwrap_or("?");
+        if str_field(line, "kind") == Some("override") {
+            let _ = writeln!(
+                s,
+                "      {} by override of {}: {}",
+                e.verdict,
+                field("who"),
+                field("reason")
+            );
+            continue;
+        }
+        let _ = writeln!(
+            s,
+            "      {} at stage {}, arbiter {} ({})",
+            e.verdict,
+            field("stage"),
+            field("arbiter_model"),
+            field("ts")
+        );
+        let mut issues: Vec<&Value> = line
+            .get("issues")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().collect())
+            .unwrap_or_default();
+        issues.sort_by_key(|i| severity_rank(i));
+        for issue in issues.iter().take(TOP_ISSUES) {
+            let at = match (
+                str_field(issue, "path"),
+                issue.get("start_line").and_then(Value::as_u64),
+            ) {
+                (Some(p), Some(l)) => format!("{p}:{l}"),
+                (Some(p), None) => p.to_string(),
+                _ => "(no file)".into(),
+            };
+            let _ = writeln!(
+                s,
+                "      - {} {} — {}",
+                str_field(issue, "severity").unwrap_or("issue"),
+                at,
+                str_field(issue, "description").unwrap_or("")
+            );
+        }
+        if issues.len() > TOP_ISSUES {
+            let _ = writeln!(
+                s,
+                "      ({} more: git triad show {})",
+                issues.len() - TOP_ISSUES,
+                f.short
+            );
+        }
+    }
+    if n > SHOWN {
+        let _ = writeln!(s, "  … and {} more", n - SHOWN);
+    }
+    let rev = &findings[0].short;
+    let _ = writeln!(s, "\nTo go on:");
+    let _ = writeln!(s, "  read the verdict:        git triad show {rev}");
+    if findings.iter().any(|f| f.effective.is_some()) {
+        let _ = writeln!(
+            s,
+            "  overrule it (recorded):  git triad override {rev} --verdict APPROVE --reason \"…\""
+        );
+    }
+    if findings.iter().any(|f| f.effective.is_none()) {
+        let _ = writeln!(s, "  review unreviewed work:  git triad review <range>");
+    }
+    let _ = writeln!(s, "  skip this check once:    git push --no-verify");
+    s
+}

@@ -1,0 +1,242 @@
+//! `git triad init`: set a repository up for git-triad (and `--uninstall` to undo it).
+//!
+//! Creates `.triad/` (a commented config template, a tasks directory), configures git so
+//! verdict notes survive rebases and merges, installs the pre-push and post-rewrite hook
+//! shims, and asks whether to trust the clone. Every step is skipped when already done.
+
+pub mod gitconfig;
+pub mod hookfile;
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use super::notes::require_repo;
+use super::{ok, out, CommandError, CommandResult, Context};
+use crate::exit::ExitCode;
+use gitconfig::Entry;
+use hookfile::Change;
+
+/// The commented template written to `.triad/config.toml`.
+pub const REPO_CONFIG_TEMPLATE: &str = include_str!("repo_config.toml");
+
+/// Set up git-triad here: `.triad/`, notes config, hook shims, trust.
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Remove the hooks and git config that init added (`.triad/` is left alone).
+    #[arg(long, conflicts_with_all = ["trust", "no_trust"])]
+    pub uninstall: bool,
+    /// Mark this clone trusted: its `.triad/config.toml` may set endpoints, key variables and commands.
+    #[arg(long, conflicts_with = "no_trust")]
+    pub trust: bool,
+    /// Do not mark this clone trusted, and do not ask.
+    #[arg(long)]
+    pub no_trust: bool,
+}
+
+/// Runs `git triad init`.
+pub fn run(ctx: &Context, args: &InitArgs) -> CommandResult {
+    let repo = require_repo(ctx)?;
+    if args.uninstall {
+        return uninstall(repo);
+    }
+    // What changed, and what is worth knowing but changed nothing.
+    let (mut said, mut info) = (Vec::new(), Vec::new());
+    if let Some(root) = repo.workdir() {
+        create_triad_dir(root, &mut said)?;
+    } else {
+        info.push("This is a bare repository, so no .triad/ directory was created.".to_string());
+    }
+    let mut record = gitconfig::load_record(repo);
+    for (key, value, multi) in gitconfig::wanted(repo)? {
+        if let Some(entry) = gitconfig::apply(repo, &key, &value, multi)? {
+            said.push(entry.describe());
+            record.push(entry);
+        }
+    }
+    let hooks_dir = hooks_dir(repo)?;
+    let mut not_installed = Vec::new();
+    for (name, shim) in hookfile::HOOKS {
+        let path = hooks_dir.join(name);
+        let shown = path.display();
+        let change = hookfile::install(&path, shim).map_err(|e| {
+            CommandError::failure(format!("cannot install the {name} hook at {shown}: {e}"))
+        })?;
+        match change {
+            Change::Created => said.push(format!("Installed the {name} hook at {shown}.")),
+            Change::Added => {
+                said.push(format!("Added git-triad to your existing {name} hook at {shown} (your lines are kept)."));
+                if !is_executable(&path) {
+                    info.push(format!("{shown} is not executable, so git does not run it; `chmod +x` it to turn the hook on."));
+                }
+            }
+            Change::Updated => said.push(format!("Updated the git-triad part of the {name} hook at {shown}.")),
+            Change::NotShell => not_installed.push(format!(
+                "{shown} is not a shell script, so it was left alone; call `git triad hook {name} \"$@\"` from it, passing its stdin"
+            )),
+            _ => {}
+        }
+    }
+    trust(ctx, repo, args, &mut record, &mut said, &mut info)?;
+    gitconfig::save_record(repo, &record)?;
+    if said.is_empty() && not_installed.is_empty() {
+        said.push("git triad is already set up in this repository; nothing changed.".into());
+    }
+    said.extend(info);
+    out(&lines(&said))?;
+    if let Some(first) = not_installed.first() {
+        let mut err = CommandError::failure(format!("a hook could not be installed: {first}"));
+        err.hints.extend(not_installed.iter().skip(1).cloned());
+        return Err(err);
+    }
+    ok()
+}
+
+fn lines(sentences: &[String]) -> String {
+    sentences.iter().map(|s| format!("{s}\n")).collect()
+}
+
+/// Creates `.triad/config.toml` and `.triad/tasks/` when absent; never overwrites.
+fn create_triad_dir(root: &Path, said: &mut Vec<String>) -> CommandResult<()> {
+    let dir = root.join(".triad");
+    let config = dir.join("config.toml");
+    if !config.exists() {
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(&config, REPO_CONFIG_TEMPLATE)?;
+        said.push(
+            "Created .triad/config.toml, a commented template of what a repository may configure."
+                .into(),
+        );
+    }
+    let tasks = dir.join("tasks");
+    if !tasks.exists() {
+        std::fs::create_dir_all(&tasks)?;
+        std::fs::write(tasks.join(".gitkeep"), "")?;
+        said.push("Created .triad/tasks/ for task specs (commit it with the config).".into());
+    }
+    Ok(())
+}
+
+/// The hooks directory git uses: `core.hooksPath` (relative to the work tree root, or to the
+/// git dir of a bare repository), else `hooks/` in the common git dir.
+fn hooks_dir(repo: &git2::Repository) -> CommandResult<PathBuf> {
+    let cfg = repo.config()?;
+    match cfg.get_path("core.hooksPath") {
+        Ok(p) if p.is_absolute() => Ok(p),
+        Ok(p) => Ok(repo.workdir().unwrap_or_else(|| repo.path()).join(p)),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(repo.commondir().join("hooks")),
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
+}
+
+/// Marks the clone trusted on `--trust`, or on a yes at the terminal prompt.
+fn trust(
+    ctx: &Context,
+    repo: &git2::Repository,
+    args: &InitArgs,
+    record: &mut Vec<Entry>,
+    said: &mut Vec<String>,
+    info: &mut Vec<String>,
+) -> CommandResult<()> {
+    let later = "`git config triad.trusted true` trusts it later";
+    if ctx.trusted() {
+        return Ok(());
+    }
+    let yes = if args.trust {
+        true
+    } else if args.no_trust {
+        info.push(format!("Left this clone untrusted, as asked; {later}."));
+        return Ok(());
+    } else if std::io::stdin().is_terminal() {
+        ask()?
+    } else {
+        info.push(format!(
+            "Did not mark this clone trusted (no terminal to ask on); {later}."
+        ));
+        return Ok(());
+    };
+    if !yes {
+        info.push(format!("Left this clone untrusted; {later}."));
+        return Ok(());
+    }
+    if let Some(entry) = gitconfig::apply(repo, "triad.trusted", "true", false)? {
+        said.push(
+            "Marked this clone trusted: its .triad/config.toml may now set endpoints, key variables and commands."
+                .into(),
+        );
+        record.push(entry);
+    }
+    Ok(())
+}
+
+fn ask() -> CommandResult<bool> {
+    let mut err = std::io::stderr().lock();
+    write!(
+        err,
+        "Trust this clone? A trusted clone's .triad/config.toml may choose model endpoints, \
+         the environment variables API keys are read from, and commands to run. [y/N] "
+    )?;
+    err.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(matches!(
+        answer.trim().to_ascii_lowercase().as_str(),
+        "y" | "yes"
+    ))
+}
+
+/// Removes the hook blocks and the git config init added; leaves `.triad/` alone.
+fn uninstall(repo: &git2::Repository) -> CommandResult {
+    let mut said = Vec::new();
+    let hooks_dir = hooks_dir(repo)?;
+    for (name, _) in hookfile::HOOKS {
+        let path = hooks_dir.join(name);
+        let shown = path.display();
+        match hookfile::uninstall(&path)
+            .map_err(|e| CommandError::failure(format!("cannot edit {shown}: {e}")))?
+        {
+            Change::Deleted => said.push(format!(
+                "Deleted the {name} hook at {shown} (it held only git-triad)."
+            )),
+            Change::Removed => said.push(format!(
+                "Removed git-triad from the {name} hook at {shown}; your lines are kept."
+            )),
+            _ => {}
+        }
+    }
+    let mut record = gitconfig::load_record(repo);
+    if record.is_empty() {
+        // No record (it was deleted, or init ran elsewhere): undo what init would have set.
+        record = gitconfig::wanted(repo)?
+            .into_iter()
+            .map(|(key, value, multi)| match multi {
+                true => Entry::Added { key, value },
+                false => Entry::Set {
+                    key,
+                    old: None,
+                    new: value,
+                },
+            })
+            .collect();
+    }
+    for entry in record.iter().rev() {
+        if let Some(sentence) = gitconfig::revert(repo, entry)? {
+            said.push(sentence);
+        }
+    }
+    gitconfig::save_record(repo, &[])?;
+    if said.is_empty() {
+        said.push("git triad was not installed here; nothing changed.".into());
+    }
+    if repo.workdir().is_some_and(|w| w.join(".triad").exists()) {
+        said.push("Left .triad/ alone: it holds your committed config and tasks.".into());
+    }
+    out(&lines(&said))?;
+    Ok(ExitCode::Ok)
+}

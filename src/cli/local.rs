@@ -1,0 +1,86 @@
+//! `git triad local`: the llama.cpp servers of the offline default.
+
+use clap::{Args, Subcommand};
+
+use super::{ok, out, CommandError, CommandResult, Context};
+use crate::local;
+
+/// Start, stop or inspect the local llama.cpp servers (the `local` profile).
+///
+/// `scripts/local-models` builds llama-server and fetches the models into the cache
+/// (`$GIT_TRIAD_LOCAL_CACHE`, default `~/.cache/git-triad/local`); these commands run one
+/// server per model on 127.0.0.1 with pid files and logs in `<cache>/run/`.
+#[derive(Debug, Args)]
+pub struct LocalArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: LocalCommand,
+}
+
+/// `git triad local` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum LocalCommand {
+    /// Start the servers that are not answering (waits until they do).
+    Start,
+    /// Stop the servers started by `git triad local start`.
+    Stop,
+    /// Show each server: port, model, pid, answering or not.
+    Status,
+}
+
+/// Runs `git triad local`.
+pub fn run(ctx: &Context, args: &LocalArgs) -> CommandResult {
+    let loaded = ctx.load_config()?;
+    let cache = local::cache_dir(&ctx.env);
+    match args.command {
+        LocalCommand::Start => {
+            let started =
+                local::start(&loaded.config, &cache, &[]).map_err(|e| local_error(e, &cache))?;
+            if started.is_empty() {
+                out("the local servers are already running\n")?;
+            }
+            for s in started {
+                out(&format!("started {s}\n"))?;
+            }
+        }
+        LocalCommand::Stop => {
+            let stopped = local::stop(&cache);
+            if stopped.is_empty() {
+                out("no local server started by git triad is running\n")?;
+            }
+            for s in stopped {
+                out(&format!("stopped {s}\n"))?;
+            }
+        }
+        LocalCommand::Status => {
+            for s in local::status(&loaded.config, &cache) {
+                out(&format!(
+                    "{:<18} {:<28} {:<28} {}\n",
+                    s.server.provider,
+                    s.base_url,
+                    s.model_id,
+                    match (s.answering, s.pid) {
+                        (true, Some(p)) => format!("answering (pid {p})"),
+                        (true, None) => "answering (not started by git triad)".to_string(),
+                        (false, Some(p)) => format!("not answering (pid {p} alive)"),
+                        (false, None) => "stopped".to_string(),
+                    }
+                ))?;
+            }
+        }
+    }
+    ok()
+}
+
+/// A local-server error with what to do about it.
+pub fn local_error(e: local::LocalError, cache: &std::path::Path) -> CommandError {
+    let hint = match &e {
+        local::LocalError::Missing(_) => format!(
+            "prepare the local models first: `scripts/local-models` (caches into {})",
+            cache.display()
+        ),
+        local::LocalError::NotAnswering { log, .. } => format!("read the server log: {log}"),
+        _ => "`git triad local status` shows the servers".to_string(),
+    };
+    CommandError::failure(e).hint(hint)
+}

@@ -1,0 +1,110 @@
+//! `git triad notes`: share verdict notes with a remote and find lost ones again.
+
+pub mod reattach;
+pub mod sync;
+
+use clap::{Args, Subcommand};
+
+use super::{CommandError, CommandResult, Context};
+use crate::notes::{gate_cli, NotesError};
+
+/// Share verdicts (`refs/notes/triad`) with a remote, or reattach them after a squash.
+#[derive(Debug, Args)]
+pub struct NotesArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: NotesCommand,
+}
+
+/// `git triad notes` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum NotesCommand {
+    /// Push local verdicts to the remote (never forced; merges and retries when rejected).
+    Push(sync::RemoteArgs),
+    /// Fetch the remote's verdicts and merge them into yours (union of lines).
+    Fetch(sync::RemoteArgs),
+    /// Fetch, merge, then push: both sides end with every verdict.
+    Sync(sync::RemoteArgs),
+    /// Copy verdicts onto commits that lost them (squash merge, cherry-pick) by patch id.
+    Reattach(reattach::ReattachArgs),
+}
+
+/// Runs `git triad notes`.
+pub fn run(ctx: &Context, args: &NotesArgs) -> CommandResult {
+    match &args.command {
+        NotesCommand::Push(a) => sync::run(ctx, a, sync::Mode::Push),
+        NotesCommand::Fetch(a) => sync::run(ctx, a, sync::Mode::Fetch),
+        NotesCommand::Sync(a) => sync::run(ctx, a, sync::Mode::Sync),
+        NotesCommand::Reattach(a) => reattach::run(ctx, a),
+    }
+}
+
+/// The repository of the command, or an error that says why there is none.
+pub(crate) fn require_repo(ctx: &Context) -> CommandResult<&git2::Repository> {
+    if let Some(repo) = &ctx.repo {
+        return Ok(repo);
+    }
+    match gate_cli::object_format(&ctx.cwd).as_deref() {
+        Ok("sha1") | Err(_) => Err(match git2::Repository::discover(&ctx.cwd) {
+            Err(e) if e.code() != git2::ErrorCode::NotFound => {
+                CommandError::failure(format!("cannot open the repository: {}", e.message()))
+            }
+            _ => CommandError::usage(format!(
+                "{} is not inside a git repository",
+                ctx.cwd.display()
+            ))
+            .hint("run this inside a clone, or point at one with `git triad -C <path> …`"),
+        }),
+        Ok(format) => Err(CommandError::failure(format!(
+            "this repository uses the {format} object format, which git-triad's libgit2 cannot open"
+        ))
+        .hint("the pre-push gate still works here (it falls back to the git command line)")
+        .hint("verdicts can only be written in SHA-1 repositories for now")),
+    }
+}
+
+/// The commit a revision names, with a usage error that says how to name one.
+pub(crate) fn resolve_commit<'r>(
+    repo: &'r git2::Repository,
+    rev: &str,
+) -> CommandResult<git2::Commit<'r>> {
+    repo.revparse_single(rev)
+        .and_then(|o| o.peel_to_commit())
+        .map_err(|e| {
+            CommandError::usage(format!("`{rev}` does not name a commit: {}", e.message()))
+                .hint("use a commit id, a branch, a tag or an expression like HEAD~2")
+        })
+}
+
+/// The abbreviated id and subject of a commit, for messages.
+pub(crate) fn short_and_subject(commit: &git2::Commit<'_>) -> (String, String) {
+    let short = commit
+        .as_object()
+        .short_id()
+        .ok()
+        .and_then(|b| b.as_str().map(str::to_string))
+        .unwrap_or_else(|| commit.id().to_string()[..12].to_string());
+    (short, commit.summary().unwrap_or("").to_string())
+}
+
+impl From<NotesError> for CommandError {
+    fn from(e: NotesError) -> Self {
+        let hint = match &e {
+            NotesError::Contended { .. } => {
+                Some("other processes are writing verdicts right now; run the command again")
+            }
+            NotesError::NotUtf8 { .. } | NotesError::Git { .. } | NotesError::Repo(_) => Some(
+                "`git notes --ref=triad list` and `git fsck` show whether refs/notes/triad is intact",
+            ),
+            NotesError::BadPushLine(_) | NotesError::BadRewriteLine(_) => {
+                Some("this command is run by git hooks, which pass its input on stdin")
+            }
+            NotesError::GitCli { .. } => None,
+        };
+        let err = CommandError::failure(e);
+        match hint {
+            Some(h) => err.hint(h),
+            None => err,
+        }
+    }
+}

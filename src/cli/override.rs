@@ -1,0 +1,86 @@
+//! `git triad override`: a human overrules the effective verdict of a commit, on the record.
+
+use clap::{Args, ValueEnum};
+
+use super::notes::{require_repo, resolve_commit, short_and_subject};
+use super::{ok, out, CommandError, CommandResult, Context};
+use crate::notes::{self, OverrideRecord};
+
+/// Record that a person overrules a commit's verdict (appended as a note; nothing is deleted).
+#[derive(Debug, Args)]
+pub struct OverrideArgs {
+    /// The commit whose verdict you overrule.
+    pub rev: String,
+    /// The verdict that replaces the current one.
+    #[arg(long, value_enum)]
+    pub verdict: OverrideVerdict,
+    /// Why; kept with the override for reviewers.
+    #[arg(long)]
+    pub reason: String,
+}
+
+/// Verdicts a human may set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OverrideVerdict {
+    /// The change may go ahead.
+    #[value(name = "APPROVE", alias = "approve")]
+    Approve,
+    /// The change may go ahead, with concerns on record.
+    #[value(name = "FLAG", alias = "flag")]
+    Flag,
+}
+
+impl OverrideVerdict {
+    fn as_str(self) -> &'static str {
+        match self {
+            OverrideVerdict::Approve => "APPROVE",
+            OverrideVerdict::Flag => "FLAG",
+        }
+    }
+}
+
+/// Runs `git triad override`.
+pub fn run(ctx: &Context, args: &OverrideArgs) -> CommandResult {
+    let reason = args.reason.trim();
+    if reason.is_empty() {
+        return Err(CommandError::usage("an override needs a reason")
+            .hint("say why, e.g. --reason \"false positive: the index is checked on line 10\""));
+    }
+    let repo = require_repo(ctx)?;
+    let commit = resolve_commit(repo, &args.rev)?;
+    let (short, subject) = short_and_subject(&commit);
+    let lines = notes::read(repo, commit.id())?;
+    let Some(current) = notes::effective(&lines) else {
+        return Err(CommandError::usage(format!("{short} ({subject}) has no verdict to override"))
+            .hint(format!("`git triad show {short}` lists its notes"))
+            .hint("the pre-push gate blocks unreviewed commits only when \"missing\" is in hooks.pre_push.block_on"));
+    };
+    let verdict = args.verdict.as_str();
+    if current.verdict == verdict {
+        return Err(CommandError::usage(format!(
+            "the verdict of {short} is already {verdict}"
+        )));
+    }
+    let (name, email) = notes::identity(repo).ok_or_else(|| {
+        CommandError::usage("an override records who made it, and no identity is configured")
+            .hint("set it with `git config user.name \"Your Name\"` and `git config user.email you@example.com`")
+    })?;
+    let who = format!("{name} <{email}>");
+    let patch_id = notes::patch_id(repo, commit.id())?;
+    let commit_hex = commit.id().to_string();
+    let line = notes::override_line(&OverrideRecord {
+        verdict,
+        overrides: &current.verdict,
+        reason,
+        who: &who,
+        patch_id: patch_id.as_deref(),
+        commit: &commit_hex,
+    });
+    notes::append(repo, commit.id(), &[line])?;
+    out(&format!(
+        "Recorded your override of {short} ({subject}): {} is now {verdict}.\n\
+         Share it with `git triad notes push`.\n",
+        current.verdict
+    ))?;
+    ok()
+}

@@ -1,0 +1,79 @@
+//! `git triad reconcile`: check a finished run against its TaskSpec again.
+
+use clap::Args;
+
+use super::run::{need_repo, report_state, runner_parts};
+use super::{CommandError, CommandResult, Context};
+use crate::arbiter::Verdict;
+use crate::exit::ExitCode;
+use crate::pipeline::{Recorder, RunStatus};
+
+/// Re-run the Implementation Summary Reconciliation on a finished run.
+///
+/// Checks the verifier's summary against the final commit (files, tests, requirement ids),
+/// asks a reconciliation arbiter (never the verifier's model) to apply the five checks of
+/// seed 000 §B11.4 against the TaskSpec recorded at the run's start, and appends a
+/// `reconciliation` line to the note on the final commit. Nothing is rewound.
+#[derive(Debug, Args)]
+pub struct ReconcileArgs {
+    /// The run id (`git triad log` lists them).
+    pub run_id: String,
+    /// The reconciliation arbiter (must differ from the verifier's model).
+    #[arg(long, value_name = "MODEL")]
+    pub reconcile_model: Option<String>,
+    /// Print one JSON object describing the run on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `git triad reconcile`.
+pub fn run(ctx: &Context, args: &ReconcileArgs) -> CommandResult {
+    let repo = need_repo(ctx)?;
+    let loaded = ctx.load_config()?;
+    let mut state = Recorder::open(repo, &args.run_id)
+        .load()
+        .map_err(CommandError::failure)?
+        .ok_or_else(|| {
+            CommandError::usage(format!("there is no run `{}`", args.run_id))
+                .hint("`git triad log` lists the runs of this repository")
+        })?;
+    if !matches!(
+        state.status,
+        RunStatus::Approved | RunStatus::Flagged | RunStatus::Halted
+    ) || state.stages.iter().any(|s| s.commit.is_none())
+    {
+        return Err(CommandError::usage(format!(
+            "run {} has not finished all its stages ({})",
+            state.run_id,
+            state.status.as_str()
+        ))
+        .hint(format!(
+            "finish it first: `git triad resume {}`",
+            state.run_id
+        )));
+    }
+    if let Some(m) = &args.reconcile_model {
+        state.reconcile.get_or_insert_with(Default::default).model = Some(m.clone());
+    }
+    let (spec, client, verify_command, verify_skipped) = runner_parts(ctx, repo, &loaded, &state)?;
+    let runner = crate::pipeline::Runner {
+        repo,
+        repo_root: repo.workdir().unwrap_or(repo.path()).to_path_buf(),
+        loaded: &loaded,
+        client: &client,
+        progress: !ctx.quiet,
+        verify_command,
+        verify_skipped,
+        profile: loaded.active_profile(&ctx.env),
+    };
+    let verdict = runner
+        .reconcile_again(&mut state, &spec)
+        .map_err(CommandError::failure)?;
+    report_state(&state, args.json)?;
+    Ok(match verdict {
+        Some(Verdict::Halt) => ExitCode::Halt,
+        Some(Verdict::Reject) => ExitCode::Error,
+        Some(_) => ExitCode::Ok,
+        None => super::run::status_exit(state.status),
+    })
+}

@@ -1,0 +1,275 @@
+//! `git triad review`: the arbiter, with its hard evidence, on any change.
+
+use std::process::{Command, Stdio};
+
+use clap::{Args, ValueEnum};
+use serde_json::json;
+
+use super::run::need_repo;
+use super::{out, CommandError, CommandResult, Context};
+use crate::arbiter::gather::gather;
+use crate::arbiter::{review, ArbiterAnswer, ArbiterReview, Verdict};
+use crate::config::Role;
+use crate::exit::ExitCode;
+use crate::model::budget::Ledger;
+use crate::model::ModelClient;
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReviewFormat {
+    /// For the terminal.
+    Text,
+    /// The review object.
+    Json,
+    /// For a pull request.
+    Markdown,
+    /// SARIF 2.1.0, for code-scanning tools.
+    Sarif,
+}
+
+/// The verdict from which the exit code signals failure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    /// Only HALT fails (exit 3).
+    Halt,
+    /// REJECT (exit 1) or HALT (exit 3).
+    Reject,
+    /// FLAG or REJECT (exit 1), HALT (exit 3).
+    Flag,
+}
+
+/// Review any change with the arbiter and the deterministic checks, human-written too.
+///
+/// Without a range, reviews the last commit (HEAD^..HEAD). Unresolved imports and new
+/// syntax errors make the verdict at least REJECT whatever the model says; `--no-model`
+/// runs only those checks (no key needed: for CI and hooks).
+///
+/// Examples: `git triad review main..HEAD --format sarif > triad.sarif`,
+/// `git triad review --staged --no-model --fail-on reject`.
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// A commit (`abc123`: its own change) or a range (`main..HEAD`).
+    #[arg(conflicts_with_all = ["staged", "worktree"])]
+    pub range: Option<String>,
+    /// Review what is staged in the index against HEAD.
+    #[arg(long, conflicts_with = "worktree")]
+    pub staged: bool,
+    /// Review the working tree (tracked and untracked, not ignored) against HEAD.
+    #[arg(long)]
+    pub worktree: bool,
+    /// The arbiter model (default: the first model of the arbiter role).
+    #[arg(long, value_name = "MODEL")]
+    pub arbiter_model: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReviewFormat::Text)]
+    pub format: ReviewFormat,
+    /// Which verdict makes the exit code non-zero.
+    #[arg(long, value_enum, default_value_t = FailOn::Halt)]
+    pub fail_on: FailOn,
+    /// Record the verdict as a note on the range's tip commit (like a pipeline review).
+    #[arg(long, conflicts_with_all = ["staged", "worktree"])]
+    pub note: bool,
+    /// Only the deterministic checks; no model is called.
+    #[arg(long)]
+    pub no_model: bool,
+}
+
+/// Writes the working tree (tracked + untracked, not ignored) as a tree, using a throwaway
+/// index so the user's index is untouched.
+fn worktree_tree(repo: &git2::Repository) -> CommandResult<git2::Oid> {
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| CommandError::usage("this repository has no working tree"))?;
+    let tmp = tempfile::tempdir()?;
+    let index = tmp.path().join("index");
+    if let Ok(bytes) = std::fs::read(repo.path().join("index")) {
+        std::fs::write(&index, bytes)?;
+    }
+    let git = |args: &[&str]| -> CommandResult<String> {
+        let out = Command::new("git")
+            .current_dir(workdir)
+            .env("GIT_INDEX_FILE", &index)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()?;
+        if !out.status.success() {
+            return Err(CommandError::failure(format!(
+                "git {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    git(&["add", "-A"])?;
+    let oid = git(&["write-tree"])?;
+    git2::Oid::from_str(&oid).map_err(|e| CommandError::failure(e.to_string()))
+}
+
+/// Resolves what to review: (old tree, new tree, tip commit for --note).
+fn trees<'r>(
+    repo: &'r git2::Repository,
+    args: &ReviewArgs,
+) -> CommandResult<(Option<git2::Tree<'r>>, git2::Tree<'r>, Option<git2::Oid>)> {
+    let head_tree = || -> CommandResult<git2::Tree<'r>> {
+        Ok(repo
+            .head()
+            .and_then(|h| h.peel_to_tree())
+            .map_err(|e| CommandError::usage(format!("HEAD has no commit to compare with: {e}")))?)
+    };
+    if args.staged {
+        let oid = repo.index()?.write_tree()?;
+        return Ok((Some(head_tree()?), repo.find_tree(oid)?, None));
+    }
+    if args.worktree {
+        let oid = worktree_tree(repo)?;
+        return Ok((Some(head_tree()?), repo.find_tree(oid)?, None));
+    }
+    let spec = args.range.clone().unwrap_or_else(|| "HEAD".into());
+    let bad = |e: git2::Error| {
+        CommandError::usage(format!(
+            "`{spec}` is not a commit or range: {}",
+            e.message()
+        ))
+        .hint("examples: HEAD, abc123, main..HEAD")
+    };
+    if spec.contains("..") {
+        let rs = repo.revparse(&spec).map_err(bad)?;
+        let (Some(from), Some(to)) = (rs.from(), rs.to()) else {
+            return Err(CommandError::usage(format!("`{spec}` needs both ends")));
+        };
+        let old = from.peel_to_tree().map_err(bad)?;
+        let new_commit = to.peel_to_commit().map_err(bad)?;
+        return Ok((Some(old), new_commit.tree()?, Some(new_commit.id())));
+    }
+    let commit = repo
+        .revparse_single(&spec)
+        .and_then(|o| o.peel_to_commit())
+        .map_err(bad)?;
+    let old = commit.parent(0).ok().map(|p| p.tree()).transpose()?;
+    Ok((old, commit.tree()?, Some(commit.id())))
+}
+
+/// Runs `git triad review`.
+pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
+    let repo = need_repo(ctx)?;
+    let (old, new, tip) = trees(repo, args)?;
+    let venv_root = repo.workdir().map(|p| p.to_path_buf());
+    let g = gather(repo, old.as_ref(), &new, venv_root)?;
+    let read = |p: &str| crate::git::TreeFiles::new(repo, new.clone()).text(p);
+
+    let review: ArbiterReview = if args.no_model {
+        let model_verdict = if g.findings.iter().any(|f| f.severity != "critical") {
+            Verdict::Flag
+        } else {
+            Verdict::Approve
+        };
+        let answer = ArbiterAnswer {
+            verdict: model_verdict,
+            confidence: 1.0,
+            reasoning: format!(
+                "deterministic checks only: {} finding(s) in {} changed file(s)",
+                g.findings.len(),
+                g.files.len()
+            ),
+            issues: vec![],
+            alternatives: vec![],
+        };
+        let mut r = review::finish(
+            "review",
+            "human",
+            "none (--no-model)",
+            answer,
+            &read,
+            &g.findings,
+            None,
+            0.0,
+        );
+        r.model_verdict = model_verdict;
+        r
+    } else {
+        let loaded = ctx.load_config()?;
+        let profile = loaded.active_profile(&ctx.env);
+        let candidates = match &args.arbiter_model {
+            Some(m) => vec![m.clone()],
+            None => loaded.role_models(Role::Arbiter, profile.as_deref()),
+        };
+        let ledger = Ledger::new(repo.path().join("triad").join("ledger.jsonl"));
+        let client =
+            ModelClient::new(&loaded.config, ctx.env_lookup()).with_ledger(ledger, &loaded.config);
+        let input = review::ReviewInput {
+            stage: "review",
+            reviewed_model: "a human or another tool",
+            task: "## Task\nReview this change as it stands; no TaskSpec was given.",
+            diff: &g.diff_text,
+            stage_notes: "",
+            findings: &g.findings,
+            previous_flags: &[],
+            verify: None,
+        };
+        let system = crate::pipeline::context::prompt(&loaded.config, "arbiter", repo.workdir());
+        let req = review::build_request(&system, &input);
+        let rt = super::runtime()?;
+        let result =
+            rt.block_on(client.chat_structured::<ArbiterAnswer>(Role::Arbiter, &candidates, &req))?;
+        let cost = result.completion.records.iter().map(|r| r.cost_usd).sum();
+        review::finish(
+            "review",
+            "human",
+            &result.completion.model,
+            result.value,
+            &read,
+            &g.findings,
+            None,
+            cost,
+        )
+    };
+
+    if args.note {
+        if let Some(tip) = tip {
+            let mut line = serde_json::to_value(&review).unwrap_or_default();
+            if let serde_json::Value::Object(o) = &mut line {
+                o.insert("v".into(), json!(1));
+                o.insert("kind".into(), json!("review"));
+                o.insert("run".into(), json!(null));
+                o.insert("attempt".into(), json!(1));
+                o.insert(
+                    "patch_id".into(),
+                    json!(crate::notes::patch_id(repo, tip).ok().flatten()),
+                );
+                o.insert("commit".into(), json!(tip.to_string()));
+                o.insert("ts".into(), json!(crate::notes::now_ts()));
+                o.insert("stage_reviewed".into(), json!("review"));
+            }
+            crate::notes::append(repo, tip, &[line]).map_err(|e| {
+                CommandError::failure(format!("could not record the verdict note: {e}"))
+            })?;
+        }
+    }
+
+    let text = match args.format {
+        ReviewFormat::Text => crate::report::text(&review),
+        ReviewFormat::Markdown => crate::report::markdown(&review),
+        ReviewFormat::Json => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&review).unwrap_or_default()
+        ),
+        ReviewFormat::Sarif => format!(
+            "{}\n",
+            serde_json::to_string_pretty(&crate::report::sarif(&review)).unwrap_or_default()
+        ),
+    };
+    out(&text)?;
+    let threshold = match args.fail_on {
+        FailOn::Halt => Verdict::Halt,
+        FailOn::Reject => Verdict::Reject,
+        FailOn::Flag => Verdict::Flag,
+    };
+    Ok(if review.verdict == Verdict::Halt {
+        ExitCode::Halt
+    } else if review.verdict >= threshold {
+        ExitCode::Error
+    } else {
+        ExitCode::Ok
+    })
+}

@@ -1,0 +1,34 @@
+//! The code evidence engine: facts about a change that a model cannot talk away.
+//!
+//! The arbiter's verdicts rest on what tree-sitter and the repository's real files say:
+//!
+//! - **symbols** ([`outline`], [`enclosing`], [`innermost`]): which definition a line
+//!   belongs to, with exact ranges;
+//! - **syntax** ([`syntax_issues`], [`new_syntax_issues`]): `ERROR`/`MISSING` nodes, and
+//!   which of them a change introduced;
+//! - **imports** ([`imports`], [`added_imports`]) and their **resolution** against the
+//!   standard library, the repository's modules and the declared dependencies;
+//! - **evidence** ([`evidence`], [`evidence_with`]): all of that for a whole change, as
+//!   [`Finding`]s.
+//!
+//! Languages are Python and Rust. Each has a folder under `grammars/` with its
+//! tree-sitter queries (compiled once per process) and a small resolver here
+//! (`python.rs`, `rust.rs`); `grammars/README.md` explains how to add one.
+
+mod cargo;
+mod evidence;
+mod imports;
+mod lang;
+mod pydeps;
+mod python;
+mod rust;
+mod source;
+mod symbols;
+mod syntax;
+
+pub use evidence::{evidence, evidence_with, ChangedFile, EvidenceOptions, Finding};
+pub use imports::{added_imports, imports, Import};
+pub use lang::Lang;
+pub use source::{DirSource, FileSource, GitTreeSource};
+pub use symbols::{enclosing, innermost, outline, Symbol};
+pub use syntax::{new_syntax_issues, syntax_issues, SyntaxIssue};

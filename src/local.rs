@@ -1,0 +1,281 @@
+//! The offline default: one llama.cpp `llama-server` per local model on 127.0.0.1, with pid
+//! files and logs under the cache directory that `scripts/local-models` fills.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::config::Config;
+
+/// One local server: which provider it serves, from which model file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalServer {
+    /// Provider name in the registry (its base URL gives the port).
+    pub provider: &'static str,
+    /// Model file name under `<cache>/models/`.
+    pub file: &'static str,
+    /// Context size given to llama-server.
+    pub context: u32,
+}
+
+/// The servers of the built-in `local` profile.
+pub const SERVERS: &[LocalServer] = &[
+    LocalServer {
+        provider: "triad-local-coder",
+        file: "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        context: 8192,
+    },
+    LocalServer {
+        provider: "triad-local-small",
+        file: "smollm2-135m-instruct-q4_1.gguf",
+        context: 8192,
+    },
+];
+
+/// Why a local server could not be managed.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalError {
+    /// The cache has no llama-server or model file.
+    #[error("{0} is missing")]
+    Missing(PathBuf),
+    /// The registry does not have the provider or a model for it.
+    #[error("the configuration has no provider `{0}` with a model")]
+    NotConfigured(String),
+    /// Starting failed.
+    #[error("llama-server for {provider} did not answer within {secs} s (log: {log})")]
+    NotAnswering {
+        /// Provider.
+        provider: String,
+        /// Seconds waited.
+        secs: u64,
+        /// Log file.
+        log: String,
+    },
+    /// I/O.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// The cache directory: `$GIT_TRIAD_LOCAL_CACHE`, else `~/.cache/git-triad/local`.
+pub fn cache_dir(env: &[(String, String)]) -> PathBuf {
+    let get = |k: &str| {
+        env.iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+            .filter(|v| !v.is_empty())
+    };
+    if let Some(d) = get("GIT_TRIAD_LOCAL_CACHE") {
+        return PathBuf::from(d);
+    }
+    let base = get("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| get("HOME").map(|h| Path::new(&h).join(".cache")))
+        .unwrap_or_else(|| PathBuf::from(".cache"));
+    base.join("git-triad").join("local")
+}
+
+/// What `status` reports for one server.
+#[derive(Debug, Clone)]
+pub struct ServerStatus {
+    /// The server.
+    pub server: LocalServer,
+    /// Its base URL.
+    pub base_url: String,
+    /// The model id served (the wire id of the model that uses the provider).
+    pub model_id: String,
+    /// Pid from the pid file, if the process is alive.
+    pub pid: Option<u32>,
+    /// Whether `GET /models` answers.
+    pub answering: bool,
+}
+
+fn provider_info(config: &Config, provider: &str) -> Result<(String, String, u16), LocalError> {
+    let p = config
+        .providers
+        .get(provider)
+        .ok_or_else(|| LocalError::NotConfigured(provider.into()))?;
+    let (name, m) = config
+        .models
+        .iter()
+        .find(|(_, m)| m.provider == provider)
+        .ok_or_else(|| LocalError::NotConfigured(provider.into()))?;
+    let port = reqwest::Url::parse(&p.base_url)
+        .ok()
+        .and_then(|u| u.port_or_known_default())
+        .unwrap_or(8080);
+    Ok((p.base_url.clone(), m.wire_id(name).to_string(), port))
+}
+
+fn pid_alive(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+}
+
+fn read_pid(path: &Path) -> Option<u32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+/// Whether a server answers `GET {base}/models` with a 2xx within about a second.
+///
+/// A plain blocking probe over TCP: this runs outside any async runtime and never goes
+/// through a proxy (the servers are on this machine).
+pub fn answering(base_url: &str) -> bool {
+    use std::io::{Read, Write};
+    use std::net::{TcpStream, ToSocketAddrs};
+    let url = format!("{}/models", base_url.trim_end_matches('/'));
+    let Ok(u) = reqwest::Url::parse(&url) else {
+        return false;
+    };
+    let (Some(host), Some(port)) = (u.host_str(), u.port_or_known_default()) else {
+        return false;
+    };
+    let Some(addr) = (host, port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+    else {
+        return false;
+    };
+    let Ok(mut s) = TcpStream::connect_timeout(&addr, Duration::from_millis(500)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
+    let req = format!(
+        "GET {} HTTP/1.1\r\nHost: {host}:{port}\r\nConnection: close\r\n\r\n",
+        u.path()
+    );
+    if s.write_all(req.as_bytes()).is_err() {
+        return false;
+    }
+    let mut buf = [0u8; 16];
+    let n = s.read(&mut buf).unwrap_or(0);
+    let head = String::from_utf8_lossy(&buf[..n]);
+    head.starts_with("HTTP/1.1 2") || head.starts_with("HTTP/1.0 2")
+}
+
+/// Statuses of every local server.
+pub fn status(config: &Config, cache: &Path) -> Vec<ServerStatus> {
+    SERVERS
+        .iter()
+        .filter_map(|s| {
+            let (base_url, model_id, _) = provider_info(config, s.provider).ok()?;
+            let pid = read_pid(&cache.join("run").join(format!("{}.pid", s.provider)))
+                .filter(|p| pid_alive(*p));
+            Some(ServerStatus {
+                server: s.clone(),
+                answering: answering(&base_url),
+                base_url,
+                model_id,
+                pid,
+            })
+        })
+        .collect()
+}
+
+/// Starts every local server that is not answering; returns what was started.
+pub fn start(
+    config: &Config,
+    cache: &Path,
+    providers: &[String],
+) -> Result<Vec<String>, LocalError> {
+    let bin = cache.join("bin").join("llama-server");
+    if !bin.exists() {
+        return Err(LocalError::Missing(bin));
+    }
+    let run_dir = cache.join("run");
+    std::fs::create_dir_all(&run_dir)?;
+    let mut started = Vec::new();
+    let mut waiting = Vec::new();
+    for s in SERVERS
+        .iter()
+        .filter(|s| providers.is_empty() || providers.iter().any(|p| p == s.provider))
+    {
+        let (base_url, model_id, port) = provider_info(config, s.provider)?;
+        if answering(&base_url) {
+            continue;
+        }
+        let model = cache.join("models").join(s.file);
+        if !model.exists() {
+            return Err(LocalError::Missing(model));
+        }
+        let log_path = run_dir.join(format!("{}.log", s.provider));
+        let log = std::fs::File::create(&log_path)?;
+        let mut cmd = Command::new(&bin);
+        cmd.arg("-m")
+            .arg(&model)
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["--alias", &model_id])
+            .args(["-c", &s.context.to_string(), "-np", "1", "-t", "2"])
+            .stdin(Stdio::null())
+            .stdout(log.try_clone()?)
+            .stderr(log);
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::CommandExt;
+            // Its own process group: the server outlives this command and ignores our ^C.
+            cmd.process_group(0);
+        }
+        let child = cmd.spawn()?;
+        std::fs::write(
+            run_dir.join(format!("{}.pid", s.provider)),
+            child.id().to_string(),
+        )?;
+        waiting.push((s.provider.to_string(), base_url, log_path));
+        started.push(format!(
+            "{} ({model_id}) on port {port}, pid {}",
+            s.provider,
+            child.id()
+        ));
+    }
+    let deadline = Instant::now() + Duration::from_secs(120);
+    for (provider, base_url, log) in waiting {
+        while !answering(&base_url) {
+            if Instant::now() > deadline {
+                return Err(LocalError::NotAnswering {
+                    provider,
+                    secs: 120,
+                    log: log.display().to_string(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+    Ok(started)
+}
+
+/// Stops the servers this tool started (by pid file); returns what was stopped.
+pub fn stop(cache: &Path) -> Vec<String> {
+    let mut stopped = Vec::new();
+    for s in SERVERS {
+        let pid_file = cache.join("run").join(format!("{}.pid", s.provider));
+        if let Some(pid) = read_pid(&pid_file) {
+            if pid_alive(pid) {
+                if let Ok(p) = i32::try_from(pid) {
+                    // SAFETY: kill(2) on a pid we started and recorded; no memory involved.
+                    unsafe {
+                        libc::kill(p, libc::SIGTERM);
+                    }
+                    let deadline = Instant::now() + Duration::from_secs(5);
+                    while pid_alive(pid) && Instant::now() < deadline {
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    stopped.push(format!("{} (pid {pid})", s.provider));
+                }
+            }
+            let _ = std::fs::remove_file(&pid_file);
+        }
+    }
+    stopped
+}
+
+/// The local providers that the given models use.
+pub fn providers_of(config: &Config, models: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = models
+        .iter()
+        .filter_map(|m| config.models.get(m))
+        .map(|m| m.provider.clone())
+        .filter(|p| SERVERS.iter().any(|s| s.provider == p))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}

@@ -1,0 +1,290 @@
+//! The pre-push gate: which pushed commits carry a verdict the policy blocks on.
+//!
+//! Two ways to look: libgit2 (fast: one pass over the notes ref, one revwalk), and the git
+//! CLI for repositories libgit2 cannot open (SHA-256 object format, see [`super::gate_cli`]).
+//! Both feed the same [`Policy`].
+
+use std::collections::HashSet;
+
+use git2::{ObjectType, Oid, Repository};
+
+use super::format::{effective, parse_note, Effective};
+use super::store::note_map;
+use super::NotesError;
+
+/// One line of pre-push input: `<local ref> <local oid> <remote ref> <remote oid>`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefUpdate {
+    /// The local ref being pushed (may contain spaces; `(delete)` for deletes).
+    pub local_ref: String,
+    /// The object pushed; all zeros for a delete.
+    pub local_oid: String,
+    /// The ref updated on the remote.
+    pub remote_ref: String,
+    /// What the remote ref points at now; all zeros if it does not exist.
+    pub remote_oid: String,
+}
+
+impl RefUpdate {
+    /// Whether this update deletes the remote ref (nothing is pushed).
+    pub fn is_delete(&self) -> bool {
+        is_zero_id(&self.local_oid)
+    }
+
+    /// Whether this pushes triad's own refs (notes, runs, tasks), which carry no verdicts.
+    ///
+    /// Both sides must be in those namespaces, so `git push origin bad:refs/notes/x` cannot
+    /// smuggle a halted commit past the gate.
+    pub fn is_triad_ref(&self) -> bool {
+        let ours = |r: &str| r.starts_with("refs/notes/") || r.starts_with("refs/triad/");
+        ours(&self.local_ref) && ours(&self.remote_ref)
+    }
+
+    /// Whether the gate has to look at this update at all.
+    pub fn needs_check(&self) -> bool {
+        !self.is_delete() && !self.is_triad_ref()
+    }
+
+    /// Whether the remote side names an existing ref (not all zeros).
+    pub fn has_remote(&self) -> bool {
+        !is_zero_id(&self.remote_oid)
+    }
+}
+
+/// Whether `id` is git's null object id, in SHA-1 (40) or SHA-256 (64) form.
+pub fn is_zero_id(id: &str) -> bool {
+    (id.len() == 40 || id.len() == 64) && id.bytes().all(|b| b == b'0')
+}
+
+fn is_hex_id(id: &str) -> bool {
+    (id.len() == 40 || id.len() == 64) && id.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Parses pre-push input. Fields are split from the right, because only the local ref can
+/// contain spaces; blank lines are ignored, anything else malformed is an error.
+pub fn parse_updates(text: &str) -> Result<Vec<RefUpdate>, NotesError> {
+    let mut updates = Vec::new();
+    for line in text.lines() {
+        let trimmed = line.trim_end_matches('\r');
+        if trimmed.trim().is_empty() {
+            continue;
+        }
+        let bad = || NotesError::BadPushLine(trimmed.to_string());
+        let mut parts = trimmed.rsplitn(4, ' ');
+        let remote_oid = parts.next().ok_or_else(bad)?;
+        let remote_ref = parts.next().ok_or_else(bad)?;
+        let local_oid = parts.next().ok_or_else(bad)?;
+        let local_ref = parts.next().ok_or_else(bad)?;
+        if !is_hex_id(local_oid) || !is_hex_id(remote_oid) {
+            return Err(bad());
+        }
+        updates.push(RefUpdate {
+            local_ref: local_ref.to_string(),
+            local_oid: local_oid.to_ascii_lowercase(),
+            remote_ref: remote_ref.to_string(),
+            remote_oid: remote_oid.to_ascii_lowercase(),
+        });
+    }
+    Ok(updates)
+}
+
+/// Which effective verdicts block a push (`hooks.pre_push.block_on`).
+#[derive(Debug, Clone)]
+pub struct Policy {
+    verdicts: Vec<String>,
+    missing: bool,
+}
+
+impl Policy {
+    /// A policy from the configured list: verdict names, and `missing` for commits without one.
+    pub fn new(block_on: &[String]) -> Policy {
+        Policy {
+            verdicts: block_on
+                .iter()
+                .filter(|v| v.as_str() != "missing")
+                .cloned()
+                .collect(),
+            missing: block_on.iter().any(|v| v == "missing"),
+        }
+    }
+
+    /// Whether commits without any verdict block.
+    pub fn blocks_missing(&self) -> bool {
+        self.missing
+    }
+
+    /// Whether nothing can ever block (an empty list).
+    pub fn is_open(&self) -> bool {
+        self.verdicts.is_empty() && !self.missing
+    }
+
+    /// Judges one commit's note text (`None`: no note). `Some(None)` blocks as missing,
+    /// `Some(Some(e))` blocks on the effective verdict `e`, `None` lets it through.
+    pub fn judge(&self, note: Option<&str>) -> Option<Option<Effective>> {
+        let Some(text) = note else {
+            return self.missing.then_some(None);
+        };
+        // Most notes cannot block: skip parsing unless a blocking verdict appears at all.
+        if !self.missing
+            && !self
+                .verdicts
+                .iter()
+                .any(|v| text.contains(&format!("\"{v}\"")))
+        {
+            return None;
+        }
+        match effective(&parse_note(text)) {
+            Some(e) if self.verdicts.contains(&e.verdict) => Some(Some(e)),
+            Some(_) => None,
+            None => self.missing.then_some(None),
+        }
+    }
+}
+
+/// A pushed commit the policy blocks.
+#[derive(Debug, Clone)]
+pub struct Finding {
+    /// Full commit id.
+    pub commit: String,
+    /// Abbreviated commit id.
+    pub short: String,
+    /// First line of the commit message.
+    pub subject: String,
+    /// The blocking verdict and its record; `None` when the commit has no verdict at all.
+    pub effective: Option<Effective>,
+}
+
+/// Checks the pushed commits with libgit2: reads the notes ref once, walks every pushed ref
+/// in one revwalk that hides what the remote already has.
+///
+/// For an update whose remote oid exists locally, the remote oid is hidden (`remote..local`);
+/// otherwise (new branch, or a force push over history this clone never saw) every
+/// `refs/remotes/<remote>/*` ref is hidden, so only commits new to that remote are checked.
+pub fn check(
+    repo: &Repository,
+    remote: &str,
+    updates: &[RefUpdate],
+    policy: &Policy,
+) -> Result<Vec<Finding>, NotesError> {
+    let pushed: Vec<&RefUpdate> = updates.iter().filter(|u| u.needs_check()).collect();
+    if pushed.is_empty() || policy.is_open() {
+        return Ok(Vec::new());
+    }
+    let notes = note_map(repo)?;
+    if notes.is_empty() && !policy.blocks_missing() {
+        return Ok(Vec::new());
+    }
+    let walk_err = |e| NotesError::git("cannot walk the pushed commits", e);
+    let mut walk = repo.revwalk().map_err(walk_err)?;
+    let mut hide_tracking = false;
+    for u in pushed {
+        let Some(local) = peel_commit(repo, &u.local_oid)? else {
+            continue; // a tag of a tree or blob: no commits, no verdicts
+        };
+        walk.push(local).map_err(walk_err)?;
+        match u.has_remote().then(|| peel_commit(repo, &u.remote_oid)) {
+            Some(Ok(Some(remote_commit))) => walk.hide(remote_commit).map_err(walk_err)?,
+            _ => hide_tracking = true,
+        }
+    }
+    if hide_tracking {
+        let glob = format!("refs/remotes/{remote}/*");
+        let refs = repo
+            .references_glob(&glob)
+            .map_err(|e| NotesError::git(format!("cannot list {glob}"), e))?;
+        for r in refs.flatten() {
+            if let Ok(c) = r.peel_to_commit() {
+                walk.hide(c.id()).map_err(walk_err)?;
+            }
+        }
+    }
+    let odb = repo
+        .odb()
+        .map_err(|e| NotesError::git("cannot open the object database", e))?;
+    let mut findings = Vec::new();
+    let mut seen = HashSet::new();
+    for oid in walk {
+        let oid = oid.map_err(walk_err)?;
+        if !seen.insert(oid) {
+            continue;
+        }
+        let text = match notes.get(&oid) {
+            Some(blob) => {
+                let obj = odb
+                    .read(*blob)
+                    .map_err(|e| NotesError::git(format!("cannot read the note on {oid}"), e))?;
+                Some(String::from_utf8_lossy(obj.data()).into_owned())
+            }
+            None => None,
+        };
+        if let Some(effective) = policy.judge(text.as_deref()) {
+            findings.push(describe(repo, oid, effective)?);
+        }
+    }
+    Ok(findings)
+}
+
+/// The commit an id names, peeling tags; `None` if it names no commit or is not here.
+fn peel_commit(repo: &Repository, id: &str) -> Result<Option<Oid>, NotesError> {
+    let oid = Oid::from_str(id).map_err(|e| NotesError::git(format!("bad object id {id}"), e))?;
+    let Ok(obj) = repo.find_object(oid, None) else {
+        return Ok(None);
+    };
+    Ok(obj.peel(ObjectType::Commit).ok().map(|c| c.id()))
+}
+
+fn describe(
+    repo: &Repository,
+    oid: Oid,
+    effective: Option<Effective>,
+) -> Result<Finding, NotesError> {
+    let commit = repo
+        .find_commit(oid)
+        .map_err(|e| NotesError::git(format!("cannot read commit {oid}"), e))?;
+    let short = commit
+        .as_object()
+        .short_id()
+        .ok()
+        .and_then(|b| b.as_str().map(str::to_string))
+        .unwrap_or_else(|| oid.to_string()[..12].to_string());
+    Ok(Finding {
+        commit: oid.to_string(),
+        short,
+        subject: commit.summary().unwrap_or("").to_string(),
+        effective,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_from_the_right() {
+        let z = "0".repeat(40);
+        let a = "a".repeat(40);
+        let text =
+            format!("refs/heads/odd name {a} refs/heads/x {z}\n\n(delete) {z} refs/heads/y {a}\n");
+        let u = parse_updates(&text).unwrap();
+        assert_eq!(u[0].local_ref, "refs/heads/odd name");
+        assert!(!u[0].has_remote() && u[0].needs_check());
+        assert!(u[1].is_delete() && !u[1].needs_check());
+        assert!(parse_updates("just garbage").is_err());
+        assert!(is_zero_id(&"0".repeat(64)));
+        assert!(!is_zero_id(&"0".repeat(50)));
+    }
+
+    #[test]
+    fn policy_judges_effective_verdicts() {
+        let halt = r#"{"v":1,"kind":"review","ts":"2026-01-01T00:00:00.000Z","verdict":"HALT"}"#;
+        let over =
+            r#"{"v":1,"kind":"override","ts":"2026-01-02T00:00:00.000Z","verdict":"APPROVE"}"#;
+        let p = Policy::new(&["HALT".to_string()]);
+        assert!(matches!(p.judge(Some(halt)), Some(Some(_))));
+        assert!(p.judge(Some(&format!("{halt}\n{over}"))).is_none());
+        assert!(p.judge(None).is_none());
+        let p = Policy::new(&["HALT".to_string(), "missing".to_string()]);
+        assert!(matches!(p.judge(None), Some(None)));
+        assert!(matches!(p.judge(Some("junk")), Some(None)));
+    }
+}

@@ -1,0 +1,83 @@
+//! Verdicts as git notes on the reviewed commit (`refs/notes/triad`).
+//!
+//! A note is UTF-8 text, one canonical JSON object per line, each with `"v":1` and a `kind`
+//! (`review`, `reconciliation`, `override`). Notes are append-only: a later line supersedes
+//! an earlier one by its timestamp, nothing is ever edited, and two copies of a note merge by
+//! the union of their lines (`cat_sort_uniq`). Every verdict line carries the commit's
+//! `patch_id`, so a verdict can be found again after a squash or cherry-pick.
+
+mod format;
+pub mod gate;
+pub mod gate_cli;
+pub mod merge;
+mod patch;
+pub mod rewrite;
+mod store;
+
+pub use format::{
+    canonical_json, effective, format_ts, now_ts, override_line, parse_line, parse_note,
+    reattached, str_field, without_reattached, Effective, OverrideRecord, FORMAT_VERSION, KINDS,
+    REATTACHED_FROM,
+};
+pub use patch::patch_id;
+pub use store::{
+    append, blob_text, identity, note_map, note_map_of, read, NoteMap, MAX_APPEND_TRIES,
+};
+
+/// The notes ref holding every verdict.
+pub const NOTES_REF: &str = "refs/notes/triad";
+
+/// Why a notes operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum NotesError {
+    /// A libgit2 operation failed.
+    #[error("{context}")]
+    Git {
+        /// What was being done.
+        context: String,
+        /// The libgit2 error.
+        #[source]
+        source: git2::Error,
+    },
+    /// A note or record is not UTF-8 text.
+    #[error("the note object {object} is not UTF-8 text")]
+    NotUtf8 {
+        /// The note blob (or note) id.
+        object: String,
+    },
+    /// Other writers kept moving the notes ref; the update was given up.
+    #[error(
+        "refs/notes/triad kept changing under concurrent writers; gave up after {tries} tries"
+    )]
+    Contended {
+        /// How many times the update was rebuilt.
+        tries: u32,
+    },
+    /// A line of pre-push input is not `<local ref> <local oid> <remote ref> <remote oid>`.
+    #[error("unexpected pre-push input line: {0:?}")]
+    BadPushLine(String),
+    /// A line of post-rewrite input is not `<old oid> <new oid> [extra]`.
+    #[error("unexpected post-rewrite input line: {0:?}")]
+    BadRewriteLine(String),
+    /// A repository operation of the shared git layer failed.
+    #[error(transparent)]
+    Repo(#[from] crate::git::GitError),
+    /// The git command line failed.
+    #[error("`git {args}` failed: {message}")]
+    GitCli {
+        /// The arguments, space-joined.
+        args: String,
+        /// What git printed on stderr (or why it could not start).
+        message: String,
+    },
+}
+
+impl NotesError {
+    /// Wraps a libgit2 error with what was being done.
+    pub fn git(context: impl Into<String>, source: git2::Error) -> NotesError {
+        NotesError::Git {
+            context: context.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,270 @@
+//! Reading and appending verdict notes, with compare-and-swap updates of the notes ref.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use git2::{ErrorCode, Oid, Repository};
+use rand::Rng;
+use serde_json::Value;
+
+use super::format::{canonical_json, parse_note};
+use super::{NotesError, NOTES_REF};
+use crate::git::GitError;
+
+/// How often `append` rebuilds its notes commit when another writer moved the ref first.
+pub const MAX_APPEND_TRIES: u32 = 100;
+
+/// Annotated object → note blob, for every note on a notes ref.
+pub type NoteMap = HashMap<Oid, Oid>;
+
+/// Lists every note on `notes_ref` once (git2's notes iterator, so any fanout works).
+///
+/// A missing ref is an empty map: nobody has written a verdict yet.
+pub fn note_map_of(repo: &Repository, notes_ref: &str) -> Result<NoteMap, NotesError> {
+    let notes = match repo.notes(Some(notes_ref)) {
+        Ok(n) => n,
+        Err(e) if e.code() == ErrorCode::NotFound => return Ok(NoteMap::new()),
+        Err(e) => {
+            return Err(NotesError::git(
+                format!("cannot list the notes of {notes_ref}"),
+                e,
+            ))
+        }
+    };
+    let mut map = NoteMap::new();
+    for item in notes {
+        let (blob, annotated) =
+            item.map_err(|e| NotesError::git(format!("cannot list the notes of {notes_ref}"), e))?;
+        map.insert(annotated, blob);
+    }
+    Ok(map)
+}
+
+/// Lists every note on [`NOTES_REF`].
+pub fn note_map(repo: &Repository) -> Result<NoteMap, NotesError> {
+    note_map_of(repo, NOTES_REF)
+}
+
+/// The text of a note blob.
+pub fn blob_text(repo: &Repository, blob: Oid) -> Result<String, NotesError> {
+    let blob = repo
+        .find_blob(blob)
+        .map_err(|e| NotesError::git(format!("cannot read note blob {blob}"), e))?;
+    String::from_utf8(blob.content().to_vec()).map_err(|_| NotesError::NotUtf8 {
+        object: blob.id().to_string(),
+    })
+}
+
+/// The known records on `commit`, in note order (identical records once); empty if none.
+pub fn read(repo: &Repository, commit: Oid) -> Result<Vec<Value>, NotesError> {
+    Ok(read_text(repo, NOTES_REF, commit)?
+        .map(|t| parse_note(&t))
+        .unwrap_or_default())
+}
+
+/// The raw note text on `commit` under `notes_ref`, if any.
+fn read_text(
+    repo: &Repository,
+    notes_ref: &str,
+    commit: Oid,
+) -> Result<Option<String>, NotesError> {
+    match repo.find_note(Some(notes_ref), commit) {
+        Ok(note) => match note.message() {
+            Some(m) => Ok(Some(m.to_string())),
+            None => Err(NotesError::NotUtf8 {
+                object: note.id().to_string(),
+            }),
+        },
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(NotesError::git(
+            format!("cannot read the note on {commit}"),
+            e,
+        )),
+    }
+}
+
+/// The identity that writes notes and overrides: `user.name`/`user.email` from git config,
+/// else the `GIT_COMMITTER_*` / `GIT_AUTHOR_*` environment, as git itself would.
+pub fn identity(repo: &Repository) -> Option<(String, String)> {
+    if let Ok(sig) = repo.signature() {
+        if let (Some(n), Some(e)) = (sig.name(), sig.email()) {
+            return Some((n.to_string(), e.to_string()));
+        }
+    }
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let name = var("GIT_COMMITTER_NAME").or_else(|| var("GIT_AUTHOR_NAME"))?;
+    let email = var("GIT_COMMITTER_EMAIL").or_else(|| var("GIT_AUTHOR_EMAIL"))?;
+    Some((name, email))
+}
+
+/// The current target of a ref, `None` when it does not exist.
+pub(crate) fn ref_target(repo: &Repository, name: &str) -> Result<Option<Oid>, NotesError> {
+    match repo.refname_to_id(name) {
+        Ok(id) => Ok(Some(id)),
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(NotesError::git(format!("cannot read {name}"), e)),
+    }
+}
+
+/// Moves `name` from `expected` to `new` only if it still points at `expected` (`None`: only
+/// if it does not exist). `Ok(false)` means another writer won the race.
+pub(crate) fn compare_and_swap(
+    repo: &Repository,
+    name: &str,
+    expected: Option<Oid>,
+    new: Oid,
+    message: &str,
+) -> Result<bool, NotesError> {
+    match crate::git::cas_ref(repo, name, new, expected, message) {
+        Ok(()) => Ok(true),
+        Err(GitError::Raced(_)) => Ok(false),
+        Err(e) => Err(NotesError::Repo(e)),
+    }
+}
+
+/// A short random pause before retrying a lost race, growing with the attempt so that
+/// many writers spread out instead of colliding again.
+pub(crate) fn backoff(attempt: u32) {
+    let cap_ms = 1u64 << attempt.min(5);
+    let micros = rand::rng().random_range(100..=cap_ms * 1000);
+    std::thread::sleep(Duration::from_micros(micros));
+}
+
+/// A scratch ref name no other writer (thread or process) uses.
+pub(crate) fn scratch_ref(purpose: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    let salt: u32 = rand::rng().random();
+    format!(
+        "refs/triad/tmp/{purpose}-{}-{n}-{salt:08x}",
+        std::process::id()
+    )
+}
+
+/// Removes a scratch ref on every exit path.
+pub(crate) struct ScratchRef<'r> {
+    repo: &'r Repository,
+    /// The ref name.
+    pub name: String,
+}
+
+impl<'r> ScratchRef<'r> {
+    pub(crate) fn new(repo: &'r Repository, purpose: &str) -> Self {
+        ScratchRef {
+            repo,
+            name: scratch_ref(purpose),
+        }
+    }
+
+    /// Points the scratch ref at `target`, or removes it for `None`.
+    pub(crate) fn set(&self, target: Option<Oid>) -> Result<(), NotesError> {
+        match target {
+            Some(t) => self
+                .repo
+                .reference(&self.name, t, true, "git-triad: scratch")
+                .map(|_| ())
+                .map_err(|e| NotesError::git(format!("cannot write {}", self.name), e)),
+            None => {
+                self.remove();
+                Ok(())
+            }
+        }
+    }
+
+    fn remove(&self) {
+        if let Ok(mut r) = self.repo.find_reference(&self.name) {
+            let _ = r.delete();
+        }
+    }
+}
+
+impl Drop for ScratchRef<'_> {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+/// Appends records to the note on `commit`; existing lines are never rewritten, and lines
+/// already present (as canonical JSON) are skipped.
+///
+/// The new notes commit is built on the ref's current tip with libgit2's notes writer (on a
+/// scratch ref, so any fanout is kept), then the ref is moved only if it still points at that
+/// tip; a lost race rebuilds on the new tip, at most [`MAX_APPEND_TRIES`] times.
+pub fn append(repo: &Repository, commit: Oid, lines: &[Value]) -> Result<(), NotesError> {
+    let mut seen = HashSet::new();
+    let new: Vec<String> = lines
+        .iter()
+        .map(canonical_json)
+        .filter(|l| seen.insert(l.clone()))
+        .collect();
+    if new.is_empty() {
+        return Ok(());
+    }
+    let sig = crate::git::signature(repo);
+    let scratch = ScratchRef::new(repo, "append");
+    for attempt in 0..MAX_APPEND_TRIES {
+        let tip = ref_target(repo, NOTES_REF)?;
+        scratch.set(tip)?;
+        // Read at the tip we build on (the scratch ref), not at a ref that may move meanwhile.
+        let old = match tip {
+            Some(_) => read_text(repo, &scratch.name, commit)?,
+            None => None,
+        };
+        let Some(text) = appended_text(old.as_deref(), &new) else {
+            return Ok(());
+        };
+        repo.note(&sig, &sig, Some(&scratch.name), commit, &text, true)
+            .map_err(|e| NotesError::git(format!("cannot write the note on {commit}"), e))?;
+        let built = repo
+            .refname_to_id(&scratch.name)
+            .map_err(|e| NotesError::git("cannot read the new notes commit", e))?;
+        let msg = format!("git-triad: append to the note on {commit}");
+        if compare_and_swap(repo, NOTES_REF, tip, built, &msg)? {
+            return Ok(());
+        }
+        backoff(attempt);
+    }
+    Err(NotesError::Contended {
+        tries: MAX_APPEND_TRIES,
+    })
+}
+
+/// The note text after appending `new` canonical lines to `old`, or `None` if every line is
+/// already there. A missing final newline is added so lines never run together.
+fn appended_text(old: Option<&str>, new: &[String]) -> Option<String> {
+    let old = old.unwrap_or("");
+    let present: HashSet<&str> = old.lines().map(str::trim).collect();
+    let missing: Vec<&String> = new
+        .iter()
+        .filter(|l| !present.contains(l.as_str()))
+        .collect();
+    if missing.is_empty() {
+        return None;
+    }
+    let mut text = old.to_string();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    for line in missing {
+        text.push_str(line);
+        text.push('\n');
+    }
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn appending_keeps_old_text_and_skips_present_lines() {
+        let new = vec!["{\"a\":1}".to_string(), "{\"b\":2}".to_string()];
+        assert_eq!(
+            appended_text(Some("free text\n\n{\"a\":1}"), &new).unwrap(),
+            "free text\n\n{\"a\":1}\n{\"b\":2}\n"
+        );
+        assert_eq!(appended_text(Some("{\"a\":1}\n{\"b\":2}\n"), &new), None);
+        assert_eq!(appended_text(None, &new).unwrap(), "{\"a\":1}\n{\"b\":2}\n");
+    }
+}

@@ -1,0 +1,446 @@
+//! Implementation Summary Reconciliation (seed 000 §B11): did the run build what the
+//! committed TaskSpec asked for? Facts first (files, tests, requirement ids), then a
+//! reconciliation arbiter that must differ from the verifier.
+
+use std::collections::BTreeSet;
+
+use git2::{Oid, Repository};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+
+use crate::arbiter::Verdict;
+use crate::code::{self, Lang};
+use crate::git::{self, TreeFiles};
+use crate::model::structured::schema_for;
+use crate::model::ChatRequest;
+use crate::task::TaskSpec;
+
+/// A requirement and what delivers it, as the verifier claims.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RequirementEvidence {
+    /// `R1`.
+    #[serde(default)]
+    pub id: String,
+    /// File, function or test that delivers it.
+    #[serde(default)]
+    pub evidence: String,
+}
+
+/// An intentional departure from the spec.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Deviation {
+    /// What changed or was left out.
+    #[serde(default)]
+    pub what: String,
+    /// Why.
+    #[serde(default)]
+    pub reason: String,
+    /// Which stage introduced it.
+    #[serde(default)]
+    pub stage: String,
+}
+
+/// The verifier's manifest of what was built (seed 000 §B11.3), read leniently.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ImplementationSummary {
+    /// The verifier's restatement of the task.
+    pub task_echo: String,
+    /// Requirement id → evidence.
+    pub requirements: Vec<RequirementEvidence>,
+    /// API routes / CLI commands.
+    pub endpoints_implemented: Vec<String>,
+    /// Data models.
+    pub schemas_created: Vec<String>,
+    /// New files.
+    pub files_created: Vec<String>,
+    /// Changed files.
+    pub files_modified: Vec<String>,
+    /// Behaviours.
+    pub behaviors_implemented: Vec<String>,
+    /// Tests, by name.
+    pub test_coverage: Vec<String>,
+    /// Intentional departures.
+    pub deviations: Vec<Deviation>,
+    /// Spec items not implemented.
+    pub omissions: Vec<String>,
+}
+
+/// What tools established about the summary.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Facts {
+    /// Files the run really changed (base → final).
+    pub changed_files: Vec<String>,
+    /// Listed as created/modified but absent from the final tree.
+    pub missing_files: Vec<String>,
+    /// Changed by the run but listed nowhere (undocumented work).
+    pub unlisted_changes: Vec<String>,
+    /// Listed as created/modified but not changed by the run.
+    pub listed_unchanged: Vec<String>,
+    /// Named tests that exist in the final tree.
+    pub tests_found: Vec<String>,
+    /// Named tests that do not exist anywhere in the final tree.
+    pub missing_tests: Vec<String>,
+    /// TaskSpec requirement ids neither mapped nor listed as omitted (silently dropped).
+    pub unmapped_requirements: Vec<String>,
+    /// Requirement ids listed as omitted.
+    pub omitted_requirements: Vec<String>,
+    /// Whether the verifier produced a summary at all.
+    pub summary_present: bool,
+}
+
+/// The name a test entry refers to: `tests/test_a.py::test_x` → `test_x`, `Suite.test_y` →
+/// `test_y`; `None` for prose ("checks that ...").
+pub fn test_name(entry: &str) -> Option<String> {
+    let t = entry.trim().trim_matches('`');
+    if t.is_empty() || t.contains(char::is_whitespace) {
+        return None;
+    }
+    let last = t
+        .rsplit("::")
+        .next()
+        .unwrap_or(t)
+        .rsplit('.')
+        .next()
+        .unwrap_or(t)
+        .trim_end_matches("()");
+    let ok = !last.is_empty()
+        && last
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_')
+        && last.chars().all(|c| c.is_alphanumeric() || c == '_');
+    ok.then(|| last.to_string())
+}
+
+/// Checks the summary against the final tree and the TaskSpec.
+pub fn facts(
+    repo: &Repository,
+    base: Oid,
+    final_commit: Oid,
+    spec: &TaskSpec,
+    summary: Option<&ImplementationSummary>,
+) -> Result<Facts, git2::Error> {
+    let base_tree = repo.find_commit(base)?.tree()?;
+    let final_tree = repo.find_commit(final_commit)?.tree()?;
+    let diffs = git::diff_trees(repo, Some(&base_tree), &final_tree)?;
+    let files = TreeFiles::new(repo, final_tree);
+    let mut f = Facts {
+        changed_files: diffs.iter().map(|d| d.path.clone()).collect(),
+        summary_present: summary.is_some(),
+        ..Facts::default()
+    };
+    let empty = ImplementationSummary::default();
+    let s = summary.unwrap_or(&empty);
+    let norm = |p: &String| crate::edit::check_path(p).unwrap_or_else(|_| p.clone());
+    let listed: BTreeSet<String> = s
+        .files_created
+        .iter()
+        .chain(&s.files_modified)
+        .map(norm)
+        .collect();
+    let all_paths: BTreeSet<String> = files.paths().into_iter().collect();
+    let changed: BTreeSet<String> = f.changed_files.iter().cloned().collect();
+    for p in &listed {
+        let deleted = diffs.iter().any(|d| &d.path == p && d.status == "deleted");
+        if !all_paths.contains(p) && !deleted {
+            f.missing_files.push(p.clone());
+        } else if !changed.contains(p) {
+            f.listed_unchanged.push(p.clone());
+        }
+    }
+    f.unlisted_changes = changed.difference(&listed).cloned().collect();
+
+    // Every function/method/fn name defined anywhere in the final tree.
+    let mut defined = BTreeSet::new();
+    for p in &all_paths {
+        if let (Some(lang), Some(text)) = (Lang::from_path(p), files.text(p)) {
+            for sym in code::outline(lang, &text) {
+                defined.insert(sym.name);
+            }
+        }
+    }
+    for entry in &s.test_coverage {
+        if let Some(name) = test_name(entry) {
+            if defined.contains(&name) {
+                f.tests_found.push(entry.clone());
+            } else {
+                f.missing_tests.push(entry.clone());
+            }
+        }
+    }
+    let mapped: BTreeSet<String> = s
+        .requirements
+        .iter()
+        .filter(|r| !r.evidence.trim().is_empty())
+        .map(|r| r.id.trim().to_string())
+        .collect();
+    for r in &spec.requirements {
+        let omitted = s.omissions.iter().any(|o| o.contains(&r.id));
+        if omitted {
+            f.omitted_requirements.push(r.id.clone());
+        } else if !mapped.contains(&r.id) {
+            f.unmapped_requirements.push(r.id.clone());
+        }
+    }
+    Ok(f)
+}
+
+/// The floor the facts impose on the reconciliation verdict, with reasons.
+pub fn floor(f: &Facts) -> Option<(Verdict, Vec<String>)> {
+    let mut reasons = Vec::new();
+    let mut v = None;
+    let mut raise = |to: Verdict, why: String, v: &mut Option<Verdict>| {
+        reasons.push(why);
+        *v = Some(v.map_or(to, |cur: Verdict| cur.max(to)));
+    };
+    if !f.summary_present {
+        raise(
+            Verdict::Reject,
+            "the verifier produced no implementation summary".into(),
+            &mut v,
+        );
+    }
+    if !f.unmapped_requirements.is_empty() {
+        raise(
+            Verdict::Reject,
+            format!(
+                "requirements silently dropped (neither delivered nor listed as omitted): {}",
+                f.unmapped_requirements.join(", ")
+            ),
+            &mut v,
+        );
+    }
+    if !f.missing_tests.is_empty() {
+        raise(
+            Verdict::Reject,
+            format!(
+                "tests named in the summary do not exist: {}",
+                f.missing_tests.join(", ")
+            ),
+            &mut v,
+        );
+    }
+    if !f.missing_files.is_empty() {
+        raise(
+            Verdict::Reject,
+            format!(
+                "files listed in the summary do not exist: {}",
+                f.missing_files.join(", ")
+            ),
+            &mut v,
+        );
+    }
+    if !f.unlisted_changes.is_empty() {
+        raise(
+            Verdict::Flag,
+            format!(
+                "changed but not listed in the summary: {}",
+                f.unlisted_changes.join(", ")
+            ),
+            &mut v,
+        );
+    }
+    v.map(|v| (v, reasons))
+}
+
+/// The five checks of seed 000 §B11.4.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    /// Every requirement has an entry.
+    Completeness,
+    /// No unjustified extras.
+    ScopeFidelity,
+    /// Matches the architect's scaffold.
+    ArchitecturalAlignment,
+    /// Accepted suggestions are reflected.
+    SuggestionIntegration,
+    /// Every behaviour has a test.
+    TestToSpec,
+}
+
+/// Result of one check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CheckResult {
+    /// Which check.
+    pub check: CheckKind,
+    /// `pass`, `gap` or `not_applicable`.
+    #[schemars(regex(pattern = "^(pass|gap|not_applicable)$"))]
+    pub status: String,
+    /// What was found.
+    #[schemars(length(max = 500))]
+    pub detail: String,
+}
+
+/// One requirement's reconciliation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RequirementStatus {
+    /// The requirement id.
+    #[schemars(length(max = 20))]
+    pub id: String,
+    /// `delivered`, `partial`, `missing` or `omitted`.
+    #[schemars(regex(pattern = "^(delivered|partial|missing|omitted)$"))]
+    pub status: String,
+    /// Where it is delivered (file, function, test), or why not.
+    #[schemars(length(max = 300))]
+    pub evidence: String,
+}
+
+/// The reconciliation arbiter's answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReconcileAnswer {
+    /// APPROVE, FLAG, REJECT or HALT (seed 000 §B11.5).
+    pub verdict: Verdict,
+    /// 0.0–1.0.
+    #[schemars(range(min = 0.0, max = 1.0))]
+    pub confidence: f64,
+    /// Why.
+    #[schemars(length(max = 3000))]
+    pub reasoning: String,
+    /// The five checks.
+    #[schemars(length(max = 5))]
+    pub checks: Vec<CheckResult>,
+    /// Requirement → evidence.
+    #[schemars(length(max = 30))]
+    pub requirements: Vec<RequirementStatus>,
+    /// On REJECT: which stage to redo (`implement` or `refactor`); else `none`.
+    #[schemars(regex(pattern = "^(implement|refactor|none)$"))]
+    pub rewind_to: String,
+    /// The gaps to fix, one sentence each.
+    #[schemars(length(max = 10))]
+    pub gaps: Vec<String>,
+}
+
+/// Builds the reconciliation request.
+pub fn build_request(
+    system: &str,
+    spec: &TaskSpec,
+    summary: Option<&Value>,
+    facts: &Facts,
+    scaffold_diff: &str,
+) -> ChatRequest {
+    let mut scaffold: String = scaffold_diff.chars().take(12_000).collect();
+    if scaffold_diff.chars().count() > 12_000 {
+        scaffold.push_str("\n(scaffold truncated)\n");
+    }
+    let u = format!(
+        "RECONCILE: does the output match the TaskSpec?\n\n{}\n\n## The verifier's implementation summary (claims)\n{}\n\n## Facts established by tools\n{}\n\n## The architect's scaffold (base → architect commit)\n{}\n\nAnswer with the JSON reconciliation object only.\n",
+        spec.render(),
+        summary.map_or("(none: the verifier produced no summary)".to_string(), |s| {
+            serde_json::to_string_pretty(s).unwrap_or_default()
+        }),
+        serde_json::to_string_pretty(facts).unwrap_or_default(),
+        if scaffold.trim().is_empty() { "(the architect changed no files)" } else { &scaffold }
+    );
+    let mut req = ChatRequest::new(Some(system.to_string()), u, 3072);
+    req.schema = Some(schema_for::<ReconcileAnswer>("reconciliation"));
+    req.temperature = Some(0.0);
+    req
+}
+
+/// The feedback a REJECT injects into the stage it rewinds to.
+pub fn feedback(answer: &ReconcileAnswer, floor_reasons: &[String]) -> String {
+    let mut s = String::from(
+        "## RECONCILIATION FEEDBACK (the one retry)\n\nThe finished change does not match the TaskSpec. The independent reconciliation arbiter found these gaps; fix them in this stage:\n\n",
+    );
+    for r in floor_reasons {
+        s.push_str(&format!("- [fact] {r}\n"));
+    }
+    for g in &answer.gaps {
+        s.push_str(&format!("- {g}\n"));
+    }
+    for r in answer
+        .requirements
+        .iter()
+        .filter(|r| r.status != "delivered")
+    {
+        s.push_str(&format!(
+            "- requirement {} is {}: {}\n",
+            r.id, r.status, r.evidence
+        ));
+    }
+    s
+}
+
+/// The note line of a reconciliation.
+#[allow(clippy::too_many_arguments)]
+pub fn note_line(
+    run: &str,
+    task: &str,
+    verdict: Verdict,
+    answer: &ReconcileAnswer,
+    floor: Option<&(Verdict, Vec<String>)>,
+    facts: &Facts,
+    arbiter_model: &str,
+    verifier_model: &str,
+    cost: f64,
+) -> Value {
+    json!({
+        "v": 1,
+        "kind": "reconciliation",
+        "run": run,
+        "task": task,
+        "stage": "reconcile",
+        "verdict": verdict,
+        "model_verdict": answer.verdict,
+        "floor": floor.map(|(v, r)| json!({"verdict": v, "reasons": r})),
+        "arbiter_model": arbiter_model,
+        "reviewed_model": verifier_model,
+        "confidence": answer.confidence,
+        "reasoning": answer.reasoning,
+        "checks": answer.checks,
+        "requirements": answer.requirements,
+        "rewind_to": answer.rewind_to,
+        "gaps": answer.gaps,
+        "facts": facts,
+        "issues": [],
+        "token_cost": cost,
+        "ts": crate::notes::now_ts(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_names_are_read_from_common_forms() {
+        assert_eq!(test_name("test_sub").as_deref(), Some("test_sub"));
+        assert_eq!(
+            test_name("tests/test_calc.py::test_sub").as_deref(),
+            Some("test_sub")
+        );
+        assert_eq!(test_name("TestCalc.test_sub").as_deref(), Some("test_sub"));
+        assert_eq!(
+            test_name("`tests::sub_works()`").as_deref(),
+            Some("sub_works")
+        );
+        assert_eq!(test_name("checks that sub works"), None);
+    }
+
+    #[test]
+    fn facts_floor_the_verdict() {
+        let f = Facts {
+            summary_present: true,
+            unlisted_changes: vec!["extra.py".into()],
+            ..Facts::default()
+        };
+        assert_eq!(floor(&f).unwrap().0, Verdict::Flag);
+        let f = Facts {
+            summary_present: true,
+            unmapped_requirements: vec!["R2".into()],
+            ..Facts::default()
+        };
+        assert_eq!(floor(&f).unwrap().0, Verdict::Reject);
+        assert!(floor(&Facts {
+            summary_present: true,
+            ..Facts::default()
+        })
+        .is_none());
+    }
+}

@@ -1,0 +1,172 @@
+//! Rendering reviews for people and machines: text, markdown, SARIF 2.1.0.
+
+use serde_json::{json, Value};
+
+use crate::arbiter::{ArbiterReview, Category, Issue, Severity};
+
+fn category_id(c: Category) -> &'static str {
+    match c {
+        Category::Logic => "logic",
+        Category::Pattern => "pattern",
+        Category::Security => "security",
+        Category::Performance => "performance",
+        Category::EdgeCase => "edge_case",
+        Category::Hallucination => "hallucination",
+    }
+}
+
+fn severity_name(s: Severity) -> &'static str {
+    match s {
+        Severity::Critical => "critical",
+        Severity::Warning => "warning",
+        Severity::Suggestion => "suggestion",
+    }
+}
+
+fn location(i: &Issue) -> String {
+    let lines = match (i.start_line, i.end_line) {
+        (Some(a), Some(b)) if a != b => format!(":{a}-{b}"),
+        (Some(a), _) => format!(":{a}"),
+        _ => String::new(),
+    };
+    let sym = i
+        .symbol
+        .as_ref()
+        .map(|s| format!(" ({} {})", s.kind, s.name))
+        .unwrap_or_default();
+    format!("{}{lines}{sym}", i.path)
+}
+
+/// A review for the terminal.
+pub fn text(r: &ArbiterReview) -> String {
+    let mut s = format!(
+        "verdict: {} (arbiter {}, confidence {:.2})\n",
+        r.verdict, r.arbiter_model, r.confidence
+    );
+    if let Some(f) = &r.floor {
+        s.push_str(&format!(
+            "raised from {} to {} by deterministic evidence: {}\n",
+            r.model_verdict,
+            f.verdict,
+            f.reasons.join("; ")
+        ));
+    }
+    if !r.reasoning.trim().is_empty() {
+        s.push_str(&format!("\n{}\n", r.reasoning.trim()));
+    }
+    if !r.issues.is_empty() {
+        s.push('\n');
+    }
+    for i in &r.issues {
+        s.push_str(&format!(
+            "{:<10} {:<13} {} — {}{}\n",
+            severity_name(i.severity),
+            category_id(i.category),
+            location(i),
+            i.description.trim(),
+            if i.anchored { "" } else { " [not anchored]" }
+        ));
+    }
+    s
+}
+
+/// A review as markdown (for a pull request).
+pub fn markdown(r: &ArbiterReview) -> String {
+    let mut s = format!(
+        "### git triad review: **{}**\n\nArbiter `{}` (confidence {:.2}).",
+        r.verdict, r.arbiter_model, r.confidence
+    );
+    if let Some(f) = &r.floor {
+        s.push_str(&format!(
+            " Raised from {} by deterministic evidence: {}.",
+            r.model_verdict,
+            f.reasons.join("; ")
+        ));
+    }
+    s.push_str("\n\n");
+    if !r.reasoning.trim().is_empty() {
+        s.push_str(&format!("{}\n\n", r.reasoning.trim()));
+    }
+    if !r.issues.is_empty() {
+        s.push_str("| Severity | Category | Location | Issue |\n|---|---|---|---|\n");
+        for i in &r.issues {
+            s.push_str(&format!(
+                "| {} | {} | `{}` | {} |\n",
+                severity_name(i.severity),
+                category_id(i.category),
+                location(i),
+                i.description.trim().replace('|', "\\|").replace('\n', " ")
+            ));
+        }
+    }
+    s
+}
+
+/// A review as a SARIF 2.1.0 log: one result per issue, rule ids per category.
+pub fn sarif(r: &ArbiterReview) -> Value {
+    let categories = [
+        Category::Logic,
+        Category::Pattern,
+        Category::Security,
+        Category::Performance,
+        Category::EdgeCase,
+        Category::Hallucination,
+    ];
+    let rules: Vec<Value> = categories
+        .iter()
+        .map(|c| {
+            json!({
+                "id": format!("triad/{}", category_id(*c)),
+                "name": category_id(*c),
+                "shortDescription": {"text": format!("git triad arbiter: {} issue", category_id(*c).replace('_', " "))},
+            })
+        })
+        .collect();
+    let results: Vec<Value> = r
+        .issues
+        .iter()
+        .map(|i| {
+            let mut physical = json!({"artifactLocation": {"uri": i.path}});
+            if let Some(start) = i.start_line.filter(|l| *l >= 1) {
+                physical["region"] = json!({
+                    "startLine": start,
+                    "endLine": i.end_line.unwrap_or(start).max(start),
+                });
+            }
+            let mut result = json!({
+                "ruleId": format!("triad/{}", category_id(i.category)),
+                "ruleIndex": categories.iter().position(|c| *c == i.category).unwrap_or(0),
+                "level": match i.severity {
+                    Severity::Critical => "error",
+                    Severity::Warning => "warning",
+                    Severity::Suggestion => "note",
+                },
+                "message": {"text": if i.suggestion.trim().is_empty() {
+                    i.description.trim().to_string()
+                } else {
+                    format!("{} Suggested fix: {}", i.description.trim(), i.suggestion.trim())
+                }},
+                "locations": [{"physicalLocation": physical}],
+                "properties": {"anchored": i.anchored, "source": i.source},
+            });
+            if let Some(sym) = &i.symbol {
+                result["locations"][0]["logicalLocations"] =
+                    json!([{"name": sym.name, "kind": sym.kind}]);
+            }
+            result
+        })
+        .collect();
+    json!({
+        "version": "2.1.0",
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "git-triad",
+                "version": env!("CARGO_PKG_VERSION"),
+                "rules": rules,
+            }},
+            "results": results,
+            "properties": {"verdict": r.verdict, "arbiterModel": r.arbiter_model, "modelVerdict": r.model_verdict},
+        }],
+    })
+}

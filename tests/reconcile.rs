@@ -1,0 +1,251 @@
+//! Implementation Summary Reconciliation (`--reconcile`) over the scripted model server.
+
+use git_triad::testkit::fake_llm::{Reply, Rule, WireProtocol};
+use serde_json::{json, Value};
+
+use crate::pipeline::{answer, architect_answer, happy_rules, stage, Scenario};
+
+const TASK2: &str = r#"title = "Add subtraction and negation"
+description = "calc.py needs sub and neg."
+
+[[requirements]]
+id = "R1"
+text = "sub(a, b) returns a - b"
+
+[[requirements]]
+id = "R2"
+text = "neg(a) returns -a"
+
+[scope]
+include = ["calc.py", "tests/**", "extra.py"]
+"#;
+
+fn verify_with(summary: Value) -> String {
+    format!(
+        "Verified.\n```json\n{}\n```\n",
+        json!({"summary": "verified", "confidence": 0.9, "outcome": "APPROVE", "implementation_summary": summary})
+    )
+}
+
+fn summary(reqs: Value, tests: Value, created: Value) -> Value {
+    json!({"task_echo": "add sub and neg", "requirements": reqs, "files_created": created,
+           "files_modified": ["calc.py"], "test_coverage": tests, "omissions": [], "deviations": []})
+}
+
+fn reconciler(replies: Vec<Value>) -> Rule {
+    let mut r = Rule::named("reconcile")
+        .protocol(WireProtocol::OpenAi)
+        .model("model-b")
+        .contains("RECONCILE: does the output match");
+    for v in replies {
+        r = r.reply(Reply::json(v));
+    }
+    r
+}
+
+fn rec_answer(verdict: &str, rewind_to: &str, gaps: Value) -> Value {
+    json!({"verdict": verdict, "confidence": 0.8, "reasoning": format!("reconciled {verdict}"),
+           "checks": [{"check": "completeness", "status": if verdict == "APPROVE" {"pass"} else {"gap"}, "detail": "checked"}],
+           "requirements": [{"id": "R1", "status": "delivered", "evidence": "calc.py:sub"}],
+           "rewind_to": rewind_to, "gaps": gaps})
+}
+
+fn scenario(verify_replies: Vec<Reply>, refactor: Option<String>, rec: Vec<Value>) -> Scenario {
+    let mut rules = happy_rules();
+    rules[3] = stage("verify", verify_replies);
+    if let Some(r) = refactor {
+        rules[2] = stage("refactor", vec![Reply::text(r)]);
+    }
+    rules.push(reconciler(rec));
+    let s = Scenario::new(rules);
+    s.env
+        .write_files(&s.repo, &[(".triad/tasks/add-sub.toml", TASK2)]);
+    s.env.commit_all(&s.repo, "task with two requirements");
+    s
+}
+
+fn refactor_with_test() -> String {
+    answer(
+        "tests/test_calc.py\n<<<<<<< SEARCH\n=======\nfrom calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n>>>>>>> REPLACE\n",
+        "add a test",
+    )
+}
+
+fn note_lines(s: &Scenario, commit: &str) -> Vec<Value> {
+    s.git(&["notes", "--ref=triad", "show", commit])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_silently_dropped_requirement_rewinds_once_then_passes() {
+    let dropped = summary(
+        json!([{"id": "R1", "evidence": "calc.py:sub"}]),
+        json!(["test_sub"]),
+        json!(["tests/test_calc.py"]),
+    );
+    let complete = summary(
+        json!([{"id": "R1", "evidence": "calc.py:sub"}, {"id": "R2", "evidence": "calc.py:neg"}]),
+        json!(["tests/test_calc.py::test_sub"]),
+        json!(["tests/test_calc.py"]),
+    );
+    let s = scenario(
+        vec![
+            Reply::text(verify_with(dropped)),
+            Reply::text(verify_with(complete)),
+        ],
+        Some(refactor_with_test()),
+        // The model even approves the first time: the facts floor it to REJECT.
+        vec![
+            rec_answer("APPROVE", "none", json!([])),
+            rec_answer("APPROVE", "none", json!([])),
+        ],
+    );
+    let r = s.run(&["--reconcile"]);
+    r.ok();
+    let out: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(out["status"], "approved", "{out}");
+    // The rewind went to implement with the reconciliation feedback naming R2.
+    let imp = s.requests_for("implement");
+    assert_eq!(imp.len(), 2);
+    let fb = imp[1].to_string();
+    assert!(
+        fb.contains("RECONCILIATION FEEDBACK") && fb.contains("R2"),
+        "{fb}"
+    );
+    // Both reconciliations are recorded on the final commits as `reconciliation` lines.
+    let final_commit = out["stages"][3]["commit"].as_str().unwrap();
+    let lines = note_lines(&s, final_commit);
+    let recon: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["kind"] == "reconciliation")
+        .collect();
+    assert_eq!(recon.len(), 1, "{lines:?}");
+    assert_eq!(recon[0]["verdict"], "APPROVE");
+    assert!(recon[0]["requirements"].is_array());
+    assert_eq!(s.requests_for("reconcile").len(), 2);
+    let first_rec_commit = s.git(&["notes", "--ref=triad", "list"]);
+    let all: Vec<Value> = first_rec_commit
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .flat_map(|c| note_lines(&s, c))
+        .filter(|l| l["kind"] == "reconciliation" && l["verdict"] == "REJECT")
+        .collect();
+    assert_eq!(all.len(), 1);
+    assert_eq!(all[0]["model_verdict"], "APPROVE");
+    assert!(
+        all[0]["floor"]["reasons"].to_string().contains("R2"),
+        "{}",
+        all[0]
+    );
+}
+
+#[test]
+fn a_requirement_dropped_twice_halts() {
+    let dropped = summary(
+        json!([{"id": "R1", "evidence": "calc.py:sub"}]),
+        json!(["test_sub"]),
+        json!(["tests/test_calc.py"]),
+    );
+    let s = scenario(
+        vec![Reply::text(verify_with(dropped))],
+        Some(refactor_with_test()),
+        vec![rec_answer(
+            "REJECT",
+            "refactor",
+            json!(["R2 (neg) is missing"]),
+        )],
+    );
+    let r = s.run(&["--reconcile"]);
+    r.expect_code(3);
+    let out: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(out["status"], "halted");
+    assert!(out["message"].as_str().unwrap().contains("R2"), "{out}");
+    // The one rewind went to refactor, as the arbiter said.
+    assert_eq!(s.requests_for("refactor").len(), 2);
+    assert_eq!(s.requests_for("implement").len(), 1);
+}
+
+#[test]
+fn an_undocumented_extra_feature_is_flagged() {
+    let extra = answer(
+        "tests/test_calc.py\n<<<<<<< SEARCH\n=======\nfrom calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n>>>>>>> REPLACE\n\nextra.py\n<<<<<<< SEARCH\n=======\ndef telemetry():\n    return 'phone home'\n>>>>>>> REPLACE\n",
+        "tests, and a little extra",
+    );
+    let sum = summary(
+        json!([{"id": "R1", "evidence": "calc.py:sub"}]),
+        json!(["test_sub"]),
+        json!(["tests/test_calc.py"]),
+    );
+    let mut sum = sum;
+    sum["omissions"] = json!(["R2: neg was left for later"]);
+    let s = scenario(
+        vec![Reply::text(verify_with(sum))],
+        Some(extra),
+        vec![rec_answer("APPROVE", "none", json!([]))],
+    );
+    let r = s.run(&["--reconcile"]);
+    r.ok();
+    let out: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(out["final_verdict"], "FLAG", "{out}");
+    let lines = note_lines(&s, out["stages"][3]["commit"].as_str().unwrap());
+    let rec = lines
+        .iter()
+        .find(|l| l["kind"] == "reconciliation")
+        .unwrap();
+    assert_eq!(rec["verdict"], "FLAG");
+    assert_eq!(rec["facts"]["unlisted_changes"], json!(["extra.py"]));
+    assert_eq!(rec["facts"]["omitted_requirements"], json!(["R2"]));
+}
+
+#[test]
+fn a_listed_test_that_does_not_exist_is_caught_and_reconcile_reruns() {
+    let lying = summary(
+        json!([{"id": "R1", "evidence": "calc.py:sub"}, {"id": "R2", "evidence": "calc.py:neg"}]),
+        json!(["tests/test_calc.py::test_sub", "test_neg_handles_zero"]),
+        json!(["tests/test_calc.py"]),
+    );
+    let s = scenario(
+        vec![Reply::text(verify_with(lying))],
+        Some(refactor_with_test()),
+        vec![rec_answer("APPROVE", "implement", json!([]))],
+    );
+    let r = s.run(&["--reconcile", "--max-retries", "0"]);
+    r.expect_code(3);
+    let out: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    let runs = s.git(&["notes", "--ref=triad", "list"]);
+    let floors: Vec<Value> = runs
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .flat_map(|c| note_lines(&s, c))
+        .filter(|l| l["kind"] == "reconciliation")
+        .collect();
+    assert!(!floors.is_empty());
+    assert!(
+        floors
+            .iter()
+            .all(|l| l["facts"]["missing_tests"] == json!(["test_neg_handles_zero"])),
+        "{floors:?}"
+    );
+    // `git triad reconcile` re-runs on the (finished, halted) run and records another line.
+    let id = out["run"].as_str().unwrap();
+    let again = s.env.triad(&s.repo, &["reconcile", id, "--json"]);
+    again.expect_code(1);
+    assert_eq!(s.requests_for("reconcile").len(), 3);
+}
+
+#[test]
+fn the_reconciliation_model_must_differ_from_the_verifier() {
+    let s = scenario(
+        vec![Reply::text(architect_answer())],
+        None,
+        vec![rec_answer("APPROVE", "none", json!([]))],
+    );
+    let r = s.run(&["--reconcile", "--reconcile-model", "model-a"]);
+    r.expect_code(2);
+    assert!(r.stderr.contains("verifier"), "{}", r.stderr);
+    assert!(s.server.requests().is_empty());
+    // --reconcile-model without --reconcile is a usage error too.
+    s.run(&["--reconcile-model", "model-b"]).expect_code(2);
+}
