@@ -619,3 +619,34 @@ fn task_new_writes_a_template_that_runs_after_commit() {
         .triad(&s.repo, &["task", "new", "other-task", "--title", "Other"])
         .expect_code(2);
 }
+
+#[test]
+fn a_halted_run_marks_its_branch_tip_for_the_pre_push_gate() {
+    let mut rules = happy_rules();
+    rules[5] = arbiter(
+        "verify",
+        vec![review("HALT", json!([issue("unsafe", "return a - b")]))],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&[]);
+    r.expect_code(3);
+    let out = run_json(&r.stdout);
+    let branch = out["branch"].as_str().unwrap();
+    let tip = s.git(&["rev-parse", branch]).trim().to_string();
+    assert_eq!(
+        Some(tip.as_str()),
+        out["stages"][2]["commit"].as_str(),
+        "branch ends at refactor"
+    );
+    let note = s.git(&["notes", "--ref=triad", "show", &tip]);
+    let line: Value = serde_json::from_str(note.lines().last().unwrap()).unwrap();
+    assert_eq!(line["verdict"], "HALT");
+    assert_eq!(line["stage"], "run");
+    // The user's base commit is never marked.
+    assert!(
+        s.env
+            .git(&s.repo, &["notes", "--ref=triad", "show", "main"])
+            .code
+            != 0
+    );
+}

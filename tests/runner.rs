@@ -3,7 +3,9 @@
 mod cli_basics;
 mod code_evidence;
 mod common;
+mod e2e_local;
 mod notes_hooks;
 mod pipeline;
 mod providers;
 mod reconcile;
+mod tasks;

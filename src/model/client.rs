@@ -338,6 +338,12 @@ impl ModelClient {
     ) -> Result<Completion, CallFailure> {
         let mut req = req.clone();
         req.max_tokens = req.max_tokens.min(m.model.max_output_tokens).max(1);
+        if let Some(schema) = &mut req.schema {
+            // A small output budget cannot hold long strings and lists; a schema that lets
+            // the model ramble gets cut off mid-JSON. Tighter bounds still validate against
+            // the caller's schema.
+            structured::fit_to_budget(&mut schema.schema, req.max_tokens);
+        }
         let estimate = budget::cost_usd(
             &m.model,
             budget::worst_case_input_tokens(req.prompt_chars()),

@@ -41,6 +41,82 @@ fn close_objects(v: &mut Value) {
     }
 }
 
+/// Tightens `maxLength` and `maxItems` so that a whole answer fits in `max_tokens`.
+///
+/// Only applies to small budgets (under 4096 tokens). Lists are capped at 3 items; then the
+/// character budget (about 4 characters a token, 60% of it for string contents) is shared
+/// among every string the schema can hold, so a model that fills each string to its limit
+/// still closes the JSON before the token limit cuts it off.
+pub fn fit_to_budget(schema: &mut Value, max_tokens: u32) {
+    if max_tokens >= 4096 {
+        return;
+    }
+    cap_items(schema, 3);
+    let slots = string_slots(schema).max(1);
+    let per_slot = (u64::from(max_tokens) * 4 * 6 / 10) / slots;
+    cap_strings(schema, per_slot.clamp(16, 600));
+}
+
+fn is_type(obj: &serde_json::Map<String, Value>, t: &str) -> bool {
+    obj.get("type").and_then(Value::as_str) == Some(t)
+}
+
+fn cap_items(v: &mut Value, max_items: u64) {
+    match v {
+        Value::Object(obj) => {
+            if is_type(obj, "array") {
+                let current = obj
+                    .get("maxItems")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(u64::MAX);
+                obj.insert("maxItems".into(), Value::from(current.min(max_items)));
+            }
+            obj.values_mut().for_each(|c| cap_items(c, max_items));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| cap_items(i, max_items)),
+        _ => {}
+    }
+}
+
+/// How many free-text strings an answer can hold (enums do not count; arrays multiply).
+fn string_slots(v: &Value) -> u64 {
+    let Value::Object(obj) = v else { return 0 };
+    if is_type(obj, "string") {
+        return u64::from(!obj.contains_key("enum"));
+    }
+    if is_type(obj, "array") {
+        let n = obj.get("maxItems").and_then(Value::as_u64).unwrap_or(3);
+        return n * obj.get("items").map_or(0, string_slots);
+    }
+    let mut total = 0;
+    if let Some(Value::Object(props)) = obj.get("properties") {
+        total += props.values().map(string_slots).sum::<u64>();
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(alts)) = obj.get(key) {
+            total += alts.iter().map(string_slots).max().unwrap_or(0);
+        }
+    }
+    total
+}
+
+fn cap_strings(v: &mut Value, max_chars: u64) {
+    match v {
+        Value::Object(obj) => {
+            if is_type(obj, "string") && !obj.contains_key("enum") {
+                let current = obj
+                    .get("maxLength")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(u64::MAX);
+                obj.insert("maxLength".into(), Value::from(current.min(max_chars)));
+            }
+            obj.values_mut().for_each(|c| cap_strings(c, max_chars));
+        }
+        Value::Array(items) => items.iter_mut().for_each(|i| cap_strings(i, max_chars)),
+        _ => {}
+    }
+}
+
 /// Finds the JSON value in a model's text: the whole text, or a fenced ```json block, or
 /// the outermost `{...}`.
 pub fn extract_json(text: &str) -> Option<Value> {
@@ -125,6 +201,17 @@ mod tests {
         let errs = validate(&s, &bad).unwrap_err();
         assert!(errs.iter().any(|e| e.starts_with("/inner/n")), "{errs:?}");
         assert!(errs.len() >= 3, "{errs:?}");
+    }
+
+    #[test]
+    fn small_budgets_tighten_strings_and_lists() {
+        let mut s = schema_for::<Outer>("outer").schema;
+        fit_to_budget(&mut s, 1024);
+        assert_eq!(s["properties"]["name"]["maxLength"], 5, "never loosened");
+        assert_eq!(s["properties"]["items"]["maxItems"], 3);
+        let mut big = schema_for::<Outer>("outer").schema;
+        fit_to_budget(&mut big, 8192);
+        assert!(big["properties"]["items"].get("maxItems").is_none());
     }
 
     #[test]

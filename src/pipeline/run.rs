@@ -82,6 +82,49 @@ impl Runner<'_> {
 
     /// Runs stages until the run finishes or stops; the returned state says how.
     pub fn execute(&self, state: &mut RunState, spec: &TaskSpec) -> Result<(), RunError> {
+        self.execute_stages(state, spec)?;
+        if matches!(
+            state.status,
+            RunStatus::Halted | RunStatus::RetriesExhausted
+        ) {
+            self.mark_stopped_tip(state);
+        }
+        Ok(())
+    }
+
+    /// A halted run's branch must not look clean to the pre-push gate: its tip gets a
+    /// `run`-stage verdict line (HALT, or REJECT when retries ran out) unless the tip is
+    /// the base (nothing new to push) or already carries that verdict.
+    fn mark_stopped_tip(&self, state: &RunState) {
+        let Ok(tip) = oid(state.tip()) else { return };
+        if state.tip() == state.base {
+            return;
+        }
+        let verdict = if state.status == RunStatus::Halted {
+            Verdict::Halt
+        } else {
+            Verdict::Reject
+        };
+        let lines = crate::notes::read(self.repo, tip).unwrap_or_default();
+        if crate::notes::effective(&lines).is_some_and(|e| e.verdict == verdict.as_str()) {
+            return;
+        }
+        let line = json!({
+            "v": 1, "kind": "review", "stage": "run", "stage_reviewed": "run",
+            "run": state.run_id, "task": state.task, "verdict": verdict, "model_verdict": verdict,
+            "floor": null, "issues": [], "alternatives": [], "confidence": 1.0,
+            "reviewed_model": "the whole run", "arbiter_model": "git-triad (run outcome)",
+            "reasoning": format!("the run stopped ({}): {}", state.status.as_str(), one_line(&state.message, "")),
+            "token_cost": 0.0, "attempt": 0,
+            "patch_id": crate::notes::patch_id(self.repo, tip).ok().flatten(),
+            "commit": tip.to_string(), "ts": crate::notes::now_ts(),
+        });
+        if let Err(e) = crate::notes::append(self.repo, tip, &[line]) {
+            tracing::error!("could not mark the halted run's tip {tip}: {e}");
+        }
+    }
+
+    fn execute_stages(&self, state: &mut RunState, spec: &TaskSpec) -> Result<(), RunError> {
         let mut rec = Recorder::open(self.repo, &state.run_id);
         self.client
             .set_budget(state.budget_usd.map(|b| (b - state.cost_usd).max(0.0)));
@@ -664,12 +707,30 @@ impl Runner<'_> {
         rec: &mut Recorder<'_>,
         e: ModelError,
     ) -> Result<bool, RunError> {
-        let stage = state.stages[state.current].stage;
+        let stage = state
+            .stages
+            .get(state.current)
+            .map_or("reconcile", |s| s.stage.as_str());
         state.status = match e {
             ModelError::Budget(_) => RunStatus::BudgetExceeded,
+            // A reviewer that cannot produce a valid verdict cannot approve anything: stop
+            // for a human, as a HALT, rather than fail (resume would ask the same model).
+            ModelError::SchemaViolation { .. } => RunStatus::Halted,
             _ => RunStatus::Failed,
         };
-        state.message = format!("the {stage} stage stopped: {e}");
+        state.message = match &e {
+            ModelError::SchemaViolation { .. } => format!(
+                "the {stage} step could not be completed: {e}. Without a valid answer nothing is approved. Options: choose a stronger model for that role (--arbiter-model, -c roles.arbiter.models=...) and run the task again"
+            ),
+            ModelError::Budget(_) => format!(
+                "the {stage} stage stopped before crossing the budget: {e}. Continue with a higher cap: git triad resume {} --budget <USD>",
+                state.run_id
+            ),
+            _ => format!(
+                "the {stage} stage stopped: {e}. When the provider is back: git triad resume {}",
+                state.run_id
+            ),
+        };
         rec.event(
             state,
             &format!("{stage} stopped: {}", state.status.as_str()),
