@@ -650,3 +650,115 @@ fn a_halted_run_marks_its_branch_tip_for_the_pre_push_gate() {
             != 0
     );
 }
+
+fn outcome_answer(outcome: &str, extra: Value) -> String {
+    let mut meta = json!({"summary": "cannot proceed", "confidence": 0.4, "outcome": outcome});
+    if let (Value::Object(m), Value::Object(e)) = (&mut meta, extra) {
+        m.extend(e);
+    }
+    format!("I need to stop here.\n```json\n{meta}\n```\n")
+}
+
+#[test]
+fn needs_info_waits_exit_6_then_answers_resume_the_same_stage() {
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![
+            Reply::text(outcome_answer(
+                "NEEDS_INFO",
+                json!({"questions": ["Should sub accept floats?", "Name of the module?"]}),
+            )),
+            Reply::text(architect_answer()),
+        ],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&[]);
+    r.expect_code(6);
+    let out = run_json(&r.stdout);
+    assert_eq!(out["status"], "waiting_on_user");
+    assert!(
+        out["message"]
+            .as_str()
+            .unwrap()
+            .contains("git triad task answer add-sub"),
+        "{out}"
+    );
+    let id = out["run"].as_str().unwrap().to_string();
+    // The task is WAITING_ON_USER, owned by the user, with the questions recorded.
+    let show = s.env.triad(&s.repo, &["task", "show", "add-sub", "--json"]);
+    show.ok();
+    assert!(
+        show.stdout.contains("WAITING_ON_USER")
+            && show.stdout.contains("Should sub accept floats?"),
+        "{}",
+        show.stdout
+    );
+    // Resuming before answering is refused with exit 6 and a hint.
+    let early = s.env.triad(&s.repo, &["resume", &id]);
+    early.expect_code(6);
+    assert!(
+        early.stderr.contains("git triad task answer"),
+        "{}",
+        early.stderr
+    );
+    std::fs::write(
+        s.env.root().join("answers.txt"),
+        "Q: Should sub accept floats?\nA: Yes, ints and floats.\nQ: Name of the module?\nA: calc.py\n",
+    )
+    .unwrap();
+    let answers = s.env.root().join("answers.txt");
+    s.env
+        .triad(
+            &s.repo,
+            &[
+                "task",
+                "answer",
+                "add-sub",
+                "--file",
+                answers.to_str().unwrap(),
+            ],
+        )
+        .ok();
+    let r = s.env.triad(&s.repo, &["resume", &id, "--json"]);
+    r.ok();
+    assert_eq!(run_json(&r.stdout)["status"], "approved");
+    let arch = s.requests_for("architect");
+    assert_eq!(arch.len(), 2);
+    let second = arch[1].to_string();
+    assert!(
+        second.contains("ANSWERS FROM THE USER") && second.contains("ints and floats"),
+        "{second}"
+    );
+    let show = s.env.triad(&s.repo, &["task", "show", "add-sub", "--json"]);
+    assert!(show.stdout.contains("APPROVED"), "{}", show.stdout);
+}
+
+#[test]
+fn a_blocked_stage_halts_with_a_routed_task_and_a_dependency_stub() {
+    let mut rules = happy_rules();
+    rules[1] = stage(
+        "implement",
+        vec![Reply::text(outcome_answer(
+            "BLOCKED",
+            json!({"dependencies": [{"task": "vendor the math library", "owner": "operator"}]}),
+        ))],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&[]);
+    r.expect_code(3);
+    let out = run_json(&r.stdout);
+    assert!(
+        out["message"].as_str().unwrap().contains("BLOCKED"),
+        "{out}"
+    );
+    let list = s.env.triad(&s.repo, &["task", "list", "--json"]);
+    list.ok();
+    assert!(list.stdout.contains("BLOCKED"), "{}", list.stdout);
+    let stubs: Vec<_> = std::fs::read_dir(s.repo.join(".triad/tasks"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("add-sub-dep"))
+        .collect();
+    assert_eq!(stubs.len(), 1, "{stubs:?}");
+}

@@ -8,4 +8,5 @@ mod notes_hooks;
 mod pipeline;
 mod providers;
 mod reconcile;
+mod review;
 mod tasks;

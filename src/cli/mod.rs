@@ -71,7 +71,7 @@ pub enum Command {
     Review(Box<review::ReviewArgs>),
     /// List runs, or show one run's stages, verdicts, issues and cost.
     Log(log::LogArgs),
-    /// Write and inspect TaskSpecs.
+    /// TaskSpecs and the task state machine: new, list, show, answer, defer, close.
     Task(task::TaskArgs),
     /// Start, stop or inspect the local llama.cpp servers (the offline default).
     Local(local::LocalArgs),

@@ -112,10 +112,9 @@ fn trees<'r>(
     args: &ReviewArgs,
 ) -> CommandResult<(Option<git2::Tree<'r>>, git2::Tree<'r>, Option<git2::Oid>)> {
     let head_tree = || -> CommandResult<git2::Tree<'r>> {
-        Ok(repo
-            .head()
+        repo.head()
             .and_then(|h| h.peel_to_tree())
-            .map_err(|e| CommandError::usage(format!("HEAD has no commit to compare with: {e}")))?)
+            .map_err(|e| CommandError::usage(format!("HEAD has no commit to compare with: {e}")))
     };
     if args.staged {
         let oid = repo.index()?.write_tree()?;

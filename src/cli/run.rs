@@ -310,6 +310,25 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
     if let Some(b) = args.budget {
         state.budget_usd = Some(state.cost_usd + b);
     }
+    if state.status == RunStatus::WaitingOnUser {
+        let answers = crate::task::workflow::answers_for(repo, &state.task)
+            .map_err(CommandError::failure)?
+            .ok_or_else(|| {
+                CommandError::new(
+                    ExitCode::WaitingOnUser,
+                    format!("run {} is waiting for your answers", state.run_id),
+                )
+                .hint(format!(
+                    "answer the questions with `git triad task answer {}`, then resume",
+                    state.task
+                ))
+            })?;
+        // The answered stage starts a fresh retry budget with the answers in its prompt.
+        if let Some(s) = state.stages.get_mut(state.current) {
+            s.epoch_start = s.attempts.len();
+        }
+        state.feedback = answers;
+    }
     let (spec, client, verify_command, verify_skipped) = runner_parts(ctx, repo, &loaded, &state)?;
     let runner = Runner {
         repo,

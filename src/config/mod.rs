@@ -26,6 +26,31 @@ pub const USER_CONFIG_ENV: &str = "GIT_TRIAD_CONFIG";
 /// Prefix of environment variables that set config keys (`GIT_TRIAD_ARBITER__MODE=full`).
 pub const ENV_PREFIX: &str = "GIT_TRIAD_";
 
+/// `GIT_TRIAD_*` variables that are settings of the program or its scripts, not config keys.
+pub const RESERVED_ENV: &[&str] = &[
+    "LOG",
+    "NO_PROGRESS",
+    "LOCAL_CACHE",
+    "SKIP_E2E",
+    "BUILD_JOBS",
+];
+
+/// The top-level sections of the configuration.
+pub const TOP_LEVEL_KEYS: &[&str] = &[
+    "profile",
+    "roles",
+    "profiles",
+    "arbiter",
+    "budget",
+    "transport",
+    "breaker",
+    "verify",
+    "hooks",
+    "prompts",
+    "providers",
+    "models",
+];
+
 /// Keys a committed repo config may not set in an untrusted clone.
 ///
 /// Each entry is a dotted prefix: the key itself and everything below it are restricted.
@@ -175,12 +200,19 @@ pub fn env_key_to_config_key(var: &str) -> Option<String> {
     if rest.is_empty() || var == USER_CONFIG_ENV || rest.starts_with("TEST_") {
         return None;
     }
-    // Variables the program itself reads, not config keys.
-    if matches!(rest, "LOG" | "NO_PROGRESS") {
+    // Variables the program and its scripts read, not config keys.
+    if RESERVED_ENV.contains(&rest) {
         return None;
     }
     let parts: Vec<String> = rest.split("__").map(|p| p.to_ascii_lowercase()).collect();
     if parts.iter().any(|p| p.is_empty()) {
+        return None;
+    }
+    if !TOP_LEVEL_KEYS.contains(&parts[0].as_str()) {
+        tracing::warn!(
+            "ignoring {var}: `{}` is not a configuration section (use `__` between levels, e.g. GIT_TRIAD_ARBITER__MODE)",
+            parts[0]
+        );
         return None;
     }
     Some(layers::join_key(&parts))
@@ -518,6 +550,8 @@ mod tests {
             Some("hooks.pre_push.block_on")
         );
         assert_eq!(env_key_to_config_key("GIT_TRIAD_CONFIG"), None);
+        assert_eq!(env_key_to_config_key("GIT_TRIAD_LOCAL_CACHE"), None);
+        assert_eq!(env_key_to_config_key("GIT_TRIAD_ARBITER_MODE"), None);
     }
 
     #[test]

@@ -82,7 +82,25 @@ impl Runner<'_> {
 
     /// Runs stages until the run finishes or stops; the returned state says how.
     pub fn execute(&self, state: &mut RunState, spec: &TaskSpec) -> Result<(), RunError> {
+        let stage = state
+            .stages
+            .get(state.current)
+            .map_or("verify", |s| s.stage.as_str());
+        if let Err(e) =
+            crate::task::workflow::on_run_start(self.repo, &state.task, &state.run_id, stage)
+        {
+            tracing::warn!("could not record the task's state: {e}");
+        }
         self.execute_stages(state, spec)?;
+        if let Err(e) = crate::task::workflow::on_run_end(
+            self.repo,
+            &state.task,
+            &state.run_id,
+            state.status.as_str(),
+            state.final_verdict().map(|v| v.as_str()),
+        ) {
+            tracing::warn!("could not record the task's state: {e}");
+        }
         if matches!(
             state.status,
             RunStatus::Halted | RunStatus::RetriesExhausted
@@ -311,6 +329,14 @@ impl Runner<'_> {
         let mut req = ChatRequest::new(Some(system), user, max_tokens);
         req.temperature = self.loaded.config.roles.get(role).temperature;
 
+        if let Err(e) = crate::task::workflow::on_stage_start(
+            self.repo,
+            &state.task,
+            &state.run_id,
+            stage.as_str(),
+        ) {
+            tracing::warn!("could not record the task's state: {e}");
+        }
         self.say(&format!(
             "[{}/{} {stage}] {model_name}, attempt {epoch_n} of {}",
             idx + 1,
@@ -683,15 +709,54 @@ impl Runner<'_> {
             "suggested_role": meta.suggested_role, "alternatives": meta.alternatives,
             "policy_refs": meta.policy_refs, "evidence_needed": meta.evidence_needed,
         }));
+        // The arbiter-owned task state machine routes the outcome (seed 004): nothing is
+        // silently dropped, every task keeps an owner and a next action.
+        let decision = crate::task::workflow::on_stage_outcome(
+            self.repo,
+            &state.task,
+            &state.run_id,
+            stage.as_str(),
+            meta,
+        );
+        let routed = match &decision {
+            Ok(d) => {
+                if let Some(o) = &mut state.outcome {
+                    o["decision"] = serde_json::to_value(d).unwrap_or_default();
+                }
+                format!(
+                    "\nThe arbiter routed the task: {}{}{}",
+                    serde_json::to_value(d.decision)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                    d.assigned_to
+                        .as_deref()
+                        .map(|a| format!(" to {a}"))
+                        .unwrap_or_default(),
+                    if d.note.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", d.note)
+                    }
+                )
+            }
+            Err(e) => {
+                tracing::error!("could not record the task's outcome: {e}");
+                String::new()
+            }
+        };
         if meta.outcome == Outcome::NeedsInfo {
             state.status = RunStatus::WaitingOnUser;
-            state.message =
-                format!("the {stage} stage needs information before it can continue ({details})");
+            state.message = format!(
+                "the {stage} stage needs information before it can continue ({details}).{routed}\nAnswer with `git triad task answer {}`, then `git triad resume {}`",
+                state.task, state.run_id
+            );
         } else {
             state.status = RunStatus::Halted;
             state.message = format!(
-                "the {stage} stage answered {} instead of doing the work: {details}",
-                meta.outcome.as_str()
+                "the {stage} stage answered {} instead of doing the work: {details}{routed}\n`git triad task show {}` shows the task's state and next action",
+                meta.outcome.as_str(),
+                state.task
             );
         }
         rec.event(

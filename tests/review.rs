@@ -1,0 +1,177 @@
+//! `git triad review`: the arbiter and the deterministic checks on any change.
+
+use git_triad::testkit::fake_llm::{FakeServer, Reply, Rule, Script, WireProtocol};
+use serde_json::{json, Value};
+
+use crate::common::{fake_user_config, TestEnv};
+
+const APP: &str = "import os\n\n\ndef main():\n    return os.getcwd()\n";
+
+fn repo_with_bad_import(env: &TestEnv) -> std::path::PathBuf {
+    let repo = env.repo(
+        "proj",
+        &[
+            ("app.py", APP),
+            (
+                "pyproject.toml",
+                "[project]\nname = \"app\"\ndependencies = [\"requests>=2\"]\n",
+            ),
+        ],
+    );
+    env.write_files(
+        &repo,
+        &[(
+            "app.py",
+            "import os\nimport requets\nimport requests\n\n\ndef main():\n    return os.getcwd()\n\n\ndef broken(:\n    pass\n",
+        )],
+    );
+    env.commit_all(&repo, "add a typo import and a syntax error");
+    repo
+}
+
+#[test]
+fn no_model_review_finds_hallucinated_imports_and_new_syntax_errors() {
+    let env = TestEnv::new();
+    let repo = repo_with_bad_import(&env);
+    let r = env.triad(&repo, &["review", "--no-model", "--format", "json"]);
+    r.ok();
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["verdict"], "REJECT", "{v}");
+    let issues = v["issues"].as_array().unwrap();
+    assert!(
+        issues.iter().any(|i| i["category"] == "hallucination"
+            && i["quote"].as_str().unwrap().contains("requets")),
+        "{v}"
+    );
+    assert!(
+        !issues.iter().any(|i| i["quote"]
+            .as_str()
+            .unwrap_or("")
+            .contains("import requests")),
+        "declared dependency resolves: {v}"
+    );
+    assert!(
+        issues
+            .iter()
+            .any(|i| i["evidence"].as_str().unwrap().contains("syntax_error")),
+        "{v}"
+    );
+    // --fail-on reject turns the verdict into a failing exit code.
+    env.triad(&repo, &["review", "--no-model", "--fail-on", "reject"])
+        .expect_code(1);
+    // The previous commit was clean.
+    let clean = env.triad(
+        &repo,
+        &["review", "HEAD~1", "--no-model", "--format", "json"],
+    );
+    let v: Value = serde_json::from_str(&clean.ok().stdout).unwrap();
+    assert_eq!(v["verdict"], "APPROVE", "{v}");
+}
+
+#[test]
+fn sarif_output_is_a_valid_2_1_0_log() {
+    let env = TestEnv::new();
+    let repo = repo_with_bad_import(&env);
+    let r = env.triad(&repo, &["review", "--no-model", "--format", "sarif"]);
+    r.ok();
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["version"], "2.1.0");
+    let run = &v["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    assert_eq!(run["tool"]["driver"]["name"], "git-triad");
+    let results = run["results"].as_array().unwrap();
+    assert!(results.len() >= 2);
+    for res in results {
+        let id = res["ruleId"].as_str().unwrap();
+        let idx = res["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[idx]["id"], id, "ruleIndex points at the rule");
+        assert!(["error", "warning", "note"].contains(&res["level"].as_str().unwrap()));
+        assert!(!res["message"]["text"].as_str().unwrap().is_empty());
+        let loc = &res["locations"][0]["physicalLocation"];
+        assert_eq!(loc["artifactLocation"]["uri"], "app.py");
+        let region = &loc["region"];
+        assert!(region["startLine"].as_u64().unwrap() >= 1);
+        assert!(region["endLine"].as_u64().unwrap() >= region["startLine"].as_u64().unwrap());
+    }
+}
+
+#[test]
+fn staged_and_worktree_reviews_leave_the_index_alone() {
+    let env = TestEnv::new();
+    let repo = env.repo("proj", &[("app.py", APP)]);
+    env.write_files(&repo, &[("new.py", "import nosuchmodule_xyz\n")]);
+    let index_before = std::fs::read(repo.join(".git/index")).unwrap();
+    let r = env.triad(
+        &repo,
+        &["review", "--worktree", "--no-model", "--format", "json"],
+    );
+    let v: Value = serde_json::from_str(&r.ok().stdout).unwrap();
+    assert_eq!(v["verdict"], "REJECT", "{v}");
+    assert_eq!(
+        std::fs::read(repo.join(".git/index")).unwrap(),
+        index_before
+    );
+    // Nothing staged yet: the staged review sees no change.
+    let r = env.triad(
+        &repo,
+        &["review", "--staged", "--no-model", "--format", "json"],
+    );
+    let v: Value = serde_json::from_str(&r.ok().stdout).unwrap();
+    assert_eq!(v["verdict"], "APPROVE", "{v}");
+    env.git(&repo, &["add", "new.py"]).ok();
+    let r = env.triad(
+        &repo,
+        &["review", "--staged", "--no-model", "--format", "json"],
+    );
+    let v: Value = serde_json::from_str(&r.ok().stdout).unwrap();
+    assert_eq!(v["verdict"], "REJECT", "{v}");
+}
+
+#[test]
+fn a_model_review_is_floored_and_recorded_as_a_note() {
+    let issue = json!({"severity": "warning", "category": "edge_case", "path": "app.py", "start_line": 1, "end_line": 1,
+                       "quote": "def main():", "description": "no docstring", "suggestion": "add one", "evidence": "style"});
+    let server = FakeServer::start_blocking(Script::new(vec![Rule::named("arbiter")
+        .protocol(WireProtocol::OpenAi)
+        .model("model-b")
+        .reply(Reply::json(
+            json!({"verdict": "APPROVE", "confidence": 0.9, "reasoning": "fine",
+                                  "issues": [issue], "alternatives": []}),
+        ))]))
+    .unwrap();
+    let mut env = TestEnv::new();
+    env.write_user_config(&fake_user_config(&server.base_url()));
+    env.set("FAKE_OPENAI_KEY", "sk-fake-openai-key-for-tests");
+    let repo = repo_with_bad_import(&env);
+    let r = env.triad(&repo, &["review", "--note", "--format", "markdown"]);
+    r.ok();
+    assert!(
+        r.stdout.contains("**REJECT**") && r.stdout.contains("Raised from APPROVE"),
+        "{}",
+        r.stdout
+    );
+    // The model's issue was re-anchored by its quote (line 6) and snapped to the function.
+    assert!(
+        r.stdout.contains("`app.py:6 (function main)`"),
+        "{}",
+        r.stdout
+    );
+    let note = env
+        .git(&repo, &["notes", "--ref=triad", "show", "HEAD"])
+        .ok()
+        .stdout
+        .clone();
+    let line: Value = serde_json::from_str(note.lines().next().unwrap()).unwrap();
+    assert_eq!(line["verdict"], "REJECT");
+    assert_eq!(line["model_verdict"], "APPROVE");
+    assert!(
+        line["floor"]["reasons"].to_string().contains("requets"),
+        "{line}"
+    );
+    // The arbiter saw the deterministic findings as facts.
+    let req = server.requests()[0].body.clone();
+    assert!(
+        req.contains("Deterministic findings") && req.contains("requets"),
+        "{req}"
+    );
+}

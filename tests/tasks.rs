@@ -1,0 +1,1039 @@
+//! The task state machine (seed 004): the four acceptance scenarios, storage in git, the
+//! `git triad task` commands, and a property test over random event sequences.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use git_triad::pipeline::stage::StageMeta;
+use git_triad::task::machine::allowed;
+use git_triad::task::state::{parse_history, EventKind};
+use git_triad::task::{
+    store, workflow, Actor, Answer, ArbiterDecision, Decision, Machine, TaskError, TaskState,
+};
+use serde_json::{json, Value};
+
+use crate::common::TestEnv;
+
+const TASK: &str = "title = \"Add subtraction\"\ndescription = \"calc.py needs sub.\"\n";
+
+/// A repository with one committed TaskSpec (`add-sub`), opened with libgit2 too.
+fn setup() -> (TestEnv, std::path::PathBuf, git2::Repository) {
+    let env = TestEnv::new();
+    let dir = env.repo(
+        "proj",
+        &[
+            ("calc.py", "def add(a, b):\n    return a + b\n"),
+            (".triad/tasks/add-sub.toml", TASK),
+        ],
+    );
+    let repo = git2::Repository::open(&dir).unwrap();
+    (env, dir, repo)
+}
+
+fn meta(v: Value) -> StageMeta {
+    serde_json::from_value(v).unwrap()
+}
+
+fn task(repo: &git2::Repository, slug: &str) -> git_triad::task::Task {
+    store::load_task(repo, slug).unwrap().expect("task record")
+}
+
+fn history(repo: &git2::Repository, slug: &str) -> Vec<git_triad::task::HistoryEntry> {
+    store::load(repo, slug)
+        .unwrap()
+        .expect("task record")
+        .history
+}
+
+fn show_json(env: &TestEnv, dir: &Path, slug: &str) -> Value {
+    let run = env.triad(dir, &["task", "show", slug, "--json"]);
+    serde_json::from_str(run.ok().stdout.trim()).unwrap()
+}
+
+/// Seed 004 scenario 1: three questions → WAITING_ON_USER (owner user); answers → ASSIGNED to
+/// the same specialist, and the resumed stage gets them in its prompt.
+#[test]
+fn needs_info_waits_on_the_user_and_answers_return_it_to_the_same_stage() {
+    let (env, dir, repo) = setup();
+    workflow::on_run_start(&repo, "add-sub", "r1", "architect").unwrap();
+    let t = workflow::on_stage_start(&repo, "add-sub", "r1", "implement").unwrap();
+    assert_eq!(
+        (t.state, t.assigned_to.as_str()),
+        (TaskState::InReview, "implement")
+    );
+    let d = workflow::on_stage_outcome(
+        &repo,
+        "add-sub",
+        "r1",
+        "implement",
+        &meta(json!({"outcome": "NEEDS_INFO", "summary": "unclear",
+            "questions": ["Which module?", "Integers only?", "Name of the function?"]})),
+    )
+    .unwrap();
+    assert_eq!(d.decision, Decision::WaitingOnUser);
+    let t = task(&repo, "add-sub");
+    assert_eq!(
+        (t.state, t.owner.as_str()),
+        (TaskState::WaitingOnUser, "user")
+    );
+    assert_eq!(t.questions.len(), 3);
+    assert!(
+        t.next_action.contains("git triad task answer add-sub"),
+        "{}",
+        t.next_action
+    );
+    // The run's end does not move it: the outcome already routed it.
+    workflow::on_run_end(&repo, "add-sub", "r1", "waiting_on_user", None).unwrap();
+    assert_eq!(task(&repo, "add-sub").state, TaskState::WaitingOnUser);
+    assert_eq!(workflow::answers_for(&repo, "add-sub").unwrap(), None);
+
+    let answers = env.root().join("answers.txt");
+    std::fs::write(
+        &answers,
+        "# my answers\nQ: Which module?\nA: calc.py\n\nQ: Integers only?\nA: no, floats too\n\
+         Q: Name of the function?\nA: sub\n",
+    )
+    .unwrap();
+    let run = env.triad(
+        &dir,
+        &[
+            "task",
+            "answer",
+            "add-sub",
+            "--file",
+            answers.to_str().unwrap(),
+        ],
+    );
+    run.ok();
+    assert!(run.stdout.contains("git triad resume r1"), "{}", run.stdout);
+    let t = task(&repo, "add-sub");
+    assert_eq!(
+        (t.state, t.assigned_to.as_str(), t.owner.as_str()),
+        (TaskState::Assigned, "implement", "implement")
+    );
+    assert_eq!(t.answers[1].answer, "no, floats too");
+    let block = workflow::answers_for(&repo, "add-sub")
+        .unwrap()
+        .expect("answers");
+    assert!(block.starts_with("## ANSWERS FROM THE USER"), "{block}");
+    assert!(
+        block.contains("Integers only?") && block.contains("floats too"),
+        "{block}"
+    );
+    let last = history(&repo, "add-sub").pop().unwrap();
+    assert_eq!((last.actor, last.event), (Actor::User, EventKind::Answers));
+    assert_eq!(
+        last.by.as_deref(),
+        Some("Test Committer <committer@example.com>")
+    );
+    // Resuming the run puts the same stage back to work.
+    let t = workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+    assert_eq!(
+        (t.state, t.assigned_to.as_str()),
+        (TaskState::InReview, "implement")
+    );
+}
+
+/// Scenario 2: OUT_OF_SCOPE suggesting "refactor" → REASSIGNED to it, never closed.
+#[test]
+fn out_of_scope_reassigns_to_the_suggested_specialist() {
+    let (_env, _dir, repo) = setup();
+    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+    let d = workflow::on_stage_outcome(
+        &repo,
+        "add-sub",
+        "r1",
+        "implement",
+        &meta(json!({"outcome": "OUT_OF_SCOPE", "summary": "a cleanup", "suggested_role": "refactor"})),
+    )
+    .unwrap();
+    assert_eq!(
+        (d.decision, d.assigned_to.as_deref()),
+        (Decision::Reassign, Some("refactor"))
+    );
+    // The pipeline halts on a non-APPROVE outcome; the task keeps its routing.
+    let t = workflow::on_run_end(&repo, "add-sub", "r1", "halted", None).unwrap();
+    assert_eq!(
+        (t.state, t.assigned_to.as_str(), t.owner.as_str()),
+        (TaskState::Reassigned, "refactor", "refactor")
+    );
+    let h = history(&repo, "add-sub");
+    let kinds: Vec<_> = h.iter().map(|e| (e.event, e.to)).collect();
+    assert!(kinds.contains(&(EventKind::Response, TaskState::RejectedWithReason)));
+    assert!(kinds.contains(&(EventKind::Decision, TaskState::Reassigned)));
+    assert_eq!(h.last().unwrap().event, EventKind::Note);
+}
+
+/// Scenario 3: BLOCKED → dependency task + TaskSpec stub, parent BLOCKED; closing the
+/// dependency resumes the parent, assigned to the original specialist.
+#[test]
+fn blocked_creates_a_dependency_and_closing_it_resumes_the_parent() {
+    let (env, dir, repo) = setup();
+    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+    let d = workflow::on_stage_outcome(
+        &repo,
+        "add-sub",
+        "r1",
+        "implement",
+        &meta(json!({"outcome": "BLOCKED", "summary": "need the logs",
+            "dependencies": [{"task": "gather logs", "owner": "operator"}]})),
+    )
+    .unwrap();
+    assert_eq!(d.decision, Decision::CreateDependency);
+    assert_eq!(d.created_tasks, ["add-sub-dep-1"]);
+    let parent = task(&repo, "add-sub");
+    assert_eq!(parent.state, TaskState::Blocked);
+    assert_eq!(parent.blocked_on, ["add-sub-dep-1"]);
+    assert_eq!(parent.owner, "operator");
+    let dep = task(&repo, "add-sub-dep-1");
+    assert_eq!(
+        (dep.state, dep.owner.as_str(), dep.parent.as_deref()),
+        (TaskState::Assigned, "operator", Some("add-sub"))
+    );
+    let stub = std::fs::read_to_string(dir.join(".triad/tasks/add-sub-dep-1.toml")).unwrap();
+    let spec = git_triad::task::TaskSpec::parse(&stub, "stub", "add-sub-dep-1").unwrap();
+    assert_eq!(spec.title, "gather logs");
+    // The stub is a new, uncommitted file for the user.
+    let status = env
+        .git(&dir, &["status", "--porcelain"])
+        .ok()
+        .stdout
+        .clone();
+    assert!(status.contains("?? .triad/"), "{status}");
+
+    let run = env.triad(
+        &dir,
+        &["task", "close", "add-sub-dep-1", "--reason", "done"],
+    );
+    run.ok();
+    assert!(run.stdout.contains("parent `add-sub`"), "{}", run.stdout);
+    let parent = task(&repo, "add-sub");
+    assert_eq!(
+        (
+            parent.state,
+            parent.assigned_to.as_str(),
+            parent.owner.as_str()
+        ),
+        (TaskState::Assigned, "implement", "implement")
+    );
+    let last = history(&repo, "add-sub").pop().unwrap();
+    assert_eq!(
+        (last.event, last.actor),
+        (EventKind::Resumed, Actor::Arbiter)
+    );
+    let closed = history(&repo, "add-sub-dep-1").pop().unwrap();
+    let decision = closed.decision.unwrap();
+    assert_eq!(decision.decision, Decision::Close);
+    assert_eq!(
+        decision.note,
+        "by Test Committer <committer@example.com>: done"
+    );
+}
+
+/// Two dependencies: the parent waits for both; an existing file is never overwritten and its
+/// name is not reused.
+#[test]
+fn a_parent_waits_for_every_dependency_and_stubs_never_overwrite() {
+    let (env, dir, repo) = setup();
+    env.write_files(
+        &dir,
+        &[(".triad/tasks/add-sub-dep-1.toml", "title = \"mine\"\n")],
+    );
+    workflow::on_run_start(&repo, "add-sub", "r1", "architect").unwrap();
+    let d = workflow::on_stage_outcome(
+        &repo,
+        "add-sub",
+        "r1",
+        "architect",
+        &meta(json!({"outcome": "BLOCKED", "dependencies": [
+            {"task": "a \"quoted\"\nmulti-line task", "owner": ""}, {"task": "b", "owner": "ops"}]})),
+    )
+    .unwrap();
+    assert_eq!(d.created_tasks, ["add-sub-dep-2", "add-sub-dep-3"]);
+    let mine = std::fs::read_to_string(dir.join(".triad/tasks/add-sub-dep-1.toml")).unwrap();
+    assert_eq!(mine, "title = \"mine\"\n");
+    let stub = std::fs::read_to_string(dir.join(".triad/tasks/add-sub-dep-2.toml")).unwrap();
+    let spec = git_triad::task::TaskSpec::parse(&stub, "stub", "add-sub-dep-2").unwrap();
+    assert_eq!(spec.title, "a \"quoted\" multi-line task");
+    assert_eq!(task(&repo, "add-sub-dep-3").owner, "ops");
+
+    env.triad(
+        &dir,
+        &["task", "close", "add-sub-dep-2", "--reason", "done"],
+    )
+    .ok();
+    assert_eq!(task(&repo, "add-sub").state, TaskState::Blocked);
+    // A deferred dependency is not done.
+    env.triad(
+        &dir,
+        &["task", "defer", "add-sub-dep-3", "--reason", "later"],
+    )
+    .ok();
+    assert_eq!(task(&repo, "add-sub").state, TaskState::Blocked);
+    // Approved by its own run counts as done.
+    workflow::on_run_start(&repo, "add-sub-dep-3", "r2", "architect").unwrap();
+    workflow::on_run_end(&repo, "add-sub-dep-3", "r2", "approved", Some("APPROVE")).unwrap();
+    let parent = task(&repo, "add-sub");
+    assert_eq!(
+        (parent.state, parent.assigned_to.as_str()),
+        (TaskState::Assigned, "architect")
+    );
+}
+
+/// Scenario 4: POLICY_VIOLATION → ESCALATED; the arbiter either closes it "not allowed" or
+/// routes the compliant alternative. Both paths leave a decision; nothing is dropped.
+#[test]
+fn policy_violation_escalates_then_closes_or_routes_the_alternative() {
+    for path in ["close", "route"] {
+        let (env, dir, repo) = setup();
+        workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+        let d = workflow::on_stage_outcome(
+            &repo,
+            "add-sub",
+            "r1",
+            "implement",
+            &meta(
+                json!({"outcome": "POLICY_VIOLATION", "summary": "would log secrets",
+                "policy_refs": [{"id": "POL-7", "reason": "no secrets in logs"}],
+                "alternatives": [{"option": "redact before logging", "delta": "+10 lines"}]}),
+            ),
+        )
+        .unwrap();
+        assert_eq!(d.decision, Decision::Escalate);
+        let t = workflow::on_run_end(&repo, "add-sub", "r1", "halted", None).unwrap();
+        assert_eq!(
+            (t.state, t.owner.as_str()),
+            (TaskState::Escalated, "arbiter")
+        );
+        assert!(t.next_action.contains("POL-7"), "{}", t.next_action);
+        assert!(
+            t.next_action.contains("redact before logging"),
+            "{}",
+            t.next_action
+        );
+        assert!(
+            t.next_action.contains("git triad task close add-sub"),
+            "{}",
+            t.next_action
+        );
+        if path == "close" {
+            env.triad(
+                &dir,
+                &["task", "close", "add-sub", "--reason", "not allowed: POL-7"],
+            )
+            .ok();
+            let t = task(&repo, "add-sub");
+            assert_eq!(t.state, TaskState::Closed);
+            assert!(
+                t.next_action.contains("not allowed: POL-7"),
+                "{}",
+                t.next_action
+            );
+        } else {
+            let run = env.triad(
+                &dir,
+                &[
+                    "task",
+                    "reassign",
+                    "add-sub",
+                    "--to",
+                    "implementer",
+                    "--reason",
+                    "redact before logging",
+                ],
+            );
+            run.ok();
+            let t = task(&repo, "add-sub");
+            assert_eq!(
+                (t.state, t.assigned_to.as_str()),
+                (TaskState::Reassigned, "implement")
+            );
+        }
+        let decisions: Vec<_> = history(&repo, "add-sub")
+            .into_iter()
+            .filter_map(|e| e.decision.map(|d| (d.decision, e.actor)))
+            .collect();
+        let last = if path == "close" {
+            Decision::Close
+        } else {
+            Decision::Reassign
+        };
+        assert_eq!(
+            decisions,
+            [(Decision::Escalate, Actor::Arbiter), (last, Actor::Arbiter)]
+        );
+    }
+}
+
+#[test]
+fn too_costly_and_low_confidence_route_as_the_seed_says() {
+    let (_env, _dir, repo) = setup();
+    let outcome = |m: Value| {
+        workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+        workflow::on_stage_outcome(&repo, "add-sub", "r1", "implement", &meta(m)).unwrap()
+    };
+    let d = outcome(json!({"outcome": "TOO_COSTLY", "alternatives": ["an MVP without floats"]}));
+    assert_eq!(d.decision, Decision::Escalate);
+    let t = task(&repo, "add-sub");
+    assert_eq!(t.state, TaskState::Escalated);
+    for word in ["defer", "MVP", "review"] {
+        assert!(t.next_action.contains(word), "{word}: {}", t.next_action);
+    }
+    let d = outcome(json!({"outcome": "LOW_CONFIDENCE", "evidence_needed": ["run the tests"]}));
+    assert_eq!(
+        (d.decision, d.assigned_to.as_deref()),
+        (Decision::Reassign, Some("verify"))
+    );
+    let d = outcome(json!({"outcome": "LOW_CONFIDENCE"}));
+    assert_eq!(d.decision, Decision::Escalate);
+    let e = workflow::on_stage_outcome(
+        &repo,
+        "add-sub",
+        "r1",
+        "x",
+        &meta(json!({"outcome": "APPROVE"})),
+    )
+    .unwrap_err();
+    assert!(matches!(e, TaskError::ApproveNotRouted { .. }), "{e}");
+}
+
+#[test]
+fn run_ends_say_who_acts_next() {
+    let (_env, _dir, repo) = setup();
+    let end = |status: &str| {
+        workflow::on_run_start(&repo, "add-sub", "r1", "verify").unwrap();
+        workflow::on_run_end(&repo, "add-sub", "r1", status, Some("FLAG")).unwrap()
+    };
+    let t = end("halted");
+    assert_eq!((t.state, t.owner.as_str()), (TaskState::Escalated, "user"));
+    assert!(
+        t.next_action.contains("git triad override"),
+        "{}",
+        t.next_action
+    );
+    let t = end("budget_exceeded");
+    assert_eq!(t.state, TaskState::Escalated);
+    assert!(
+        t.next_action.contains("git triad resume r1"),
+        "{}",
+        t.next_action
+    );
+    let t = end("failed");
+    assert!(
+        t.next_action.contains("git triad resume r1"),
+        "{}",
+        t.next_action
+    );
+    let t = end("flagged");
+    assert_eq!(t.state, TaskState::Approved);
+    assert!(t.next_action.contains("FLAG"), "{}", t.next_action);
+    let last = history(&repo, "add-sub").pop().unwrap();
+    assert_eq!(
+        (last.actor, last.decision.unwrap().decision),
+        (Actor::Arbiter, Decision::Approve)
+    );
+    // Reopened by a new run.
+    let t = workflow::on_run_start(&repo, "add-sub", "r2", "architect").unwrap();
+    assert_eq!(t.state, TaskState::InReview);
+    assert!(matches!(
+        workflow::on_run_end(&repo, "add-sub", "r2", "exploded", None),
+        Err(TaskError::UnknownStatus(_))
+    ));
+}
+
+/// Each event is one commit; `history.jsonl` only grows and earlier bytes never change;
+/// readers skip lines they cannot parse.
+#[test]
+fn history_is_an_append_only_commit_chain() {
+    let (env, dir, repo) = setup();
+    let mut before = Vec::new();
+    let mut events = 0;
+    let mut step = |f: &dyn Fn()| {
+        f();
+        events += 1;
+        let now = store::history_bytes(&repo, "add-sub").unwrap();
+        assert!(
+            now.len() > before.len() && now.starts_with(&before),
+            "history was rewritten"
+        );
+        before = now;
+    };
+    step(&|| drop(workflow::on_run_start(&repo, "add-sub", "r1", "architect").unwrap()));
+    step(&|| drop(workflow::on_stage_start(&repo, "add-sub", "r1", "implement").unwrap()));
+    step(&|| {
+        workflow::on_stage_outcome(
+            &repo,
+            "add-sub",
+            "r1",
+            "implement",
+            &meta(json!({"outcome": "NEEDS_INFO", "questions": ["q?"]})),
+        )
+        .unwrap();
+    });
+    step(&|| {
+        workflow::answer(
+            &repo,
+            "add-sub",
+            vec![Answer {
+                question: "q?".into(),
+                answer: "a".into(),
+            }],
+            "me",
+        )
+        .unwrap();
+    });
+    let count = env
+        .git(&dir, &["rev-list", "--count", "refs/triad/tasks/add-sub"])
+        .ok()
+        .stdout
+        .clone();
+    assert_eq!(count.trim(), events.to_string());
+    let raw = env
+        .git(&dir, &["show", "refs/triad/tasks/add-sub:history.jsonl"])
+        .ok()
+        .stdout
+        .clone();
+    let lines: Vec<Value> = raw
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(lines.iter().all(|l| l["v"] == 1));
+    let state: Value = serde_json::from_str(
+        &env.git(&dir, &["show", "refs/triad/tasks/add-sub:state.json"])
+            .ok()
+            .stdout,
+    )
+    .unwrap();
+    assert_eq!(state["state"], "ASSIGNED");
+    assert_eq!(state["v"], 1);
+
+    // A foreign writer appends garbage and a future version: readers skip both, and the
+    // next event appends after them without touching them.
+    let rec = store::load(&repo, "add-sub").unwrap().unwrap();
+    let mut bytes = store::history_bytes(&repo, "add-sub").unwrap();
+    bytes.extend_from_slice(b"not json\n{\"v\":2,\"future\":true}\n");
+    let tip = repo.find_commit(rec.tip).unwrap();
+    let mut tb = repo.treebuilder(Some(&tip.tree().unwrap())).unwrap();
+    tb.insert("history.jsonl", repo.blob(&bytes).unwrap(), 0o100644)
+        .unwrap();
+    let tree = repo.find_tree(tb.write().unwrap()).unwrap();
+    let sig = git2::Signature::now("x", "x@example.com").unwrap();
+    let c = repo
+        .commit(None, &sig, &sig, "foreign", &tree, &[&tip])
+        .unwrap();
+    repo.reference("refs/triad/tasks/add-sub", c, true, "foreign")
+        .unwrap();
+    assert_eq!(history(&repo, "add-sub").len(), rec.history.len());
+    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+    let after = store::history_bytes(&repo, "add-sub").unwrap();
+    assert!(after.starts_with(&bytes));
+    assert_eq!(history(&repo, "add-sub").len(), rec.history.len() + 1);
+}
+
+/// A writer that loses the compare-and-swap race re-applies its change on the new state.
+#[test]
+fn a_lost_race_is_retried_on_the_new_state() {
+    let (_env, _dir, repo) = setup();
+    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+    let mut calls = 0;
+    let t = store::update(&repo, "add-sub", "test", |cur| {
+        calls += 1;
+        if calls == 1 {
+            // Someone else moves the ref between our read and our write.
+            workflow::on_stage_outcome(
+                &repo,
+                "add-sub",
+                "r1",
+                "implement",
+                &meta(json!({"outcome": "OUT_OF_SCOPE", "suggested_role": "verify"})),
+            )
+            .unwrap();
+        }
+        let mut m = Machine::load(cur.unwrap(), "now");
+        m.note(Actor::Pipeline, None, None, &format!("attempt {calls}"));
+        Ok(Some(m))
+    })
+    .unwrap()
+    .unwrap();
+    assert_eq!(calls, 2);
+    assert_eq!(t.state, TaskState::Reassigned);
+    let h = history(&repo, "add-sub");
+    assert_eq!(h.last().unwrap().note, "attempt 2");
+    assert!(h.iter().any(|e| e.to == TaskState::Reassigned));
+}
+
+#[test]
+fn list_shows_records_and_specs_without_one() {
+    let (env, dir, repo) = setup();
+    env.write_files(&dir, &[(".triad/tasks/later.toml", "title = \"later\"\n")]);
+    let run = env.triad(&dir, &["task", "list"]);
+    run.ok();
+    assert!(run.stdout.starts_with("TASK"), "{}", run.stdout);
+    assert!(run.stdout.contains("add-sub  OPEN"), "{}", run.stdout);
+    assert!(run.stdout.contains("later    OPEN"), "{}", run.stdout);
+    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+    let rows: Value =
+        serde_json::from_str(&env.triad(&dir, &["task", "list", "--json"]).ok().stdout).unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert_eq!(rows[0]["slug"], "add-sub");
+    assert_eq!(rows[0]["state"], "IN_REVIEW");
+    assert_eq!(rows[0]["owner"], "implement");
+    assert_eq!(rows[0]["recorded"], true);
+    assert_eq!(
+        (rows[1]["state"].as_str(), rows[1]["recorded"].as_bool()),
+        (Some("OPEN"), Some(false))
+    );
+    assert!(rows
+        .iter()
+        .all(|r| !r["next_action"].as_str().unwrap().is_empty()));
+    let empty = env.repo("empty", &[("a", "b")]);
+    assert!(env
+        .triad(&empty, &["task", "list"])
+        .ok()
+        .stdout
+        .contains("no tasks yet"));
+}
+
+#[test]
+fn show_prints_state_and_full_history() {
+    let (env, dir, repo) = setup();
+    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+    workflow::on_stage_outcome(&repo, "add-sub", "r1", "implement",
+        &meta(json!({"outcome": "BLOCKED", "dependencies": [{"task": "gather logs", "owner": "operator"}]})))
+        .unwrap();
+    let run = env.triad(&dir, &["task", "show", "add-sub"]);
+    run.ok();
+    for want in [
+        "task add-sub  BLOCKED",
+        "owner:",
+        "next action:",
+        "unblock condition:",
+        "blocked on:        add-sub-dep-1",
+        "history (5 entries, oldest first):",
+        "(new) -> OPEN",
+        "IN_REVIEW -> REJECTED_WITH_REASON  specialist (implement)",
+        "dependencies: gather logs (owner: operator)",
+        "decision: CREATE_DEPENDENCY (to implement); created add-sub-dep-1",
+    ] {
+        assert!(
+            run.stdout.contains(want),
+            "missing {want:?}:\n{}",
+            run.stdout
+        );
+    }
+    let v = show_json(&env, &dir, "add-sub");
+    assert_eq!(v["task"]["state"], "BLOCKED");
+    assert_eq!(v["history"].as_array().unwrap().len(), 5);
+    assert_eq!(v["history"][3]["response"]["outcome"], "BLOCKED");
+    // A TaskSpec without a record shows as OPEN with no history.
+    env.write_files(&dir, &[(".triad/tasks/new-one.toml", "title = \"n\"\n")]);
+    let run = env.triad(&dir, &["task", "show", "new-one"]);
+    assert!(
+        run.ok().stdout.contains("task new-one  OPEN"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn answer_through_the_editor() {
+    let (mut env, dir, repo) = setup();
+    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+    workflow::on_stage_outcome(
+        &repo,
+        "add-sub",
+        "r1",
+        "implement",
+        &meta(json!({"outcome": "NEEDS_INFO", "questions": ["Which module?", "Floats?"]})),
+    )
+    .unwrap();
+    let script = env.root().join("editor.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\ncp \"$1\" \"$1.seen\"\nsed -i 's/^A: $/A: forty-two/' \"$1\"\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&script)
+        .status()
+        .unwrap();
+    env.set("GIT_EDITOR", script.to_str().unwrap());
+    let run = env.triad(&dir, &["task", "answer", "add-sub"]);
+    run.ok();
+    assert!(run.stdout.contains("git triad resume r1"), "{}", run.stdout);
+    let seen = std::fs::read_to_string(dir.join(".git/TRIAD_ANSWERS.seen")).unwrap();
+    assert!(
+        seen.contains("Q: Which module?\nA: \n") && seen.contains("Q: Floats?"),
+        "{seen}"
+    );
+    let t = task(&repo, "add-sub");
+    assert_eq!(t.state, TaskState::Assigned);
+    assert_eq!(
+        t.answers
+            .iter()
+            .map(|a| a.answer.as_str())
+            .collect::<Vec<_>>(),
+        ["forty-two", "forty-two"]
+    );
+}
+
+#[test]
+fn errors_say_what_to_do() {
+    let (mut env, dir, repo) = setup();
+    let run = env.triad(&dir, &["task", "show", "nope"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("there is no task `nope`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: `git triad task list`"),
+        "{}",
+        run.stderr
+    );
+    env.triad(&dir, &["task", "close", "nope", "--reason", "x"])
+        .expect_code(2);
+    // Not waiting: refused before any editor opens.
+    env.set("GIT_EDITOR", "false");
+    let run = env.triad(&dir, &["task", "answer", "add-sub"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("is OPEN, not WAITING_ON_USER"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: only a WAITING_ON_USER task"),
+        "{}",
+        run.stderr
+    );
+    // An unanswered question changes nothing.
+    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+    workflow::on_stage_outcome(
+        &repo,
+        "add-sub",
+        "r1",
+        "implement",
+        &meta(json!({"outcome": "NEEDS_INFO", "questions": ["a?", "b?"]})),
+    )
+    .unwrap();
+    let f = env.root().join("partial.txt");
+    std::fs::write(&f, "Q: a?\nA: yes\nQ: b?\nA:\n").unwrap();
+    let run = env.triad(
+        &dir,
+        &["task", "answer", "add-sub", "--file", f.to_str().unwrap()],
+    );
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("no answer for \"b?\""),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(task(&repo, "add-sub").state, TaskState::WaitingOnUser);
+    // A failing editor records nothing.
+    let run = env.triad(&dir, &["task", "answer", "add-sub"]);
+    run.expect_code(1);
+    assert!(
+        run.stderr.contains("hint: pass the answers with --file"),
+        "{}",
+        run.stderr
+    );
+    // Decisions need a reason, a real date, and a legal transition.
+    env.triad(&dir, &["task", "close", "add-sub", "--reason", " "])
+        .expect_code(2);
+    let run = env.triad(
+        &dir,
+        &[
+            "task",
+            "defer",
+            "add-sub",
+            "--reason",
+            "x",
+            "--revisit-at",
+            "soon",
+        ],
+    );
+    run.expect_code(2);
+    assert!(run.stderr.contains("YYYY-MM-DD"), "{}", run.stderr);
+    env.triad(&dir, &["task", "close", "add-sub", "--reason", "won't do"])
+        .ok();
+    let run = env.triad(&dir, &["task", "close", "add-sub", "--reason", "again"]);
+    run.expect_code(2);
+    assert!(
+        run.stderr.contains("cannot go from CLOSED to CLOSED"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: `git triad task show add-sub`"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn defer_and_close_are_recorded_arbiter_decisions() {
+    let (env, dir, repo) = setup();
+    let run = env.triad(
+        &dir,
+        &[
+            "task",
+            "defer",
+            "add-sub",
+            "--reason",
+            "after the release",
+            "--revisit-at",
+            "2026-09-01",
+        ],
+    );
+    run.ok();
+    assert!(run.stdout.contains("is now DEFERRED"), "{}", run.stdout);
+    let t = task(&repo, "add-sub");
+    assert_eq!(
+        (t.state, t.owner.as_str()),
+        (TaskState::Deferred, "arbiter")
+    );
+    assert_eq!(t.revisit_at.as_deref(), Some("2026-09-01"));
+    assert!(
+        t.unblock_condition.contains("2026-09-01"),
+        "{}",
+        t.unblock_condition
+    );
+    env.triad(&dir, &["task", "close", "add-sub", "--reason", "dropped"])
+        .ok();
+    let h = history(&repo, "add-sub");
+    let entered: Vec<_> = h
+        .iter()
+        .filter(|e| e.enters_terminal())
+        .map(|e| (e.to, e.actor))
+        .collect();
+    assert_eq!(
+        entered,
+        [
+            (TaskState::Deferred, Actor::Arbiter),
+            (TaskState::Closed, Actor::Arbiter)
+        ]
+    );
+    assert_eq!(
+        h[1].decision.as_ref().unwrap().revisit_at.as_deref(),
+        Some("2026-09-01")
+    );
+    let help = env.triad(&dir, &["task", "answer", "-h"]);
+    assert!(
+        help.ok().stdout.contains("Q: Which database"),
+        "{}",
+        help.stdout
+    );
+}
+
+/// xorshift64*: a deterministic PRNG, so a failing sequence can be replayed by its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
+    }
+}
+
+const STAGES: [&str; 4] = ["architect", "implement", "refactor", "verify"];
+
+fn random_meta(rng: &mut Rng) -> StageMeta {
+    let outcome = *rng.pick(&[
+        "NEEDS_INFO",
+        "OUT_OF_SCOPE",
+        "BLOCKED",
+        "TOO_COSTLY",
+        "POLICY_VIOLATION",
+        "LOW_CONFIDENCE",
+    ]);
+    let n = rng.below(4);
+    let words: Vec<String> = (0..n).map(|i| format!("item {i}?")).collect();
+    let deps: Vec<Value> = (0..n).map(|i| json!({"task": format!("dep work {i}"), "owner": if i % 2 == 0 { "" } else { "ops" }})).collect();
+    let role = [None, Some("refactorer"), Some("verify"), Some("")][rng.below(4)];
+    meta(
+        json!({"outcome": outcome, "summary": "s", "questions": words, "dependencies": deps,
+        "suggested_role": role, "evidence_needed": words, "alternatives": ["cheaper"],
+        "policy_refs": [{"id": "POL-1"}]}),
+    )
+}
+
+/// One random step; errors are allowed only where the machine is meant to refuse.
+fn random_step(rng: &mut Rng, repo: &git2::Repository, known: &[String], seq: usize) {
+    let mut pool: Vec<String> = vec!["a".into(), "b".into()];
+    pool.extend(known.iter().cloned());
+    let slug = rng.pick(&pool).clone();
+    let run = format!("r{seq}-{}", rng.below(3));
+    let stage = *rng.pick(&STAGES);
+    let result: Result<(), TaskError> = match rng.below(9) {
+        0 => workflow::on_run_start(repo, &slug, &run, stage).map(drop),
+        1 | 2 => workflow::on_stage_outcome(repo, &slug, &run, stage, &random_meta(rng)).map(drop),
+        3 => {
+            let questions = store::load_task(repo, &slug)
+                .ok()
+                .flatten()
+                .map(|t| t.questions)
+                .unwrap_or_default();
+            let mut given: Vec<Answer> = questions
+                .iter()
+                .map(|q| Answer {
+                    question: q.clone(),
+                    answer: "yes".into(),
+                })
+                .collect();
+            if given.is_empty() || rng.below(5) == 0 {
+                given.push(Answer {
+                    question: "extra".into(),
+                    answer: "context".into(),
+                });
+            }
+            workflow::answer(repo, &slug, given, "tester").map(drop)
+        }
+        4 | 5 => {
+            let d = *rng.pick(&[
+                Decision::Close,
+                Decision::Close,
+                Decision::Defer,
+                Decision::Reassign,
+                Decision::Escalate,
+                Decision::Approve,
+                Decision::Execute,
+            ]);
+            let mut d = ArbiterDecision::new(&slug, d, "by tester: random");
+            if rng.below(2) == 0 {
+                d = d.to(*rng.pick(&STAGES));
+            }
+            workflow::decide(repo, &slug, &d, "tester").map(drop)
+        }
+        _ => {
+            let status = *rng.pick(&[
+                "approved",
+                "flagged",
+                "halted",
+                "retries_exhausted",
+                "budget_exceeded",
+                "failed",
+                "waiting_on_user",
+            ]);
+            workflow::on_run_end(repo, &slug, &run, status, Some("APPROVE")).map(drop)
+        }
+    };
+    if let Err(e) = result {
+        assert!(
+            matches!(
+                e,
+                TaskError::IllegalTransition { .. }
+                    | TaskError::NotWaiting { .. }
+                    | TaskError::Unknown(_)
+                    | TaskError::InvalidDecision { .. }
+                    | TaskError::BadAnswers(_)
+            ),
+            "unexpected error: {e}"
+        );
+    }
+}
+
+/// What the checker remembers of each task between steps.
+#[derive(Default)]
+struct Seen {
+    tip: Option<git2::Oid>,
+    history: Vec<u8>,
+}
+
+/// After every step of ≥ 500 random sequences of ≥ 30 steps: every task keeps an owner, a
+/// next action and an unblock condition; only the arbiter entered terminal states; every
+/// transition is in the table; no task disappears; histories only grow, byte for byte; a
+/// BLOCKED task always has an unfinished dependency.
+#[test]
+fn property_no_task_is_dropped_and_only_the_arbiter_terminates() {
+    let mut transitions = BTreeSet::new();
+    // Thousands of tiny commits: file creation dominates, so prefer a RAM disk when there is one.
+    let shm = Path::new("/dev/shm");
+    let base = if shm.is_dir() {
+        shm.to_path_buf()
+    } else {
+        std::env::temp_dir()
+    };
+    for seq in 0..500 {
+        let tmp = tempfile::Builder::new()
+            .prefix("triad-prop-")
+            .tempdir_in(&base)
+            .unwrap();
+        let repo = git2::Repository::init(tmp.path()).unwrap();
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (seq as u64 + 1).wrapping_mul(0x1000_0001));
+        let mut seen: BTreeMap<String, Seen> = BTreeMap::new();
+        for step in 0..30 {
+            let known: Vec<String> = seen.keys().cloned().collect();
+            random_step(&mut rng, &repo, &known, seq);
+            let slugs = store::slugs(&repo).unwrap();
+            for k in &known {
+                assert!(
+                    slugs.contains(k),
+                    "seq {seq} step {step}: task {k} disappeared"
+                );
+            }
+            for slug in &slugs {
+                let tip = git_triad::git::ref_target(&repo, &store::refname(slug));
+                let s = seen.entry(slug.clone()).or_default();
+                if tip == s.tip {
+                    continue;
+                }
+                let bytes = store::history_bytes(&repo, slug).unwrap();
+                assert!(
+                    bytes.len() > s.history.len() && bytes.starts_with(&s.history),
+                    "seq {seq} step {step}: history of {slug} was rewritten"
+                );
+                let history = parse_history(&String::from_utf8(bytes.clone()).unwrap());
+                assert_eq!(history.len(), bytes.iter().filter(|b| **b == b'\n').count());
+                let t = store::load_task(&repo, slug).unwrap().unwrap();
+                assert_eq!(
+                    t.invariant_violation(),
+                    None,
+                    "seq {seq} step {step}: {t:?}"
+                );
+                assert_eq!(history.last().unwrap().to, t.state);
+                for e in &history {
+                    if e.enters_terminal() {
+                        assert_eq!(e.actor, Actor::Arbiter, "seq {seq} step {step}: {e:?}");
+                    }
+                    if let Some(from) = e.from {
+                        if from != e.to || e.event != EventKind::Note {
+                            assert!(allowed(from, e.to), "seq {seq}: {from} -> {}", e.to);
+                            transitions.insert((from, e.to));
+                        }
+                    }
+                }
+                s.tip = tip;
+                s.history = bytes;
+            }
+            for slug in &slugs {
+                let t = store::load_task(&repo, slug).unwrap().unwrap();
+                if t.state == TaskState::Blocked {
+                    let open = t.blocked_on.iter().any(|d| {
+                        store::load_task(&repo, d)
+                            .unwrap()
+                            .is_none_or(|d| !d.state.is_done())
+                    });
+                    assert!(
+                        open,
+                        "seq {seq} step {step}: {slug} is BLOCKED on finished work"
+                    );
+                }
+            }
+        }
+    }
+    // The random walk reached every kind of state.
+    let reached: BTreeSet<_> = transitions.iter().map(|(_, to)| *to).collect();
+    assert_eq!(reached.len(), TaskState::ALL.len() - 1, "{reached:?}");
+}
