@@ -1,5 +1,7 @@
 //! Re-anchoring: the quote wins over the line numbers a model claims.
 
+use crate::edit::apply::{find_windows, trim_blank_edges};
+
 /// Strips what a model often copies along with code from a numbered diff:
 /// a leading line number and a `+`/`-`/space marker (`   12 + foo` → `foo`).
 fn strip_diff_prefix(line: &str) -> &str {
@@ -24,15 +26,7 @@ fn quote_lines(quote: &str) -> Vec<String> {
         .lines()
         .map(|l| strip_diff_prefix(l).trim().to_string())
         .collect();
-    let start = lines
-        .iter()
-        .position(|l| !l.is_empty())
-        .unwrap_or(lines.len());
-    let end = lines
-        .iter()
-        .rposition(|l| !l.is_empty())
-        .map_or(start, |e| e + 1);
-    lines[start..end].to_vec()
+    trim_blank_edges(&lines)
 }
 
 /// Finds `quote` in `text` and returns its 1-based inclusive line range.
@@ -45,14 +39,7 @@ pub fn anchor(text: &str, quote: &str, claimed_start: u32) -> Option<(u32, u32)>
         return None;
     }
     let lines: Vec<&str> = text.lines().map(str::trim).collect();
-    let mut hits = Vec::new();
-    if want.len() <= lines.len() {
-        for start in 0..=lines.len() - want.len() {
-            if (0..want.len()).all(|k| lines[start + k] == want[k]) {
-                hits.push(start);
-            }
-        }
-    }
+    let hits = find_windows(&lines, &want);
     if let Some(best) = hits
         .iter()
         .min_by_key(|s| (**s as i64 + 1 - claimed_start as i64).abs())

@@ -188,33 +188,23 @@ fn render(repo: &git2::Repository, s: &RunState, md: bool) -> String {
                         })
                         .unwrap_or_default();
                     let verdict = line.get("verdict").and_then(|v| v.as_str()).unwrap_or("");
-                    if md {
-                        issues.push_str(&format!(
-                            "- **{}** {} `{}{}`{} — {} _(stage {}, attempt {}, {})_\n",
-                            g("severity"),
-                            g("category"),
-                            g("path"),
-                            lines,
-                            sym,
-                            g("description"),
-                            st.stage.as_str(),
-                            a.n,
-                            verdict
-                        ));
+                    let (bullet, strong, code) = if md {
+                        ("- ", "**", "`")
                     } else {
-                        issues.push_str(&format!(
-                            "  {} {} {}{}{} — {} (stage {}, attempt {}, {})\n",
-                            g("severity"),
-                            g("category"),
-                            g("path"),
-                            lines,
-                            sym,
-                            g("description"),
-                            st.stage.as_str(),
-                            a.n,
-                            verdict
-                        ));
-                    }
+                        ("  ", "", "")
+                    };
+                    issues.push_str(&format!(
+                        "{bullet}{strong}{}{strong} {} {code}{}{}{code}{} — {} (stage {}, attempt {}, {})\n",
+                        g("severity"),
+                        g("category"),
+                        g("path"),
+                        lines,
+                        sym,
+                        g("description"),
+                        st.stage.as_str(),
+                        a.n,
+                        verdict
+                    ));
                 }
             }
         }

@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::run::{need_repo, report_state, runner_parts};
+use super::run::{need_repo, report_state, Parts};
 use super::{CommandError, CommandResult, Context};
 use crate::arbiter::Verdict;
 use crate::exit::ExitCode;
@@ -55,19 +55,10 @@ pub fn run(ctx: &Context, args: &ReconcileArgs) -> CommandResult {
     if let Some(m) = &args.reconcile_model {
         state.reconcile.get_or_insert_with(Default::default).model = Some(m.clone());
     }
-    let (spec, client, verify_command, verify_skipped) = runner_parts(ctx, repo, &loaded, &state)?;
-    let runner = crate::pipeline::Runner {
-        repo,
-        repo_root: repo.workdir().unwrap_or(repo.path()).to_path_buf(),
-        loaded: &loaded,
-        client: &client,
-        progress: !ctx.quiet,
-        verify_command,
-        verify_skipped,
-        profile: loaded.active_profile(&ctx.env),
-    };
+    let parts = Parts::from_run(ctx, repo, &loaded, &state)?;
+    let runner = parts.runner(ctx, repo, &loaded);
     let verdict = runner
-        .reconcile_again(&mut state, &spec)
+        .reconcile_again(&mut state, &parts.spec)
         .map_err(CommandError::failure)?;
     report_state(&state, args.json)?;
     Ok(match verdict {

@@ -261,18 +261,8 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
             );
         }
     }
-    let client = client_for(ctx, repo, &loaded);
-    let (verify_command, verify_skipped) = verify_command(ctx, &loaded, &spec);
-    let runner = Runner {
-        repo,
-        repo_root: repo.workdir().unwrap_or(repo.path()).to_path_buf(),
-        loaded: &loaded,
-        client: &client,
-        progress: !ctx.quiet,
-        verify_command,
-        verify_skipped,
-        profile: loaded.active_profile(&ctx.env),
-    };
+    let parts = Parts::new(ctx, repo, &loaded, spec);
+    let runner = parts.runner(ctx, repo, &loaded);
     if !ctx.quiet {
         eprintln!(
             "triad: run {} of task `{}` on branch {} (arbiter: {})",
@@ -281,7 +271,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     }
     runner.start(&state).map_err(CommandError::failure)?;
     runner
-        .execute(&mut state, &spec)
+        .execute(&mut state, &parts.spec)
         .map_err(CommandError::failure)?;
     report(&state, args.json)
 }
@@ -329,17 +319,8 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
         }
         state.feedback = answers;
     }
-    let (spec, client, verify_command, verify_skipped) = runner_parts(ctx, repo, &loaded, &state)?;
-    let runner = Runner {
-        repo,
-        repo_root: repo.workdir().unwrap_or(repo.path()).to_path_buf(),
-        loaded: &loaded,
-        client: &client,
-        progress: !ctx.quiet,
-        verify_command,
-        verify_skipped,
-        profile: loaded.active_profile(&ctx.env),
-    };
+    let parts = Parts::from_run(ctx, repo, &loaded, &state)?;
+    let runner = parts.runner(ctx, repo, &loaded);
     if !ctx.quiet {
         eprintln!(
             "triad: resuming run {} at the {} stage ({} so far)",
@@ -352,7 +333,7 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
         );
     }
     runner
-        .execute(&mut state, &spec)
+        .execute(&mut state, &parts.spec)
         .map_err(CommandError::failure)?;
     report(&state, args.json)
 }
@@ -381,32 +362,73 @@ pub fn run_json(state: &RunState) -> serde_json::Value {
     })
 }
 
-/// The TaskSpec recorded at a run's start, a model client, and the verify command.
-#[allow(clippy::type_complexity)]
-pub fn runner_parts(
-    ctx: &Context,
-    repo: &git2::Repository,
-    loaded: &LoadedConfig,
-    state: &RunState,
-) -> CommandResult<(
-    TaskSpec,
-    ModelClient,
-    Option<(String, Duration)>,
-    Option<String>,
-)> {
-    let blob = git2::Oid::from_str(&state.task_blob)
-        .and_then(|o| repo.find_blob(o))
-        .map_err(|e| CommandError::failure(format!("the run's TaskSpec blob is missing: {e}")))?;
-    let text = String::from_utf8_lossy(blob.content()).into_owned();
-    let spec = TaskSpec::parse(
-        &text,
-        &crate::task::spec::spec_path(&state.task),
-        &state.task,
-    )
-    .map_err(CommandError::failure)?;
-    let client = client_for(ctx, repo, loaded);
-    let (verify_command, verify_skipped) = verify_command(ctx, loaded, &spec);
-    Ok((spec, client, verify_command, verify_skipped))
+/// What a [`Runner`] borrows: the TaskSpec, a model client, and the verify command.
+pub struct Parts {
+    /// The TaskSpec of the run.
+    pub spec: TaskSpec,
+    /// The model client (with the cost ledger).
+    pub client: ModelClient,
+    verify_command: Option<(String, Duration)>,
+    verify_skipped: Option<String>,
+}
+
+impl Parts {
+    /// Parts for a run of `spec`.
+    pub fn new(
+        ctx: &Context,
+        repo: &git2::Repository,
+        loaded: &LoadedConfig,
+        spec: TaskSpec,
+    ) -> Parts {
+        let (verify_command, verify_skipped) = verify_command(ctx, loaded, &spec);
+        Parts {
+            client: client_for(ctx, repo, loaded),
+            spec,
+            verify_command,
+            verify_skipped,
+        }
+    }
+
+    /// Parts for an existing run: the TaskSpec is the blob recorded at its start.
+    pub fn from_run(
+        ctx: &Context,
+        repo: &git2::Repository,
+        loaded: &LoadedConfig,
+        state: &RunState,
+    ) -> CommandResult<Parts> {
+        let blob = git2::Oid::from_str(&state.task_blob)
+            .and_then(|o| repo.find_blob(o))
+            .map_err(|e| {
+                CommandError::failure(format!("the run's TaskSpec blob is missing: {e}"))
+            })?;
+        let text = String::from_utf8_lossy(blob.content()).into_owned();
+        let spec = TaskSpec::parse(
+            &text,
+            &crate::task::spec::spec_path(&state.task),
+            &state.task,
+        )
+        .map_err(CommandError::failure)?;
+        Ok(Parts::new(ctx, repo, loaded, spec))
+    }
+
+    /// A runner over these parts.
+    pub fn runner<'a>(
+        &'a self,
+        ctx: &Context,
+        repo: &'a git2::Repository,
+        loaded: &'a LoadedConfig,
+    ) -> Runner<'a> {
+        Runner {
+            repo,
+            repo_root: repo.workdir().unwrap_or(repo.path()).to_path_buf(),
+            loaded,
+            client: &self.client,
+            progress: !ctx.quiet,
+            verify_command: self.verify_command.clone(),
+            verify_skipped: self.verify_skipped.clone(),
+            profile: loaded.active_profile(&ctx.env),
+        }
+    }
 }
 
 /// Prints a run's outcome (text or `--json`) without deciding the exit code.

@@ -173,15 +173,7 @@ fn replace_once(text: &str, block: &EditBlock) -> Result<String, BlockFailure> {
     let want: Vec<&str> = block.search.lines().map(str::trim).collect();
     let want: Vec<&str> = trim_blank_edges(&want);
     if !want.is_empty() {
-        let mut hits = Vec::new();
-        for start in 0..lines.len() {
-            if start + want.len() > lines.len() {
-                break;
-            }
-            if (0..want.len()).all(|k| lines[start + k].trim() == want[k]) {
-                hits.push(start);
-            }
-        }
+        let hits = find_windows(&lines, &want);
         if hits.len() == 1 {
             let start = hits[0];
             let mut out: String = lines[..start].concat();
@@ -210,16 +202,32 @@ fn replace_once(text: &str, block: &EditBlock) -> Result<String, BlockFailure> {
     Err(f)
 }
 
-fn trim_blank_edges<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+/// `lines` without leading and trailing empty lines.
+pub fn trim_blank_edges<S: AsRef<str> + Clone>(lines: &[S]) -> Vec<S> {
     let start = lines
         .iter()
-        .position(|l| !l.is_empty())
+        .position(|l| !l.as_ref().is_empty())
         .unwrap_or(lines.len());
     let end = lines
         .iter()
-        .rposition(|l| !l.is_empty())
+        .rposition(|l| !l.as_ref().is_empty())
         .map_or(start, |e| e + 1);
     lines[start..end].to_vec()
+}
+
+/// Every index where `want` (already trimmed lines) occurs in `lines`, comparing each line
+/// trimmed: the whitespace-tolerant match shared by edit application and re-anchoring.
+pub fn find_windows<S: AsRef<str>, W: AsRef<str>>(lines: &[S], want: &[W]) -> Vec<usize> {
+    if want.is_empty() || want.len() > lines.len() {
+        return Vec::new();
+    }
+    (0..=lines.len() - want.len())
+        .filter(|&start| {
+            want.iter()
+                .enumerate()
+                .all(|(k, w)| lines[start + k].as_ref().trim() == w.as_ref())
+        })
+        .collect()
 }
 
 /// The window of the file most similar to the SEARCH lines, with line numbers.
