@@ -6,7 +6,8 @@
 //! any gate needs before it reads a single note). Fails when the gate takes more than 1.5×
 //! that. Also reports what the hook adds to a push with nothing to check.
 //!
-//! Run with `cargo bench --bench prepush` (builds the release binary it measures).
+//! Run with `cargo bench --bench prepush` (builds the release binary it measures). Set
+//! `PREPUSH_BENCH_DIR=<empty dir>` to build the repository there and keep it for profiling.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -22,17 +23,14 @@ fn main() {
         .prefix("triad-bench-")
         .tempdir()
         .expect("tempdir");
-    let repo = tmp.path().join("repo");
-    let bare = tmp.path().join("remote.git");
-    let env = Env::new(tmp.path());
-    env.git(
-        tmp.path(),
-        &["init", "-q", "-b", "main", repo.to_str().unwrap()],
-    );
-    env.git(
-        tmp.path(),
-        &["init", "-q", "--bare", bare.to_str().unwrap()],
-    );
+    let root = std::env::var_os("PREPUSH_BENCH_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| tmp.path().to_path_buf());
+    let repo = root.join("repo");
+    let bare = root.join("remote.git");
+    let env = Env::new(&root);
+    env.git(&root, &["init", "-q", "-b", "main", repo.to_str().unwrap()]);
+    env.git(&root, &["init", "-q", "--bare", bare.to_str().unwrap()]);
     env.git(&repo, &["remote", "add", "origin", bare.to_str().unwrap()]);
     let t = Instant::now();
     build_history(&env, &repo);

@@ -122,6 +122,8 @@ from .missing import y
 import requets
 import pkg.nosuch
 from . import ghost
+from pkg import defined_in_init
+from pkg.sub import also_in_init
 
 
 def use():
@@ -340,6 +342,10 @@ try:
     import simdjsonn
 except KeyError:
     pass
+if sys.version_info < (3, 11):
+    import tomlii
+if TYPE_CHECKING:
+    import typecheckonly
 ";
     let f = both(&[], &[("fast.py", Some(src))]);
     assert_eq!(
@@ -348,6 +354,12 @@ except KeyError:
             ("optional_import".into(), 2, "import ujsonn as json".into()),
             ("optional_import".into(), 6, "import orjsonn".into()),
             ("unresolved_import".into(), 10, "import simdjsonn".into()),
+            ("optional_import".into(), 14, "import tomlii".into()),
+            (
+                "unresolved_import".into(),
+                16,
+                "import typecheckonly".into()
+            ),
         ]
     );
     assert_eq!(f[0].severity, "warning");
@@ -397,6 +409,40 @@ fn python_virtualenv_counts_as_installed() {
     );
     let without = evidence(&source, &change);
     assert_eq!(without.len(), 4);
+}
+
+#[test]
+fn python_setup_py_variables_and_sys_path_insertions() {
+    let base: &[(&str, &str)] = &[
+        (
+            "setup.py",
+            "from setuptools import setup\n\nrequires = [\n    \"charset_normalizer>=2\",\n    \"idna\",\n]\nEXTRAS = {\"socks\": [\"PySocks\"]}\n\nsetup(name=\"req\", install_requires=requires, extras_require=EXTRAS)\n",
+        ),
+        ("tools/vendor/thing.py", "X = 1\n"),
+        ("test/lib/TestHelper.py", "Y = 2\n"),
+    ];
+    let tool = "\
+import os
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), \"vendor\"))
+sys.path.append(os.path.abspath(\"test/lib\"))
+import thing
+import TestHelper
+import charset_normalizer
+import idna
+import socks
+import pkg_resources
+import nonexistent_helper
+";
+    let f = both(base, &[("tools/run.py", Some(tool))]);
+    assert_eq!(
+        brief(&f),
+        vec![(
+            "unresolved_import".into(),
+            11,
+            "import nonexistent_helper".into()
+        )]
+    );
 }
 
 // ---------------------------------------------------------------- Rust imports
@@ -907,59 +953,4 @@ fn findings_round_trip_as_json() {
     let back: Vec<Finding> = serde_json::from_str(&json).expect("deserialize");
     assert_eq!(back, f);
     assert!(json.contains("\"kind\":\"unresolved_import\""));
-}
-
-#[test]
-#[ignore]
-fn tmp_selfcheck() {
-    let dirs = std::env::var("SELFCHECK_DIRS").unwrap_or_default();
-    for dir in dirs.split(':').filter(|d| !d.is_empty()) {
-        let root = Path::new(dir);
-        let mut stack = vec![root.to_path_buf()];
-        let mut change = Vec::new();
-        while let Some(d) = stack.pop() {
-            let Ok(rd) = std::fs::read_dir(&d) else {
-                continue;
-            };
-            for e in rd.flatten() {
-                let p = e.path();
-                let name = e.file_name().to_string_lossy().into_owned();
-                if p.is_dir() {
-                    if !matches!(name.as_str(), "target" | ".git" | "node_modules") {
-                        stack.push(p);
-                    }
-                } else if Lang::from_path(&name).is_some() {
-                    let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
-                    if let Ok(t) = std::fs::read_to_string(&p) {
-                        change.push(ChangedFile {
-                            path: rel,
-                            before: None,
-                            after: Some(t),
-                        });
-                    }
-                }
-            }
-        }
-        let t = std::time::Instant::now();
-        let f = evidence(&DirSource::new(root), &change);
-        let el = t.elapsed();
-        let imports: Vec<&Finding> = f.iter().filter(|x| x.kind != "syntax_error").collect();
-        println!(
-            "== {dir}: {} files, {} import findings, {} syntax, {:?}",
-            change.len(),
-            imports.len(),
-            f.len() - imports.len(),
-            el
-        );
-        for x in imports.iter().take(40) {
-            println!(
-                "  {} {}:{} {} -- {}",
-                x.kind,
-                x.path,
-                x.line,
-                x.import.clone().unwrap_or_default(),
-                x.reason
-            );
-        }
-    }
 }

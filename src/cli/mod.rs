@@ -113,7 +113,13 @@ pub struct Context {
 impl Context {
     /// Discovers the repository around `cwd`.
     pub fn new(cwd: PathBuf, overrides: Vec<String>) -> Self {
-        let repo = git2::Repository::discover(&cwd).ok();
+        // Inside a git hook (or with --git-dir) GIT_DIR names the repository; honour it
+        // like git does, else look upwards from the working directory.
+        let repo = if std::env::var_os("GIT_DIR").is_some() && cwd == std::env::current_dir().unwrap_or_default() {
+            git2::Repository::open_from_env().ok()
+        } else {
+            git2::Repository::discover(&cwd).ok()
+        };
         Context {
             cwd,
             repo,

@@ -76,16 +76,19 @@ fn render_record(s: &mut String, r: &Value) {
             }
         }
         let _ = writeln!(s);
-        let _ = write!(
-            s,
-            "    arbiter {} reviewing {}",
-            f("arbiter_model"),
-            f("reviewed_model")
-        );
-        if let Some(c) = r.get("confidence").and_then(Value::as_f64) {
-            let _ = write!(s, ", confidence {c:.2}");
+        let mut models = Vec::new();
+        if let Some(m) = str_field(r, "arbiter_model") {
+            models.push(format!("arbiter {m}"));
         }
-        let _ = writeln!(s);
+        if let Some(m) = str_field(r, "reviewed_model") {
+            models.push(format!("reviewing {m}"));
+        }
+        if let Some(c) = r.get("confidence").and_then(Value::as_f64) {
+            models.push(format!("confidence {c:.2}"));
+        }
+        if !models.is_empty() {
+            let _ = writeln!(s, "    {}", models.join(", "));
+        }
         if let Some(m) =
             str_field(r, "model_verdict").filter(|m| Some(*m) != str_field(r, "verdict"))
         {

@@ -161,6 +161,99 @@ pub(crate) fn parse_manifest(text: &str, dir: &str, manifest: &str) -> Option<Cr
     Some(info)
 }
 
+/// Where a changed file sits in its crate.
+pub(crate) struct FileModule {
+    /// Crate roots that may own it, each with the file's module path below that root
+    /// (`("src/lib.rs", ["a", "b"])` for `src/a/b.rs`; `src/main.rs` too when both
+    /// exist). Empty if unknown (e.g. a helper under `tests/` shared by several tests).
+    pub(crate) places: Vec<(String, Vec<String>)>,
+    /// The directory its `mod x;` children live in.
+    pub(crate) dir: String,
+}
+
+/// Where `file` sits in its crate, from Cargo's layout conventions and the custom
+/// target paths of `Cargo.toml`.
+pub(crate) fn file_module_of(view: &View<'_>, file: &str, krate: &CrateInfo) -> FileModule {
+    let rel = if krate.dir.is_empty() {
+        file
+    } else {
+        file.strip_prefix(&format!("{}/", krate.dir))
+            .unwrap_or(file)
+    };
+    let at = |r: &str| join(&krate.dir, r);
+    let parts: Vec<&str> = rel.split('/').collect();
+    let target_tree = matches!(parts.first(), Some(&("tests" | "examples" | "benches")));
+    let is_root = krate.roots.iter().any(|r| r == file)
+        || matches!(rel, "src/lib.rs" | "src/main.rs" | "build.rs")
+        || matches!(parts.as_slice(), ["src", "bin", x] if x.ends_with(".rs"))
+        || matches!(parts.as_slice(), ["src", "bin", _, "main.rs"])
+        || (target_tree && parts.len() == 2)
+        || (target_tree && parts.len() == 3 && parts[2] == "main.rs");
+    let mut places: Vec<(String, Vec<String>)> = Vec::new();
+    if is_root {
+        places.push((file.to_string(), Vec::new()));
+    }
+    let mut candidates: Vec<String> = Vec::new();
+    match parts.as_slice() {
+        ["src", "bin", x, _, ..] => candidates.push(at(&format!("src/bin/{x}/main.rs"))),
+        ["src", ..] => {
+            candidates.extend(krate.lib.iter().cloned());
+            candidates.push(at("src/lib.rs"));
+            candidates.push(at("src/main.rs"));
+        }
+        [top, x, _, ..] if target_tree => candidates.push(at(&format!("{top}/{x}/main.rs"))),
+        _ => {}
+    }
+    // A custom target root may declare the file as a module: `[[test]] path =
+    // "tests/runner.rs"` with `mod pipeline;` makes `tests/pipeline.rs` a module.
+    candidates.extend(krate.roots.iter().cloned());
+    for root in candidates {
+        let root_dir = parent(&root);
+        let Some(below) = (if root_dir.is_empty() {
+            Some(file)
+        } else {
+            file.strip_prefix(&format!("{root_dir}/"))
+        }) else {
+            continue;
+        };
+        if root == file || places.iter().any(|(r, _)| *r == root) || !view.is_file(&root) {
+            continue;
+        }
+        places.push((root, module_path(below)));
+    }
+    FileModule {
+        places,
+        dir: if is_root {
+            parent(file).to_string()
+        } else {
+            default_dir(file)
+        },
+    }
+}
+
+/// `a/b.rs` → `["a", "b"]`, `a/mod.rs` → `["a"]`.
+fn module_path(below_root: &str) -> Vec<String> {
+    let mut path: Vec<String> = below_root
+        .split('/')
+        .map(|s| s.trim_end_matches(".rs").to_string())
+        .collect();
+    if path.last().is_some_and(|l| l == "mod") {
+        path.pop();
+    }
+    path
+}
+
+/// Children of `a/mod.rs` live in `a/`, children of `a.rs` in `a/` next to it; roots
+/// (`lib.rs`, `main.rs`) hold theirs beside them.
+pub(crate) fn default_dir(file: &str) -> String {
+    let name = file.rsplit('/').next().unwrap_or(file);
+    if matches!(name, "mod.rs" | "lib.rs" | "main.rs" | "build.rs") {
+        parent(file).to_string()
+    } else {
+        file.trim_end_matches(".rs").to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,7 +16,7 @@ use tree_sitter::Tree;
 
 use super::imports::{self, import_keys, only_new, ImportKey};
 use super::lang::{self, Lang, Parsed};
-use super::python::{Outcome, PyResolver};
+use super::python::{sys_path_roots, Outcome, PyResolver};
 use super::rust::RustResolver;
 use super::source::{clean, FileSource, View};
 use super::symbols::{innermost_in, outline_tree, Symbol};
@@ -208,6 +208,9 @@ impl FileCheck<'_, '_> {
     fn imports(&mut self, py: &mut PyResolver, rs: &mut RustResolver, out: &mut Vec<Finding>) {
         let after = self.after;
         let sites = imports::sites(self.lang, &after.tree, &after.text);
+        if self.lang == Lang::Python {
+            py.begin_file(sys_path_roots(&after.tree, &after.text, self.path));
+        }
         let mut old: Option<HashSet<ImportKey>> = None;
         // Leaves of one `use` group failing on the same segment are one finding.
         let mut reported: HashSet<(String, String)> = HashSet::new();
@@ -253,8 +256,8 @@ impl FileCheck<'_, '_> {
             }
             let (kind, severity) = if new.optional {
                 reason.push_str(
-                    "; the import is guarded by `except ImportError`, so the code runs, but \
-                     always takes the fallback path",
+                    "; the import is guarded (`except ImportError`, or a Python-version or \
+                     platform check), so the code runs, but only ever takes the other path",
                 );
                 ("optional_import", "warning")
             } else {

@@ -30,8 +30,10 @@ pub struct Import {
     /// Last line, 1-based and inclusive.
     pub end_line: u32,
     /// Python: inside `try:` with an `except` that catches `ImportError` or
-    /// `ModuleNotFoundError` (bare `except:`, `Exception`, a tuple containing either), or
-    /// inside `with suppress(ImportError):`, so a missing module is handled at run time.
+    /// `ModuleNotFoundError` (bare `except:`, `Exception`, a tuple containing either),
+    /// inside such a handler (a fallback), inside `with suppress(ImportError):`, or under
+    /// a Python-version or platform check, so a missing module is handled at run time or
+    /// never imported on some interpreters. `if TYPE_CHECKING:` does not count.
     pub optional: bool,
     /// The whole statement, whitespace collapsed to one line.
     pub text: String,
@@ -121,7 +123,26 @@ pub(crate) fn sites<'t>(lang: Lang, tree: &'t Tree, source: &str) -> Vec<Site<'t
             }
         }
     }
+    if lang == Lang::Python {
+        // A file that imports a module optionally treats it as optional everywhere
+        // (`try: import simplejson … has_simplejson = True` then
+        // `if has_simplejson: from simplejson import JSONDecodeError`).
+        let optional: HashSet<String> = out
+            .iter()
+            .filter(|s| s.import.optional && s.import.level == 0)
+            .map(|s| top_module(&s.import.module).to_string())
+            .collect();
+        for site in &mut out {
+            if site.import.level == 0 && optional.contains(top_module(&site.import.module)) {
+                site.import.optional = true;
+            }
+        }
+    }
     out
+}
+
+fn top_module(module: &str) -> &str {
+    module.split('.').next().unwrap_or(module)
 }
 
 fn python_sites<'t>(decl: Node<'t>, source: &str, out: &mut Vec<Site<'t>>) {
@@ -212,14 +233,32 @@ fn relative(node: Node<'_>, source: &str) -> (String, u32) {
     (module, level)
 }
 
-/// Whether a failing import is handled at run time: the statement sits in the body of a
-/// `try` whose handlers catch `ImportError`, or of `with suppress(ImportError)`.
+/// Whether a failing import is handled or never reached on some interpreters: the
+/// statement sits in the body of a `try` whose handlers catch `ImportError` (or of
+/// `with suppress(ImportError)`), in such a handler (the fallback of
+/// `try: import builtins / except ImportError: import __builtin__`, which only runs when
+/// the first import failed), or under a Python-version or platform check
+/// (`if sys.version_info < (3, 11):`, `if PY2:`, `if sys.platform == "win32":`).
+/// `if TYPE_CHECKING:` is not a guard: those imports must exist.
 fn python_optional(decl: Node<'_>, source: &str) -> bool {
     let mut child = decl;
     while let Some(parent) = child.parent() {
         let in_body = parent.child_by_field_name("body") == Some(child);
         match parent.kind() {
             "try_statement" if in_body && catches_import_error(parent, source) => return true,
+            "except_clause" | "except_group_clause" if clause_catches(parent, source) => {
+                return true
+            }
+            // `try: import a / except ImportError: … / else: import b` runs `b` only
+            // when `a` imported.
+            "else_clause"
+                if parent.parent().is_some_and(|t| {
+                    t.kind() == "try_statement" && catches_import_error(t, source)
+                }) =>
+            {
+                return true
+            }
+            "if_statement" if version_or_platform_gate(parent, source) => return true,
             "with_statement" if in_body => {
                 let mut cursor = parent.walk();
                 let suppresses = parent.named_children(&mut cursor).any(|c| {
@@ -241,30 +280,84 @@ fn python_optional(decl: Node<'_>, source: &str) -> bool {
 
 fn catches_import_error(try_stmt: Node<'_>, source: &str) -> bool {
     let mut cursor = try_stmt.walk();
-    let clauses: Vec<Node> = try_stmt
+    let clauses: Vec<Node> = try_stmt.named_children(&mut cursor).collect();
+    clauses.into_iter().any(|c| clause_catches(c, source))
+}
+
+/// Whether one `except` clause catches `ImportError`.
+fn clause_catches(clause: Node<'_>, source: &str) -> bool {
+    if clause.kind() != "except_clause" && clause.kind() != "except_group_clause" {
+        return false;
+    }
+    let mut cursor = clause.walk();
+    let exprs: Vec<Node> = clause
         .named_children(&mut cursor)
-        .filter(|c| c.kind() == "except_clause" || c.kind() == "except_group_clause")
+        .filter(|n| n.kind() != "block" && n.kind() != "comment")
         .collect();
-    clauses.into_iter().any(|clause| {
-        let mut c = clause.walk();
-        let values: Vec<Node> = clause.children_by_field_name("value", &mut c).collect();
-        if clause.kind() == "except_clause" && values.is_empty() {
-            // In this grammar version the caught type may also be an unnamed-field
-            // child; a clause with no expression at all is a bare `except:`.
-            let mut c3 = clause.walk();
-            let exprs: Vec<Node> = clause
-                .named_children(&mut c3)
-                .filter(|n| n.kind() != "block" && n.kind() != "comment")
-                .collect();
-            return exprs.is_empty()
-                || exprs
-                    .iter()
-                    .any(|n| names_import_error(lang::text(*n, source)));
-        }
-        values
+    let alias = clause.child_by_field_name("alias");
+    let caught: Vec<Node> = exprs.into_iter().filter(|n| Some(*n) != alias).collect();
+    // A clause with no expression at all is a bare `except:`.
+    (clause.kind() == "except_clause" && caught.is_empty())
+        || caught
             .iter()
-            .any(|v| names_import_error(lang::text(*v, source)))
+            .any(|n| names_import_error(lang::text(*n, source)))
+}
+
+/// Whether an `if` (with its `elif`s) tests the Python version or the platform.
+fn version_or_platform_gate(if_stmt: Node<'_>, source: &str) -> bool {
+    let mut conditions: Vec<Node> = if_stmt
+        .child_by_field_name("condition")
+        .into_iter()
+        .collect();
+    let mut cursor = if_stmt.walk();
+    for alt in if_stmt.children_by_field_name("alternative", &mut cursor) {
+        conditions.extend(alt.child_by_field_name("condition"));
+    }
+    conditions.iter().any(|c| {
+        let text = lang::text(*c, source);
+        [
+            "version_info",
+            "sys.version",
+            "sys.platform",
+            "os.name",
+            "platform.system",
+            "python_implementation",
+            "implementation.name",
+        ]
+        .iter()
+        .any(|k| text.contains(k))
+            || text
+                .split(|ch: char| !(ch.is_alphanumeric() || ch == '_'))
+                .any(is_gate_flag)
     })
+}
+
+/// Compatibility flags such as `PY2`, `six.PY3`, `IS_PY311`, `PYTHON3`, `WINDOWS`,
+/// `IS_PYPY`.
+fn is_gate_flag(word: &str) -> bool {
+    let w = word.strip_prefix("IS_").unwrap_or(word);
+    let w = w.strip_prefix("ON_").unwrap_or(w);
+    let version = w
+        .strip_prefix("PYTHON")
+        .or_else(|| w.strip_prefix("PY"))
+        .map(|rest| rest.trim_start_matches('_'))
+        .is_some_and(|rest| {
+            rest.starts_with(['2', '3']) && rest.chars().all(|c| c.is_ascii_digit() || c == '_')
+        });
+    version
+        || matches!(
+            w,
+            "WINDOWS"
+                | "WIN32"
+                | "WIN"
+                | "MACOS"
+                | "DARWIN"
+                | "LINUX"
+                | "POSIX"
+                | "PYPY"
+                | "JYTHON"
+                | "CPYTHON"
+        )
 }
 
 /// Whether an exception expression names a type that catches `ImportError`.
@@ -332,7 +425,8 @@ fn rust_sites<'t>(decl: Node<'t>, source: &str, out: &mut Vec<Site<'t>>) {
 /// `(module, names)` of a Rust leaf path, as documented on [`Import`].
 fn split_path(path: &[String]) -> (String, Vec<String>) {
     match path.split_last() {
-        Some((last, init)) if !init.is_empty() && !(init.len() == 1 && init[0].is_empty()) => {
+        // `::serde` alone (init `[""]`) is a single-segment path.
+        Some((last, init)) if init.iter().any(|seg| !seg.is_empty()) => {
             (join(init), vec![last.clone()])
         }
         _ => (join(path), Vec::new()),
@@ -472,11 +566,25 @@ mod tests {
 
     #[test]
     fn python_optional_imports() {
-        let src = "try:\n    import ujson as json\nexcept (ValueError, ImportError):\n    import json\ntry:\n    import a\nexcept KeyError:\n    pass\n";
-        let got = summary(Lang::Python, src);
-        assert_eq!(got[0], ("ujson".into(), vec![], 0, true));
-        assert_eq!(got[1], ("json".into(), vec![], 0, false));
-        assert_eq!(got[2], ("a".into(), vec![], 0, false));
+        let src = "try:\n    import ujson as json\nexcept (ValueError, ImportError):\n    import json\ntry:\n    import a\nexcept KeyError:\n    import b\nif sys.version_info >= (3, 11):\n    import tomllib\nelse:\n    import tomli\nif six.PY2:\n    import urllib2\nif TYPE_CHECKING:\n    import c\n";
+        let got: Vec<(String, bool)> = summary(Lang::Python, src)
+            .into_iter()
+            .map(|(m, _, _, o)| (m, o))
+            .collect();
+        let want: Vec<(String, bool)> = [
+            ("ujson", true),
+            ("json", true),
+            ("a", false),
+            ("b", false),
+            ("tomllib", true),
+            ("tomli", true),
+            ("urllib2", true),
+            ("c", false),
+        ]
+        .iter()
+        .map(|(m, o)| (m.to_string(), *o))
+        .collect();
+        assert_eq!(got, want);
     }
 
     #[test]

@@ -13,15 +13,19 @@
 //!
 //! Languages are Python and Rust. Each has a folder under `grammars/` with its
 //! tree-sitter queries (compiled once per process) and a small resolver here
-//! (`python.rs`, `rust.rs`); `grammars/README.md` explains how to add one.
+//! (`python.rs` with `pydeps.rs`/`pynames.rs`/`pyvenv.rs`; `rust.rs` with
+//! `rust_items.rs`/`cargo.rs`); `grammars/README.md` explains how to add one.
 
 mod cargo;
 mod evidence;
 mod imports;
 mod lang;
 mod pydeps;
+mod pynames;
 mod python;
+mod pyvenv;
 mod rust;
+mod rust_items;
 mod source;
 mod symbols;
 mod syntax;

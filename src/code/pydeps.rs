@@ -7,138 +7,9 @@
 //! distributions like `google-cloud-storage` → `google`).
 
 use std::collections::{BTreeSet, HashSet};
-use std::path::Path;
 
+use super::pynames::RENAMES;
 use super::source::{join, View};
-
-/// Well-known distributions whose import name is not their normalized name.
-/// Keys are normalized (lowercase, `-`/`.` → `_`).
-const RENAMES: &[(&str, &[&str])] = &[
-    ("pyyaml", &["yaml", "_yaml"]),
-    ("pillow", &["PIL"]),
-    ("scikit_learn", &["sklearn"]),
-    ("sklearn", &["sklearn"]),
-    ("beautifulsoup4", &["bs4"]),
-    ("beautifulsoup", &["BeautifulSoup"]),
-    ("python_dateutil", &["dateutil"]),
-    ("opencv_python", &["cv2"]),
-    ("opencv_python_headless", &["cv2"]),
-    ("opencv_contrib_python", &["cv2"]),
-    ("opencv_contrib_python_headless", &["cv2"]),
-    ("protobuf", &["google"]),
-    ("googleapis_common_protos", &["google"]),
-    ("attrs", &["attr", "attrs"]),
-    ("pyzmq", &["zmq"]),
-    ("psycopg2_binary", &["psycopg2"]),
-    ("psycopg_binary", &["psycopg"]),
-    ("msgpack_python", &["msgpack"]),
-    ("python_dotenv", &["dotenv"]),
-    ("pyjwt", &["jwt"]),
-    ("pycryptodome", &["Crypto"]),
-    ("pycryptodomex", &["Cryptodome"]),
-    ("pycrypto", &["Crypto"]),
-    ("scikit_image", &["skimage"]),
-    ("typing_extensions", &["typing_extensions"]),
-    ("pyserial", &["serial"]),
-    ("pyopenssl", &["OpenSSL"]),
-    ("pygithub", &["github"]),
-    ("gitpython", &["git"]),
-    ("mysqlclient", &["MySQLdb"]),
-    ("mysql_connector_python", &["mysql"]),
-    ("djangorestframework", &["rest_framework"]),
-    ("django_cors_headers", &["corsheaders"]),
-    ("django_filter", &["django_filters"]),
-    ("pyusb", &["usb"]),
-    (
-        "pywin32",
-        &[
-            "win32api",
-            "win32con",
-            "win32com",
-            "win32gui",
-            "pythoncom",
-            "pywintypes",
-            "win32file",
-            "win32event",
-            "win32process",
-        ],
-    ),
-    ("pycairo", &["cairo"]),
-    ("pygobject", &["gi"]),
-    (
-        "setuptools",
-        &["setuptools", "pkg_resources", "_distutils_hack"],
-    ),
-    ("dnspython", &["dns"]),
-    ("python_ldap", &["ldap"]),
-    ("ruamel_yaml", &["ruamel"]),
-    (
-        "google_api_python_client",
-        &["googleapiclient", "apiclient"],
-    ),
-    ("grpcio", &["grpc"]),
-    ("grpcio_tools", &["grpc_tools"]),
-    ("grpcio_status", &["grpc_status"]),
-    ("faiss_cpu", &["faiss"]),
-    ("faiss_gpu", &["faiss"]),
-    ("tensorflow_gpu", &["tensorflow"]),
-    ("tensorflow_cpu", &["tensorflow"]),
-    ("python_multipart", &["multipart", "python_multipart"]),
-    ("websocket_client", &["websocket"]),
-    ("python_socketio", &["socketio"]),
-    ("python_engineio", &["engineio"]),
-    ("discord_py", &["discord"]),
-    ("pyinstaller", &["PyInstaller"]),
-    ("pyqt5", &["PyQt5"]),
-    ("pyqt6", &["PyQt6"]),
-    ("pyside2", &["PySide2"]),
-    ("pyside6", &["PySide6"]),
-    ("pytest", &["pytest", "_pytest", "py"]),
-    ("levenshtein", &["Levenshtein"]),
-    ("python_levenshtein", &["Levenshtein"]),
-    ("antlr4_python3_runtime", &["antlr4"]),
-    ("pynacl", &["nacl"]),
-    ("pysocks", &["socks", "sockshandler"]),
-    ("python_docx", &["docx"]),
-    ("python_pptx", &["pptx"]),
-    ("pymupdf", &["fitz", "pymupdf"]),
-    ("pdfminer_six", &["pdfminer"]),
-    ("llama_cpp_python", &["llama_cpp"]),
-    ("mkdocs_material", &["material"]),
-    ("jinja2", &["jinja2"]),
-    ("markupsafe", &["markupsafe"]),
-    ("python_jose", &["jose"]),
-    ("python_slugify", &["slugify"]),
-    ("python_magic", &["magic"]),
-    ("pyyaml_include", &["yamlinclude", "yaml_include"]),
-    ("tree_sitter_languages", &["tree_sitter_languages"]),
-    ("apache_airflow", &["airflow"]),
-    ("apache_beam", &["apache_beam"]),
-    ("azure_core", &["azure"]),
-    ("backports_zoneinfo", &["backports"]),
-    ("importlib_metadata", &["importlib_metadata"]),
-    ("pyasn1_modules", &["pyasn1_modules"]),
-    ("python_json_logger", &["pythonjsonlogger"]),
-    ("sentry_sdk", &["sentry_sdk"]),
-    ("ipython", &["IPython"]),
-    ("pyarrow", &["pyarrow"]),
-    ("pywavelets", &["pywt"]),
-    ("pyopengl", &["OpenGL"]),
-    ("pygments", &["pygments"]),
-    ("docopt_ng", &["docopt"]),
-    ("pytz", &["pytz"]),
-    ("tzdata", &["tzdata"]),
-    ("rpi_gpio", &["RPi"]),
-    ("pyhamcrest", &["hamcrest"]),
-    ("python_gnupg", &["gnupg"]),
-    ("pysaml2", &["saml2"]),
-    ("mypy_protobuf", &["mypy_protobuf"]),
-    ("types_requests", &["requests"]),
-    ("lxml_stubs", &["lxml"]),
-    ("pkginfo", &["pkginfo"]),
-    ("shapely", &["shapely"]),
-    ("xlsxwriter", &["xlsxwriter"]),
-];
 
 /// Normalizes a distribution name per PEP 503, with `_` as separator.
 pub(crate) fn normalize_dist(name: &str) -> String {
@@ -253,8 +124,8 @@ pub(crate) fn read_dir_manifests(view: &View<'_>, dir: &str) -> Declared {
     for name in entries.iter() {
         let path = join(dir, name);
         let lower = name.to_lowercase();
-        let is_req =
-            lower.contains("requirements") && (lower.ends_with(".txt") || lower.ends_with(".in"));
+        let is_req = (lower.contains("requirements") || lower.contains("constraints"))
+            && (lower.ends_with(".txt") || lower.ends_with(".in"));
         if name == "pyproject.toml" {
             if let Some(text) = view.read(&path) {
                 pyproject(&text, dir, &mut d);
@@ -270,6 +141,24 @@ pub(crate) fn read_dir_manifests(view: &View<'_>, dir: &str) -> Declared {
                 setup_cfg(&text, dir, &mut d);
                 d.manifests.insert(path);
             }
+        } else if name == "noxfile.py" || name == "fabfile.py" || name == "tasks.py" {
+            // Session dependencies are installed by the task runner:
+            // `session.install("pytest", "mock")` or constants holding such lists.
+            if let Some(text) = view.read(&path) {
+                python_string_requirements(&text, &mut d);
+                d.manifests.insert(path);
+            }
+            // The runner that executes the file is installed by definition.
+            d.add_dist(match name.as_str() {
+                "noxfile.py" => "nox",
+                "fabfile.py" => "fabric",
+                _ => "invoke",
+            });
+        } else if name == "tox.ini" {
+            if let Some(text) = view.read(&path) {
+                tox_ini(&text, &mut d);
+                d.manifests.insert(path);
+            }
         } else if name == "setup.py" {
             if let Some(text) = view.read(&path) {
                 setup_py(&text, &mut d);
@@ -280,7 +169,8 @@ pub(crate) fn read_dir_manifests(view: &View<'_>, dir: &str) -> Declared {
                 requirements(&text, &mut d);
                 d.manifests.insert(path);
             }
-        } else if (name == "requirements" || name == "reqs") && view.is_dir(&path) {
+        } else if matches!(name.as_str(), "requirements" | "reqs" | "testing") && view.is_dir(&path)
+        {
             for sub in view.list(&path).iter() {
                 if sub.ends_with(".txt") || sub.ends_with(".in") {
                     let p = join(&path, sub);
@@ -426,6 +316,51 @@ fn pyproject(text: &str, dir: &str, d: &mut Declared) {
     }
 }
 
+/// Every string literal of a Python file that reads as a requirement (`noxfile.py`).
+fn python_string_requirements(text: &str, d: &mut Declared) {
+    let Some(tree) = super::lang::parse(super::lang::Lang::Python, text) else {
+        return;
+    };
+    let mut stack = vec![tree.root_node()];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "string_content" {
+            let lit = super::lang::text(n, text);
+            if !lit.contains(char::is_whitespace) && !lit.starts_with('-') {
+                if let Some(name) = requirement_name(lit) {
+                    d.add_dist(&name);
+                }
+            }
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+}
+
+/// `tox.ini`: the `deps` of every environment (continuation lines included).
+fn tox_ini(text: &str, d: &mut Declared) {
+    let mut in_deps = false;
+    for raw in text.lines() {
+        let trimmed = raw.trim();
+        if raw.starts_with([' ', '\t']) && in_deps {
+            if !trimmed.starts_with('-') && !trimmed.starts_with('#') {
+                if let Some(name) = requirement_name(trimmed) {
+                    d.add_dist(&name);
+                }
+            }
+            continue;
+        }
+        in_deps = false;
+        if let Some((k, v)) = trimmed.split_once('=') {
+            if k.trim() == "deps" {
+                in_deps = true;
+                if let Some(name) = requirement_name(v) {
+                    d.add_dist(&name);
+                }
+            }
+        }
+    }
+}
+
 /// `Pipfile`: the keys of `[packages]` and `[dev-packages]`.
 fn pipfile(text: &str, d: &mut Declared) {
     let Ok(v) = toml::from_str::<toml::Value>(text) else {
@@ -491,43 +426,66 @@ fn setup_cfg(text: &str, dir: &str, d: &mut Declared) {
 }
 
 /// `setup.py`: string literals inside the `install_requires`, `extras_require`,
-/// `tests_require` and `setup_requires` arguments, and the `name` argument. A parse, not
-/// an execution: computed requirement lists are missed.
+/// `tests_require` and `setup_requires` arguments (following module-level variables:
+/// `install_requires=requires`), and the `name` argument. A parse, not an execution:
+/// requirement lists computed by code are missed.
 fn setup_py(text: &str, d: &mut Declared) {
     let Some(tree) = super::lang::parse(super::lang::Lang::Python, text) else {
         return;
     };
-    let mut stack = vec![tree.root_node()];
+    let src = |n: tree_sitter::Node| super::lang::text(n, text);
+    // Module-level `NAME = [...]` / `(...)` / `{...}`, for `install_requires=NAME`.
+    let mut vars: std::collections::HashMap<&str, tree_sitter::Node> =
+        std::collections::HashMap::new();
+    let root = tree.root_node();
+    let mut cursor = root.walk();
+    for stmt in root.named_children(&mut cursor) {
+        if let Some(assign) = stmt.named_child(0).filter(|a| a.kind() == "assignment") {
+            if let (Some(left), Some(right)) = (
+                assign.child_by_field_name("left"),
+                assign.child_by_field_name("right"),
+            ) {
+                if left.kind() == "identifier" {
+                    vars.insert(src(left), right);
+                }
+            }
+        }
+    }
+    let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         if node.kind() == "keyword_argument" {
-            let name = node
-                .child_by_field_name("name")
-                .map(|n| super::lang::text(n, text))
-                .unwrap_or("");
+            let name = node.child_by_field_name("name").map(src).unwrap_or("");
             let Some(value) = node.child_by_field_name("value") else {
                 continue;
             };
             match name {
                 "install_requires" | "extras_require" | "tests_require" | "setup_requires" => {
+                    let mut seen_vars = 0;
                     let mut inner = vec![value];
                     while let Some(n) = inner.pop() {
-                        if n.kind() == "string_content" {
-                            if let Some(req) = requirement_name(super::lang::text(n, text)) {
-                                d.add_dist(&req);
+                        match n.kind() {
+                            "string_content" => {
+                                if let Some(req) = requirement_name(src(n)) {
+                                    d.add_dist(&req);
+                                }
                             }
-                        }
-                        // In a dict (`extras_require`) only values are requirements.
-                        if n.kind() == "pair" {
-                            inner.extend(n.child_by_field_name("value"));
-                            continue;
+                            // In a dict (`extras_require`) only values are requirements.
+                            "pair" => {
+                                inner.extend(n.child_by_field_name("value"));
+                                continue;
+                            }
+                            "identifier" if seen_vars < 32 => {
+                                seen_vars += 1;
+                                inner.extend(vars.get(src(n)).copied());
+                            }
+                            _ => {}
                         }
                         let mut c = n.walk();
                         inner.extend(n.named_children(&mut c));
                     }
                 }
                 "name" if value.kind() == "string" => {
-                    let lit = super::lang::text(value, text).trim_matches(['"', '\'']);
-                    d.add_dist(lit);
+                    d.add_dist(src(value).trim_matches(['"', '\'']));
                 }
                 _ => {}
             }
@@ -535,111 +493,6 @@ fn setup_py(text: &str, d: &mut Declared) {
         }
         let mut c = node.walk();
         stack.extend(node.named_children(&mut c));
-    }
-}
-
-/// Import names installed in the virtualenvs (`.venv`, `venv`, `env`) under `root`:
-/// every top-level entry of `site-packages`, each distribution's `top_level.txt` and
-/// `RECORD`, and the directories that `.pth` files and egg-links add.
-pub(crate) fn venv_imports(root: &Path) -> Option<(String, HashSet<String>)> {
-    let mut names = HashSet::new();
-    let mut found = Vec::new();
-    for venv in [".venv", "venv", "env", ".env"] {
-        let base = root.join(venv);
-        if !base.is_dir() {
-            continue;
-        }
-        let mut site_dirs = Vec::new();
-        for lib in ["lib", "lib64", "Lib"] {
-            let Ok(rd) = std::fs::read_dir(base.join(lib)) else {
-                continue;
-            };
-            for e in rd.filter_map(Result::ok) {
-                let n = e.file_name().to_string_lossy().into_owned();
-                if n.starts_with("python") || n == "site-packages" {
-                    let sp = if n == "site-packages" {
-                        e.path()
-                    } else {
-                        e.path().join("site-packages")
-                    };
-                    if sp.is_dir() {
-                        site_dirs.push(sp);
-                    }
-                }
-            }
-        }
-        if site_dirs.is_empty() {
-            continue;
-        }
-        found.push(venv.to_string());
-        for sp in site_dirs {
-            scan_site_packages(&sp, &mut names);
-        }
-    }
-    (!found.is_empty()).then(|| (found.join(", "), names))
-}
-
-fn module_name(entry: &str) -> Option<&str> {
-    if entry.ends_with(".dist-info") || entry.ends_with(".egg-info") || entry == "__pycache__" {
-        return None;
-    }
-    let stem = entry.split('.').next()?;
-    (!stem.is_empty() && stem.chars().all(|c| c.is_alphanumeric() || c == '_')).then_some(stem)
-}
-
-fn scan_site_packages(sp: &Path, names: &mut HashSet<String>) {
-    let Ok(rd) = std::fs::read_dir(sp) else {
-        return;
-    };
-    for e in rd.filter_map(Result::ok) {
-        let entry = e.file_name().to_string_lossy().into_owned();
-        let path = e.path();
-        if entry.ends_with(".dist-info") || entry.ends_with(".egg-info") {
-            if let Ok(t) = std::fs::read_to_string(path.join("top_level.txt")) {
-                names.extend(
-                    t.lines()
-                        .map(str::trim)
-                        .filter(|l| !l.is_empty())
-                        .map(str::to_string),
-                );
-            }
-            if let Ok(t) = std::fs::read_to_string(path.join("RECORD")) {
-                for line in t.lines() {
-                    let file = line.split(',').next().unwrap_or("");
-                    if file.starts_with("..") || file.contains(".dist-info/") {
-                        continue;
-                    }
-                    let top = file.split('/').next().unwrap_or("");
-                    if let Some(m) = module_name(top) {
-                        names.insert(m.to_string());
-                    }
-                }
-            }
-        } else if entry.ends_with(".pth") || entry.ends_with(".egg-link") {
-            // Editable installs: each plain line is a directory added to sys.path.
-            if let Ok(t) = std::fs::read_to_string(&path) {
-                for line in t.lines().map(str::trim) {
-                    if line.is_empty() || line.starts_with('#') || line.starts_with("import ") {
-                        continue;
-                    }
-                    if let Ok(rd2) = std::fs::read_dir(Path::new(line)) {
-                        for e2 in rd2.filter_map(Result::ok) {
-                            if let Some(m) = module_name(&e2.file_name().to_string_lossy()) {
-                                names.insert(m.to_string());
-                            }
-                        }
-                    }
-                }
-            }
-        } else if let Some(m) = module_name(&entry) {
-            if path.is_dir()
-                || entry.ends_with(".py")
-                || entry.ends_with(".so")
-                || entry.ends_with(".pyd")
-            {
-                names.insert(m.to_string());
-            }
-        }
     }
 }
 

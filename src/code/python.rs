@@ -12,7 +12,8 @@ use std::rc::Rc;
 use std::sync::OnceLock;
 
 use super::imports::Import;
-use super::pydeps::{read_dir_manifests, venv_imports, Declared};
+use super::pydeps::{read_dir_manifests, Declared};
+use super::pyvenv::venv_imports;
 use super::source::{join, parent, View};
 
 /// What a resolver concluded about one import.
@@ -23,6 +24,17 @@ pub(crate) enum Outcome {
     /// It does not exist; the reason says where we looked.
     Unresolved(String),
 }
+
+/// Packaging tools every virtualenv and build environment provides, imported by
+/// `setup.py` and friends without being declared.
+/// `_typeshed` exists only for type checkers, where `if TYPE_CHECKING:` imports it.
+const ENVIRONMENT: &[&str] = &[
+    "setuptools",
+    "pkg_resources",
+    "_distutils_hack",
+    "pip",
+    "_typeshed",
+];
 
 const STDLIB_TXT: &str = include_str!("../../grammars/python/stdlib.txt");
 
@@ -56,6 +68,9 @@ pub(crate) struct PyResolver<'v, 'a> {
     venv_root: Option<PathBuf>,
     venv: Option<Option<(String, HashSet<String>)>>,
     declared: HashMap<String, Rc<Declared>>,
+    /// Directories the current file adds to `sys.path` itself.
+    extra_roots: Vec<String>,
+    roots_cache: HashMap<String, Rc<[String]>>,
 }
 
 impl<'v, 'a> PyResolver<'v, 'a> {
@@ -66,7 +81,15 @@ impl<'v, 'a> PyResolver<'v, 'a> {
             venv_root,
             venv: None,
             declared: HashMap::new(),
+            extra_roots: Vec::new(),
+            roots_cache: HashMap::new(),
         }
+    }
+
+    /// Starts a new file: `extra_roots` are the directories it adds to `sys.path`
+    /// (see [`sys_path_roots`]).
+    pub(crate) fn begin_file(&mut self, extra_roots: Vec<String>) {
+        self.extra_roots = extra_roots;
     }
 
     /// Resolves `imp`, found in the file `file`.
@@ -76,14 +99,28 @@ impl<'v, 'a> PyResolver<'v, 'a> {
         }
         let segs: Vec<&str> = imp.module.split('.').collect();
         let top = segs[0];
-        if top.is_empty() || top == "__future__" || stdlib().contains(top) {
+        if top.is_empty()
+            || top == "__future__"
+            || stdlib().contains(top)
+            || ENVIRONMENT.contains(&top)
+        {
             return Outcome::Resolved;
         }
         let decl = self.declared(parent(file));
         let mut partial: Option<String> = None;
-        for root in self.roots(file, &decl) {
-            match self.find(&root, &segs, &decl) {
+        let roots = match self.roots_cache.get(file) {
+            Some(r) => r.clone(),
+            None => {
+                let r: Rc<[String]> = self.roots(file, &decl).into();
+                self.roots_cache.insert(file.to_string(), r.clone());
+                r
+            }
+        };
+        for root in roots.iter() {
+            match self.find(root, &segs, &decl) {
                 Found::File => return Outcome::Resolved,
+                // A regular package's `__init__.py` may define any name.
+                Found::Dir(dir) if self.has_init(&dir) => return Outcome::Resolved,
                 Found::Dir(dir) => match self.missing_name(&dir, &imp.names) {
                     None => return Outcome::Resolved,
                     Some(name) => {
@@ -290,6 +327,9 @@ impl<'v, 'a> PyResolver<'v, 'a> {
             base = parent(base);
         }
         add(base.to_string(), &mut roots);
+        for r in &self.extra_roots {
+            add(r.clone(), &mut roots);
+        }
         roots
     }
 
@@ -354,4 +394,58 @@ impl<'v, 'a> PyResolver<'v, 'a> {
     fn venv_name(&mut self) -> Option<String> {
         self.venv().map(|(n, _)| n.clone())
     }
+}
+
+/// Directories a file adds to `sys.path` (`sys.path.insert(0, "lib")`,
+/// `sys.path.append(os.path.join(os.path.dirname(__file__), ".."))`,
+/// `site.addsitedir(...)`): every string literal in those calls, taken relative to the
+/// file's directory and to the repository root (the usual working directory), plus the
+/// file's ancestor directories, which `dirname(dirname(__file__))` chains produce.
+pub(crate) fn sys_path_roots(tree: &tree_sitter::Tree, source: &str, file: &str) -> Vec<String> {
+    if !(source.contains("sys.path") || source.contains("addsitedir")) {
+        return Vec::new();
+    }
+    let dir = parent(file);
+    let mut out: Vec<String> = Vec::new();
+    let push = |p: Option<String>, out: &mut Vec<String>| {
+        if let Some(p) = p {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    };
+    let mut stack = vec![tree.root_node()];
+    let mut found = false;
+    while let Some(node) = stack.pop() {
+        if node.kind() == "call" {
+            let func = node
+                .child_by_field_name("function")
+                .map(|f| super::lang::text(f, source))
+                .unwrap_or("");
+            if func.starts_with("sys.path.") || func.ends_with("addsitedir") {
+                found = true;
+                let mut inner = vec![node];
+                while let Some(n) = inner.pop() {
+                    if n.kind() == "string_content" {
+                        let lit = super::lang::text(n, source);
+                        push(super::source::normalize(dir, lit), &mut out);
+                        push(super::source::normalize("", lit), &mut out);
+                    }
+                    let mut c = n.walk();
+                    inner.extend(n.named_children(&mut c));
+                }
+                continue;
+            }
+        }
+        let mut c = node.walk();
+        stack.extend(node.named_children(&mut c));
+    }
+    if found {
+        let mut a = dir;
+        while !a.is_empty() {
+            a = parent(a);
+            push(Some(a.to_string()), &mut out);
+        }
+    }
+    out
 }

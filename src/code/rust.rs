@@ -12,10 +12,11 @@ use std::rc::Rc;
 
 use tree_sitter::Node;
 
-use super::cargo::{crate_for_dir, CrateInfo};
-use super::imports::{use_leaves, Site};
+use super::cargo::{crate_for_dir, default_dir, file_module_of, CrateInfo, FileModule};
+use super::imports::Site;
 use super::lang::{self, Lang, Parsed};
 use super::python::Outcome;
+use super::rust_items::{collect_items, scan_macro_rules, under_macro_attribute, Items, ModDecl};
 use super::source::{join, normalize, parent, View};
 
 /// Crates every Rust program can name without declaring them.
@@ -33,91 +34,12 @@ const SYSROOT_CRATES: &[&str] = &[
     "getopts",
 ];
 
-/// Attributes that never change what a module defines.
-const INERT_ATTRIBUTES: &[&str] = &[
-    "cfg",
-    "cfg_attr",
-    "allow",
-    "warn",
-    "deny",
-    "forbid",
-    "expect",
-    "doc",
-    "path",
-    "macro_use",
-    "rustfmt",
-    "clippy",
-    "deprecated",
-    "test",
-    "must_use",
-    "non_exhaustive",
-    "inline",
-    "coverage",
-    "automatically_derived",
-];
-
 /// Where a module's items live: a file, the inline `mod` blocks inside it, and the
 /// directory its `mod x;` children are looked up in.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct ModLoc {
     file: String,
     inline: Vec<String>,
-    dir: String,
-}
-
-/// A `mod name …` declaration.
-#[derive(Debug, Clone)]
-struct ModDecl {
-    path_attr: Option<String>,
-    inline: bool,
-}
-
-/// The names one module (or block) defines.
-#[derive(Debug, Default)]
-struct Items {
-    /// Functions, types, traits, consts, statics, macros, extern crates, and identifiers
-    /// inside item-position macro calls (which may define items).
-    names: HashSet<String>,
-    /// Names bound by `use`, with the start byte of each declaring `use`, so that a use
-    /// never resolves through its own binding.
-    use_names: HashMap<String, Vec<usize>>,
-    /// Start bytes of glob `use`s, which may bring any name.
-    globs: Vec<usize>,
-    mods: HashMap<String, Vec<ModDecl>>,
-    /// Names bound by `extern crate` (at a crate root they join the extern prelude).
-    extern_crates: HashSet<String>,
-    /// `include!`, an opaque item macro, or an unreadable module: anything may be there.
-    opaque: bool,
-}
-
-impl Items {
-    fn opaque() -> Items {
-        Items {
-            opaque: true,
-            ..Items::default()
-        }
-    }
-
-    /// Whether `name` is defined here, ignoring bindings made by the `use` at `except`.
-    fn has(&self, name: &str, except: Option<usize>) -> bool {
-        self.opaque
-            || self.names.contains(name)
-            || self.mods.contains_key(name)
-            || self
-                .use_names
-                .get(name)
-                .is_some_and(|v| v.iter().any(|&d| Some(d) != except))
-            || self.globs.iter().any(|&d| Some(d) != except)
-    }
-}
-
-/// Where a changed file sits in its crate.
-struct FileModule {
-    /// Crate roots that may own it, each with the file's module path below that root
-    /// (`("src/lib.rs", ["a", "b"])` for `src/a/b.rs`; `src/main.rs` too when both
-    /// exist). Empty if unknown (e.g. a helper under `tests/` shared by several tests).
-    places: Vec<(String, Vec<String>)>,
-    /// The directory its `mod x;` children live in.
     dir: String,
 }
 
@@ -129,6 +51,7 @@ pub(crate) struct RustResolver<'v, 'a> {
     crates: HashMap<String, Option<Rc<CrateInfo>>>,
     macros: HashMap<String, Rc<HashSet<String>>>,
     reachable: HashMap<String, bool>,
+    modules: HashMap<String, Rc<FileModule>>,
 }
 
 impl<'v, 'a> RustResolver<'v, 'a> {
@@ -141,6 +64,7 @@ impl<'v, 'a> RustResolver<'v, 'a> {
             crates: HashMap::new(),
             macros: HashMap::new(),
             reachable: HashMap::new(),
+            modules: HashMap::new(),
         }
     }
 
@@ -162,8 +86,9 @@ impl<'v, 'a> RustResolver<'v, 'a> {
         }
         // An attribute macro on an enclosing `mod` (e.g. `#[apply(for_each_provider)]`)
         // may rewrite the module and inject names: relative paths are unknowable there.
-        let relative = matches!(first.as_str(), "self" | "super")
-            || !self.is_extern(file, first, krate.as_deref());
+        let keyword = matches!(first.as_str(), "" | "crate" | "self" | "super" | "Self");
+        let external = !keyword && self.is_extern(file, first, krate.as_deref());
+        let relative = matches!(first.as_str(), "self" | "super") || (!keyword && !external);
         if relative && under_macro_attribute(site.decl, source) {
             return Outcome::Resolved;
         }
@@ -179,14 +104,14 @@ impl<'v, 'a> RustResolver<'v, 'a> {
                 Some(name) => return self.external(name, krate.as_deref()),
                 None => Ok(()),
             },
-            "crate" => self.from_root(file, krate.as_deref(), &path[1..]),
+            "crate" => self.walk_crate(file, krate.as_deref(), &path[1..]),
             "self" => {
                 let here = self.here(file, site.decl, source, krate.as_deref());
                 self.walk(vec![here], &path[1..], None, "self".to_string())
             }
-            "super" => self.from_super(file, site.decl, source, krate.as_deref(), path),
+            "super" => self.walk_super(file, site.decl, source, krate.as_deref(), path),
             "Self" => Ok(()),
-            name if self.is_extern(file, name, krate.as_deref()) => Ok(()),
+            _ if external => Ok(()),
             name => self.uniform(file, site, source, krate.as_deref(), name),
         };
         match result {
@@ -198,7 +123,8 @@ impl<'v, 'a> RustResolver<'v, 'a> {
     /// Whether `name` is in the extern prelude: a builtin crate, a dependency, the
     /// package itself, or an `extern crate … as name;` at the crate root.
     fn is_extern(&mut self, file: &str, name: &str, krate: Option<&CrateInfo>) -> bool {
-        if BUILTIN_CRATES.contains(&name) {
+        // `kani` is injected by the Kani verifier under `cfg(kani)`.
+        if BUILTIN_CRATES.contains(&name) || name == "kani" {
             return true;
         }
         let Some(krate) = krate else {
@@ -210,8 +136,8 @@ impl<'v, 'a> RustResolver<'v, 'a> {
         let roots: Vec<String> = self
             .file_module(file, krate)
             .places
-            .into_iter()
-            .map(|(r, _)| r)
+            .iter()
+            .map(|(r, _)| r.clone())
             .collect();
         roots
             .iter()
@@ -270,7 +196,7 @@ impl<'v, 'a> RustResolver<'v, 'a> {
             return Ok(());
         }
         if krate.is_some_and(|k| k.edition2015)
-            && (!self.reachable(file, krate) || self.from_root(file, krate, &site.path).is_ok())
+            && (!self.reachable(file, krate) || self.walk_crate(file, krate, &site.path).is_ok())
         {
             return Ok(());
         }
@@ -284,7 +210,7 @@ impl<'v, 'a> RustResolver<'v, 'a> {
     }
 
     /// `crate::…`: walk from every possible crate root; one success is enough.
-    fn from_root(
+    fn walk_crate(
         &mut self,
         file: &str,
         krate: Option<&CrateInfo>,
@@ -302,7 +228,7 @@ impl<'v, 'a> RustResolver<'v, 'a> {
     }
 
     /// `super::…` (any number of leading `super`s).
-    fn from_super(
+    fn walk_super(
         &mut self,
         file: &str,
         decl: Node<'_>,
@@ -367,7 +293,7 @@ impl<'v, 'a> RustResolver<'v, 'a> {
         if let Some(&known) = self.reachable.get(file) {
             return known;
         }
-        let places = self.file_module(file, krate).places;
+        let places = self.file_module(file, krate).places.clone();
         let found = places
             .iter()
             .any(|(root, module)| self.declares(root, module, file));
@@ -391,7 +317,7 @@ impl<'v, 'a> RustResolver<'v, 'a> {
         krate: Option<&CrateInfo>,
     ) -> ModLoc {
         let dir = match krate {
-            Some(k) => self.file_module(file, k).dir,
+            Some(k) => self.file_module(file, k).dir.clone(),
             None => default_dir(file),
         };
         let mut inline = Vec::new();
@@ -560,6 +486,8 @@ impl<'v, 'a> RustResolver<'v, 'a> {
                     let mut items = Items::default();
                     for c in containers {
                         collect_items(c, source, &mut items);
+                        // Items inside a region the parser could not read are lost.
+                        items.opaque |= c.has_error();
                     }
                     items
                 }
@@ -619,77 +547,15 @@ impl<'v, 'a> RustResolver<'v, 'a> {
         names
     }
 
-    /// Where `file` sits in its crate, from Cargo's layout conventions and the custom
-    /// target paths of `Cargo.toml`.
-    fn file_module(&self, file: &str, krate: &CrateInfo) -> FileModule {
-        let rel = if krate.dir.is_empty() {
-            file
-        } else {
-            file.strip_prefix(&format!("{}/", krate.dir))
-                .unwrap_or(file)
-        };
-        let at = |r: &str| join(&krate.dir, r);
-        let parts: Vec<&str> = rel.split('/').collect();
-        let target_tree = matches!(parts.first(), Some(&("tests" | "examples" | "benches")));
-        let is_root = krate.roots.iter().any(|r| r == file)
-            || matches!(rel, "src/lib.rs" | "src/main.rs" | "build.rs")
-            || matches!(parts.as_slice(), ["src", "bin", x] if x.ends_with(".rs"))
-            || matches!(parts.as_slice(), ["src", "bin", _, "main.rs"])
-            || (target_tree && parts.len() == 2)
-            || (target_tree && parts.len() == 3 && parts[2] == "main.rs");
-        let mut places: Vec<(String, Vec<String>)> = Vec::new();
-        if is_root {
-            places.push((file.to_string(), Vec::new()));
+    /// [`file_module_of`], memoized per file.
+    fn file_module(&mut self, file: &str, krate: &CrateInfo) -> Rc<FileModule> {
+        if let Some(m) = self.modules.get(file) {
+            return m.clone();
         }
-        let mut candidates: Vec<String> = Vec::new();
-        match parts.as_slice() {
-            ["src", "bin", x, _, ..] => candidates.push(at(&format!("src/bin/{x}/main.rs"))),
-            ["src", ..] => {
-                candidates.extend(krate.lib.iter().cloned());
-                candidates.push(at("src/lib.rs"));
-                candidates.push(at("src/main.rs"));
-            }
-            [top, x, _, ..] if target_tree => candidates.push(at(&format!("{top}/{x}/main.rs"))),
-            _ => {}
-        }
-        // A custom target root may declare the file as a module: `[[test]] path =
-        // "tests/runner.rs"` with `mod pipeline;` makes `tests/pipeline.rs` a module.
-        candidates.extend(krate.roots.iter().cloned());
-        for root in candidates {
-            let root_dir = parent(&root);
-            let Some(below) = (if root_dir.is_empty() {
-                Some(file)
-            } else {
-                file.strip_prefix(&format!("{root_dir}/"))
-            }) else {
-                continue;
-            };
-            if root == file || places.iter().any(|(r, _)| *r == root) || !self.view.is_file(&root) {
-                continue;
-            }
-            places.push((root, module_path(below)));
-        }
-        FileModule {
-            places,
-            dir: if is_root {
-                parent(file).to_string()
-            } else {
-                default_dir(file)
-            },
-        }
+        let m = Rc::new(file_module_of(self.view, file, krate));
+        self.modules.insert(file.to_string(), m.clone());
+        m
     }
-}
-
-/// `a/b.rs` → `["a", "b"]`, `a/mod.rs` → `["a"]`.
-fn module_path(below_root: &str) -> Vec<String> {
-    let mut path: Vec<String> = below_root
-        .split('/')
-        .map(|s| s.trim_end_matches(".rs").to_string())
-        .collect();
-    if path.last().is_some_and(|l| l == "mod") {
-        path.pop();
-    }
-    path
 }
 
 fn root_loc(root: &str) -> ModLoc {
@@ -700,240 +566,9 @@ fn root_loc(root: &str) -> ModLoc {
     }
 }
 
-/// Children of `a/mod.rs` live in `a/`, children of `a.rs` in `a/` next to it; roots
-/// (`lib.rs`, `main.rs`) hold theirs beside them.
-fn default_dir(file: &str) -> String {
-    let name = file.rsplit('/').next().unwrap_or(file);
-    if matches!(name, "mod.rs" | "lib.rs" | "main.rs" | "build.rs") {
-        parent(file).to_string()
-    } else {
-        file.trim_end_matches(".rs").to_string()
-    }
-}
-
-/// Records the names defined directly in a module body or block.
-fn collect_items(container: Node<'_>, source: &str, items: &mut Items) {
-    let mut path_attr: Option<String> = None;
-    let mut automock = false;
-    let mut cursor = container.walk();
-    for child in container.named_children(&mut cursor) {
-        let kind = child.kind();
-        if kind == "attribute_item" {
-            let text = lang::text(child, source);
-            if let Some(p) = path_attribute(text) {
-                path_attr = Some(p);
-            }
-            // Attribute macros may generate items named in their arguments
-            // (`#[strum_discriminants(name(Kind))]`, `#[make_varule(FooULE)]`), and
-            // mockall's `#[automock]` generates `Mock<Item>`.
-            let head = attribute_head(text);
-            if !INERT_ATTRIBUTES.contains(&head) && head != "derive" {
-                collect_identifiers(child, source, &mut items.names);
-            }
-            automock |= text.contains("automock");
-            continue;
-        }
-        if kind.ends_with("comment") {
-            continue;
-        }
-        let pending = path_attr.take();
-        if std::mem::take(&mut automock) {
-            if let Some(n) = child.child_by_field_name("name") {
-                items.names.insert(format!("Mock{}", lang::text(n, source)));
-            }
-        }
-        match kind {
-            "function_item"
-            | "struct_item"
-            | "enum_item"
-            | "union_item"
-            | "trait_item"
-            | "type_item"
-            | "associated_type"
-            | "const_item"
-            | "static_item"
-            | "function_signature_item" => {
-                if let Some(n) = child.child_by_field_name("name") {
-                    items.names.insert(lang::text(n, source).to_string());
-                }
-            }
-            "macro_definition" => {
-                // What a local macro generates is spelled out in its body; its
-                // identifiers count as names the module may define by invoking it.
-                collect_identifiers(child, source, &mut items.names);
-            }
-            "mod_item" => {
-                if let Some(n) = child.child_by_field_name("name") {
-                    items
-                        .mods
-                        .entry(lang::text(n, source).to_string())
-                        .or_default()
-                        .push(ModDecl {
-                            path_attr: pending,
-                            inline: child.child_by_field_name("body").is_some(),
-                        });
-                }
-            }
-            "use_declaration" => {
-                let Some(arg) = child.child_by_field_name("argument") else {
-                    continue;
-                };
-                let mut leaves = Vec::new();
-                use_leaves(arg, source, &[], &mut leaves);
-                for leaf in leaves {
-                    if leaf.path.last().is_some_and(|l| l == "*") {
-                        items.globs.push(child.start_byte());
-                    } else if let Some(b) = leaf.binds {
-                        items
-                            .use_names
-                            .entry(b)
-                            .or_default()
-                            .push(child.start_byte());
-                    }
-                }
-            }
-            "extern_crate_declaration" => {
-                let n = child
-                    .child_by_field_name("alias")
-                    .or_else(|| child.child_by_field_name("name"));
-                if let Some(n) = n {
-                    let name = lang::text(n, source).to_string();
-                    items.extern_crates.insert(name.clone());
-                    items.names.insert(name);
-                }
-            }
-            "foreign_mod_item" => {
-                if let Some(body) = child.child_by_field_name("body") {
-                    collect_items(body, source, items);
-                }
-            }
-            "macro_invocation" | "expression_statement" => macro_items(child, source, items),
-            _ => {}
-        }
-    }
-}
-
-/// An item-position macro call may define anything it mentions (`bitflags! { struct F }`,
-/// `lazy_static! { static ref X }`), so its identifiers count as names. A call that
-/// declares modules or imports (`cfg_if! { mod imp; pub use imp::*; }`), has no
-/// identifiers at all (`crate_root!();`) or includes files can define anything.
-fn macro_items(node: Node<'_>, source: &str, items: &mut Items) {
-    let call = if node.kind() == "macro_invocation" {
-        node
-    } else {
-        match node.named_child(0) {
-            Some(c) if c.kind() == "macro_invocation" => c,
-            _ => return,
-        }
-    };
-    let name = call
-        .child_by_field_name("macro")
-        .map(|m| lang::text(m, source))
-        .unwrap_or("");
-    let mut idents = HashSet::new();
-    let mut cursor = call.walk();
-    for tt in call
-        .named_children(&mut cursor)
-        .filter(|c| c.kind() == "token_tree")
-    {
-        collect_identifiers(tt, source, &mut idents);
-    }
-    let words = |w: &str| {
-        lang::text(call, source)
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .any(|x| x == w)
-    };
-    if name.rsplit("::").next() == Some("include")
-        || idents.is_empty()
-        || words("use")
-        || words("mod")
-        || words("include")
-    {
-        items.opaque = true;
-    }
-    if name.rsplit("::").next() == Some("mock") {
-        // mockall's `mock! { pub Foo { … } }` defines `MockFoo`.
-        items
-            .names
-            .extend(idents.iter().map(|i| format!("Mock{i}")));
-    }
-    items.names.extend(idents);
-}
-
-/// The first path segment of an attribute (`cfg` for `#[cfg(test)]`, `tokio` for
-/// `#[tokio::main]`).
-fn attribute_head(attr: &str) -> &str {
-    let inner = attr
-        .trim_start_matches("#[")
-        .trim_start_matches("#![")
-        .trim_start();
-    let end = inner
-        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .unwrap_or(inner.len());
-    &inner[..end]
-}
-
-/// Every identifier below `node`.
-fn collect_identifiers(node: Node<'_>, source: &str, out: &mut HashSet<String>) {
-    let mut stack = vec![node];
-    while let Some(n) = stack.pop() {
-        if n.kind() == "identifier" {
-            out.insert(lang::text(n, source).to_string());
-        }
-        let mut c = n.walk();
-        stack.extend(n.named_children(&mut c));
-    }
-}
-
-/// Whether a `mod` enclosing `decl` carries an attribute that is not a builtin one, so
-/// that a macro may rewrite it.
-fn under_macro_attribute(decl: Node<'_>, source: &str) -> bool {
-    let mut node = decl.parent();
-    while let Some(n) = node {
-        if n.kind() == "mod_item" {
-            let mut prev = n.prev_sibling();
-            while let Some(p) =
-                prev.filter(|p| p.kind() == "attribute_item" || p.kind().ends_with("comment"))
-            {
-                if p.kind() == "attribute_item"
-                    && !INERT_ATTRIBUTES.contains(&attribute_head(lang::text(p, source)))
-                {
-                    return true;
-                }
-                prev = p.prev_sibling();
-            }
-        }
-        node = n.parent();
-    }
-    false
-}
-
-/// The file of `#[path = "…"]`.
-fn path_attribute(attr: &str) -> Option<String> {
-    let inner = attr.trim().strip_prefix("#[")?.strip_suffix(']')?.trim();
-    let value = inner
-        .strip_prefix("path")?
-        .trim_start()
-        .strip_prefix('=')?
-        .trim();
-    Some(value.trim_matches('"').to_string())
-}
-
-fn scan_macro_rules(text: &str, names: &mut HashSet<String>) {
-    for (i, _) in text.match_indices("macro_rules!") {
-        let rest = text[i + "macro_rules!".len()..].trim_start();
-        let name: String = rest
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        if !name.is_empty() {
-            names.insert(name);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use super::super::rust_items::path_attribute;
     use super::*;
 
     #[test]

@@ -160,24 +160,40 @@ fn kind_rank(kind: &str) -> u8 {
 /// The effective verdict: that of the latest record by `ts` (ties: override > reconciliation >
 /// review, then the later line). Records without a verdict are ignored.
 pub fn effective(lines: &[Value]) -> Option<Effective> {
-    lines
-        .iter()
-        .enumerate()
-        .filter_map(|(i, line)| {
-            let verdict = str_field(line, "verdict")?;
-            if !matches!(verdict, "APPROVE" | "FLAG" | "REJECT" | "HALT") {
-                return None;
-            }
-            // `ts` is fixed-width RFC 3339 UTC, so byte order is time order.
-            let ts = str_field(line, "ts").unwrap_or("");
-            let rank = kind_rank(str_field(line, "kind").unwrap_or(""));
-            Some(((ts, rank, i), verdict, line))
-        })
-        .max_by(|a, b| a.0.cmp(&b.0))
-        .map(|(_, verdict, line)| Effective {
-            verdict: verdict.to_string(),
+    let heads = lines.iter().map(|line| RecordHead {
+        kind: str_field(line, "kind"),
+        ts: str_field(line, "ts"),
+        verdict: str_field(line, "verdict"),
+    });
+    latest(heads).map(|i| {
+        let line = &lines[i];
+        Effective {
+            verdict: str_field(line, "verdict").unwrap_or_default().to_string(),
             line: line.clone(),
-        })
+        }
+    })
+}
+
+/// The fields of a record that decide which one is in force.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct RecordHead<'a> {
+    /// `review`, `reconciliation` or `override`.
+    pub kind: Option<&'a str>,
+    /// RFC 3339 UTC timestamp.
+    pub ts: Option<&'a str>,
+    /// The verdict the record sets, if any.
+    pub verdict: Option<&'a str>,
+}
+
+/// The index of the record in force: the latest by `ts`, ties broken by kind rank, then by
+/// position. Records without a known verdict do not count.
+pub(crate) fn latest<'a>(records: impl Iterator<Item = RecordHead<'a>>) -> Option<usize> {
+    records
+        .enumerate()
+        .filter(|(_, r)| matches!(r.verdict, Some("APPROVE" | "FLAG" | "REJECT" | "HALT")))
+        // `ts` is fixed-width RFC 3339 UTC, so byte order is time order.
+        .max_by_key(|(i, r)| (r.ts.unwrap_or(""), kind_rank(r.kind.unwrap_or("")), *i))
+        .map(|(i, _)| i)
 }
 
 /// What a human override records.

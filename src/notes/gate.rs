@@ -4,13 +4,13 @@
 //! CLI for repositories libgit2 cannot open (SHA-256 object format, see [`super::gate_cli`]).
 //! Both feed the same [`Policy`].
 
-use std::collections::HashSet;
-
 use git2::{ObjectType, Oid, Repository};
 
-use super::format::{effective, parse_note, Effective};
-use super::store::note_map;
-use super::NotesError;
+use std::borrow::Cow;
+
+use super::format::{latest, parse_line, str_field, Effective, RecordHead, FORMAT_VERSION, KINDS};
+use super::store::{note_map, ref_target};
+use super::{NotesError, NOTES_REF};
 
 /// One line of pre-push input: `<local ref> <local oid> <remote ref> <remote oid>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -92,18 +92,24 @@ pub fn parse_updates(text: &str) -> Result<Vec<RefUpdate>, NotesError> {
 #[derive(Debug, Clone)]
 pub struct Policy {
     verdicts: Vec<String>,
+    /// What must occur in a note for it to possibly block.
+    needles: Vec<String>,
     missing: bool,
 }
 
 impl Policy {
     /// A policy from the configured list: verdict names, and `missing` for commits without one.
     pub fn new(block_on: &[String]) -> Policy {
+        let verdicts: Vec<String> = block_on
+            .iter()
+            .filter(|v| v.as_str() != "missing")
+            .cloned()
+            .collect();
         Policy {
-            verdicts: block_on
-                .iter()
-                .filter(|v| v.as_str() != "missing")
-                .cloned()
-                .collect(),
+            // Not `"HALT"` with its quotes: a quote starts every JSON key, and a common first
+            // byte makes the substring search slow. A stray match only costs a parse.
+            needles: verdicts.clone(),
+            verdicts,
             missing: block_on.iter().any(|v| v == "missing"),
         }
     }
@@ -125,18 +131,77 @@ impl Policy {
             return self.missing.then_some(None);
         };
         // Most notes cannot block: skip parsing unless a blocking verdict appears at all.
-        if !self.missing
-            && !self
-                .verdicts
-                .iter()
-                .any(|v| text.contains(&format!("\"{v}\"")))
-        {
+        if !self.missing && !self.needles.iter().any(|n| text.contains(n.as_str())) {
             return None;
         }
-        match effective(&parse_note(text)) {
-            Some(e) if self.verdicts.contains(&e.verdict) => Some(Some(e)),
-            Some(_) => None,
-            None => self.missing.then_some(None),
+        // Only the deciding fields of each line are decoded; the whole record only for the
+        // line in force, and only when it blocks. Duplicate lines cannot change the result.
+        let lines: Vec<&str> = text.lines().collect();
+        let heads: Vec<Head<'_>> = lines.iter().map(|l| Head::parse(l)).collect();
+        let Some(i) = latest(heads.iter().map(Head::as_record)) else {
+            return self.missing.then_some(None);
+        };
+        let verdict = heads[i].verdict.as_deref().unwrap_or_default();
+        if !self.verdicts.iter().any(|v| v == verdict) {
+            return None;
+        }
+        let line = parse_line(lines[i])?;
+        Some(Some(Effective {
+            verdict: verdict.to_string(),
+            line,
+        }))
+    }
+}
+
+/// The fields of a note line that decide the effective verdict, decoded without building
+/// the whole record (most of a review line is issues and reasoning).
+#[derive(Debug, Default, serde::Deserialize)]
+struct Head<'a> {
+    v: Option<u64>,
+    #[serde(borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    ts: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    verdict: Option<Cow<'a, str>>,
+}
+
+impl<'a> Head<'a> {
+    /// The head of a known record, or an empty head for lines readers skip (like
+    /// [`parse_line`]: not an object, another `v`, an unknown kind).
+    fn parse(line: &'a str) -> Head<'a> {
+        let line = line.trim();
+        if !line.starts_with('{') {
+            return Head::default();
+        }
+        let head = match serde_json::from_str::<Head<'a>>(line) {
+            Ok(h) => h,
+            // Odd but valid JSON (duplicate keys, say): decode it the slow way, the same
+            // way every other reader does.
+            Err(_) => match parse_line(line) {
+                Some(v) => Head {
+                    v: Some(FORMAT_VERSION),
+                    kind: str_field(&v, "kind").map(|s| Cow::Owned(s.to_string())),
+                    ts: str_field(&v, "ts").map(|s| Cow::Owned(s.to_string())),
+                    verdict: str_field(&v, "verdict").map(|s| Cow::Owned(s.to_string())),
+                },
+                None => Head::default(),
+            },
+        };
+        let known = head.v == Some(FORMAT_VERSION)
+            && head.kind.as_deref().is_some_and(|k| KINDS.contains(&k));
+        if known {
+            head
+        } else {
+            Head::default()
+        }
+    }
+
+    fn as_record(&self) -> RecordHead<'_> {
+        RecordHead {
+            kind: self.kind.as_deref(),
+            ts: self.ts.as_deref(),
+            verdict: self.verdict.as_deref(),
         }
     }
 }
@@ -154,12 +219,16 @@ pub struct Finding {
     pub effective: Option<Effective>,
 }
 
-/// Checks the pushed commits with libgit2: reads the notes ref once, walks every pushed ref
-/// in one revwalk that hides what the remote already has.
+/// Checks the pushed commits with libgit2: one revwalk over every pushed ref that hides what
+/// the remote already has; the notes ref is listed once and only the pushed commits' notes
+/// are read.
 ///
 /// For an update whose remote oid exists locally, the remote oid is hidden (`remote..local`);
 /// otherwise (new branch, or a force push over history this clone never saw) every
 /// `refs/remotes/<remote>/*` ref is hidden, so only commits new to that remote are checked.
+///
+/// The walk and the reading of notes run on two threads (each with its own repository
+/// handle): a big push costs about the walk alone.
 pub fn check(
     repo: &Repository,
     remote: &str,
@@ -170,10 +239,82 @@ pub fn check(
     if pushed.is_empty() || policy.is_open() {
         return Ok(Vec::new());
     }
-    let notes = note_map(repo)?;
-    if notes.is_empty() && !policy.blocks_missing() {
+    // Without any verdict only "missing" can block; skip the walk when it cannot.
+    if ref_target(repo, NOTES_REF)?.is_none() && !policy.blocks_missing() {
         return Ok(Vec::new());
     }
+    // git does not re-hash objects it reads, and the notes are hashed by name anyway; libgit2's
+    // default check (SHA-1DC of every object) would cost more than the whole walk.
+    git2::opts::strict_hash_verification(false);
+    // Every object is read once; caching them only costs allocations.
+    git2::opts::enable_caching(false);
+    let started = std::time::Instant::now();
+    let (tx, rx) = std::sync::mpsc::channel::<Oid>();
+    let git_dir = repo.path().to_path_buf();
+    let (walked, judged) = std::thread::scope(|scope| {
+        let judge = scope.spawn(move || judge_stream(&git_dir, rx, policy));
+        let walked = walk_pushed(repo, remote, &pushed, &tx);
+        drop(tx);
+        (
+            walked,
+            judge.join().expect("the gate's reader thread panicked"),
+        )
+    });
+    // A failed reader stops the walk early, so its error is the one to report.
+    let blocked = judged?;
+    let count = walked?;
+    tracing::debug!("checked {count} pushed commits in {:?}", started.elapsed());
+    blocked
+        .into_iter()
+        .map(|(oid, effective)| describe(repo, oid, effective))
+        .collect()
+}
+
+/// Judges the commits arriving on `rx`: lists the notes once (when the first commit comes),
+/// then reads and judges each commit's note. Returns the blocked ones in arrival order.
+fn judge_stream(
+    git_dir: &std::path::Path,
+    rx: std::sync::mpsc::Receiver<Oid>,
+    policy: &Policy,
+) -> Result<Vec<(Oid, Option<Effective>)>, NotesError> {
+    let mut blocked = Vec::new();
+    let Ok(first) = rx.recv() else {
+        return Ok(blocked); // nothing pushed that the remote lacks
+    };
+    let repo =
+        Repository::open(git_dir).map_err(|e| NotesError::git("cannot open the repository", e))?;
+    let notes = note_map(&repo)?;
+    let odb = repo
+        .odb()
+        .map_err(|e| NotesError::git("cannot open the object database", e))?;
+    for oid in std::iter::once(first).chain(rx) {
+        let verdict = match notes.get(&oid) {
+            Some(blob) => {
+                let obj = odb
+                    .read(*blob)
+                    .map_err(|e| NotesError::git(format!("cannot read the note on {oid}"), e))?;
+                match std::str::from_utf8(obj.data()) {
+                    Ok(text) => policy.judge(Some(text)),
+                    Err(_) => policy.judge(Some(&String::from_utf8_lossy(obj.data()))),
+                }
+            }
+            None => policy.judge(None),
+        };
+        if let Some(effective) = verdict {
+            blocked.push((oid, effective));
+        }
+    }
+    Ok(blocked)
+}
+
+/// Sends the commits the updates bring to the remote, newest first, each once; returns how
+/// many. Stops early (without error) when the reader has gone away.
+fn walk_pushed(
+    repo: &Repository,
+    remote: &str,
+    pushed: &[&RefUpdate],
+    tx: &std::sync::mpsc::Sender<Oid>,
+) -> Result<usize, NotesError> {
     let walk_err = |e| NotesError::git("cannot walk the pushed commits", e);
     let mut walk = repo.revwalk().map_err(walk_err)?;
     let mut hide_tracking = false;
@@ -198,30 +339,14 @@ pub fn check(
             }
         }
     }
-    let odb = repo
-        .odb()
-        .map_err(|e| NotesError::git("cannot open the object database", e))?;
-    let mut findings = Vec::new();
-    let mut seen = HashSet::new();
+    let mut count = 0;
     for oid in walk {
-        let oid = oid.map_err(walk_err)?;
-        if !seen.insert(oid) {
-            continue;
+        if tx.send(oid.map_err(walk_err)?).is_err() {
+            break;
         }
-        let text = match notes.get(&oid) {
-            Some(blob) => {
-                let obj = odb
-                    .read(*blob)
-                    .map_err(|e| NotesError::git(format!("cannot read the note on {oid}"), e))?;
-                Some(String::from_utf8_lossy(obj.data()).into_owned())
-            }
-            None => None,
-        };
-        if let Some(effective) = policy.judge(text.as_deref()) {
-            findings.push(describe(repo, oid, effective)?);
-        }
+        count += 1;
     }
-    Ok(findings)
+    Ok(count)
 }
 
 /// The commit an id names, peeling tags; `None` if it names no commit or is not here.
@@ -272,6 +397,28 @@ mod tests {
         assert!(parse_updates("just garbage").is_err());
         assert!(is_zero_id(&"0".repeat(64)));
         assert!(!is_zero_id(&"0".repeat(50)));
+    }
+
+    #[test]
+    fn the_fast_reader_agrees_with_the_full_one() {
+        let p = Policy::new(&["HALT".to_string()]);
+        let ts = "2026-01-01T00:00:00.000Z";
+        // Duplicate keys, escapes, odd spacing: still the same records as `parse_note` sees.
+        let dup = format!(
+            r#"{{"v":1,"kind":"review","ts":"{ts}","verdict":"APPROVE","verdict":"HALT"}}"#
+        );
+        assert!(matches!(p.judge(Some(&dup)), Some(Some(_))));
+        let escaped =
+            format!(r#"{{ "v" : 1, "kind" : "re\u0076iew", "ts" : "{ts}", "verdict" : "HALT" }}"#);
+        assert!(matches!(p.judge(Some(&escaped)), Some(Some(_))));
+        // Not records: an array, another version, an unknown kind.
+        for text in [
+            format!(r#"[1,"review","{ts}","HALT"]"#),
+            format!(r#"{{"v":2,"kind":"review","ts":"{ts}","verdict":"HALT"}}"#),
+            format!(r#"{{"v":1,"kind":"rumour","ts":"{ts}","verdict":"HALT"}}"#),
+        ] {
+            assert!(p.judge(Some(&text)).is_none(), "{text}");
+        }
     }
 
     #[test]

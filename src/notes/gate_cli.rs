@@ -110,22 +110,20 @@ pub fn check(
     }
     let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let commits = git_output(dir, &arg_refs)?;
-    let mut blocked: Vec<(String, Option<String>)> = Vec::new();
-    let mut wanted = Vec::new();
-    for commit in commits.lines().filter(|l| !l.is_empty()) {
-        match notes.get(commit) {
-            Some(blob) => wanted.push((commit.to_string(), blob.clone())),
-            None => blocked.push((commit.to_string(), None)),
-        }
-    }
-    let texts = read_blobs(dir, wanted.iter().map(|(_, b)| b.as_str()))?;
+    let pushed: Vec<(&str, Option<&String>)> = commits
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(|c| (c, notes.get(c)))
+        .collect();
+    let texts = read_blobs(
+        dir,
+        pushed.iter().filter_map(|(_, b)| b.map(String::as_str)),
+    )?;
     let mut findings = Vec::new();
-    for (commit, text) in blocked
-        .into_iter()
-        .chain(wanted.into_iter().map(|(c, b)| (c, texts.get(&b).cloned())))
-    {
-        if let Some(effective) = policy.judge(text.as_deref()) {
-            findings.push(describe(dir, &commit, effective)?);
+    for (commit, blob) in pushed {
+        let text = blob.and_then(|b| texts.get(b));
+        if let Some(effective) = policy.judge(text.map(String::as_str)) {
+            findings.push(describe(dir, commit, effective)?);
         }
     }
     Ok(findings)

@@ -39,12 +39,6 @@ pub enum NotesError {
         #[source]
         source: git2::Error,
     },
-    /// A note or record is not UTF-8 text.
-    #[error("the note object {object} is not UTF-8 text")]
-    NotUtf8 {
-        /// The note blob (or note) id.
-        object: String,
-    },
     /// Other writers kept moving the notes ref; the update was given up.
     #[error(
         "refs/notes/triad kept changing under concurrent writers; gave up after {tries} tries"

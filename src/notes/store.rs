@@ -46,14 +46,13 @@ pub fn note_map(repo: &Repository) -> Result<NoteMap, NotesError> {
     note_map_of(repo, NOTES_REF)
 }
 
-/// The text of a note blob.
+/// The text of a note blob; bytes that are not UTF-8 become U+FFFD (such a line then fails
+/// to parse and is skipped, like any other line a reader cannot use).
 pub fn blob_text(repo: &Repository, blob: Oid) -> Result<String, NotesError> {
     let blob = repo
         .find_blob(blob)
         .map_err(|e| NotesError::git(format!("cannot read note blob {blob}"), e))?;
-    String::from_utf8(blob.content().to_vec()).map_err(|_| NotesError::NotUtf8 {
-        object: blob.id().to_string(),
-    })
+    Ok(String::from_utf8_lossy(blob.content()).into_owned())
 }
 
 /// The known records on `commit`, in note order (identical records once); empty if none.
@@ -70,12 +69,9 @@ fn read_text(
     commit: Oid,
 ) -> Result<Option<String>, NotesError> {
     match repo.find_note(Some(notes_ref), commit) {
-        Ok(note) => match note.message() {
-            Some(m) => Ok(Some(m.to_string())),
-            None => Err(NotesError::NotUtf8 {
-                object: note.id().to_string(),
-            }),
-        },
+        Ok(note) => Ok(Some(
+            String::from_utf8_lossy(note.message_bytes()).into_owned(),
+        )),
         Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
         Err(e) => Err(NotesError::git(
             format!("cannot read the note on {commit}"),
@@ -84,7 +80,7 @@ fn read_text(
     }
 }
 
-/// The identity that writes notes and overrides: `user.name`/`user.email` from git config,
+/// Who is acting, for the `who` of an override: `user.name`/`user.email` from git config,
 /// else the `GIT_COMMITTER_*` / `GIT_AUTHOR_*` environment, as git itself would.
 pub fn identity(repo: &Repository) -> Option<(String, String)> {
     if let Ok(sig) = repo.signature() {
@@ -132,7 +128,7 @@ pub(crate) fn backoff(attempt: u32) {
 }
 
 /// A scratch ref name no other writer (thread or process) uses.
-pub(crate) fn scratch_ref(purpose: &str) -> String {
+fn scratch_ref(purpose: &str) -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let salt: u32 = rand::rng().random();
@@ -143,14 +139,14 @@ pub(crate) fn scratch_ref(purpose: &str) -> String {
 }
 
 /// Removes a scratch ref on every exit path.
-pub(crate) struct ScratchRef<'r> {
+struct ScratchRef<'r> {
     repo: &'r Repository,
     /// The ref name.
-    pub name: String,
+    name: String,
 }
 
 impl<'r> ScratchRef<'r> {
-    pub(crate) fn new(repo: &'r Repository, purpose: &str) -> Self {
+    fn new(repo: &'r Repository, purpose: &str) -> Self {
         ScratchRef {
             repo,
             name: scratch_ref(purpose),
@@ -158,7 +154,7 @@ impl<'r> ScratchRef<'r> {
     }
 
     /// Points the scratch ref at `target`, or removes it for `None`.
-    pub(crate) fn set(&self, target: Option<Oid>) -> Result<(), NotesError> {
+    fn set(&self, target: Option<Oid>) -> Result<(), NotesError> {
         match target {
             Some(t) => self
                 .repo

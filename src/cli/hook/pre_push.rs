@@ -77,19 +77,17 @@ fn backend(ctx: &Context) -> CommandResult<Backend<'_>> {
             ctx.cwd.display()
         ))
     })?;
-    match git2::Repository::discover(&ctx.cwd) {
-        Err(e) if format != "sha1" => {
-            tracing::info!("libgit2 cannot open this {format} repository ({e}); using the git CLI");
-            Ok(Backend::Cli(ctx.cwd.clone()))
+    if format == "sha1" {
+        // libgit2 reads these; it failed for another reason worth stopping for.
+        if let Err(e) = git2::Repository::discover(&ctx.cwd) {
+            return Err(CommandError::failure(format!(
+                "cannot open the repository: {}",
+                e.message()
+            )));
         }
-        Err(e) => Err(CommandError::failure(format!(
-            "cannot open the repository: {}",
-            e.message()
-        ))),
-        Ok(_) => Err(CommandError::failure(
-            "the repository became readable only after start-up; push again",
-        )),
     }
+    tracing::info!("libgit2 cannot open this {format} repository; using the git CLI");
+    Ok(Backend::Cli(ctx.cwd.clone()))
 }
 
 /// `hooks.pre_push.block_on` from the layered configuration.
@@ -240,14 +238,17 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
             );
             continue;
         }
-        let _ = writeln!(
-            s,
-            "      {} at stage {}, arbiter {} ({})",
-            e.verdict,
-            field("stage"),
-            field("arbiter_model"),
-            field("ts")
-        );
+        let mut head = format!("      {}", e.verdict);
+        if let Some(stage) = str_field(line, "stage") {
+            let _ = write!(head, " at stage {stage}");
+        }
+        if let Some(model) = str_field(line, "arbiter_model") {
+            let _ = write!(head, ", arbiter {model}");
+        }
+        if let Some(ts) = str_field(line, "ts") {
+            let _ = write!(head, " ({ts})");
+        }
+        let _ = writeln!(s, "{head}");
         let mut issues: Vec<&Value> = line
             .get("issues")
             .and_then(Value::as_array)

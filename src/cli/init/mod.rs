@@ -240,3 +240,33 @@ fn uninstall(repo: &git2::Repository) -> CommandResult {
     out(&lines(&said))?;
     Ok(ExitCode::Ok)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::REPO_CONFIG_TEMPLATE;
+
+    #[test]
+    fn the_template_is_a_valid_untrusted_repo_config() {
+        let table: toml::Table = REPO_CONFIG_TEMPLATE.parse().expect("valid TOML");
+        assert!(crate::config::restricted_keys(&table).is_empty());
+        // Uncommenting the examples gives a config the schema accepts in a trusted clone.
+        let uncommented: String = REPO_CONFIG_TEMPLATE
+            .lines()
+            .filter_map(|l| {
+                l.strip_prefix("# ")
+                    .filter(|r| r.starts_with('[') || r.contains(" = "))
+            })
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".triad")).unwrap();
+        std::fs::write(dir.path().join(".triad/config.toml"), &uncommented).unwrap();
+        let loaded = crate::config::LoadedConfig::load(&crate::config::LoadOptions {
+            repo_root: Some(dir.path().to_path_buf()),
+            trusted: true,
+            ..Default::default()
+        })
+        .unwrap_or_else(|e| panic!("{e}\n{uncommented}"));
+        assert_eq!(loaded.config.hooks.pre_push.block_on, ["HALT"]);
+    }
+}

@@ -93,7 +93,7 @@ impl From<NotesError> for CommandError {
             NotesError::Contended { .. } => {
                 Some("other processes are writing verdicts right now; run the command again")
             }
-            NotesError::NotUtf8 { .. } | NotesError::Git { .. } | NotesError::Repo(_) => Some(
+            NotesError::Git { .. } | NotesError::Repo(_) => Some(
                 "`git notes --ref=triad list` and `git fsck` show whether refs/notes/triad is intact",
             ),
             NotesError::BadPushLine(_) | NotesError::BadRewriteLine(_) => {
