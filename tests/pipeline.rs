@@ -265,7 +265,24 @@ fn a_bookend_run_approves_with_stage_commits_notes_and_an_untouched_tree() {
     // Verdict notes on the reviewed commits, readable by plain git.
     let arch = out["stages"][0]["commit"].as_str().unwrap();
     let note = s.git(&["notes", "--ref=triad", "show", arch]);
-    let line: Value = serde_json::from_str(note.lines().next().unwrap()).unwrap();
+    let raw = note.lines().next().unwrap();
+    let line: Value = serde_json::from_str(raw).unwrap();
+    // Canonical JSON: one line, keys sorted.
+    let keys: Vec<&str> = line
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    let positions: Vec<usize> = keys
+        .iter()
+        .map(|k| raw.find(&format!("\"{k}\":")).unwrap())
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    let mut by_position = keys.clone();
+    by_position.sort_by_key(|k| positions[keys.iter().position(|x| x == k).unwrap()]);
+    assert_eq!(by_position, sorted, "{raw}");
     assert_eq!(line["v"], 1);
     assert_eq!(line["kind"], "review");
     assert_eq!(line["verdict"], "APPROVE");

@@ -432,7 +432,7 @@ impl Runner<'_> {
         }
 
         // Review by a different model.
-        let review = match self.review(state, rec, stage, &actual_model, commit, &meta) {
+        let review = match self.review(state, rec, spec, stage, &actual_model, commit, &meta) {
             Ok(r) => r,
             Err(e) => {
                 state.stages[idx].attempts.push(attempt);
@@ -493,10 +493,12 @@ impl Runner<'_> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn review(
         &self,
         state: &mut RunState,
         rec: &mut Recorder<'_>,
+        spec: &TaskSpec,
         stage: Stage,
         stage_model: &str,
         commit: Oid,
@@ -556,7 +558,7 @@ impl Runner<'_> {
         let input = review::ReviewInput {
             stage: stage.as_str(),
             reviewed_model: stage_model,
-            task: &spec_text(state),
+            task: &spec.render(),
             diff: &diff_text,
             stage_notes: &stage_notes,
             findings: &findings,
@@ -876,13 +878,6 @@ impl Runner<'_> {
         rec.event(state, "retries exhausted")?;
         Ok(false)
     }
-}
-
-fn spec_text(state: &RunState) -> String {
-    format!(
-        "## Task `{}` (TaskSpec blob {})",
-        state.task, state.task_blob
-    )
 }
 
 fn halt_message(stage: Stage, r: &ArbiterReview) -> String {
