@@ -416,9 +416,11 @@ fn turns(protocol: WireProtocol, b: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Asserts the request carries `Review`'s schema in the protocol's own form.
+/// Asserts the request carries `Review`'s schema in the protocol's own form, as tightened
+/// for the request's small output budget (200 tokens).
 fn assert_schema_sent(protocol: WireProtocol, b: &Value) {
-    let expected = schema_for::<Review>("answer");
+    let mut expected = schema_for::<Review>("answer");
+    git_triad::model::structured::fit_to_budget(&mut expected.schema, 200);
     match protocol {
         WireProtocol::OpenAi => {
             assert_eq!(b["response_format"]["type"], "json_schema", "{b}");
