@@ -196,13 +196,7 @@ impl Runner<'_> {
                 state.feedback =
                     reconcile::feedback(&answer, floor.as_ref().map_or(&[][..], |(_, r)| &r[..]));
                 let new_tip = oid(state.tip())?;
-                git::cas_ref(
-                    self.repo,
-                    &format!("refs/heads/{}", state.branch),
-                    new_tip,
-                    Some(old_tip),
-                    "triad: reconciliation rewind",
-                )?;
+                self.move_branch(state, new_tip, Some(old_tip), "reconciliation rewind")?;
                 state.message =
                     format!("reconciliation REJECT: rewinding to the {target} stage once");
                 self.say(&state.message);

@@ -66,17 +66,29 @@ impl Runner<'_> {
         }
     }
 
+    /// Moves the run's scratch branch to `to` if it still points at `from` (`None`: creates
+    /// it); a branch moved by someone else is never overwritten.
+    pub(crate) fn move_branch(
+        &self,
+        state: &RunState,
+        to: Oid,
+        from: Option<Oid>,
+        why: &str,
+    ) -> Result<(), GitError> {
+        git::cas_ref(
+            self.repo,
+            &format!("refs/heads/{}", state.branch),
+            to,
+            from,
+            &format!("triad: {why}"),
+        )
+    }
+
     /// Writes the first event and creates the scratch branch at the base.
     pub fn start(&self, state: &RunState) -> Result<(), RunError> {
         let mut rec = Recorder::open(self.repo, &state.run_id);
         rec.event(state, "start")?;
-        git::cas_ref(
-            self.repo,
-            &format!("refs/heads/{}", state.branch),
-            oid(&state.base)?,
-            None,
-            "triad: start run",
-        )?;
+        self.move_branch(state, oid(&state.base)?, None, "start run")?;
         Ok(())
     }
 
@@ -654,13 +666,7 @@ impl Runner<'_> {
         state.stages[idx].verdict = verdict;
         state.feedback.clear();
         state.current += 1;
-        git::cas_ref(
-            self.repo,
-            &format!("refs/heads/{}", state.branch),
-            commit,
-            Some(old_tip),
-            &format!("triad: {stage} accepted"),
-        )?;
+        self.move_branch(state, commit, Some(old_tip), &format!("{stage} accepted"))?;
         state.message = format!("{stage} accepted");
         rec.event(state, &format!("{stage} accepted"))?;
         Ok(true)
@@ -850,13 +856,7 @@ impl Runner<'_> {
             "## REWIND\nThe {stage} stage could not be completed on top of the previous {pstage} output; redo the {pstage} stage differently.\n\n{accumulated}"
         );
         let new_tip = oid(state.tip())?;
-        git::cas_ref(
-            self.repo,
-            &format!("refs/heads/{}", state.branch),
-            new_tip,
-            Some(old_tip),
-            "triad: rewind",
-        )?;
+        self.move_branch(state, new_tip, Some(old_tip), "rewind")?;
         state.message = format!(
             "rewound to {pstage} with model {}",
             state.stages[prev].model()

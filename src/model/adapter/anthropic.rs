@@ -88,12 +88,9 @@ pub fn parse(v: &Value) -> Result<ChatResponse, AdapterError> {
 /// Accumulates the Messages event stream until `message_stop`.
 #[derive(Default)]
 pub struct Acc {
-    text: String,
+    r: ChatResponse,
     tool_json: String,
     is_tool: bool,
-    usage: Usage,
-    model: Option<String>,
-    finish: Option<String>,
     done: bool,
 }
 
@@ -111,8 +108,8 @@ impl StreamAccumulator for Acc {
             .unwrap_or("");
         match kind {
             "message_start" => {
-                self.model = str_at(&v, &["message", "model"]);
-                self.usage.input_tokens = u64_at(&v, &["message", "usage", "input_tokens"])
+                self.r.model = str_at(&v, &["message", "model"]);
+                self.r.usage.input_tokens = u64_at(&v, &["message", "usage", "input_tokens"])
                     + u64_at(&v, &["message", "usage", "cache_read_input_tokens"])
                     + u64_at(&v, &["message", "usage", "cache_creation_input_tokens"]);
             }
@@ -123,7 +120,8 @@ impl StreamAccumulator for Acc {
             }
             "content_block_delta" => match str_at(&v, &["delta", "type"]).as_deref() {
                 Some("text_delta") => {
-                    self.text
+                    self.r
+                        .text
                         .push_str(&str_at(&v, &["delta", "text"]).unwrap_or_default());
                 }
                 Some("input_json_delta") => {
@@ -134,11 +132,11 @@ impl StreamAccumulator for Acc {
             },
             "message_delta" => {
                 if let Some(r) = str_at(&v, &["delta", "stop_reason"]) {
-                    self.finish = Some(r);
+                    self.r.finish_reason = Some(r);
                 }
                 let out = u64_at(&v, &["usage", "output_tokens"]);
                 if out > 0 {
-                    self.usage.output_tokens = out;
+                    self.r.usage.output_tokens = out;
                 }
             }
             "message_stop" => {
@@ -155,28 +153,18 @@ impl StreamAccumulator for Acc {
         Ok(false)
     }
 
-    fn finish(self: Box<Self>) -> Result<ChatResponse, AdapterError> {
+    fn finish(mut self: Box<Self>) -> Result<ChatResponse, AdapterError> {
         if !self.done {
             return Err(AdapterError::Incomplete);
         }
-        let structured = if self.is_tool {
-            Some(serde_json::from_str(&self.tool_json).map_err(|e| {
+        if self.is_tool {
+            let input: Value = serde_json::from_str(&self.tool_json).map_err(|e| {
                 AdapterError::Malformed(format!("streamed tool input is not JSON: {e}"))
-            })?)
-        } else {
-            None
-        };
-        let text = match &structured {
-            Some(s) => Value::to_string(s),
-            None => self.text,
-        };
-        Ok(ChatResponse {
-            text,
-            structured,
-            usage: self.usage,
-            model: self.model,
-            finish_reason: self.finish,
-        })
+            })?;
+            self.r.text = input.to_string();
+            self.r.structured = Some(input);
+        }
+        Ok(self.r)
     }
 }
 

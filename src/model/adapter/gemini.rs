@@ -160,10 +160,7 @@ fn usage(v: &Value) -> Usage {
 /// that carries a `finishReason`.
 #[derive(Default)]
 pub struct Acc {
-    text: String,
-    usage: Usage,
-    model: Option<String>,
-    finish: Option<String>,
+    r: ChatResponse,
 }
 
 impl StreamAccumulator for Acc {
@@ -177,32 +174,26 @@ impl StreamAccumulator for Acc {
             return Err(AdapterError::Api(msg));
         }
         if let Some(c) = v.get("candidates").and_then(|c| c.get(0)) {
-            self.text.push_str(&candidate_text(c));
+            self.r.text.push_str(&candidate_text(c));
             if let Some(f) = str_at(c, &["finishReason"]) {
-                self.finish = Some(f);
+                self.r.finish_reason = Some(f);
             }
         }
         if v.get("usageMetadata").is_some() {
-            self.usage = usage(&v);
+            self.r.usage = usage(&v);
         }
         if let Some(m) = str_at(&v, &["modelVersion"]) {
-            self.model = Some(m);
+            self.r.model = Some(m);
         }
         Ok(false)
     }
 
     fn finish(self: Box<Self>) -> Result<ChatResponse, AdapterError> {
         // Gemini has no terminal event: a missing finishReason means the stream was cut.
-        if self.finish.is_none() {
+        if self.r.finish_reason.is_none() {
             return Err(AdapterError::Incomplete);
         }
-        Ok(ChatResponse {
-            text: self.text,
-            structured: None,
-            usage: self.usage,
-            model: self.model,
-            finish_reason: self.finish,
-        })
+        Ok(self.r)
     }
 }
 

@@ -85,10 +85,7 @@ pub fn parse(v: &Value) -> Result<ChatResponse, AdapterError> {
 /// Accumulates `chat.completion.chunk` events until `[DONE]`.
 #[derive(Default)]
 pub struct Acc {
-    text: String,
-    usage: Usage,
-    model: Option<String>,
-    finish: Option<String>,
+    r: ChatResponse,
     done: bool,
 }
 
@@ -107,19 +104,19 @@ impl StreamAccumulator for Acc {
         if let Some(msg) = str_at(&v, &["error", "message"]) {
             return Err(AdapterError::Api(msg));
         }
-        if self.model.is_none() {
-            self.model = str_at(&v, &["model"]);
+        if self.r.model.is_none() {
+            self.r.model = str_at(&v, &["model"]);
         }
         if let Some(choice) = v.get("choices").and_then(|c| c.get(0)) {
             if let Some(piece) = str_at(choice, &["delta", "content"]) {
-                self.text.push_str(&piece);
+                self.r.text.push_str(&piece);
             }
             if let Some(f) = str_at(choice, &["finish_reason"]) {
-                self.finish = Some(f);
+                self.r.finish_reason = Some(f);
             }
         }
         if v.get("usage").is_some_and(|u| !u.is_null()) {
-            self.usage = Usage {
+            self.r.usage = Usage {
                 input_tokens: u64_at(&v, &["usage", "prompt_tokens"]),
                 output_tokens: u64_at(&v, &["usage", "completion_tokens"]),
             };
@@ -131,13 +128,7 @@ impl StreamAccumulator for Acc {
         if !self.done {
             return Err(AdapterError::Incomplete);
         }
-        Ok(ChatResponse {
-            text: self.text,
-            structured: None,
-            usage: self.usage,
-            model: self.model,
-            finish_reason: self.finish,
-        })
+        Ok(self.r)
     }
 }
 
