@@ -38,7 +38,9 @@ use crate::exit::ExitCode;
     version,
     propagate_version = true,
     max_term_width = 100,
-    after_help = "Exit codes: 0 ok, 1 error, 2 usage, 3 HALT, 4 retries exhausted, 5 budget exceeded, 6 waiting on you."
+    after_help = "Start: git triad init; git triad task new <task> --title \"...\"; edit and commit \
+.triad/tasks/<task>.toml; git triad run --task <task>; git log --notes=triad triad/<task>/<run>.\n\n\
+Exit codes: 0 ok, 1 error, 2 usage, 3 HALT, 4 retries exhausted, 5 budget exceeded, 6 waiting on you."
 )]
 pub struct Cli {
     /// Run as if started in <PATH> (like `git -C`).
@@ -115,7 +117,9 @@ impl Context {
     pub fn new(cwd: PathBuf, overrides: Vec<String>) -> Self {
         // Inside a git hook (or with --git-dir) GIT_DIR names the repository; honour it
         // like git does, else look upwards from the working directory.
-        let repo = if std::env::var_os("GIT_DIR").is_some() && cwd == std::env::current_dir().unwrap_or_default() {
+        let repo = if std::env::var_os("GIT_DIR").is_some()
+            && cwd == std::env::current_dir().unwrap_or_default()
+        {
             git2::Repository::open_from_env().ok()
         } else {
             git2::Repository::discover(&cwd).ok()

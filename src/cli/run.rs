@@ -210,7 +210,13 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     let loaded = ctx.load_config()?;
     let profile = loaded.active_profile(&ctx.env);
     if profile.as_deref() == Some("local") && loaded.config.profile == "auto" && !ctx.quiet {
-        eprintln!("triad: no API key is set, so the built-in `local` profile is used (two small models served by llama.cpp on 127.0.0.1; see `git triad models list`)");
+        // Said once per repository: a marker in $GIT_DIR/triad remembers it was said.
+        let marker = repo.path().join("triad").join("local-profile-notice");
+        if !marker.exists() {
+            eprintln!("triad: no API key is set, so the built-in `local` profile is used: two small real models served by llama.cpp on 127.0.0.1 (see `git triad models list`; set a provider's key, e.g. ANTHROPIC_API_KEY, to use hosted models)");
+            let _ = std::fs::create_dir_all(marker.parent().unwrap_or(repo.path()));
+            let _ = std::fs::write(&marker, "shown\n");
+        }
     }
     let mut stage_models = BTreeMap::new();
     for (role, m) in [
