@@ -91,6 +91,37 @@ fn brief(findings: &[Finding]) -> Vec<(String, u32, String)> {
         .collect()
 }
 
+/// The [`brief`] of an `unresolved_import` finding.
+fn unresolved(line: u32, import: &str) -> (String, u32, String) {
+    ("unresolved_import".into(), line, import.into())
+}
+
+/// The [`brief`] of an `optional_import` finding.
+fn optional(line: u32, import: &str) -> (String, u32, String) {
+    ("optional_import".into(), line, import.into())
+}
+
+/// Asserts the finding's reason mentions `part`.
+#[track_caller]
+fn assert_reason(finding: &Finding, part: &str) {
+    assert!(
+        finding.reason.contains(part),
+        "reason lacks {part:?}: {}",
+        finding.reason
+    );
+}
+
+/// Asserts the one finding is `import` at `line`, unresolved, for a reason mentioning `part`.
+#[track_caller]
+fn assert_only_unresolved(findings: &[Finding], line: u32, import: &str, part: &str) {
+    assert_eq!(
+        brief(findings),
+        vec![unresolved(line, import)],
+        "{findings:#?}"
+    );
+    assert_reason(&findings[0], part);
+}
+
 // ---------------------------------------------------------------- Python imports
 
 const PY_BASE: &[(&str, &str)] = &[
@@ -133,18 +164,10 @@ def use():
     assert_eq!(
         brief(&f),
         vec![
-            (
-                "unresolved_import".into(),
-                11,
-                "from .. import nothing".into()
-            ),
-            (
-                "unresolved_import".into(),
-                12,
-                "from .missing import y".into()
-            ),
-            ("unresolved_import".into(), 13, "import requets".into()),
-            ("unresolved_import".into(), 14, "import pkg.nosuch".into()),
+            unresolved(11, "from .. import nothing"),
+            unresolved(12, "from .missing import y"),
+            unresolved(13, "import requets"),
+            unresolved(14, "import pkg.nosuch"),
         ],
         "{f:#?}"
     );
@@ -156,22 +179,14 @@ def use():
         assert_eq!(finding.end_line, finding.line);
         assert!(finding.symbol.is_none());
     }
-    assert!(
-        f[0].reason.contains("beyond the top-level package"),
-        "{}",
-        f[0].reason
-    );
-    assert!(f[1].reason.contains("pkg/missing.py"), "{}", f[1].reason);
+    assert_reason(&f[0], "beyond the top-level package");
+    assert_reason(&f[1], "pkg/missing.py");
     assert_eq!(
         f[2].reason,
         "no module `requets` in the standard library, the repository, or the declared \
          dependencies (pyproject.toml)"
     );
-    assert!(
-        f[3].reason.contains("no module `nosuch`"),
-        "{}",
-        f[3].reason
-    );
+    assert_reason(&f[3], "no module `nosuch`");
 }
 
 #[test]
@@ -179,11 +194,7 @@ fn python_relative_names_need_a_submodule_without_init() {
     let base = &[("nsdir/inner.py", "X = 1\n")];
     let src = "from . import inner\nfrom . import ghost\n";
     let f = both(base, &[("nsdir/mod.py", Some(src))]);
-    assert_eq!(
-        brief(&f),
-        vec![("unresolved_import".into(), 2, "from . import ghost".into())]
-    );
-    assert!(f[0].reason.contains("no `__init__.py`"), "{}", f[0].reason);
+    assert_only_unresolved(&f, 2, "from . import ghost", "no `__init__.py`");
 }
 
 #[test]
@@ -195,16 +206,12 @@ fn python_only_added_imports_are_judged() {
     assert_eq!(
         brief(&f),
         vec![
-            ("unresolved_import".into(), 2, "import numpyy".into()),
-            ("unresolved_import".into(), 6, "import pandaz".into()),
+            unresolved(2, "import numpyy"),
+            unresolved(6, "import pandaz")
         ]
     );
     assert_eq!(f[1].symbol.as_ref().map(|s| s.name.as_str()), Some("f"));
-    assert!(
-        f[0].reason.contains("no dependency manifest found"),
-        "{}",
-        f[0].reason
-    );
+    assert_reason(&f[0], "no dependency manifest found");
 }
 
 #[test]
@@ -279,11 +286,7 @@ fn python_namespace_package_resolves() {
     none(&both(base, &[("app.py", Some(ok))]));
     let bad = "from company.billing import ledger\n";
     let f = both(base, &[("app.py", Some(bad))]);
-    assert_eq!(
-        brief(&f),
-        vec![("unresolved_import".into(), 1, bad.trim().into())]
-    );
-    assert!(f[0].reason.contains("namespace package"), "{}", f[0].reason);
+    assert_only_unresolved(&f, 1, bad.trim(), "namespace package");
 }
 
 #[test]
@@ -299,11 +302,7 @@ fn python_poetry_dependencies() {
     ];
     let src = "import requests\nimport jwt\nimport pytest\nimport svc\nimport flask\n";
     let f = both(base, &[("tests/test_x.py", Some(src))]);
-    assert_eq!(
-        brief(&f),
-        vec![("unresolved_import".into(), 5, "import flask".into())]
-    );
-    assert!(f[0].reason.contains("pyproject.toml"), "{}", f[0].reason);
+    assert_only_unresolved(&f, 5, "import flask", "pyproject.toml");
 }
 
 #[test]
@@ -320,11 +319,7 @@ fn python_requirements_with_extras_and_markers() {
     ];
     let src = "import uvicorn\nimport yaml\nfrom bs4 import BeautifulSoup\nimport cv2\nimport internal_lib\nimport pytest_asyncio\nimport attr\nfrom google.protobuf import message\nimport index\n";
     let f = both(base, &[("app/main.py", Some(src))]);
-    assert_eq!(
-        brief(&f),
-        vec![("unresolved_import".into(), 9, "import index".into())]
-    );
-    assert!(f[0].reason.contains("requirements.txt"), "{}", f[0].reason);
+    assert_only_unresolved(&f, 9, "import index", "requirements.txt");
 }
 
 #[test]
@@ -351,15 +346,11 @@ if TYPE_CHECKING:
     assert_eq!(
         brief(&f),
         vec![
-            ("optional_import".into(), 2, "import ujsonn as json".into()),
-            ("optional_import".into(), 6, "import orjsonn".into()),
-            ("unresolved_import".into(), 10, "import simdjsonn".into()),
-            ("optional_import".into(), 14, "import tomlii".into()),
-            (
-                "unresolved_import".into(),
-                16,
-                "import typecheckonly".into()
-            ),
+            optional(2, "import ujsonn as json"),
+            optional(6, "import orjsonn"),
+            unresolved(10, "import simdjsonn"),
+            optional(14, "import tomlii"),
+            unresolved(16, "import typecheckonly"),
         ]
     );
     assert_eq!(f[0].severity, "warning");
@@ -398,15 +389,7 @@ fn python_virtualenv_counts_as_installed() {
             venv_root: Some(root.clone()),
         },
     );
-    assert_eq!(
-        brief(&with_venv),
-        vec![("unresolved_import".into(), 4, "import nothere".into())]
-    );
-    assert!(
-        with_venv[0].reason.contains(".venv"),
-        "{}",
-        with_venv[0].reason
-    );
+    assert_only_unresolved(&with_venv, 4, "import nothere", ".venv");
     let without = evidence(&source, &change);
     assert_eq!(without.len(), 4);
 }
@@ -435,14 +418,7 @@ import pkg_resources
 import nonexistent_helper
 ";
     let f = both(base, &[("tools/run.py", Some(tool))]);
-    assert_eq!(
-        brief(&f),
-        vec![(
-            "unresolved_import".into(),
-            11,
-            "import nonexistent_helper".into()
-        )]
-    );
+    assert_eq!(brief(&f), vec![unresolved(11, "import nonexistent_helper")]);
 }
 
 // ---------------------------------------------------------------- Rust imports
@@ -580,21 +556,12 @@ mod inner {
         (13, "use super::Gone;"),
     ]
     .iter()
-    .map(|(l, t)| ("unresolved_import".to_string(), *l, t.to_string()))
+    .map(|(l, t)| unresolved(*l, t))
     .collect();
     assert_eq!(brief(&f), want, "{f:#?}");
-    assert!(
-        f[0].reason.contains("crates/core/Cargo.toml"),
-        "{}",
-        f[0].reason
-    );
-    assert!(
-        f[2].reason
-            .contains("no `Missing` in module `crate::model`"),
-        "{}",
-        f[2].reason
-    );
-    assert!(f[5].reason.contains("too many `super`"), "{}", f[5].reason);
+    assert_reason(&f[0], "crates/core/Cargo.toml");
+    assert_reason(&f[2], "no `Missing` in module `crate::model`");
+    assert_reason(&f[5], "too many `super`");
     assert_eq!(
         f[10]
             .symbol
@@ -610,19 +577,7 @@ fn rust_renamed_dependency_resolves_by_its_key() {
     none(&both(WS_BASE, &[("crates/app/src/bin/tool.rs", Some(ok))]));
     let bad = "use serde_json::Value;\nfn main() {}\n";
     let f = both(WS_BASE, &[("crates/app/src/bin/tool.rs", Some(bad))]);
-    assert_eq!(
-        brief(&f),
-        vec![(
-            "unresolved_import".into(),
-            1,
-            "use serde_json::Value;".into()
-        )]
-    );
-    assert!(
-        f[0].reason.contains("crates/app/Cargo.toml"),
-        "{}",
-        f[0].reason
-    );
+    assert_only_unresolved(&f, 1, "use serde_json::Value;", "crates/app/Cargo.toml");
 }
 
 #[test]
@@ -715,7 +670,7 @@ use crate::attrs::{Kind, MockStore};
     );
     assert_eq!(
         brief(&f),
-        vec![("unresolved_import".into(), 3, "use not_a_dep::X;".into())],
+        vec![unresolved(3, "use not_a_dep::X;")],
         "{f:#?}"
     );
 }
@@ -732,12 +687,7 @@ fn syntax_error_introduced_is_found_with_its_line() {
         .iter()
         .all(|x| x.kind == "syntax_error" && x.category == "logic" && x.severity == "critical"));
     assert!(f.iter().any(|x| x.line == 6), "{f:#?}");
-    assert!(
-        f[0].reason
-            .contains("syntax error introduced by this change"),
-        "{}",
-        f[0].reason
-    );
+    assert_reason(&f[0], "syntax error introduced by this change");
 
     let rs_before = "pub fn a() -> u32 {\n    1\n}\n";
     let rs_after =
@@ -776,6 +726,14 @@ fn sym(kind: &str, name: &str, start: u32, end: u32) -> Symbol {
         start_line: start,
         end_line: end,
     }
+}
+
+/// `kind name` of each symbol enclosing `line`, outermost first.
+fn enclosing(lang: Lang, src: &str, line: u32) -> Vec<String> {
+    code::enclosing(lang, src, line)
+        .into_iter()
+        .map(|s| format!("{} {}", s.kind, s.name))
+        .collect()
 }
 
 #[test]
@@ -820,11 +778,10 @@ def outer():
             sym("method", "m", 22, 23),
         ]
     );
-    let chain: Vec<String> = code::enclosing(Lang::Python, src, 12)
-        .into_iter()
-        .map(|s| s.name)
-        .collect();
-    assert_eq!(chain, ["Money", "cents", "inner"]);
+    assert_eq!(
+        enclosing(Lang::Python, src, 12),
+        ["class Money", "method cents", "function inner"]
+    );
     assert_eq!(
         code::innermost(Lang::Python, src, 8, 9),
         Some(sym("method", "cents", 8, 13))
@@ -878,11 +835,10 @@ macro_rules! m { () => {} }
         ]
     );
     let display = "use std::fmt::Display;\nstruct Foo;\nimpl Display for Foo {\n    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result { Ok(()) }\n}\n";
-    let names: Vec<String> = code::enclosing(Lang::Rust, display, 4)
-        .into_iter()
-        .map(|s| format!("{} {}", s.kind, s.name))
-        .collect();
-    assert_eq!(names, ["impl Display for Foo", "fn fmt"]);
+    assert_eq!(
+        enclosing(Lang::Rust, display, 4),
+        ["impl Display for Foo", "fn fmt"]
+    );
 }
 
 // ---------------------------------------------------------------- Plumbing
@@ -940,10 +896,7 @@ fn base_tree_source_sees_the_change_through_the_overlay() {
         },
     ];
     let f = evidence(&source, &change);
-    assert_eq!(
-        brief(&f),
-        vec![("unresolved_import".into(), 3, "import pkg.x".into())]
-    );
+    assert_eq!(brief(&f), vec![unresolved(3, "import pkg.x")]);
 }
 
 #[test]

@@ -15,7 +15,7 @@ use git_triad::config::{Config, LoadOptions, LoadedConfig, Role};
 use git_triad::model::adapter::gemini::openapi_subset;
 use git_triad::model::budget::CallRecord;
 use git_triad::model::structured::{schema_for, validate};
-use git_triad::model::{ChatRequest, Completion, EnvLookup, ModelClient, ModelError};
+use git_triad::model::{ChatRequest, Completion, EnvLookup, ModelClient, ModelError, Structured};
 use git_triad::testkit::fake_llm::{
     FakeServer, Fault, RecordedRequest, Reply, Rule, Script, WireProtocol,
 };
@@ -57,6 +57,23 @@ impl Harness {
     async fn chat(&self, models: &[&str], req: &ChatRequest) -> Result<Completion, ModelError> {
         self.client
             .chat(Role::Implementer, &names(models), req)
+            .await
+    }
+
+    /// Asks `model-a`, then `claude-fake`; checks that `claude-fake` answered.
+    async fn chat_falling_back_to_claude(&self, user: &str) -> Completion {
+        let c = self
+            .chat(&["model-a", "claude-fake"], &request(user))
+            .await
+            .unwrap();
+        assert_eq!(c.model, "claude-fake");
+        c
+    }
+
+    /// Asks `model` for a `Review` through the structured-output path.
+    async fn review(&self, model: &str) -> Result<Structured<Review>, ModelError> {
+        self.client
+            .chat_structured::<Review>(Role::Arbiter, &names(&[model]), &request("review it"))
             .await
     }
 
@@ -127,6 +144,11 @@ fn body(r: &RecordedRequest) -> &Value {
     r.json.as_ref().expect("request body is JSON")
 }
 
+/// The value of the (lowercase) header `name` of a recorded request.
+fn header<'a>(r: &'a RecordedRequest, name: &str) -> Option<&'a str> {
+    r.headers.get(name).map(String::as_str)
+}
+
 fn assert_cost(actual: f64, input: u64, output: u64) {
     // Fake models cost $1/M in and $2/M out.
     let expected = (input as f64 + 2.0 * output as f64) / 1_000_000.0;
@@ -148,46 +170,75 @@ fn replies(list: Vec<Reply>) -> Script {
     Script::default().rule(rule)
 }
 
+/// Error answers with each of `statuses` in turn, then `last`.
+fn statuses_then(statuses: &[u16], last: Reply) -> Script {
+    let mut list: Vec<Reply> = statuses.iter().map(|s| Reply::status(*s)).collect();
+    list.push(last);
+    replies(list)
+}
+
+/// One call of `model`, answered with `text` and `usage` (input, output tokens): checks the
+/// text, usage and cost that come back and that exactly one request went out; returns the
+/// harness, the completion and that request.
+async fn call_once(
+    model: &str,
+    req: &ChatRequest,
+    text: &str,
+    usage: (u64, u64),
+) -> (Harness, Completion, RecordedRequest) {
+    let h = Harness::new(one_rule(Reply::text(text).usage(usage.0, usage.1)), &[]).await;
+    let c = h.chat(&[model], req).await.unwrap();
+    assert_eq!(c.response.text, text);
+    let u = &c.response.usage;
+    assert_eq!((u.input_tokens, u.output_tokens), usage);
+    assert_cost(h.only_record().cost_usd, usage.0, usage.1);
+    let mut reqs = h.requests();
+    assert_eq!(reqs.len(), 1, "{reqs:#?}");
+    let r = reqs.remove(0);
+    (h, c, r)
+}
+
+/// A plain (not streamed) call of `model` through `provider`: besides what [`call_once`]
+/// checks, the completion and its record name the model the server reported.
+async fn plain_call(
+    model: &str,
+    provider: &str,
+    text: &str,
+    usage: (u64, u64),
+) -> (Harness, RecordedRequest) {
+    let (h, c, r) = call_once(model, &request("say hi"), text, usage).await;
+    assert_eq!(c.model, model);
+    assert_eq!(c.response.model.as_deref(), Some(model));
+    let rec = h.only_record();
+    assert_eq!(rec.provider, provider);
+    assert_eq!(rec.reported_id.as_deref(), Some(model));
+    assert!(!r.stream);
+    (h, r)
+}
+
 // ---------------------------------------------------------------------------------------
 // 1. Plain calls through every adapter
 // ---------------------------------------------------------------------------------------
 
 #[tokio::test]
 async fn openai_plain_call_returns_text_usage_model_cost_and_sends_bearer_auth() {
-    let h = Harness::new(
-        one_rule(Reply::text("hello from openai").usage(120, 30)),
-        &[],
-    )
-    .await;
-    let c = h.chat(&["model-a"], &request("say hi")).await.unwrap();
-    assert_eq!(c.model, "model-a");
-    assert_eq!(c.response.text, "hello from openai");
-    assert_eq!(c.response.usage.input_tokens, 120);
-    assert_eq!(c.response.usage.output_tokens, 30);
-    assert_eq!(c.response.model.as_deref(), Some("model-a"));
-
+    let (h, r) = plain_call("model-a", "fake-openai", "hello from openai", (120, 30)).await;
     let rec = h.only_record();
     assert_eq!(rec.outcome, "ok");
     assert_eq!(rec.attempts, 1);
-    assert_eq!(rec.provider, "fake-openai");
     assert_eq!(rec.requested_id, "model-a");
-    assert_eq!(rec.reported_id.as_deref(), Some("model-a"));
     assert!(!rec.model_mismatch);
     assert_eq!((rec.input_tokens, rec.output_tokens), (120, 30));
-    assert_cost(rec.cost_usd, 120, 30);
     assert_cost(h.client.spent_usd(), 120, 30);
 
-    let reqs = h.requests();
-    assert_eq!(reqs.len(), 1);
-    let r = &reqs[0];
     assert_eq!(r.method, "POST");
     assert_eq!(r.path, "/v1/chat/completions");
     assert_eq!(
-        r.headers.get("authorization").map(String::as_str),
+        header(&r, "authorization"),
         Some(format!("Bearer {OPENAI_KEY}").as_str())
     );
     assert!(!r.headers.contains_key("x-api-key"));
-    let b = body(r);
+    let b = body(&r);
     assert_eq!(b["model"], "model-a");
     assert_eq!(
         b["messages"][0],
@@ -203,41 +254,18 @@ async fn openai_plain_call_returns_text_usage_model_cost_and_sends_bearer_auth()
 
 #[tokio::test]
 async fn anthropic_plain_call_returns_text_usage_model_cost_and_sends_x_api_key_and_version() {
-    let h = Harness::new(
-        one_rule(Reply::text("hello from claude").usage(50, 20)),
-        &[],
+    let (_h, r) = plain_call(
+        "claude-fake",
+        "fake-anthropic",
+        "hello from claude",
+        (50, 20),
     )
     .await;
-    let c = h.chat(&["claude-fake"], &request("say hi")).await.unwrap();
-    assert_eq!(c.model, "claude-fake");
-    assert_eq!(c.response.text, "hello from claude");
-    assert_eq!(
-        (
-            c.response.usage.input_tokens,
-            c.response.usage.output_tokens
-        ),
-        (50, 20)
-    );
-    assert_eq!(c.response.model.as_deref(), Some("claude-fake"));
-    let rec = h.only_record();
-    assert_eq!(rec.provider, "fake-anthropic");
-    assert_eq!(rec.reported_id.as_deref(), Some("claude-fake"));
-    assert_cost(rec.cost_usd, 50, 20);
-
-    let reqs = h.requests();
-    assert_eq!(reqs.len(), 1);
-    let r = &reqs[0];
     assert_eq!(r.path, "/v1/messages");
-    assert_eq!(
-        r.headers.get("x-api-key").map(String::as_str),
-        Some(ANTHROPIC_KEY)
-    );
-    assert_eq!(
-        r.headers.get("anthropic-version").map(String::as_str),
-        Some("2023-06-01")
-    );
+    assert_eq!(header(&r, "x-api-key"), Some(ANTHROPIC_KEY));
+    assert_eq!(header(&r, "anthropic-version"), Some("2023-06-01"));
     assert!(!r.headers.contains_key("authorization"));
-    let b = body(r);
+    let b = body(&r);
     assert_eq!(b["model"], "claude-fake");
     assert_eq!(b["system"], "You are terse.");
     assert_eq!(
@@ -249,41 +277,15 @@ async fn anthropic_plain_call_returns_text_usage_model_cost_and_sends_x_api_key_
 
 #[tokio::test]
 async fn gemini_plain_call_returns_text_usage_model_cost_and_sends_x_goog_api_key() {
-    let h = Harness::new(
-        one_rule(Reply::text("hello from gemini").usage(64, 16)),
-        &[],
-    )
-    .await;
-    let c = h.chat(&["gemini-fake"], &request("say hi")).await.unwrap();
-    assert_eq!(c.model, "gemini-fake");
-    assert_eq!(c.response.text, "hello from gemini");
-    assert_eq!(
-        (
-            c.response.usage.input_tokens,
-            c.response.usage.output_tokens
-        ),
-        (64, 16)
-    );
-    assert_eq!(c.response.model.as_deref(), Some("gemini-fake"));
-    let rec = h.only_record();
-    assert_eq!(rec.provider, "fake-gemini");
-    assert_eq!(rec.reported_id.as_deref(), Some("gemini-fake"));
-    assert_cost(rec.cost_usd, 64, 16);
-
-    let reqs = h.requests();
-    assert_eq!(reqs.len(), 1);
-    let r = &reqs[0];
+    let (_h, r) = plain_call("gemini-fake", "fake-gemini", "hello from gemini", (64, 16)).await;
     assert_eq!(r.path, "/v1beta/models/gemini-fake:generateContent");
-    assert_eq!(
-        r.headers.get("x-goog-api-key").map(String::as_str),
-        Some(GEMINI_KEY)
-    );
+    assert_eq!(header(&r, "x-goog-api-key"), Some(GEMINI_KEY));
     assert!(!r.headers.contains_key("authorization"));
     assert!(
         !r.path.contains(GEMINI_KEY),
         "the key never travels in the URL"
     );
-    let b = body(r);
+    let b = body(&r);
     assert_eq!(b["systemInstruction"]["parts"][0]["text"], "You are terse.");
     assert_eq!(b["contents"][0]["role"], "user");
     assert_eq!(b["contents"][0]["parts"][0]["text"], "say hi");
@@ -296,76 +298,36 @@ async fn gemini_plain_call_returns_text_usage_model_cost_and_sends_x_goog_api_ke
 
 const STREAMED: &str = "a streamed answer, reassembled from several deltas ✓";
 
+/// A streamed call of `model` answered with [`STREAMED`]: the text, usage and cost come back
+/// whole from one streaming request, which is returned with the completion.
+async fn streamed_call(model: &str, usage: (u64, u64)) -> (Completion, RecordedRequest) {
+    let (_h, c, r) = call_once(model, &streamed("stream it"), STREAMED, usage).await;
+    assert!(r.stream);
+    (c, r)
+}
+
 #[tokio::test]
 async fn openai_stream_is_reassembled_with_usage_and_asks_for_usage() {
-    let h = Harness::new(one_rule(Reply::text(STREAMED).usage(40, 9)), &[]).await;
-    let c = h.chat(&["model-a"], &streamed("stream it")).await.unwrap();
-    assert_eq!(c.response.text, STREAMED);
-    assert_eq!(
-        (
-            c.response.usage.input_tokens,
-            c.response.usage.output_tokens
-        ),
-        (40, 9)
-    );
+    let (c, r) = streamed_call("model-a", (40, 9)).await;
     assert_eq!(c.response.model.as_deref(), Some("model-a"));
-    assert_cost(h.only_record().cost_usd, 40, 9);
-
-    let reqs = h.requests();
-    assert_eq!(reqs.len(), 1);
-    assert!(reqs[0].stream);
-    assert_eq!(reqs[0].path, "/v1/chat/completions");
-    let b = body(&reqs[0]);
+    assert_eq!(r.path, "/v1/chat/completions");
+    let b = body(&r);
     assert_eq!(b["stream"], true);
     assert_eq!(b["stream_options"]["include_usage"], true);
 }
 
 #[tokio::test]
 async fn anthropic_stream_is_reassembled_with_usage() {
-    let h = Harness::new(one_rule(Reply::text(STREAMED).usage(41, 10)), &[]).await;
-    let c = h
-        .chat(&["claude-fake"], &streamed("stream it"))
-        .await
-        .unwrap();
-    assert_eq!(c.response.text, STREAMED);
-    assert_eq!(
-        (
-            c.response.usage.input_tokens,
-            c.response.usage.output_tokens
-        ),
-        (41, 10)
-    );
+    let (c, r) = streamed_call("claude-fake", (41, 10)).await;
     assert_eq!(c.response.model.as_deref(), Some("claude-fake"));
-    assert_cost(h.only_record().cost_usd, 41, 10);
-
-    let reqs = h.requests();
-    assert_eq!(reqs.len(), 1);
-    assert!(reqs[0].stream);
-    assert_eq!(body(&reqs[0])["stream"], true);
+    assert_eq!(body(&r)["stream"], true);
 }
 
 #[tokio::test]
 async fn gemini_stream_is_reassembled_with_usage_over_sse() {
-    let h = Harness::new(one_rule(Reply::text(STREAMED).usage(42, 11)), &[]).await;
-    let c = h
-        .chat(&["gemini-fake"], &streamed("stream it"))
-        .await
-        .unwrap();
-    assert_eq!(c.response.text, STREAMED);
+    let (_c, r) = streamed_call("gemini-fake", (42, 11)).await;
     assert_eq!(
-        (
-            c.response.usage.input_tokens,
-            c.response.usage.output_tokens
-        ),
-        (42, 11)
-    );
-    assert_cost(h.only_record().cost_usd, 42, 11);
-
-    let reqs = h.requests();
-    assert_eq!(reqs.len(), 1);
-    assert!(reqs[0].stream);
-    assert_eq!(
-        reqs[0].path,
+        r.path,
         "/v1beta/models/gemini-fake:streamGenerateContent?alt=sse"
     );
 }
@@ -453,11 +415,7 @@ fn assert_schema_sent(protocol: WireProtocol, b: &Value) {
 
 async fn structured_first_try(model: &str, protocol: WireProtocol) {
     let h = Harness::new(one_rule(Reply::json(good_review()).usage(30, 12)), &[]).await;
-    let s = h
-        .client
-        .chat_structured::<Review>(Role::Arbiter, &names(&[model]), &request("review it"))
-        .await
-        .unwrap();
+    let s = h.review(model).await.unwrap();
     assert_eq!(
         s.value,
         Review {
@@ -482,11 +440,7 @@ async fn structured_repaired_once(model: &str, protocol: WireProtocol) {
         &[],
     )
     .await;
-    let s = h
-        .client
-        .chat_structured::<Review>(Role::Arbiter, &names(&[model]), &request("review it"))
-        .await
-        .expect("the repair answer is valid");
+    let s = h.review(model).await.expect("the repair answer is valid");
     assert_eq!(s.value.verdict, Verdict::Approve);
     assert_eq!(s.completion.model, model);
     assert_eq!(
@@ -534,11 +488,7 @@ async fn structured_repaired_once(model: &str, protocol: WireProtocol) {
 
 async fn structured_gives_up_after_one_repair(model: &str, protocol: WireProtocol) {
     let h = Harness::new(one_rule(Reply::json(bad_review())), &[]).await;
-    let err = h
-        .client
-        .chat_structured::<Review>(Role::Arbiter, &names(&[model]), &request("review it"))
-        .await
-        .expect_err("two invalid answers");
+    let err = h.review(model).await.expect_err("two invalid answers");
     match &err {
         ModelError::SchemaViolation {
             model: m,
@@ -558,49 +508,37 @@ async fn structured_gives_up_after_one_repair(model: &str, protocol: WireProtoco
     );
 }
 
+/// The three adapters, each through a model of the fake config that speaks its protocol.
+const ADAPTERS: [(&str, WireProtocol); 3] = [
+    ("model-a", WireProtocol::OpenAi),
+    ("claude-fake", WireProtocol::Anthropic),
+    ("gemini-fake", WireProtocol::Gemini),
+];
+
+/// OpenAI gets a `json_schema` response format, Anthropic a forced tool, Gemini a response
+/// schema; a valid first answer is taken as it is.
 #[tokio::test]
-async fn openai_structured_output_sends_json_schema_response_format() {
-    structured_first_try("model-a", WireProtocol::OpenAi).await;
+async fn structured_output_sends_each_protocols_own_schema_form() {
+    for (model, protocol) in ADAPTERS {
+        println!("-- {model} ({protocol:?})");
+        structured_first_try(model, protocol).await;
+    }
 }
 
 #[tokio::test]
-async fn anthropic_structured_output_sends_a_forced_tool() {
-    structured_first_try("claude-fake", WireProtocol::Anthropic).await;
+async fn an_invalid_structured_answer_gets_one_repair_listing_the_errors_on_every_adapter() {
+    for (model, protocol) in ADAPTERS {
+        println!("-- {model} ({protocol:?})");
+        structured_repaired_once(model, protocol).await;
+    }
 }
 
 #[tokio::test]
-async fn gemini_structured_output_sends_response_schema() {
-    structured_first_try("gemini-fake", WireProtocol::Gemini).await;
-}
-
-#[tokio::test]
-async fn openai_invalid_structured_answer_gets_one_repair_listing_the_errors() {
-    structured_repaired_once("model-a", WireProtocol::OpenAi).await;
-}
-
-#[tokio::test]
-async fn anthropic_invalid_structured_answer_gets_one_repair_listing_the_errors() {
-    structured_repaired_once("claude-fake", WireProtocol::Anthropic).await;
-}
-
-#[tokio::test]
-async fn gemini_invalid_structured_answer_gets_one_repair_listing_the_errors() {
-    structured_repaired_once("gemini-fake", WireProtocol::Gemini).await;
-}
-
-#[tokio::test]
-async fn openai_two_invalid_structured_answers_are_a_schema_violation() {
-    structured_gives_up_after_one_repair("model-a", WireProtocol::OpenAi).await;
-}
-
-#[tokio::test]
-async fn anthropic_two_invalid_structured_answers_are_a_schema_violation() {
-    structured_gives_up_after_one_repair("claude-fake", WireProtocol::Anthropic).await;
-}
-
-#[tokio::test]
-async fn gemini_two_invalid_structured_answers_are_a_schema_violation() {
-    structured_gives_up_after_one_repair("gemini-fake", WireProtocol::Gemini).await;
+async fn two_invalid_structured_answers_are_a_schema_violation_on_every_adapter() {
+    for (model, protocol) in ADAPTERS {
+        println!("-- {model} ({protocol:?})");
+        structured_gives_up_after_one_repair(model, protocol).await;
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -610,52 +548,44 @@ async fn gemini_two_invalid_structured_answers_are_a_schema_violation() {
 /// Retries allowed, breaker out of the way: these tests are about the retry policy alone.
 const RETRY: &[&str] = &["transport.max_retries=2", "breaker.failure_threshold=100"];
 
-#[tokio::test]
-async fn rate_limit_with_retry_after_zero_is_retried_once_then_succeeds() {
+/// A 429 with `retry-after`, then `text`: the call answers `text` after exactly two
+/// requests; returns the harness and how long the call took.
+async fn after_one_rate_limit(retry_after: &str, text: &str) -> (Harness, Duration) {
     let h = Harness::new(
         replies(vec![
-            Reply::status(429).header("retry-after", "0"),
-            Reply::text("after the limit"),
+            Reply::status(429).header("retry-after", retry_after),
+            Reply::text(text),
         ]),
         RETRY,
     )
     .await;
     let started = Instant::now();
     let c = h.chat(&["model-a"], &request("hi")).await.unwrap();
-    assert_eq!(c.response.text, "after the limit");
-    assert!(started.elapsed() < Duration::from_secs(2));
+    let took = started.elapsed();
+    assert_eq!(c.response.text, text);
     assert_eq!(h.requests().len(), 2);
+    (h, took)
+}
+
+#[tokio::test]
+async fn rate_limit_with_retry_after_zero_is_retried_once_then_succeeds() {
+    let (h, took) = after_one_rate_limit("0", "after the limit").await;
+    assert!(took < Duration::from_secs(2));
     let rec = h.only_record();
     assert_eq!((rec.attempts, rec.outcome.as_str()), (2, "ok"));
 }
 
 #[tokio::test]
 async fn retry_after_of_one_second_is_waited_for() {
-    let h = Harness::new(
-        replies(vec![
-            Reply::status(429).header("retry-after", "1"),
-            Reply::text("patience"),
-        ]),
-        RETRY,
-    )
-    .await;
-    let started = Instant::now();
-    let c = h.chat(&["model-a"], &request("hi")).await.unwrap();
-    let waited = started.elapsed();
-    assert_eq!(c.response.text, "patience");
+    let (_h, waited) = after_one_rate_limit("1", "patience").await;
     assert!(waited >= Duration::from_secs(1), "waited only {waited:?}");
     assert!(waited < Duration::from_millis(2500), "waited {waited:?}");
-    assert_eq!(h.requests().len(), 2);
 }
 
 #[tokio::test]
 async fn two_server_errors_then_success_takes_three_requests() {
     let h = Harness::new(
-        replies(vec![
-            Reply::status(500),
-            Reply::status(500),
-            Reply::text("third time lucky").usage(10, 5),
-        ]),
+        statuses_then(&[500, 500], Reply::text("third time lucky").usage(10, 5)),
         RETRY,
     )
     .await;
@@ -680,14 +610,13 @@ async fn assert_not_retried(status: u16, expect_in_outcome: &str) {
     assert_eq!(rec.cost_usd, 0.0);
 }
 
+/// A 400 is the request's fault and a 401 the key's (and the outcome says so): retrying
+/// either cannot help.
 #[tokio::test]
-async fn bad_request_400_is_not_retried() {
-    assert_not_retried(400, "HTTP 400").await;
-}
-
-#[tokio::test]
-async fn unauthorized_401_is_not_retried_and_blames_the_key() {
-    assert_not_retried(401, "API key was refused").await;
+async fn bad_request_400_and_unauthorized_401_are_not_retried_and_401_blames_the_key() {
+    for (status, expect_in_outcome) in [(400, "HTTP 400"), (401, "API key was refused")] {
+        assert_not_retried(status, expect_in_outcome).await;
+    }
 }
 
 /// A fault on every attempt: `max_retries + 1` requests, then a failure recorded once.
@@ -712,18 +641,14 @@ async fn assert_retried_then_fails(fault: Fault, expect_in_outcome: &str) {
 }
 
 #[tokio::test]
-async fn connection_reset_is_retried_up_to_max_retries_then_fails() {
-    assert_retried_then_fails(Fault::Reset, "connection failed").await;
-}
-
-#[tokio::test]
-async fn truncated_body_is_retried_up_to_max_retries_then_fails() {
-    assert_retried_then_fails(Fault::Truncate, "reading the answer failed").await;
-}
-
-#[tokio::test]
-async fn malformed_json_is_retried_up_to_max_retries_then_fails() {
-    assert_retried_then_fails(Fault::Malformed, "malformed response").await;
+async fn reset_truncated_and_malformed_answers_are_retried_up_to_max_retries_then_fail() {
+    for (fault, expect_in_outcome) in [
+        (Fault::Reset, "connection failed"),
+        (Fault::Truncate, "reading the answer failed"),
+        (Fault::Malformed, "malformed response"),
+    ] {
+        assert_retried_then_fails(fault, expect_in_outcome).await;
+    }
 }
 
 #[tokio::test]
@@ -860,11 +785,7 @@ async fn breaker_lets_one_probe_through_after_open_secs_and_closes_on_success() 
 #[tokio::test]
 async fn breaker_recovers_after_a_probe_that_got_a_client_error() {
     let h = Harness::new(
-        replies(vec![
-            Reply::status(500),
-            Reply::status(400),
-            Reply::text("recovered"),
-        ]),
+        statuses_then(&[500, 400], Reply::text("recovered")),
         &[
             "breaker.failure_threshold=1",
             "breaker.open_secs=1",
@@ -911,11 +832,7 @@ async fn fallback_answers_from_the_next_model_when_the_first_keeps_failing() {
         &["transport.max_retries=2"],
     )
     .await;
-    let c = h
-        .chat(&["model-a", "claude-fake"], &request("anyone?"))
-        .await
-        .unwrap();
-    assert_eq!(c.model, "claude-fake");
+    let c = h.chat_falling_back_to_claude("anyone?").await;
     assert_eq!(c.response.text, "claude took over");
     assert_eq!(h.chat_requests(WireProtocol::OpenAi).len(), 3);
     assert_eq!(h.chat_requests(WireProtocol::Anthropic).len(), 1);
@@ -940,11 +857,7 @@ async fn a_candidate_without_its_key_is_skipped_without_any_request() {
         env_of(&[("FAKE_ANTHROPIC_KEY", ANTHROPIC_KEY)]),
     )
     .await;
-    let c = h
-        .chat(&["model-a", "claude-fake"], &request("hi"))
-        .await
-        .unwrap();
-    assert_eq!(c.model, "claude-fake");
+    h.chat_falling_back_to_claude("hi").await;
     let reqs = h.requests();
     assert_eq!(reqs.len(), 1, "{reqs:#?}");
     assert_eq!(reqs[0].path, "/v1/messages");
@@ -1006,31 +919,26 @@ async fn the_call_that_would_cross_the_cap_is_stopped_before_sending() {
 // 8. Model id mismatch
 // ---------------------------------------------------------------------------------------
 
-#[tokio::test]
-async fn a_different_reported_model_is_recorded_as_a_mismatch() {
-    let h = Harness::new(
-        one_rule(Reply::text("hi").reported_model("gpt-imposter")),
-        &[],
-    )
-    .await;
+/// The record of one successful call of `model-a` whose answer claims to come from `reported`.
+async fn record_of_answer_reported_by(reported: &str) -> CallRecord {
+    let h = Harness::new(one_rule(Reply::text("hi").reported_model(reported)), &[]).await;
     h.chat(&["model-a"], &request("who are you")).await.unwrap();
     let rec = h.only_record();
-    assert!(rec.model_mismatch);
     assert_eq!(rec.requested_id, "model-a");
-    assert_eq!(rec.reported_id.as_deref(), Some("gpt-imposter"));
+    assert_eq!(rec.reported_id.as_deref(), Some(reported));
+    rec
+}
+
+#[tokio::test]
+async fn a_different_reported_model_is_recorded_as_a_mismatch() {
+    let rec = record_of_answer_reported_by("gpt-imposter").await;
+    assert!(rec.model_mismatch, "{rec:?}");
 }
 
 #[tokio::test]
 async fn a_dated_snapshot_of_the_requested_model_is_not_a_mismatch() {
-    let h = Harness::new(
-        one_rule(Reply::text("hi").reported_model("model-a-2025-01-01")),
-        &[],
-    )
-    .await;
-    h.chat(&["model-a"], &request("who are you")).await.unwrap();
-    let rec = h.only_record();
+    let rec = record_of_answer_reported_by("model-a-2025-01-01").await;
     assert!(!rec.model_mismatch, "{rec:?}");
-    assert_eq!(rec.reported_id.as_deref(), Some("model-a-2025-01-01"));
 }
 
 // ---------------------------------------------------------------------------------------

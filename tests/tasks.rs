@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use git_triad::pipeline::stage::StageMeta;
+use git_triad::pipeline::stage::{Outcome, StageMeta};
 use git_triad::task::machine::allowed;
 use git_triad::task::state::{parse_history, EventKind};
 use git_triad::task::{
@@ -12,7 +12,7 @@ use git_triad::task::{
 };
 use serde_json::{json, Value};
 
-use crate::common::TestEnv;
+use crate::common::{Run, TestEnv};
 
 const TASK: &str = "title = \"Add subtraction\"\ndescription = \"calc.py needs sub.\"\n";
 
@@ -50,6 +50,43 @@ fn show_json(env: &TestEnv, dir: &Path, slug: &str) -> Value {
     serde_json::from_str(run.ok().stdout.trim()).unwrap()
 }
 
+/// Reports `outcome` (a StageMeta as JSON) for `stage` of run `r1` of `add-sub`.
+fn stage_outcome(repo: &git2::Repository, stage: &str, outcome: Value) -> ArbiterDecision {
+    workflow::on_stage_outcome(repo, "add-sub", "r1", stage, &meta(outcome)).unwrap()
+}
+
+/// Starts run `r1` of `add-sub` at `stage`, then reports the stage's `outcome`.
+fn run_to_outcome(repo: &git2::Repository, stage: &str, outcome: Value) -> ArbiterDecision {
+    workflow::on_run_start(repo, "add-sub", "r1", stage).unwrap();
+    stage_outcome(repo, stage, outcome)
+}
+
+/// `git triad task <verb> <slug> --reason <reason>`.
+fn task_decision(env: &TestEnv, dir: &Path, verb: &str, slug: &str, reason: &str) -> Run {
+    env.triad(dir, &["task", verb, slug, "--reason", reason])
+}
+
+/// `git triad task answer add-sub --file F`, with `text` in F.
+fn answer_from_file(env: &TestEnv, dir: &Path, text: &str) -> Run {
+    let file = env.root().join("answers.txt");
+    std::fs::write(&file, text).unwrap();
+    env.triad(
+        dir,
+        &[
+            "task",
+            "answer",
+            "add-sub",
+            "--file",
+            file.to_str().unwrap(),
+        ],
+    )
+}
+
+#[track_caller]
+fn assert_contains(text: &str, part: &str) {
+    assert!(text.contains(part), "missing {part:?} in:\n{text}");
+}
+
 /// Seed 004 scenario 1: three questions → WAITING_ON_USER (owner user); answers → ASSIGNED to
 /// the same specialist, and the resumed stage gets them in its prompt.
 #[test]
@@ -61,15 +98,12 @@ fn needs_info_waits_on_the_user_and_answers_return_it_to_the_same_stage() {
         (t.state, t.assigned_to.as_str()),
         (TaskState::InReview, "implement")
     );
-    let d = workflow::on_stage_outcome(
+    let d = stage_outcome(
         &repo,
-        "add-sub",
-        "r1",
         "implement",
-        &meta(json!({"outcome": "NEEDS_INFO", "summary": "unclear",
-            "questions": ["Which module?", "Integers only?", "Name of the function?"]})),
-    )
-    .unwrap();
+        json!({"outcome": "NEEDS_INFO", "summary": "unclear",
+            "questions": ["Which module?", "Integers only?", "Name of the function?"]}),
+    );
     assert_eq!(d.decision, Decision::WaitingOnUser);
     let t = task(&repo, "add-sub");
     assert_eq!(
@@ -77,35 +111,19 @@ fn needs_info_waits_on_the_user_and_answers_return_it_to_the_same_stage() {
         (TaskState::WaitingOnUser, "user")
     );
     assert_eq!(t.questions.len(), 3);
-    assert!(
-        t.next_action.contains("git triad task answer add-sub"),
-        "{}",
-        t.next_action
-    );
+    assert_contains(&t.next_action, "git triad task answer add-sub");
     // The run's end does not move it: the outcome already routed it.
     workflow::on_run_end(&repo, "add-sub", "r1", "waiting_on_user", None).unwrap();
     assert_eq!(task(&repo, "add-sub").state, TaskState::WaitingOnUser);
     assert_eq!(workflow::answers_for(&repo, "add-sub").unwrap(), None);
 
-    let answers = env.root().join("answers.txt");
-    std::fs::write(
-        &answers,
+    let run = answer_from_file(
+        &env,
+        &dir,
         "# my answers\nQ: Which module?\nA: calc.py\n\nQ: Integers only?\nA: no, floats too\n\
          Q: Name of the function?\nA: sub\n",
-    )
-    .unwrap();
-    let run = env.triad(
-        &dir,
-        &[
-            "task",
-            "answer",
-            "add-sub",
-            "--file",
-            answers.to_str().unwrap(),
-        ],
     );
-    run.ok();
-    assert!(run.stdout.contains("git triad resume r1"), "{}", run.stdout);
+    assert_contains(&run.ok().stdout, "git triad resume r1");
     let t = task(&repo, "add-sub");
     assert_eq!(
         (t.state, t.assigned_to.as_str(), t.owner.as_str()),
@@ -138,15 +156,11 @@ fn needs_info_waits_on_the_user_and_answers_return_it_to_the_same_stage() {
 #[test]
 fn out_of_scope_reassigns_to_the_suggested_specialist() {
     let (_env, _dir, repo) = setup();
-    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
-    let d = workflow::on_stage_outcome(
+    let d = run_to_outcome(
         &repo,
-        "add-sub",
-        "r1",
         "implement",
-        &meta(json!({"outcome": "OUT_OF_SCOPE", "summary": "a cleanup", "suggested_role": "refactor"})),
-    )
-    .unwrap();
+        json!({"outcome": "OUT_OF_SCOPE", "summary": "a cleanup", "suggested_role": "refactor"}),
+    );
     assert_eq!(
         (d.decision, d.assigned_to.as_deref()),
         (Decision::Reassign, Some("refactor"))
@@ -169,16 +183,12 @@ fn out_of_scope_reassigns_to_the_suggested_specialist() {
 #[test]
 fn blocked_creates_a_dependency_and_closing_it_resumes_the_parent() {
     let (env, dir, repo) = setup();
-    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
-    let d = workflow::on_stage_outcome(
+    let d = run_to_outcome(
         &repo,
-        "add-sub",
-        "r1",
         "implement",
-        &meta(json!({"outcome": "BLOCKED", "summary": "need the logs",
-            "dependencies": [{"task": "gather logs", "owner": "operator"}]})),
-    )
-    .unwrap();
+        json!({"outcome": "BLOCKED", "summary": "need the logs",
+            "dependencies": [{"task": "gather logs", "owner": "operator"}]}),
+    );
     assert_eq!(d.decision, Decision::CreateDependency);
     assert_eq!(d.created_tasks, ["add-sub-dep-1"]);
     let parent = task(&repo, "add-sub");
@@ -201,12 +211,8 @@ fn blocked_creates_a_dependency_and_closing_it_resumes_the_parent() {
         .clone();
     assert!(status.contains("?? .triad/"), "{status}");
 
-    let run = env.triad(
-        &dir,
-        &["task", "close", "add-sub-dep-1", "--reason", "done"],
-    );
-    run.ok();
-    assert!(run.stdout.contains("parent `add-sub`"), "{}", run.stdout);
+    let run = task_decision(&env, &dir, "close", "add-sub-dep-1", "done");
+    assert_contains(&run.ok().stdout, "parent `add-sub`");
     let parent = task(&repo, "add-sub");
     assert_eq!(
         (
@@ -239,16 +245,12 @@ fn a_parent_waits_for_every_dependency_and_stubs_never_overwrite() {
         &dir,
         &[(".triad/tasks/add-sub-dep-1.toml", "title = \"mine\"\n")],
     );
-    workflow::on_run_start(&repo, "add-sub", "r1", "architect").unwrap();
-    let d = workflow::on_stage_outcome(
+    let d = run_to_outcome(
         &repo,
-        "add-sub",
-        "r1",
         "architect",
-        &meta(json!({"outcome": "BLOCKED", "dependencies": [
-            {"task": "a \"quoted\"\nmulti-line task", "owner": ""}, {"task": "b", "owner": "ops"}]})),
-    )
-    .unwrap();
+        json!({"outcome": "BLOCKED", "dependencies": [
+            {"task": "a \"quoted\"\nmulti-line task", "owner": ""}, {"task": "b", "owner": "ops"}]}),
+    );
     assert_eq!(d.created_tasks, ["add-sub-dep-2", "add-sub-dep-3"]);
     let mine = std::fs::read_to_string(dir.join(".triad/tasks/add-sub-dep-1.toml")).unwrap();
     assert_eq!(mine, "title = \"mine\"\n");
@@ -257,18 +259,10 @@ fn a_parent_waits_for_every_dependency_and_stubs_never_overwrite() {
     assert_eq!(spec.title, "a \"quoted\" multi-line task");
     assert_eq!(task(&repo, "add-sub-dep-3").owner, "ops");
 
-    env.triad(
-        &dir,
-        &["task", "close", "add-sub-dep-2", "--reason", "done"],
-    )
-    .ok();
+    task_decision(&env, &dir, "close", "add-sub-dep-2", "done").ok();
     assert_eq!(task(&repo, "add-sub").state, TaskState::Blocked);
     // A deferred dependency is not done.
-    env.triad(
-        &dir,
-        &["task", "defer", "add-sub-dep-3", "--reason", "later"],
-    )
-    .ok();
+    task_decision(&env, &dir, "defer", "add-sub-dep-3", "later").ok();
     assert_eq!(task(&repo, "add-sub").state, TaskState::Blocked);
     // Approved by its own run counts as done.
     workflow::on_run_start(&repo, "add-sub-dep-3", "r2", "architect").unwrap();
@@ -286,49 +280,31 @@ fn a_parent_waits_for_every_dependency_and_stubs_never_overwrite() {
 fn policy_violation_escalates_then_closes_or_routes_the_alternative() {
     for path in ["close", "route"] {
         let (env, dir, repo) = setup();
-        workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
-        let d = workflow::on_stage_outcome(
+        let d = run_to_outcome(
             &repo,
-            "add-sub",
-            "r1",
             "implement",
-            &meta(
-                json!({"outcome": "POLICY_VIOLATION", "summary": "would log secrets",
+            json!({"outcome": "POLICY_VIOLATION", "summary": "would log secrets",
                 "policy_refs": [{"id": "POL-7", "reason": "no secrets in logs"}],
                 "alternatives": [{"option": "redact before logging", "delta": "+10 lines"}]}),
-            ),
-        )
-        .unwrap();
+        );
         assert_eq!(d.decision, Decision::Escalate);
         let t = workflow::on_run_end(&repo, "add-sub", "r1", "halted", None).unwrap();
         assert_eq!(
             (t.state, t.owner.as_str()),
             (TaskState::Escalated, "arbiter")
         );
-        assert!(t.next_action.contains("POL-7"), "{}", t.next_action);
-        assert!(
-            t.next_action.contains("redact before logging"),
-            "{}",
-            t.next_action
-        );
-        assert!(
-            t.next_action.contains("git triad task close add-sub"),
-            "{}",
-            t.next_action
-        );
+        for part in [
+            "POL-7",
+            "redact before logging",
+            "git triad task close add-sub",
+        ] {
+            assert_contains(&t.next_action, part);
+        }
         if path == "close" {
-            env.triad(
-                &dir,
-                &["task", "close", "add-sub", "--reason", "not allowed: POL-7"],
-            )
-            .ok();
+            task_decision(&env, &dir, "close", "add-sub", "not allowed: POL-7").ok();
             let t = task(&repo, "add-sub");
             assert_eq!(t.state, TaskState::Closed);
-            assert!(
-                t.next_action.contains("not allowed: POL-7"),
-                "{}",
-                t.next_action
-            );
+            assert_contains(&t.next_action, "not allowed: POL-7");
         } else {
             let run = env.triad(
                 &dir,
@@ -368,10 +344,7 @@ fn policy_violation_escalates_then_closes_or_routes_the_alternative() {
 #[test]
 fn too_costly_and_low_confidence_route_as_the_seed_says() {
     let (_env, _dir, repo) = setup();
-    let outcome = |m: Value| {
-        workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
-        workflow::on_stage_outcome(&repo, "add-sub", "r1", "implement", &meta(m)).unwrap()
-    };
+    let outcome = |m: Value| run_to_outcome(&repo, "implement", m);
     let d = outcome(json!({"outcome": "TOO_COSTLY", "alternatives": ["an MVP without floats"]}));
     assert_eq!(d.decision, Decision::Escalate);
     let t = task(&repo, "add-sub");
@@ -406,27 +379,15 @@ fn run_ends_say_who_acts_next() {
     };
     let t = end("halted");
     assert_eq!((t.state, t.owner.as_str()), (TaskState::Escalated, "user"));
-    assert!(
-        t.next_action.contains("git triad override"),
-        "{}",
-        t.next_action
-    );
+    assert_contains(&t.next_action, "git triad override");
     let t = end("budget_exceeded");
     assert_eq!(t.state, TaskState::Escalated);
-    assert!(
-        t.next_action.contains("git triad resume r1"),
-        "{}",
-        t.next_action
-    );
+    assert_contains(&t.next_action, "git triad resume r1");
     let t = end("failed");
-    assert!(
-        t.next_action.contains("git triad resume r1"),
-        "{}",
-        t.next_action
-    );
+    assert_contains(&t.next_action, "git triad resume r1");
     let t = end("flagged");
     assert_eq!(t.state, TaskState::Approved);
-    assert!(t.next_action.contains("FLAG"), "{}", t.next_action);
+    assert_contains(&t.next_action, "FLAG");
     let last = history(&repo, "add-sub").pop().unwrap();
     assert_eq!(
         (last.actor, last.decision.unwrap().decision),
@@ -461,14 +422,11 @@ fn history_is_an_append_only_commit_chain() {
     step(&|| drop(workflow::on_run_start(&repo, "add-sub", "r1", "architect").unwrap()));
     step(&|| drop(workflow::on_stage_start(&repo, "add-sub", "r1", "implement").unwrap()));
     step(&|| {
-        workflow::on_stage_outcome(
+        stage_outcome(
             &repo,
-            "add-sub",
-            "r1",
             "implement",
-            &meta(json!({"outcome": "NEEDS_INFO", "questions": ["q?"]})),
-        )
-        .unwrap();
+            json!({"outcome": "NEEDS_INFO", "questions": ["q?"]}),
+        );
     });
     step(&|| {
         workflow::answer(
@@ -540,14 +498,11 @@ fn a_lost_race_is_retried_on_the_new_state() {
         calls += 1;
         if calls == 1 {
             // Someone else moves the ref between our read and our write.
-            workflow::on_stage_outcome(
+            stage_outcome(
                 &repo,
-                "add-sub",
-                "r1",
                 "implement",
-                &meta(json!({"outcome": "OUT_OF_SCOPE", "suggested_role": "verify"})),
-            )
-            .unwrap();
+                json!({"outcome": "OUT_OF_SCOPE", "suggested_role": "verify"}),
+            );
         }
         let mut m = Machine::load(cur.unwrap(), "now");
         m.note(Actor::Pipeline, None, None, &format!("attempt {calls}"));
@@ -569,8 +524,8 @@ fn list_shows_records_and_specs_without_one() {
     let run = env.triad(&dir, &["task", "list"]);
     run.ok();
     assert!(run.stdout.starts_with("TASK"), "{}", run.stdout);
-    assert!(run.stdout.contains("add-sub  OPEN"), "{}", run.stdout);
-    assert!(run.stdout.contains("later    OPEN"), "{}", run.stdout);
+    assert_contains(&run.stdout, "add-sub  OPEN");
+    assert_contains(&run.stdout, "later    OPEN");
     workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
     let rows: Value =
         serde_json::from_str(&env.triad(&dir, &["task", "list", "--json"]).ok().stdout).unwrap();
@@ -598,10 +553,11 @@ fn list_shows_records_and_specs_without_one() {
 #[test]
 fn show_prints_state_and_full_history() {
     let (env, dir, repo) = setup();
-    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
-    workflow::on_stage_outcome(&repo, "add-sub", "r1", "implement",
-        &meta(json!({"outcome": "BLOCKED", "dependencies": [{"task": "gather logs", "owner": "operator"}]})))
-        .unwrap();
+    run_to_outcome(
+        &repo,
+        "implement",
+        json!({"outcome": "BLOCKED", "dependencies": [{"task": "gather logs", "owner": "operator"}]}),
+    );
     let run = env.triad(&dir, &["task", "show", "add-sub"]);
     run.ok();
     for want in [
@@ -616,11 +572,7 @@ fn show_prints_state_and_full_history() {
         "dependencies: gather logs (owner: operator)",
         "decision: CREATE_DEPENDENCY (to implement); created add-sub-dep-1",
     ] {
-        assert!(
-            run.stdout.contains(want),
-            "missing {want:?}:\n{}",
-            run.stdout
-        );
+        assert_contains(&run.stdout, want);
     }
     let v = show_json(&env, &dir, "add-sub");
     assert_eq!(v["task"]["state"], "BLOCKED");
@@ -629,25 +581,17 @@ fn show_prints_state_and_full_history() {
     // A TaskSpec without a record shows as OPEN with no history.
     env.write_files(&dir, &[(".triad/tasks/new-one.toml", "title = \"n\"\n")]);
     let run = env.triad(&dir, &["task", "show", "new-one"]);
-    assert!(
-        run.ok().stdout.contains("task new-one  OPEN"),
-        "{}",
-        run.stdout
-    );
+    assert_contains(&run.ok().stdout, "task new-one  OPEN");
 }
 
 #[test]
 fn answer_through_the_editor() {
     let (mut env, dir, repo) = setup();
-    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
-    workflow::on_stage_outcome(
+    run_to_outcome(
         &repo,
-        "add-sub",
-        "r1",
         "implement",
-        &meta(json!({"outcome": "NEEDS_INFO", "questions": ["Which module?", "Floats?"]})),
-    )
-    .unwrap();
+        json!({"outcome": "NEEDS_INFO", "questions": ["Which module?", "Floats?"]}),
+    );
     let script = env.root().join("editor.sh");
     std::fs::write(
         &script,
@@ -661,8 +605,7 @@ fn answer_through_the_editor() {
         .unwrap();
     env.set("GIT_EDITOR", script.to_str().unwrap());
     let run = env.triad(&dir, &["task", "answer", "add-sub"]);
-    run.ok();
-    assert!(run.stdout.contains("git triad resume r1"), "{}", run.stdout);
+    assert_contains(&run.ok().stdout, "git triad resume r1");
     let seen = std::fs::read_to_string(dir.join(".git/TRIAD_ANSWERS.seen")).unwrap();
     assert!(
         seen.contains("Q: Which module?\nA: \n") && seen.contains("Q: Floats?"),
@@ -682,95 +625,65 @@ fn answer_through_the_editor() {
 #[test]
 fn errors_say_what_to_do() {
     let (mut env, dir, repo) = setup();
-    let run = env.triad(&dir, &["task", "show", "nope"]);
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("there is no task `nope`"),
-        "{}",
-        run.stderr
+    let refused = |run: Run, parts: &[&str]| {
+        run.expect_code(2);
+        for part in parts {
+            assert_contains(&run.stderr, part);
+        }
+    };
+    refused(
+        env.triad(&dir, &["task", "show", "nope"]),
+        &["there is no task `nope`", "hint: `git triad task list`"],
     );
-    assert!(
-        run.stderr.contains("hint: `git triad task list`"),
-        "{}",
-        run.stderr
-    );
-    env.triad(&dir, &["task", "close", "nope", "--reason", "x"])
-        .expect_code(2);
+    task_decision(&env, &dir, "close", "nope", "x").expect_code(2);
     // Not waiting: refused before any editor opens.
     env.set("GIT_EDITOR", "false");
-    let run = env.triad(&dir, &["task", "answer", "add-sub"]);
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("is OPEN, not WAITING_ON_USER"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("hint: only a WAITING_ON_USER task"),
-        "{}",
-        run.stderr
+    refused(
+        env.triad(&dir, &["task", "answer", "add-sub"]),
+        &[
+            "is OPEN, not WAITING_ON_USER",
+            "hint: only a WAITING_ON_USER task",
+        ],
     );
     // An unanswered question changes nothing.
-    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
-    workflow::on_stage_outcome(
+    run_to_outcome(
         &repo,
-        "add-sub",
-        "r1",
         "implement",
-        &meta(json!({"outcome": "NEEDS_INFO", "questions": ["a?", "b?"]})),
-    )
-    .unwrap();
-    let f = env.root().join("partial.txt");
-    std::fs::write(&f, "Q: a?\nA: yes\nQ: b?\nA:\n").unwrap();
-    let run = env.triad(
-        &dir,
-        &["task", "answer", "add-sub", "--file", f.to_str().unwrap()],
+        json!({"outcome": "NEEDS_INFO", "questions": ["a?", "b?"]}),
     );
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("no answer for \"b?\""),
-        "{}",
-        run.stderr
+    refused(
+        answer_from_file(&env, &dir, "Q: a?\nA: yes\nQ: b?\nA:\n"),
+        &["no answer for \"b?\""],
     );
     assert_eq!(task(&repo, "add-sub").state, TaskState::WaitingOnUser);
     // A failing editor records nothing.
     let run = env.triad(&dir, &["task", "answer", "add-sub"]);
     run.expect_code(1);
-    assert!(
-        run.stderr.contains("hint: pass the answers with --file"),
-        "{}",
-        run.stderr
-    );
+    assert_contains(&run.stderr, "hint: pass the answers with --file");
     // Decisions need a reason, a real date, and a legal transition.
-    env.triad(&dir, &["task", "close", "add-sub", "--reason", " "])
-        .expect_code(2);
-    let run = env.triad(
-        &dir,
+    task_decision(&env, &dir, "close", "add-sub", " ").expect_code(2);
+    refused(
+        env.triad(
+            &dir,
+            &[
+                "task",
+                "defer",
+                "add-sub",
+                "--reason",
+                "x",
+                "--revisit-at",
+                "soon",
+            ],
+        ),
+        &["YYYY-MM-DD"],
+    );
+    task_decision(&env, &dir, "close", "add-sub", "won't do").ok();
+    refused(
+        task_decision(&env, &dir, "close", "add-sub", "again"),
         &[
-            "task",
-            "defer",
-            "add-sub",
-            "--reason",
-            "x",
-            "--revisit-at",
-            "soon",
+            "cannot go from CLOSED to CLOSED",
+            "hint: `git triad task show add-sub`",
         ],
-    );
-    run.expect_code(2);
-    assert!(run.stderr.contains("YYYY-MM-DD"), "{}", run.stderr);
-    env.triad(&dir, &["task", "close", "add-sub", "--reason", "won't do"])
-        .ok();
-    let run = env.triad(&dir, &["task", "close", "add-sub", "--reason", "again"]);
-    run.expect_code(2);
-    assert!(
-        run.stderr.contains("cannot go from CLOSED to CLOSED"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("hint: `git triad task show add-sub`"),
-        "{}",
-        run.stderr
     );
 }
 
@@ -789,21 +702,15 @@ fn defer_and_close_are_recorded_arbiter_decisions() {
             "2026-09-01",
         ],
     );
-    run.ok();
-    assert!(run.stdout.contains("is now DEFERRED"), "{}", run.stdout);
+    assert_contains(&run.ok().stdout, "is now DEFERRED");
     let t = task(&repo, "add-sub");
     assert_eq!(
         (t.state, t.owner.as_str()),
         (TaskState::Deferred, "arbiter")
     );
     assert_eq!(t.revisit_at.as_deref(), Some("2026-09-01"));
-    assert!(
-        t.unblock_condition.contains("2026-09-01"),
-        "{}",
-        t.unblock_condition
-    );
-    env.triad(&dir, &["task", "close", "add-sub", "--reason", "dropped"])
-        .ok();
+    assert_contains(&t.unblock_condition, "2026-09-01");
+    task_decision(&env, &dir, "close", "add-sub", "dropped").ok();
     let h = history(&repo, "add-sub");
     let entered: Vec<_> = h
         .iter()
@@ -822,11 +729,7 @@ fn defer_and_close_are_recorded_arbiter_decisions() {
         Some("2026-09-01")
     );
     let help = env.triad(&dir, &["task", "answer", "-h"]);
-    assert!(
-        help.ok().stdout.contains("Q: Which database"),
-        "{}",
-        help.stdout
-    );
+    assert_contains(&help.ok().stdout, "Q: Which database");
 }
 
 /// xorshift64*: a deterministic PRNG, so a failing sequence can be replayed by its seed.
@@ -850,14 +753,16 @@ impl Rng {
 const STAGES: [&str; 4] = ["architect", "implement", "refactor", "verify"];
 
 fn random_meta(rng: &mut Rng) -> StageMeta {
-    let outcome = *rng.pick(&[
-        "NEEDS_INFO",
-        "OUT_OF_SCOPE",
-        "BLOCKED",
-        "TOO_COSTLY",
-        "POLICY_VIOLATION",
-        "LOW_CONFIDENCE",
-    ]);
+    let outcome = rng
+        .pick(&[
+            Outcome::NeedsInfo,
+            Outcome::OutOfScope,
+            Outcome::Blocked,
+            Outcome::TooCostly,
+            Outcome::PolicyViolation,
+            Outcome::LowConfidence,
+        ])
+        .as_str();
     let n = rng.below(4);
     let words: Vec<String> = (0..n).map(|i| format!("item {i}?")).collect();
     let deps: Vec<Value> = (0..n).map(|i| json!({"task": format!("dep work {i}"), "owner": if i % 2 == 0 { "" } else { "ops" }})).collect();

@@ -433,6 +433,7 @@ impl Parts {
             verify_command: self.verify_command.clone(),
             verify_skipped: self.verify_skipped.clone(),
             profile: loaded.active_profile(&ctx.env),
+            outlines: Default::default(),
         }
     }
 }

@@ -79,6 +79,12 @@ impl<'r> TreeFiles<'r> {
         Some(blob.content().to_vec())
     }
 
+    /// The blob id at `path`, if it is a blob.
+    pub fn blob_id(&self, path: &str) -> Option<Oid> {
+        let entry = self.tree.get_path(std::path::Path::new(path)).ok()?;
+        (entry.kind() == Some(ObjectType::Blob)).then(|| entry.id())
+    }
+
     /// Every blob path in the tree (recursively), sorted.
     pub fn paths(&self) -> Vec<String> {
         let mut out = Vec::new();

@@ -65,6 +65,30 @@ pub struct StageContext<'a> {
     pub facts: &'a str,
     /// Character budget for file contents.
     pub char_budget: usize,
+    /// Outlines already computed in this run, by blob id (most files do not change between
+    /// stages, and parsing every file again was most of a stage's own overhead).
+    pub outlines: &'a OutlineCache,
+}
+
+/// Repository-map lines by blob id, shared by the stages of a run.
+pub type OutlineCache = std::sync::Mutex<std::collections::HashMap<git2::Oid, String>>;
+
+fn outline_line(path: &str, text: &str) -> String {
+    Lang::from_path(path)
+        .map(|lang| {
+            code::outline(lang, text)
+                .iter()
+                .take(40)
+                .map(|sym| {
+                    format!(
+                        "{} {} ({}-{})",
+                        sym.kind, sym.name, sym.start_line, sym.end_line
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; ")
+        })
+        .unwrap_or_default()
 }
 
 /// Builds the user message of a stage request.
@@ -84,21 +108,16 @@ pub fn stage_message(c: &StageContext<'_>) -> String {
             s.push_str(&format!("{p} (binary)\n"));
             continue;
         };
-        let outline = Lang::from_path(p)
-            .map(|lang| {
-                code::outline(lang, &text)
-                    .iter()
-                    .take(40)
-                    .map(|sym| {
-                        format!(
-                            "{} {} ({}-{})",
-                            sym.kind, sym.name, sym.start_line, sym.end_line
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            })
-            .unwrap_or_default();
+        let outline = match c.files.blob_id(p) {
+            Some(id) => {
+                let mut cache = c.outlines.lock().unwrap_or_else(|e| e.into_inner());
+                cache
+                    .entry(id)
+                    .or_insert_with(|| outline_line(p, &text))
+                    .clone()
+            }
+            None => outline_line(p, &text),
+        };
         if outline.is_empty() {
             s.push_str(&format!("{p} ({} lines)\n", text.lines().count()));
         } else {

@@ -38,6 +38,8 @@ pub struct Runner<'a> {
     pub verify_skipped: Option<String>,
     /// The active profile (`local`, ...), for the arbiter's fallback models.
     pub profile: Option<String>,
+    /// Repository-map outlines computed so far in this process.
+    pub outlines: super::context::OutlineCache,
 }
 
 /// Failures that stop the loop without a recorded outcome (git itself failing).
@@ -325,6 +327,7 @@ impl Runner<'_> {
             feedback: &state.feedback,
             facts: &facts,
             char_budget: ctx_chars / 2,
+            outlines: &self.outlines,
         });
         let system = format!(
             "{}\n\n{}",

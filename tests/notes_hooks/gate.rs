@@ -1,26 +1,39 @@
 //! The pre-push gate, through real `git push` to a local bare remote.
 
-use super::{add_verdict, commit_file, remote_pair};
+use std::path::Path;
+
+use super::{
+    add_origin, add_verdict, assert_never_says, assert_says, bare_repo, clone_of, commit_file,
+    commit_with_verdict, override_head, refused_push, remote_pair, T1,
+};
 use crate::common::TestEnv;
 
-const T1: &str = "2026-01-01T00:00:00.000Z";
+const PUSH_MAIN: &[&str] = &["push", "origin", "main"];
+
+/// A pre-push policy that blocks unreviewed commits as well as HALTs.
+const BLOCK_MISSING: &str = "[hooks.pre_push]\nblock_on = [\"HALT\", \"missing\"]\n";
+
+/// Writes `toml` as the repository config of `work`, where the pre-push policy lives.
+fn set_repo_config(env: &TestEnv, work: &Path, toml: &str) {
+    env.write_files(work, &[(".triad/config.toml", toml)]);
+}
 
 #[test]
 fn halt_blocks_the_push_until_overridden() {
     let env = TestEnv::new();
     let (work, bare) = remote_pair(&env);
-    let halted = commit_file(&env, &work, "src/a.rs", "a\n", "Add the parser");
-    add_verdict(&work, "HEAD", "HALT", T1);
+    let halted = commit_with_verdict(&env, &work, "src/a.rs", "a\n", "Add the parser", "HALT");
 
-    let push = env.git(&work, &["push", "origin", "main"]);
-    assert_ne!(push.code, 0, "{}", push.stderr);
-    assert!(push.stderr.contains(&halted[..7]), "{}", push.stderr);
-    assert!(push.stderr.contains("Add the parser"), "{}", push.stderr);
-    assert!(
-        push.stderr
-            .contains("HALT at stage implement, arbiter model-b"),
-        "{}",
-        push.stderr
+    let push = refused_push(&env, &work, PUSH_MAIN);
+    assert_says(
+        &push.stderr,
+        &[
+            &halted[..7],
+            "Add the parser",
+            "HALT at stage implement, arbiter model-b",
+            "git triad override",
+            "git push --no-verify",
+        ],
     );
     // Top issues, most serious first, with path:line.
     let critical = push
@@ -33,67 +46,26 @@ fn halt_blocks_the_push_until_overridden() {
         .expect(&push.stderr);
     assert!(critical < suggestion);
     assert!(
-        push.stderr.contains("git triad override"),
-        "{}",
-        push.stderr
-    );
-    assert!(
-        push.stderr.contains("git push --no-verify"),
-        "{}",
-        push.stderr
-    );
-    assert!(
         env.git(&bare, &["rev-parse", "--verify", "-q", "main"])
             .code
             != 0
     );
 
-    env.triad(
-        &work,
-        &["override", "HEAD", "--verdict", "APPROVE", "--reason", " "],
-    )
-    .expect_code(2);
-    let o = env.triad(
-        &work,
-        &[
-            "override",
-            "HEAD",
-            "--verdict",
-            "APPROVE",
-            "--reason",
-            "checked by hand",
-        ],
-    );
-    o.ok();
-    assert!(o.stdout.contains("HALT is now APPROVE"), "{}", o.stdout);
-    env.git(&work, &["push", "origin", "main"]).ok();
+    override_head(&env, &work, "APPROVE", " ").expect_code(2);
+    let o = override_head(&env, &work, "APPROVE", "checked by hand");
+    assert_says(&o.ok().stdout, &["HALT is now APPROVE"]);
+    env.git(&work, PUSH_MAIN).ok();
     assert_eq!(env.rev_parse(&bare, "main"), halted);
 
     let show = env.triad(&work, &["show"]);
-    show.ok();
-    assert!(
-        show.stdout.contains(
-            "override  APPROVE  (overrides HALT) by Test Committer <committer@example.com>"
-        ),
-        "{}",
-        show.stdout
-    );
-    assert!(
-        show.stdout.contains("reason: checked by hand"),
-        "{}",
-        show.stdout
-    );
-    assert!(
-        show.stdout.contains(
-            "- critical correctness src/lib.rs:3-5 (function parse) — index can run past the end"
-        ),
-        "{}",
-        show.stdout
-    );
-    assert!(
-        show.stdout.contains(": APPROVE (from the override of"),
-        "{}",
-        show.stdout
+    assert_says(
+        &show.ok().stdout,
+        &[
+            "override  APPROVE  (overrides HALT) by Test Committer <committer@example.com>",
+            "reason: checked by hand",
+            "- critical correctness src/lib.rs:3-5 (function parse) — index can run past the end",
+            ": APPROVE (from the override of",
+        ],
     );
 }
 
@@ -101,24 +73,12 @@ fn halt_blocks_the_push_until_overridden() {
 fn override_needs_a_verdict_to_overrule() {
     let env = TestEnv::new();
     let (work, _) = remote_pair(&env);
-    let r = env.triad(
-        &work,
-        &[
-            "override",
-            "HEAD",
-            "--verdict",
-            "APPROVE",
-            "--reason",
-            "why not",
-        ],
-    );
+    let r = override_head(&env, &work, "APPROVE", "why not");
     r.expect_code(2);
-    assert!(
-        r.stderr.contains("has no verdict to override"),
-        "{}",
-        r.stderr
+    assert_says(
+        &r.stderr,
+        &["has no verdict to override", "hint: `git triad show"],
     );
-    assert!(r.stderr.contains("hint: `git triad show"), "{}", r.stderr);
 }
 
 #[test]
@@ -127,18 +87,18 @@ fn several_refs_at_once_are_all_checked() {
     let (work, _) = remote_pair(&env);
     for b in ["a", "b", "c"] {
         env.git(&work, &["checkout", "-q", "-b", b, "main"]).ok();
-        commit_file(&env, &work, &format!("{b}.txt"), b, &format!("Work on {b}"));
-        add_verdict(&work, "HEAD", if b == "c" { "HALT" } else { "APPROVE" }, T1);
+        commit_with_verdict(
+            &env,
+            &work,
+            &format!("{b}.txt"),
+            b,
+            &format!("Work on {b}"),
+            if b == "c" { "HALT" } else { "APPROVE" },
+        );
     }
-    let push = env.git(&work, &["push", "origin", "a", "b", "c"]);
-    assert_ne!(push.code, 0);
-    assert!(push.stderr.contains("Work on c"), "{}", push.stderr);
-    assert!(!push.stderr.contains("Work on a"), "{}", push.stderr);
-    assert!(
-        push.stderr.contains("1 commit has a verdict"),
-        "{}",
-        push.stderr
-    );
+    let push = refused_push(&env, &work, &["push", "origin", "a", "b", "c"]);
+    assert_says(&push.stderr, &["Work on c", "1 commit has a verdict"]);
+    assert_never_says(&push.stderr, &["Work on a"]);
 }
 
 #[test]
@@ -146,66 +106,38 @@ fn new_branches_check_only_what_the_remote_lacks() {
     let env = TestEnv::new();
     let (work, _) = remote_pair(&env);
     // A halted commit that is already on the remote is not this push's business.
-    commit_file(&env, &work, "old.txt", "old", "Old halted work");
-    add_verdict(&work, "HEAD", "HALT", T1);
+    commit_with_verdict(&env, &work, "old.txt", "old", "Old halted work", "HALT");
     env.git(&work, &["push", "--no-verify", "origin", "main"])
         .ok();
 
     env.git(&work, &["checkout", "-q", "-b", "feature"]).ok();
-    commit_file(&env, &work, "f1.txt", "1", "Feature step one");
-    add_verdict(&work, "HEAD", "HALT", T1);
-    commit_file(&env, &work, "f2.txt", "2", "Feature step two");
-    add_verdict(&work, "HEAD", "APPROVE", T1);
+    commit_with_verdict(&env, &work, "f1.txt", "1", "Feature step one", "HALT");
+    commit_with_verdict(&env, &work, "f2.txt", "2", "Feature step two", "APPROVE");
 
-    let push = env.git(&work, &["push", "origin", "feature"]);
-    assert_ne!(push.code, 0);
-    assert!(push.stderr.contains("Feature step one"), "{}", push.stderr);
-    assert!(!push.stderr.contains("Old halted work"), "{}", push.stderr);
-    assert!(!push.stderr.contains("Feature step two"), "{}", push.stderr);
+    let push = refused_push(&env, &work, &["push", "origin", "feature"]);
+    assert_says(&push.stderr, &["Feature step one"]);
+    assert_never_says(&push.stderr, &["Old halted work", "Feature step two"]);
 }
 
 #[test]
 fn force_push_over_history_this_clone_never_saw() {
     let env = TestEnv::new();
     let (work, bare) = remote_pair(&env);
-    env.git(&work, &["push", "origin", "main"]).ok();
-    let other = env.root().join("other");
-    env.git(
-        env.root(),
-        &[
-            "clone",
-            "-q",
-            bare.to_str().unwrap(),
-            other.to_str().unwrap(),
-        ],
-    )
-    .ok();
-    env.triad(&other, &["init", "--no-trust"]).ok();
+    env.git(&work, PUSH_MAIN).ok();
+    let other = clone_of(&env, &bare, "other");
     // The first clone moves the remote on; the second never fetches it.
     let unseen = commit_file(&env, &work, "w.txt", "w", "Work the other clone never sees");
-    env.git(&work, &["push", "origin", "main"]).ok();
+    env.git(&work, PUSH_MAIN).ok();
 
-    commit_file(&env, &other, "x.txt", "x", "Rewritten history");
-    add_verdict(&other, "HEAD", "HALT", T1);
+    commit_with_verdict(&env, &other, "x.txt", "x", "Rewritten history", "HALT");
     assert_ne!(env.git(&other, &["cat-file", "-e", &unseen]).code, 0);
-    let push = env.git(&other, &["push", "-f", "origin", "main"]);
-    assert_ne!(push.code, 0);
-    assert!(push.stderr.contains("Rewritten history"), "{}", push.stderr);
-    assert!(!push.stderr.contains("fails closed"), "{}", push.stderr);
+    let force = ["push", "-f", "origin", "main"];
+    let push = refused_push(&env, &other, &force);
+    assert_says(&push.stderr, &["Rewritten history"]);
+    assert_never_says(&push.stderr, &["fails closed"]);
 
-    env.triad(
-        &other,
-        &[
-            "override",
-            "HEAD",
-            "--verdict",
-            "FLAG",
-            "--reason",
-            "known issue, ticket 12",
-        ],
-    )
-    .ok();
-    env.git(&other, &["push", "-f", "origin", "main"]).ok();
+    override_head(&env, &other, "FLAG", "known issue, ticket 12").ok();
+    env.git(&other, &force).ok();
     assert_eq!(env.rev_parse(&bare, "main"), env.rev_parse(&other, "HEAD"));
 }
 
@@ -213,16 +145,9 @@ fn force_push_over_history_this_clone_never_saw() {
 fn deletes_pass_even_when_everything_blocks() {
     let env = TestEnv::new();
     let (work, bare) = remote_pair(&env);
-    env.write_files(
-        &work,
-        &[(
-            ".triad/config.toml",
-            "[hooks.pre_push]\nblock_on = [\"HALT\", \"missing\"]\n",
-        )],
-    );
+    set_repo_config(&env, &work, BLOCK_MISSING);
     env.git(&work, &["checkout", "-q", "-b", "doomed"]).ok();
-    commit_file(&env, &work, "d.txt", "d", "Doomed");
-    add_verdict(&work, "HEAD", "HALT", T1);
+    commit_with_verdict(&env, &work, "d.txt", "d", "Doomed", "HALT");
     env.git(&work, &["push", "--no-verify", "origin", "doomed"])
         .ok();
     env.git(&work, &["push", "origin", ":doomed"]).ok();
@@ -237,57 +162,35 @@ fn deletes_pass_even_when_everything_blocks() {
 fn missing_in_the_policy_blocks_unreviewed_commits() {
     let env = TestEnv::new();
     let (work, _) = remote_pair(&env);
-    env.write_files(
-        &work,
-        &[(
-            ".triad/config.toml",
-            "[hooks.pre_push]\nblock_on = [\"HALT\", \"missing\"]\n",
-        )],
-    );
+    set_repo_config(&env, &work, BLOCK_MISSING);
     add_verdict(&work, "HEAD", "APPROVE", T1);
     commit_file(&env, &work, "n.txt", "n", "Never reviewed");
-    let push = env.git(&work, &["push", "origin", "main"]);
-    assert_ne!(push.code, 0);
-    assert!(push.stderr.contains("Never reviewed"), "{}", push.stderr);
-    assert!(push.stderr.contains("no verdict at all"), "{}", push.stderr);
-    assert!(!push.stderr.contains("initial commit"), "{}", push.stderr);
+    let push = refused_push(&env, &work, PUSH_MAIN);
+    assert_says(&push.stderr, &["Never reviewed", "no verdict at all"]);
+    assert_never_says(&push.stderr, &["initial commit"]);
     add_verdict(&work, "HEAD", "FLAG", T1);
-    env.git(&work, &["push", "origin", "main"]).ok();
+    env.git(&work, PUSH_MAIN).ok();
 }
 
 #[test]
 fn the_gate_fails_closed_when_it_cannot_check() {
     let env = TestEnv::new();
     let (work, _) = remote_pair(&env);
-    env.write_files(
-        &work,
-        &[(".triad/config.toml", "[hooks.pre_push\nblock_on = \n")],
-    );
-    let push = env.git(&work, &["push", "origin", "main"]);
-    assert_ne!(push.code, 0);
-    assert!(push.stderr.contains("fails closed"), "{}", push.stderr);
-    assert!(push.stderr.contains("is not valid TOML"), "{}", push.stderr);
-    assert!(
-        push.stderr.contains("git push --no-verify"),
-        "{}",
-        push.stderr
+    set_repo_config(&env, &work, "[hooks.pre_push\nblock_on = \n");
+    let push = refused_push(&env, &work, PUSH_MAIN);
+    assert_says(
+        &push.stderr,
+        &["fails closed", "is not valid TOML", "git push --no-verify"],
     );
 
     // A policy value the schema rejects fails closed too.
-    env.write_files(
+    set_repo_config(
+        &env,
         &work,
-        &[(
-            ".triad/config.toml",
-            "[hooks.pre_push]\nblock_on = [\"HALT\", \"maybe\"]\n",
-        )],
+        "[hooks.pre_push]\nblock_on = [\"HALT\", \"maybe\"]\n",
     );
-    let push = env.git(&work, &["push", "origin", "main"]);
-    assert_ne!(push.code, 0);
-    assert!(
-        push.stderr.contains("`maybe` is not one of"),
-        "{}",
-        push.stderr
-    );
+    let push = refused_push(&env, &work, PUSH_MAIN);
+    assert_says(&push.stderr, &["`maybe` is not one of"]);
 
     // So does a notes ref that is not a notes commit.
     std::fs::remove_file(work.join(".triad/config.toml")).unwrap();
@@ -299,10 +202,8 @@ fn the_gate_fails_closed_when_it_cannot_check() {
         .to_string();
     env.git(&work, &["update-ref", "refs/notes/triad", &blob])
         .ok();
-    let push = env.git(&work, &["push", "origin", "main"]);
-    assert_ne!(push.code, 0);
-    assert!(push.stderr.contains("fails closed"), "{}", push.stderr);
-    assert!(push.stderr.contains("refs/notes/triad"), "{}", push.stderr);
+    let push = refused_push(&env, &work, PUSH_MAIN);
+    assert_says(&push.stderr, &["fails closed", "refs/notes/triad"]);
 }
 
 #[test]
@@ -310,8 +211,14 @@ fn pre_commit_framework_passes_the_range_in_the_environment() {
     let mut env = TestEnv::new();
     let (work, _) = remote_pair(&env);
     let base = env.rev_parse(&work, "HEAD");
-    commit_file(&env, &work, "p.txt", "p", "Pushed through pre-commit");
-    add_verdict(&work, "HEAD", "HALT", T1);
+    commit_with_verdict(
+        &env,
+        &work,
+        "p.txt",
+        "p",
+        "Pushed through pre-commit",
+        "HALT",
+    );
     let args = ["hook", "pre-push"];
     env.set("PRE_COMMIT_REMOTE_NAME", "origin")
         .set("PRE_COMMIT_REMOTE_URL", "unused")
@@ -319,11 +226,7 @@ fn pre_commit_framework_passes_the_range_in_the_environment() {
         .set("PRE_COMMIT_TO_REF", "HEAD");
     let r = env.triad_stdin(&work, &args, "");
     r.expect_code(1);
-    assert!(
-        r.stderr.contains("Pushed through pre-commit"),
-        "{}",
-        r.stderr
-    );
+    assert_says(&r.stderr, &["Pushed through pre-commit"]);
     env.set("PRE_COMMIT_TO_REF", &base);
     env.triad_stdin(&work, &args, "").ok();
 }
@@ -333,18 +236,7 @@ fn pre_commit_framework_passes_the_range_in_the_environment() {
 #[test]
 fn sha256_repositories_are_checked_through_the_git_cli() {
     let env = TestEnv::new();
-    let bare = env.root().join("remote256.git");
-    env.git(
-        env.root(),
-        &[
-            "init",
-            "-q",
-            "--bare",
-            "--object-format=sha256",
-            bare.to_str().unwrap(),
-        ],
-    )
-    .ok();
+    let bare = bare_repo(&env, "remote256.git", &["--object-format=sha256"]);
     let work = env.root().join("work256");
     env.git(
         env.root(),
@@ -358,18 +250,13 @@ fn sha256_repositories_are_checked_through_the_git_cli() {
         ],
     )
     .ok();
-    env.git(&work, &["remote", "add", "origin", bare.to_str().unwrap()])
-        .ok();
+    add_origin(&env, &work, &bare);
     commit_file(&env, &work, "a.txt", "a", "A sha256 commit");
 
     // What really happens with libgit2 here: every other command says why it cannot work.
     let init = env.triad(&work, &["init", "--no-trust"]);
     assert_ne!(init.code, 0);
-    assert!(
-        init.stderr.contains("sha256 object format"),
-        "{}",
-        init.stderr
-    );
+    assert_says(&init.stderr, &["sha256 object format"]);
 
     // Install the shipped shim by hand, as pre-commit or a copy would.
     let hook = work.join(".git/hooks/pre-push");
@@ -384,14 +271,8 @@ fn sha256_repositories_are_checked_through_the_git_cli() {
     );
     env.git(&work, &["notes", "--ref=triad", "add", "-m", &line])
         .ok();
-    let push = env.git(&work, &["push", "origin", "main"]);
-    assert_ne!(push.code, 0, "{}", push.stderr);
-    assert!(push.stderr.contains("A sha256 commit"), "{}", push.stderr);
-    assert!(
-        push.stderr.contains("HALT at stage verify"),
-        "{}",
-        push.stderr
-    );
+    let push = refused_push(&env, &work, PUSH_MAIN);
+    assert_says(&push.stderr, &["A sha256 commit", "HALT at stage verify"]);
 
     // The zero ids of a SHA-256 push are 64 characters: a delete must pass.
     let zero = "0".repeat(64);
@@ -407,6 +288,6 @@ fn sha256_repositories_are_checked_through_the_git_cli() {
     );
     env.git(&work, &["notes", "--ref=triad", "append", "-m", &over])
         .ok();
-    env.git(&work, &["push", "origin", "main"]).ok();
+    env.git(&work, PUSH_MAIN).ok();
     assert_eq!(env.rev_parse(&bare, "main"), head);
 }

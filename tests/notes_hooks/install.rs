@@ -3,14 +3,14 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use super::{add_verdict, commit_file};
+use super::{
+    add_origin, assert_never_says, assert_says, bare_repo, commit_with_verdict, git_stdout,
+    refused_push,
+};
 use crate::common::TestEnv;
 
 fn local_config(env: &TestEnv, dir: &Path) -> String {
-    env.git(dir, &["config", "--local", "--list"])
-        .ok()
-        .stdout
-        .clone()
+    git_stdout(env, dir, &["config", "--local", "--list"])
 }
 
 fn snapshot(dir: &Path) -> Vec<(String, Vec<u8>)> {
@@ -34,43 +34,37 @@ const TEAM_HOOK: &str = "#!/bin/sh\n# the team's own pre-push hook\ncat > \"$(gi
 #[test]
 fn init_is_idempotent_shares_hooks_and_uninstalls_exactly() {
     let env = TestEnv::new();
-    let bare = env.root().join("remote.git");
-    env.git(
-        env.root(),
-        &["init", "-q", "--bare", bare.to_str().unwrap()],
-    )
-    .ok();
+    let bare = bare_repo(&env, "remote.git", &[]);
     let work = env.repo("work", &[("a.txt", "a\n")]);
-    env.git(&work, &["remote", "add", "origin", bare.to_str().unwrap()])
-        .ok();
-    env.git(&work, &["config", "core.hooksPath", "githooks"])
-        .ok();
-    env.git(&work, &["config", "notes.rewriteRef", "refs/notes/commits"])
-        .ok();
-    env.git(&work, &["config", "notes.rewriteMode", "concatenate"])
-        .ok();
+    add_origin(&env, &work, &bare);
+    for (key, value) in [
+        ("core.hooksPath", "githooks"),
+        ("notes.rewriteRef", "refs/notes/commits"),
+        ("notes.rewriteMode", "concatenate"),
+    ] {
+        env.git(&work, &["config", key, value]).ok();
+    }
     env.write_files(&work, &[("githooks/pre-push", TEAM_HOOK)]);
     let hook = work.join("githooks/pre-push");
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
     let config_before = local_config(&env, &work);
 
     let init = env.triad(&work, &["init", "--no-trust"]);
-    init.ok();
-    let said = &init.stdout;
-    for sentence in [
-        "Created .triad/config.toml",
-        "Created .triad/tasks/",
-        "Added `notes.rewriteRef = refs/notes/triad`",
-        "Set `notes.rewriteMode = cat_sort_uniq` in the local git config (it was `concatenate`).",
-        "Set `notes.triad.mergeStrategy = cat_sort_uniq`",
-        "Added `notes.displayRef = refs/notes/triad`",
-        "Added `remote.origin.fetch = refs/notes/triad:refs/notes/remotes/origin/triad`",
-        "Added git-triad to your existing pre-push hook",
-        "Installed the post-rewrite hook",
-        "Left this clone untrusted, as asked",
-    ] {
-        assert!(said.contains(sentence), "missing {sentence:?} in:\n{said}");
-    }
+    assert_says(
+        &init.ok().stdout,
+        &[
+            "Created .triad/config.toml",
+            "Created .triad/tasks/",
+            "Added `notes.rewriteRef = refs/notes/triad`",
+            "Set `notes.rewriteMode = cat_sort_uniq` in the local git config (it was `concatenate`).",
+            "Set `notes.triad.mergeStrategy = cat_sort_uniq`",
+            "Added `notes.displayRef = refs/notes/triad`",
+            "Added `remote.origin.fetch = refs/notes/triad:refs/notes/remotes/origin/triad`",
+            "Added git-triad to your existing pre-push hook",
+            "Installed the post-rewrite hook",
+            "Left this clone untrusted, as asked",
+        ],
+    );
     assert!(
         !work.join(".git/hooks/pre-push").exists(),
         "core.hooksPath is honoured"
@@ -94,23 +88,17 @@ fn init_is_idempotent_shares_hooks_and_uninstalls_exactly() {
         std::fs::metadata(&post).unwrap().permissions().mode() & 0o777,
         0o755
     );
-    let rewrite_refs = env
-        .git(&work, &["config", "--get-all", "notes.rewriteRef"])
-        .ok()
-        .stdout
-        .clone();
+    let rewrite_refs = git_stdout(&env, &work, &["config", "--get-all", "notes.rewriteRef"]);
     assert_eq!(rewrite_refs, "refs/notes/commits\nrefs/notes/triad\n");
-    let fetch = env
-        .git(&work, &["config", "--get-all", "remote.origin.fetch"])
-        .ok()
-        .stdout
-        .clone();
+    let fetch = git_stdout(&env, &work, &["config", "--get-all", "remote.origin.fetch"]);
     assert_eq!(
         fetch,
         "+refs/heads/*:refs/remotes/origin/*\nrefs/notes/triad:refs/notes/remotes/origin/triad\n"
     );
-    assert!(!local_config(&env, &work).contains("remote.origin.push"));
-    assert!(!local_config(&env, &work).contains("triad.trusted"));
+    assert_never_says(
+        &local_config(&env, &work),
+        &["remote.origin.push", "triad.trusted"],
+    );
 
     // Twice changes nothing.
     let files = snapshot(&work);
@@ -124,19 +112,14 @@ fn init_is_idempotent_shares_hooks_and_uninstalls_exactly() {
         "{}",
         again.stdout
     );
-    assert!(
-        !again.stdout.contains("Added") && !again.stdout.contains("Created"),
-        "{}",
-        again.stdout
-    );
+    assert_never_says(&again.stdout, &["Added", "Created"]);
     assert_eq!(snapshot(&work), files);
     assert_eq!(local_config(&env, &work), config);
 
     // The team's hook still runs after ours and still reads git's stdin.
     let head = env.rev_parse(&work, "HEAD");
     let push = env.git(&work, &["push", "origin", "main"]);
-    push.ok();
-    assert!(push.stderr.contains("team hook ran"), "{}", push.stderr);
+    assert_says(&push.ok().stderr, &["team hook ran"]);
     let seen = std::fs::read_to_string(work.join(".git/stdin-seen")).unwrap();
     assert_eq!(
         seen,
@@ -146,32 +129,20 @@ fn init_is_idempotent_shares_hooks_and_uninstalls_exactly() {
         )
     );
     // A HALT stops the push before the team's hook runs.
-    commit_file(&env, &work, "b.txt", "b", "Halted");
-    add_verdict(&work, "HEAD", "HALT", "2026-01-01T00:00:00.000Z");
-    let push = env.git(&work, &["push", "origin", "main"]);
-    assert_ne!(push.code, 0);
-    assert!(!push.stderr.contains("team hook ran"), "{}", push.stderr);
+    commit_with_verdict(&env, &work, "b.txt", "b", "Halted", "HALT");
+    let push = refused_push(&env, &work, &["push", "origin", "main"]);
+    assert_never_says(&push.stderr, &["team hook ran"]);
 
     let un = env.triad(&work, &["init", "--uninstall"]);
-    un.ok();
-    assert!(
-        un.stdout
-            .contains("Removed git-triad from the pre-push hook"),
-        "{}",
-        un.stdout
+    assert_says(
+        &un.ok().stdout,
+        &[
+            "Removed git-triad from the pre-push hook",
+            "Deleted the post-rewrite hook",
+            "Restored `notes.rewriteMode = concatenate`",
+            "Left .triad/ alone",
+        ],
     );
-    assert!(
-        un.stdout.contains("Deleted the post-rewrite hook"),
-        "{}",
-        un.stdout
-    );
-    assert!(
-        un.stdout
-            .contains("Restored `notes.rewriteMode = concatenate`"),
-        "{}",
-        un.stdout
-    );
-    assert!(un.stdout.contains("Left .triad/ alone"), "{}", un.stdout);
     assert_eq!(
         std::fs::read_to_string(&hook).unwrap(),
         TEAM_HOOK,
@@ -181,8 +152,7 @@ fn init_is_idempotent_shares_hooks_and_uninstalls_exactly() {
     assert_eq!(local_config(&env, &work), config_before);
     assert!(work.join(".triad/config.toml").exists());
     let twice = env.triad(&work, &["init", "--uninstall"]);
-    twice.ok();
-    assert!(twice.stdout.contains("nothing changed"), "{}", twice.stdout);
+    assert_says(&twice.ok().stdout, &["nothing changed"]);
 }
 
 #[test]
@@ -194,12 +164,7 @@ fn trust_is_set_on_request_and_removed_on_uninstall() {
         &[(".triad/config.toml", "[arbiter]\nmode = \"full\"\n")],
     );
     let init = env.triad(&work, &["init", "--trust"]);
-    init.ok();
-    assert!(
-        init.stdout.contains("Marked this clone trusted"),
-        "{}",
-        init.stdout
-    );
+    assert_says(&init.ok().stdout, &["Marked this clone trusted"]);
     assert_eq!(
         std::fs::read_to_string(work.join(".triad/config.toml")).unwrap(),
         "[arbiter]\nmode = \"full\"\n",
@@ -213,16 +178,9 @@ fn trust_is_set_on_request_and_removed_on_uninstall() {
     // Without a terminal and without a flag, init does not ask and does not trust.
     let other = env.repo("other", &[("a.txt", "a\n")]);
     let quiet = env.triad(&other, &["init"]);
-    quiet.ok();
-    assert!(
-        quiet.stdout.contains("no terminal to ask on"),
-        "{}",
-        quiet.stdout
-    );
-    assert!(
-        quiet.stdout.contains("git config triad.trusted true"),
-        "{}",
-        quiet.stdout
+    assert_says(
+        &quiet.ok().stdout,
+        &["no terminal to ask on", "git config triad.trusted true"],
     );
 
     env.triad(&work, &["init", "--uninstall"]).ok();
@@ -238,15 +196,9 @@ fn hooks_in_other_languages_are_left_alone() {
     env.write_files(&work, &[(".git/hooks/pre-push", py)]);
     let init = env.triad(&work, &["init", "--no-trust"]);
     init.expect_code(1);
-    assert!(
-        init.stderr.contains("is not a shell script"),
-        "{}",
-        init.stderr
-    );
-    assert!(
-        init.stderr.contains("git triad hook pre-push"),
-        "{}",
-        init.stderr
+    assert_says(
+        &init.stderr,
+        &["is not a shell script", "git triad hook pre-push"],
     );
     assert_eq!(
         std::fs::read_to_string(work.join(".git/hooks/pre-push")).unwrap(),

@@ -2,20 +2,20 @@
 
 use git_triad::notes::{self, REATTACHED_FROM};
 
-use super::{add_verdict, commit_file, open, path_with_triad, remote_pair};
+use super::{
+    add_verdict, assert_says, clone_of, commit_file, commit_id, commit_with_verdict, git_stdout,
+    open, path_with_triad, refused_push, remote_pair, T1,
+};
 use crate::common::TestEnv;
-
-const T1: &str = "2026-01-01T00:00:00.000Z";
 
 fn records(dir: &std::path::Path, rev: &str) -> Vec<serde_json::Value> {
     let repo = open(dir);
-    let oid = repo
-        .revparse_single(rev)
-        .unwrap()
-        .peel_to_commit()
-        .unwrap()
-        .id();
-    notes::read(&repo, oid).unwrap()
+    notes::read(&repo, commit_id(&repo, rev)).unwrap()
+}
+
+/// The verdict that counts on `rev`, from its notes.
+fn effective_verdict(dir: &std::path::Path, rev: &str) -> String {
+    notes::effective(&records(dir, rev)).unwrap().verdict
 }
 
 #[test]
@@ -25,8 +25,7 @@ fn amend_keeps_the_verdict_through_the_post_rewrite_hook() {
     // Only our hook copies here: git's own notes.rewriteRef copy is switched off.
     env.git(&work, &["config", "--unset-all", "notes.rewriteRef"])
         .ok();
-    commit_file(&env, &work, "a.txt", "a", "To be amended");
-    let old = add_verdict(&work, "HEAD", "HALT", T1);
+    let old = commit_with_verdict(&env, &work, "a.txt", "a", "To be amended", "HALT");
     env.write_files(&work, &[("a.txt", "a2")]);
     env.git(&work, &["commit", "-q", "-a", "--amend", "--no-edit"])
         .ok();
@@ -36,11 +35,8 @@ fn amend_keeps_the_verdict_through_the_post_rewrite_hook() {
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0][REATTACHED_FROM], old.as_str());
     assert_eq!(lines[0]["verdict"], "HALT");
-    assert_ne!(
-        env.git(&work, &["push", "origin", "main"]).code,
-        0,
-        "the HALT still blocks"
-    );
+    // The HALT still blocks.
+    refused_push(&env, &work, &["push", "origin", "main"]);
 }
 
 #[test]
@@ -48,10 +44,8 @@ fn rebase_keeps_verdicts_once_with_git_copying_too() {
     let env = TestEnv::new();
     let (work, _) = remote_pair(&env);
     env.git(&work, &["checkout", "-q", "-b", "topic"]).ok();
-    commit_file(&env, &work, "t1.txt", "1", "Topic one");
-    add_verdict(&work, "HEAD", "HALT", T1);
-    commit_file(&env, &work, "t2.txt", "2", "Topic two");
-    add_verdict(&work, "HEAD", "APPROVE", T1);
+    commit_with_verdict(&env, &work, "t1.txt", "1", "Topic one", "HALT");
+    commit_with_verdict(&env, &work, "t2.txt", "2", "Topic two", "APPROVE");
     env.git(&work, &["checkout", "-q", "main"]).ok();
     commit_file(&env, &work, "m.txt", "m", "Main moves on");
     env.git(&work, &["checkout", "-q", "topic"]).ok();
@@ -63,10 +57,7 @@ fn rebase_keeps_verdicts_once_with_git_copying_too() {
     // git's notes.rewriteRef (set by init) copied the lines; the hook must not add them again.
     assert_eq!(records(&work, "HEAD~1").len(), 1);
     assert_eq!(records(&work, "HEAD").len(), 1);
-    assert_eq!(
-        notes::effective(&records(&work, "HEAD~1")).unwrap().verdict,
-        "HALT"
-    );
+    assert_eq!(effective_verdict(&work, "HEAD~1"), "HALT");
     let show = env.triad(&work, &["show", "HEAD~1"]);
     show.ok();
     assert_eq!(
@@ -79,10 +70,7 @@ fn rebase_keeps_verdicts_once_with_git_copying_too() {
     // The same through an interactive rebase driven non-interactively.
     rebase_interactive(&env, &work);
     assert_eq!(records(&work, "HEAD~1").len(), 1);
-    assert_eq!(
-        notes::effective(&records(&work, "HEAD~1")).unwrap().verdict,
-        "HALT"
-    );
+    assert_eq!(effective_verdict(&work, "HEAD~1"), "HALT");
 }
 
 /// `git rebase -i --force-rebase main` with `GIT_SEQUENCE_EDITOR=true` (keeps the todo list).
@@ -113,8 +101,7 @@ fn squash_merge_and_cherry_pick_get_verdicts_back_by_patch_id() {
     let env = TestEnv::new();
     let (work, _) = remote_pair(&env);
     env.git(&work, &["checkout", "-q", "-b", "feature"]).ok();
-    commit_file(&env, &work, "f.txt", "feature\n", "Feature");
-    let reviewed = add_verdict(&work, "HEAD", "FLAG", T1);
+    let reviewed = commit_with_verdict(&env, &work, "f.txt", "feature\n", "Feature", "FLAG");
     env.git(&work, &["checkout", "-q", "-b", "pick", "main"])
         .ok();
     commit_file(&env, &work, "other.txt", "other\n", "Unrelated work");
@@ -129,13 +116,10 @@ fn squash_merge_and_cherry_pick_get_verdicts_back_by_patch_id() {
     assert!(records(&work, "main").is_empty());
 
     let r = env.triad(&work, &["notes", "reattach"]);
-    r.ok();
-    assert!(
-        r.stdout.contains("Reattached 1 verdict line(s) to"),
-        "{}",
-        r.stdout
+    assert_says(
+        &r.ok().stdout,
+        &["Reattached 1 verdict line(s) to", "(Squashed feature)"],
     );
-    assert!(r.stdout.contains("(Squashed feature)"), "{}", r.stdout);
     let lines = records(&work, "main");
     assert_eq!(lines.len(), 1);
     assert_eq!(lines[0][REATTACHED_FROM], reviewed.as_str());
@@ -166,53 +150,38 @@ fn sync_between_two_clones_ends_with_the_union() {
     env.set("PATH", &path_with_triad());
     let (one, bare) = remote_pair(&env);
     env.git(&one, &["push", "-q", "origin", "main"]).ok();
-    let two = env.root().join("two");
-    env.git(
-        env.root(),
-        &["clone", "-q", bare.to_str().unwrap(), two.to_str().unwrap()],
-    )
-    .ok();
-    env.triad(&two, &["init", "--no-trust"]).ok();
+    let two = clone_of(&env, &bare, "two");
 
     add_verdict(&one, "HEAD", "HALT", T1);
     add_verdict(&two, "HEAD", "APPROVE", "2026-01-05T00:00:00.000Z");
     // Pushing notes is never blocked by a verdict: they are not code.
     let s1 = env.triad(&one, &["notes", "sync"]);
-    s1.ok();
-    assert!(
-        s1.stdout.contains("origin has no verdicts yet."),
-        "{}",
-        s1.stdout
-    );
-    assert!(
-        s1.stdout.contains("Pushed refs/notes/triad to origin."),
-        "{}",
-        s1.stdout
+    assert_says(
+        &s1.ok().stdout,
+        &[
+            "origin has no verdicts yet.",
+            "Pushed refs/notes/triad to origin.",
+        ],
     );
 
     // A plain push from the second clone is rejected, merged and retried.
     let p2 = env.triad(&two, &["notes", "push"]);
-    p2.ok();
-    assert!(
-        p2.stdout.contains("fetching and merging them first"),
-        "{}",
-        p2.stdout
+    assert_says(
+        &p2.ok().stdout,
+        &[
+            "fetching and merging them first",
+            "Merged the verdicts of origin",
+        ],
     );
-    assert!(
-        p2.stdout.contains("Merged the verdicts of origin"),
-        "{}",
-        p2.stdout
+    let parents = git_stdout(
+        &env,
+        &two,
+        &["rev-list", "--parents", "-1", "refs/notes/triad"],
     );
-    let parents = env
-        .git(&two, &["rev-list", "--parents", "-1", "refs/notes/triad"])
-        .ok()
-        .stdout
-        .clone();
     assert_eq!(parents.split_whitespace().count(), 3);
 
     let f1 = env.triad(&one, &["notes", "fetch"]);
-    f1.ok();
-    assert!(f1.stdout.contains("fast-forward"), "{}", f1.stdout);
+    assert_says(&f1.ok().stdout, &["fast-forward"]);
     for clone in [&one, &two] {
         let lines = records(clone, "HEAD");
         assert_eq!(lines.len(), 2, "{lines:?}");
@@ -223,13 +192,9 @@ fn sync_between_two_clones_ends_with_the_union() {
         env.rev_parse(&bare, "refs/notes/triad")
     );
     let again = env.triad(&two, &["notes", "sync"]);
-    again.ok();
-    assert!(
-        again
-            .stdout
-            .contains("You already have every verdict origin has."),
-        "{}",
-        again.stdout
+    assert_says(
+        &again.ok().stdout,
+        &["You already have every verdict origin has."],
     );
 
     // git's own fetch, with the refspec init added, fills the tracking ref, never ours.

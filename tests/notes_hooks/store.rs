@@ -7,25 +7,31 @@ use std::process::Stdio;
 use git_triad::notes::{self, merge::merge_notes, NOTES_REF};
 use serde_json::json;
 
-use super::{add_verdict, open, review};
+use super::{add_verdict, assert_says, git_stdout, open, review, T1};
 use crate::common::TestEnv;
+
+/// The triad note on `rev`, as `git notes show` prints it.
+fn note_text(env: &TestEnv, dir: &Path, rev: &str) -> String {
+    git_stdout(env, dir, &["notes", "--ref=triad", "show", rev])
+}
+
+/// Asserts every entry of the `ls-tree` listing of the notes ref is a subtree.
+#[track_caller]
+fn assert_fanned_out(env: &TestEnv, dir: &Path, what: &str) {
+    let top = git_stdout(env, dir, &["ls-tree", NOTES_REF]);
+    assert!(top.lines().all(|l| l.contains(" tree ")), "{what}: {top}");
+}
 
 #[test]
 fn git_and_the_library_read_and_write_the_same_notes() {
     let env = TestEnv::new();
     let dir = env.repo("r", &[("a.txt", "a\n")]);
-    let head = add_verdict(&dir, "HEAD", "REJECT", "2026-01-01T00:00:00.000Z");
+    let head = add_verdict(&dir, "HEAD", "REJECT", T1);
 
     // What reviewers see.
     let log = env.git(&dir, &["log", "--notes=triad", "-1"]);
-    log.ok();
-    assert!(log.stdout.contains("Notes (triad):"), "{}", log.stdout);
-    assert!(log.stdout.contains(r#""kind":"review""#), "{}", log.stdout);
-    let shown = env
-        .git(&dir, &["notes", "--ref=triad", "show", "HEAD"])
-        .ok()
-        .stdout
-        .clone();
+    assert_says(&log.ok().stdout, &["Notes (triad):", r#""kind":"review""#]);
+    let shown = note_text(&env, &dir, "HEAD");
     let first = shown.lines().next().unwrap();
     let parsed: serde_json::Value = serde_json::from_str(first).unwrap();
     assert_eq!(
@@ -55,11 +61,7 @@ fn git_and_the_library_read_and_write_the_same_notes() {
 
     // Appending again what is there adds nothing; git still reads the note.
     notes::append(&repo, oid, &[lines[0].clone()]).unwrap();
-    let after = env
-        .git(&dir, &["notes", "--ref=triad", "show", "HEAD"])
-        .ok()
-        .stdout
-        .clone();
+    let after = note_text(&env, &dir, "HEAD");
     assert!(
         after.starts_with(&shown),
         "existing text is never rewritten"
@@ -83,11 +85,11 @@ fn patch_id_is_git_patch_id_stable() {
     for rev in ["HEAD", "HEAD~1"] {
         let oid = repo.revparse_single(rev).unwrap().id();
         let ours = notes::patch_id(&repo, oid).unwrap().unwrap();
-        let diff = env
-            .git(&dir, &["diff-tree", "-p", "--root", "--no-renames", rev])
-            .ok()
-            .stdout
-            .clone();
+        let diff = git_stdout(
+            &env,
+            &dir,
+            &["diff-tree", "-p", "--root", "--no-renames", rev],
+        );
         let mut child = env
             .command("git", &dir)
             .args(["patch-id", "--stable"])
@@ -148,18 +150,10 @@ fn eight_concurrent_writers_lose_nothing() {
     let repo = open(&dir);
     let lines = notes::read(&repo, git2::Oid::from_str(&head).unwrap()).unwrap();
     assert_eq!(lines.len(), 400);
-    let shown = env
-        .git(&dir, &["notes", "--ref=triad", "show", &head])
-        .ok()
-        .stdout
-        .clone();
+    let shown = note_text(&env, &dir, &head);
     assert_eq!(shown.lines().count(), 400);
     // No scratch refs are left behind.
-    let refs = env
-        .git(&dir, &["for-each-ref", "refs/triad/"])
-        .ok()
-        .stdout
-        .clone();
+    let refs = git_stdout(&env, &dir, &["for-each-ref", "refs/triad/"]);
     assert_eq!(refs, "");
 }
 
@@ -216,11 +210,7 @@ fn append_and_merge_keep_fanout_trees_correct() {
         notes::canonical_json(&l) + "\n"
     };
     fast_import_noted(&env, &dir, 300, NOTES_REF, |i| line(i, "ours"));
-    let top = env.git(&dir, &["ls-tree", NOTES_REF]).ok().stdout.clone();
-    assert!(
-        top.lines().all(|l| l.contains(" tree ")),
-        "fanned out: {top}"
-    );
+    assert_fanned_out(&env, &dir, "fanned out");
 
     let repo = open(&dir);
     let map = notes::note_map(&repo).unwrap();
@@ -228,25 +218,15 @@ fn append_and_merge_keep_fanout_trees_correct() {
     let tip = repo.revparse_single("main").unwrap().id();
     assert_eq!(notes::read(&repo, tip).unwrap().len(), 1);
     add_verdict(&dir, "main", "HALT", "2026-02-01T00:00:00.000Z");
-    let shown = env
-        .git(&dir, &["notes", "--ref=triad", "show", "main"])
-        .ok()
-        .stdout
-        .clone();
+    let shown = note_text(&env, &dir, "main");
     assert_eq!(shown.lines().count(), 2);
     assert_eq!(
-        env.git(&dir, &["notes", "--ref=triad", "list"])
-            .ok()
-            .stdout
+        git_stdout(&env, &dir, &["notes", "--ref=triad", "list"])
             .lines()
             .count(),
         300
     );
-    let top = env.git(&dir, &["ls-tree", NOTES_REF]).ok().stdout.clone();
-    assert!(
-        top.lines().all(|l| l.contains(" tree ")),
-        "still fanned out: {top}"
-    );
+    assert_fanned_out(&env, &dir, "still fanned out");
 
     // Another copy of the notes (same commits, other lines on some) merges by union.
     fast_import_noted(&env, &dir, 300, "refs/notes/theirs", |i| {
@@ -270,11 +250,7 @@ fn append_and_merge_keep_fanout_trees_correct() {
     }
     // 300 "ours" lines, 100 "theirs" lines, and the HALT appended above.
     assert_eq!(total, 401);
-    let parents = env
-        .git(&dir, &["rev-list", "--parents", "-1", NOTES_REF])
-        .ok()
-        .stdout
-        .clone();
+    let parents = git_stdout(&env, &dir, &["rev-list", "--parents", "-1", NOTES_REF]);
     assert_eq!(
         parents.split_whitespace().count(),
         3,

@@ -55,16 +55,7 @@ where
 
     // Tolerate stray blank lines before the request line, as RFC 9112 suggests.
     let request_line = loop {
-        line.clear();
-        let n = reader.read_line(&mut line).await?;
-        if n == 0 {
-            return Err(ReadError::Closed);
-        }
-        head_bytes += n;
-        if head_bytes > MAX_HEAD_BYTES {
-            return Err(ReadError::Bad("request head too large".into()));
-        }
-        let trimmed = line.trim_end_matches(['\r', '\n']);
+        let trimmed = read_head_line(&mut reader, &mut line, &mut head_bytes).await?;
         if !trimmed.is_empty() {
             break trimmed.to_string();
         }
@@ -81,16 +72,7 @@ where
 
     let mut headers: BTreeMap<String, String> = BTreeMap::new();
     loop {
-        line.clear();
-        let n = reader.read_line(&mut line).await?;
-        if n == 0 {
-            return Err(ReadError::Closed);
-        }
-        head_bytes += n;
-        if head_bytes > MAX_HEAD_BYTES {
-            return Err(ReadError::Bad("request head too large".into()));
-        }
-        let trimmed = line.trim_end_matches(['\r', '\n']);
+        let trimmed = read_head_line(&mut reader, &mut line, &mut head_bytes).await?;
         if trimmed.is_empty() {
             break;
         }
@@ -148,6 +130,28 @@ where
         headers,
         body,
     })
+}
+
+/// Reads the next line of the request head into `line`, adding its length to `head_bytes`
+/// (refused past [`MAX_HEAD_BYTES`]); returns it without its line ending.
+async fn read_head_line<'a, R>(
+    reader: &mut R,
+    line: &'a mut String,
+    head_bytes: &mut usize,
+) -> Result<&'a str, ReadError>
+where
+    R: tokio::io::AsyncBufRead + Unpin,
+{
+    line.clear();
+    let n = reader.read_line(line).await?;
+    if n == 0 {
+        return Err(ReadError::Closed);
+    }
+    *head_bytes += n;
+    if *head_bytes > MAX_HEAD_BYTES {
+        return Err(ReadError::Bad("request head too large".into()));
+    }
+    Ok(line.trim_end_matches(['\r', '\n']))
 }
 
 /// Decodes a chunked request body, skipping extensions and trailers.
@@ -254,6 +258,21 @@ fn head(
     out.into_bytes()
 }
 
+/// Writes the head announcing a `Content-Length` of `announced`, then `sent` as the body.
+async fn write_with_length<S: AsyncWrite + Unpin>(
+    stream: &mut S,
+    status: u16,
+    content_type: &str,
+    extra: &BTreeMap<String, String>,
+    announced: usize,
+    sent: &[u8],
+) -> std::io::Result<()> {
+    let mut out = head(status, content_type, extra, Framing::Length(announced));
+    out.extend_from_slice(sent);
+    stream.write_all(&out).await?;
+    stream.flush().await
+}
+
 /// Writes a complete response with a `Content-Length` body.
 pub(crate) async fn write_full<S: AsyncWrite + Unpin>(
     stream: &mut S,
@@ -262,10 +281,7 @@ pub(crate) async fn write_full<S: AsyncWrite + Unpin>(
     extra: &BTreeMap<String, String>,
     body: &[u8],
 ) -> std::io::Result<()> {
-    let mut out = head(status, content_type, extra, Framing::Length(body.len()));
-    out.extend_from_slice(body);
-    stream.write_all(&out).await?;
-    stream.flush().await
+    write_with_length(stream, status, content_type, extra, body.len(), body).await
 }
 
 /// Writes a chunked response, one chunk per SSE event, flushing each so the client really
@@ -303,10 +319,7 @@ pub(crate) async fn write_truncated<S: AsyncWrite + Unpin>(
 ) -> std::io::Result<()> {
     let announced = body.len().max(2);
     let sent = &body[..(body.len() / 2).min(announced - 1)];
-    let mut out = head(status, content_type, extra, Framing::Length(announced));
-    out.extend_from_slice(sent);
-    stream.write_all(&out).await?;
-    stream.flush().await
+    write_with_length(stream, status, content_type, extra, announced, sent).await
 }
 
 #[cfg(test)]

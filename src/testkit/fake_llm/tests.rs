@@ -14,12 +14,26 @@ pub(super) fn client() -> reqwest::Client {
 }
 
 pub(super) async fn post(server: &FakeServer, path: &str, body: Value) -> reqwest::Response {
+    post_url(format!("{}{}", server.base_url(), path), &body).await
+}
+
+/// POSTs `body` as JSON to `url`.
+async fn post_url(url: String, body: &Value) -> reqwest::Response {
     client()
-        .post(format!("{}{}", server.base_url(), path))
-        .json(&body)
+        .post(url)
+        .json(body)
         .send()
         .await
         .expect("request sent")
+}
+
+async fn get(url: String) -> reqwest::Response {
+    client().get(url).send().await.expect("request sent")
+}
+
+/// The body of `resp`, parsed as JSON.
+async fn json_of(resp: reqwest::Response) -> Value {
+    resp.json().await.expect("the body is JSON")
 }
 
 /// The `data:` payloads of an SSE body, parsed as JSON where possible.
@@ -36,6 +50,11 @@ fn sse_json(text: &str) -> Vec<Value> {
         .filter(|d| d.as_str() != "[DONE]")
         .map(|d| serde_json::from_str(d).expect("data is JSON"))
         .collect()
+}
+
+/// The [`sse_json`] events of the streamed answer to `body` POSTed to `path`.
+async fn streamed_events(server: &FakeServer, path: &str, body: Value) -> Vec<Value> {
+    sse_json(&post(server, path, body).await.text().await.unwrap())
 }
 
 const TOML_EXAMPLE: &str = r#"
@@ -126,7 +145,7 @@ async fn openai_whole_and_stream() {
     )
     .await;
     assert_eq!(resp.status(), 200);
-    let v: Value = resp.json().await.unwrap();
+    let v = json_of(resp).await;
     assert_eq!(v["object"], "chat.completion");
     assert_eq!(v["model"], "m1");
     assert_eq!(v["choices"][0]["message"]["role"], "assistant");
@@ -162,13 +181,12 @@ async fn openai_whole_and_stream() {
     assert_eq!(chunks[n - 1]["usage"]["total_tokens"], 9);
 
     // Without include_usage there is no usage chunk.
-    let resp = post(
+    let chunks = streamed_events(
         &server,
         "/v1/chat/completions",
         json!({"model": "m1", "stream": true}),
     )
     .await;
-    let chunks = sse_json(&resp.text().await.unwrap());
     assert!(chunks.iter().all(|c| c.get("usage").is_none()));
     assert_eq!(
         chunks.last().unwrap()["choices"][0]["finish_reason"],
@@ -192,13 +210,8 @@ async fn anthropic_text_tool_use_and_streams() {
         .rule(Rule::named("text").reply(Reply::text("bonjour").reported_model("other-model")));
     let server = FakeServer::start(script).await.unwrap();
 
-    let resp = post(
-        &server,
-        "/v1/messages",
-        json!({"model": "claude-x", "messages": []}),
-    )
-    .await;
-    let v: Value = resp.json().await.unwrap();
+    let plain = json!({"model": "claude-x", "messages": []});
+    let v = json_of(post(&server, "/v1/messages", plain).await).await;
     assert_eq!(v["type"], "message");
     assert_eq!(v["role"], "assistant");
     assert_eq!(v["model"], "other-model");
@@ -211,11 +224,7 @@ async fn anthropic_text_tool_use_and_streams() {
         json!([{"name": "first_tool", "input_schema": {}}, {"name": "emit", "input_schema": {}}]);
     let request = json!({"model": "claude-x", "messages": [{"role": "user", "content": "give json"}],
         "tools": tools, "tool_choice": {"type": "tool", "name": "emit"}});
-    let v: Value = post(&server, "/v1/messages", request.clone())
-        .await
-        .json()
-        .await
-        .unwrap();
+    let v = json_of(post(&server, "/v1/messages", request.clone()).await).await;
     assert_eq!(v["stop_reason"], "tool_use");
     assert_eq!(v["content"][0]["type"], "tool_use");
     assert_eq!(v["content"][0]["name"], "emit");
@@ -272,13 +281,12 @@ async fn anthropic_text_tool_use_and_streams() {
     assert!(delta["usage"]["output_tokens"].as_u64().unwrap() >= 1);
 
     // Streamed text.
-    let resp = post(
+    let events = streamed_events(
         &server,
         "/v1/messages",
         json!({"model": "claude-x", "stream": true}),
     )
     .await;
-    let events = sse_json(&resp.text().await.unwrap());
     let text: String = events
         .iter()
         .filter(|e| e["type"] == "content_block_delta")
@@ -302,15 +310,7 @@ async fn gemini_whole_sse_and_array() {
     let base = server.gemini_base_url();
     let body = json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}]});
 
-    let v: Value = client()
-        .post(format!("{base}/models/gemini-x:generateContent"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let v = json_of(post_url(format!("{base}/models/gemini-x:generateContent"), &body).await).await;
     let text = v["candidates"][0]["content"]["parts"][0]["text"]
         .as_str()
         .unwrap();
@@ -326,14 +326,11 @@ async fn gemini_whole_sse_and_array() {
     );
     assert_eq!(v["modelVersion"], "gemini-x");
 
-    let resp = client()
-        .post(format!(
-            "{base}/models/gemini-x:streamGenerateContent?alt=sse"
-        ))
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let resp = post_url(
+        format!("{base}/models/gemini-x:streamGenerateContent?alt=sse"),
+        &body,
+    )
+    .await;
     assert_eq!(resp.headers()["content-type"], "text/event-stream");
     let raw = resp.text().await.unwrap();
     assert!(
@@ -355,15 +352,14 @@ async fn gemini_whole_sse_and_array() {
     assert_eq!(last["usageMetadata"]["totalTokenCount"], 9);
     assert!(chunks[0].get("usageMetadata").is_none());
 
-    let v: Value = client()
-        .post(format!("{base}/models/gemini-x:streamGenerateContent"))
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let v = json_of(
+        post_url(
+            format!("{base}/models/gemini-x:streamGenerateContent"),
+            &body,
+        )
+        .await,
+    )
+    .await;
     assert!(v.as_array().unwrap().len() >= 2);
 
     let reqs = server.requests();
@@ -388,28 +384,20 @@ async fn ordered_replies_repeat_last_and_no_match() {
     let resp = post(&server, "/v1/chat/completions", ask.clone()).await;
     assert_eq!(resp.status(), 429);
     assert_eq!(resp.headers()["retry-after"], "0");
-    let v: Value = resp.json().await.unwrap();
+    let v = json_of(resp).await;
     assert_eq!(v["error"]["code"], "rate_limit_exceeded");
     for _ in 0..2 {
-        let v: Value = post(&server, "/v1/chat/completions", ask.clone())
-            .await
-            .json()
-            .await
-            .unwrap();
+        let v = json_of(post(&server, "/v1/chat/completions", ask.clone()).await).await;
         assert_eq!(v["choices"][0]["message"]["content"], "hello");
         assert_eq!(v["usage"]["prompt_tokens"], 12);
     }
 
     let b = json!({"model": "model-b"});
-    let v: Value = post(&server, "/v1/chat/completions", b.clone())
-        .await
-        .json()
-        .await
-        .unwrap();
+    let v = json_of(post(&server, "/v1/chat/completions", b.clone()).await).await;
     assert_eq!(v["choices"][0]["message"]["content"], "one");
     let resp = post(&server, "/v1/chat/completions", b).await;
     assert_eq!(resp.status(), 500);
-    let v: Value = resp.json().await.unwrap();
+    let v = json_of(resp).await;
     assert_eq!(v["error"]["type"], "no_rule");
     assert_eq!(
         v["error"]["message"],
@@ -466,7 +454,7 @@ async fn error_bodies_delay_models_and_recording() {
 
     let resp = post(&server, "/v1/messages", json!({"model": "c"})).await;
     assert_eq!(resp.status(), 529);
-    let v: Value = resp.json().await.unwrap();
+    let v = json_of(resp).await;
     assert_eq!(
         v,
         json!({"type": "error", "error": {"type": "overloaded_error", "message": "fake-llm: scripted error 529"}})
@@ -494,12 +482,7 @@ async fn error_bodies_delay_models_and_recording() {
     .await;
     assert_eq!(resp.status(), 200);
 
-    let resp = client()
-        .get(format!("{}/models", server.openai_base_url()))
-        .send()
-        .await
-        .unwrap();
-    let v: Value = resp.json().await.unwrap();
+    let v = json_of(get(format!("{}/models", server.openai_base_url())).await).await;
     let ids: Vec<&str> = v["data"]
         .as_array()
         .unwrap()
@@ -507,21 +490,10 @@ async fn error_bodies_delay_models_and_recording() {
         .map(|m| m["id"].as_str().unwrap())
         .collect();
     assert_eq!(ids, vec!["slow-model", "m2"]);
-    let v: Value = client()
-        .get(format!("{}/models", server.gemini_base_url()))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let v = json_of(get(format!("{}/models", server.gemini_base_url())).await).await;
     assert_eq!(v["models"][0]["name"], "models/slow-model");
 
-    let resp = client()
-        .get(format!("{}/nope", server.base_url()))
-        .send()
-        .await
-        .unwrap();
+    let resp = get(format!("{}/nope", server.base_url())).await;
     assert_eq!(resp.status(), 404);
 
     let reqs = server.requests();

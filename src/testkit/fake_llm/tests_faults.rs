@@ -18,6 +18,20 @@ fn faulty(fault: Fault) -> Script {
         .rule(Rule::named("fine").reply(Reply::text("recovered")))
 }
 
+/// A fresh server whose first answer is `fault` and every later one "recovered".
+async fn start_faulty(fault: Fault) -> FakeServer {
+    FakeServer::start(faulty(fault)).await.unwrap()
+}
+
+/// A streaming request on `path` to a fresh server with `fault`: the headers announce an
+/// event stream. The server is returned too, to live while the body is read.
+async fn faulty_stream(fault: Fault, path: &str) -> (FakeServer, reqwest::Response) {
+    let server = start_faulty(fault).await;
+    let resp = post(&server, path, json!({"model": "m", "stream": true})).await;
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    (server, resp)
+}
+
 /// Walks the error chain so we can see the io error kind under reqwest/hyper.
 fn io_kind(err: &reqwest::Error) -> Option<std::io::ErrorKind> {
     let mut source = err.source();
@@ -32,7 +46,7 @@ fn io_kind(err: &reqwest::Error) -> Option<std::io::ErrorKind> {
 
 #[tokio::test]
 async fn reset_is_a_connection_error_then_the_next_reply_answers() {
-    let server = FakeServer::start(faulty(Fault::Reset)).await.unwrap();
+    let server = start_faulty(Fault::Reset).await;
     let err = client()
         .post(format!("{}/chat/completions", server.openai_base_url()))
         .json(&json!({"model": "m"}))
@@ -62,41 +76,27 @@ async fn reset_is_a_connection_error_then_the_next_reply_answers() {
 
 #[tokio::test]
 async fn truncate_is_a_body_error() {
-    let server = FakeServer::start(faulty(Fault::Truncate)).await.unwrap();
+    let server = start_faulty(Fault::Truncate).await;
     let resp = post(&server, "/v1/messages", json!({"model": "m"})).await;
     assert_eq!(resp.status(), 200, "headers arrive intact");
     let err = resp.bytes().await.expect_err("body must be cut short");
     assert!(err.is_body() || err.is_decode(), "{err:?}");
 
     // Streams are cut too: the client sees some events, then an error.
-    let server = FakeServer::start(faulty(Fault::Truncate)).await.unwrap();
-    let resp = post(
-        &server,
-        "/v1/chat/completions",
-        json!({"model": "m", "stream": true}),
-    )
-    .await;
-    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    let (_server, resp) = faulty_stream(Fault::Truncate, "/v1/chat/completions").await;
     assert!(resp.text().await.is_err());
 }
 
 #[tokio::test]
 async fn malformed_is_not_json() {
-    let server = FakeServer::start(faulty(Fault::Malformed)).await.unwrap();
+    let server = start_faulty(Fault::Malformed).await;
     let resp = post(&server, "/v1/chat/completions", json!({"model": "m"})).await;
     assert_eq!(resp.status(), 200);
     assert_eq!(resp.headers()["content-type"], "application/json");
     let text = resp.text().await.unwrap();
     assert!(serde_json::from_str::<Value>(&text).is_err(), "{text}");
 
-    let server = FakeServer::start(faulty(Fault::Malformed)).await.unwrap();
-    let resp = post(
-        &server,
-        "/v1/messages",
-        json!({"model": "m", "stream": true}),
-    )
-    .await;
-    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    let (_server, resp) = faulty_stream(Fault::Malformed, "/v1/messages").await;
     let text = resp.text().await.unwrap();
     let data = text.lines().find_map(|l| l.strip_prefix("data: ")).unwrap();
     assert!(serde_json::from_str::<Value>(data).is_err(), "{data}");
@@ -104,7 +104,7 @@ async fn malformed_is_not_json() {
 
 #[tokio::test]
 async fn hang_times_out_but_is_recorded_and_shutdown_releases_it() {
-    let server = FakeServer::start(faulty(Fault::Hang)).await.unwrap();
+    let server = start_faulty(Fault::Hang).await;
     let start = Instant::now();
     let err = client()
         .post(format!(
@@ -125,7 +125,7 @@ async fn hang_times_out_but_is_recorded_and_shutdown_releases_it() {
 
     // A hanging request still in flight is released (connection closed) by shutdown.
     let url = format!("{}/v1/chat/completions", server.base_url());
-    let server2 = FakeServer::start(faulty(Fault::Hang)).await.unwrap();
+    let server2 = start_faulty(Fault::Hang).await;
     let url2 = format!("{}/v1/chat/completions", server2.base_url());
     let pending = tokio::spawn(async move { client().post(url2).json(&json!({})).send().await });
     while server2.requests().is_empty() {
