@@ -31,6 +31,19 @@ pub struct BlockFailure {
     pub already_applied: bool,
 }
 
+impl BlockFailure {
+    /// A failure of `block` for `reason`, without nearest lines.
+    fn of(block: &EditBlock, reason: String) -> Self {
+        BlockFailure {
+            path: block.path.clone(),
+            answer_line: block.answer_line,
+            reason,
+            nearest: None,
+            already_applied: false,
+        }
+    }
+}
+
 /// The outcome of applying a set of blocks.
 #[derive(Debug, Clone, Default)]
 pub struct Applied {
@@ -52,13 +65,7 @@ pub fn apply_blocks(
     let mut failures = Vec::new();
     let mut applied = Applied::default();
     for block in blocks {
-        let fail = |reason: String| BlockFailure {
-            path: block.path.clone(),
-            answer_line: block.answer_line,
-            reason,
-            nearest: None,
-            already_applied: false,
-        };
+        let fail = |reason: String| BlockFailure::of(block, reason);
         let path = match check_path(&block.path) {
             Ok(p) => p,
             Err(e) => {
@@ -152,13 +159,7 @@ pub fn apply_blocks(
 /// Replaces the one place `block.search` matches: exactly, else ignoring whitespace
 /// differences at line ends and in indentation.
 fn replace_once(text: &str, block: &EditBlock) -> Result<String, BlockFailure> {
-    let fail = |reason: String| BlockFailure {
-        path: block.path.clone(),
-        answer_line: block.answer_line,
-        reason,
-        nearest: None,
-        already_applied: false,
-    };
+    let fail = |reason: String| BlockFailure::of(block, reason);
     let exact = text.matches(block.search.as_str()).count();
     if exact == 1 {
         return Ok(text.replacen(block.search.as_str(), &block.replace, 1));
