@@ -259,3 +259,45 @@ fn append_and_merge_keep_fanout_trees_correct() {
     let fsck = env.git(&dir, &["fsck", "--no-progress"]);
     fsck.ok();
 }
+
+/// Processes (not threads) appending at once: the in-process turn-taking does not apply,
+/// so this is the compare-and-swap on `refs/notes/triad` alone. Each process records
+/// `git triad review --note` verdicts on its own commits; all land on the one notes ref.
+#[test]
+fn concurrent_processes_lose_no_verdict() {
+    let env = TestEnv::new();
+    let dir = env.repo("r", &[("a.txt", "a\n")]);
+    let mut commits = Vec::new();
+    for i in 0..24 {
+        env.write_files(&dir, &[(&format!("f{i}.txt"), "x\n")]);
+        env.commit_all(&dir, &format!("c{i}"));
+        commits.push(env.rev_parse(&dir, "HEAD"));
+    }
+    let children: Vec<_> = commits
+        .chunks(4)
+        .map(|mine| {
+            let script = mine
+                .iter()
+                .map(|c| {
+                    format!(
+                        "\"{}\" review {c} --no-model --note >/dev/null || exit 1",
+                        crate::common::bin().display()
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            env.command("sh", &dir)
+                .args(["-c", &script])
+                .spawn()
+                .expect("spawn a writer")
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success(), "a writer failed");
+    }
+    let repo = open(&dir);
+    for c in &commits {
+        let lines = notes::read(&repo, git2::Oid::from_str(c).unwrap()).unwrap();
+        assert_eq!(lines.len(), 1, "the verdict on {c} was lost");
+    }
+}
