@@ -223,13 +223,6 @@ pub fn append(repo: &Repository, commit: Oid, lines: &[Value]) -> Result<(), Not
         return Ok(());
     }
     let sig = crate::git::signature(repo);
-    // Writers in one process take turns. The compare-and-swap alone should be enough, but
-    // under heavy contention from many threads (8 writers x 50 lines, each with its own
-    // Repository) one write in several thousand was observed lost; serializing in-process
-    // writers costs nothing for the one-writer pipeline and removes that window. Writers in
-    // other processes are still kept apart by the compare-and-swap.
-    static WRITERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let _turn = WRITERS.lock().unwrap_or_else(|e| e.into_inner());
     let scratch = ScratchRef::new(repo, "append");
     for attempt in 0..MAX_APPEND_TRIES {
         let tip = ref_target(repo, NOTES_REF)?;
