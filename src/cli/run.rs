@@ -251,9 +251,9 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         reconcile: args.reconcile,
         reconcile_model: args.reconcile_model.clone(),
     };
-    let mut state = pipeline::plan(repo, &loaded, profile.as_deref(), &req).map_err(start_error)?;
+    let (mut state, spec) =
+        pipeline::plan(repo, &loaded, profile.as_deref(), &req).map_err(start_error)?;
     ensure_local_servers(ctx, &loaded, &state)?;
-    let (spec, _) = pipeline::plan::committed_task(repo, &args.task).map_err(start_error)?;
     if let Ok(statuses) = repo.statuses(None) {
         let dirty = statuses.iter().any(|s| {
             !s.status().is_empty()

@@ -81,8 +81,12 @@ pub fn new_run_id() -> String {
     format!("{date}-{time}-{suffix:04x}")
 }
 
-/// Loads the TaskSpec as committed at HEAD, refusing an untracked or modified one.
-pub fn committed_task(repo: &Repository, slug: &str) -> Result<(TaskSpec, git2::Oid), StartError> {
+/// Loads the TaskSpec as committed at HEAD, refusing an untracked or modified one; returns
+/// the spec, its blob id and HEAD (the run's base).
+pub fn committed_task(
+    repo: &Repository,
+    slug: &str,
+) -> Result<(TaskSpec, git2::Oid, git2::Oid), StartError> {
     if !spec::valid_slug(slug) {
         return Err(usage(
             format!("`{slug}` is not a valid task slug"),
@@ -130,7 +134,7 @@ pub fn committed_task(repo: &Repository, slug: &str) -> Result<(TaskSpec, git2::
                 .map_err(|_| usage(format!("{path} is not UTF-8 text"), "save it as UTF-8"))?;
             let spec = TaskSpec::parse(text, &path, slug)
                 .map_err(|e| usage(e.to_string(), "fix the TaskSpec, commit it, and run again"))?;
-            Ok((spec, entry.id()))
+            Ok((spec, entry.id(), head.id()))
         }
     }
 }
@@ -224,14 +228,15 @@ pub fn assign_models(
     Ok(stages)
 }
 
-/// Plans a run and returns its initial state (nothing is written yet).
+/// Plans a run and returns its initial state and the committed TaskSpec (nothing is
+/// written yet).
 pub fn plan(
     repo: &Repository,
     loaded: &LoadedConfig,
     profile: Option<&str>,
     req: &RunRequest,
-) -> Result<RunState, StartError> {
-    let (_spec, blob) = committed_task(repo, &req.task)?;
+) -> Result<(RunState, TaskSpec), StartError> {
+    let (spec, blob, head) = committed_task(repo, &req.task)?;
     let c = &loaded.config;
     let mode = req.mode.unwrap_or(c.arbiter.mode);
     let stages = assign_models(loaded, profile, req, mode)?;
@@ -249,25 +254,16 @@ pub fn plan(
             ));
         }
     }
-    let head = repo
-        .head()
-        .ok()
-        .and_then(|h| h.peel_to_commit().ok())
-        .ok_or_else(|| {
-            repo_err(
-                "HEAD does not point to a commit",
-                "check out a branch with commits",
-            )
-        })?;
+
     let run_id = new_run_id();
     let budget = req.budget.or(c.budget.run_usd).filter(|b| *b > 0.0);
-    Ok(RunState {
+    let state = RunState {
         v: 1,
         branch: format!("triad/{}/{run_id}", req.task),
         run_id,
         task: req.task.clone(),
         task_blob: blob.to_string(),
-        base: head.id().to_string(),
+        base: head.to_string(),
         status: RunStatus::Running,
         message: "started".into(),
         mode: serde_json::to_value(mode)
@@ -299,5 +295,6 @@ pub fn plan(
         started: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
-    })
+    };
+    Ok((state, spec))
 }
