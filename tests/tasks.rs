@@ -4,8 +4,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-use git_triad::pipeline::stage::{Outcome, StageMeta};
 use git_triad::task::machine::allowed;
+use git_triad::task::outcome::{Outcome, StageMeta};
 use git_triad::task::state::{parse_history, EventKind};
 use git_triad::task::{
     store, workflow, Actor, Answer, ArbiterDecision, Decision, Machine, TaskError, TaskState,

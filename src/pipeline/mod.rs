@@ -12,4 +12,4 @@ pub mod stage;
 pub use plan::{plan, RunRequest, StartError};
 pub use record::{list_runs, Recorder, RunState, RunStatus};
 pub use run::Runner;
-pub use stage::{Outcome, Stage, StageMeta};
+pub use stage::Stage;

@@ -10,13 +10,14 @@ use serde_json::{json, Value};
 
 use super::context::{prompt, stage_message, StageContext};
 use super::record::{AttemptRecord, Recorder, RunState, RunStatus};
-use super::stage::{outcome_details, parse_meta, Outcome, Stage};
+use super::stage::Stage;
 use crate::arbiter::{feedback, review, ArbiterAnswer, ArbiterReview, Verdict};
 use crate::config::{LoadedConfig, OnExhausted};
 use crate::edit::{apply_blocks, parse_edit_blocks, render_failures};
 use crate::git::worktree::{run_command, TempWorktree};
 use crate::git::{self, GitError, TreeFiles};
 use crate::model::{ChatRequest, ModelClient, ModelError};
+use crate::task::outcome::{outcome_details, parse_meta, Outcome, StageMeta};
 use crate::task::TaskSpec;
 
 /// Drives one run.
@@ -517,7 +518,7 @@ impl Runner<'_> {
         stage: Stage,
         stage_model: &str,
         commit: Oid,
-        meta: &super::stage::StageMeta,
+        meta: &StageMeta,
     ) -> Result<ArbiterReview, ModelError> {
         let idx = state.current;
         let repo = self.repo;
@@ -706,7 +707,7 @@ impl Runner<'_> {
         state: &mut RunState,
         rec: &mut Recorder<'_>,
         mut attempt: AttemptRecord,
-        meta: &super::stage::StageMeta,
+        meta: &StageMeta,
     ) -> Result<bool, RunError> {
         let idx = state.current;
         let stage = state.stages[idx].stage;

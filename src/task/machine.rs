@@ -9,10 +9,11 @@
 //! every transition checks this again against the actor it records. There is no delete.
 
 use super::error::TaskError;
-use super::response::{route_with, ArbiterDecision, SpecialistResponse};
+use super::outcome::Outcome;
+use super::response::{ArbiterDecision, SpecialistResponse};
+use super::route::route_with;
 use super::spec::valid_slug;
 use super::state::{Actor, Answer, EventKind, HistoryEntry, Task, TaskState, FORMAT_VERSION};
-use crate::pipeline::stage::Outcome;
 
 mod decide;
 
@@ -485,7 +486,7 @@ fn review_duty(who: &str, run: &str) -> Duty {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::stage::StageMeta;
+    use crate::task::outcome::StageMeta;
     use crate::task::response::Decision;
 
     type Op = Box<dyn Fn(&mut Machine) -> Result<(), TaskError>>;

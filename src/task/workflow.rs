@@ -13,11 +13,11 @@ use git2::Repository;
 use super::answers;
 use super::error::TaskError;
 use super::machine::Machine;
+use super::outcome::{Outcome, StageMeta};
 use super::response::{ArbiterDecision, Decision, SpecialistResponse};
 use super::spec::{self, valid_slug, TASKS_DIR};
 use super::state::{Actor, Answer, Task, TaskState};
 use super::store;
-use crate::pipeline::stage::{Outcome, StageMeta};
 
 /// The timestamp every entry of one change carries.
 fn now() -> String {

@@ -1,0 +1,192 @@
+//! The stage outcome protocol (seed 004): the structured outcome and metadata every stage
+//! answer carries besides its edits. It lives with tasks because the task state machine
+//! routes every outcome that is not APPROVE.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// The structured outcome every stage answer carries (seed 004). There is no free-form
+/// "reject": every "no" says what would unblock it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Outcome {
+    /// The stage did its work.
+    Approve,
+    /// Missing inputs; `questions` says which.
+    NeedsInfo,
+    /// Wrong role; `suggested_role` says which.
+    OutOfScope,
+    /// A dependency must come first; `dependencies` says which.
+    Blocked,
+    /// Infeasible under the constraints; `alternatives` proposes a cheaper path.
+    TooCostly,
+    /// Violates a rule; `policy_refs` and `alternatives`.
+    PolicyViolation,
+    /// Too uncertain; `evidence_needed`.
+    LowConfidence,
+}
+
+impl Outcome {
+    /// The wire name (`NEEDS_INFO`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Approve => "APPROVE",
+            Outcome::NeedsInfo => "NEEDS_INFO",
+            Outcome::OutOfScope => "OUT_OF_SCOPE",
+            Outcome::Blocked => "BLOCKED",
+            Outcome::TooCostly => "TOO_COSTLY",
+            Outcome::PolicyViolation => "POLICY_VIOLATION",
+            Outcome::LowConfidence => "LOW_CONFIDENCE",
+        }
+    }
+}
+
+/// A dependency named by a BLOCKED outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dependency {
+    /// What must be done.
+    pub task: String,
+    /// Who should do it.
+    #[serde(default)]
+    pub owner: String,
+}
+
+/// The fenced JSON metadata block of a stage answer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageMeta {
+    /// One sentence: what changed and why.
+    #[serde(default)]
+    pub summary: String,
+    /// Self-assessed confidence.
+    #[serde(default)]
+    pub confidence: Option<f64>,
+    /// The structured outcome.
+    pub outcome: Outcome,
+    /// NEEDS_INFO questions.
+    #[serde(default)]
+    pub questions: Vec<String>,
+    /// Cross-domain suggestions.
+    #[serde(default)]
+    pub suggestions: Vec<Value>,
+    /// Disagreements with earlier stages.
+    #[serde(default)]
+    pub objections: Vec<Value>,
+    /// BLOCKED dependencies.
+    #[serde(default)]
+    pub dependencies: Vec<Dependency>,
+    /// OUT_OF_SCOPE: the role that should do it.
+    #[serde(default)]
+    pub suggested_role: Option<String>,
+    /// TOO_COSTLY / POLICY_VIOLATION alternatives.
+    #[serde(default)]
+    pub alternatives: Vec<Value>,
+    /// POLICY_VIOLATION rules.
+    #[serde(default)]
+    pub policy_refs: Vec<Value>,
+    /// LOW_CONFIDENCE: what would raise confidence.
+    #[serde(default)]
+    pub evidence_needed: Vec<String>,
+    /// APPROVE conditions.
+    #[serde(default)]
+    pub conditions: Vec<String>,
+    /// The verifier's manifest (seed 000 §B11.3).
+    #[serde(default)]
+    pub implementation_summary: Option<Value>,
+}
+
+/// Parses the metadata block, explaining what is wrong in words a model can act on.
+pub fn parse_meta(answer: &str) -> Result<StageMeta, String> {
+    let Some(json) = crate::edit::metadata_json(answer) else {
+        return Err("your answer has no fenced ```json metadata block at the end; add one with summary, confidence and outcome".into());
+    };
+    let value: Value = serde_json::from_str(json)
+        .map_err(|e| format!("the ```json metadata block is not valid JSON ({e})"))?;
+    if let Some(o) = value.get("outcome").and_then(Value::as_str) {
+        let known = [
+            "APPROVE",
+            "NEEDS_INFO",
+            "OUT_OF_SCOPE",
+            "BLOCKED",
+            "TOO_COSTLY",
+            "POLICY_VIOLATION",
+            "LOW_CONFIDENCE",
+        ];
+        if !known.contains(&o) {
+            return Err(format!(
+                "`outcome` is \"{o}\", which is not allowed: use one of {} (a plain \"no\" must say what would unblock it)",
+                known.join(", ")
+            ));
+        }
+    }
+    serde_json::from_value(value)
+        .map_err(|e| format!("the ```json metadata block does not have the required fields ({e})"))
+}
+
+/// Human text of an outcome's details (for records and messages).
+pub fn outcome_details(meta: &StageMeta) -> String {
+    let list = |v: &[String]| {
+        v.iter()
+            .map(|q| format!("  - {q}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let values = |v: &[Value]| {
+        v.iter()
+            .map(|x| {
+                format!(
+                    "  - {}",
+                    x.as_str()
+                        .map(str::to_string)
+                        .unwrap_or_else(|| x.to_string())
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    match meta.outcome {
+        Outcome::Approve => meta.summary.clone(),
+        Outcome::NeedsInfo => format!("questions:\n{}", list(&meta.questions)),
+        Outcome::OutOfScope => format!(
+            "suggested role: {}",
+            meta.suggested_role.as_deref().unwrap_or("(none given)")
+        ),
+        Outcome::Blocked => format!(
+            "dependencies:\n{}",
+            meta.dependencies
+                .iter()
+                .map(|d| format!(
+                    "  - {} (owner: {})",
+                    d.task,
+                    if d.owner.is_empty() {
+                        "unassigned"
+                    } else {
+                        &d.owner
+                    }
+                ))
+                .collect::<Vec<_>>()
+                .join("\n")
+        ),
+        Outcome::TooCostly => format!("alternatives:\n{}", values(&meta.alternatives)),
+        Outcome::PolicyViolation => format!(
+            "policy:\n{}\nalternatives:\n{}",
+            values(&meta.policy_refs),
+            values(&meta.alternatives)
+        ),
+        Outcome::LowConfidence => format!("evidence needed:\n{}", list(&meta.evidence_needed)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn meta_requires_a_structured_outcome() {
+        let ok = parse_meta("x\n```json\n{\"summary\":\"s\",\"outcome\":\"NEEDS_INFO\",\"questions\":[\"q?\"]}\n```").unwrap();
+        assert_eq!(ok.outcome, Outcome::NeedsInfo);
+        let e = parse_meta("```json\n{\"outcome\":\"REJECT\"}\n```").unwrap_err();
+        assert!(e.contains("not allowed"), "{e}");
+        assert!(parse_meta("```json\n{\"summary\":\"s\"}\n```").is_err());
+        assert!(parse_meta("no block").is_err());
+    }
+}
