@@ -453,7 +453,7 @@ fn halt_at_the_architect_stops_before_implement() {
         "{}",
         r.stdout
     );
-    assert!(r.stdout.contains("Options:"), "{}", r.stdout);
+    assert!(r.stdout.contains("next: options:"), "{}", r.stdout);
     assert!(s.requests_for("implement").is_empty());
     // The halted attempt carries a HALT note.
     let commits = s.git(&["notes", "--ref=triad", "list"]);
@@ -695,7 +695,7 @@ fn needs_info_waits_exit_6_then_answers_resume_the_same_stage() {
     let out = run_json(&r.stdout);
     assert_eq!(out["status"], "waiting_on_user");
     assert!(
-        out["message"]
+        out["hints"][0]
             .as_str()
             .unwrap()
             .contains("git triad task answer add-sub"),

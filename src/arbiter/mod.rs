@@ -6,6 +6,7 @@ pub mod feedback;
 pub mod gather;
 pub mod review;
 pub mod schema;
+pub mod service;
 
 pub use schema::{
     Alternative, ArbiterAnswer, ArbiterReview, Category, Floor, Issue, IssueAnswer, Severity,

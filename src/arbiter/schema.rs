@@ -68,6 +68,17 @@ pub enum Severity {
     Suggestion,
 }
 
+impl Severity {
+    /// The lowercase name (`critical`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Critical => "critical",
+            Severity::Warning => "warning",
+            Severity::Suggestion => "suggestion",
+        }
+    }
+}
+
 /// Issue category (seed 000 §B3.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -84,6 +95,20 @@ pub enum Category {
     EdgeCase,
     /// An API, import or fact that does not exist.
     Hallucination,
+}
+
+impl Category {
+    /// The snake_case name (`edge_case`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Logic => "logic",
+            Category::Pattern => "pattern",
+            Category::Security => "security",
+            Category::Performance => "performance",
+            Category::EdgeCase => "edge_case",
+            Category::Hallucination => "hallucination",
+        }
+    }
 }
 
 /// One problem as the arbiter model reports it.

@@ -3,6 +3,7 @@
 pub mod completions;
 pub mod config;
 pub mod error;
+mod explain;
 pub mod hook;
 pub mod init;
 pub mod local;
@@ -10,6 +11,7 @@ pub mod log;
 pub mod models;
 pub mod notes;
 pub mod r#override;
+mod progress;
 pub mod reconcile;
 pub mod review;
 pub mod run;

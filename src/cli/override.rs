@@ -4,7 +4,8 @@ use clap::{Args, ValueEnum};
 
 use super::notes::{require_repo, resolve_commit, short_and_subject};
 use super::{ok, out, CommandError, CommandResult, Context};
-use crate::notes::{self, OverrideRecord};
+use crate::arbiter::Verdict;
+use crate::notes::{self, OverrideRecord, Record};
 
 /// Record that a person overrules a commit's verdict (appended as a note; nothing is deleted).
 #[derive(Debug, Args)]
@@ -31,10 +32,10 @@ pub enum OverrideVerdict {
 }
 
 impl OverrideVerdict {
-    fn as_str(self) -> &'static str {
+    fn verdict(self) -> Verdict {
         match self {
-            OverrideVerdict::Approve => "APPROVE",
-            OverrideVerdict::Flag => "FLAG",
+            OverrideVerdict::Approve => Verdict::Approve,
+            OverrideVerdict::Flag => Verdict::Flag,
         }
     }
 }
@@ -55,7 +56,7 @@ pub fn run(ctx: &Context, args: &OverrideArgs) -> CommandResult {
             .hint(format!("`git triad show {short}` lists its notes"))
             .hint("the pre-push gate blocks unreviewed commits only when \"missing\" is in hooks.pre_push.block_on"));
     };
-    let verdict = args.verdict.as_str();
+    let verdict = args.verdict.verdict().as_str();
     if current.verdict == verdict {
         return Err(CommandError::usage(format!(
             "the verdict of {short} is already {verdict}"
@@ -66,17 +67,16 @@ pub fn run(ctx: &Context, args: &OverrideArgs) -> CommandResult {
             .hint("set it with `git config user.name \"Your Name\"` and `git config user.email you@example.com`")
     })?;
     let who = format!("{name} <{email}>");
-    let patch_id = notes::patch_id(repo, commit.id())?;
-    let commit_hex = commit.id().to_string();
-    let line = notes::override_line(&OverrideRecord {
-        verdict,
-        overrides: &current.verdict,
-        reason,
-        who: &who,
-        patch_id: patch_id.as_deref(),
-        commit: &commit_hex,
-    });
-    notes::append(repo, commit.id(), &[line])?;
+    notes::record(
+        repo,
+        commit.id(),
+        Record::Override(OverrideRecord {
+            verdict: args.verdict.verdict(),
+            overrides: current.verdict.clone(),
+            reason: reason.to_string(),
+            who,
+        }),
+    )?;
     out(&format!(
         "Recorded your override of {short} ({subject}): {} is now {verdict}.\n\
          Share it with `git triad notes push`.\n",

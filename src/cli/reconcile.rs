@@ -2,11 +2,11 @@
 
 use clap::Args;
 
-use super::run::{need_repo, report_state, Parts};
+use super::run::{load_run, need_repo, recorded_spec, report, with_run};
 use super::{CommandError, CommandResult, Context};
 use crate::arbiter::Verdict;
 use crate::exit::ExitCode;
-use crate::pipeline::{Recorder, RunStatus};
+use crate::pipeline::RunStatus;
 
 /// Re-run the Implementation Summary Reconciliation on a finished run.
 ///
@@ -30,13 +30,7 @@ pub struct ReconcileArgs {
 pub fn run(ctx: &Context, args: &ReconcileArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let loaded = ctx.load_config()?;
-    let mut state = Recorder::open(repo, &args.run_id)
-        .load()
-        .map_err(CommandError::failure)?
-        .ok_or_else(|| {
-            CommandError::usage(format!("there is no run `{}`", args.run_id))
-                .hint("`git triad log` lists the runs of this repository")
-        })?;
+    let mut state = load_run(repo, &args.run_id)?;
     if !matches!(
         state.status,
         RunStatus::Approved | RunStatus::Flagged | RunStatus::Halted
@@ -55,12 +49,9 @@ pub fn run(ctx: &Context, args: &ReconcileArgs) -> CommandResult {
     if let Some(m) = &args.reconcile_model {
         state.reconcile.get_or_insert_with(Default::default).model = Some(m.clone());
     }
-    let parts = Parts::from_run(ctx, repo, &loaded, &state)?;
-    let runner = parts.runner(ctx, repo, &loaded);
-    let verdict = runner
-        .reconcile_again(&mut state, &parts.spec)
-        .map_err(CommandError::failure)?;
-    report_state(&state, args.json)?;
+    let spec = recorded_spec(repo, &state)?;
+    let (verdict, state) = with_run(ctx, repo, &loaded, state, spec, |run| run.reconcile_again())?;
+    report(&state, args.json)?;
     Ok(match verdict {
         Some(Verdict::Halt) => ExitCode::Halt,
         Some(Verdict::Reject) => ExitCode::Error,

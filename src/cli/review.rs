@@ -2,17 +2,16 @@
 
 use std::process::{Command, Stdio};
 
-use clap::{Args, ValueEnum};
-use serde_json::json;
-
 use super::run::need_repo;
 use super::{out, CommandError, CommandResult, Context};
 use crate::arbiter::gather::gather;
-use crate::arbiter::{review, ArbiterAnswer, ArbiterReview, Verdict};
+use crate::arbiter::review::ReviewInput;
+use crate::arbiter::service::{facts_only, Arbiter};
+use crate::arbiter::{ArbiterReview, Verdict};
 use crate::config::Role;
 use crate::exit::ExitCode;
-use crate::model::budget::Ledger;
-use crate::model::ModelClient;
+use crate::notes::{Record, ReviewRecord};
+use clap::{Args, ValueEnum};
 
 /// Output formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -158,34 +157,7 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
     let read = |p: &str| crate::git::TreeFiles::new(repo, new.clone()).text(p);
 
     let review: ArbiterReview = if args.no_model {
-        let model_verdict = if g.findings.iter().any(|f| f.severity != "critical") {
-            Verdict::Flag
-        } else {
-            Verdict::Approve
-        };
-        let answer = ArbiterAnswer {
-            verdict: model_verdict,
-            confidence: 1.0,
-            reasoning: format!(
-                "deterministic checks only: {} finding(s) in {} changed file(s)",
-                g.findings.len(),
-                g.files.len()
-            ),
-            issues: vec![],
-            alternatives: vec![],
-        };
-        let mut r = review::finish(
-            "review",
-            "human",
-            "none (--no-model)",
-            answer,
-            &read,
-            &g.findings,
-            None,
-            0.0,
-        );
-        r.model_verdict = model_verdict;
-        r
+        facts_only("review", &g.findings, g.files.len(), &read, None)
     } else {
         let loaded = ctx.load_config()?;
         let profile = loaded.active_profile(&ctx.env);
@@ -193,10 +165,8 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
             Some(m) => vec![m.clone()],
             None => loaded.role_models(Role::Arbiter, profile.as_deref()),
         };
-        let ledger = Ledger::new(repo.path().join("triad").join("ledger.jsonl"));
-        let client =
-            ModelClient::new(&loaded.config, ctx.env_lookup()).with_ledger(ledger, &loaded.config);
-        let input = review::ReviewInput {
+        let client = super::run::client_for(ctx, repo, &loaded);
+        let input = ReviewInput {
             stage: "review",
             reviewed_model: "a human or another tool",
             task: "## Task\nReview this change as it stands; no TaskSpec was given.",
@@ -206,41 +176,24 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
             previous_flags: &[],
             verify: None,
         };
-        let system = crate::pipeline::context::prompt(&loaded.config, "arbiter", repo.workdir());
-        let req = review::build_request(&system, &input);
+        let system = crate::config::prompt(&loaded.config, "arbiter", repo.workdir());
         let rt = super::runtime()?;
-        let result =
-            rt.block_on(client.chat_structured::<ArbiterAnswer>(Role::Arbiter, &candidates, &req))?;
-        let cost = result.completion.records.iter().map(|r| r.cost_usd).sum();
-        review::finish(
-            "review",
-            "human",
-            &result.completion.model,
-            result.value,
-            &read,
-            &g.findings,
-            None,
-            cost,
-        )
+        let arbiter = Arbiter::new(&client, candidates);
+        let mut reviewed = rt.block_on(arbiter.review(&system, &input, &read))?.review;
+        reviewed.reviewed_model = "human".into();
+        reviewed
     };
 
     if args.note {
         if let Some(tip) = tip {
-            let mut line = serde_json::to_value(&review).unwrap_or_default();
-            if let serde_json::Value::Object(o) = &mut line {
-                o.insert("v".into(), json!(1));
-                o.insert("kind".into(), json!("review"));
-                o.insert("run".into(), json!(null));
-                o.insert("attempt".into(), json!(1));
-                o.insert(
-                    "patch_id".into(),
-                    json!(crate::notes::patch_id(repo, tip).ok().flatten()),
-                );
-                o.insert("commit".into(), json!(tip.to_string()));
-                o.insert("ts".into(), json!(crate::notes::now_ts()));
-                o.insert("stage_reviewed".into(), json!("review"));
-            }
-            crate::notes::append(repo, tip, &[line]).map_err(|e| {
+            let record = Record::Review(Box::new(ReviewRecord {
+                run: None,
+                task: None,
+                attempt: 1,
+                stage_reviewed: "review".into(),
+                review: review.clone(),
+            }));
+            crate::notes::record(repo, tip, record).map_err(|e| {
                 CommandError::failure(format!("could not record the verdict note: {e}"))
             })?;
         }

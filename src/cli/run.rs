@@ -1,17 +1,17 @@
 //! `git triad run` and `git triad resume`: the pipeline on a committed TaskSpec.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
 
 use clap::Args;
-use serde_json::json;
 
 use super::{out, CommandError, CommandResult, Context};
 use crate::config::{ArbiterMode, LoadedConfig, Role};
 use crate::exit::ExitCode;
 use crate::model::budget::Ledger;
 use crate::model::ModelClient;
-use crate::pipeline::{self, Recorder, RunRequest, RunState, RunStatus, Runner, Stage, StartError};
+use crate::pipeline::{
+    self, Recorder, Run, RunEnv, RunRequest, RunState, RunStatus, Stage, VerifyPlan,
+};
 use crate::task::TaskSpec;
 
 fn parse_mode(s: &str) -> Result<ArbiterMode, String> {
@@ -98,27 +98,6 @@ pub struct ResumeArgs {
     pub json: bool,
 }
 
-fn start_error(e: StartError) -> CommandError {
-    match e {
-        StartError::Usage { message, hint } => {
-            let err = CommandError::usage(message);
-            if hint.is_empty() {
-                err
-            } else {
-                err.hint(hint)
-            }
-        }
-        StartError::Repo { message, hint } => {
-            let err = CommandError::failure(message);
-            if hint.is_empty() {
-                err
-            } else {
-                err.hint(hint)
-            }
-        }
-    }
-}
-
 /// The repository, or an error that says how to get one.
 pub fn need_repo(ctx: &Context) -> CommandResult<&git2::Repository> {
     ctx.repo.as_ref().ok_or_else(|| {
@@ -136,40 +115,6 @@ pub fn status_exit(status: RunStatus) -> ExitCode {
         RunStatus::BudgetExceeded => ExitCode::BudgetExceeded,
         RunStatus::WaitingOnUser => ExitCode::WaitingOnUser,
         RunStatus::Failed | RunStatus::Running => ExitCode::Error,
-    }
-}
-
-fn verify_command(
-    ctx: &Context,
-    loaded: &LoadedConfig,
-    spec: &TaskSpec,
-) -> (Option<(String, Duration)>, Option<String>) {
-    let default_timeout = loaded.config.verify.timeout_secs;
-    if let Some(v) = &spec.verify {
-        if !v.command.trim().is_empty() {
-            if ctx.trusted() {
-                return (
-                    Some((
-                        v.command.clone(),
-                        Duration::from_secs(v.timeout_secs.unwrap_or(default_timeout)),
-                    )),
-                    None,
-                );
-            }
-            return (
-                None,
-                Some("the TaskSpec's verify command was not run: this clone is not trusted (after reading it, `git config triad.trusted true`)".into()),
-            );
-        }
-    }
-    let c = loaded.config.verify.command.trim();
-    if c.is_empty() {
-        (None, Some("no verify command is configured".into()))
-    } else {
-        (
-            Some((c.to_string(), Duration::from_secs(default_timeout))),
-            None,
-        )
     }
 }
 
@@ -199,7 +144,9 @@ fn ensure_local_servers(
     Ok(())
 }
 
-fn client_for(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig) -> ModelClient {
+/// A model client whose calls are also appended to the repository's cost ledger (the
+/// daily and monthly caps read it).
+pub fn client_for(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig) -> ModelClient {
     let ledger = Ledger::new(repo.path().join("triad").join("ledger.jsonl"));
     ModelClient::new(&loaded.config, ctx.env_lookup()).with_ledger(ledger, &loaded.config)
 }
@@ -251,8 +198,8 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         reconcile: args.reconcile,
         reconcile_model: args.reconcile_model.clone(),
     };
-    let (mut state, spec) =
-        pipeline::plan(repo, &loaded, profile.as_deref(), &req).map_err(start_error)?;
+    let (state, spec) = pipeline::plan(repo, &loaded, profile.as_deref(), &req)
+        .map_err(super::explain::start_error)?;
     ensure_local_servers(ctx, &loaded, &state)?;
     if let Ok(statuses) = repo.statuses(None) {
         let dirty = statuses.iter().any(|s| {
@@ -263,40 +210,38 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         if dirty && !ctx.quiet {
             eprintln!(
                 "triad: note: your uncommitted changes are not part of this run; it starts from HEAD ({})",
-                &state.base[..10]
+                state.base.short()
             );
         }
     }
-    let parts = Parts::new(ctx, repo, &loaded, spec);
-    let runner = parts.runner(ctx, repo, &loaded);
     if !ctx.quiet {
         eprintln!(
             "triad: run {} of task `{}` on branch {} (arbiter: {})",
-            state.run_id, state.task, state.branch, state.mode
+            state.run_id,
+            state.task,
+            state.branch,
+            serde_json::to_value(state.mode)
+                .unwrap_or_default()
+                .as_str()
+                .unwrap_or("")
         );
     }
-    runner.start(&state).map_err(CommandError::failure)?;
-    runner
-        .execute(&mut state, &parts.spec)
-        .map_err(CommandError::failure)?;
-    report(&state, args.json)
+    drive(ctx, repo, &loaded, state, spec, args.json, |run| {
+        run.start()
+    })
 }
 
 /// Runs `git triad resume`.
 pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let loaded = ctx.load_config()?;
-    let rec = Recorder::open(repo, &args.run_id);
-    let mut state = rec.load().map_err(CommandError::failure)?.ok_or_else(|| {
-        CommandError::usage(format!("there is no run `{}`", args.run_id))
-            .hint("`git triad log` lists the runs of this repository")
-    })?;
+    let mut state = load_run(repo, &args.run_id)?;
     if !state.status.resumable() {
         return Err(CommandError::usage(format!(
             "run {} already ended ({}): {}",
             state.run_id,
             state.status.as_str(),
-            state.message
+            crate::report::run::message(&state)
         ))
         .hint(format!(
             "start a new run with `git triad run --task {}`",
@@ -304,7 +249,7 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
         )));
     }
     if let Some(b) = args.budget {
-        state.budget_usd = Some(state.cost_usd + b);
+        state.budget_usd = Some(state.spend.cost_usd + b);
     }
     if state.status == RunStatus::WaitingOnUser {
         let answers = crate::task::workflow::answers_for(repo, &state.task)
@@ -325,153 +270,111 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
         }
         state.feedback = answers;
     }
-    let parts = Parts::from_run(ctx, repo, &loaded, &state)?;
-    let runner = parts.runner(ctx, repo, &loaded);
+    let spec = recorded_spec(repo, &state)?;
     if !ctx.quiet {
         eprintln!(
             "triad: resuming run {} at the {} stage ({} so far)",
             state.run_id,
-            state
-                .stages
-                .get(state.current)
-                .map_or("final", |s| s.stage.as_str()),
+            state.current_stage().map_or("final", |s| s.as_str()),
             state.status.as_str()
         );
     }
-    runner
-        .execute(&mut state, &parts.spec)
-        .map_err(CommandError::failure)?;
-    report(&state, args.json)
+    drive(ctx, repo, &loaded, state, spec, args.json, |_| Ok(()))
 }
 
-/// The `--json` object of a run.
-pub fn run_json(state: &RunState) -> serde_json::Value {
-    json!({
-        "run": state.run_id,
-        "task": state.task,
-        "branch": state.branch,
-        "base": state.base,
-        "status": state.status.as_str(),
-        "message": state.message,
-        "stages": state.stages.iter().map(|s| json!({
-            "stage": s.stage,
-            "commit": s.commit,
-            "model": s.attempts.last().map(|a| a.model.clone()).unwrap_or_else(|| s.model().to_string()),
-            "attempts": s.attempts.len(),
-            "verdict": s.verdict,
-            "arbiter_model": s.arbiter_model,
-        })).collect::<Vec<_>>(),
-        "final_verdict": state.final_verdict(),
-        "cost_usd": state.cost_usd,
-        "tokens": {"input": state.tokens[0], "output": state.tokens[1]},
-        "outcome": state.outcome,
-    })
+/// Loads a run's record, or says there is no such run.
+pub fn load_run(repo: &git2::Repository, id: &str) -> CommandResult<RunState> {
+    Recorder::open(repo, id)
+        .load()
+        .map_err(CommandError::failure)?
+        .ok_or_else(|| {
+            CommandError::usage(format!("there is no run `{id}`"))
+                .hint("`git triad log` lists the runs of this repository")
+        })
 }
 
-/// What a [`Runner`] borrows: the TaskSpec, a model client, and the verify command.
-pub struct Parts {
-    /// The TaskSpec of the run.
-    pub spec: TaskSpec,
-    /// The model client (with the cost ledger).
-    pub client: ModelClient,
-    verify_command: Option<(String, Duration)>,
-    verify_skipped: Option<String>,
+/// The TaskSpec a run started with: the blob recorded at its start.
+pub fn recorded_spec(repo: &git2::Repository, state: &RunState) -> CommandResult<TaskSpec> {
+    let blob = state
+        .task_blob
+        .oid()
+        .and_then(|o| {
+            repo.find_blob(o)
+                .map_err(|source| crate::git::GitError::Git {
+                    what: "reading the run's TaskSpec".into(),
+                    source,
+                })
+        })
+        .map_err(|e| CommandError::failure(format!("the run's TaskSpec blob is missing: {e}")))?;
+    let text = String::from_utf8_lossy(blob.content()).into_owned();
+    TaskSpec::parse(
+        &text,
+        &crate::task::spec::spec_path(&state.task),
+        &state.task,
+    )
+    .map_err(CommandError::failure)
 }
 
-impl Parts {
-    /// Parts for a run of `spec`.
-    pub fn new(
-        ctx: &Context,
-        repo: &git2::Repository,
-        loaded: &LoadedConfig,
-        spec: TaskSpec,
-    ) -> Parts {
-        let (verify_command, verify_skipped) = verify_command(ctx, loaded, &spec);
-        Parts {
-            client: client_for(ctx, repo, loaded),
-            spec,
-            verify_command,
-            verify_skipped,
-        }
-    }
-
-    /// Parts for an existing run: the TaskSpec is the blob recorded at its start.
-    pub fn from_run(
-        ctx: &Context,
-        repo: &git2::Repository,
-        loaded: &LoadedConfig,
-        state: &RunState,
-    ) -> CommandResult<Parts> {
-        let blob = git2::Oid::from_str(&state.task_blob)
-            .and_then(|o| repo.find_blob(o))
-            .map_err(|e| {
-                CommandError::failure(format!("the run's TaskSpec blob is missing: {e}"))
-            })?;
-        let text = String::from_utf8_lossy(blob.content()).into_owned();
-        let spec = TaskSpec::parse(
-            &text,
-            &crate::task::spec::spec_path(&state.task),
-            &state.task,
-        )
-        .map_err(CommandError::failure)?;
-        Ok(Parts::new(ctx, repo, loaded, spec))
-    }
-
-    /// A runner over these parts.
-    pub fn runner<'a>(
-        &'a self,
-        ctx: &Context,
-        repo: &'a git2::Repository,
-        loaded: &'a LoadedConfig,
-    ) -> Runner<'a> {
-        Runner {
-            repo,
-            repo_root: repo.workdir().unwrap_or(repo.path()).to_path_buf(),
-            loaded,
-            client: &self.client,
-            progress: !ctx.quiet,
-            verify_command: self.verify_command.clone(),
-            verify_skipped: self.verify_skipped.clone(),
-            profile: loaded.active_profile(&ctx.env),
-            outlines: Default::default(),
-        }
+/// Everything a run needs from the command line: the model client with its ledger, the
+/// verify plan decided by trust, the progress renderer.
+pub fn with_run<T>(
+    ctx: &Context,
+    repo: &git2::Repository,
+    loaded: &LoadedConfig,
+    state: RunState,
+    spec: TaskSpec,
+    body: impl FnOnce(&mut Run<'_>) -> Result<T, pipeline::RunError>,
+) -> CommandResult<(T, RunState)> {
+    let client = client_for(ctx, repo, loaded);
+    let observer = super::progress::Lines {
+        enabled: !ctx.quiet,
+    };
+    let env = RunEnv {
+        repo,
+        config: loaded,
+        client: &client,
+        profile: loaded.active_profile(&ctx.env),
+        verify: VerifyPlan::decide(&spec, &loaded.config, ctx.trusted()),
+        observer: &observer,
+    };
+    let mut run = Run::new(&env, state, spec);
+    match body(&mut run) {
+        Ok(v) => Ok((v, run.into_state())),
+        Err(e) => Err(super::explain::run_error(e, run.state())),
     }
 }
 
-/// Prints a run's outcome (text or `--json`) without deciding the exit code.
-pub fn report_state(state: &RunState, json: bool) -> CommandResult<()> {
-    report(state, json).map(|_| ())
+fn drive(
+    ctx: &Context,
+    repo: &git2::Repository,
+    loaded: &LoadedConfig,
+    state: RunState,
+    spec: TaskSpec,
+    json: bool,
+    before: impl FnOnce(&mut Run<'_>) -> Result<(), pipeline::RunError>,
+) -> CommandResult {
+    let ((), state) = with_run(ctx, repo, loaded, state, spec, |run| {
+        before(run)?;
+        run.execute()
+    })?;
+    report(&state, json)
 }
 
-fn report(state: &RunState, json: bool) -> CommandResult {
+/// Prints a run's outcome (text or `--json`) and returns the exit code of its status.
+pub fn report(state: &RunState, json: bool) -> CommandResult {
+    let hints = super::explain::run_hints(state);
     if json {
-        out(&format!("{}\n", run_json(state)))?;
+        let mut v = crate::report::run::json(state);
+        v["hints"] = serde_json::json!(hints);
+        out(&format!("{v}\n"))?;
     } else {
-        let mut s = format!(
-            "run {}: {}\n{}\n",
-            state.run_id,
-            state.status.as_str(),
-            state.message
-        );
-        for st in &state.stages {
-            s.push_str(&format!(
-                "  {:<10} {:<8} {} attempt(s){}{}\n",
-                st.stage.as_str(),
-                st.verdict.map_or("-".to_string(), |v| v.to_string()),
-                st.attempts.len(),
-                st.commit
-                    .as_deref()
-                    .map(|c| format!(", commit {}", &c[..10.min(c.len())]))
-                    .unwrap_or_default(),
-                st.arbiter_model
-                    .as_deref()
-                    .map(|a| format!(", arbiter {a}"))
-                    .unwrap_or_default()
-            ));
+        let mut s = crate::report::run::summary(state);
+        for h in hints {
+            s.push_str(&format!("next: {h}\n"));
         }
         s.push_str(&format!(
-            "cost ${:.4}, {} tokens in, {} out\nbranch: {}\nsee: git log --notes=triad {}   |   git triad log {}\n",
-            state.cost_usd, state.tokens[0], state.tokens[1], state.branch, state.branch, state.run_id
+            "see: git log --notes=triad {}   |   git triad log {}\n",
+            state.branch, state.run_id
         ));
         out(&s)?;
     }

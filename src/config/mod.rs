@@ -7,6 +7,7 @@
 //! trusted locally with `git config triad.trusted true` (git config is never cloned).
 
 pub mod layers;
+mod prompts;
 pub mod schema;
 
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
 pub use layers::{Layer, Origins};
+pub use prompts::{default_prompt, prompt};
 pub use schema::*;
 
 /// The built-in defaults, compiled in. A broken default is a bug caught by the tests.

@@ -4,6 +4,7 @@
 //! Nothing here touches the user's working tree, index, HEAD or stash.
 
 pub mod diff;
+mod id;
 pub mod worktree;
 
 use std::collections::BTreeMap;
@@ -11,6 +12,7 @@ use std::collections::BTreeMap;
 use git2::{FileMode, ObjectType, Oid, Repository, Signature, Tree};
 
 pub use diff::{diff_trees, render_diff, FileDiff, Hunk, HunkLine};
+pub use id::ObjectId;
 
 /// Git failures with context.
 #[derive(Debug, thiserror::Error)]

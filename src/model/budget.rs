@@ -139,6 +139,47 @@ pub struct CallRecord {
     pub outcome: String,
 }
 
+/// What a set of calls cost: USD, tokens and model latency, summed from the client's call
+/// records in this one place (a run, an attempt and a review all read it from here).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Spend {
+    /// Cost in USD at the registry's prices.
+    pub cost_usd: f64,
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+    /// Milliseconds the models took.
+    pub latency_ms: u64,
+}
+
+impl Spend {
+    /// The sum of `records`.
+    pub fn of(records: &[CallRecord]) -> Spend {
+        records.iter().fold(Spend::default(), |mut s, r| {
+            s.cost_usd += r.cost_usd;
+            s.input_tokens += r.input_tokens;
+            s.output_tokens += r.output_tokens;
+            s.latency_ms += r.latency_ms;
+            s
+        })
+    }
+
+    /// Input plus output tokens.
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+}
+
+impl std::ops::AddAssign for Spend {
+    fn add_assign(&mut self, rhs: Spend) {
+        self.cost_usd += rhs.cost_usd;
+        self.input_tokens += rhs.input_tokens;
+        self.output_tokens += rhs.output_tokens;
+        self.latency_ms += rhs.latency_ms;
+    }
+}
+
 /// The append-only local ledger (`$GIT_DIR/triad/ledger.jsonl`, never shared).
 #[derive(Debug, Clone)]
 pub struct Ledger {

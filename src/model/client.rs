@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::adapter;
 use super::breaker::{Breakers, Permit};
-use super::budget::{self, BudgetExceeded, BudgetGuard, CallRecord, Ledger};
+use super::budget::{self, BudgetExceeded, BudgetGuard, CallRecord, Ledger, Spend};
 use super::structured;
 use super::transport::{RetryPolicy, Transport, TransportError};
 use super::types::{ChatRequest, ChatResponse, Message, Usage};
@@ -67,6 +67,13 @@ pub struct Completion {
     pub model: String,
     /// Accounting for this call (a repaired structured call has two records).
     pub records: Vec<CallRecord>,
+}
+
+impl Completion {
+    /// What this call cost (all its records, a repair included).
+    pub fn spend(&self) -> Spend {
+        Spend::of(&self.records)
+    }
 }
 
 /// A successful structured call.

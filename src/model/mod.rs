@@ -10,5 +10,6 @@ pub mod structured;
 pub mod transport;
 pub mod types;
 
+pub use budget::Spend;
 pub use client::{Completion, EnvLookup, ModelClient, ModelError, ResolvedModel, Structured};
 pub use types::{ChatRequest, ChatResponse, Message, OutputSchema, Speaker, Usage};

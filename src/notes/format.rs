@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// The only line format version this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
@@ -194,41 +194,6 @@ pub(crate) fn latest<'a>(records: impl Iterator<Item = RecordHead<'a>>) -> Optio
         // `ts` is fixed-width RFC 3339 UTC, so byte order is time order.
         .max_by_key(|(i, r)| (r.ts.unwrap_or(""), kind_rank(r.kind.unwrap_or("")), *i))
         .map(|(i, _)| i)
-}
-
-/// What a human override records.
-#[derive(Debug, Clone)]
-pub struct OverrideRecord<'a> {
-    /// The new verdict: `APPROVE` or `FLAG`.
-    pub verdict: &'a str,
-    /// The verdict it clears (the effective one when it was written).
-    pub overrides: &'a str,
-    /// Why, in the words of the person overriding.
-    pub reason: &'a str,
-    /// `Name <email>` of the person overriding.
-    pub who: &'a str,
-    /// The stable patch id of the commit, if it has a diff.
-    pub patch_id: Option<&'a str>,
-    /// The full id of the commit.
-    pub commit: &'a str,
-}
-
-/// Builds an `override` line, timestamped now.
-pub fn override_line(r: &OverrideRecord<'_>) -> Value {
-    let mut m = Map::new();
-    m.insert("v".into(), Value::from(FORMAT_VERSION));
-    m.insert("kind".into(), "override".into());
-    m.insert("ts".into(), now_ts().into());
-    m.insert("verdict".into(), r.verdict.into());
-    m.insert("overrides".into(), r.overrides.into());
-    m.insert("reason".into(), r.reason.into());
-    m.insert("who".into(), r.who.into());
-    m.insert(
-        "patch_id".into(),
-        r.patch_id.map_or(Value::Null, |p| p.into()),
-    );
-    m.insert("commit".into(), r.commit.into());
-    Value::Object(m)
 }
 
 #[cfg(test)]

@@ -9,16 +9,17 @@
 mod format;
 pub mod gate;
 pub mod gate_cli;
+mod line;
 pub mod merge;
 mod patch;
 pub mod rewrite;
 mod store;
 
 pub use format::{
-    canonical_json, effective, format_ts, now_ts, override_line, parse_line, parse_note,
-    reattached, str_field, without_reattached, Effective, OverrideRecord, FORMAT_VERSION, KINDS,
-    REATTACHED_FROM,
+    canonical_json, effective, format_ts, now_ts, parse_line, parse_note, reattached, str_field,
+    without_reattached, Effective, FORMAT_VERSION, KINDS, REATTACHED_FROM,
 };
+pub use line::{record, OverrideRecord, ReconciliationRecord, Record, ReviewRecord, VerdictLine};
 pub use patch::patch_id;
 pub use store::{
     append, blob_text, identity, note_map, note_map_of, read, NoteMap, MAX_APPEND_TRIES,

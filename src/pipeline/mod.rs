@@ -1,15 +1,21 @@
 //! The pipeline: Architect → Implement → Refactor → Verify, each stage a commit on a
 //! scratch branch, gated by a cross-model arbiter.
+//!
+//! [`plan`] checks a run can start and assigns models; [`run::Run`] owns one run and drives
+//! it; [`record`] is what it writes to `refs/triad/runs/<id>`; [`observer`] is how progress
+//! reaches a renderer; [`context`] and [`reconcile`] are the pure parts (what a stage model is
+//! shown, and the facts of a reconciliation).
 
 pub mod context;
+pub mod observer;
 pub mod plan;
 pub mod reconcile;
-pub mod reconcile_step;
 pub mod record;
 pub mod run;
 pub mod stage;
 
+pub use observer::{Observer, Progress, Silent};
 pub use plan::{plan, RunRequest, StartError};
-pub use record::{list_runs, Recorder, RunState, RunStatus};
-pub use run::Runner;
+pub use record::{list_runs, Recorder, RunState, RunStatus, StopReason};
+pub use run::{Flow, Run, RunEnv, RunError, VerifyPlan, VerifySkip};
 pub use stage::Stage;

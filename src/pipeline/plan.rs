@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use git2::{Repository, Status};
 use rand::Rng;
 
-use super::record::{RunState, RunStatus, StageRecord};
+use super::record::{ReconcileState, RunState, RunStatus, StageRecord, RECORD_VERSION};
 use super::stage::Stage;
 use crate::config::{ArbiterMode, LoadedConfig, Role};
 use crate::task::{spec, TaskSpec};
@@ -34,38 +34,87 @@ pub struct RunRequest {
     pub reconcile_model: Option<String>,
 }
 
-/// Why a run cannot start.
+/// Why a run cannot start. Facts only: the command line says what to do about each.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
-    /// The command line or configuration is not usable (exit 2).
-    #[error("{message}")]
-    Usage {
-        /// What is wrong.
-        message: String,
-        /// What to do.
-        hint: String,
+    /// The slug has characters a task slug may not have.
+    #[error("`{0}` is not a valid task slug")]
+    BadSlug(String),
+    /// HEAD has no commit to start from.
+    #[error("this repository has no commits yet")]
+    NoCommits,
+    /// The TaskSpec exists but is not committed.
+    #[error("{path} is not committed")]
+    SpecNotCommitted {
+        /// Its path.
+        path: String,
     },
-    /// The repository is not in a state to run (exit 1).
-    #[error("{message}")]
-    Repo {
-        /// What is wrong.
-        message: String,
-        /// What to do.
-        hint: String,
+    /// No TaskSpec of that name at HEAD.
+    #[error("there is no task `{slug}` ({path} does not exist at HEAD)")]
+    NoSuchTask {
+        /// The slug asked for.
+        slug: String,
+        /// Where it would be.
+        path: String,
     },
+    /// The committed TaskSpec has uncommitted changes.
+    #[error("{path} has uncommitted changes")]
+    SpecModified {
+        /// Its path.
+        path: String,
+    },
+    /// The TaskSpec is not UTF-8.
+    #[error("{path} is not UTF-8 text")]
+    SpecNotText {
+        /// Its path.
+        path: String,
+    },
+    /// The TaskSpec does not parse or validate.
+    #[error(transparent)]
+    SpecInvalid(#[from] crate::task::TaskSpecError),
+    /// The repository could not be read.
+    #[error("{0}")]
+    Repo(#[from] git2::Error),
+    /// A model named on the command line or in the configuration is not registered.
+    #[error("model `{0}` is not registered")]
+    UnknownModel(String),
+    /// A stage role has no model.
+    #[error("no model is configured for the {0} role")]
+    NoModel(Role),
+    /// A stage would be reviewed by its own model.
+    #[error("the {stage} stage would be reviewed by its own model: stage model `{model}`, arbiter model `{model}`")]
+    SelfReview {
+        /// The stage.
+        stage: Stage,
+        /// The model.
+        model: String,
+    },
+    /// No arbiter model differs from a stage's model.
+    #[error("no arbiter model differs from the {stage} stage's model `{model}` (arbiter models: {})", arbiters.join(", "))]
+    NoOtherArbiter {
+        /// The stage.
+        stage: Stage,
+        /// Its model.
+        model: String,
+        /// The arbiter role's models.
+        arbiters: Vec<String>,
+    },
+    /// The reconciliation model is the verifier's.
+    #[error("the reconciliation would be judged by the verifier's own model `{0}`")]
+    ReconcilerIsVerifier(String),
 }
 
-fn usage(message: impl Into<String>, hint: impl Into<String>) -> StartError {
-    StartError::Usage {
-        message: message.into(),
-        hint: hint.into(),
-    }
-}
-
-fn repo_err(message: impl Into<String>, hint: impl Into<String>) -> StartError {
-    StartError::Repo {
-        message: message.into(),
-        hint: hint.into(),
+impl StartError {
+    /// Whether the command line or configuration is at fault (exit 2) rather than the
+    /// repository's state (exit 1).
+    pub fn is_usage(&self) -> bool {
+        !matches!(
+            self,
+            StartError::NoCommits
+                | StartError::SpecNotCommitted { .. }
+                | StartError::SpecModified { .. }
+                | StartError::Repo(_)
+        )
     }
 }
 
@@ -88,52 +137,33 @@ pub fn committed_task(
     slug: &str,
 ) -> Result<(TaskSpec, git2::Oid, git2::Oid), StartError> {
     if !spec::valid_slug(slug) {
-        return Err(usage(
-            format!("`{slug}` is not a valid task slug"),
-            "slugs use lowercase letters, digits and dashes; `git triad task list` shows the tasks",
-        ));
+        return Err(StartError::BadSlug(slug.to_string()));
     }
     let path = spec::spec_path(slug);
     let head = repo
         .head()
         .ok()
         .and_then(|h| h.peel_to_commit().ok())
-        .ok_or_else(|| {
-            repo_err(
-                "this repository has no commits yet",
-                "commit your project first: a run starts from HEAD",
-            )
-        })?;
+        .ok_or(StartError::NoCommits)?;
     let status = repo.status_file(std::path::Path::new(&path)).ok();
-    let tree = head.tree().map_err(|e| repo_err(e.to_string(), ""))?;
+    let tree = head.tree()?;
     let entry = tree.get_path(std::path::Path::new(&path));
     match (entry, status) {
         (Err(_), Some(s)) if s.contains(Status::WT_NEW) || s.contains(Status::INDEX_NEW) => {
-            Err(repo_err(
-                format!("{path} is not committed"),
-                format!("commit it first (`git add {path} && git commit`): the run is reconciled against what is in the repository"),
-            ))
+            Err(StartError::SpecNotCommitted { path })
         }
-        (Err(_), _) => {
-            Err(usage(
-                format!("there is no task `{slug}` ({path} does not exist at HEAD)"),
-                format!("create it with `git triad task new {slug} --title \"...\"`, edit it, and commit it"),
-            ))
-        }
+        (Err(_), _) => Err(StartError::NoSuchTask {
+            slug: slug.to_string(),
+            path,
+        }),
         (Ok(_), Some(s)) if !s.is_empty() && s != Status::CURRENT => {
-            Err(repo_err(
-                format!("{path} has uncommitted changes"),
-                format!("commit it first (`git commit {path}`): the run is reconciled against what is in the repository"),
-            ))
+            Err(StartError::SpecModified { path })
         }
         (Ok(entry), _) => {
-            let blob = repo
-                .find_blob(entry.id())
-                .map_err(|e| repo_err(format!("cannot read {path}: {e}"), ""))?;
+            let blob = repo.find_blob(entry.id())?;
             let text = std::str::from_utf8(blob.content())
-                .map_err(|_| usage(format!("{path} is not UTF-8 text"), "save it as UTF-8"))?;
-            let spec = TaskSpec::parse(text, &path, slug)
-                .map_err(|e| usage(e.to_string(), "fix the TaskSpec, commit it, and run again"))?;
+                .map_err(|_| StartError::SpecNotText { path: path.clone() })?;
+            let spec = TaskSpec::parse(text, &path, slug)?;
             Ok((spec, entry.id(), head.id()))
         }
     }
@@ -152,10 +182,7 @@ pub fn assign_models(
         if c.models.contains_key(m) {
             Ok(())
         } else {
-            Err(usage(
-                format!("model `{m}` is not registered"),
-                "`git triad models list` shows the registered models",
-            ))
+            Err(StartError::UnknownModel(m.to_string()))
         }
     };
     let arbiter_list = loaded.role_models(Role::Arbiter, profile);
@@ -169,14 +196,7 @@ pub fn assign_models(
             }
             None => loaded.role_models(role, profile),
         };
-        let primary = models.first().cloned().ok_or_else(|| {
-            usage(
-                format!("no model is configured for the {role} role"),
-                format!(
-                    "set one with --{role} <model> or `-c roles.{role}.models='[\"<model>\"]'`"
-                ),
-            )
-        })?;
+        let primary = models.first().cloned().ok_or(StartError::NoModel(role))?;
         let reviewed = stage.reviewed(mode);
         let explicit = req
             .arbiter_stage
@@ -194,24 +214,24 @@ pub fn assign_models(
         } else if let Some(a) = explicit {
             known(&a)?;
             if a == primary {
-                return Err(usage(
-                    format!(
-                        "the {stage} stage would be reviewed by its own model: stage model `{primary}`, arbiter model `{a}`"
-                    ),
-                    format!("the arbiter must be a different model; choose another with --arbiter-{stage} <model> or --{role} <model>"),
-                ));
+                return Err(StartError::SelfReview {
+                    stage,
+                    model: primary,
+                });
             }
             Some(a)
         } else {
-            Some(arbiter_list.iter().find(|a| **a != primary).cloned().ok_or_else(|| {
-                usage(
-                    format!(
-                        "no arbiter model differs from the {stage} stage's model `{primary}` (arbiter models: {})",
-                        arbiter_list.join(", ")
-                    ),
-                    "add another model to roles.arbiter.models or pass --arbiter-model <model>",
-                )
-            })?)
+            Some(
+                arbiter_list
+                    .iter()
+                    .find(|a| **a != primary)
+                    .cloned()
+                    .ok_or_else(|| StartError::NoOtherArbiter {
+                        stage,
+                        model: primary.clone(),
+                        arbiters: arbiter_list.clone(),
+                    })?,
+            )
         };
         stages.push(StageRecord {
             stage,
@@ -242,39 +262,27 @@ pub fn plan(
     let stages = assign_models(loaded, profile, req, mode)?;
     if let Some(m) = &req.reconcile_model {
         if !c.models.contains_key(m) {
-            return Err(usage(
-                format!("model `{m}` is not registered"),
-                "`git triad models list` shows the registered models",
-            ));
+            return Err(StartError::UnknownModel(m.clone()));
         }
-        if stages[3].models.first() == Some(m) {
-            return Err(usage(
-                format!("the reconciliation would be judged by the verifier's own model `{m}`"),
-                "the reconciliation arbiter must differ from the verifier: choose another --reconcile-model",
-            ));
+        if stages[Stage::Verify.index()].models.first() == Some(m) {
+            return Err(StartError::ReconcilerIsVerifier(m.clone()));
         }
     }
 
     let run_id = new_run_id();
     let budget = req.budget.or(c.budget.run_usd).filter(|b| *b > 0.0);
     let state = RunState {
-        v: 1,
+        v: RECORD_VERSION,
         branch: format!("triad/{}/{run_id}", req.task),
         run_id,
         task: req.task.clone(),
-        task_blob: blob.to_string(),
-        base: head.to_string(),
+        task_blob: blob.into(),
+        base: head.into(),
         status: RunStatus::Running,
-        message: "started".into(),
-        mode: serde_json::to_value(mode)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
+        stop: None,
+        mode,
         max_retries: req.max_retries.unwrap_or(c.arbiter.max_retries),
-        on_exhausted: serde_json::to_value(c.arbiter.on_exhausted)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_else(|| "halt".into()),
+        on_exhausted: c.arbiter.on_exhausted,
         current: 0,
         stages,
         pending_flags: Vec::new(),
@@ -282,13 +290,11 @@ pub fn plan(
         feedback: String::new(),
         verify: None,
         implementation_summary: None,
-        outcome: None,
-        cost_usd: 0.0,
-        tokens: [0, 0],
+        spend: Default::default(),
         budget_usd: budget,
         transcripts: 0,
         config: serde_json::to_value(c).unwrap_or_default(),
-        reconcile: req.reconcile.then(|| super::record::ReconcileState {
+        reconcile: req.reconcile.then(|| ReconcileState {
             model: req.reconcile_model.clone(),
             ..Default::default()
         }),

@@ -7,9 +7,8 @@ use std::collections::BTreeSet;
 use git2::{Oid, Repository};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
-use crate::arbiter::Verdict;
+use crate::arbiter::{Floor, Verdict};
 use crate::code::{self, Lang};
 use crate::git::{self, TreeFiles};
 use crate::model::structured::schema_for;
@@ -188,7 +187,7 @@ pub fn facts(
 }
 
 /// The floor the facts impose on the reconciliation verdict, with reasons.
-pub fn floor(f: &Facts) -> Option<(Verdict, Vec<String>)> {
+pub fn floor(f: &Facts) -> Option<Floor> {
     let mut reasons = Vec::new();
     let mut v = None;
     let mut raise = |to: Verdict, why: String, v: &mut Option<Verdict>| {
@@ -242,7 +241,7 @@ pub fn floor(f: &Facts) -> Option<(Verdict, Vec<String>)> {
             &mut v,
         );
     }
-    v.map(|v| (v, reasons))
+    v.map(|verdict| Floor { verdict, reasons })
 }
 
 /// The five checks of seed 000 §B11.4.
@@ -320,7 +319,7 @@ pub struct ReconcileAnswer {
 pub fn build_request(
     system: &str,
     spec: &TaskSpec,
-    summary: Option<&Value>,
+    summary: Option<&ImplementationSummary>,
     facts: &Facts,
     scaffold_diff: &str,
 ) -> ChatRequest {
@@ -367,43 +366,6 @@ pub fn feedback(answer: &ReconcileAnswer, floor_reasons: &[String]) -> String {
     s
 }
 
-/// The note line of a reconciliation.
-#[allow(clippy::too_many_arguments)]
-pub fn note_line(
-    run: &str,
-    task: &str,
-    verdict: Verdict,
-    answer: &ReconcileAnswer,
-    floor: Option<&(Verdict, Vec<String>)>,
-    facts: &Facts,
-    arbiter_model: &str,
-    verifier_model: &str,
-    cost: f64,
-) -> Value {
-    json!({
-        "v": 1,
-        "kind": "reconciliation",
-        "run": run,
-        "task": task,
-        "stage": "reconcile",
-        "verdict": verdict,
-        "model_verdict": answer.verdict,
-        "floor": floor.map(|(v, r)| json!({"verdict": v, "reasons": r})),
-        "arbiter_model": arbiter_model,
-        "reviewed_model": verifier_model,
-        "confidence": answer.confidence,
-        "reasoning": answer.reasoning,
-        "checks": answer.checks,
-        "requirements": answer.requirements,
-        "rewind_to": answer.rewind_to,
-        "gaps": answer.gaps,
-        "facts": facts,
-        "issues": [],
-        "token_cost": cost,
-        "ts": crate::notes::now_ts(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -430,13 +392,13 @@ mod tests {
             unlisted_changes: vec!["extra.py".into()],
             ..Facts::default()
         };
-        assert_eq!(floor(&f).unwrap().0, Verdict::Flag);
+        assert_eq!(floor(&f).unwrap().verdict, Verdict::Flag);
         let f = Facts {
             summary_present: true,
             unmapped_requirements: vec!["R2".into()],
             ..Facts::default()
         };
-        assert_eq!(floor(&f).unwrap().0, Verdict::Reject);
+        assert_eq!(floor(&f).unwrap().verdict, Verdict::Reject);
         assert!(floor(&Facts {
             summary_present: true,
             ..Facts::default()

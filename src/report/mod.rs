@@ -1,27 +1,11 @@
-//! Rendering reviews for people and machines: text, markdown, SARIF 2.1.0.
+//! Rendering for people and machines: reviews as text, markdown and SARIF 2.1.0; runs in
+//! [`run`].
+
+pub mod run;
 
 use serde_json::{json, Value};
 
 use crate::arbiter::{ArbiterReview, Category, Issue, Severity};
-
-fn category_id(c: Category) -> &'static str {
-    match c {
-        Category::Logic => "logic",
-        Category::Pattern => "pattern",
-        Category::Security => "security",
-        Category::Performance => "performance",
-        Category::EdgeCase => "edge_case",
-        Category::Hallucination => "hallucination",
-    }
-}
-
-fn severity_name(s: Severity) -> &'static str {
-    match s {
-        Severity::Critical => "critical",
-        Severity::Warning => "warning",
-        Severity::Suggestion => "suggestion",
-    }
-}
 
 fn location(i: &Issue) -> String {
     let lines = match (i.start_line, i.end_line) {
@@ -60,8 +44,8 @@ pub fn text(r: &ArbiterReview) -> String {
     for i in &r.issues {
         s.push_str(&format!(
             "{:<10} {:<13} {} — {}{}\n",
-            severity_name(i.severity),
-            category_id(i.category),
+            i.severity.as_str(),
+            i.category.as_str(),
             location(i),
             i.description.trim(),
             if i.anchored { "" } else { " [not anchored]" }
@@ -92,8 +76,8 @@ pub fn markdown(r: &ArbiterReview) -> String {
         for i in &r.issues {
             s.push_str(&format!(
                 "| {} | {} | `{}` | {} |\n",
-                severity_name(i.severity),
-                category_id(i.category),
+                i.severity.as_str(),
+                i.category.as_str(),
                 location(i),
                 i.description.trim().replace('|', "\\|").replace('\n', " ")
             ));
@@ -116,9 +100,9 @@ pub fn sarif(r: &ArbiterReview) -> Value {
         .iter()
         .map(|c| {
             json!({
-                "id": format!("triad/{}", category_id(*c)),
-                "name": category_id(*c),
-                "shortDescription": {"text": format!("git triad arbiter: {} issue", category_id(*c).replace('_', " "))},
+                "id": format!("triad/{}", c.as_str()),
+                "name": c.as_str(),
+                "shortDescription": {"text": format!("git triad arbiter: {} issue", c.as_str().replace('_', " "))},
             })
         })
         .collect();
@@ -134,7 +118,7 @@ pub fn sarif(r: &ArbiterReview) -> Value {
                 });
             }
             let mut result = json!({
-                "ruleId": format!("triad/{}", category_id(i.category)),
+                "ruleId": format!("triad/{}", i.category.as_str()),
                 "ruleIndex": categories.iter().position(|c| *c == i.category).unwrap_or(0),
                 "level": match i.severity {
                     Severity::Critical => "error",

@@ -1,19 +1,30 @@
-//! The run record: `refs/triad/runs/<run-id>`, one commit per event, whose tree holds
-//! `run.json` (the whole state) and `transcript/NNN-<stage>-<role>.json`.
+//! What a run records about itself (`run.json`, format 2): typed state, attempts, the reason
+//! it stopped. [`recorder`] keeps it in git; [`upgrade`] reads what format 1 wrote.
 
-use std::collections::BTreeMap;
+mod recorder;
+mod stop;
+mod upgrade;
 
-use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use recorder::{list_runs, Recorder};
+pub use stop::{one_line, ModelFailure, NoRewind, StopReason};
+
+use super::reconcile::ImplementationSummary;
 use super::stage::Stage;
 use crate::arbiter::{Issue, Verdict};
+use crate::config::{ArbiterMode, OnExhausted};
 use crate::git::worktree::CommandOutcome;
-use crate::git::{self, Context as _, GitError};
+use crate::git::ObjectId;
+use crate::model::Spend;
 
 /// Ref namespace of run records.
 pub const RUNS_PREFIX: &str = "refs/triad/runs/";
+
+/// The `run.json` format this build writes. Format 1 (the first release) is read through
+/// [`upgrade`].
+pub const RECORD_VERSION: u32 = 2;
 
 /// How a run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,7 +44,8 @@ pub enum RunStatus {
     BudgetExceeded,
     /// A stage asked the user for information.
     WaitingOnUser,
-    /// Stopped by an error (provider down, ...); `resume` retries.
+    /// Stopped by an error (provider down, a note that could not be written, ...);
+    /// `resume` retries.
     Failed,
 }
 
@@ -64,6 +76,38 @@ impl RunStatus {
     }
 }
 
+/// What became of one attempt at a stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AttemptResult {
+    /// Committed and accepted (reviewed or not).
+    Accepted,
+    /// The arbiter rejected it; the stage is retried with its feedback.
+    Rejected,
+    /// Its edit blocks did not apply; retried with the reasons.
+    EditsFailed,
+    /// Its answer could not be read (no metadata block, malformed edits); retried.
+    BadAnswer,
+    /// It answered an outcome other than APPROVE; the run stopped.
+    Outcome,
+    /// The arbiter halted the run on it.
+    Halted,
+}
+
+impl AttemptResult {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AttemptResult::Accepted => "accepted",
+            AttemptResult::Rejected => "rejected",
+            AttemptResult::EditsFailed => "edits_failed",
+            AttemptResult::BadAnswer => "bad_answer",
+            AttemptResult::Outcome => "outcome",
+            AttemptResult::Halted => "halted",
+        }
+    }
+}
+
 /// One attempt at a stage.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttemptRecord {
@@ -72,21 +116,17 @@ pub struct AttemptRecord {
     /// The model that answered.
     pub model: String,
     /// The commit built from the answer (also for rejected attempts).
-    pub commit: Option<String>,
+    pub commit: Option<ObjectId>,
     /// The arbiter's verdict, if reviewed.
     pub verdict: Option<Verdict>,
     /// The arbiter model, if reviewed.
     pub arbiter_model: Option<String>,
-    /// `accepted`, `rejected`, `edits_failed`, `bad_answer`, `outcome`, `halted`.
-    pub result: String,
+    /// What became of it.
+    pub result: AttemptResult,
     /// Short explanation.
     pub detail: String,
-    /// USD for the stage call(s) and review.
-    pub cost_usd: f64,
-    /// Tokens in/out.
-    pub tokens: [u64; 2],
-    /// Milliseconds of model latency.
-    pub latency_ms: u64,
+    /// The stage call and its review.
+    pub spend: Spend,
 }
 
 /// One stage of the run.
@@ -95,7 +135,7 @@ pub struct StageRecord {
     /// Which.
     pub stage: Stage,
     /// The accepted commit.
-    pub commit: Option<String>,
+    pub commit: Option<ObjectId>,
     /// Final verdict (None when not reviewed).
     pub verdict: Option<Verdict>,
     /// Candidate models for the stage, in order.
@@ -126,33 +166,40 @@ impl StageRecord {
             .map(String::as_str)
             .unwrap_or_default()
     }
+
+    /// The model that answered last, else the one assigned.
+    pub fn last_model(&self) -> &str {
+        self.attempts
+            .last()
+            .map_or_else(|| self.model(), |a| a.model.as_str())
+    }
 }
 
 /// The whole state of a run (`run.json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunState {
-    /// Format version.
+    /// Format version ([`RECORD_VERSION`]).
     pub v: u32,
     /// The run id.
     pub run_id: String,
     /// Task slug.
     pub task: String,
     /// Blob id of the TaskSpec at start.
-    pub task_blob: String,
+    pub task_blob: ObjectId,
     /// Base commit (HEAD at start).
-    pub base: String,
+    pub base: ObjectId,
     /// The scratch branch.
     pub branch: String,
     /// Where the run stands.
     pub status: RunStatus,
-    /// Human explanation of the status.
-    pub message: String,
+    /// Why the run stopped, once it has (`None` while it runs).
+    pub stop: Option<StopReason>,
     /// Arbiter mode.
-    pub mode: String,
+    pub mode: ArbiterMode,
     /// Retries per stage.
     pub max_retries: u32,
     /// Escalation policy.
-    pub on_exhausted: String,
+    pub on_exhausted: OnExhausted,
     /// Index of the stage in progress.
     pub current: usize,
     /// Stages.
@@ -166,13 +213,9 @@ pub struct RunState {
     /// The verify command's result.
     pub verify: Option<CommandOutcome>,
     /// The verifier's implementation summary.
-    pub implementation_summary: Option<Value>,
-    /// Questions, dependencies etc. of a non-APPROVE outcome.
-    pub outcome: Option<Value>,
-    /// Cost so far in USD.
-    pub cost_usd: f64,
-    /// Tokens in/out so far.
-    pub tokens: [u64; 2],
+    pub implementation_summary: Option<ImplementationSummary>,
+    /// What every call of the run cost so far.
+    pub spend: Spend,
     /// The run's budget cap.
     pub budget_usd: Option<f64>,
     /// Number of transcript entries.
@@ -182,7 +225,6 @@ pub struct RunState {
     /// Unix time of start.
     pub started: u64,
     /// Reconciliation against the TaskSpec (`--reconcile`), when enabled.
-    #[serde(default)]
     pub reconcile: Option<ReconcileState>,
 }
 
@@ -201,11 +243,11 @@ pub struct ReconcileState {
 
 impl RunState {
     /// The branch tip for the next stage: the last accepted commit, else the base.
-    pub fn tip(&self) -> &str {
+    pub fn tip(&self) -> &ObjectId {
         self.stages
             .iter()
             .rev()
-            .find_map(|s| s.commit.as_deref())
+            .find_map(|s| s.commit.as_ref())
             .unwrap_or(&self.base)
     }
 
@@ -217,112 +259,15 @@ impl RunState {
             .chain(self.reconcile.as_ref().and_then(|r| r.verdict))
             .max()
     }
-}
 
-/// Reads and writes one run's record.
-pub struct Recorder<'r> {
-    repo: &'r Repository,
-    refname: String,
-    tip: Option<Oid>,
-    pending: BTreeMap<String, Vec<u8>>,
-    keep: Vec<Oid>,
-}
-
-impl<'r> Recorder<'r> {
-    /// A recorder for a new run (the ref must not exist yet) or an existing one.
-    pub fn open(repo: &'r Repository, run_id: &str) -> Self {
-        let refname = format!("{RUNS_PREFIX}{run_id}");
-        let tip = git::ref_target(repo, &refname);
-        Recorder {
-            repo,
-            refname,
-            tip,
-            pending: BTreeMap::new(),
-            keep: Vec::new(),
-        }
+    /// The stage in progress, if any is left.
+    pub fn current_stage(&self) -> Option<Stage> {
+        self.stages.get(self.current).map(|s| s.stage)
     }
 
-    /// Loads `run.json` from the record's tip.
-    pub fn load(&self) -> Result<Option<RunState>, GitError> {
-        let Some(tip) = self.tip else { return Ok(None) };
-        let commit = self.repo.find_commit(tip).ctx("reading the run record")?;
-        let tree = commit.tree().ctx("reading the run record")?;
-        let entry = tree
-            .get_path(std::path::Path::new("run.json"))
-            .ctx("run record has no run.json")?;
-        let blob = self.repo.find_blob(entry.id()).ctx("reading run.json")?;
-        serde_json::from_slice(blob.content())
-            .map(Some)
-            .map_err(|e| {
-                GitError::Command(format!("run.json of {} is unreadable: {e}", self.refname))
-            })
+    /// Stops the run: the status and the reason, together.
+    pub fn stop(&mut self, status: RunStatus, reason: StopReason) {
+        self.status = status;
+        self.stop = Some(reason);
     }
-
-    /// Queues a transcript file for the next event.
-    pub fn transcript(&mut self, state: &mut RunState, stage: &str, role: &str, body: &Value) {
-        state.transcripts += 1;
-        let name = format!("transcript/{:03}-{stage}-{role}.json", state.transcripts);
-        let text = serde_json::to_vec_pretty(body).unwrap_or_default();
-        self.pending.insert(name, text);
-    }
-
-    /// Keeps a commit reachable from the record (rejected attempts).
-    pub fn keep(&mut self, commit: Oid) {
-        self.keep.push(commit);
-    }
-
-    /// Writes one event: a commit whose tree is the previous one plus `run.json` and the
-    /// queued transcripts; the ref moves by compare-and-swap.
-    pub fn event(&mut self, state: &RunState, what: &str) -> Result<(), GitError> {
-        let mut update = git2::build::TreeUpdateBuilder::new();
-        let json = serde_json::to_vec_pretty(state)
-            .map_err(|e| GitError::Command(format!("cannot serialize the run state: {e}")))?;
-        let blob = self.repo.blob(&json).ctx("writing run.json")?;
-        update.upsert("run.json", blob, git2::FileMode::Blob);
-        for (path, bytes) in std::mem::take(&mut self.pending) {
-            let blob = self.repo.blob(&bytes).ctx("writing a transcript")?;
-            update.upsert(path, blob, git2::FileMode::Blob);
-        }
-        let base_tree = match self.tip {
-            Some(t) => self
-                .repo
-                .find_commit(t)
-                .and_then(|c| c.tree())
-                .ctx("reading the run record")?,
-            None => {
-                let empty = self
-                    .repo
-                    .treebuilder(None)
-                    .and_then(|b| b.write())
-                    .ctx("writing an empty tree")?;
-                self.repo.find_tree(empty).ctx("reading the empty tree")?
-            }
-        };
-        let tree = update
-            .create_updated(self.repo, &base_tree)
-            .ctx("building the run record tree")?;
-        let mut parents: Vec<Oid> = self.tip.into_iter().collect();
-        parents.append(&mut self.keep);
-        let msg = format!("triad run {}: {what}\n", state.run_id);
-        let commit = git::commit(self.repo, tree, &parents, &msg)?;
-        git::cas_ref(self.repo, &self.refname, commit, self.tip, &msg)?;
-        self.tip = Some(commit);
-        Ok(())
-    }
-}
-
-/// Every run id with a record, newest first (by start time in run.json).
-pub fn list_runs(repo: &Repository) -> Vec<RunState> {
-    let mut runs = Vec::new();
-    if let Ok(refs) = repo.references_glob(&format!("{RUNS_PREFIX}*")) {
-        for r in refs.flatten() {
-            let Some(name) = r.name() else { continue };
-            let id = name.trim_start_matches(RUNS_PREFIX).to_string();
-            if let Ok(Some(state)) = Recorder::open(repo, &id).load() {
-                runs.push(state);
-            }
-        }
-    }
-    runs.sort_by(|a, b| b.started.cmp(&a.started).then(b.run_id.cmp(&a.run_id)));
-    runs
 }

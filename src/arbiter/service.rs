@@ -1,0 +1,194 @@
+//! The arbiter as one service: who may judge, the call, and the finished review.
+//!
+//! `git triad run` (every reviewed stage and the reconciliation) and `git triad review` ask
+//! through here, so the cross-model rule, the structured call and the accounting of what the
+//! judgement cost are written once.
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Value};
+
+use super::review::{build_request, finish, ReviewInput};
+use super::schema::{ArbiterAnswer, ArbiterReview};
+use crate::code::Finding;
+use crate::config::Role;
+use crate::git::worktree::CommandOutcome;
+use crate::model::{ChatRequest, ModelClient, ModelError, Spend};
+
+/// The models that may judge work produced by `reviewed_model`: the assigned one first,
+/// then the role's list, never the reviewed model itself (a fallback may have changed which
+/// model produced the work, so this is checked against the model that really answered).
+pub fn candidates(
+    assigned: Option<&str>,
+    role_list: &[String],
+    reviewed_model: &str,
+) -> Vec<String> {
+    let mut out: Vec<String> = assigned.map(str::to_string).into_iter().collect();
+    for m in role_list {
+        if !out.contains(m) {
+            out.push(m.clone());
+        }
+    }
+    out.retain(|m| m != reviewed_model);
+    out
+}
+
+/// A structured judgement and what it cost.
+#[derive(Debug, Clone)]
+pub struct Judged<T> {
+    /// The typed answer.
+    pub value: T,
+    /// The registry name of the model that answered.
+    pub model: String,
+    /// The request and the raw answer, for the run record's transcript.
+    pub transcript: Value,
+    /// What the call cost.
+    pub spend: Spend,
+}
+
+/// A finished review of a change and what it cost.
+#[derive(Debug, Clone)]
+pub struct Reviewed {
+    /// The review: verdict after the floor, issues re-anchored, tool findings included.
+    pub review: ArbiterReview,
+    /// The request and the raw answer, for the run record's transcript.
+    pub transcript: Value,
+    /// What the call cost.
+    pub spend: Spend,
+}
+
+/// The arbiter: a model client and the models allowed to judge.
+pub struct Arbiter<'a> {
+    client: &'a ModelClient,
+    candidates: Vec<String>,
+}
+
+impl<'a> Arbiter<'a> {
+    /// An arbiter choosing among `candidates` (see [`candidates`]); with none, every call
+    /// fails with the reason, before any request.
+    pub fn new(client: &'a ModelClient, candidates: Vec<String>) -> Self {
+        Arbiter { client, candidates }
+    }
+
+    /// The model that will be asked first.
+    pub fn first(&self) -> Option<&str> {
+        self.candidates.first().map(String::as_str)
+    }
+
+    /// Asks for a structured judgement (the reconciliation uses this with its own schema).
+    pub async fn judge<T: DeserializeOwned + JsonSchema>(
+        &self,
+        req: &ChatRequest,
+        reviewed_model: &str,
+    ) -> Result<Judged<T>, ModelError> {
+        if self.candidates.is_empty() {
+            return Err(ModelError::AllFailed {
+                role: Role::Arbiter,
+                failures: vec![(
+                    reviewed_model.to_string(),
+                    "no arbiter model differs from the reviewed model".into(),
+                )],
+            });
+        }
+        let result = self
+            .client
+            .chat_structured::<T>(Role::Arbiter, &self.candidates, req)
+            .await?;
+        let spend = result.completion.spend();
+        let transcript = json!({
+            "model": result.completion.model,
+            "request": {"user": req.messages.first().map(|m| m.content.clone())},
+            "response": result.json,
+            "calls": result.completion.records,
+        });
+        Ok(Judged {
+            value: result.value,
+            model: result.completion.model,
+            transcript,
+            spend,
+        })
+    }
+
+    /// Reviews a change: the request from `input`, the answer re-anchored in the files
+    /// `read` returns, the tool findings added and the deterministic floor applied.
+    pub async fn review(
+        &self,
+        system_prompt: &str,
+        input: &ReviewInput<'_>,
+        read: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Reviewed, ModelError> {
+        let req = build_request(system_prompt, input);
+        let judged = self
+            .judge::<ArbiterAnswer>(&req, input.reviewed_model)
+            .await?;
+        let review = finish(
+            input.stage,
+            input.reviewed_model,
+            &judged.model,
+            judged.value,
+            read,
+            input.findings,
+            input.verify,
+            judged.spend.cost_usd,
+        );
+        Ok(Reviewed {
+            review,
+            transcript: judged.transcript,
+            spend: judged.spend,
+        })
+    }
+}
+
+/// A review from the deterministic checks alone (`git triad review --no-model`): FLAG when
+/// a tool found anything below critical, the floor for the rest.
+pub fn facts_only(
+    stage: &str,
+    findings: &[Finding],
+    changed_files: usize,
+    read: &dyn Fn(&str) -> Option<String>,
+    verify: Option<&CommandOutcome>,
+) -> ArbiterReview {
+    let model_verdict = if findings.iter().any(|f| f.severity != "critical") {
+        super::Verdict::Flag
+    } else {
+        super::Verdict::Approve
+    };
+    let answer = ArbiterAnswer {
+        verdict: model_verdict,
+        confidence: 1.0,
+        reasoning: format!(
+            "deterministic checks only: {} finding(s) in {changed_files} changed file(s)",
+            findings.len(),
+        ),
+        issues: vec![],
+        alternatives: vec![],
+    };
+    let mut r = finish(
+        stage,
+        "human",
+        "none (--no-model)",
+        answer,
+        read,
+        findings,
+        verify,
+        0.0,
+    );
+    r.model_verdict = model_verdict;
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reviewed_model_never_judges_itself() {
+        let list = vec!["a".to_string(), "b".to_string(), "c".to_string()];
+        assert_eq!(candidates(Some("b"), &list, "a"), ["b", "c"]);
+        assert_eq!(candidates(Some("a"), &list, "a"), ["b", "c"]);
+        assert_eq!(
+            candidates(None, &["a".to_string()], "a"),
+            Vec::<String>::new()
+        );
+    }
+}

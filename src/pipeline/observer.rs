@@ -1,0 +1,122 @@
+//! Progress of a run as it happens: the library reports events, a renderer (the command
+//! line's plain lines today, a live terminal view later) decides what people see.
+
+use crate::arbiter::{ArbiterReview, Verdict};
+use crate::git::worktree::CommandOutcome;
+use crate::git::ObjectId;
+use crate::model::Spend;
+
+use super::record::{AttemptResult, RunState};
+use super::stage::Stage;
+use super::VerifySkip;
+
+/// One thing that happened in a run.
+#[derive(Debug, Clone, Copy)]
+pub enum Progress<'a> {
+    /// A stage attempt starts: the model is being asked.
+    StageStarted {
+        /// The stage.
+        stage: Stage,
+        /// Its position (0-based) and the number of stages.
+        position: (usize, usize),
+        /// The model asked first.
+        model: &'a str,
+        /// The attempt in the current retry budget (1-based) and the budget's size.
+        attempt: (u32, u32),
+    },
+    /// The stage model answered.
+    Answered {
+        /// The stage.
+        stage: Stage,
+        /// Wall time of the call, in seconds.
+        seconds: f64,
+        /// What it cost.
+        spend: Spend,
+    },
+    /// An attempt could not be used and the stage is tried again.
+    AttemptRefused {
+        /// The stage.
+        stage: Stage,
+        /// The attempt number.
+        n: u32,
+        /// Why.
+        result: AttemptResult,
+        /// The first line of the reason.
+        detail: &'a str,
+    },
+    /// The arbiter is asked to review a stage.
+    ReviewStarted {
+        /// The stage.
+        stage: Stage,
+        /// The arbiter asked first.
+        arbiter: &'a str,
+    },
+    /// The arbiter's verdict on a stage, after the deterministic floor.
+    Reviewed {
+        /// The stage.
+        stage: Stage,
+        /// The review.
+        review: &'a ArbiterReview,
+    },
+    /// The verify command starts in a temporary worktree.
+    VerifyStarted {
+        /// The command.
+        command: &'a str,
+        /// The commit it runs at.
+        at: &'a ObjectId,
+    },
+    /// The verify command ended.
+    VerifyFinished {
+        /// How.
+        outcome: &'a CommandOutcome,
+    },
+    /// The verify command is not run.
+    VerifySkipped {
+        /// Why.
+        why: VerifySkip,
+    },
+    /// Retries were used up and the run went back to an earlier stage with another model.
+    Rewound {
+        /// The stage redone.
+        to: Stage,
+        /// Its new model.
+        model: &'a str,
+    },
+    /// The reconciliation starts.
+    ReconcileStarted {
+        /// The reconciliation arbiter asked first, if any is left.
+        model: Option<&'a str>,
+    },
+    /// The reconciliation's verdict.
+    Reconciled {
+        /// Who judged.
+        model: &'a str,
+        /// The verdict in force.
+        verdict: Verdict,
+        /// What the model said, and the facts that raised it when they did.
+        raised: Option<(Verdict, &'a [String])>,
+    },
+    /// A reconciliation REJECT sends the run back once.
+    ReconcileRewind {
+        /// The stage redone.
+        to: Stage,
+    },
+    /// The run stopped or finished; its state says why.
+    Ended {
+        /// The final state.
+        state: &'a RunState,
+    },
+}
+
+/// Receives a run's progress.
+pub trait Observer {
+    /// Called for every event, in order, from the thread that runs the pipeline.
+    fn progress(&self, event: &Progress<'_>);
+}
+
+/// An observer that shows nothing (`--quiet`, library use).
+pub struct Silent;
+
+impl Observer for Silent {
+    fn progress(&self, _event: &Progress<'_>) {}
+}

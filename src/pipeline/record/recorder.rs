@@ -1,0 +1,116 @@
+//! The run record in git: `refs/triad/runs/<run-id>`, one commit per event, whose tree holds
+//! `run.json` (the whole state) and `transcript/NNN-<stage>-<role>.json`.
+
+use std::collections::BTreeMap;
+
+use git2::{Oid, Repository};
+use serde_json::Value;
+
+use super::{upgrade, RunState, RUNS_PREFIX};
+use crate::git::{self, Context as _, GitError};
+
+/// Reads and writes one run's record.
+pub struct Recorder<'r> {
+    repo: &'r Repository,
+    refname: String,
+    tip: Option<Oid>,
+    pending: BTreeMap<String, Vec<u8>>,
+    keep: Vec<Oid>,
+}
+
+impl<'r> Recorder<'r> {
+    /// A recorder for a new run (the ref must not exist yet) or an existing one.
+    pub fn open(repo: &'r Repository, run_id: &str) -> Self {
+        let refname = format!("{RUNS_PREFIX}{run_id}");
+        let tip = git::ref_target(repo, &refname);
+        Recorder {
+            repo,
+            refname,
+            tip,
+            pending: BTreeMap::new(),
+            keep: Vec::new(),
+        }
+    }
+
+    /// Loads `run.json` from the record's tip.
+    pub fn load(&self) -> Result<Option<RunState>, GitError> {
+        let Some(tip) = self.tip else { return Ok(None) };
+        let commit = self.repo.find_commit(tip).ctx("reading the run record")?;
+        let tree = commit.tree().ctx("reading the run record")?;
+        let entry = tree
+            .get_path(std::path::Path::new("run.json"))
+            .ctx("run record has no run.json")?;
+        let blob = self.repo.find_blob(entry.id()).ctx("reading run.json")?;
+        upgrade::read(blob.content()).map(Some).map_err(|e| {
+            GitError::Command(format!("run.json of {} is unreadable: {e}", self.refname))
+        })
+    }
+
+    /// Queues a transcript file for the next event.
+    pub fn transcript(&mut self, state: &mut RunState, stage: &str, role: &str, body: &Value) {
+        state.transcripts += 1;
+        let name = format!("transcript/{:03}-{stage}-{role}.json", state.transcripts);
+        let text = serde_json::to_vec_pretty(body).unwrap_or_default();
+        self.pending.insert(name, text);
+    }
+
+    /// Keeps a commit reachable from the record (rejected attempts).
+    pub fn keep(&mut self, commit: Oid) {
+        self.keep.push(commit);
+    }
+
+    /// Writes one event: a commit whose tree is the previous one plus `run.json` and the
+    /// queued transcripts; the ref moves by compare-and-swap.
+    pub fn event(&mut self, state: &RunState, what: &str) -> Result<(), GitError> {
+        let mut update = git2::build::TreeUpdateBuilder::new();
+        let json = serde_json::to_vec_pretty(state)
+            .map_err(|e| GitError::Command(format!("cannot serialize the run state: {e}")))?;
+        let blob = self.repo.blob(&json).ctx("writing run.json")?;
+        update.upsert("run.json", blob, git2::FileMode::Blob);
+        for (path, bytes) in std::mem::take(&mut self.pending) {
+            let blob = self.repo.blob(&bytes).ctx("writing a transcript")?;
+            update.upsert(path, blob, git2::FileMode::Blob);
+        }
+        let base_tree = match self.tip {
+            Some(t) => self
+                .repo
+                .find_commit(t)
+                .and_then(|c| c.tree())
+                .ctx("reading the run record")?,
+            None => {
+                let empty = self
+                    .repo
+                    .treebuilder(None)
+                    .and_then(|b| b.write())
+                    .ctx("writing an empty tree")?;
+                self.repo.find_tree(empty).ctx("reading the empty tree")?
+            }
+        };
+        let tree = update
+            .create_updated(self.repo, &base_tree)
+            .ctx("building the run record tree")?;
+        let mut parents: Vec<Oid> = self.tip.into_iter().collect();
+        parents.append(&mut self.keep);
+        let msg = format!("triad run {}: {what}\n", state.run_id);
+        let commit = git::commit(self.repo, tree, &parents, &msg)?;
+        git::cas_ref(self.repo, &self.refname, commit, self.tip, &msg)?;
+        self.tip = Some(commit);
+        Ok(())
+    }
+}
+
+/// Every run id with a record, newest first (by start time in run.json).
+pub fn list_runs(repo: &Repository) -> Vec<RunState> {
+    let mut runs = Vec::new();
+    if let Ok(refs) = repo.references_glob(&format!("{RUNS_PREFIX}*")) {
+        for r in refs.flatten() {
+            let Some(name) = r.name() else { continue };
+            let id = name.trim_start_matches(RUNS_PREFIX).to_string();
+            if let Ok(Some(state)) = Recorder::open(repo, &id).load() {
+                runs.push(state);
+            }
+        }
+    }
+    runs.sort_by(|a, b| b.started.cmp(&a.started).then(b.run_id.cmp(&a.run_id)));
+    runs
+}

@@ -1,0 +1,242 @@
+//! Why a run stopped, as typed data: the record keeps the facts; `log`, `run` and `resume`
+//! render them (the command line adds what to do next).
+
+use serde::{Deserialize, Serialize};
+
+use crate::arbiter::{Issue, Verdict};
+use crate::config::Role;
+use crate::git::ObjectId;
+use crate::pipeline::stage::Stage;
+use crate::task::outcome::{outcome_details, Outcome, StageMeta};
+use crate::task::ArbiterDecision;
+
+/// Which kind of model failure stopped a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ModelFailure {
+    /// The next call would have crossed a spending cap.
+    Budget,
+    /// No valid structured answer, even after the repair request.
+    Schema,
+    /// Every candidate model failed (network, provider, circuit breaker).
+    Provider,
+}
+
+/// Why a stage that used up its retries could not rewind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum NoRewind {
+    /// The stage is the first one.
+    NoEarlierStage,
+    /// The earlier stage's role has no other model left.
+    NoOtherModel {
+        /// That role.
+        role: Role,
+    },
+}
+
+/// Why a run stopped.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum StopReason {
+    /// Every stage is done (and reconciled, when asked).
+    Finished {
+        /// The final verdict; `None` when no stage was reviewed.
+        verdict: Option<Verdict>,
+    },
+    /// The arbiter halted the pipeline at a stage.
+    ArbiterHalt {
+        /// The stage.
+        stage: Stage,
+        /// Who halted it.
+        arbiter_model: String,
+        /// The arbiter's reasoning.
+        reasoning: String,
+        /// The most severe issues (at most three).
+        issues: Vec<Issue>,
+    },
+    /// A stage used up its retries and the policy is to stop for a human.
+    RetriesHalt {
+        /// The stage.
+        stage: Stage,
+        /// Attempts in its last retry budget.
+        tries: u32,
+        /// What became of the last one.
+        last: String,
+    },
+    /// A stage used up its retries and the rewind policy could not rewind.
+    RetriesExhausted {
+        /// The stage.
+        stage: Stage,
+        /// Why not.
+        why: NoRewind,
+    },
+    /// A stage answered an outcome other than APPROVE (seed 004).
+    Outcome {
+        /// The stage.
+        stage: Stage,
+        /// Its whole metadata block.
+        meta: Box<StageMeta>,
+        /// How the task state machine routed it, when it could be recorded.
+        decision: Option<ArbiterDecision>,
+    },
+    /// A model call failed.
+    ModelFailed {
+        /// The stage, or `reconcile`.
+        step: String,
+        /// What kind of failure.
+        failure: ModelFailure,
+        /// The error, redacted.
+        error: String,
+    },
+    /// The reconciliation rejected the result after its one retry, or halted.
+    Reconciliation {
+        /// REJECT or HALT.
+        verdict: Verdict,
+        /// Whether the one rewind was already used.
+        after_retry: bool,
+        /// The reconciliation arbiter's reasoning.
+        reasoning: String,
+        /// The gaps, one per line.
+        gaps: String,
+    },
+    /// A verdict note could not be written; the pre-push gate reads only notes, so the run
+    /// does not go on without it.
+    NoteNotWritten {
+        /// The commit the note belongs on.
+        commit: ObjectId,
+        /// Why it failed.
+        error: String,
+    },
+    /// A repository operation failed in the middle of the run.
+    GitFailed {
+        /// The error.
+        error: String,
+    },
+    /// Written by format 1, which kept only a sentence.
+    Legacy {
+        /// That sentence.
+        message: String,
+    },
+}
+
+impl StopReason {
+    /// What happened, as sentences of fact (no advice: the command line adds that).
+    pub fn describe(&self) -> String {
+        match self {
+            StopReason::Finished { verdict: Some(v) } => {
+                format!("all stages done; final verdict {v}")
+            }
+            StopReason::Finished { verdict: None } => {
+                "all stages done; no stage was reviewed (arbiter mode off)".into()
+            }
+            StopReason::ArbiterHalt {
+                stage,
+                arbiter_model,
+                reasoning,
+                issues,
+            } => {
+                let mut s = format!(
+                    "the arbiter ({arbiter_model}) halted the pipeline at the {stage} stage: {}",
+                    one_line(reasoning, "no reasoning given")
+                );
+                for i in issues {
+                    s.push_str(&format!(
+                        "\n  - {} {}:{} {}",
+                        i.severity.as_str(),
+                        i.path,
+                        i.start_line.map_or("?".to_string(), |l| l.to_string()),
+                        i.description
+                    ));
+                }
+                s
+            }
+            StopReason::RetriesHalt { stage, tries, last } => format!(
+                "the {stage} stage failed {tries} attempts (the last: {last}); stopping for a human"
+            ),
+            StopReason::RetriesExhausted { stage, why } => format!(
+                "the {stage} stage used up its retries and {}",
+                match why {
+                    NoRewind::NoEarlierStage => "there is no earlier stage to rewind to".into(),
+                    NoRewind::NoOtherModel { role } =>
+                        format!("the {role} role has no other model to rewind to"),
+                }
+            ),
+            StopReason::Outcome {
+                stage,
+                meta,
+                decision,
+            } => {
+                let details = outcome_details(meta);
+                let routed = decision.as_ref().map_or(String::new(), |d| {
+                    format!(
+                        "\nThe arbiter routed the task: {}{}{}",
+                        d.decision,
+                        d.assigned_to
+                            .as_deref()
+                            .map(|a| format!(" to {a}"))
+                            .unwrap_or_default(),
+                        if d.note.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({})", d.note)
+                        }
+                    )
+                });
+                if meta.outcome == Outcome::NeedsInfo {
+                    format!("the {stage} stage needs information before it can continue ({details}).{routed}")
+                } else {
+                    format!(
+                        "the {stage} stage answered {} instead of doing the work: {details}{routed}",
+                        meta.outcome.as_str()
+                    )
+                }
+            }
+            StopReason::ModelFailed {
+                step,
+                failure,
+                error,
+            } => match failure {
+                ModelFailure::Schema => format!(
+                    "the {step} step could not be completed: {error}. Without a valid answer nothing is approved"
+                ),
+                ModelFailure::Budget => {
+                    format!("the {step} stage stopped before crossing the budget: {error}")
+                }
+                ModelFailure::Provider => format!("the {step} stage stopped: {error}"),
+            },
+            StopReason::Reconciliation {
+                verdict,
+                after_retry,
+                reasoning,
+                gaps,
+            } => format!(
+                "reconciliation {verdict}{}: {}\nGaps:\n{gaps}",
+                if *after_retry { " after its one retry" } else { "" },
+                one_line(reasoning, "the output does not match the TaskSpec"),
+            ),
+            StopReason::NoteNotWritten { commit, error } => format!(
+                "the verdict note on {} could not be written ({error}); the run stopped, because the pre-push gate reads only notes",
+                commit.short()
+            ),
+            StopReason::GitFailed { error } => {
+                format!("a repository operation failed: {error}")
+            }
+            StopReason::Legacy { message } => message.clone(),
+        }
+    }
+}
+
+/// The first meaningful line of `text`, at most 100 characters.
+pub fn one_line(text: &str, fallback: &str) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .unwrap_or(fallback);
+    let mut s: String = line.chars().take(100).collect();
+    if line.chars().count() > 100 {
+        s.push('…');
+    }
+    s
+}

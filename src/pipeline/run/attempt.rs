@@ -1,0 +1,164 @@
+//! One attempt at the current stage: ask the model, read its answer, apply its edits to an
+//! in-memory tree, commit, and hand the commit to review or acceptance.
+
+use std::time::Instant;
+
+use super::{BlockOn, Flow, Run, RunError};
+use crate::edit::{apply_blocks, parse_edit_blocks, render_failures};
+use crate::git::{self, Context as _, ObjectId, TreeFiles};
+use crate::model::Spend;
+use crate::pipeline::observer::Progress;
+use crate::pipeline::reconcile::ImplementationSummary;
+use crate::pipeline::record::{one_line, AttemptRecord, AttemptResult};
+use crate::pipeline::stage::Stage;
+use crate::task::outcome::{parse_meta, Outcome};
+
+/// An answered attempt before its fate is known.
+pub(super) struct Answered {
+    /// 1-based attempt number.
+    pub n: u32,
+    /// The model that answered.
+    pub model: String,
+    /// What the call cost.
+    pub spend: Spend,
+}
+
+impl Answered {
+    /// The attempt's record once its fate is known.
+    pub fn record(&self, result: AttemptResult, detail: impl Into<String>) -> AttemptRecord {
+        AttemptRecord {
+            n: self.n,
+            model: self.model.clone(),
+            commit: None,
+            verdict: None,
+            arbiter_model: None,
+            result,
+            detail: detail.into(),
+            spend: self.spend,
+        }
+    }
+}
+
+impl Run<'_> {
+    /// One attempt at the current stage.
+    pub(super) fn attempt(&mut self) -> Result<Flow, RunError> {
+        let repo = self.env.repo;
+        let idx = self.state.current;
+        let stage = self.state.stages[idx].stage;
+        let role = stage.role();
+        let n = self.state.stages[idx].attempts.len() as u32 + 1;
+        let epoch_n = self.state.stages[idx].attempts_in_epoch() + 1;
+        let parent = self.state.tip().oid()?;
+        let parent_tree = repo
+            .find_commit(parent)
+            .and_then(|c| c.tree())
+            .ctx("reading the stage's parent tree")?;
+        let files = TreeFiles::new(repo, parent_tree.clone());
+        let req = self.stage_request(&parent_tree, &files)?;
+
+        if let Err(e) = crate::task::workflow::on_stage_start(
+            repo,
+            &self.state.task,
+            &self.state.run_id,
+            stage.as_str(),
+        ) {
+            tracing::warn!("could not record the task's state: {e}");
+        }
+        let candidates = {
+            let s = &self.state.stages[idx];
+            s.models[s.model_index.min(s.models.len())..].to_vec()
+        };
+        self.env.observer.progress(&Progress::StageStarted {
+            stage,
+            position: (idx, self.state.stages.len()),
+            model: self.state.stages[idx].model(),
+            attempt: (epoch_n, self.state.max_retries + 1),
+        });
+        let started = Instant::now();
+        let completion = match self
+            .env
+            .client
+            .chat(role, &candidates, &req)
+            .await_blocking()
+        {
+            Ok(c) => c,
+            Err(e) => return self.model_failed(stage.as_str(), e),
+        };
+        let spend = completion.spend();
+        self.state.spend += spend;
+        self.rec.transcript(
+            &mut self.state,
+            stage.as_str(),
+            role.as_str(),
+            &serde_json::json!({
+                "stage": stage, "role": role, "attempt": n, "model": completion.model,
+                "request": {"system": req.system, "user": req.messages.first().map(|m| m.content.clone())},
+                "response": completion.response.text,
+                "calls": completion.records,
+            }),
+        );
+        self.env.observer.progress(&Progress::Answered {
+            stage,
+            seconds: started.elapsed().as_secs_f64(),
+            spend,
+        });
+        let answered = Answered {
+            n,
+            model: completion.model.clone(),
+            spend,
+        };
+
+        // Understand the answer.
+        let answer = &completion.response.text;
+        let meta = match parse_meta(answer) {
+            Ok(m) => m,
+            Err(why) => return self.retry(answered.record(AttemptResult::BadAnswer, ""), &why),
+        };
+        let blocks = match parse_edit_blocks(answer) {
+            Ok(b) => b,
+            Err(e) => {
+                let why = format!("an edit block could not be read: {e}");
+                return self.retry(answered.record(AttemptResult::BadAnswer, ""), &why);
+            }
+        };
+        if meta.outcome != Outcome::Approve {
+            return self.stop_on_outcome(answered, meta);
+        }
+        let spec = &self.spec;
+        let applied = match apply_blocks(&files, &blocks, &|p| {
+            spec.in_scope(p) && !p.starts_with(".triad/")
+        }) {
+            Ok(a) => a,
+            Err(failures) => {
+                let ok_count = blocks.len().saturating_sub(failures.len());
+                let text = render_failures(&failures, ok_count);
+                return self.retry(answered.record(AttemptResult::EditsFailed, ""), &text);
+            }
+        };
+        if stage == Stage::Verify {
+            // A summary that does not read as one counts as none (the reconciliation's facts
+            // then say so).
+            self.state.implementation_summary = meta
+                .implementation_summary
+                .clone()
+                .and_then(|v| serde_json::from_value::<ImplementationSummary>(v).ok());
+        }
+
+        // Commit the stage from an in-memory tree.
+        let tree = git::build_tree(repo, &parent_tree, &applied.files)?;
+        let summary = one_line(&meta.summary, &format!("{stage} stage"));
+        let message = format!(
+            "triad({stage}): {summary}\n\nTriad-Run: {}\nTriad-Stage: {stage}\nTriad-Model: {}\nTriad-Attempt: {n}\n",
+            self.state.run_id, answered.model
+        );
+        let commit = git::commit(repo, tree, &[parent], &message)?;
+        let mut attempt = answered.record(AttemptResult::Accepted, summary);
+        attempt.commit = Some(ObjectId::from(commit));
+
+        if !self.state.stages[idx].reviewed {
+            self.state.pending_flags.clear();
+            return self.accept(attempt, commit, None);
+        }
+        self.review_and_decide(attempt, commit, &meta, epoch_n)
+    }
+}

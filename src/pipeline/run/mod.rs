@@ -1,0 +1,227 @@
+//! One run, owned: its state, its record and its TaskSpec travel together in [`Run`], and
+//! every step is a method that answers one [`Flow`].
+//!
+//! The loop is here; one attempt at a stage is in [`attempt`] (its prompt in [`prompt`], its
+//! review in [`review`]), what happens after an attempt in [`transition`], the verify command
+//! in [`verify`], the reconciliation in [`reconcile`]. Every step is recorded before the next
+//! begins, so a killed run resumes from its record.
+
+mod attempt;
+mod prompt;
+mod reconcile;
+mod review;
+mod transition;
+mod verify;
+
+use std::path::PathBuf;
+
+use git2::Repository;
+
+pub use verify::{VerifyPlan, VerifySkip};
+
+use super::context::OutlineCache;
+use super::observer::{Observer, Progress};
+use super::record::{Recorder, RunState, RunStatus, StopReason};
+use super::stage::Stage;
+use crate::config::LoadedConfig;
+use crate::git::{self, GitError};
+use crate::model::ModelClient;
+use crate::task::TaskSpec;
+
+/// What a run works with and does not own: the repository, the configuration, the model
+/// client, how the verify command is handled, and who hears of progress.
+pub struct RunEnv<'a> {
+    /// The repository.
+    pub repo: &'a Repository,
+    /// Effective configuration.
+    pub config: &'a LoadedConfig,
+    /// The model client (with the cost ledger).
+    pub client: &'a ModelClient,
+    /// The active profile (`local`, ...), for the arbiter's fallback models.
+    pub profile: Option<String>,
+    /// Whether and how the verify command runs (decided from trust, see [`VerifyPlan`]).
+    pub verify: VerifyPlan,
+    /// Receives progress events.
+    pub observer: &'a dyn Observer,
+}
+
+impl RunEnv<'_> {
+    /// The work tree root (prompt overrides, worktrees).
+    pub fn repo_root(&self) -> PathBuf {
+        self.repo
+            .workdir()
+            .unwrap_or(self.repo.path())
+            .to_path_buf()
+    }
+}
+
+/// Whether the run goes on after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Keep going: the state says what comes next.
+    Continue,
+    /// The run stopped; the state says why.
+    Stop,
+}
+
+/// Failures that stop a run outside its protocol (git itself failing). The run is recorded
+/// as failed when the record can still be written.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A git operation failed (or a ref moved under the run: [`GitError::Raced`]).
+    #[error(transparent)]
+    Git(#[from] GitError),
+}
+
+/// One run: its state, its record and its TaskSpec.
+pub struct Run<'a> {
+    env: &'a RunEnv<'a>,
+    state: RunState,
+    spec: TaskSpec,
+    rec: Recorder<'a>,
+    outlines: OutlineCache,
+}
+
+impl<'a> Run<'a> {
+    /// A run over `state` (new or loaded from its record).
+    pub fn new(env: &'a RunEnv<'a>, state: RunState, spec: TaskSpec) -> Self {
+        let rec = Recorder::open(env.repo, &state.run_id);
+        Run {
+            env,
+            state,
+            spec,
+            rec,
+            outlines: OutlineCache::default(),
+        }
+    }
+
+    /// The state as it stands.
+    pub fn state(&self) -> &RunState {
+        &self.state
+    }
+
+    /// The state, for a caller that is done with the run.
+    pub fn into_state(self) -> RunState {
+        self.state
+    }
+
+    /// Mutable state, for the command line's adjustments before a resume (a new budget,
+    /// answers). Nothing is recorded until the next step.
+    pub fn state_mut(&mut self) -> &mut RunState {
+        &mut self.state
+    }
+
+    /// Writes the first event and creates the scratch branch at the base.
+    pub fn start(&mut self) -> Result<(), RunError> {
+        self.rec.event(&self.state, "start")?;
+        let base = self.state.base.oid()?;
+        self.move_branch(base, None, "start run")?;
+        Ok(())
+    }
+
+    /// Runs stages until the run finishes or stops; the state says how. A git failure is
+    /// recorded as a failed run (so the task is not left in review) and returned.
+    pub fn execute(&mut self) -> Result<(), RunError> {
+        let stage = self.state.current_stage().unwrap_or(Stage::Verify);
+        if let Err(e) = crate::task::workflow::on_run_start(
+            self.env.repo,
+            &self.state.task,
+            &self.state.run_id,
+            stage.as_str(),
+        ) {
+            tracing::warn!("could not record the task's state: {e}");
+        }
+        let result = self.run_loop();
+        if let Err(e) = &result {
+            self.state.stop(
+                RunStatus::Failed,
+                StopReason::GitFailed {
+                    error: e.to_string(),
+                },
+            );
+            // The record may be what failed; the error below says so either way.
+            let _ = self.rec.event(&self.state, "stopped by a repository error");
+        }
+        if let Err(e) = crate::task::workflow::on_run_end(
+            self.env.repo,
+            &self.state.task,
+            &self.state.run_id,
+            self.state.status.as_str(),
+            self.state.final_verdict().map(|v| v.as_str()),
+        ) {
+            tracing::warn!("could not record the task's state: {e}");
+        }
+        self.env
+            .observer
+            .progress(&Progress::Ended { state: &self.state });
+        result
+    }
+
+    fn run_loop(&mut self) -> Result<(), RunError> {
+        self.env.client.set_budget(
+            self.state
+                .budget_usd
+                .map(|b| (b - self.state.spend.cost_usd).max(0.0)),
+        );
+        self.state.status = RunStatus::Running;
+        self.state.stop = None;
+        loop {
+            let flow = if let Some(stage) = self.state.current_stage() {
+                self.step(stage)?
+            } else if self.state.reconcile.as_ref().is_some_and(|r| !r.done) {
+                self.reconcile_step(true)?
+            } else {
+                return self.finish();
+            };
+            if flow == Flow::Stop {
+                return Ok(());
+            }
+        }
+    }
+
+    /// One step at `stage`: escalate when its retries are used up, else run the verify
+    /// command first (verify stage), then one attempt.
+    fn step(&mut self, stage: Stage) -> Result<Flow, RunError> {
+        if self.state.stages[self.state.current].attempts_in_epoch() > self.state.max_retries {
+            return self.escalate();
+        }
+        if stage == Stage::Verify && self.state.verify.is_none() {
+            self.run_verify()?;
+        }
+        self.attempt()
+    }
+
+    /// Moves the run's scratch branch to `to` if it still points at `from` (`None`: creates
+    /// it); a branch moved by someone else is never overwritten.
+    fn move_branch(
+        &self,
+        to: git2::Oid,
+        from: Option<git2::Oid>,
+        why: &str,
+    ) -> Result<(), GitError> {
+        git::cas_ref(
+            self.env.repo,
+            &format!("refs/heads/{}", self.state.branch),
+            to,
+            from,
+            &format!("triad: {why}"),
+        )
+    }
+}
+
+/// Runs a future to completion from synchronous code on a small runtime.
+pub(crate) trait BlockOn: std::future::Future + Sized {
+    /// Blocks the calling thread until the future is done.
+    fn await_blocking(self) -> Self::Output {
+        RUNTIME.with(|rt| rt.block_on(self))
+    }
+}
+
+impl<F: std::future::Future> BlockOn for F {}
+
+thread_local! {
+    static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread tokio runtime can always be built");
+}

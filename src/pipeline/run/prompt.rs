@@ -1,0 +1,99 @@
+//! The request of one stage attempt: the role prompt and protocol, and the stage context
+//! assembled from the run's state (previous diff, what changed so far, flags, feedback,
+//! the verify command's result).
+
+use git2::Tree;
+
+use super::{Run, RunError};
+use crate::arbiter::feedback;
+use crate::config::prompt;
+use crate::git::{self, Context as _, TreeFiles};
+use crate::model::ChatRequest;
+use crate::pipeline::context::{stage_message, StageContext};
+use crate::pipeline::stage::Stage;
+
+/// Prompt characters per token of context window, roughly; file contents get half.
+const CHARS_PER_TOKEN: usize = 2;
+
+impl Run<'_> {
+    /// The request for the current stage, whose files are those of `parent_tree`.
+    pub(super) fn stage_request(
+        &self,
+        parent_tree: &Tree<'_>,
+        files: &TreeFiles<'_>,
+    ) -> Result<ChatRequest, RunError> {
+        let repo = self.env.repo;
+        let idx = self.state.current;
+        let stage = self.state.stages[idx].stage;
+        let role = stage.role();
+        let previous_diff = if idx > 0 {
+            // The previous stage's own change: from the commit before it to the tip.
+            let before = self.state.stages[..idx]
+                .iter()
+                .rev()
+                .skip(1)
+                .find_map(|s| s.commit.as_ref())
+                .unwrap_or(&self.state.base);
+            let t = repo
+                .find_commit(before.oid()?)
+                .and_then(|c| c.tree())
+                .ctx("reading a tree")?;
+            let d = git::diff_trees(repo, Some(&t), parent_tree).ctx("diffing")?;
+            git::render_diff(&d, &|_, _| None)
+        } else {
+            String::new()
+        };
+        let base_tree = repo
+            .find_commit(self.state.base.oid()?)
+            .and_then(|c| c.tree())
+            .ctx("reading the base tree")?;
+        let changed_so_far: Vec<String> = git::diff_trees(repo, Some(&base_tree), parent_tree)
+            .ctx("diffing")?
+            .into_iter()
+            .map(|f| f.path)
+            .collect();
+        let flags = feedback::flag_block(
+            idx.checked_sub(1)
+                .map_or("previous", |p| self.state.stages[p].stage.as_str()),
+            &self.state.pending_flags,
+        );
+        let facts = if stage == Stage::Verify {
+            self.verify_facts()
+        } else {
+            String::new()
+        };
+        let config = &self.env.config.config;
+        let model = self.state.stages[idx].model();
+        let ctx_chars = config.models.get(model).map_or(60_000, |m| {
+            (m.context_window as usize)
+                .saturating_mul(CHARS_PER_TOKEN)
+                .clamp(4_000, 200_000)
+        });
+        let user = stage_message(&StageContext {
+            stage,
+            task: &self.spec,
+            files,
+            changed_so_far: &changed_so_far,
+            previous_diff: &previous_diff,
+            flags: &flags,
+            feedback: &self.state.feedback,
+            facts: &facts,
+            char_budget: ctx_chars / 2,
+            outlines: &self.outlines,
+        });
+        let root = self.env.repo_root();
+        let system = format!(
+            "{}\n\n{}",
+            prompt(config, role.as_str(), Some(&root)),
+            prompt(config, "protocol", Some(&root))
+        );
+        let role_cfg = config.roles.get(role);
+        let mut req = ChatRequest::new(
+            Some(system),
+            user,
+            role_cfg.max_output_tokens.unwrap_or(8192),
+        );
+        req.temperature = role_cfg.temperature;
+        Ok(req)
+    }
+}

@@ -1,0 +1,227 @@
+//! The reconciliation step of a run (seed 000 §B11.5): facts, the reconciliation arbiter,
+//! its note, and the one REJECT rewind.
+
+use serde_json::json;
+
+use super::{BlockOn, Flow, Run, RunError};
+use crate::arbiter::service::{candidates, Arbiter};
+use crate::arbiter::{Floor, Verdict};
+use crate::config::{prompt, Role};
+use crate::git::{self, GitError};
+use crate::notes::{self, ReconciliationRecord, Record};
+use crate::pipeline::observer::Progress;
+use crate::pipeline::reconcile::{self, ReconcileAnswer};
+use crate::pipeline::record::{RunStatus, StopReason};
+use crate::pipeline::stage::Stage;
+
+impl Run<'_> {
+    /// Reconciles the finished change. With `may_rewind`, a REJECT rewinds once.
+    pub(super) fn reconcile_step(&mut self, may_rewind: bool) -> Result<Flow, RunError> {
+        let repo = self.env.repo;
+        let final_commit = self.state.tip().oid()?;
+        let base = self.state.base.oid()?;
+        let facts = reconcile::facts(
+            repo,
+            base,
+            final_commit,
+            &self.spec,
+            self.state.implementation_summary.as_ref(),
+        )
+        .map_err(|source| GitError::Git {
+            what: "checking the implementation summary".into(),
+            source,
+        })?;
+        let floor = reconcile::floor(&facts);
+        let scaffold = match &self.state.stages[Stage::Architect.index()].commit {
+            Some(arch) => {
+                let tree = |o: git2::Oid| repo.find_commit(o).and_then(|c| c.tree()).ok();
+                match (tree(base), arch.oid().ok().and_then(tree)) {
+                    (Some(b), Some(a)) => git::diff_trees(repo, Some(&b), &a)
+                        .map(|d| git::render_diff(&d, &|_, _| None))
+                        .unwrap_or_default(),
+                    _ => String::new(),
+                }
+            }
+            None => String::new(),
+        };
+        let verifier_model = self.state.stages[Stage::Verify.index()]
+            .last_model()
+            .to_string();
+        let role_list = self
+            .env
+            .config
+            .role_models(Role::Arbiter, self.env.profile.as_deref());
+        let assigned = self.state.reconcile.as_ref().and_then(|r| r.model.clone());
+        // An explicit reconciliation model is the only candidate; else the arbiter role's.
+        let list = if assigned.is_some() {
+            &[][..]
+        } else {
+            &role_list[..]
+        };
+        let arbiter = Arbiter::new(
+            self.env.client,
+            candidates(assigned.as_deref(), list, &verifier_model),
+        );
+        let system = prompt(
+            &self.env.config.config,
+            "reconciler",
+            Some(&self.env.repo_root()),
+        );
+        let req = reconcile::build_request(
+            &system,
+            &self.spec,
+            self.state.implementation_summary.as_ref(),
+            &facts,
+            &scaffold,
+        );
+        self.env.observer.progress(&Progress::ReconcileStarted {
+            model: arbiter.first(),
+        });
+        let judged = match arbiter
+            .judge::<ReconcileAnswer>(&req, &verifier_model)
+            .await_blocking()
+        {
+            Ok(j) => j,
+            Err(e) => return self.model_failed("reconcile", e),
+        };
+        self.state.spend += judged.spend;
+        let answer = judged.value;
+        let verdict = floor
+            .as_ref()
+            .map_or(answer.verdict, |f| answer.verdict.max(f.verdict));
+        let mut transcript = judged.transcript;
+        transcript["stage"] = json!("reconcile");
+        transcript["facts"] = serde_json::to_value(&facts).unwrap_or_default();
+        self.rec
+            .transcript(&mut self.state, "reconcile", "arbiter", &transcript);
+        let record = Record::Reconciliation(Box::new(ReconciliationRecord {
+            run: self.state.run_id.clone(),
+            task: self.state.task.clone(),
+            stage: "reconcile".into(),
+            verdict,
+            model_verdict: answer.verdict,
+            floor: floor.clone(),
+            arbiter_model: judged.model.clone(),
+            reviewed_model: verifier_model,
+            confidence: answer.confidence,
+            reasoning: answer.reasoning.clone(),
+            checks: serde_json::to_value(&answer.checks).unwrap_or_default(),
+            requirements: serde_json::to_value(&answer.requirements).unwrap_or_default(),
+            rewind_to: answer.rewind_to.clone(),
+            gaps: answer.gaps.clone(),
+            facts: serde_json::to_value(&facts).unwrap_or_default(),
+            issues: vec![],
+            token_cost: judged.spend.cost_usd,
+        }));
+        if let Err(e) = notes::record(repo, final_commit, record) {
+            return self.halt(
+                RunStatus::Failed,
+                StopReason::NoteNotWritten {
+                    commit: final_commit.into(),
+                    error: e.to_string(),
+                },
+                "reconciliation note not written",
+            );
+        }
+        let raised = floor
+            .as_ref()
+            .filter(|f| f.verdict > answer.verdict)
+            .map(|f| (answer.verdict, &f.reasons[..]));
+        self.env.observer.progress(&Progress::Reconciled {
+            model: &judged.model,
+            verdict,
+            raised,
+        });
+        self.after_reconciliation(verdict, &answer, floor.as_ref(), may_rewind)
+    }
+
+    fn after_reconciliation(
+        &mut self,
+        verdict: Verdict,
+        answer: &ReconcileAnswer,
+        floor: Option<&Floor>,
+        may_rewind: bool,
+    ) -> Result<Flow, RunError> {
+        let reasons = floor.map_or(&[][..], |f| &f.reasons[..]);
+        let r = self.state.reconcile.get_or_insert_with(Default::default);
+        r.verdict = Some(verdict);
+        match verdict {
+            Verdict::Approve | Verdict::Flag => {
+                r.done = true;
+                self.rec
+                    .event(&self.state, &format!("reconciliation {verdict}"))?;
+                Ok(Flow::Continue)
+            }
+            Verdict::Reject if may_rewind && !r.rewound => {
+                r.rewound = true;
+                let target = if answer.rewind_to == "refactor" {
+                    Stage::Refactor
+                } else {
+                    Stage::Implement
+                };
+                let old_tip = self.state.tip().oid()?;
+                for s in &mut self.state.stages[target.index()..] {
+                    s.commit = None;
+                    s.verdict = None;
+                    s.epoch_start = s.attempts.len();
+                }
+                self.state.current = target.index();
+                self.state.verify = None;
+                self.state.implementation_summary = None;
+                self.state.feedback = reconcile::feedback(answer, reasons);
+                let new_tip = self.state.tip().oid()?;
+                self.move_branch(new_tip, Some(old_tip), "reconciliation rewind")?;
+                self.env
+                    .observer
+                    .progress(&Progress::ReconcileRewind { to: target });
+                self.rec.event(
+                    &self.state,
+                    &format!("reconciliation reject: rewind to {target}"),
+                )?;
+                Ok(Flow::Continue)
+            }
+            Verdict::Reject | Verdict::Halt => {
+                let reason = StopReason::Reconciliation {
+                    verdict,
+                    after_retry: verdict == Verdict::Reject,
+                    reasoning: answer.reasoning.clone(),
+                    gaps: reconcile::feedback(answer, reasons),
+                };
+                self.state.stop(RunStatus::Halted, reason);
+                self.rec
+                    .event(&self.state, &format!("reconciliation {verdict}"))?;
+                Ok(Flow::Stop)
+            }
+        }
+    }
+
+    /// `git triad reconcile <run-id>`: reconciles a finished run again, without rewinding.
+    /// The run itself stays finished; only the verdict is new.
+    pub fn reconcile_again(&mut self) -> Result<Option<Verdict>, RunError> {
+        let status = self.state.status;
+        let stop = self.state.stop.clone();
+        self.state
+            .reconcile
+            .get_or_insert_with(Default::default)
+            .done = false;
+        let flow = self.reconcile_step(false)?;
+        let verdict = self.state.reconcile.as_ref().and_then(|r| r.verdict);
+        if flow == Flow::Continue || verdict.is_some() {
+            if matches!(verdict, Some(Verdict::Reject | Verdict::Halt)) {
+                self.state.status = RunStatus::Halted;
+            } else {
+                self.state.status = if status == RunStatus::Halted {
+                    status
+                } else {
+                    match self.state.final_verdict() {
+                        Some(Verdict::Flag) => RunStatus::Flagged,
+                        _ => RunStatus::Approved,
+                    }
+                };
+                self.state.stop = stop;
+            }
+            self.rec.event(&self.state, "reconciled again")?;
+        }
+        Ok(verdict)
+    }
+}

@@ -1,0 +1,198 @@
+//! The arbiter's review of a stage commit, its verdict note, and what the verdict decides:
+//! accept (APPROVE), accept with flags for the next stage (FLAG), retry with the feedback
+//! block (REJECT), or stop (HALT).
+
+use git2::Oid;
+
+use super::{BlockOn, Flow, Run, RunError};
+use crate::arbiter::gather::gather;
+use crate::arbiter::review::ReviewInput;
+use crate::arbiter::service::{candidates, Arbiter, Reviewed};
+use crate::arbiter::{feedback, Verdict};
+use crate::config::{prompt, Role};
+use crate::git::{Context as _, TreeFiles};
+use crate::model::ModelError;
+use crate::notes::{self, Record, ReviewRecord};
+use crate::pipeline::observer::Progress;
+use crate::pipeline::record::{AttemptRecord, AttemptResult, RunStatus, StopReason};
+use crate::pipeline::stage::Stage;
+use crate::task::outcome::StageMeta;
+
+impl Run<'_> {
+    /// Reviews `commit` (the current stage's attempt), records the verdict note, and acts on
+    /// the verdict.
+    pub(super) fn review_and_decide(
+        &mut self,
+        mut attempt: AttemptRecord,
+        commit: Oid,
+        meta: &StageMeta,
+        epoch_n: u32,
+    ) -> Result<Flow, RunError> {
+        let idx = self.state.current;
+        let stage = self.state.stages[idx].stage;
+        let reviewed = match self.review(stage, &attempt.model, commit, meta) {
+            Ok(r) => r,
+            Err(e) => {
+                self.state.stages[idx].attempts.push(attempt);
+                self.rec.keep(commit);
+                return self.model_failed(stage.as_str(), e);
+            }
+        };
+        let review = reviewed.review;
+        self.state.spend += reviewed.spend;
+        attempt.spend += reviewed.spend;
+        attempt.verdict = Some(review.verdict);
+        attempt.arbiter_model = Some(review.arbiter_model.clone());
+        self.env.observer.progress(&Progress::Reviewed {
+            stage,
+            review: &review,
+        });
+
+        // The note is the pre-push gate's only input: without it the run does not go on.
+        let line = Record::Review(Box::new(ReviewRecord {
+            run: Some(self.state.run_id.clone()),
+            task: Some(self.state.task.clone()),
+            attempt: attempt.n,
+            stage_reviewed: stage.as_str().to_string(),
+            review: review.clone(),
+        }));
+        if let Err(e) = notes::record(self.env.repo, commit, line) {
+            attempt.result = AttemptResult::Rejected;
+            attempt.detail = "its verdict note could not be written".into();
+            self.state.stages[idx].attempts.push(attempt);
+            self.rec.keep(commit);
+            return self.halt(
+                RunStatus::Failed,
+                StopReason::NoteNotWritten {
+                    commit: commit.into(),
+                    error: e.to_string(),
+                },
+                &format!("{stage} verdict note not written"),
+            );
+        }
+
+        match review.verdict {
+            Verdict::Approve => {
+                self.state.pending_flags.clear();
+                self.accept(attempt, commit, Some(Verdict::Approve))
+            }
+            Verdict::Flag => {
+                self.state.pending_flags = review.issues.clone();
+                self.state.all_flags.extend(review.issues.iter().cloned());
+                self.accept(attempt, commit, Some(Verdict::Flag))
+            }
+            Verdict::Reject => {
+                self.rec.keep(commit);
+                attempt.result = AttemptResult::Rejected;
+                let fb = feedback::reject_block(
+                    epoch_n,
+                    self.state.max_retries,
+                    &review.issues,
+                    &review.alternatives,
+                );
+                self.retry(attempt, &fb)
+            }
+            Verdict::Halt => {
+                self.rec.keep(commit);
+                attempt.result = AttemptResult::Halted;
+                attempt.detail = review.reasoning.clone();
+                self.state.stages[idx].attempts.push(attempt);
+                let reason = StopReason::ArbiterHalt {
+                    stage,
+                    arbiter_model: review.arbiter_model.clone(),
+                    reasoning: review.reasoning.clone(),
+                    issues: review.issues.iter().take(3).cloned().collect(),
+                };
+                self.halt(
+                    RunStatus::Halted,
+                    reason,
+                    &format!("{stage} halted by the arbiter"),
+                )
+            }
+        }
+    }
+
+    /// Asks the arbiter about `commit`: its diff against the stage's starting point (the
+    /// verify stage: against the base, the whole change), with the evidence.
+    fn review(
+        &mut self,
+        stage: Stage,
+        stage_model: &str,
+        commit: Oid,
+        meta: &StageMeta,
+    ) -> Result<Reviewed, ModelError> {
+        let repo = self.env.repo;
+        let idx = self.state.current;
+        let new_tree = repo.find_commit(commit).and_then(|c| c.tree()).ok();
+        let old = if stage == Stage::Verify {
+            &self.state.base
+        } else {
+            self.state.tip()
+        };
+        let old_tree = old
+            .oid()
+            .ok()
+            .and_then(|o| repo.find_commit(o).ctx("").ok())
+            .and_then(|c| c.tree().ok());
+        let gathered = new_tree
+            .as_ref()
+            .and_then(|new| gather(repo, old_tree.as_ref(), new, None).ok());
+        let (diff_text, findings) = gathered
+            .map(|g| (g.diff_text, g.findings))
+            .unwrap_or_default();
+        let role_list = self
+            .env
+            .config
+            .role_models(Role::Arbiter, self.env.profile.as_deref());
+        let arbiter = Arbiter::new(
+            self.env.client,
+            candidates(
+                self.state.stages[idx].arbiter_model.as_deref(),
+                &role_list,
+                stage_model,
+            ),
+        );
+        let stage_notes = format!(
+            "summary: {}\nconfidence: {}\nobjections: {}",
+            meta.summary,
+            meta.confidence
+                .map_or("not given".to_string(), |c| format!("{c:.2}")),
+            serde_json::to_string(&meta.objections).unwrap_or_default()
+        );
+        let task = self.spec.render();
+        let verify = (stage == Stage::Verify)
+            .then_some(self.state.verify.as_ref())
+            .flatten();
+        let input = ReviewInput {
+            stage: stage.as_str(),
+            reviewed_model: stage_model,
+            task: &task,
+            diff: &diff_text,
+            stage_notes: &stage_notes,
+            findings: &findings,
+            previous_flags: &self.state.all_flags,
+            verify,
+        };
+        if let Some(first) = arbiter.first() {
+            self.env.observer.progress(&Progress::ReviewStarted {
+                stage,
+                arbiter: first,
+            });
+        }
+        let system = prompt(
+            &self.env.config.config,
+            "arbiter",
+            Some(&self.env.repo_root()),
+        );
+        let new_files = new_tree.map(|t| TreeFiles::new(repo, t));
+        let read = |p: &str| new_files.as_ref().and_then(|f| f.text(p));
+        let reviewed = arbiter.review(&system, &input, &read).await_blocking()?;
+        let mut transcript = reviewed.transcript.clone();
+        transcript["stage"] = serde_json::json!(stage);
+        transcript["role"] = serde_json::json!("arbiter");
+        transcript["findings"] = serde_json::to_value(&findings).unwrap_or_default();
+        self.rec
+            .transcript(&mut self.state, stage.as_str(), "arbiter", &transcript);
+        Ok(reviewed)
+    }
+}

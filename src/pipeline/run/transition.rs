@@ -1,0 +1,281 @@
+//! What happens after an attempt: accept it, try again with feedback, stop on an outcome or
+//! a failure, escalate when the retries are used up, finish. Each transition records one
+//! event and answers a [`Flow`].
+
+use git2::Oid;
+
+use super::attempt::Answered;
+use super::{Flow, Run, RunError};
+use crate::arbiter::{ArbiterReview, Verdict};
+use crate::config::OnExhausted;
+use crate::model::ModelError;
+use crate::notes::{self, Record, ReviewRecord};
+use crate::pipeline::observer::Progress;
+use crate::pipeline::record::{
+    one_line, AttemptRecord, AttemptResult, ModelFailure, NoRewind, RunStatus, StopReason,
+};
+use crate::task::outcome::{Outcome, StageMeta};
+
+impl Run<'_> {
+    /// Accepts `commit` as the current stage's result and moves to the next stage.
+    pub(super) fn accept(
+        &mut self,
+        mut attempt: AttemptRecord,
+        commit: Oid,
+        verdict: Option<Verdict>,
+    ) -> Result<Flow, RunError> {
+        let idx = self.state.current;
+        let old_tip = self.state.tip().oid()?;
+        let stage = self.state.stages[idx].stage;
+        attempt.result = AttemptResult::Accepted;
+        let s = &mut self.state.stages[idx];
+        s.attempts.push(attempt);
+        s.commit = Some(commit.into());
+        s.verdict = verdict;
+        self.state.feedback.clear();
+        self.state.current += 1;
+        self.move_branch(commit, Some(old_tip), &format!("{stage} accepted"))?;
+        self.rec.event(&self.state, &format!("{stage} accepted"))?;
+        Ok(Flow::Continue)
+    }
+
+    /// Records a refused attempt and tries the stage again with `feedback` in its prompt.
+    pub(super) fn retry(
+        &mut self,
+        mut attempt: AttemptRecord,
+        feedback: &str,
+    ) -> Result<Flow, RunError> {
+        let idx = self.state.current;
+        let stage = self.state.stages[idx].stage;
+        attempt.detail = one_line(feedback, attempt.result.as_str());
+        self.env.observer.progress(&Progress::AttemptRefused {
+            stage,
+            n: attempt.n,
+            result: attempt.result,
+            detail: &attempt.detail,
+        });
+        let result = attempt.result;
+        self.state.stages[idx].attempts.push(attempt);
+        self.state.feedback = if feedback.starts_with("##") {
+            feedback.to_string()
+        } else {
+            format!("## YOUR PREVIOUS ANSWER COULD NOT BE USED\n\n{feedback}\n")
+        };
+        self.rec
+            .event(&self.state, &format!("{stage} attempt {}", result.as_str()))?;
+        Ok(Flow::Continue)
+    }
+
+    /// A stage answered an outcome other than APPROVE: the task state machine routes it
+    /// (seed 004) and the run stops, waiting on the user for NEEDS_INFO.
+    pub(super) fn stop_on_outcome(
+        &mut self,
+        answered: Answered,
+        meta: StageMeta,
+    ) -> Result<Flow, RunError> {
+        let idx = self.state.current;
+        let stage = self.state.stages[idx].stage;
+        let attempt = answered.record(AttemptResult::Outcome, meta.outcome.as_str());
+        self.state.stages[idx].attempts.push(attempt);
+        // Nothing is silently dropped: every task keeps an owner and a next action.
+        let decision = match crate::task::workflow::on_stage_outcome(
+            self.env.repo,
+            &self.state.task,
+            &self.state.run_id,
+            stage.as_str(),
+            &meta,
+        ) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                tracing::error!("could not record the task's outcome: {e}");
+                None
+            }
+        };
+        let status = if meta.outcome == Outcome::NeedsInfo {
+            RunStatus::WaitingOnUser
+        } else {
+            RunStatus::Halted
+        };
+        let event = format!("{stage} answered {}", meta.outcome.as_str());
+        let reason = StopReason::Outcome {
+            stage,
+            meta: Box::new(meta),
+            decision,
+        };
+        self.halt(status, reason, &event)
+    }
+
+    /// A model call failed: over budget, no valid answer, or no provider answered.
+    pub(super) fn model_failed(&mut self, step: &str, e: ModelError) -> Result<Flow, RunError> {
+        let (status, failure) = match e {
+            ModelError::Budget(_) => (RunStatus::BudgetExceeded, ModelFailure::Budget),
+            // A reviewer that cannot produce a valid verdict cannot approve anything: stop
+            // for a human, as a HALT, rather than fail (resume would ask the same model).
+            ModelError::SchemaViolation { .. } => (RunStatus::Halted, ModelFailure::Schema),
+            _ => (RunStatus::Failed, ModelFailure::Provider),
+        };
+        let reason = StopReason::ModelFailed {
+            step: step.to_string(),
+            failure,
+            error: crate::redact::Redactor::global().redact(&e.to_string()),
+        };
+        self.halt(
+            status,
+            reason,
+            &format!("{step} stopped: {}", status.as_str()),
+        )
+    }
+
+    /// Retries are used up: halt, or rewind one stage with another model.
+    pub(super) fn escalate(&mut self) -> Result<Flow, RunError> {
+        let idx = self.state.current;
+        let stage = self.state.stages[idx].stage;
+        if self.state.on_exhausted == OnExhausted::Halt {
+            let s = &self.state.stages[idx];
+            let reason = StopReason::RetriesHalt {
+                stage,
+                tries: s.attempts_in_epoch(),
+                last: s
+                    .attempts
+                    .last()
+                    .map_or("", |a| a.detail.as_str())
+                    .to_string(),
+            };
+            return self.halt(
+                RunStatus::Halted,
+                reason,
+                &format!("{stage} retries exhausted: halt"),
+            );
+        }
+        let Some(prev) = idx.checked_sub(1) else {
+            return self.exhausted(NoRewind::NoEarlierStage);
+        };
+        let p = &self.state.stages[prev];
+        if p.model_index + 1 >= p.models.len() {
+            let role = p.stage.role();
+            return self.exhausted(NoRewind::NoOtherModel { role });
+        }
+        let pstage = p.stage;
+        let old_tip = self.state.tip().oid()?;
+        let ps = &mut self.state.stages[prev];
+        ps.model_index += 1;
+        ps.commit = None;
+        ps.verdict = None;
+        ps.epoch_start = ps.attempts.len();
+        let s = &mut self.state.stages[idx];
+        s.epoch_start = s.attempts.len();
+        self.state.current = prev;
+        self.state.feedback = format!(
+            "## REWIND\nThe {stage} stage could not be completed on top of the previous {pstage} output; redo the {pstage} stage differently.\n\n{}",
+            self.state.feedback
+        );
+        let new_tip = self.state.tip().oid()?;
+        self.move_branch(new_tip, Some(old_tip), "rewind")?;
+        self.env.observer.progress(&Progress::Rewound {
+            to: pstage,
+            model: self.state.stages[prev].model(),
+        });
+        self.rec
+            .event(&self.state, &format!("rewind to {pstage}"))?;
+        Ok(Flow::Continue)
+    }
+
+    fn exhausted(&mut self, why: NoRewind) -> Result<Flow, RunError> {
+        let stage = self.state.stages[self.state.current].stage;
+        self.halt(
+            RunStatus::RetriesExhausted,
+            StopReason::RetriesExhausted { stage, why },
+            "retries exhausted",
+        )
+    }
+
+    /// Every stage is done (and reconciled): the run ends APPROVE or FLAG.
+    pub(super) fn finish(&mut self) -> Result<(), RunError> {
+        let verdict = self.state.final_verdict();
+        self.state.status = match verdict {
+            Some(Verdict::Flag) => RunStatus::Flagged,
+            _ => RunStatus::Approved,
+        };
+        self.state.stop = Some(StopReason::Finished { verdict });
+        self.rec.event(&self.state, "finished")?;
+        Ok(())
+    }
+
+    /// Stops the run with `status` and `reason` and records it. A stopped branch must not
+    /// look clean to the pre-push gate, so a halted run's tip is marked first; when that
+    /// note cannot be written, the run is recorded as failed for that reason instead.
+    pub(super) fn halt(
+        &mut self,
+        status: RunStatus,
+        reason: StopReason,
+        event: &str,
+    ) -> Result<Flow, RunError> {
+        self.state.stop(status, reason);
+        if matches!(status, RunStatus::Halted | RunStatus::RetriesExhausted) {
+            if let Err((commit, e)) = self.mark_stopped_tip() {
+                self.state.stop(
+                    RunStatus::Failed,
+                    StopReason::NoteNotWritten {
+                        commit: commit.into(),
+                        error: e.to_string(),
+                    },
+                );
+            }
+        }
+        self.rec.event(&self.state, event)?;
+        Ok(Flow::Stop)
+    }
+
+    /// Marks the tip of a stopped run with a `run`-stage verdict (HALT, or REJECT when
+    /// retries ran out), unless the tip is the base (nothing new to push) or already carries
+    /// that verdict.
+    fn mark_stopped_tip(&self) -> Result<(), (Oid, notes::NotesError)> {
+        if self.state.tip() == &self.state.base {
+            return Ok(());
+        }
+        let Ok(tip) = self.state.tip().oid() else {
+            return Ok(());
+        };
+        let verdict = if self.state.status == RunStatus::Halted {
+            Verdict::Halt
+        } else {
+            Verdict::Reject
+        };
+        let lines = notes::read(self.env.repo, tip).map_err(|e| (tip, e))?;
+        if notes::effective(&lines).is_some_and(|e| e.verdict == verdict.as_str()) {
+            return Ok(());
+        }
+        let reason = self
+            .state
+            .stop
+            .as_ref()
+            .map_or(String::new(), |r| r.describe());
+        let review = ArbiterReview {
+            stage: "run".into(),
+            reviewed_model: "the whole run".into(),
+            arbiter_model: "git-triad (run outcome)".into(),
+            verdict,
+            model_verdict: verdict,
+            floor: None,
+            issues: vec![],
+            alternatives: vec![],
+            confidence: 1.0,
+            reasoning: format!(
+                "the run stopped ({}): {}",
+                self.state.status.as_str(),
+                one_line(&reason, "")
+            ),
+            token_cost: 0.0,
+        };
+        let record = Record::Review(Box::new(ReviewRecord {
+            run: Some(self.state.run_id.clone()),
+            task: Some(self.state.task.clone()),
+            attempt: 0,
+            stage_reviewed: "run".into(),
+            review,
+        }));
+        notes::record(self.env.repo, tip, record)
+            .map(|_| ())
+            .map_err(|e| (tip, e))
+    }
+}

@@ -1,0 +1,138 @@
+//! The verify command: whether it may run (a TaskSpec's command runs only in a trusted
+//! clone), and running it in a temporary worktree at the run's tip.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Run, RunError};
+use crate::config::Config;
+use crate::git::worktree::{run_command, CommandOutcome, TempWorktree};
+use crate::pipeline::observer::Progress;
+use crate::task::TaskSpec;
+
+/// Lines of the command's output kept for the record and the arbiter.
+const TAIL_LINES: usize = 60;
+
+/// Why the verify command is not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VerifySkip {
+    /// The TaskSpec names a command, and a committed file may not run commands in a clone
+    /// that is not trusted.
+    Untrusted,
+    /// Neither the TaskSpec nor the configuration names a command.
+    NotConfigured,
+}
+
+impl VerifySkip {
+    /// The reason as a fact (for the verifier's prompt and the record).
+    pub fn describe(self) -> &'static str {
+        match self {
+            VerifySkip::Untrusted => {
+                "the TaskSpec's verify command was not run: this clone is not trusted"
+            }
+            VerifySkip::NotConfigured => "no verify command is configured",
+        }
+    }
+}
+
+/// Whether and how a run's verify command runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum VerifyPlan {
+    /// Run this command with this timeout.
+    Run {
+        /// The shell command.
+        command: String,
+        /// When it is killed.
+        timeout: Duration,
+    },
+    /// Do not run a command.
+    Skip(VerifySkip),
+}
+
+impl VerifyPlan {
+    /// The plan for `spec`: its own command only when the clone is `trusted` (the TaskSpec
+    /// is a committed file), else the configured one (which never comes from an untrusted
+    /// repository: see the configuration's trust rules).
+    pub fn decide(spec: &TaskSpec, config: &Config, trusted: bool) -> VerifyPlan {
+        let default_timeout = config.verify.timeout_secs;
+        if let Some(v) = spec
+            .verify
+            .as_ref()
+            .filter(|v| !v.command.trim().is_empty())
+        {
+            return if trusted {
+                VerifyPlan::Run {
+                    command: v.command.clone(),
+                    timeout: Duration::from_secs(v.timeout_secs.unwrap_or(default_timeout)),
+                }
+            } else {
+                VerifyPlan::Skip(VerifySkip::Untrusted)
+            };
+        }
+        match config.verify.command.trim() {
+            "" => VerifyPlan::Skip(VerifySkip::NotConfigured),
+            c => VerifyPlan::Run {
+                command: c.to_string(),
+                timeout: Duration::from_secs(default_timeout),
+            },
+        }
+    }
+}
+
+impl Run<'_> {
+    /// Runs the verify command at the tip and records its outcome (a fact for the verifier
+    /// and the arbiter).
+    pub(super) fn run_verify(&mut self) -> Result<(), RunError> {
+        let (command, timeout) = match &self.env.verify {
+            VerifyPlan::Run { command, timeout } => (command.clone(), *timeout),
+            VerifyPlan::Skip(why) => {
+                self.env
+                    .observer
+                    .progress(&Progress::VerifySkipped { why: *why });
+                return Ok(());
+            }
+        };
+        let tip = self.state.tip().clone();
+        self.env.observer.progress(&Progress::VerifyStarted {
+            command: &command,
+            at: &tip,
+        });
+        let outcome = match TempWorktree::add(&self.env.repo_root(), tip.as_str()) {
+            Ok(wt) => run_command(wt.path(), &command, timeout, TAIL_LINES),
+            Err(e) => CommandOutcome {
+                command: command.clone(),
+                exit_code: None,
+                timed_out: false,
+                tail: format!("could not create the worktree: {e}"),
+                duration_ms: 0,
+            },
+        };
+        self.env
+            .observer
+            .progress(&Progress::VerifyFinished { outcome: &outcome });
+        self.state.verify = Some(outcome);
+        self.rec.event(&self.state, "verify command ran")?;
+        Ok(())
+    }
+
+    /// The verify command's result as the verifier is shown it.
+    pub(super) fn verify_facts(&self) -> String {
+        match (&self.state.verify, &self.env.verify) {
+            (Some(v), _) => format!(
+                "## Verify command result (a fact)\ncommand: {}\nexit code: {}\noutput tail:\n{}\n",
+                v.command,
+                v.exit_code
+                    .map_or("none (killed)".to_string(), |c| c.to_string()),
+                v.tail
+            ),
+            (None, VerifyPlan::Skip(why)) => {
+                format!("## Verify command\nnot run: {}\n", why.describe())
+            }
+            (None, VerifyPlan::Run { .. }) => {
+                "## Verify command\nnot run: no verify command is configured\n".into()
+            }
+        }
+    }
+}

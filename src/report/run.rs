@@ -1,0 +1,217 @@
+//! Rendering runs: the list of runs, one run in detail (text and markdown), the end-of-run
+//! summary, and the JSON object of `--json` and `log --format json`.
+
+use git2::Repository;
+use serde_json::{json, Value};
+
+use super::location;
+use crate::notes::{self, Record, VerdictLine};
+use crate::pipeline::{RunState, RunStatus};
+
+/// What a run's state says about why it stands where it does.
+pub fn message(s: &RunState) -> String {
+    match (&s.stop, s.status) {
+        (Some(reason), _) => reason.describe(),
+        (None, RunStatus::Running) => match s.current_stage() {
+            Some(stage) => format!("in progress at the {stage} stage (or killed there)"),
+            None => "in progress after the last stage (or killed there)".into(),
+        },
+        (None, status) => status.as_str().to_string(),
+    }
+}
+
+/// One line per run.
+pub fn list(runs: &[RunState]) -> String {
+    let mut s = String::new();
+    for r in runs {
+        s.push_str(&format!(
+            "{}  {:<17} {:<20} ${:.4}  {}\n",
+            r.run_id,
+            r.status.as_str(),
+            r.task,
+            r.spend.cost_usd,
+            r.final_verdict().map_or("-".to_string(), |v| v.to_string())
+        ));
+    }
+    s
+}
+
+/// The summary printed when `run`, `resume` or `reconcile` ends.
+pub fn summary(state: &RunState) -> String {
+    let mut s = format!(
+        "run {}: {}\n{}\n",
+        state.run_id,
+        state.status.as_str(),
+        message(state)
+    );
+    for st in &state.stages {
+        s.push_str(&format!(
+            "  {:<10} {:<8} {} attempt(s){}{}\n",
+            st.stage.as_str(),
+            st.verdict.map_or("-".to_string(), |v| v.to_string()),
+            st.attempts.len(),
+            st.commit
+                .as_ref()
+                .map(|c| format!(", commit {}", c.short()))
+                .unwrap_or_default(),
+            st.arbiter_model
+                .as_deref()
+                .map(|a| format!(", arbiter {a}"))
+                .unwrap_or_default()
+        ));
+    }
+    s.push_str(&format!(
+        "cost ${:.4}, {} tokens in, {} out\nbranch: {}\n",
+        state.spend.cost_usd, state.spend.input_tokens, state.spend.output_tokens, state.branch,
+    ));
+    s
+}
+
+/// The JSON object describing a run.
+pub fn json(state: &RunState) -> Value {
+    json!({
+        "run": state.run_id,
+        "task": state.task,
+        "branch": state.branch,
+        "base": state.base,
+        "status": state.status.as_str(),
+        "message": message(state),
+        "stop": state.stop,
+        "stages": state.stages.iter().map(|s| json!({
+            "stage": s.stage,
+            "commit": s.commit,
+            "model": s.last_model(),
+            "attempts": s.attempts.len(),
+            "verdict": s.verdict,
+            "arbiter_model": s.arbiter_model,
+        })).collect::<Vec<_>>(),
+        "final_verdict": state.final_verdict(),
+        "cost_usd": state.spend.cost_usd,
+        "tokens": {"input": state.spend.input_tokens, "output": state.spend.output_tokens},
+    })
+}
+
+/// One run in detail: stages, attempts, and the issues of every verdict note; `md` renders
+/// markdown for a pull request.
+pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
+    let mut o = String::new();
+    let message = message(s);
+    if md {
+        o.push_str(&format!(
+            "## git triad run `{}` — task `{}`\n\n",
+            s.run_id, s.task
+        ));
+        o.push_str(&format!(
+            "**Status:** {} — {}  \n**Final verdict:** {}  \n**Branch:** `{}` (base `{}`)  \n**Arbiter mode:** {}  \n**Cost:** ${:.4} ({} tokens in, {} out)\n\n",
+            s.status.as_str(),
+            message.lines().next().unwrap_or(""),
+            s.final_verdict().map_or("none".to_string(), |v| v.to_string()),
+            s.branch,
+            s.base.short(),
+            mode_name(s),
+            s.spend.cost_usd,
+            s.spend.input_tokens,
+            s.spend.output_tokens
+        ));
+        o.push_str("| Stage | Model | Attempts | Verdict | Arbiter | Commit |\n|---|---|---|---|---|---|\n");
+    } else {
+        o.push_str(&format!(
+            "run {}  task {}  status {}\n{}\nbranch {}  base {}  mode {}  cost ${:.4}  tokens {} in / {} out\n\n",
+            s.run_id,
+            s.task,
+            s.status.as_str(),
+            message,
+            s.branch,
+            s.base.short(),
+            mode_name(s),
+            s.spend.cost_usd,
+            s.spend.input_tokens,
+            s.spend.output_tokens
+        ));
+    }
+    for st in &s.stages {
+        let commit = st.commit.as_ref().map_or("-", |c| c.short());
+        let verdict = st.verdict.map_or("-".to_string(), |v| v.to_string());
+        let arbiter = st.arbiter_model.as_deref().unwrap_or("-");
+        if md {
+            o.push_str(&format!(
+                "| {} | {} | {} | {verdict} | {arbiter} | `{commit}` |\n",
+                st.stage.as_str(),
+                st.last_model(),
+                st.attempts.len(),
+            ));
+            continue;
+        }
+        o.push_str(&format!(
+            "{:<10} {:<8} model {}  arbiter {arbiter}  commit {commit}\n",
+            st.stage.as_str(),
+            verdict,
+            st.last_model(),
+        ));
+        for a in &st.attempts {
+            o.push_str(&format!(
+                "    attempt {} ({}): {}{} — {} [${:.4}, {} ms]\n",
+                a.n,
+                a.model,
+                a.result.as_str(),
+                a.verdict.map(|v| format!(" {v}")).unwrap_or_default(),
+                a.detail,
+                a.spend.cost_usd,
+                a.spend.latency_ms
+            ));
+        }
+    }
+    let issues = issues(repo, s, md);
+    if !issues.is_empty() {
+        o.push_str(if md {
+            "\n### Issues\n\n"
+        } else {
+            "\nissues:\n"
+        });
+        o.push_str(&issues);
+    }
+    o
+}
+
+fn mode_name(s: &RunState) -> String {
+    serde_json::to_value(s.mode)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The issues of the review lines on every attempt commit of the run.
+fn issues(repo: &Repository, s: &RunState, md: bool) -> String {
+    let (bullet, strong, code) = if md {
+        ("- ", "**", "`")
+    } else {
+        ("  ", "", "")
+    };
+    let mut out = String::new();
+    for st in &s.stages {
+        for a in &st.attempts {
+            let Some(commit) = a.commit.as_ref().and_then(|c| c.oid().ok()) else {
+                continue;
+            };
+            let lines = notes::read(repo, commit).unwrap_or_default();
+            for line in lines.iter().filter_map(VerdictLine::from_value) {
+                let Record::Review(r) = &line.record else {
+                    continue;
+                };
+                for i in &r.review.issues {
+                    out.push_str(&format!(
+                        "{bullet}{strong}{}{strong} {} {code}{}{code} — {} (stage {}, attempt {}, {})\n",
+                        i.severity.as_str(),
+                        i.category.as_str(),
+                        location(i),
+                        i.description,
+                        st.stage.as_str(),
+                        a.n,
+                        r.review.verdict
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
