@@ -779,3 +779,49 @@ fn a_blocked_stage_halts_with_a_routed_task_and_a_dependency_stub() {
         .collect();
     assert_eq!(stubs.len(), 1, "{stubs:?}");
 }
+
+#[test]
+fn a_verdict_note_that_cannot_be_written_stops_the_run_and_resume_recovers() {
+    let s = Scenario::new(happy_rules());
+    // A stale lock on the notes ref: every verdict write fails until it is gone.
+    let lock = s.repo.join(".git/refs/notes/triad.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    std::fs::write(&lock, "").unwrap();
+    let r = s.run(&[]);
+    r.expect_code(1);
+    let out = run_json(&r.stdout);
+    assert_eq!(out["status"], "failed", "{out}");
+    assert_eq!(out["stop"]["reason"], "note_not_written", "{out}");
+    assert!(
+        out["message"]
+            .as_str()
+            .unwrap()
+            .contains("could not be written"),
+        "{out}"
+    );
+    let hints = out["hints"].to_string();
+    assert!(
+        hints.contains("git triad resume") && hints.contains("refs/notes/triad"),
+        "{hints}"
+    );
+    // The stage was not accepted without its note: the branch has not moved.
+    let branch = out["branch"].as_str().unwrap();
+    assert_eq!(s.git(&["rev-parse", branch]), s.git(&["rev-parse", "main"]));
+
+    std::fs::remove_file(&lock).unwrap();
+    let id = out["run"].as_str().unwrap();
+    let r = s.env.triad(&s.repo, &["resume", id, "--json"]);
+    r.ok();
+    let out = run_json(&r.stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    // Every accepted stage that was reviewed carries its note now.
+    for stage in out["stages"].as_array().unwrap() {
+        if stage["verdict"].is_string() {
+            let commit = stage["commit"].as_str().unwrap();
+            assert!(
+                !s.git(&["notes", "--ref=triad", "show", commit]).is_empty(),
+                "{stage}"
+            );
+        }
+    }
+}

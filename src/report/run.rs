@@ -94,41 +94,32 @@ pub fn json(state: &RunState) -> Value {
 /// One run in detail: stages, attempts, and the issues of every verdict note; `md` renders
 /// markdown for a pull request.
 pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
-    let mut o = String::new();
     let message = message(s);
-    if md {
-        o.push_str(&format!(
-            "## git triad run `{}` — task `{}`\n\n",
-            s.run_id, s.task
-        ));
-        o.push_str(&format!(
-            "**Status:** {} — {}  \n**Final verdict:** {}  \n**Branch:** `{}` (base `{}`)  \n**Arbiter mode:** {}  \n**Cost:** ${:.4} ({} tokens in, {} out)\n\n",
-            s.status.as_str(),
-            message.lines().next().unwrap_or(""),
-            s.final_verdict().map_or("none".to_string(), |v| v.to_string()),
-            s.branch,
-            s.base.short(),
-            mode_name(s),
-            s.spend.cost_usd,
-            s.spend.input_tokens,
-            s.spend.output_tokens
-        ));
-        o.push_str("| Stage | Model | Attempts | Verdict | Arbiter | Commit |\n|---|---|---|---|---|---|\n");
+    let (id, task, status) = (&s.run_id, &s.task, s.status.as_str());
+    let (branch, base, mode) = (&s.branch, s.base.short(), mode_name(s));
+    let (cost, tin, tout) = (
+        s.spend.cost_usd,
+        s.spend.input_tokens,
+        s.spend.output_tokens,
+    );
+    let mut o = if md {
+        let verdict = s
+            .final_verdict()
+            .map_or("none".to_string(), |v| v.to_string());
+        let first = message.lines().next().unwrap_or("");
+        format!(
+            "## git triad run `{id}` — task `{task}`\n\n\
+             **Status:** {status} — {first}  \n**Final verdict:** {verdict}  \n\
+             **Branch:** `{branch}` (base `{base}`)  \n**Arbiter mode:** {mode}  \n\
+             **Cost:** ${cost:.4} ({tin} tokens in, {tout} out)\n\n\
+             | Stage | Model | Attempts | Verdict | Arbiter | Commit |\n|---|---|---|---|---|---|\n"
+        )
     } else {
-        o.push_str(&format!(
-            "run {}  task {}  status {}\n{}\nbranch {}  base {}  mode {}  cost ${:.4}  tokens {} in / {} out\n\n",
-            s.run_id,
-            s.task,
-            s.status.as_str(),
-            message,
-            s.branch,
-            s.base.short(),
-            mode_name(s),
-            s.spend.cost_usd,
-            s.spend.input_tokens,
-            s.spend.output_tokens
-        ));
-    }
+        format!(
+            "run {id}  task {task}  status {status}\n{message}\n\
+             branch {branch}  base {base}  mode {mode}  cost ${cost:.4}  tokens {tin} in / {tout} out\n\n"
+        )
+    };
     for st in &s.stages {
         let commit = st.commit.as_ref().map_or("-", |c| c.short());
         let verdict = st.verdict.map_or("-".to_string(), |v| v.to_string());

@@ -136,3 +136,57 @@ impl Run<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{LoadOptions, LoadedConfig};
+
+    fn config(verify_command: &str) -> Config {
+        let mut c = LoadedConfig::load(&LoadOptions {
+            user_file: Some("/nonexistent/x.toml".into()),
+            ..LoadOptions::default()
+        })
+        .unwrap()
+        .config;
+        c.verify.command = verify_command.into();
+        c
+    }
+
+    fn spec(verify: Option<&str>) -> TaskSpec {
+        let mut text = "title = \"t\"\ndescription = \"d\"\n".to_string();
+        if let Some(v) = verify {
+            text.push_str(&format!("[verify]\ncommand = \"{v}\"\ntimeout_secs = 7\n"));
+        }
+        TaskSpec::parse(&text, ".triad/tasks/t.toml", "t").unwrap()
+    }
+
+    #[test]
+    fn a_committed_command_runs_only_in_a_trusted_clone() {
+        let c = config("");
+        assert_eq!(
+            VerifyPlan::decide(&spec(Some("make test")), &c, false),
+            VerifyPlan::Skip(VerifySkip::Untrusted)
+        );
+        assert_eq!(
+            VerifyPlan::decide(&spec(Some("make test")), &c, true),
+            VerifyPlan::Run {
+                command: "make test".into(),
+                timeout: Duration::from_secs(7)
+            }
+        );
+    }
+
+    #[test]
+    fn the_configured_command_is_the_fallback() {
+        assert_eq!(
+            VerifyPlan::decide(&spec(None), &config(""), true),
+            VerifyPlan::Skip(VerifySkip::NotConfigured)
+        );
+        let c = config("cargo test");
+        assert!(matches!(
+            VerifyPlan::decide(&spec(None), &c, false),
+            VerifyPlan::Run { ref command, .. } if command == "cargo test"
+        ));
+    }
+}
