@@ -13,6 +13,10 @@ use std::process::{Command, Output, Stdio};
 
 use tempfile::TempDir;
 
+pub mod normalize;
+
+pub use normalize::Normalizer;
+
 /// Path of the `git-triad` binary under test.
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_git-triad"))
@@ -67,6 +71,25 @@ impl Run {
     pub fn all(&self) -> String {
         format!("{}{}", self.stdout, self.stderr)
     }
+
+    /// What a user saw, as one text for a snapshot: the command line, the exit status,
+    /// stdout and stderr (each section ends with a newline, so a missing one is visible as
+    /// `(no newline at end)`), normalized by `norm`.
+    pub fn transcript(&self, command_line: &str, norm: &Normalizer) -> String {
+        fn section(text: &str) -> String {
+            match text {
+                "" => "(empty)\n".to_string(),
+                t if t.ends_with('\n') => t.to_string(),
+                t => format!("{t}\n(no newline at end)\n"),
+            }
+        }
+        norm.apply(&format!(
+            "$ {command_line}\nexit: {}\n--- stdout\n{}--- stderr\n{}",
+            self.code,
+            section(&self.stdout),
+            section(&self.stderr)
+        ))
+    }
 }
 
 impl Default for TestEnv {
@@ -92,6 +115,33 @@ impl TestEnv {
     /// The temp root.
     pub fn root(&self) -> &Path {
         self.tmp.path()
+    }
+
+    /// A normalizer for this environment's output as it is now: its temp root becomes
+    /// `[ROOT]`, and it knows the object ids of every repository directly under the root
+    /// (make it after the commands whose output it normalizes).
+    pub fn normalizer(&self) -> Normalizer {
+        let mut ids = Vec::new();
+        for entry in std::fs::read_dir(self.root()).unwrap().flatten() {
+            let dir = entry.path();
+            let is_repo = dir.join(".git").exists()
+                || (dir.join("HEAD").is_file() && dir.join("objects").is_dir());
+            if !is_repo {
+                continue;
+            }
+            let listed = self.git(
+                &dir,
+                &[
+                    "cat-file",
+                    "--batch-all-objects",
+                    "--batch-check=%(objectname)",
+                ],
+            );
+            ids.extend(listed.ok().stdout.lines().map(str::to_string));
+        }
+        Normalizer::new()
+            .path(self.root(), "[ROOT]")
+            .object_ids(ids)
     }
 
     /// The HOME directory.
