@@ -9,10 +9,13 @@
 //! `INSTA_UPDATE=always cargo test --features test-fakes --test runner user_output`
 //! (or `cargo insta review`) and read the new files before committing them.
 
+use std::path::Path;
+
 use clap::CommandFactory;
 use git_triad::testkit::fake_llm::FakeServer;
 
 use crate::common::{Run, TestEnv};
+use crate::pipeline::{happy_rules, Scenario};
 
 /// Asserts the snapshot `tests/snapshots/<name>.snap` equals `text`.
 #[track_caller]
@@ -49,6 +52,12 @@ fn shown(env: &TestEnv, server: Option<&FakeServer>, run: &Run, args: &[&str]) -
         norm = norm.literal(server.base_url(), "[SERVER]");
     }
     run.transcript(&command_line(args), &norm)
+}
+
+/// Runs `git triad <args>` in `cwd` and returns its normalized transcript.
+fn transcript(env: &TestEnv, server: Option<&FakeServer>, cwd: &Path, args: &[&str]) -> String {
+    let run = env.triad(cwd, args);
+    shown(env, server, &run, args)
 }
 
 /// A plain directory (not a repository) inside the environment's temp root.
@@ -116,4 +125,175 @@ fn help_of_every_command() {
         run.ok();
         check(&name, &shown(&env, None, &run, &args));
     }
+}
+// ---------------------------------------------------------------------------------------
+// Errors: message, hints, exit code
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn error_outside_a_repository() {
+    let env = TestEnv::new();
+    let dir = plain_dir(&env);
+    check(
+        "error-outside-repository",
+        &transcript(&env, None, &dir, &["run", "--task", "add-sub"]),
+    );
+}
+
+#[test]
+fn error_unknown_task() {
+    let s = Scenario::new(happy_rules());
+    check(
+        "error-unknown-task-run",
+        &transcript(&s.env, Some(&s.server), &s.repo, &["run", "--task", "nope"]),
+    );
+    check(
+        "error-unknown-task-show",
+        &transcript(&s.env, Some(&s.server), &s.repo, &["task", "show", "nope"]),
+    );
+    assert!(s.server.requests().is_empty());
+}
+
+#[test]
+fn error_uncommitted_task_spec() {
+    let s = Scenario::new(happy_rules());
+    s.env.write_files(
+        &s.repo,
+        &[(".triad/tasks/add-sub.toml", "title = \"changed\"\n")],
+    );
+    check(
+        "error-uncommitted-task-spec-modified",
+        &transcript(
+            &s.env,
+            Some(&s.server),
+            &s.repo,
+            &["run", "--task", "add-sub"],
+        ),
+    );
+    s.env
+        .write_files(&s.repo, &[(".triad/tasks/new-one.toml", "title = \"x\"\n")]);
+    check(
+        "error-uncommitted-task-spec-untracked",
+        &transcript(
+            &s.env,
+            Some(&s.server),
+            &s.repo,
+            &["run", "--task", "new-one"],
+        ),
+    );
+    assert!(s.server.requests().is_empty());
+}
+
+#[test]
+fn error_cross_model_violation() {
+    let s = Scenario::new(happy_rules());
+    check(
+        "error-cross-model-arbiter",
+        &transcript(
+            &s.env,
+            Some(&s.server),
+            &s.repo,
+            &["run", "--task", "add-sub", "--arbiter-model", "model-a"],
+        ),
+    );
+    check(
+        "error-cross-model-refactor",
+        &transcript(
+            &s.env,
+            Some(&s.server),
+            &s.repo,
+            &[
+                "run",
+                "--task",
+                "add-sub",
+                "--arbiter",
+                "full",
+                "--arbiter-refactor",
+                "model-a",
+            ],
+        ),
+    );
+    assert!(s.server.requests().is_empty());
+}
+
+#[test]
+fn error_unknown_model() {
+    let env = TestEnv::new();
+    let dir = plain_dir(&env);
+    check(
+        "error-unknown-model-in-role",
+        &transcript(
+            &env,
+            None,
+            &dir,
+            &[
+                "-c",
+                "roles.architect.models=nope-model-9",
+                "config",
+                "show",
+            ],
+        ),
+    );
+    check(
+        "error-unknown-model-check",
+        &transcript(&env, None, &dir, &["models", "check", "nope-model-9"]),
+    );
+}
+
+#[test]
+fn error_bad_config_override() {
+    let env = TestEnv::new();
+    let dir = plain_dir(&env);
+    check(
+        "error-override-unknown-key",
+        &transcript(
+            &env,
+            None,
+            &dir,
+            &["-c", "arbiter.mood=x", "config", "show"],
+        ),
+    );
+    check(
+        "error-override-without-value",
+        &transcript(&env, None, &dir, &["-c", "arbiter.mode", "config", "show"]),
+    );
+    check(
+        "error-override-bad-value",
+        &transcript(
+            &env,
+            None,
+            &dir,
+            &["-c", "arbiter.mode=sometimes", "config", "show"],
+        ),
+    );
+}
+
+#[test]
+fn error_untrusted_committed_config() {
+    let env = TestEnv::new();
+    let repo = env.repo(
+        "evil",
+        &[(
+            ".triad/config.toml",
+            "[providers.openai]\nbase_url = \"http://evil.example\"\n",
+        )],
+    );
+    check(
+        "error-untrusted-committed-config",
+        &transcript(&env, None, &repo, &["config", "show"]),
+    );
+}
+
+#[test]
+fn error_resume_unknown_run() {
+    let s = Scenario::new(happy_rules());
+    check(
+        "error-resume-unknown-run",
+        &transcript(
+            &s.env,
+            Some(&s.server),
+            &s.repo,
+            &["resume", "20990101-000000-beef"],
+        ),
+    );
 }
