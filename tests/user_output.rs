@@ -12,10 +12,11 @@
 use std::path::Path;
 
 use clap::CommandFactory;
-use git_triad::testkit::fake_llm::FakeServer;
+use git_triad::testkit::fake_llm::{FakeServer, Reply, Rule, Script, Usage, WireProtocol};
+use serde_json::json;
 
-use crate::common::{Run, TestEnv};
-use crate::pipeline::{happy_rules, Scenario};
+use crate::common::{fake_user_config, Run, TestEnv};
+use crate::pipeline::{arbiter, architect_answer, happy_rules, issue, review, stage, Scenario};
 
 /// Asserts the snapshot `tests/snapshots/<name>.snap` equals `text`.
 #[track_caller]
@@ -66,6 +67,21 @@ fn plain_dir(env: &TestEnv) -> std::path::PathBuf {
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
+
+/// Every scripted reply reports fixed token counts: the default estimate follows the
+/// request's length, which carries paths and timings, and would make costs drift.
+fn pinned_usage(mut rules: Vec<Rule>) -> Vec<Rule> {
+    for rule in &mut rules {
+        for reply in &mut rule.responses {
+            reply.usage.get_or_insert(Usage {
+                input_tokens: 1200,
+                output_tokens: 300,
+            });
+        }
+    }
+    rules
+}
+
 // ---------------------------------------------------------------------------------------
 // Help
 // ---------------------------------------------------------------------------------------
@@ -126,6 +142,7 @@ fn help_of_every_command() {
         check(&name, &shown(&env, None, &run, &args));
     }
 }
+
 // ---------------------------------------------------------------------------------------
 // Errors: message, hints, exit code
 // ---------------------------------------------------------------------------------------
@@ -294,6 +311,182 @@ fn error_resume_unknown_run() {
             Some(&s.server),
             &s.repo,
             &["resume", "20990101-000000-beef"],
+        ),
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// A run's report and progress, and `log`
+// ---------------------------------------------------------------------------------------
+
+/// Runs the scenario's task in plain text, then `log`, `log <run>` and
+/// `log <run> --format markdown`, snapshotting each as `<prefix>-...`.
+fn run_and_log(s: &Scenario, prefix: &str, want_exit: i32) {
+    let args = ["run", "--task", "add-sub"];
+    let run = s.env.triad(&s.repo, &args);
+    run.expect_code(want_exit);
+    check(
+        &format!("{prefix}-run"),
+        &shown(&s.env, Some(&s.server), &run, &args),
+    );
+    let list = s.env.triad(&s.repo, &["log", "--format", "json"]);
+    let runs: serde_json::Value = serde_json::from_str(list.ok().stdout.trim()).unwrap();
+    let id = runs[0]["run"]
+        .as_str()
+        .expect("the run is listed")
+        .to_string();
+    check(
+        &format!("{prefix}-log-list"),
+        &transcript(&s.env, Some(&s.server), &s.repo, &["log"]),
+    );
+    check(
+        &format!("{prefix}-log-show"),
+        &transcript(&s.env, Some(&s.server), &s.repo, &["log", &id]),
+    );
+    check(
+        &format!("{prefix}-log-show-markdown"),
+        &transcript(
+            &s.env,
+            Some(&s.server),
+            &s.repo,
+            &["log", &id, "--format", "markdown"],
+        ),
+    );
+}
+
+#[test]
+fn an_approved_run_its_report_and_log() {
+    let s = Scenario::new(pinned_usage(happy_rules()));
+    run_and_log(&s, "approved", 0);
+}
+
+#[test]
+fn a_rejected_then_approved_then_halted_run_its_report_and_log() {
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![
+            Reply::text(architect_answer()),
+            Reply::text(architect_answer()),
+        ],
+    );
+    rules[4] = arbiter(
+        "architect",
+        vec![
+            review(
+                "REJECT",
+                json!([issue(
+                    "sub must validate its inputs",
+                    "raise NotImplementedError"
+                )]),
+            ),
+            review("APPROVE", json!([])),
+        ],
+    );
+    rules[5] = arbiter(
+        "verify",
+        vec![review(
+            "HALT",
+            json!([issue("sub is unsafe for floats", "return a - b")]),
+        )],
+    );
+    let s = Scenario::new(pinned_usage(rules));
+    run_and_log(&s, "halted", 3);
+}
+
+// ---------------------------------------------------------------------------------------
+// review
+// ---------------------------------------------------------------------------------------
+
+/// A repository whose last commit adds an import of a module that does not exist
+/// (`requets`) and a syntax error, as tests/review.rs sets it up.
+fn repo_with_bad_import(env: &TestEnv) -> std::path::PathBuf {
+    let repo = env.repo(
+        "proj",
+        &[
+            (
+                "app.py",
+                "import os\n\n\ndef main():\n    return os.getcwd()\n",
+            ),
+            (
+                "pyproject.toml",
+                "[project]\nname = \"app\"\ndependencies = [\"requests>=2\"]\n",
+            ),
+        ],
+    );
+    env.write_files(
+        &repo,
+        &[(
+            "app.py",
+            "import os\nimport requets\nimport requests\n\n\ndef main():\n    return os.getcwd()\n\n\ndef broken(:\n    pass\n",
+        )],
+    );
+    env.commit_all(&repo, "add a typo import and a syntax error");
+    repo
+}
+
+#[test]
+fn review_without_a_model() {
+    let env = TestEnv::new();
+    let repo = repo_with_bad_import(&env);
+    check(
+        "review-no-model",
+        &transcript(&env, None, &repo, &["review", "--no-model"]),
+    );
+}
+
+#[test]
+fn review_with_the_scripted_arbiter() {
+    let issue = json!({"severity": "warning", "category": "edge_case", "path": "app.py",
+                       "start_line": 1, "end_line": 1, "quote": "def main():",
+                       "description": "no docstring", "suggestion": "add one", "evidence": "style"});
+    let server =
+        FakeServer::start_blocking(Script::new(pinned_usage(vec![Rule::named("arbiter")
+            .protocol(WireProtocol::OpenAi)
+            .model("model-b")
+            .reply(Reply::json(
+                json!({"verdict": "APPROVE", "confidence": 0.9, "reasoning": "fine",
+                              "issues": [issue], "alternatives": []}),
+            ))])))
+        .unwrap();
+    let mut env = TestEnv::new();
+    env.write_user_config(&fake_user_config(&server.base_url()));
+    env.set("FAKE_OPENAI_KEY", "sk-fake-openai-key-for-tests");
+    let repo = repo_with_bad_import(&env);
+    check(
+        "review-arbiter",
+        &transcript(&env, Some(&server), &repo, &["review"]),
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// config show --origin
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn config_show_with_origins() {
+    let mut env = TestEnv::new();
+    env.write_user_config(
+        "[arbiter]\nmode = \"final\"\nmax_retries = 1\n\n[budget]\nrun_usd = 7.0\n",
+    );
+    let repo = env.repo("layered", &[("README.md", "hi\n")]);
+    env.git(&repo, &["config", "triad.arbiter.mode", "full"])
+        .ok();
+    env.set("GIT_TRIAD_BUDGET__RUN_USD", "3");
+    check(
+        "config-show-origin",
+        &transcript(
+            &env,
+            None,
+            &repo,
+            &[
+                "-c",
+                "arbiter.on_exhausted=rewind",
+                "config",
+                "show",
+                "--origin",
+            ],
         ),
     );
 }
