@@ -10,3 +10,4 @@ mod providers;
 mod reconcile;
 mod review;
 mod tasks;
+mod user_output;

@@ -1,8 +1,9 @@
 //! Shared test harness: a hermetic environment, throwaway git repos, the real binary.
 //!
-//! Every test gets its own HOME and config directory, `GIT_CONFIG_GLOBAL=/dev/null`,
-//! pinned author/committer dates and time zone, and a cleared `GIT_TRIAD_*` environment,
-//! so nothing on the machine (or in the developer's own config) leaks in.
+//! Every command starts from an empty environment and gets its own HOME and config
+//! directory, `GIT_CONFIG_GLOBAL=/dev/null`, pinned author/committer dates, time zone and
+//! locale, and only the variables the test sets, so nothing on the machine (or in the
+//! developer's own config) leaks in.
 
 #![allow(dead_code)]
 
@@ -11,6 +12,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use tempfile::TempDir;
+
+pub mod normalize;
+
+pub use normalize::Normalizer;
 
 /// Path of the `git-triad` binary under test.
 pub fn bin() -> PathBuf {
@@ -66,6 +71,25 @@ impl Run {
     pub fn all(&self) -> String {
         format!("{}{}", self.stdout, self.stderr)
     }
+
+    /// What a user saw, as one text for a snapshot: the command line, the exit status,
+    /// stdout and stderr (each section ends with a newline, so a missing one is visible as
+    /// `(no newline at end)`), normalized by `norm`.
+    pub fn transcript(&self, command_line: &str, norm: &Normalizer) -> String {
+        fn section(text: &str) -> String {
+            match text {
+                "" => "(empty)\n".to_string(),
+                t if t.ends_with('\n') => t.to_string(),
+                t => format!("{t}\n(no newline at end)\n"),
+            }
+        }
+        norm.apply(&format!(
+            "$ {command_line}\nexit: {}\n--- stdout\n{}--- stderr\n{}",
+            self.code,
+            section(&self.stdout),
+            section(&self.stderr)
+        ))
+    }
 }
 
 impl Default for TestEnv {
@@ -93,6 +117,33 @@ impl TestEnv {
         self.tmp.path()
     }
 
+    /// A normalizer for this environment's output as it is now: its temp root becomes
+    /// `[ROOT]`, and it knows the object ids of every repository directly under the root
+    /// (make it after the commands whose output it normalizes).
+    pub fn normalizer(&self) -> Normalizer {
+        let mut ids = Vec::new();
+        for entry in std::fs::read_dir(self.root()).unwrap().flatten() {
+            let dir = entry.path();
+            let is_repo = dir.join(".git").exists()
+                || (dir.join("HEAD").is_file() && dir.join("objects").is_dir());
+            if !is_repo {
+                continue;
+            }
+            let listed = self.git(
+                &dir,
+                &[
+                    "cat-file",
+                    "--batch-all-objects",
+                    "--batch-check=%(objectname)",
+                ],
+            );
+            ids.extend(listed.ok().stdout.lines().map(str::to_string));
+        }
+        Normalizer::new()
+            .path(self.root(), "[ROOT]")
+            .object_ids(ids)
+    }
+
     /// The HOME directory.
     pub fn home(&self) -> PathBuf {
         self.root().join("home")
@@ -115,19 +166,23 @@ impl TestEnv {
     }
 
     /// A command with the hermetic environment applied.
+    ///
+    /// The child starts from an empty environment (`env_clear`), so nothing of the machine's
+    /// or the developer's own (`GIT_*`, `*_API_KEY`, `RUST_LOG`, `XDG_*`, proxies, `COLUMNS`,
+    /// `EDITOR`, `CI`, ...) reaches the binary. It gets exactly:
+    /// - `PATH`, inherited: to find `git` and `sh` (verify commands, hooks, editors);
+    /// - `HOME` and `GIT_TRIAD_CONFIG`: the test's own home and user config file;
+    /// - `GIT_CONFIG_GLOBAL=/dev/null`, `GIT_CONFIG_NOSYSTEM=1`: no git config but the repo's;
+    /// - `GIT_AUTHOR_*` / `GIT_COMMITTER_*` names, emails and dates: stable commit ids;
+    /// - `TZ=UTC`, `LANG=C`, `LC_ALL=C`: stable dates and messages (git's included);
+    /// - `NO_COLOR=1`: tracing-subscriber writes ANSI colours to a pipe unless told not to;
+    /// - whatever the test itself set with [`TestEnv::set`] (keys, `GIT_TRIAD_*`, `EDITOR`,
+    ///   `GIT_TRIAD_LOCAL_CACHE` for the end-to-end test's real models, ...).
     pub fn command(&self, program: impl AsRef<std::ffi::OsStr>, cwd: &Path) -> Command {
         let mut cmd = Command::new(program);
-        cmd.current_dir(cwd);
-        for (k, _) in std::env::vars() {
-            if k.starts_with("GIT_")
-                || k.ends_with("_API_KEY")
-                || k == "RUST_LOG"
-                || k.starts_with("XDG_")
-                || k.contains("PROXY")
-                || k.contains("proxy")
-            {
-                cmd.env_remove(k);
-            }
+        cmd.current_dir(cwd).env_clear();
+        if let Some(path) = std::env::var_os("PATH") {
+            cmd.env("PATH", path);
         }
         cmd.env("HOME", self.home())
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -140,6 +195,7 @@ impl TestEnv {
             .env("GIT_AUTHOR_DATE", "2026-01-02T03:04:05Z")
             .env("GIT_COMMITTER_DATE", "2026-01-02T03:04:05Z")
             .env("TZ", "UTC")
+            .env("LANG", "C")
             .env("LC_ALL", "C")
             .env("NO_COLOR", "1")
             .stdin(Stdio::null());

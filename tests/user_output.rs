@@ -1,0 +1,492 @@
+//! Snapshots of what users read: help, errors with their hints and exit codes, run reports
+//! and progress, `log`, `review` and `config show --origin`.
+//!
+//! Each snapshot is one command's transcript (`$ command`, `exit: N`, stdout, stderr) after
+//! [`Normalizer`](crate::common::Normalizer) replaced what varies between runs (temp paths,
+//! run ids, object ids, times, durations, the fake server's address). The `.snap` files
+//! live in `tests/snapshots/` and are committed: a changed message, hint or layout fails
+//! here with a diff. After an intended change, regenerate with
+//! `INSTA_UPDATE=always cargo test --features test-fakes --test runner user_output`
+//! (or `cargo insta review`) and read the new files before committing them.
+
+use std::path::Path;
+
+use clap::CommandFactory;
+use git_triad::testkit::fake_llm::{FakeServer, Reply, Rule, Script, Usage, WireProtocol};
+use serde_json::json;
+
+use crate::common::{fake_user_config, Run, TestEnv};
+use crate::pipeline::{arbiter, architect_answer, happy_rules, issue, review, stage, Scenario};
+
+/// Asserts the snapshot `tests/snapshots/<name>.snap` equals `text`.
+#[track_caller]
+fn check(name: &str, text: &str) {
+    insta::with_settings!({
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!(name, text);
+    });
+}
+
+/// `git triad <args>` as a user would type it, quoting what needs quotes.
+fn command_line(args: &[&str]) -> String {
+    let mut line = String::from("git triad");
+    for a in args {
+        line.push(' ');
+        if a.is_empty() || a.contains(|c: char| c.is_whitespace() || "\"'$`\\".contains(c)) {
+            line.push('\'');
+            line.push_str(&a.replace('\'', "'\\''"));
+            line.push('\'');
+        } else {
+            line.push_str(a);
+        }
+    }
+    line
+}
+
+/// The transcript of `run` (of `git triad <args>`), normalized for `env` as it is now (its
+/// repositories' object ids included) and, with a `server`, its address as `[SERVER]`.
+fn shown(env: &TestEnv, server: Option<&FakeServer>, run: &Run, args: &[&str]) -> String {
+    let mut norm = env.normalizer();
+    if let Some(server) = server {
+        norm = norm.literal(server.base_url(), "[SERVER]");
+    }
+    run.transcript(&command_line(args), &norm)
+}
+
+/// Runs `git triad <args>` in `cwd` and returns its normalized transcript.
+fn transcript(env: &TestEnv, server: Option<&FakeServer>, cwd: &Path, args: &[&str]) -> String {
+    let run = env.triad(cwd, args);
+    shown(env, server, &run, args)
+}
+
+/// A plain directory (not a repository) inside the environment's temp root.
+fn plain_dir(env: &TestEnv) -> std::path::PathBuf {
+    let dir = env.root().join("plain");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Every scripted reply reports fixed token counts: the default estimate follows the
+/// request's length, which carries paths and timings, and would make costs drift.
+fn pinned_usage(mut rules: Vec<Rule>) -> Vec<Rule> {
+    for rule in &mut rules {
+        for reply in &mut rule.responses {
+            reply.usage.get_or_insert(Usage {
+                input_tokens: 1200,
+                output_tokens: 300,
+            });
+        }
+    }
+    rules
+}
+
+// ---------------------------------------------------------------------------------------
+// Help
+// ---------------------------------------------------------------------------------------
+
+/// The paths of every visible subcommand, nested ones included (`["task", "new"]`, ...).
+fn command_paths(cmd: &clap::Command, prefix: &[String], out: &mut Vec<Vec<String>>) {
+    for sub in cmd.get_subcommands() {
+        if sub.is_hide_set() || sub.get_name() == "help" {
+            continue;
+        }
+        let mut path = prefix.to_vec();
+        path.push(sub.get_name().to_string());
+        out.push(path.clone());
+        command_paths(sub, &path, out);
+    }
+}
+
+#[test]
+fn help_of_every_command() {
+    let env = TestEnv::new();
+    let dir = plain_dir(&env);
+    let mut paths = vec![Vec::new()];
+    command_paths(&git_triad::cli::Cli::command(), &[], &mut paths);
+    // The commands the help must cover; a new one is picked up by itself.
+    for needed in [
+        "run",
+        "resume",
+        "review",
+        "log",
+        "task new",
+        "task answer",
+        "init",
+        "notes push",
+        "config show",
+        "models check",
+        "local start",
+        "override",
+        "show",
+        "reconcile",
+        "completions",
+        "man",
+    ] {
+        assert!(
+            paths.iter().any(|p| p.join(" ") == needed),
+            "`{needed}` is not a visible command: {paths:?}"
+        );
+    }
+    for path in paths {
+        let mut args: Vec<&str> = path.iter().map(String::as_str).collect();
+        args.push("-h");
+        let name = if path.is_empty() {
+            "help-git-triad".to_string()
+        } else {
+            format!("help-{}", path.join("-"))
+        };
+        let run = env.triad(&dir, &args);
+        run.ok();
+        check(&name, &shown(&env, None, &run, &args));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Errors: message, hints, exit code
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn error_outside_a_repository() {
+    let env = TestEnv::new();
+    let dir = plain_dir(&env);
+    check(
+        "error-outside-repository",
+        &transcript(&env, None, &dir, &["run", "--task", "add-sub"]),
+    );
+}
+
+#[test]
+fn error_unknown_task() {
+    let s = Scenario::new(happy_rules());
+    check(
+        "error-unknown-task-run",
+        &transcript(&s.env, Some(&s.server), &s.repo, &["run", "--task", "nope"]),
+    );
+    check(
+        "error-unknown-task-show",
+        &transcript(&s.env, Some(&s.server), &s.repo, &["task", "show", "nope"]),
+    );
+    assert!(s.server.requests().is_empty());
+}
+
+#[test]
+fn error_uncommitted_task_spec() {
+    let s = Scenario::new(happy_rules());
+    s.env.write_files(
+        &s.repo,
+        &[(".triad/tasks/add-sub.toml", "title = \"changed\"\n")],
+    );
+    check(
+        "error-uncommitted-task-spec-modified",
+        &transcript(
+            &s.env,
+            Some(&s.server),
+            &s.repo,
+            &["run", "--task", "add-sub"],
+        ),
+    );
+    s.env
+        .write_files(&s.repo, &[(".triad/tasks/new-one.toml", "title = \"x\"\n")]);
+    check(
+        "error-uncommitted-task-spec-untracked",
+        &transcript(
+            &s.env,
+            Some(&s.server),
+            &s.repo,
+            &["run", "--task", "new-one"],
+        ),
+    );
+    assert!(s.server.requests().is_empty());
+}
+
+#[test]
+fn error_cross_model_violation() {
+    let s = Scenario::new(happy_rules());
+    check(
+        "error-cross-model-arbiter",
+        &transcript(
+            &s.env,
+            Some(&s.server),
+            &s.repo,
+            &["run", "--task", "add-sub", "--arbiter-model", "model-a"],
+        ),
+    );
+    check(
+        "error-cross-model-refactor",
+        &transcript(
+            &s.env,
+            Some(&s.server),
+            &s.repo,
+            &[
+                "run",
+                "--task",
+                "add-sub",
+                "--arbiter",
+                "full",
+                "--arbiter-refactor",
+                "model-a",
+            ],
+        ),
+    );
+    assert!(s.server.requests().is_empty());
+}
+
+#[test]
+fn error_unknown_model() {
+    let env = TestEnv::new();
+    let dir = plain_dir(&env);
+    check(
+        "error-unknown-model-in-role",
+        &transcript(
+            &env,
+            None,
+            &dir,
+            &[
+                "-c",
+                "roles.architect.models=nope-model-9",
+                "config",
+                "show",
+            ],
+        ),
+    );
+    check(
+        "error-unknown-model-check",
+        &transcript(&env, None, &dir, &["models", "check", "nope-model-9"]),
+    );
+}
+
+#[test]
+fn error_bad_config_override() {
+    let env = TestEnv::new();
+    let dir = plain_dir(&env);
+    check(
+        "error-override-unknown-key",
+        &transcript(
+            &env,
+            None,
+            &dir,
+            &["-c", "arbiter.mood=x", "config", "show"],
+        ),
+    );
+    check(
+        "error-override-without-value",
+        &transcript(&env, None, &dir, &["-c", "arbiter.mode", "config", "show"]),
+    );
+    check(
+        "error-override-bad-value",
+        &transcript(
+            &env,
+            None,
+            &dir,
+            &["-c", "arbiter.mode=sometimes", "config", "show"],
+        ),
+    );
+}
+
+#[test]
+fn error_untrusted_committed_config() {
+    let env = TestEnv::new();
+    let repo = env.repo(
+        "evil",
+        &[(
+            ".triad/config.toml",
+            "[providers.openai]\nbase_url = \"http://evil.example\"\n",
+        )],
+    );
+    check(
+        "error-untrusted-committed-config",
+        &transcript(&env, None, &repo, &["config", "show"]),
+    );
+}
+
+#[test]
+fn error_resume_unknown_run() {
+    let s = Scenario::new(happy_rules());
+    check(
+        "error-resume-unknown-run",
+        &transcript(
+            &s.env,
+            Some(&s.server),
+            &s.repo,
+            &["resume", "20990101-000000-beef"],
+        ),
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// A run's report and progress, and `log`
+// ---------------------------------------------------------------------------------------
+
+/// Runs the scenario's task in plain text, then `log`, `log <run>` and
+/// `log <run> --format markdown`, snapshotting each as `<prefix>-...`.
+fn run_and_log(s: &Scenario, prefix: &str, want_exit: i32) {
+    let args = ["run", "--task", "add-sub"];
+    let run = s.env.triad(&s.repo, &args);
+    run.expect_code(want_exit);
+    check(
+        &format!("{prefix}-run"),
+        &shown(&s.env, Some(&s.server), &run, &args),
+    );
+    let list = s.env.triad(&s.repo, &["log", "--format", "json"]);
+    let runs: serde_json::Value = serde_json::from_str(list.ok().stdout.trim()).unwrap();
+    let id = runs[0]["run"]
+        .as_str()
+        .expect("the run is listed")
+        .to_string();
+    check(
+        &format!("{prefix}-log-list"),
+        &transcript(&s.env, Some(&s.server), &s.repo, &["log"]),
+    );
+    check(
+        &format!("{prefix}-log-show"),
+        &transcript(&s.env, Some(&s.server), &s.repo, &["log", &id]),
+    );
+    check(
+        &format!("{prefix}-log-show-markdown"),
+        &transcript(
+            &s.env,
+            Some(&s.server),
+            &s.repo,
+            &["log", &id, "--format", "markdown"],
+        ),
+    );
+}
+
+#[test]
+fn an_approved_run_its_report_and_log() {
+    let s = Scenario::new(pinned_usage(happy_rules()));
+    run_and_log(&s, "approved", 0);
+}
+
+#[test]
+fn a_rejected_then_approved_then_halted_run_its_report_and_log() {
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![
+            Reply::text(architect_answer()),
+            Reply::text(architect_answer()),
+        ],
+    );
+    rules[4] = arbiter(
+        "architect",
+        vec![
+            review(
+                "REJECT",
+                json!([issue(
+                    "sub must validate its inputs",
+                    "raise NotImplementedError"
+                )]),
+            ),
+            review("APPROVE", json!([])),
+        ],
+    );
+    rules[5] = arbiter(
+        "verify",
+        vec![review(
+            "HALT",
+            json!([issue("sub is unsafe for floats", "return a - b")]),
+        )],
+    );
+    let s = Scenario::new(pinned_usage(rules));
+    run_and_log(&s, "halted", 3);
+}
+
+// ---------------------------------------------------------------------------------------
+// review
+// ---------------------------------------------------------------------------------------
+
+/// A repository whose last commit adds an import of a module that does not exist
+/// (`requets`) and a syntax error, as tests/review.rs sets it up.
+fn repo_with_bad_import(env: &TestEnv) -> std::path::PathBuf {
+    let repo = env.repo(
+        "proj",
+        &[
+            (
+                "app.py",
+                "import os\n\n\ndef main():\n    return os.getcwd()\n",
+            ),
+            (
+                "pyproject.toml",
+                "[project]\nname = \"app\"\ndependencies = [\"requests>=2\"]\n",
+            ),
+        ],
+    );
+    env.write_files(
+        &repo,
+        &[(
+            "app.py",
+            "import os\nimport requets\nimport requests\n\n\ndef main():\n    return os.getcwd()\n\n\ndef broken(:\n    pass\n",
+        )],
+    );
+    env.commit_all(&repo, "add a typo import and a syntax error");
+    repo
+}
+
+#[test]
+fn review_without_a_model() {
+    let env = TestEnv::new();
+    let repo = repo_with_bad_import(&env);
+    check(
+        "review-no-model",
+        &transcript(&env, None, &repo, &["review", "--no-model"]),
+    );
+}
+
+#[test]
+fn review_with_the_scripted_arbiter() {
+    let issue = json!({"severity": "warning", "category": "edge_case", "path": "app.py",
+                       "start_line": 1, "end_line": 1, "quote": "def main():",
+                       "description": "no docstring", "suggestion": "add one", "evidence": "style"});
+    let server =
+        FakeServer::start_blocking(Script::new(pinned_usage(vec![Rule::named("arbiter")
+            .protocol(WireProtocol::OpenAi)
+            .model("model-b")
+            .reply(Reply::json(
+                json!({"verdict": "APPROVE", "confidence": 0.9, "reasoning": "fine",
+                              "issues": [issue], "alternatives": []}),
+            ))])))
+        .unwrap();
+    let mut env = TestEnv::new();
+    env.write_user_config(&fake_user_config(&server.base_url()));
+    env.set("FAKE_OPENAI_KEY", "sk-fake-openai-key-for-tests");
+    let repo = repo_with_bad_import(&env);
+    check(
+        "review-arbiter",
+        &transcript(&env, Some(&server), &repo, &["review"]),
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// config show --origin
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn config_show_with_origins() {
+    let mut env = TestEnv::new();
+    env.write_user_config(
+        "[arbiter]\nmode = \"final\"\nmax_retries = 1\n\n[budget]\nrun_usd = 7.0\n",
+    );
+    let repo = env.repo("layered", &[("README.md", "hi\n")]);
+    env.git(&repo, &["config", "triad.arbiter.mode", "full"])
+        .ok();
+    env.set("GIT_TRIAD_BUDGET__RUN_USD", "3");
+    check(
+        "config-show-origin",
+        &transcript(
+            &env,
+            None,
+            &repo,
+            &[
+                "-c",
+                "arbiter.on_exhausted=rewind",
+                "config",
+                "show",
+                "--origin",
+            ],
+        ),
+    );
+}
