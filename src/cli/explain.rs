@@ -18,10 +18,19 @@ pub fn run_hints(state: &RunState) -> Vec<String> {
     };
     match reason {
         StopReason::Finished { .. } => vec![],
-        StopReason::ArbiterHalt { .. } => vec![
-            "options: re-run the task with other models (--architect/--implementer ...), change the model assignment, or abort (delete the branch)".into(),
-            "a human can clear the verdict with `git triad override <commit> --verdict FLAG --reason \"...\"`".into(),
-        ],
+        StopReason::ArbiterHalt { stage, .. } => {
+            let halted = state
+                .stages
+                .iter()
+                .find(|s| s.stage == *stage)
+                .and_then(|s| s.attempts.last())
+                .and_then(|a| a.commit.as_ref())
+                .map_or("<commit>", |c| c.short());
+            vec![
+                "options: re-run the task with other models (--architect/--implementer ...), change the model assignment, or abort (delete the branch)".into(),
+                format!("a human can clear the verdict with `git triad override {halted} --verdict FLAG --reason \"...\"`"),
+            ]
+        }
         StopReason::RetriesHalt { stage, .. } => vec![
             format!(
                 "run the task again with other models (--{} <model>, or -c roles.{}.models=...), or abort",

@@ -49,7 +49,13 @@ pub fn run(ctx: &Context, args: &LogArgs) -> CommandResult {
     let state = load_run(repo, id)?;
     let text = match args.format {
         LogFormat::Json => format!("{}\n", report::json(&state)),
-        LogFormat::Text => report::detail(repo, &state, false),
+        LogFormat::Text => {
+            let mut text = report::detail(repo, &state, false);
+            for h in super::explain::run_hints(&state) {
+                text.push_str(&format!("next: {h}\n"));
+            }
+            text
+        }
         LogFormat::Markdown => report::detail(repo, &state, true),
     };
     out(&text)?;

@@ -3,7 +3,7 @@
 pub mod completions;
 pub mod config;
 pub mod error;
-mod explain;
+pub(crate) mod explain;
 pub mod hook;
 pub mod init;
 pub mod local;
@@ -46,16 +46,27 @@ Exit codes: 0 ok, 1 error, 2 usage, 3 HALT, 4 retries exhausted, 5 budget exceed
 )]
 pub struct Cli {
     /// Run as if started in <PATH> (like `git -C`).
-    #[arg(short = 'C', global = true, value_name = "PATH")]
+    #[arg(
+        short = 'C',
+        global = true,
+        value_name = "PATH",
+        help_heading = "Global options"
+    )]
     pub dir: Option<PathBuf>,
     /// Set a config value for this command, e.g. `-c arbiter.mode=full` (repeatable).
-    #[arg(short = 'c', long = "config", global = true, value_name = "KEY=VALUE")]
+    #[arg(
+        short = 'c',
+        long = "config",
+        global = true,
+        value_name = "KEY=VALUE",
+        help_heading = "Global options"
+    )]
     pub overrides: Vec<String>,
     /// More log output on stderr (-v info, -vv debug, -vvv trace); RUST_LOG also works.
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    #[arg(short, long, global = true, action = clap::ArgAction::Count, help_heading = "Global options")]
     pub verbose: u8,
     /// Only errors on stderr.
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, help_heading = "Global options")]
     pub quiet: bool,
     /// What to do.
     #[command(subcommand)]

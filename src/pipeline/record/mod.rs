@@ -251,12 +251,20 @@ impl RunState {
             .unwrap_or(&self.base)
     }
 
-    /// The final verdict: the worst of the reviewed stages' and the reconciliation's.
+    /// The final verdict: the worst of the reviewed stages', the reconciliation's and the
+    /// one the run's end implies (HALT for a halted run, REJECT when retries ran out), so a
+    /// stopped run never reads as approved by the stages it did finish.
     pub fn final_verdict(&self) -> Option<Verdict> {
+        let ended = match self.status {
+            RunStatus::Halted => Some(Verdict::Halt),
+            RunStatus::RetriesExhausted => Some(Verdict::Reject),
+            _ => None,
+        };
         self.stages
             .iter()
             .filter_map(|s| s.verdict)
             .chain(self.reconcile.as_ref().and_then(|r| r.verdict))
+            .chain(ended)
             .max()
     }
 

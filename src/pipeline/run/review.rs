@@ -84,6 +84,8 @@ impl Run<'_> {
             Verdict::Reject => {
                 self.rec.keep(commit);
                 attempt.result = AttemptResult::Rejected;
+                attempt.detail =
+                    crate::pipeline::record::one_line(&review.reasoning, "rejected by the arbiter");
                 let fb = feedback::reject_block(
                     epoch_n,
                     self.state.max_retries,

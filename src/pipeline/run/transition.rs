@@ -39,7 +39,8 @@ impl Run<'_> {
         Ok(Flow::Continue)
     }
 
-    /// Records a refused attempt and tries the stage again with `feedback` in its prompt.
+    /// Records a refused attempt and tries the stage again with `feedback` in its prompt;
+    /// the attempt's detail, when empty, is the feedback's first line.
     pub(super) fn retry(
         &mut self,
         mut attempt: AttemptRecord,
@@ -47,7 +48,9 @@ impl Run<'_> {
     ) -> Result<Flow, RunError> {
         let idx = self.state.current;
         let stage = self.state.stages[idx].stage;
-        attempt.detail = one_line(feedback, attempt.result.as_str());
+        if attempt.detail.is_empty() {
+            attempt.detail = one_line(feedback, attempt.result.as_str());
+        }
         self.env.observer.progress(&Progress::AttemptRefused {
             stage,
             n: attempt.n,
