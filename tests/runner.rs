@@ -10,4 +10,5 @@ mod providers;
 mod reconcile;
 mod review;
 mod tasks;
+mod truthful;
 mod user_output;

@@ -122,6 +122,7 @@ mod tests {
             anchored: true,
             symbol: None,
             source: "model".into(),
+            demoted: None,
         }
     }
 

@@ -27,6 +27,8 @@ pub struct ReviewInput<'a> {
     pub previous_flags: &'a [Issue],
     /// The verify command's result, for the verify stage.
     pub verify: Option<&'a CommandOutcome>,
+    /// The TaskSpec's requirement ids: an issue naming one stands without a quote.
+    pub requirement_ids: &'a [String],
 }
 
 /// Output cap for arbiter answers.
@@ -122,17 +124,22 @@ pub fn finding_issue(f: &Finding) -> Issue {
         anchored: true,
         symbol: f.symbol.clone(),
         source: "tool".into(),
+        demoted: None,
     }
 }
 
-/// The minimum verdict the facts impose: an unresolved import or a new syntax error is at
-/// least REJECT; a failing verify command is at least FLAG.
+/// The minimum verdict the facts impose: an unresolved import, a new syntax error or a
+/// failing verify command is at least REJECT; a claim the diff does not back is at least FLAG.
 pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Floor> {
     let mut reasons = Vec::new();
     let mut verdict = None;
     for f in findings.iter().filter(|f| f.severity == "critical") {
         reasons.push(format!("{} at {}:{}: {}", f.kind, f.path, f.line, f.reason));
         verdict = Some(Verdict::Reject);
+    }
+    for f in findings.iter().filter(|f| f.kind == UNSUPPORTED_CLAIM) {
+        reasons.push(f.reason.clone());
+        verdict = Some(verdict.unwrap_or(Verdict::Flag).max(Verdict::Flag));
     }
     if let Some(v) = verify {
         if v.exit_code != Some(0) {
@@ -145,7 +152,7 @@ pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Fl
                     format!("exited with {:?}", v.exit_code)
                 }
             ));
-            verdict = Some(verdict.unwrap_or(Verdict::Flag).max(Verdict::Flag));
+            verdict = Some(Verdict::Reject);
         }
     }
     verdict.map(|verdict| Floor { verdict, reasons })
@@ -172,11 +179,17 @@ pub fn anchor_issue(a: &IssueAnswer, text: Option<&str>) -> Issue {
         anchored: found.is_some(),
         symbol,
         source: "model".into(),
+        demoted: None,
     }
 }
 
-/// Completes a review: re-anchor the model's issues in the reviewed files, add the tool
-/// findings as issues, apply the floor.
+/// The finding kind of a stage summary naming a file or symbol its diff does not touch.
+pub const UNSUPPORTED_CLAIM: &str = "unsupported_claim";
+
+/// Completes a review: re-anchor the model's issues in the reviewed files, demote those that
+/// rest on nothing (a quote not in the file, a path not in the change) and merge repeats,
+/// add the tool findings as issues, derive the verdict the surviving issues support, and
+/// apply the floor.
 #[allow(clippy::too_many_arguments)]
 pub fn finish(
     stage: &str,
@@ -186,20 +199,39 @@ pub fn finish(
     read_file: &dyn Fn(&str) -> Option<String>,
     findings: &[Finding],
     verify: Option<&CommandOutcome>,
+    requirement_ids: &[String],
     token_cost: f64,
 ) -> ArbiterReview {
     let mut issues: Vec<Issue> = findings.iter().map(finding_issue).collect();
+    let mut merged = 0;
     for a in &answer.issues {
         let text = crate::edit::check_path(&a.path)
             .ok()
             .and_then(|p| read_file(&p));
-        issues.push(anchor_issue(a, text.as_deref()));
+        let mut issue = anchor_issue(a, text.as_deref());
+        issue.demoted = match (&text, issue.anchored) {
+            (None, _) => Some(format!(
+                "{} is not a file of the reviewed change",
+                issue.path
+            )),
+            (Some(_), false) if !names_requirement(&issue, requirement_ids) => {
+                Some(format!("its quote is not in {}", issue.path))
+            }
+            _ => None,
+        };
+        if issues.iter().any(|i| same_issue(i, &issue)) {
+            merged += 1;
+            continue;
+        }
+        issues.push(issue);
     }
-    issues.sort_by_key(|i| i.severity);
+    issues.sort_by_key(|i| (i.demoted.is_some(), i.severity));
+    let derived = derive(answer.verdict, &issues, merged);
+    let acted = derived.as_ref().map_or(answer.verdict, |d| d.verdict);
     let floor = floor(findings, verify);
     let verdict = match &floor {
-        Some(f) => answer.verdict.max(f.verdict),
-        None => answer.verdict,
+        Some(f) => acted.max(f.verdict),
+        None => acted,
     };
     ArbiterReview {
         stage: stage.to_string(),
@@ -207,11 +239,80 @@ pub fn finish(
         arbiter_model: arbiter_model.to_string(),
         verdict,
         model_verdict: answer.verdict,
-        floor: floor.filter(|f| f.verdict > answer.verdict),
+        floor: floor.filter(|f| f.verdict > acted),
+        derived,
         issues,
         alternatives: answer.alternatives,
         confidence: answer.confidence,
         reasoning: answer.reasoning,
         token_cost,
     }
+}
+
+/// Whether an issue without an anchor names a requirement of the TaskSpec (`R2`): a missing
+/// requirement has no code to quote.
+fn names_requirement(issue: &Issue, ids: &[String]) -> bool {
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric())
+            .map(str::to_string)
+            .collect()
+    };
+    let text = format!("{} {}", issue.description, issue.quote);
+    let found = words(&text);
+    ids.iter().any(|id| found.contains(id))
+}
+
+/// Two issues are one when they point at the same place for the same reason.
+fn same_issue(a: &Issue, b: &Issue) -> bool {
+    let norm = |t: &str| {
+        t.split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .to_lowercase()
+    };
+    a.path == b.path
+        && (norm(&a.description) == norm(&b.description)
+            || (a.anchored
+                && b.anchored
+                && a.start_line == b.start_line
+                && a.end_line == b.end_line
+                && norm(&a.quote) == norm(&b.quote)))
+}
+
+/// The verdict the issues that count support: critical → REJECT, warning → FLAG, none →
+/// APPROVE; a HALT stands only on a surviving critical issue. It never exceeds the model's
+/// own verdict (the floor raises; this only withholds what nothing backs). `None` when it
+/// equals the model's verdict and nothing was demoted or merged.
+fn derive(model: Verdict, issues: &[Issue], merged: usize) -> Option<Floor> {
+    let counted: Vec<&Issue> = issues.iter().filter(|i| i.demoted.is_none()).collect();
+    let supported = counted
+        .iter()
+        .map(|i| match i.severity {
+            Severity::Critical => Verdict::Reject,
+            Severity::Warning => Verdict::Flag,
+            Severity::Suggestion => Verdict::Approve,
+        })
+        .max()
+        .unwrap_or(Verdict::Approve);
+    let verdict = if model == Verdict::Halt && supported == Verdict::Reject {
+        Verdict::Halt
+    } else {
+        model.min(supported)
+    };
+    let mut reasons = Vec::new();
+    let demoted = issues.len() - counted.len();
+    if demoted > 0 {
+        reasons.push(format!(
+            "{demoted} issue(s) rest on nothing in the reviewed change and do not count"
+        ));
+    }
+    if merged > 0 {
+        reasons.push(format!("{merged} repeated issue(s) merged"));
+    }
+    if verdict < model {
+        reasons.push(format!(
+            "the issues that count support {verdict}, not {model}"
+        ));
+    }
+    (verdict != model || !reasons.is_empty()).then_some(Floor { verdict, reasons })
 }

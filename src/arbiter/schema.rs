@@ -207,12 +207,17 @@ pub struct Issue {
     pub symbol: Option<Symbol>,
     /// Where it came from: `model` or `tool` (deterministic evidence).
     pub source: String,
+    /// Why the issue does not count toward the verdict (its quote is not in the reviewed
+    /// file, its path does not exist), when it does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub demoted: Option<String>,
 }
 
-/// A floor raised by deterministic evidence.
+/// A verdict set by facts, and why: the floor deterministic evidence raises a verdict to, or
+/// the verdict the surviving issues support.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Floor {
-    /// The minimum verdict.
+    /// The verdict.
     pub verdict: Verdict,
     /// Why, one line each.
     pub reasons: Vec<String>,
@@ -233,6 +238,10 @@ pub struct ArbiterReview {
     pub model_verdict: Verdict,
     /// The deterministic floor, when it applied.
     pub floor: Option<Floor>,
+    /// The verdict the surviving issues support, when it differs from the model's: the
+    /// model's word alone does not reject.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub derived: Option<Floor>,
     /// Issues, most severe first.
     pub issues: Vec<Issue>,
     /// Alternatives.

@@ -129,6 +129,7 @@ impl<'a> Arbiter<'a> {
             read,
             input.findings,
             input.verify,
+            input.requirement_ids,
             judged.spend.cost_usd,
         );
         Ok(Reviewed {
@@ -171,6 +172,7 @@ pub fn facts_only(
         read,
         findings,
         verify,
+        &[],
         0.0,
     );
     r.model_verdict = model_verdict;

@@ -18,6 +18,9 @@ pub fn run_hints(state: &RunState) -> Vec<String> {
     };
     match reason {
         StopReason::Finished { .. } => vec![],
+        StopReason::NothingChanged => vec![format!(
+            "the models answered without changing the code; `git triad log {run}` shows each attempt; run the task again with stronger models (--implementer <model>)"
+        )],
         StopReason::ArbiterHalt { stage, .. } => {
             let halted = state
                 .stages

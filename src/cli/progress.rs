@@ -45,9 +45,18 @@ impl Observer for Lines {
             } => format!("[{stage}] attempt {n} {}: {detail}", result.as_str()),
             Progress::ReviewStarted { stage, arbiter } => format!("[{stage}] review by {arbiter}"),
             Progress::Reviewed { stage, review } => format!(
-                "[{stage}] arbiter {}: {}{}",
+                "[{stage}] arbiter {}: {}{}{}",
                 review.arbiter_model,
                 review.verdict,
+                review
+                    .derived
+                    .as_ref()
+                    .map(|d| format!(
+                        " (the model said {}; {})",
+                        review.model_verdict,
+                        d.reasons.join("; ")
+                    ))
+                    .unwrap_or_default(),
                 review
                     .floor
                     .as_ref()

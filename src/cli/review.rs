@@ -175,6 +175,7 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
             findings: &g.findings,
             previous_flags: &[],
             verify: None,
+            requirement_ids: &[],
         };
         let system = crate::config::prompt(&loaded.config, "arbiter", repo.workdir());
         let rt = super::runtime()?;

@@ -1,7 +1,7 @@
 //! Diffs between trees with line numbers on both sides, rendered for models and humans.
 
 use git2::{Delta, DiffOptions, Repository, Tree};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// One line of a hunk.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -53,6 +53,52 @@ impl FileDiff {
             .filter(|l| l.origin == '+')
             .filter_map(|l| l.new_line)
             .collect()
+    }
+}
+
+/// How much one file changed: what a stage did, in a line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileStat {
+    /// The path.
+    pub path: String,
+    /// Lines added.
+    pub added: u32,
+    /// Lines removed.
+    pub removed: u32,
+}
+
+impl FileStat {
+    /// The counts of every file of a diff.
+    pub fn of(files: &[FileDiff]) -> Vec<FileStat> {
+        files
+            .iter()
+            .map(|f| {
+                let count = |o: char| {
+                    f.hunks
+                        .iter()
+                        .flat_map(|h| &h.lines)
+                        .filter(|l| l.origin == o)
+                        .count() as u32
+                };
+                FileStat {
+                    path: f.path.clone(),
+                    added: count('+'),
+                    removed: count('-'),
+                }
+            })
+            .collect()
+    }
+
+    /// `a.py (+3 -1), b.py (+10 -0)`, or `no change`.
+    pub fn describe(stats: &[FileStat]) -> String {
+        if stats.is_empty() {
+            return "no change".into();
+        }
+        stats
+            .iter()
+            .map(|s| format!("{} (+{} -{})", s.path, s.added, s.removed))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 

@@ -21,16 +21,34 @@ fn location(i: &Issue) -> String {
     format!("{}{lines}{sym}", i.path)
 }
 
+/// ` [does not count: why]` for a demoted issue, ` [not anchored]` for one that stands
+/// without a quote (a requirement), else nothing.
+fn standing(i: &Issue) -> String {
+    match (&i.demoted, i.anchored) {
+        (Some(why), _) => format!(" [does not count: {why}]"),
+        (None, false) => " [not anchored]".into(),
+        (None, true) => String::new(),
+    }
+}
+
 /// A review for the terminal.
 pub fn text(r: &ArbiterReview) -> String {
     let mut s = format!(
         "verdict: {} (arbiter {}, confidence {:.2})\n",
         r.verdict, r.arbiter_model, r.confidence
     );
+    if let Some(d) = &r.derived {
+        s.push_str(&format!(
+            "the model said {}; the issues that count support {}: {}\n",
+            r.model_verdict,
+            d.verdict,
+            d.reasons.join("; ")
+        ));
+    }
     if let Some(f) = &r.floor {
         s.push_str(&format!(
             "raised from {} to {} by deterministic evidence: {}\n",
-            r.model_verdict,
+            r.derived.as_ref().map_or(r.model_verdict, |d| d.verdict),
             f.verdict,
             f.reasons.join("; ")
         ));
@@ -48,7 +66,7 @@ pub fn text(r: &ArbiterReview) -> String {
             i.category.as_str(),
             location(i),
             i.description.trim(),
-            if i.anchored { "" } else { " [not anchored]" }
+            standing(i)
         ));
     }
     s

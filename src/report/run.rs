@@ -4,7 +4,8 @@
 use git2::Repository;
 use serde_json::{json, Value};
 
-use super::location;
+use super::{location, standing};
+use crate::git::FileStat;
 use crate::notes::{self, Record, VerdictLine};
 use crate::pipeline::{RunState, RunStatus};
 
@@ -45,8 +46,13 @@ pub fn summary(state: &RunState) -> String {
         message(state)
     );
     for st in &state.stages {
+        let accepted = st
+            .attempts
+            .iter()
+            .rev()
+            .find(|a| a.commit == st.commit && a.commit.is_some());
         s.push_str(&format!(
-            "  {:<10} {:<8} {} attempt(s){}{}\n",
+            "  {:<10} {:<8} {} attempt(s){}{}{}\n",
             st.stage.as_str(),
             st.verdict.map_or("-".to_string(), |v| v.to_string()),
             st.attempts.len(),
@@ -57,6 +63,9 @@ pub fn summary(state: &RunState) -> String {
             st.arbiter_model
                 .as_deref()
                 .map(|a| format!(", arbiter {a}"))
+                .unwrap_or_default(),
+            accepted
+                .map(|a| format!(": {}", FileStat::describe(&a.changed)))
                 .unwrap_or_default()
         ));
     }
@@ -150,6 +159,12 @@ pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
                 a.spend.cost_usd,
                 a.spend.latency_ms
             ));
+            if a.commit.is_some() {
+                o.push_str(&format!(
+                    "      changed: {}\n",
+                    FileStat::describe(&a.changed)
+                ));
+            }
         }
     }
     let issues = issues(repo, s, md);
@@ -191,11 +206,12 @@ fn issues(repo: &Repository, s: &RunState, md: bool) -> String {
                 };
                 for i in &r.review.issues {
                     out.push_str(&format!(
-                        "{bullet}{strong}{}{strong} {} {code}{}{code} — {} (stage {}, attempt {}, {})\n",
+                        "{bullet}{strong}{}{strong} {} {code}{}{code} — {}{} (stage {}, attempt {}, {})\n",
                         i.severity.as_str(),
                         i.category.as_str(),
                         location(i),
                         i.description,
+                        standing(i),
                         st.stage.as_str(),
                         a.n,
                         r.review.verdict

@@ -16,7 +16,7 @@ use super::stage::Stage;
 use crate::arbiter::{Issue, Verdict};
 use crate::config::{ArbiterMode, OnExhausted};
 use crate::git::worktree::CommandOutcome;
-use crate::git::ObjectId;
+use crate::git::{FileStat, ObjectId};
 use crate::model::Spend;
 
 /// Ref namespace of run records.
@@ -88,6 +88,8 @@ pub enum AttemptResult {
     EditsFailed,
     /// Its answer could not be read (no metadata block, malformed edits); retried.
     BadAnswer,
+    /// It changed nothing where the stage must, or claimed changes it did not make; retried.
+    NoChange,
     /// It answered an outcome other than APPROVE; the run stopped.
     Outcome,
     /// The arbiter halted the run on it.
@@ -102,6 +104,7 @@ impl AttemptResult {
             AttemptResult::Rejected => "rejected",
             AttemptResult::EditsFailed => "edits_failed",
             AttemptResult::BadAnswer => "bad_answer",
+            AttemptResult::NoChange => "no_change",
             AttemptResult::Outcome => "outcome",
             AttemptResult::Halted => "halted",
         }
@@ -127,6 +130,9 @@ pub struct AttemptRecord {
     pub detail: String,
     /// The stage call and its review.
     pub spend: Spend,
+    /// What the attempt's edits changed, file by file (empty: nothing, or not applied).
+    #[serde(default)]
+    pub changed: Vec<FileStat>,
 }
 
 /// One stage of the run.

@@ -44,6 +44,9 @@ pub enum StopReason {
         /// The final verdict; `None` when no stage was reviewed.
         verdict: Option<Verdict>,
     },
+    /// Every stage answered, but the run's diff against its base is empty: nothing was
+    /// built, so nothing is approved.
+    NothingChanged,
     /// The arbiter halted the pipeline at a stage.
     ArbiterHalt {
         /// The stage.
@@ -130,6 +133,7 @@ impl StopReason {
             StopReason::Finished { verdict: None } => {
                 "all stages done; no stage was reviewed (arbiter mode off)".into()
             }
+            StopReason::NothingChanged => "every stage answered, but the run changed no file: its diff against the base is empty, so nothing is approved".into(),
             StopReason::ArbiterHalt {
                 stage,
                 arbiter_model,

@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
+use super::checks::StageFacts;
 use super::{BlockOn, Flow, Run, RunError};
+use crate::arbiter::review::finding_issue;
 use crate::edit::{apply_blocks, parse_edit_blocks, render_failures};
 use crate::git::{self, Context as _, ObjectId, TreeFiles};
 use crate::model::Spend;
@@ -35,6 +37,7 @@ impl Answered {
             result,
             detail: detail.into(),
             spend: self.spend,
+            changed: Vec::new(),
         }
     }
 }
@@ -144,8 +147,23 @@ impl Run<'_> {
                 .and_then(|v| serde_json::from_value::<ImplementationSummary>(v).ok());
         }
 
-        // Commit the stage from an in-memory tree.
+        // The facts of the answer before anything is committed.
         let tree = git::build_tree(repo, &parent_tree, &applied.files)?;
+        let new_tree = repo.find_tree(tree).ctx("reading the stage tree")?;
+        let diff = git::diff_trees(repo, Some(&parent_tree), &new_tree).ctx("diffing the stage")?;
+        let facts = StageFacts::of(&diff, &meta.summary);
+        if let Some(feedback) = facts.no_change(stage, &self.spec) {
+            let mut refused = answered.record(AttemptResult::NoChange, "");
+            refused.detail = if stage == Stage::Implement {
+                "no edit changed a file".into()
+            } else {
+                "claimed changes it did not make".into()
+            };
+            return self.retry(refused, &feedback);
+        }
+        let claims = facts.claim_findings(stage);
+
+        // Commit the stage from the in-memory tree.
         let summary = one_line(&meta.summary, &format!("{stage} stage"));
         let message = format!(
             "triad({stage}): {summary}\n\nTriad-Run: {}\nTriad-Stage: {stage}\nTriad-Model: {}\nTriad-Attempt: {n}\n",
@@ -154,11 +172,16 @@ impl Run<'_> {
         let commit = git::commit(repo, tree, &[parent], &message)?;
         let mut attempt = answered.record(AttemptResult::Accepted, summary);
         attempt.commit = Some(ObjectId::from(commit));
+        attempt.changed = facts.changed;
 
         if !self.state.stages[idx].reviewed {
-            self.state.pending_flags.clear();
+            // Unreviewed, a claim without evidence travels as a flag to the next stage and
+            // to every later review.
+            let flags: Vec<_> = claims.iter().map(finding_issue).collect();
+            self.state.all_flags.extend(flags.iter().cloned());
+            self.state.pending_flags = flags;
             return self.accept(attempt, commit, None);
         }
-        self.review_and_decide(attempt, commit, &meta, epoch_n)
+        self.review_and_decide(attempt, commit, &meta, epoch_n, claims)
     }
 }

@@ -7,6 +7,7 @@
 //! begins, so a killed run resumes from its record.
 
 mod attempt;
+mod checks;
 mod prompt;
 mod reconcile;
 mod review;

@@ -47,18 +47,24 @@ impl Run<'_> {
             .find_commit(self.state.base.oid()?)
             .and_then(|c| c.tree())
             .ctx("reading the base tree")?;
-        let changed_so_far: Vec<String> = git::diff_trees(repo, Some(&base_tree), parent_tree)
-            .ctx("diffing")?
-            .into_iter()
-            .map(|f| f.path)
-            .collect();
+        let run_diff = git::diff_trees(repo, Some(&base_tree), parent_tree).ctx("diffing")?;
+        let changed_so_far: Vec<String> = run_diff.iter().map(|f| f.path.clone()).collect();
         let flags = feedback::flag_block(
             idx.checked_sub(1)
                 .map_or("previous", |p| self.state.stages[p].stage.as_str()),
             &self.state.pending_flags,
         );
         let facts = if stage == Stage::Verify {
-            self.verify_facts()
+            let stats = git::FileStat::of(&run_diff);
+            format!(
+                "## What the whole run changed (a fact)\n{}\n{}",
+                if stats.is_empty() {
+                    "nothing: the run's diff against its base is empty".to_string()
+                } else {
+                    git::FileStat::describe(&stats)
+                },
+                self.verify_facts()
+            )
         } else {
             String::new()
         };

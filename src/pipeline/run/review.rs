@@ -9,6 +9,7 @@ use crate::arbiter::gather::gather;
 use crate::arbiter::review::ReviewInput;
 use crate::arbiter::service::{candidates, Arbiter, Reviewed};
 use crate::arbiter::{feedback, Verdict};
+use crate::code::Finding;
 use crate::config::{prompt, Role};
 use crate::git::{Context as _, TreeFiles};
 use crate::model::ModelError;
@@ -27,10 +28,11 @@ impl Run<'_> {
         commit: Oid,
         meta: &StageMeta,
         epoch_n: u32,
+        claims: Vec<Finding>,
     ) -> Result<Flow, RunError> {
         let idx = self.state.current;
         let stage = self.state.stages[idx].stage;
-        let reviewed = match self.review(stage, &attempt.model, commit, meta) {
+        let reviewed = match self.review(stage, &attempt.model, commit, meta, claims) {
             Ok(r) => r,
             Err(e) => {
                 self.state.stages[idx].attempts.push(attempt);
@@ -122,6 +124,7 @@ impl Run<'_> {
         stage_model: &str,
         commit: Oid,
         meta: &StageMeta,
+        claims: Vec<Finding>,
     ) -> Result<Reviewed, ModelError> {
         let repo = self.env.repo;
         let idx = self.state.current;
@@ -139,9 +142,10 @@ impl Run<'_> {
         let gathered = new_tree
             .as_ref()
             .and_then(|new| gather(repo, old_tree.as_ref(), new, None).ok());
-        let (diff_text, findings) = gathered
+        let (diff_text, mut findings) = gathered
             .map(|g| (g.diff_text, g.findings))
             .unwrap_or_default();
+        findings.extend(claims);
         let role_list = self
             .env
             .config
@@ -162,6 +166,12 @@ impl Run<'_> {
             serde_json::to_string(&meta.objections).unwrap_or_default()
         );
         let task = self.spec.render();
+        let requirement_ids: Vec<String> = self
+            .spec
+            .requirements
+            .iter()
+            .map(|r| r.id.clone())
+            .collect();
         let verify = (stage == Stage::Verify)
             .then_some(self.state.verify.as_ref())
             .flatten();
@@ -174,6 +184,7 @@ impl Run<'_> {
             findings: &findings,
             previous_flags: &self.state.all_flags,
             verify,
+            requirement_ids: &requirement_ids,
         };
         if let Some(first) = arbiter.first() {
             self.env.observer.progress(&Progress::ReviewStarted {

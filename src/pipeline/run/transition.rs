@@ -8,6 +8,7 @@ use super::attempt::Answered;
 use super::{Flow, Run, RunError};
 use crate::arbiter::{ArbiterReview, Verdict};
 use crate::config::OnExhausted;
+use crate::git::Context as _;
 use crate::model::ModelError;
 use crate::notes::{self, Record, ReviewRecord};
 use crate::pipeline::observer::Progress;
@@ -192,8 +193,17 @@ impl Run<'_> {
         )
     }
 
-    /// Every stage is done (and reconciled): the run ends APPROVE or FLAG.
+    /// Every stage is done (and reconciled): the run ends APPROVE or FLAG, unless it changed
+    /// nothing at all (then no claim of success stands).
     pub(super) fn finish(&mut self) -> Result<(), RunError> {
+        if self.run_changes()?.is_empty() {
+            self.halt(
+                RunStatus::Halted,
+                StopReason::NothingChanged,
+                "finished with no change",
+            )?;
+            return Ok(());
+        }
         let verdict = self.state.final_verdict();
         self.state.status = match verdict {
             Some(Verdict::Flag) => RunStatus::Flagged,
@@ -202,6 +212,24 @@ impl Run<'_> {
         self.state.stop = Some(StopReason::Finished { verdict });
         self.rec.event(&self.state, "finished")?;
         Ok(())
+    }
+
+    /// What the whole run changed so far (base → tip), file by file.
+    pub(super) fn run_changes(&self) -> Result<Vec<crate::git::FileStat>, RunError> {
+        let repo = self.env.repo;
+        let tree = |id: &crate::git::ObjectId| -> Result<git2::Tree<'_>, RunError> {
+            Ok(repo
+                .find_commit(id.oid()?)
+                .and_then(|c| c.tree())
+                .ctx("reading a run tree")?)
+        };
+        let diff = crate::git::diff_trees(
+            repo,
+            Some(&tree(&self.state.base)?),
+            &tree(self.state.tip())?,
+        )
+        .ctx("diffing the run")?;
+        Ok(crate::git::FileStat::of(&diff))
     }
 
     /// Stops the run with `status` and `reason` and records it. A stopped branch must not
@@ -260,6 +288,7 @@ impl Run<'_> {
             verdict,
             model_verdict: verdict,
             floor: None,
+            derived: None,
             issues: vec![],
             alternatives: vec![],
             confidence: 1.0,

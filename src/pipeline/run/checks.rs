@@ -1,0 +1,193 @@
+//! Facts about a stage's own answer, checked on every stage, reviewed or not: what its edits
+//! changed, whether it changed anything where it must, and whether its summary claims files
+//! or functions its diff does not show. A model's word is not evidence.
+
+use crate::code::Finding;
+use crate::git::{FileDiff, FileStat};
+use crate::pipeline::stage::Stage;
+use crate::task::TaskSpec;
+
+/// File endings a summary's word must have to count as naming a file.
+const FILE_ENDINGS: &[&str] = &[
+    "py", "rs", "js", "ts", "tsx", "jsx", "go", "java", "kt", "c", "h", "cc", "cpp", "hpp", "rb",
+    "php", "cs", "swift", "toml", "json", "yaml", "yml", "md", "txt", "cfg", "ini", "sh", "html",
+    "css", "sql",
+];
+
+/// What a stage summary says it touched.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Claims {
+    /// Words that name files (`textstats.py`, `src/lib.rs`).
+    pub files: Vec<String>,
+    /// Functions it names as code (`char_count(text)`, `` `char_count` ``).
+    pub symbols: Vec<String>,
+}
+
+impl Claims {
+    /// Reads the claims of a summary.
+    pub fn of(summary: &str) -> Claims {
+        let mut c = Claims::default();
+        for raw in summary.split_whitespace() {
+            let backticked = raw.contains('`');
+            let word = raw.trim_matches(|ch: char| "`'\".,;:!?[]{}".contains(ch));
+            let head = word.split('(').next().unwrap_or("");
+            let is_ident = |t: &str| {
+                t.len() >= 2
+                    && t.chars().all(|ch| ch.is_alphanumeric() || ch == '_')
+                    && !t.chars().next().is_some_and(|ch| ch.is_ascii_digit())
+            };
+            if let Some((stem, ending)) = word.rsplit_once('.') {
+                if !stem.is_empty() && FILE_ENDINGS.contains(&ending) && !word.contains('(') {
+                    push(&mut c.files, word);
+                    continue;
+                }
+            }
+            if (word.contains('(') || backticked) && is_ident(head) {
+                push(&mut c.symbols, head);
+            }
+        }
+        c
+    }
+
+    /// Whether the summary claims any change at all.
+    pub fn any(&self) -> bool {
+        !self.files.is_empty() || !self.symbols.is_empty()
+    }
+}
+
+fn push(list: &mut Vec<String>, word: &str) {
+    if !list.iter().any(|w| w == word) {
+        list.push(word.to_string());
+    }
+}
+
+/// Whether `claim` names `path` (`textstats.py` names `src/textstats.py`).
+fn names(claim: &str, path: &str) -> bool {
+    path == claim || path.ends_with(&format!("/{claim}"))
+}
+
+/// The facts of one stage's edits.
+pub(super) struct StageFacts {
+    /// What changed, file by file.
+    pub changed: Vec<FileStat>,
+    /// Files the summary names that the diff does not touch.
+    pub unsupported_files: Vec<String>,
+    /// Whether the summary claims changes.
+    pub claims_changes: bool,
+    /// Functions the summary names that no added line mentions.
+    pub unsupported_symbols: Vec<String>,
+}
+
+impl StageFacts {
+    /// Compares the stage's `diff` with what its `summary` says.
+    pub fn of(diff: &[FileDiff], summary: &str) -> StageFacts {
+        let claims = Claims::of(summary);
+        let changed = FileStat::of(diff);
+        let added: String = diff
+            .iter()
+            .flat_map(|f| &f.hunks)
+            .flat_map(|h| &h.lines)
+            .filter(|l| l.origin == '+')
+            .map(|l| l.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        StageFacts {
+            unsupported_files: claims
+                .files
+                .iter()
+                .filter(|c| !changed.iter().any(|f| names(c, &f.path)))
+                .cloned()
+                .collect(),
+            unsupported_symbols: claims
+                .symbols
+                .iter()
+                .filter(|s| !added.contains(s.as_str()))
+                .cloned()
+                .collect(),
+            claims_changes: claims.any(),
+            changed,
+        }
+    }
+
+    /// Why the answer cannot be used, when it changes nothing where it must: the implement
+    /// stage always must; the others must when their summary claims they did.
+    pub fn no_change(&self, stage: Stage, spec: &TaskSpec) -> Option<String> {
+        if !self.changed.is_empty() || stage == Stage::Verify {
+            return None;
+        }
+        if stage == Stage::Implement {
+            let wanted: Vec<String> = spec
+                .requirements
+                .iter()
+                .map(|r| format!("- {}: {}", r.id, r.text))
+                .collect();
+            return Some(format!(
+                "## YOUR ANSWER CHANGED NOTHING\n\nYour answer contains no edit block that changes a file; a summary or an outcome is not a change. The implement stage must change the code: the task requires\n{}\nWrite SEARCH/REPLACE edit blocks for the files in scope, then the ```json metadata block.\n",
+                if wanted.is_empty() {
+                    format!("- {}", spec.title)
+                } else {
+                    wanted.join("\n")
+                }
+            ));
+        }
+        self.claims_changes.then(|| {
+            let named: Vec<&str> = self
+                .unsupported_files
+                .iter()
+                .chain(&self.unsupported_symbols)
+                .map(String::as_str)
+                .collect();
+            format!(
+                "## YOUR ANSWER CHANGED NOTHING\n\nYour summary says you changed {}, but your answer applies no change. Either write the SEARCH/REPLACE edit blocks that make those changes, or, if this stage needs no change, say so in the summary without claiming any.\n",
+                if named.is_empty() {
+                    "the code".to_string()
+                } else {
+                    named.join(", ")
+                }
+            )
+        })
+    }
+
+    /// Tool findings for a summary that names files the diff does not touch (the claim is
+    /// recorded beside the change it did make).
+    pub fn claim_findings(&self, stage: Stage) -> Vec<Finding> {
+        self.unsupported_files
+            .iter()
+            .map(|f| Finding {
+                kind: crate::arbiter::review::UNSUPPORTED_CLAIM.into(),
+                category: "hallucination".into(),
+                severity: "warning".into(),
+                path: f.clone(),
+                line: 0,
+                end_line: 0,
+                symbol: None,
+                import: None,
+                reason: format!(
+                    "the {stage} stage's summary names {f}, which its diff does not touch (a claim without evidence)"
+                ),
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn claims_are_files_and_functions_named_as_code() {
+        let c = Claims::of(
+            "Added a function char_count(text) to textstats.py and a test in tests/test_textstats.py; see `word_count`. Version 1.2, e.g. fine.",
+        );
+        assert_eq!(c.files, ["textstats.py", "tests/test_textstats.py"]);
+        assert_eq!(c.symbols, ["char_count", "word_count"]);
+        assert!(!Claims::of("No refactoring was needed.").any());
+    }
+
+    #[test]
+    fn a_claimed_file_matches_by_its_path_or_its_tail() {
+        assert!(names("textstats.py", "src/textstats.py"));
+        assert!(names("src/textstats.py", "src/textstats.py"));
+        assert!(!names("stats.py", "src/textstats.py"));
+    }
+}

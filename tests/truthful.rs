@@ -1,0 +1,208 @@
+//! Truthful outcomes: no stage passes on a claim, verdicts rest on evidence (scripted model
+//! server over real HTTP, real git, the real binary).
+
+use git_triad::testkit::fake_llm::Reply;
+use serde_json::{json, Value};
+
+use crate::common::fake_user_config;
+use crate::pipeline::{
+    answer, arbiter, happy_rules, implement_answer, issue, review, stage, Scenario,
+};
+
+fn run_json(stdout: &str) -> Value {
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+/// What the implementer answered when it described the change instead of making it.
+fn metadata_only() -> String {
+    answer("", "Implemented sub(a, b) in calc.py and added a unit test")
+}
+
+fn notes_on(s: &Scenario, commit: &str) -> Vec<Value> {
+    s.git(&["notes", "--ref=triad", "show", commit])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn an_implementer_that_answers_metadata_only_is_retried_never_accepted() {
+    let mut rules = happy_rules();
+    rules[1] = stage(
+        "implement",
+        vec![
+            Reply::text(metadata_only()),
+            Reply::text(implement_answer()),
+        ],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&[]);
+    r.ok();
+    let out = run_json(&r.stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+    // The retry told the model exactly what was wrong.
+    let second = s.requests_for("implement")[1].to_string();
+    assert!(second.contains("YOUR ANSWER CHANGED NOTHING"), "{second}");
+    assert!(second.contains("R1: sub(a, b) returns a - b"), "{second}");
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.stdout.contains("no_change — no edit changed a file"),
+        "{}",
+        log.stdout
+    );
+
+    // Always metadata only: the stage is never accepted, the run stops (exit 3).
+    let mut rules = happy_rules();
+    rules[1] = stage("implement", vec![Reply::text(metadata_only())]);
+    let s = Scenario::new(rules);
+    let r = s.run(&[]);
+    r.expect_code(3);
+    let out = run_json(&r.stdout);
+    assert!(out["stages"][1]["commit"].is_null(), "{out}");
+    assert_eq!(out["final_verdict"], "HALT", "{out}");
+    assert!(s.requests_for("refactor").is_empty());
+}
+
+#[test]
+fn a_summary_that_claims_an_untouched_file_is_flagged() {
+    let mut rules = happy_rules();
+    rules[1] = stage(
+        "implement",
+        vec![Reply::text(answer(
+            "calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    return a - b\n>>>>>>> REPLACE\n",
+            "implemented sub in calc.py and documented it in docs/usage.md",
+        ))],
+    );
+    rules.push(arbiter("implement", vec![review("APPROVE", json!([]))]));
+    rules.push(arbiter("refactor", vec![review("APPROVE", json!([]))]));
+    let s = Scenario::new(rules);
+    let r = s.run(&["--arbiter", "full"]);
+    r.ok();
+    let out = run_json(&r.stdout);
+    assert_eq!(out["stages"][1]["verdict"], "FLAG", "{out}");
+    assert_eq!(out["status"], "flagged", "{out}");
+    let note = &notes_on(&s, out["stages"][1]["commit"].as_str().unwrap())[0];
+    assert_eq!(note["model_verdict"], "APPROVE");
+    assert_eq!(note["verdict"], "FLAG");
+    assert!(
+        note["floor"]["reasons"][0]
+            .as_str()
+            .unwrap()
+            .contains("names docs/usage.md, which its diff does not touch"),
+        "{note}"
+    );
+}
+
+#[test]
+fn an_arbiter_reject_resting_on_fabricated_evidence_does_not_reject() {
+    let fabricated = issue("sub() divides by zero", "return a / b  # unchecked");
+    let mut elsewhere = issue("the helper is wrong", "def helper():");
+    elsewhere["path"] = json!("helpers/nope.py");
+    let mut rules = happy_rules();
+    rules[4] = arbiter(
+        "architect",
+        vec![review(
+            "REJECT",
+            json!([
+                fabricated.clone(),
+                fabricated.clone(),
+                fabricated,
+                elsewhere
+            ]),
+        )],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&[]);
+    r.ok();
+    let out = run_json(&r.stdout);
+    assert_eq!(out["stages"][0]["verdict"], "APPROVE", "{out}");
+    assert_eq!(out["stages"][0]["attempts"], 1, "{out}");
+    let note = &notes_on(&s, out["stages"][0]["commit"].as_str().unwrap())[0];
+    // Both verdicts, and why they differ.
+    assert_eq!(note["model_verdict"], "REJECT", "{note}");
+    assert_eq!(note["verdict"], "APPROVE", "{note}");
+    assert_eq!(note["derived"]["verdict"], "APPROVE", "{note}");
+    let reasons = note["derived"]["reasons"].to_string();
+    assert!(reasons.contains("2 issue(s) rest on nothing"), "{reasons}");
+    assert!(reasons.contains("2 repeated issue(s) merged"), "{reasons}");
+    // Repeats are merged in the note, and each survivor says why it does not count.
+    let issues = note["issues"].as_array().unwrap();
+    assert_eq!(issues.len(), 2, "{note}");
+    assert!(issues[0]["demoted"]
+        .as_str()
+        .unwrap()
+        .contains("quote is not in calc.py"));
+    assert!(issues[1]["demoted"]
+        .as_str()
+        .unwrap()
+        .contains("helpers/nope.py is not a file of the reviewed change"));
+    // A quote that is really there still rejects.
+    let mut rules = happy_rules();
+    rules[4] = arbiter(
+        "architect",
+        vec![
+            review(
+                "REJECT",
+                json!([issue("sub must not raise", "raise NotImplementedError")]),
+            ),
+            review("APPROVE", json!([])),
+        ],
+    );
+    let s = Scenario::new(rules);
+    let out = run_json(&s.run(&[]).ok().stdout);
+    assert_eq!(out["stages"][0]["attempts"], 2, "{out}");
+}
+
+#[test]
+fn a_run_whose_diff_is_empty_cannot_end_in_success() {
+    let mut rules = happy_rules();
+    // The refactor stage undoes the implementation: every stage answered, nothing changed.
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(answer(
+            "calc.py\n<<<<<<< SEARCH\n    return a + b\n\n\ndef sub(a, b):\n    \"\"\"Return a minus b.\"\"\"\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n",
+            "simplified calc.py",
+        ))],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&[]);
+    r.expect_code(3);
+    let out = run_json(&r.stdout);
+    assert_eq!(out["status"], "halted", "{out}");
+    assert_eq!(out["stop"]["reason"], "nothing_changed", "{out}");
+    assert_eq!(out["final_verdict"], "HALT", "{out}");
+    // The verifier was told as a fact that the run changed nothing.
+    let verify = s.requests_for("verify")[0].to_string();
+    assert!(
+        verify.contains("the run's diff against its base is empty"),
+        "{verify}"
+    );
+}
+
+#[test]
+fn a_failing_verify_command_floors_the_verdict_at_reject() {
+    let s = Scenario::new(happy_rules());
+    let config = format!(
+        "{}\n[verify]\ncommand = \"exit 3\"\ntimeout_secs = 60\n",
+        fake_user_config(&s.server.base_url())
+    );
+    s.env.write_user_config(&config);
+    let r = s.run(&["--max-retries", "0"]);
+    r.expect_code(3);
+    let out = run_json(&r.stdout);
+    assert_ne!(out["status"], "approved", "{out}");
+    let list = s.git(&["notes", "--ref=triad", "list"]);
+    let verify_notes: Vec<Value> = list
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .flat_map(|c| notes_on(&s, c))
+        .filter(|n| n["stage"] == "verify")
+        .collect();
+    assert!(!verify_notes.is_empty(), "{list}");
+    for n in &verify_notes {
+        assert_eq!(n["model_verdict"], "APPROVE", "{n}");
+        assert_eq!(n["verdict"], "REJECT", "{n}");
+        assert!(n["floor"]["reasons"].to_string().contains("exit 3"), "{n}");
+    }
+}
