@@ -10,7 +10,6 @@ pub mod config;
 pub mod edit;
 pub mod exit;
 pub mod git;
-pub mod local;
 pub mod model;
 pub mod notes;
 pub mod pipeline;
