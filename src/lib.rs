@@ -10,11 +10,13 @@ pub mod config;
 pub mod edit;
 pub mod exit;
 pub mod git;
-pub mod local;
 pub mod model;
 pub mod notes;
 pub mod pipeline;
 pub mod redact;
 pub mod report;
 pub mod task;
+// Test support only: the tests and benches get it through the self dev-dependency in
+// Cargo.toml, so the shipped library and binary never contain the fake server.
+#[cfg(feature = "test-fakes")]
 pub mod testkit;

@@ -3,7 +3,7 @@
 use clap::{Args, Subcommand};
 
 use super::{ok, out, CommandError, CommandResult, Context};
-use crate::local;
+use crate::model::local;
 
 /// Start, stop or inspect the local llama.cpp servers (the `local` profile).
 ///

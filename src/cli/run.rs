@@ -129,12 +129,12 @@ fn ensure_local_servers(
         models.extend(s.models.iter().cloned());
         models.extend(s.arbiter_model.iter().cloned());
     }
-    let providers = crate::local::providers_of(&loaded.config, &models);
+    let providers = crate::model::local::providers_of(&loaded.config, &models);
     if providers.is_empty() {
         return Ok(());
     }
-    let cache = crate::local::cache_dir(&ctx.env);
-    let started = crate::local::start(&loaded.config, &cache, &providers)
+    let cache = crate::model::local::cache_dir(&ctx.env);
+    let started = crate::model::local::start(&loaded.config, &cache, &providers)
         .map_err(|e| super::local::local_error(e, &cache))?;
     for s in started {
         if !ctx.quiet {

@@ -14,9 +14,9 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 use tree_sitter::Tree;
 
-use super::imports::{self, import_keys, only_new, ImportKey};
+use super::imports::{self, import_keys, only_new, ImportKey, Outcome};
 use super::lang::{self, Lang, Parsed};
-use super::python::{sys_path_roots, Outcome, PyResolver};
+use super::python::{sys_path_roots, PyResolver};
 use super::rust::RustResolver;
 use super::source::{clean, FileSource, View};
 use super::symbols::{innermost_in, outline_tree, Symbol};

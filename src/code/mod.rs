@@ -12,20 +12,15 @@
 //!   [`Finding`]s.
 //!
 //! Languages are Python and Rust. Each has a folder under `grammars/` with its
-//! tree-sitter queries (compiled once per process) and a small resolver here
-//! (`python.rs` with `pydeps.rs`/`pynames.rs`/`pyvenv.rs`; `rust.rs` with
-//! `rust_items.rs`/`cargo.rs`); `grammars/README.md` explains how to add one.
+//! tree-sitter queries (compiled once per process) and a folder here with its import
+//! reader and resolver (`python/`, `rust/`); the files directly in `src/code/` are
+//! language-neutral. `grammars/README.md` explains how to add a language.
 
-mod cargo;
 mod evidence;
 mod imports;
 mod lang;
-mod pydeps;
-mod pynames;
 mod python;
-mod pyvenv;
 mod rust;
-mod rust_items;
 mod source;
 mod symbols;
 mod syntax;

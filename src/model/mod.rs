@@ -1,10 +1,11 @@
 //! The provider layer: protocol adapters, one shared transport, retries, circuit breakers,
-//! budget and accounting.
+//! budget and accounting, and the local llama.cpp servers behind the offline default.
 
 pub mod adapter;
 pub mod breaker;
 pub mod budget;
 pub mod client;
+pub mod local;
 pub mod sse;
 pub mod structured;
 pub mod transport;

@@ -2,11 +2,13 @@
 //!
 //! Two ways to look: libgit2 (fast: one pass over the notes ref, one revwalk), and the git
 //! CLI for repositories libgit2 cannot open (SHA-256 object format, see [`super::gate_cli`]).
-//! Both feed the same [`Policy`].
+//! Both start from the same [`check`], which picks the updates to look at, and feed the same
+//! [`Policy`].
 
 use git2::{ObjectType, Oid, Repository};
 
 use std::borrow::Cow;
+use std::path::Path;
 
 use super::format::{latest, parse_line, str_field, Effective, RecordHead, FORMAT_VERSION, KINDS};
 use super::store::{note_map, ref_target};
@@ -219,6 +221,35 @@ pub struct Finding {
     pub effective: Option<Effective>,
 }
 
+/// Where the gate reads commits and notes.
+#[derive(Clone, Copy)]
+pub enum Backend<'a> {
+    /// libgit2 (SHA-1 repositories).
+    Git2(&'a Repository),
+    /// The git command line, in this directory (repositories libgit2 cannot open).
+    Cli(&'a Path),
+}
+
+/// Checks the pushed commits; the findings are those whose verdict `policy` blocks on.
+///
+/// Only updates that push commits are looked at ([`RefUpdate::needs_check`]), and nothing
+/// is when the policy blocks nothing; `backend` then reads the commits and their notes.
+pub fn check(
+    backend: Backend<'_>,
+    remote: &str,
+    updates: &[RefUpdate],
+    policy: &Policy,
+) -> Result<Vec<Finding>, NotesError> {
+    let pushed: Vec<&RefUpdate> = updates.iter().filter(|u| u.needs_check()).collect();
+    if pushed.is_empty() || policy.is_open() {
+        return Ok(Vec::new());
+    }
+    match backend {
+        Backend::Git2(repo) => check_git2(repo, remote, &pushed, policy),
+        Backend::Cli(dir) => super::gate_cli::check(dir, remote, &pushed, policy),
+    }
+}
+
 /// Checks the pushed commits with libgit2: one revwalk over every pushed ref that hides what
 /// the remote already has; the notes ref is listed once and only the pushed commits' notes
 /// are read.
@@ -229,16 +260,12 @@ pub struct Finding {
 ///
 /// The walk and the reading of notes run on two threads (each with its own repository
 /// handle): a big push costs about the walk alone.
-pub fn check(
+fn check_git2(
     repo: &Repository,
     remote: &str,
-    updates: &[RefUpdate],
+    pushed: &[&RefUpdate],
     policy: &Policy,
 ) -> Result<Vec<Finding>, NotesError> {
-    let pushed: Vec<&RefUpdate> = updates.iter().filter(|u| u.needs_check()).collect();
-    if pushed.is_empty() || policy.is_open() {
-        return Ok(Vec::new());
-    }
     // Without any verdict only "missing" can block; skip the walk when it cannot.
     if ref_target(repo, NOTES_REF)?.is_none() && !policy.blocks_missing() {
         return Ok(Vec::new());
@@ -253,7 +280,7 @@ pub fn check(
     let git_dir = repo.path().to_path_buf();
     let (walked, judged) = std::thread::scope(|scope| {
         let judge = scope.spawn(move || judge_stream(&git_dir, rx, policy));
-        let walked = walk_pushed(repo, remote, &pushed, &tx);
+        let walked = walk_pushed(repo, remote, pushed, &tx);
         drop(tx);
         (
             walked,

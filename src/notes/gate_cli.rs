@@ -4,7 +4,7 @@
 //! `--object-format=sha256` repository fails ("unknown object format 'sha256'"). The gate must
 //! not fail open there, and should not block every push either, so it asks git itself:
 //! `git notes list` once, one `git rev-list`, and one `git cat-file --batch` for the notes of
-//! the pushed commits — the same plan as [`super::gate::check`].
+//! the pushed commits — the same plan as the libgit2 reader behind [`super::gate::check`].
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -62,17 +62,13 @@ fn peel_commit(dir: &Path, id: &str) -> Option<String> {
     .filter(|s| !s.is_empty())
 }
 
-/// Checks the pushed commits like [`super::gate::check`], with the git CLI.
-pub fn check(
+/// Checks `pushed` (the updates [`super::gate::check`] kept) with the git CLI.
+pub(crate) fn check(
     dir: &Path,
     remote: &str,
-    updates: &[RefUpdate],
+    pushed: &[&RefUpdate],
     policy: &Policy,
 ) -> Result<Vec<Finding>, NotesError> {
-    let pushed: Vec<&RefUpdate> = updates.iter().filter(|u| u.needs_check()).collect();
-    if pushed.is_empty() || policy.is_open() {
-        return Ok(Vec::new());
-    }
     let notes_ref = format!("--ref={NOTES_REF}");
     // `<note blob> <annotated object>` per line; nothing when the ref does not exist.
     let notes: HashMap<String, String> = git_output(dir, &["notes", &notes_ref, "list"])?

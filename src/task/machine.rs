@@ -13,7 +13,7 @@ use super::outcome::Outcome;
 use super::response::{ArbiterDecision, SpecialistResponse};
 use super::route::route_with;
 use super::spec::valid_slug;
-use super::state::{Actor, Answer, EventKind, HistoryEntry, Task, TaskState, FORMAT_VERSION};
+use super::state::{Actor, Answer, EventKind, HistoryEntry, Task, TaskState};
 
 mod decide;
 
@@ -85,18 +85,9 @@ impl Machine {
         }
         let task = Task::open(slug, now);
         let entry = HistoryEntry {
-            v: FORMAT_VERSION,
-            ts: now.to_string(),
-            actor,
             by: by.map(str::to_string),
-            event: EventKind::Created,
-            from: None,
-            to: TaskState::Open,
-            run: None,
-            response: None,
-            decision: None,
-            answers: Vec::new(),
             note: note.to_string(),
+            ..HistoryEntry::new(now, actor, EventKind::Created, None, TaskState::Open)
         };
         Ok(Machine {
             task,
@@ -175,37 +166,25 @@ impl Machine {
         }
         self.task = next;
         self.entries.push(HistoryEntry {
-            v: FORMAT_VERSION,
-            ts: self.now.clone(),
-            actor,
             by: draft.by,
-            event,
-            from: Some(from),
-            to,
             run: draft.run,
             response: draft.response,
             decision: draft.decision,
             answers: draft.answers,
             note: draft.note,
+            ..HistoryEntry::new(&self.now, actor, event, Some(from), to)
         });
         Ok(())
     }
 
     /// Records a remark without changing the state.
     pub fn note(&mut self, actor: Actor, by: Option<&str>, run: Option<&str>, note: &str) {
+        let state = self.task.state;
         self.entries.push(HistoryEntry {
-            v: FORMAT_VERSION,
-            ts: self.now.clone(),
-            actor,
             by: by.map(str::to_string),
-            event: EventKind::Note,
-            from: Some(self.task.state),
-            to: self.task.state,
             run: run.map(str::to_string),
-            response: None,
-            decision: None,
-            answers: Vec::new(),
             note: note.to_string(),
+            ..HistoryEntry::new(&self.now, actor, EventKind::Note, Some(state), state)
         });
     }
 

@@ -270,6 +270,32 @@ pub struct HistoryEntry {
 }
 
 impl HistoryEntry {
+    /// An entry of the current format at `ts`: `actor` caused `event`, moving the task from
+    /// `from` (`None` when it is created) to `to`. Who exactly, the run, a response, a
+    /// decision, answers and the note start empty, for the caller to fill in.
+    pub fn new(
+        ts: &str,
+        actor: Actor,
+        event: EventKind,
+        from: Option<TaskState>,
+        to: TaskState,
+    ) -> HistoryEntry {
+        HistoryEntry {
+            v: FORMAT_VERSION,
+            ts: ts.to_string(),
+            actor,
+            by: None,
+            event,
+            from,
+            to,
+            run: None,
+            response: None,
+            decision: None,
+            answers: Vec::new(),
+            note: String::new(),
+        }
+    }
+
     /// Whether this entry moved the task into a terminal state.
     pub fn enters_terminal(&self) -> bool {
         self.to.is_terminal() && self.from != Some(self.to)
@@ -318,20 +344,13 @@ mod tests {
 
     #[test]
     fn history_skips_unreadable_lines() {
-        let e = HistoryEntry {
-            v: 1,
-            ts: "t".into(),
-            actor: Actor::Pipeline,
-            by: None,
-            event: EventKind::Created,
-            from: None,
-            to: TaskState::Open,
-            run: None,
-            response: None,
-            decision: None,
-            answers: vec![],
-            note: String::new(),
-        };
+        let e = HistoryEntry::new(
+            "t",
+            Actor::Pipeline,
+            EventKind::Created,
+            None,
+            TaskState::Open,
+        );
         let mut future = e.clone();
         future.v = 9;
         let text = format!(

@@ -14,7 +14,7 @@ use super::read_stdin;
 use crate::cli::{ok, CommandError, CommandResult, Context};
 use crate::config::{LoadOptions, LoadedConfig};
 use crate::exit::ExitCode;
-use crate::notes::gate::{self, parse_updates, Finding, Policy, RefUpdate};
+use crate::notes::gate::{self, parse_updates, Backend, Finding, Policy, RefUpdate};
 use crate::notes::{gate_cli, str_field};
 
 /// How many blocked commits the message describes in full.
@@ -59,14 +59,7 @@ pub fn run(ctx: &Context, args: &PrePushArgs) -> CommandResult {
     }
 }
 
-/// How the gate reads the repository.
-enum Backend<'a> {
-    /// libgit2 (SHA-1 repositories).
-    Git2(&'a git2::Repository),
-    /// The git command line, in this directory (repositories libgit2 cannot open).
-    Cli(PathBuf),
-}
-
+/// How the gate reads the repository: libgit2 when it opened it, else the git CLI.
 fn backend(ctx: &Context) -> CommandResult<Backend<'_>> {
     if let Some(repo) = &ctx.repo {
         return Ok(Backend::Git2(repo));
@@ -87,7 +80,7 @@ fn backend(ctx: &Context) -> CommandResult<Backend<'_>> {
         }
     }
     tracing::info!("libgit2 cannot open this {format} repository; using the git CLI");
-    Ok(Backend::Cli(ctx.cwd.clone()))
+    Ok(Backend::Cli(&ctx.cwd))
 }
 
 /// `hooks.pre_push.block_on` from the layered configuration.
@@ -134,10 +127,7 @@ fn check(ctx: &Context, args: &PrePushArgs) -> CommandResult<(Vec<Finding>, Vec<
         updates = pre_commit_updates(ctx, &backend)?;
     }
     let policy = Policy::new(&block_on);
-    let findings = match &backend {
-        Backend::Git2(repo) => gate::check(repo, &remote, &updates, &policy)?,
-        Backend::Cli(dir) => gate_cli::check(dir, &remote, &updates, &policy)?,
-    };
+    let findings = gate::check(backend, &remote, &updates, &policy)?;
     Ok((findings, block_on))
 }
 

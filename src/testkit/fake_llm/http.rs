@@ -258,68 +258,53 @@ fn head(
     out.into_bytes()
 }
 
-/// Writes the head announcing a `Content-Length` of `announced`, then `sent` as the body.
-async fn write_with_length<S: AsyncWrite + Unpin>(
+/// A response body, and how it goes on the wire.
+pub(crate) enum Body<'a> {
+    /// The whole body with its `Content-Length`.
+    Full(&'a [u8]),
+    /// Chunked, one chunk per SSE event, each flushed so the client really receives the
+    /// stream piece by piece.
+    Chunked(&'a [Vec<u8>]),
+    /// The full length announced but only the first half sent (at least one byte short), for
+    /// the `truncate` fault. The caller then closes the connection.
+    Truncated(&'a [u8]),
+}
+
+/// Writes one response: the status line, the headers (`extra` as [`head`] merges them) and
+/// `body`.
+pub(crate) async fn write<S: AsyncWrite + Unpin>(
     stream: &mut S,
     status: u16,
     content_type: &str,
     extra: &BTreeMap<String, String>,
-    announced: usize,
-    sent: &[u8],
+    body: Body<'_>,
 ) -> std::io::Result<()> {
+    let (announced, sent) = match body {
+        Body::Full(body) => (body.len(), body),
+        Body::Truncated(body) => {
+            let announced = body.len().max(2);
+            (announced, &body[..(body.len() / 2).min(announced - 1)])
+        }
+        Body::Chunked(chunks) => {
+            stream
+                .write_all(&head(status, content_type, extra, Framing::Chunked))
+                .await?;
+            stream.flush().await?;
+            for chunk in chunks.iter().filter(|c| !c.is_empty()) {
+                let mut out = format!("{:x}\r\n", chunk.len()).into_bytes();
+                out.extend_from_slice(chunk);
+                out.extend_from_slice(b"\r\n");
+                stream.write_all(&out).await?;
+                stream.flush().await?;
+            }
+            stream.write_all(b"0\r\n\r\n").await?;
+            return stream.flush().await;
+        }
+    };
     let mut out = head(status, content_type, extra, Framing::Length(announced));
     out.extend_from_slice(sent);
     stream.write_all(&out).await?;
     stream.flush().await
-}
-
-/// Writes a complete response with a `Content-Length` body.
-pub(crate) async fn write_full<S: AsyncWrite + Unpin>(
-    stream: &mut S,
-    status: u16,
-    content_type: &str,
-    extra: &BTreeMap<String, String>,
-    body: &[u8],
-) -> std::io::Result<()> {
-    write_with_length(stream, status, content_type, extra, body.len(), body).await
-}
-
-/// Writes a chunked response, one chunk per SSE event, flushing each so the client really
-/// receives the stream piece by piece.
-pub(crate) async fn write_chunked<S: AsyncWrite + Unpin>(
-    stream: &mut S,
-    status: u16,
-    content_type: &str,
-    extra: &BTreeMap<String, String>,
-    chunks: &[Vec<u8>],
-) -> std::io::Result<()> {
-    stream
-        .write_all(&head(status, content_type, extra, Framing::Chunked))
-        .await?;
-    stream.flush().await?;
-    for chunk in chunks.iter().filter(|c| !c.is_empty()) {
-        let mut out = format!("{:x}\r\n", chunk.len()).into_bytes();
-        out.extend_from_slice(chunk);
-        out.extend_from_slice(b"\r\n");
-        stream.write_all(&out).await?;
-        stream.flush().await?;
-    }
-    stream.write_all(b"0\r\n\r\n").await?;
-    stream.flush().await
-}
-
-/// Announces the full length but sends only the first half of the body (at least one byte
-/// short), for the `truncate` fault. The caller then closes the connection.
-pub(crate) async fn write_truncated<S: AsyncWrite + Unpin>(
-    stream: &mut S,
-    status: u16,
-    content_type: &str,
-    extra: &BTreeMap<String, String>,
-    body: &[u8],
-) -> std::io::Result<()> {
-    let announced = body.len().max(2);
-    let sent = &body[..(body.len() / 2).min(announced - 1)];
-    write_with_length(stream, status, content_type, extra, announced, sent).await
 }
 
 #[cfg(test)]

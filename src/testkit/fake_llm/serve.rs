@@ -10,7 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
-use super::http::{self, ReadError};
+use super::http::{self, Body, ReadError};
 use super::script::{Fault, Reply, Script};
 use super::wire::{self, Built, Ctx, Delivery, Route};
 use super::RecordedRequest;
@@ -156,14 +156,7 @@ async fn handle(mut stream: TcpStream, shared: Shared, mut shutdown: watch::Rece
         Err(ReadError::Closed) => return,
         Err(ReadError::Bad(message)) => {
             let body = json!({"error": {"message": format!("fake-llm: {message}"), "type": "bad_request"}});
-            let _ = http::write_full(
-                &mut stream,
-                400,
-                wire::JSON,
-                &Default::default(),
-                body.to_string().as_bytes(),
-            )
-            .await;
+            let _ = write_json(&mut stream, 400, &body.to_string()).await;
             close(stream).await;
             return;
         }
@@ -211,20 +204,19 @@ async fn handle(mut stream: TcpStream, shared: Shared, mut shutdown: watch::Rece
         )
     };
 
-    let none = Default::default();
     let result = match (&route, picked) {
         (Route::ListModels, _) => {
             let body = wire::models_body(&model_ids).to_string();
-            http::write_full(&mut stream, 200, wire::JSON, &none, body.as_bytes()).await
+            write_json(&mut stream, 200, &body).await
         }
         (Route::GeminiListModels, _) => {
             let body = wire::gemini_models_body(&model_ids).to_string();
-            http::write_full(&mut stream, 200, wire::JSON, &none, body.as_bytes()).await
+            write_json(&mut stream, 200, &body).await
         }
         (Route::NotFound, _) => {
             let message = format!("fake-llm: no route for {} {}", request.method, request.path);
             let body = json!({"error": {"message": message, "type": "not_found"}}).to_string();
-            http::write_full(&mut stream, 404, wire::JSON, &none, body.as_bytes()).await
+            write_json(&mut stream, 404, &body).await
         }
         (
             Route::Chat {
@@ -237,7 +229,7 @@ async fn handle(mut stream: TcpStream, shared: Shared, mut shutdown: watch::Rece
                 model.as_deref().unwrap_or("<none>")
             );
             let body = json!({"error": {"message": message, "type": "no_rule"}}).to_string();
-            http::write_full(&mut stream, 500, wire::JSON, &none, body.as_bytes()).await
+            write_json(&mut stream, 500, &body).await
         }
         (
             Route::Chat {
@@ -276,12 +268,12 @@ async fn handle(mut stream: TcpStream, shared: Shared, mut shutdown: watch::Rece
                 }
                 Some(Fault::Truncate) => {
                     let built = wire::build(&ctx, &reply);
-                    let r = http::write_truncated(
+                    let r = http::write(
                         &mut stream,
                         built.status,
                         built.content_type,
                         &reply.headers,
-                        &built.body,
+                        Body::Truncated(&built.body),
                     )
                     .await;
                     // No drain: the client is still waiting for the rest and would keep the
@@ -312,25 +304,26 @@ async fn handle(mut stream: TcpStream, shared: Shared, mut shutdown: watch::Rece
 
 /// Writes a built response: SSE as one HTTP chunk per event, everything else whole.
 async fn send(stream: &mut TcpStream, built: &Built, reply: &Reply) -> std::io::Result<()> {
-    if built.chunks.is_empty() {
-        http::write_full(
-            stream,
-            built.status,
-            built.content_type,
-            &reply.headers,
-            &built.body,
-        )
-        .await
+    let body = if built.chunks.is_empty() {
+        Body::Full(&built.body)
     } else {
-        http::write_chunked(
-            stream,
-            built.status,
-            built.content_type,
-            &reply.headers,
-            &built.chunks,
-        )
-        .await
-    }
+        Body::Chunked(&built.chunks)
+    };
+    let (status, content_type) = (built.status, built.content_type);
+    http::write(stream, status, content_type, &reply.headers, body).await
+}
+
+/// Writes an answer no script decides (model lists, errors): JSON, no extra headers.
+async fn write_json(stream: &mut TcpStream, status: u16, body: &str) -> std::io::Result<()> {
+    let none = Default::default();
+    http::write(
+        stream,
+        status,
+        wire::JSON,
+        &none,
+        Body::Full(body.as_bytes()),
+    )
+    .await
 }
 
 /// Never answers; returns when the server stops or the client hangs up.

@@ -11,19 +11,10 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::OnceLock;
 
-use super::imports::Import;
-use super::pydeps::{read_dir_manifests, Declared};
-use super::pyvenv::venv_imports;
-use super::source::{join, parent, View};
-
-/// What a resolver concluded about one import.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    /// It exists (or we cannot prove it does not).
-    Resolved,
-    /// It does not exist; the reason says where we looked.
-    Unresolved(String),
-}
+use super::deps::{read_dir_manifests, Declared};
+use super::venv::venv_imports;
+use crate::code::imports::{Import, Outcome};
+use crate::code::source::{join, parent, View};
 
 /// Packaging tools every virtualenv and build environment provides, imported by
 /// `setup.py` and friends without being declared.
@@ -36,7 +27,7 @@ const ENVIRONMENT: &[&str] = &[
     "_typeshed",
 ];
 
-const STDLIB_TXT: &str = include_str!("../../grammars/python/stdlib.txt");
+const STDLIB_TXT: &str = include_str!("../../../grammars/python/stdlib.txt");
 
 /// Top-level standard-library modules of Python 3.8–3.13.
 pub(crate) fn stdlib() -> &'static HashSet<&'static str> {
@@ -420,16 +411,16 @@ pub(crate) fn sys_path_roots(tree: &tree_sitter::Tree, source: &str, file: &str)
         if node.kind() == "call" {
             let func = node
                 .child_by_field_name("function")
-                .map(|f| super::lang::text(f, source))
+                .map(|f| crate::code::lang::text(f, source))
                 .unwrap_or("");
             if func.starts_with("sys.path.") || func.ends_with("addsitedir") {
                 found = true;
                 let mut inner = vec![node];
                 while let Some(n) = inner.pop() {
                     if n.kind() == "string_content" {
-                        let lit = super::lang::text(n, source);
-                        push(super::source::normalize(dir, lit), &mut out);
-                        push(super::source::normalize("", lit), &mut out);
+                        let lit = crate::code::lang::text(n, source);
+                        push(crate::code::source::normalize(dir, lit), &mut out);
+                        push(crate::code::source::normalize("", lit), &mut out);
                     }
                     let mut c = n.walk();
                     inner.extend(n.named_children(&mut c));

@@ -3,7 +3,7 @@
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use super::source::{join, normalize, parent, View};
+use crate::code::source::{join, normalize, parent, View};
 
 /// Packages whose library crate has another name.
 const LIB_RENAMES: &[(&str, &str)] = &[

@@ -13,11 +13,10 @@ use std::rc::Rc;
 use tree_sitter::Node;
 
 use super::cargo::{crate_for_dir, default_dir, file_module_of, CrateInfo, FileModule};
-use super::imports::Site;
-use super::lang::{self, Lang, Parsed};
-use super::python::Outcome;
-use super::rust_items::{collect_items, scan_macro_rules, under_macro_attribute, Items, ModDecl};
-use super::source::{join, normalize, parent, View};
+use super::items::{collect_items, scan_macro_rules, under_macro_attribute, Items, ModDecl};
+use crate::code::imports::{Outcome, Site};
+use crate::code::lang::{self, Lang, Parsed};
+use crate::code::source::{join, normalize, parent, View};
 
 /// Crates every Rust program can name without declaring them.
 const BUILTIN_CRATES: &[&str] = &["std", "core", "alloc", "proc_macro", "test"];
@@ -568,7 +567,7 @@ fn root_loc(root: &str) -> ModLoc {
 
 #[cfg(test)]
 mod tests {
-    use super::super::rust_items::path_attribute;
+    use super::super::items::path_attribute;
     use super::*;
 
     #[test]

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use tree_sitter::Node;
 
 use super::imports::use_leaves;
-use super::lang;
+use crate::code::lang;
 
 /// Attributes that never change what a module defines.
 pub(crate) const INERT_ATTRIBUTES: &[&str] = &[

@@ -8,8 +8,8 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use super::pynames::RENAMES;
-use super::source::{join, View};
+use super::names::RENAMES;
+use crate::code::source::{join, View};
 
 /// Normalizes a distribution name per PEP 503, with `_` as separator.
 pub(crate) fn normalize_dist(name: &str) -> String {
@@ -279,7 +279,7 @@ fn pyproject(text: &str, dir: &str, d: &mut Declared) {
         if let Some(pkgs) = poetry.get("packages").and_then(|p| p.as_array()) {
             for p in pkgs {
                 if let Some(from) = p.get("from").and_then(|f| f.as_str()) {
-                    d.roots.extend(super::source::normalize(dir, from));
+                    d.roots.extend(crate::code::source::normalize(dir, from));
                 }
             }
         }
@@ -287,21 +287,22 @@ fn pyproject(text: &str, dir: &str, d: &mut Declared) {
     if let Some(pd) = lookup(&v, &["tool", "setuptools", "package-dir"]).and_then(|p| p.as_table())
     {
         for target in pd.values().filter_map(|t| t.as_str()) {
-            d.roots.extend(super::source::normalize(dir, target));
+            d.roots.extend(crate::code::source::normalize(dir, target));
         }
     }
     for w in str_items(lookup(
         &v,
         &["tool", "setuptools", "packages", "find", "where"],
     )) {
-        d.roots.extend(super::source::normalize(dir, &w));
+        d.roots.extend(crate::code::source::normalize(dir, &w));
     }
     for p in str_items(lookup(
         &v,
         &["tool", "hatch", "build", "targets", "wheel", "packages"],
     )) {
-        if let Some(full) = super::source::normalize(dir, &p) {
-            d.roots.insert(super::source::parent(&full).to_string());
+        if let Some(full) = crate::code::source::normalize(dir, &p) {
+            d.roots
+                .insert(crate::code::source::parent(&full).to_string());
         }
     }
     for key in [
@@ -311,20 +312,20 @@ fn pyproject(text: &str, dir: &str, d: &mut Declared) {
         &["tool", "pdm", "version", "write_to"][..],
     ] {
         if let Some(f) = lookup(&v, key).and_then(|f| f.as_str()) {
-            d.generated.extend(super::source::normalize(dir, f));
+            d.generated.extend(crate::code::source::normalize(dir, f));
         }
     }
 }
 
 /// Every string literal of a Python file that reads as a requirement (`noxfile.py`).
 fn python_string_requirements(text: &str, d: &mut Declared) {
-    let Some(tree) = super::lang::parse(super::lang::Lang::Python, text) else {
+    let Some(tree) = crate::code::lang::parse(crate::code::lang::Lang::Python, text) else {
         return;
     };
     let mut stack = vec![tree.root_node()];
     while let Some(n) = stack.pop() {
         if n.kind() == "string_content" {
-            let lit = super::lang::text(n, text);
+            let lit = crate::code::lang::text(n, text);
             if !lit.contains(char::is_whitespace) && !lit.starts_with('-') {
                 if let Some(name) = requirement_name(lit) {
                     d.add_dist(&name);
@@ -417,7 +418,7 @@ fn setup_cfg(text: &str, dir: &str, d: &mut Declared) {
                     .map(str::trim)
                     .filter(|t| !t.is_empty())
                 {
-                    d.roots.extend(super::source::normalize(dir, target));
+                    d.roots.extend(crate::code::source::normalize(dir, target));
                 }
             }
             _ => {}
@@ -430,10 +431,10 @@ fn setup_cfg(text: &str, dir: &str, d: &mut Declared) {
 /// `install_requires=requires`), and the `name` argument. A parse, not an execution:
 /// requirement lists computed by code are missed.
 fn setup_py(text: &str, d: &mut Declared) {
-    let Some(tree) = super::lang::parse(super::lang::Lang::Python, text) else {
+    let Some(tree) = crate::code::lang::parse(crate::code::lang::Lang::Python, text) else {
         return;
     };
-    let src = |n: tree_sitter::Node| super::lang::text(n, text);
+    let src = |n: tree_sitter::Node| crate::code::lang::text(n, text);
     // Module-level `NAME = [...]` / `(...)` / `{...}`, for `install_requires=NAME`.
     let mut vars: std::collections::HashMap<&str, tree_sitter::Node> =
         std::collections::HashMap::new();

@@ -1,0 +1,112 @@
+//! `git triad task answer`: record the user's answers to the questions a stage asked, from a
+//! file or the editor, and send the task back to that stage.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{find, task_error, who};
+use crate::cli::run::need_repo;
+use crate::cli::{ok, out, CommandError, CommandResult, Context};
+use crate::task::{answers, workflow, Task, TaskError, TaskState};
+
+/// Answer a task's questions.
+#[derive(Debug, Args)]
+#[command(after_help = "Answers format (files and the editor alike):
+  # comment lines are ignored
+  Q: Which database should the cache use?
+  A: Redis 7, the one in docker-compose.yml
+     (an answer may go on over several lines)
+
+  Q: Should the old endpoint stay?
+  A: Yes, until v3
+
+Every question the stage asked needs an answer; questions are matched by their text, or by
+position when you reworded them. Without --file, $GIT_EDITOR, core.editor, $VISUAL or $EDITOR
+(else vi) opens on a template listing the questions.")]
+pub struct AnswerArgs {
+    /// The task's slug.
+    pub slug: String,
+    /// Read the answers from this file (`-` for stdin) instead of opening an editor.
+    #[arg(long, short = 'F', value_name = "FILE")]
+    pub file: Option<PathBuf>,
+}
+
+/// Runs `git triad task answer`.
+pub fn run(ctx: &Context, args: &AnswerArgs) -> CommandResult {
+    let repo = need_repo(ctx)?;
+    let Some((task, _)) = find(repo, &args.slug)? else {
+        return Err(task_error(TaskError::Unknown(args.slug.clone())));
+    };
+    if task.state != TaskState::WaitingOnUser {
+        return Err(task_error(TaskError::NotWaiting {
+            slug: task.slug,
+            state: task.state,
+        }));
+    }
+    let by = who(repo)?;
+    let text = match &args.file {
+        Some(p) if p.as_os_str() == "-" => std::io::read_to_string(std::io::stdin())?,
+        Some(p) => std::fs::read_to_string(p).map_err(|e| {
+            CommandError::usage(format!("cannot read {}: {e}", p.display()))
+                .hint("pass the path of a file with `Q:`/`A:` lines, or leave out --file to use your editor")
+        })?,
+        None => edit_answers(ctx, repo, &task)?,
+    };
+    let given = answers::parse(&text).map_err(task_error)?;
+    let task = workflow::answer(repo, &args.slug, given, &by).map_err(task_error)?;
+    let next = match &task.run {
+        Some(run) => format!("next: `git triad resume {run}` continues the run with your answers"),
+        None => format!(
+            "next: `git triad run --task {}` starts a run with your answers",
+            task.slug
+        ),
+    };
+    out(&format!(
+        "Recorded {} answer(s) for task `{}`: it is {} to the {} stage again.\n{next}\n",
+        task.answers.len(),
+        task.slug,
+        task.state,
+        task.assigned_to
+    ))?;
+    ok()
+}
+
+/// Opens the user's editor on the answers template and returns what was saved.
+fn edit_answers(ctx: &Context, repo: &git2::Repository, task: &Task) -> CommandResult<String> {
+    let path = repo.path().join("TRIAD_ANSWERS");
+    std::fs::write(
+        &path,
+        answers::template(&task.slug, &task.assigned_to, &task.questions),
+    )?;
+    let editor = ctx
+        .env_var("GIT_EDITOR")
+        .or_else(|| {
+            repo.config()
+                .ok()
+                .and_then(|c| c.get_string("core.editor").ok())
+        })
+        .or_else(|| ctx.env_var("VISUAL"))
+        .or_else(|| ctx.env_var("EDITOR"))
+        .filter(|e| !e.trim().is_empty())
+        .unwrap_or_else(|| "vi".to_string());
+    // Like git: the editor value is a shell snippet, the file its last argument.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$@\""))
+        .arg(&editor)
+        .arg(&path)
+        .current_dir(&ctx.cwd)
+        .status()
+        .map_err(|e| {
+            CommandError::failure(format!("cannot start the editor `{editor}`: {e}"))
+                .hint("set $GIT_EDITOR or $EDITOR, or pass the answers with --file")
+        })?;
+    if !status.success() {
+        return Err(CommandError::failure(format!(
+            "the editor `{editor}` exited with {status}; no answers were recorded"
+        ))
+        .hint("pass the answers with --file instead"));
+    }
+    Ok(std::fs::read_to_string(&path)?)
+}

@@ -1,0 +1,141 @@
+//! `git triad task`: write TaskSpecs, and inspect and steer the arbiter-owned task state
+//! machine (seed 004) recorded under `refs/triad/tasks/<slug>`.
+
+pub mod answer;
+pub mod close;
+pub mod defer;
+pub mod list;
+pub mod new;
+pub mod reassign;
+pub mod show;
+
+use clap::{Args, Subcommand};
+
+use super::run::need_repo;
+use super::{ok, out, CommandError, CommandResult, Context};
+use crate::task::state::HistoryEntry;
+use crate::task::{store, workflow};
+use crate::task::{ArbiterDecision, Task, TaskError};
+
+/// Write TaskSpecs and follow tasks through the arbiter's state machine.
+///
+/// Every task has a state, an owner (who acts next), a next action and an unblock condition.
+/// Stages never drop work: a stage that cannot do it answers a structured outcome (NEEDS_INFO,
+/// OUT_OF_SCOPE, BLOCKED, TOO_COSTLY, POLICY_VIOLATION, LOW_CONFIDENCE) and the arbiter routes
+/// it. Only the arbiter closes, defers or approves a task; `close`, `defer` and `reassign` are
+/// arbiter decisions you take on its behalf, recorded with your name.
+#[derive(Debug, Args)]
+#[command(after_help = "Examples:
+  git triad task new add-login --title \"Add a login form\"
+  git triad task list                      every task: state, owner, next action
+  git triad task show add-login            its state and full history
+  git triad task answer add-login          answer the questions a stage asked
+  git triad task close add-login-dep-1 --reason done
+  git triad task defer add-login --reason \"after the release\" --revisit-at 2026-09-01")]
+pub struct TaskArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: TaskCommand,
+}
+
+/// `git triad task` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum TaskCommand {
+    /// Write a commented TaskSpec template to `.triad/tasks/<slug>.toml`.
+    New(new::NewArgs),
+    /// List every task: recorded ones and TaskSpecs not run yet (shown as OPEN).
+    List(list::ListArgs),
+    /// Show a task's state, what it waits for, and its full history.
+    Show(show::ShowArgs),
+    /// Answer the questions a stage asked (NEEDS_INFO); the task returns to that stage.
+    Answer(answer::AnswerArgs),
+    /// Defer a task (an arbiter decision taken by you): parked, with a revisit trigger.
+    Defer(defer::DeferArgs),
+    /// Close a task (an arbiter decision taken by you); a closed dependency unblocks its parent.
+    Close(close::CloseArgs),
+    /// Hand a task to another specialist (an arbiter decision taken by you).
+    Reassign(reassign::ReassignArgs),
+}
+
+/// Runs `git triad task`.
+pub fn run(ctx: &Context, args: &TaskArgs) -> CommandResult {
+    match &args.command {
+        TaskCommand::New(a) => new::run(ctx, a),
+        TaskCommand::List(a) => list::run(ctx, a),
+        TaskCommand::Show(a) => show::run(ctx, a),
+        TaskCommand::Answer(a) => answer::run(ctx, a),
+        TaskCommand::Defer(a) => defer::run(ctx, a),
+        TaskCommand::Close(a) => close::run(ctx, a),
+        TaskCommand::Reassign(a) => reassign::run(ctx, a),
+    }
+}
+
+/// Turns a task error into a message with what to do next.
+fn task_error(e: TaskError) -> CommandError {
+    match &e {
+        TaskError::Unknown(_) => CommandError::usage(e)
+            .hint("`git triad task list` shows the known tasks; `git triad task new <slug>` writes a TaskSpec"),
+        TaskError::BadSlug(_) => CommandError::usage(e)
+            .hint("`git triad task list` shows the known tasks"),
+        TaskError::NotWaiting { slug, .. } => {
+            let hint = format!("only a WAITING_ON_USER task has questions to answer; `git triad task show {slug}` says what it waits for");
+            CommandError::usage(e).hint(hint)
+        }
+        TaskError::IllegalTransition { slug, .. } => {
+            let hint = format!("`git triad task show {slug}` shows its state and who acts next");
+            CommandError::usage(e).hint(hint)
+        }
+        TaskError::BadAnswers(_) => CommandError::usage(e)
+            .hint("write each question as `Q: ...` followed by `A: <your answer>`; `git triad task answer -h` shows the format"),
+        TaskError::InvalidDecision { .. } => CommandError::usage(e),
+        TaskError::Contended(_) => {
+            CommandError::failure(e).hint("another git triad process is updating it; try again")
+        }
+        _ => CommandError::failure(e),
+    }
+}
+
+/// The task's record, or an OPEN view of a TaskSpec that has none; `None` for neither.
+fn find(repo: &git2::Repository, slug: &str) -> CommandResult<Option<(Task, Vec<HistoryEntry>)>> {
+    if let Some(rec) = store::load(repo, slug).map_err(task_error)? {
+        return Ok(Some((rec.task, rec.history)));
+    }
+    Ok(workflow::spec_exists(repo, slug).then(|| (Task::open(slug, ""), Vec::new())))
+}
+
+/// Who takes a decision or answers, for the record.
+fn who(repo: &git2::Repository) -> CommandResult<String> {
+    let (name, email) = crate::notes::identity(repo).ok_or_else(|| {
+        CommandError::usage("this is recorded with your name, and no git identity is configured")
+            .hint("set it with `git config user.name \"Your Name\"` and `git config user.email you@example.com`")
+    })?;
+    Ok(format!("{name} <{email}>"))
+}
+
+/// Records an arbiter decision taken by the user and says what follows.
+fn decide(ctx: &Context, slug: &str, mut d: ArbiterDecision, reason: &str) -> CommandResult {
+    let reason = reason.trim();
+    if reason.is_empty() {
+        return Err(CommandError::usage("a decision needs a reason")
+            .hint("say why, e.g. --reason \"done: logs attached to the ticket\""));
+    }
+    let repo = need_repo(ctx)?;
+    if find(repo, slug)?.is_none() {
+        return Err(task_error(TaskError::Unknown(slug.to_string())));
+    }
+    let by = who(repo)?;
+    d.note = format!("by {by}: {reason}");
+    let (task, parent) = workflow::decide(repo, slug, &d, &by).map_err(task_error)?;
+    let mut s = format!(
+        "Task `{}` is now {} (an arbiter decision, taken by you): {reason}\nnext: {}\n",
+        task.slug, task.state, task.next_action
+    );
+    if let Some(p) = parent {
+        s.push_str(&format!(
+            "Its parent `{}` has every dependency done and is {} to the {} stage again.\nnext: {}\n",
+            p.slug, p.state, p.assigned_to, p.next_action
+        ));
+    }
+    out(&s)?;
+    ok()
+}
