@@ -1,10 +1,8 @@
-//! What to do next: the hints of a stopped run and of a run that cannot start, in one place.
-//! The library records and returns facts; only this module turns them into advice with
-//! command lines.
+//! What to do next after a run stopped: the library records typed facts; this module turns
+//! them into advice with command lines (errors get theirs in `cli::error`).
 
-use super::CommandError;
 use crate::pipeline::record::{ModelFailure, NoRewind};
-use crate::pipeline::{RunError, RunState, StartError, StopReason};
+use crate::pipeline::{RunState, StopReason};
 use crate::task::outcome::Outcome;
 
 /// The next steps for a run in `state`, one command or option per line.
@@ -80,68 +78,4 @@ pub fn run_hints(state: &RunState) -> Vec<String> {
         )],
         StopReason::Legacy { .. } => vec![],
     }
-}
-
-/// A run that cannot start, with what to do about it.
-pub fn start_error(e: StartError) -> CommandError {
-    let hint: String = match &e {
-        StartError::BadSlug(_) => {
-            "slugs use lowercase letters, digits and dashes; `git triad task list` shows the tasks"
-                .into()
-        }
-        StartError::NoCommits => "commit your project first: a run starts from HEAD".into(),
-        StartError::SpecNotCommitted { path } => format!(
-            "commit it first (`git add {path} && git commit`): the run is reconciled against what is in the repository"
-        ),
-        StartError::NoSuchTask { slug, .. } => format!(
-            "create it with `git triad task new {slug} --title \"...\"`, edit it, and commit it"
-        ),
-        StartError::SpecModified { path } => format!(
-            "commit it first (`git commit {path}`): the run is reconciled against what is in the repository"
-        ),
-        StartError::SpecNotText { .. } => "save it as UTF-8".into(),
-        StartError::SpecInvalid(_) => "fix the TaskSpec, commit it, and run again".into(),
-        StartError::Repo(_) => String::new(),
-        StartError::UnknownModel(_) => "`git triad models list` shows the registered models".into(),
-        StartError::NoModel(role) => format!(
-            "set one with --{role} <model> or `-c roles.{role}.models='[\"<model>\"]'`"
-        ),
-        StartError::SelfReview { stage, .. } => format!(
-            "the arbiter must be a different model; choose another with --arbiter-{stage} <model> or --{} <model>",
-            stage.role()
-        ),
-        StartError::NoOtherArbiter { .. } => {
-            "add another model to roles.arbiter.models or pass --arbiter-model <model>".into()
-        }
-        StartError::ReconcilerIsVerifier(_) => {
-            "the reconciliation arbiter must differ from the verifier: choose another --reconcile-model"
-                .into()
-        }
-    };
-    let err = if e.is_usage() {
-        CommandError::usage(e)
-    } else {
-        CommandError::failure(e)
-    };
-    if hint.is_empty() {
-        err
-    } else {
-        err.hint(hint)
-    }
-}
-
-/// A run that ended outside its protocol (git failing under it).
-pub fn run_error(e: RunError, state: &RunState) -> CommandError {
-    let raced = matches!(&e, RunError::Git(crate::git::GitError::Raced(_)));
-    let mut err = CommandError::failure(e);
-    if raced {
-        err = err.hint(format!(
-            "another git triad process (or a person) moved the run's branch or record; `git triad log {}` shows where it stands",
-            state.run_id
-        ));
-    }
-    err.hint(format!(
-        "the run is recorded as failed where the record could be written; `git triad resume {}` continues it",
-        state.run_id
-    ))
 }

@@ -2,7 +2,7 @@
 
 use clap::{Args, Subcommand};
 
-use super::{ok, out, CommandError, CommandResult, Context};
+use super::{ok, out, CommandResult, Context};
 use crate::model::local;
 
 /// Start, stop or inspect the local llama.cpp servers (the `local` profile).
@@ -34,8 +34,8 @@ pub fn run(ctx: &Context, args: &LocalArgs) -> CommandResult {
     let cache = local::cache_dir(&ctx.env);
     match args.command {
         LocalCommand::Start => {
-            let started =
-                local::start(&loaded.config, &cache, &[]).map_err(|e| local_error(e, &cache))?;
+            let started = local::start(&loaded.config, &cache, &[])
+                .map_err(|e| super::error::local_error(e, &cache))?;
             if started.is_empty() {
                 out("the local servers are already running\n")?;
             }
@@ -70,17 +70,4 @@ pub fn run(ctx: &Context, args: &LocalArgs) -> CommandResult {
         }
     }
     ok()
-}
-
-/// A local-server error with what to do about it.
-pub fn local_error(e: local::LocalError, cache: &std::path::Path) -> CommandError {
-    let hint = match &e {
-        local::LocalError::Missing(_) => format!(
-            "prepare the local models first: `scripts/local-models` (caches into {})",
-            cache.display()
-        ),
-        local::LocalError::NotAnswering { log, .. } => format!("read the server log: {log}"),
-        _ => "`git triad local status` shows the servers".to_string(),
-    };
-    CommandError::failure(e).hint(hint)
 }

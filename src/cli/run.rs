@@ -135,7 +135,7 @@ fn ensure_local_servers(
     }
     let cache = crate::model::local::cache_dir(&ctx.env);
     let started = crate::model::local::start(&loaded.config, &cache, &providers)
-        .map_err(|e| super::local::local_error(e, &cache))?;
+        .map_err(|e| super::error::local_error(e, &cache))?;
     for s in started {
         if !ctx.quiet {
             eprintln!("triad: started local model server {s}");
@@ -198,8 +198,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         reconcile: args.reconcile,
         reconcile_model: args.reconcile_model.clone(),
     };
-    let (state, spec) = pipeline::plan(repo, &loaded, profile.as_deref(), &req)
-        .map_err(super::explain::start_error)?;
+    let (state, spec) = pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
     ensure_local_servers(ctx, &loaded, &state)?;
     if let Ok(statuses) = repo.statuses(None) {
         let dirty = statuses.iter().any(|s| {
@@ -340,7 +339,7 @@ pub fn with_run<T>(
     let mut run = Run::new(&env, state, spec);
     match body(&mut run) {
         Ok(v) => Ok((v, run.into_state())),
-        Err(e) => Err(super::explain::run_error(e, run.state())),
+        Err(e) => Err(super::error::run_error(e, run.state())),
     }
 }
 

@@ -6,7 +6,7 @@ pub mod sync;
 use clap::{Args, Subcommand};
 
 use super::{CommandError, CommandResult, Context};
-use crate::notes::{gate_cli, NotesError};
+use crate::notes::gate_cli;
 
 /// Share verdicts (`refs/notes/triad`) with a remote, or reattach them after a squash.
 #[derive(Debug, Args)]
@@ -85,26 +85,4 @@ pub(crate) fn short_and_subject(commit: &git2::Commit<'_>) -> (String, String) {
         .and_then(|b| b.as_str().map(str::to_string))
         .unwrap_or_else(|| commit.id().to_string()[..12].to_string());
     (short, commit.summary().unwrap_or("").to_string())
-}
-
-impl From<NotesError> for CommandError {
-    fn from(e: NotesError) -> Self {
-        let hint = match &e {
-            NotesError::Contended { .. } => {
-                Some("other processes are writing verdicts right now; run the command again")
-            }
-            NotesError::Git { .. } | NotesError::Repo(_) => Some(
-                "`git notes --ref=triad list` and `git fsck` show whether refs/notes/triad is intact",
-            ),
-            NotesError::BadPushLine(_) | NotesError::BadRewriteLine(_) => {
-                Some("this command is run by git hooks, which pass its input on stdin")
-            }
-            NotesError::GitCli { .. } => None,
-        };
-        let err = CommandError::failure(e);
-        match hint {
-            Some(h) => err.hint(h),
-            None => err,
-        }
-    }
 }

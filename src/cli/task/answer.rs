@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{find, task_error, who};
+use super::{find, who};
 use crate::cli::run::need_repo;
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
 use crate::task::{answers, workflow, Task, TaskError, TaskState};
@@ -36,10 +36,10 @@ pub struct AnswerArgs {
 pub fn run(ctx: &Context, args: &AnswerArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let Some((task, _)) = find(repo, &args.slug)? else {
-        return Err(task_error(TaskError::Unknown(args.slug.clone())));
+        return Err(CommandError::from(TaskError::Unknown(args.slug.clone())));
     };
     if task.state != TaskState::WaitingOnUser {
-        return Err(task_error(TaskError::NotWaiting {
+        return Err(CommandError::from(TaskError::NotWaiting {
             slug: task.slug,
             state: task.state,
         }));
@@ -53,8 +53,8 @@ pub fn run(ctx: &Context, args: &AnswerArgs) -> CommandResult {
         })?,
         None => edit_answers(ctx, repo, &task)?,
     };
-    let given = answers::parse(&text).map_err(task_error)?;
-    let task = workflow::answer(repo, &args.slug, given, &by).map_err(task_error)?;
+    let given = answers::parse(&text).map_err(CommandError::from)?;
+    let task = workflow::answer(repo, &args.slug, given, &by).map_err(CommandError::from)?;
     let next = match &task.run {
         Some(run) => format!("next: `git triad resume {run}` continues the run with your answers"),
         None => format!(

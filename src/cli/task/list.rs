@@ -4,9 +4,8 @@
 use clap::Args;
 use serde_json::json;
 
-use super::task_error;
 use crate::cli::run::need_repo;
-use crate::cli::{ok, out, CommandResult, Context};
+use crate::cli::{ok, out, CommandError, CommandResult, Context};
 use crate::task::{store, workflow, Task};
 
 /// List tasks.
@@ -21,7 +20,7 @@ pub struct ListArgs {
 pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let mut tasks: Vec<(Task, bool)> = store::list(repo)
-        .map_err(task_error)?
+        .map_err(CommandError::from)?
         .into_iter()
         .map(|t| (t, true))
         .collect();

@@ -70,34 +70,9 @@ pub fn run(ctx: &Context, args: &TaskArgs) -> CommandResult {
     }
 }
 
-/// Turns a task error into a message with what to do next.
-fn task_error(e: TaskError) -> CommandError {
-    match &e {
-        TaskError::Unknown(_) => CommandError::usage(e)
-            .hint("`git triad task list` shows the known tasks; `git triad task new <slug>` writes a TaskSpec"),
-        TaskError::BadSlug(_) => CommandError::usage(e)
-            .hint("`git triad task list` shows the known tasks"),
-        TaskError::NotWaiting { slug, .. } => {
-            let hint = format!("only a WAITING_ON_USER task has questions to answer; `git triad task show {slug}` says what it waits for");
-            CommandError::usage(e).hint(hint)
-        }
-        TaskError::IllegalTransition { slug, .. } => {
-            let hint = format!("`git triad task show {slug}` shows its state and who acts next");
-            CommandError::usage(e).hint(hint)
-        }
-        TaskError::BadAnswers(_) => CommandError::usage(e)
-            .hint("write each question as `Q: ...` followed by `A: <your answer>`; `git triad task answer -h` shows the format"),
-        TaskError::InvalidDecision { .. } => CommandError::usage(e),
-        TaskError::Contended(_) => {
-            CommandError::failure(e).hint("another git triad process is updating it; try again")
-        }
-        _ => CommandError::failure(e),
-    }
-}
-
 /// The task's record, or an OPEN view of a TaskSpec that has none; `None` for neither.
 fn find(repo: &git2::Repository, slug: &str) -> CommandResult<Option<(Task, Vec<HistoryEntry>)>> {
-    if let Some(rec) = store::load(repo, slug).map_err(task_error)? {
+    if let Some(rec) = store::load(repo, slug).map_err(CommandError::from)? {
         return Ok(Some((rec.task, rec.history)));
     }
     Ok(workflow::spec_exists(repo, slug).then(|| (Task::open(slug, ""), Vec::new())))
@@ -121,11 +96,11 @@ fn decide(ctx: &Context, slug: &str, mut d: ArbiterDecision, reason: &str) -> Co
     }
     let repo = need_repo(ctx)?;
     if find(repo, slug)?.is_none() {
-        return Err(task_error(TaskError::Unknown(slug.to_string())));
+        return Err(CommandError::from(TaskError::Unknown(slug.to_string())));
     }
     let by = who(repo)?;
     d.note = format!("by {by}: {reason}");
-    let (task, parent) = workflow::decide(repo, slug, &d, &by).map_err(task_error)?;
+    let (task, parent) = workflow::decide(repo, slug, &d, &by).map_err(CommandError::from)?;
     let mut s = format!(
         "Task `{}` is now {} (an arbiter decision, taken by you): {reason}\nnext: {}\n",
         task.slug, task.state, task.next_action

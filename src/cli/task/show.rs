@@ -3,9 +3,9 @@
 use clap::Args;
 use serde_json::json;
 
-use super::{find, task_error};
+use super::find;
 use crate::cli::run::need_repo;
-use crate::cli::{ok, out, CommandResult, Context};
+use crate::cli::{ok, out, CommandError, CommandResult, Context};
 use crate::task::response::value_text;
 use crate::task::state::{EventKind, HistoryEntry};
 use crate::task::TaskError;
@@ -24,7 +24,7 @@ pub struct ShowArgs {
 pub fn run(ctx: &Context, args: &ShowArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let Some((task, history)) = find(repo, &args.slug)? else {
-        return Err(task_error(TaskError::Unknown(args.slug.clone())));
+        return Err(CommandError::from(TaskError::Unknown(args.slug.clone())));
     };
     if args.json {
         out(&format!(

@@ -1,0 +1,211 @@
+//! Every conversion of a library error into a [`CommandError`]: the exit code it maps to and
+//! what to do next. The library's errors carry facts only; the hints live here, in one place.
+
+use super::CommandError;
+use crate::config::ConfigError;
+use crate::exit::ExitCode;
+use crate::model::local;
+use crate::model::ModelError;
+use crate::notes::NotesError;
+use crate::pipeline::{RunError, RunState, StartError};
+use crate::task::TaskError;
+
+impl From<std::io::Error> for CommandError {
+    fn from(e: std::io::Error) -> Self {
+        let broken = e.kind() == std::io::ErrorKind::BrokenPipe;
+        let mut err = CommandError::failure(e);
+        err.broken_pipe = broken;
+        err
+    }
+}
+
+impl From<ConfigError> for CommandError {
+    fn from(e: ConfigError) -> Self {
+        let hints: Vec<String> = match &e {
+            ConfigError::Untrusted { path, .. } => vec![
+                format!(
+                    "read {} first: a committed config could send your code and keys elsewhere or run commands",
+                    path.display()
+                ),
+                "if you trust this clone, run `git config triad.trusted true` (stored in .git/config, never cloned)".into(),
+                "or put those settings in ~/.config/git-triad/config.toml instead".into(),
+            ],
+            ConfigError::Parse { path, .. } => vec![format!("fix the TOML syntax in {path}")],
+            ConfigError::Invalid { .. } => {
+                vec!["`git triad config show --origin` shows every value and where it came from".into()]
+            }
+            ConfigError::BadKey(_) | ConfigError::BadOverride(_) => {
+                vec!["example: git triad -c arbiter.mode=full run --task my-task".into()]
+            }
+            ConfigError::Read { .. } => vec![],
+        };
+        let mut err = CommandError::usage(e);
+        err.hints = hints;
+        err
+    }
+}
+
+impl From<ModelError> for CommandError {
+    fn from(e: ModelError) -> Self {
+        match &e {
+            ModelError::Budget(b) => {
+                let scope = b.scope;
+                CommandError::new(ExitCode::BudgetExceeded, e).hint(match scope {
+                    "run" => "raise the cap with `--budget <USD>` or `-c budget.run_usd=<USD>`"
+                        .to_string(),
+                    other => {
+                        format!("the {other}ly cap is `budget.{other}ly_usd`; raise it, or wait")
+                    }
+                })
+            }
+            ModelError::AllFailed { role, .. } => {
+                let role = *role;
+                CommandError::failure(e)
+                    .hint(
+                        "`git triad models list` shows which models are reachable; `git triad models check <model>` tests one",
+                    )
+                    .hint(format!(
+                        "choose other models with `-c roles.{role}.models='[\"<model>\", ...]'`"
+                    ))
+            }
+            ModelError::UnknownModel(_) => {
+                CommandError::usage(e).hint("`git triad models list` shows the registered models")
+            }
+            ModelError::SchemaViolation { .. } => CommandError::failure(e).hint(
+                "a stronger model for this role usually fixes this; see `git triad models list`",
+            ),
+        }
+    }
+}
+
+impl From<git2::Error> for CommandError {
+    fn from(e: git2::Error) -> Self {
+        CommandError::failure(e)
+    }
+}
+
+impl From<NotesError> for CommandError {
+    fn from(e: NotesError) -> Self {
+        let hint = match &e {
+            NotesError::Contended { .. } => {
+                Some("other processes are writing verdicts right now; run the command again")
+            }
+            NotesError::Git { .. } | NotesError::Repo(_) => Some(
+                "`git notes --ref=triad list` and `git fsck` show whether refs/notes/triad is intact",
+            ),
+            NotesError::BadPushLine(_) | NotesError::BadRewriteLine(_) => {
+                Some("this command is run by git hooks, which pass its input on stdin")
+            }
+            NotesError::GitCli { .. } => None,
+        };
+        let err = CommandError::failure(e);
+        match hint {
+            Some(h) => err.hint(h),
+            None => err,
+        }
+    }
+}
+
+impl From<TaskError> for CommandError {
+    fn from(e: TaskError) -> Self {
+        match &e {
+        TaskError::Unknown(_) => CommandError::usage(e)
+            .hint("`git triad task list` shows the known tasks; `git triad task new <slug>` writes a TaskSpec"),
+        TaskError::BadSlug(_) => CommandError::usage(e)
+            .hint("`git triad task list` shows the known tasks"),
+        TaskError::NotWaiting { slug, .. } => {
+            let hint = format!("only a WAITING_ON_USER task has questions to answer; `git triad task show {slug}` says what it waits for");
+            CommandError::usage(e).hint(hint)
+        }
+        TaskError::IllegalTransition { slug, .. } => {
+            let hint = format!("`git triad task show {slug}` shows its state and who acts next");
+            CommandError::usage(e).hint(hint)
+        }
+        TaskError::BadAnswers(_) => CommandError::usage(e)
+            .hint("write each question as `Q: ...` followed by `A: <your answer>`; `git triad task answer -h` shows the format"),
+        TaskError::InvalidDecision { .. } => CommandError::usage(e),
+        TaskError::Contended(_) => {
+            CommandError::failure(e).hint("another git triad process is updating it; try again")
+        }
+        _ => CommandError::failure(e),
+    }
+    }
+}
+
+impl From<StartError> for CommandError {
+    fn from(e: StartError) -> Self {
+        let hint: String = match &e {
+        StartError::BadSlug(_) => {
+            "slugs use lowercase letters, digits and dashes; `git triad task list` shows the tasks"
+                .into()
+        }
+        StartError::NoCommits => "commit your project first: a run starts from HEAD".into(),
+        StartError::SpecNotCommitted { path } => format!(
+            "commit it first (`git add {path} && git commit`): the run is reconciled against what is in the repository"
+        ),
+        StartError::NoSuchTask { slug, .. } => format!(
+            "create it with `git triad task new {slug} --title \"...\"`, edit it, and commit it"
+        ),
+        StartError::SpecModified { path } => format!(
+            "commit it first (`git commit {path}`): the run is reconciled against what is in the repository"
+        ),
+        StartError::SpecNotText { .. } => "save it as UTF-8".into(),
+        StartError::SpecInvalid(_) => "fix the TaskSpec, commit it, and run again".into(),
+        StartError::Repo(_) => String::new(),
+        StartError::UnknownModel(_) => "`git triad models list` shows the registered models".into(),
+        StartError::NoModel(role) => format!(
+            "set one with --{role} <model> or `-c roles.{role}.models='[\"<model>\"]'`"
+        ),
+        StartError::SelfReview { stage, .. } => format!(
+            "the arbiter must be a different model; choose another with --arbiter-{stage} <model> or --{} <model>",
+            stage.role()
+        ),
+        StartError::NoOtherArbiter { .. } => {
+            "add another model to roles.arbiter.models or pass --arbiter-model <model>".into()
+        }
+        StartError::ReconcilerIsVerifier(_) => {
+            "the reconciliation arbiter must differ from the verifier: choose another --reconcile-model"
+                .into()
+        }
+    };
+        let err = if e.is_usage() {
+            CommandError::usage(e)
+        } else {
+            CommandError::failure(e)
+        };
+        if hint.is_empty() {
+            err
+        } else {
+            err.hint(hint)
+        }
+    }
+}
+
+/// A run that ended outside its protocol (git failing under it).
+pub fn run_error(e: RunError, state: &RunState) -> CommandError {
+    let raced = matches!(&e, RunError::Git(crate::git::GitError::Raced(_)));
+    let mut err = CommandError::failure(e);
+    if raced {
+        err = err.hint(format!(
+            "another git triad process (or a person) moved the run's branch or record; `git triad log {}` shows where it stands",
+            state.run_id
+        ));
+    }
+    err.hint(format!(
+        "the run is recorded as failed where the record could be written; `git triad resume {}` continues it",
+        state.run_id
+    ))
+}
+
+/// A local-server error with what to do about it.
+pub fn local_error(e: local::LocalError, cache: &std::path::Path) -> CommandError {
+    let hint = match &e {
+        local::LocalError::Missing(_) => format!(
+            "prepare the local models first: `scripts/local-models` (caches into {})",
+            cache.display()
+        ),
+        local::LocalError::NotAnswering { log, .. } => format!("read the server log: {log}"),
+        _ => "`git triad local status` shows the servers".to_string(),
+    };
+    CommandError::failure(e).hint(hint)
+}
