@@ -187,6 +187,18 @@ fn config_layers_apply_in_order_and_each_value_shows_its_origin() {
         ],
     );
     run.ok();
+    // What a user reads, whole: a changed line or origin fails the snapshot.
+    let args = [
+        "-c",
+        "arbiter.on_exhausted=rewind",
+        "config",
+        "show",
+        "--origin",
+    ];
+    crate::user_output::check(
+        "config-show-origin",
+        &crate::user_output::transcript(&env, None, &repo, &args),
+    );
     let from_user = format!(
         "arbiter.max_retries = 1  # user {}",
         env.user_config().display()

@@ -162,7 +162,7 @@ impl Scenario {
     }
 }
 
-fn run_json(stdout: &str) -> Value {
+pub fn run_json(stdout: &str) -> Value {
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
 }
 
@@ -376,8 +376,8 @@ fn flag_items_reach_the_next_stage() {
     assert!(text.contains("calc.py:5"), "{text}");
 }
 
-#[test]
-fn reject_retries_with_the_feedback_block_then_approves() {
+/// The happy path, but the arbiter rejects the architect's first answer once.
+pub fn reject_once_rules() -> Vec<Rule> {
     let mut rules = happy_rules();
     rules[0] = stage(
         "architect",
@@ -399,7 +399,12 @@ fn reject_retries_with_the_feedback_block_then_approves() {
             review("APPROVE", json!([])),
         ],
     );
-    let s = Scenario::new(rules);
+    rules
+}
+
+#[test]
+fn reject_retries_with_the_feedback_block_then_approves() {
+    let s = Scenario::new(reject_once_rules());
     let r = s.run(&[]);
     r.ok();
     let out = run_json(&r.stdout);

@@ -71,7 +71,7 @@ fn refactor_with_test() -> String {
     )
 }
 
-fn note_lines(s: &Scenario, commit: &str) -> Vec<Value> {
+pub fn note_lines(s: &Scenario, commit: &str) -> Vec<Value> {
     s.git(&["notes", "--ref=triad", "show", commit])
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

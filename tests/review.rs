@@ -7,7 +7,7 @@ use crate::common::{fake_user_config, TestEnv};
 
 const APP: &str = "import os\n\n\ndef main():\n    return os.getcwd()\n";
 
-fn repo_with_bad_import(env: &TestEnv) -> std::path::PathBuf {
+pub fn repo_with_bad_import(env: &TestEnv) -> std::path::PathBuf {
     let repo = env.repo(
         "proj",
         &[
@@ -127,22 +127,31 @@ fn staged_and_worktree_reviews_leave_the_index_alone() {
     assert_eq!(v["verdict"], "REJECT", "{v}");
 }
 
-#[test]
-fn a_model_review_is_floored_and_recorded_as_a_note() {
+/// A repository with a bad import and a scripted arbiter (model-b) that approves with one
+/// warning; `adjust` may change the rules (e.g. pin the reported usage).
+pub fn scripted_review(
+    adjust: impl FnOnce(Vec<Rule>) -> Vec<Rule>,
+) -> (FakeServer, TestEnv, std::path::PathBuf) {
     let issue = json!({"severity": "warning", "category": "edge_case", "path": "app.py", "start_line": 1, "end_line": 1,
                        "quote": "def main():", "description": "no docstring", "suggestion": "add one", "evidence": "style"});
-    let server = FakeServer::start_blocking(Script::new(vec![Rule::named("arbiter")
+    let server = FakeServer::start_blocking(Script::new(adjust(vec![Rule::named("arbiter")
         .protocol(WireProtocol::OpenAi)
         .model("model-b")
         .reply(Reply::json(
             json!({"verdict": "APPROVE", "confidence": 0.9, "reasoning": "fine",
                                   "issues": [issue], "alternatives": []}),
-        ))]))
+        ))])))
     .unwrap();
     let mut env = TestEnv::new();
     env.write_user_config(&fake_user_config(&server.base_url()));
     env.set("FAKE_OPENAI_KEY", "sk-fake-openai-key-for-tests");
     let repo = repo_with_bad_import(&env);
+    (server, env, repo)
+}
+
+#[test]
+fn a_model_review_is_floored_and_recorded_as_a_note() {
+    let (server, env, repo) = scripted_review(|r| r);
     let r = env.triad(&repo, &["review", "--note", "--format", "markdown"]);
     r.ok();
     assert!(

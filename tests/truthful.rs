@@ -6,23 +6,13 @@ use serde_json::{json, Value};
 
 use crate::common::fake_user_config;
 use crate::pipeline::{
-    answer, arbiter, happy_rules, implement_answer, issue, review, stage, Scenario,
+    answer, arbiter, happy_rules, implement_answer, issue, review, run_json, stage, Scenario,
 };
-
-fn run_json(stdout: &str) -> Value {
-    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
-}
+use crate::reconcile::note_lines;
 
 /// What the implementer answered when it described the change instead of making it.
 fn metadata_only() -> String {
     answer("", "Implemented sub(a, b) in calc.py and added a unit test")
-}
-
-fn notes_on(s: &Scenario, commit: &str) -> Vec<Value> {
-    s.git(&["notes", "--ref=triad", "show", commit])
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 #[test]
@@ -82,7 +72,7 @@ fn a_summary_that_claims_an_untouched_file_is_flagged() {
     let out = run_json(&r.stdout);
     assert_eq!(out["stages"][1]["verdict"], "FLAG", "{out}");
     assert_eq!(out["status"], "flagged", "{out}");
-    let note = &notes_on(&s, out["stages"][1]["commit"].as_str().unwrap())[0];
+    let note = &note_lines(&s, out["stages"][1]["commit"].as_str().unwrap())[0];
     assert_eq!(note["model_verdict"], "APPROVE");
     assert_eq!(note["verdict"], "FLAG");
     assert!(
@@ -118,7 +108,7 @@ fn an_arbiter_reject_resting_on_fabricated_evidence_does_not_reject() {
     let out = run_json(&r.stdout);
     assert_eq!(out["stages"][0]["verdict"], "APPROVE", "{out}");
     assert_eq!(out["stages"][0]["attempts"], 1, "{out}");
-    let note = &notes_on(&s, out["stages"][0]["commit"].as_str().unwrap())[0];
+    let note = &note_lines(&s, out["stages"][0]["commit"].as_str().unwrap())[0];
     // Both verdicts, and why they differ.
     assert_eq!(note["model_verdict"], "REJECT", "{note}");
     assert_eq!(note["verdict"], "APPROVE", "{note}");
@@ -196,7 +186,7 @@ fn a_failing_verify_command_floors_the_verdict_at_reject() {
     let verify_notes: Vec<Value> = list
         .lines()
         .filter_map(|l| l.split_whitespace().nth(1))
-        .flat_map(|c| notes_on(&s, c))
+        .flat_map(|c| note_lines(&s, c))
         .filter(|n| n["stage"] == "verify")
         .collect();
     assert!(!verify_notes.is_empty(), "{list}");

@@ -12,15 +12,16 @@
 use std::path::Path;
 
 use clap::CommandFactory;
-use git_triad::testkit::fake_llm::{FakeServer, Reply, Rule, Script, Usage, WireProtocol};
+use git_triad::testkit::fake_llm::{FakeServer, Rule, Usage};
 use serde_json::json;
 
-use crate::common::{fake_user_config, Run, TestEnv};
-use crate::pipeline::{arbiter, architect_answer, happy_rules, issue, review, stage, Scenario};
+use crate::common::{Run, TestEnv};
+use crate::pipeline::{arbiter, happy_rules, issue, reject_once_rules, review, Scenario};
+use crate::review::{repo_with_bad_import, scripted_review};
 
 /// Asserts the snapshot `tests/snapshots/<name>.snap` equals `text`.
 #[track_caller]
-fn check(name: &str, text: &str) {
+pub fn check(name: &str, text: &str) {
     insta::with_settings!({
         prepend_module_to_snapshot => false,
         omit_expression => true,
@@ -56,7 +57,7 @@ fn shown(env: &TestEnv, server: Option<&FakeServer>, run: &Run, args: &[&str]) -
 }
 
 /// Runs `git triad <args>` in `cwd` and returns its normalized transcript.
-fn transcript(env: &TestEnv, server: Option<&FakeServer>, cwd: &Path, args: &[&str]) -> String {
+pub fn transcript(env: &TestEnv, server: Option<&FakeServer>, cwd: &Path, args: &[&str]) -> String {
     let run = env.triad(cwd, args);
     shown(env, server, &run, args)
 }
@@ -362,27 +363,7 @@ fn an_approved_run_its_report_and_log() {
 
 #[test]
 fn a_rejected_then_approved_then_halted_run_its_report_and_log() {
-    let mut rules = happy_rules();
-    rules[0] = stage(
-        "architect",
-        vec![
-            Reply::text(architect_answer()),
-            Reply::text(architect_answer()),
-        ],
-    );
-    rules[4] = arbiter(
-        "architect",
-        vec![
-            review(
-                "REJECT",
-                json!([issue(
-                    "sub must validate its inputs",
-                    "raise NotImplementedError"
-                )]),
-            ),
-            review("APPROVE", json!([])),
-        ],
-    );
+    let mut rules = reject_once_rules();
     rules[5] = arbiter(
         "verify",
         vec![review(
@@ -400,30 +381,6 @@ fn a_rejected_then_approved_then_halted_run_its_report_and_log() {
 
 /// A repository whose last commit adds an import of a module that does not exist
 /// (`requets`) and a syntax error, as tests/review.rs sets it up.
-fn repo_with_bad_import(env: &TestEnv) -> std::path::PathBuf {
-    let repo = env.repo(
-        "proj",
-        &[
-            (
-                "app.py",
-                "import os\n\n\ndef main():\n    return os.getcwd()\n",
-            ),
-            (
-                "pyproject.toml",
-                "[project]\nname = \"app\"\ndependencies = [\"requests>=2\"]\n",
-            ),
-        ],
-    );
-    env.write_files(
-        &repo,
-        &[(
-            "app.py",
-            "import os\nimport requets\nimport requests\n\n\ndef main():\n    return os.getcwd()\n\n\ndef broken(:\n    pass\n",
-        )],
-    );
-    env.commit_all(&repo, "add a typo import and a syntax error");
-    repo
-}
 
 #[test]
 fn review_without_a_model() {
@@ -437,56 +394,10 @@ fn review_without_a_model() {
 
 #[test]
 fn review_with_the_scripted_arbiter() {
-    let issue = json!({"severity": "warning", "category": "edge_case", "path": "app.py",
-                       "start_line": 1, "end_line": 1, "quote": "def main():",
-                       "description": "no docstring", "suggestion": "add one", "evidence": "style"});
-    let server =
-        FakeServer::start_blocking(Script::new(pinned_usage(vec![Rule::named("arbiter")
-            .protocol(WireProtocol::OpenAi)
-            .model("model-b")
-            .reply(Reply::json(
-                json!({"verdict": "APPROVE", "confidence": 0.9, "reasoning": "fine",
-                              "issues": [issue], "alternatives": []}),
-            ))])))
-        .unwrap();
-    let mut env = TestEnv::new();
-    env.write_user_config(&fake_user_config(&server.base_url()));
-    env.set("FAKE_OPENAI_KEY", "sk-fake-openai-key-for-tests");
-    let repo = repo_with_bad_import(&env);
+    let (server, env, repo) = scripted_review(pinned_usage);
     check(
         "review-arbiter",
         &transcript(&env, Some(&server), &repo, &["review"]),
     );
     assert_eq!(server.requests().len(), 1);
-}
-
-// ---------------------------------------------------------------------------------------
-// config show --origin
-// ---------------------------------------------------------------------------------------
-
-#[test]
-fn config_show_with_origins() {
-    let mut env = TestEnv::new();
-    env.write_user_config(
-        "[arbiter]\nmode = \"final\"\nmax_retries = 1\n\n[budget]\nrun_usd = 7.0\n",
-    );
-    let repo = env.repo("layered", &[("README.md", "hi\n")]);
-    env.git(&repo, &["config", "triad.arbiter.mode", "full"])
-        .ok();
-    env.set("GIT_TRIAD_BUDGET__RUN_USD", "3");
-    check(
-        "config-show-origin",
-        &transcript(
-            &env,
-            None,
-            &repo,
-            &[
-                "-c",
-                "arbiter.on_exhausted=rewind",
-                "config",
-                "show",
-                "--origin",
-            ],
-        ),
-    );
 }

@@ -44,29 +44,23 @@ impl Observer for Lines {
                 detail,
             } => format!("[{stage}] attempt {n} {}: {detail}", result.as_str()),
             Progress::ReviewStarted { stage, arbiter } => format!("[{stage}] review by {arbiter}"),
-            Progress::Reviewed { stage, review } => format!(
-                "[{stage}] arbiter {}: {}{}{}",
-                review.arbiter_model,
-                review.verdict,
-                review
-                    .derived
-                    .as_ref()
-                    .map(|d| format!(
-                        " (the model said {}; {})",
-                        review.model_verdict,
-                        d.reasons.join("; ")
-                    ))
-                    .unwrap_or_default(),
-                review
-                    .floor
-                    .as_ref()
-                    .map(|f| format!(
-                        " (raised from {} by deterministic evidence): {}",
-                        review.model_verdict,
-                        f.reasons.join("; ")
-                    ))
-                    .unwrap_or_default()
-            ),
+            Progress::Reviewed { stage, review } => {
+                let because = |label: String, f: &Option<crate::arbiter::Floor>| {
+                    f.as_ref()
+                        .map(|f| format!(" ({label}: {})", f.reasons.join("; ")))
+                        .unwrap_or_default()
+                };
+                format!(
+                    "[{stage}] arbiter {}: {}{}{}",
+                    review.arbiter_model,
+                    review.verdict,
+                    because(
+                        format!("the model said {}", review.model_verdict),
+                        &review.derived
+                    ),
+                    because("raised by deterministic evidence".into(), &review.floor),
+                )
+            }
             Progress::VerifyStarted { command, at } => format!(
                 "verify: running `{command}` in a temporary worktree at {}",
                 at.short()
