@@ -113,7 +113,15 @@ fn needs_info_waits_on_the_user_and_answers_return_it_to_the_same_stage() {
     assert_eq!(t.questions.len(), 3);
     assert_contains(&t.next_action, "git triad task answer add-sub");
     // The run's end does not move it: the outcome already routed it.
-    workflow::on_run_end(&repo, "add-sub", "r1", "waiting_on_user", None).unwrap();
+    workflow::on_run_end(
+        &repo,
+        "add-sub",
+        "r1",
+        "waiting_on_user",
+        None,
+        Actor::Arbiter,
+    )
+    .unwrap();
     assert_eq!(task(&repo, "add-sub").state, TaskState::WaitingOnUser);
     assert_eq!(workflow::answers_for(&repo, "add-sub").unwrap(), None);
 
@@ -166,7 +174,7 @@ fn out_of_scope_reassigns_to_the_suggested_specialist() {
         (Decision::Reassign, Some("refactor"))
     );
     // The pipeline halts on a non-APPROVE outcome; the task keeps its routing.
-    let t = workflow::on_run_end(&repo, "add-sub", "r1", "halted", None).unwrap();
+    let t = workflow::on_run_end(&repo, "add-sub", "r1", "halted", None, Actor::Arbiter).unwrap();
     assert_eq!(
         (t.state, t.assigned_to.as_str(), t.owner.as_str()),
         (TaskState::Reassigned, "refactor", "refactor")
@@ -266,7 +274,15 @@ fn a_parent_waits_for_every_dependency_and_stubs_never_overwrite() {
     assert_eq!(task(&repo, "add-sub").state, TaskState::Blocked);
     // Approved by its own run counts as done.
     workflow::on_run_start(&repo, "add-sub-dep-3", "r2", "architect").unwrap();
-    workflow::on_run_end(&repo, "add-sub-dep-3", "r2", "approved", Some("APPROVE")).unwrap();
+    workflow::on_run_end(
+        &repo,
+        "add-sub-dep-3",
+        "r2",
+        "approved",
+        Some("APPROVE"),
+        Actor::Arbiter,
+    )
+    .unwrap();
     let parent = task(&repo, "add-sub");
     assert_eq!(
         (parent.state, parent.assigned_to.as_str()),
@@ -288,7 +304,8 @@ fn policy_violation_escalates_then_closes_or_routes_the_alternative() {
                 "alternatives": [{"option": "redact before logging", "delta": "+10 lines"}]}),
         );
         assert_eq!(d.decision, Decision::Escalate);
-        let t = workflow::on_run_end(&repo, "add-sub", "r1", "halted", None).unwrap();
+        let t =
+            workflow::on_run_end(&repo, "add-sub", "r1", "halted", None, Actor::Arbiter).unwrap();
         assert_eq!(
             (t.state, t.owner.as_str()),
             (TaskState::Escalated, "arbiter")
@@ -336,7 +353,8 @@ fn policy_violation_escalates_then_closes_or_routes_the_alternative() {
         };
         assert_eq!(
             decisions,
-            [(Decision::Escalate, Actor::Arbiter), (last, Actor::Arbiter)]
+            // The pipeline's arbiter escalated; the person decided.
+            [(Decision::Escalate, Actor::Arbiter), (last, Actor::User)]
         );
     }
 }
@@ -375,7 +393,7 @@ fn run_ends_say_who_acts_next() {
     let (_env, _dir, repo) = setup();
     let end = |status: &str| {
         workflow::on_run_start(&repo, "add-sub", "r1", "verify").unwrap();
-        workflow::on_run_end(&repo, "add-sub", "r1", status, Some("FLAG")).unwrap()
+        workflow::on_run_end(&repo, "add-sub", "r1", status, Some("FLAG"), Actor::Arbiter).unwrap()
     };
     let t = end("halted");
     assert_eq!((t.state, t.owner.as_str()), (TaskState::Escalated, "user"));
@@ -397,7 +415,7 @@ fn run_ends_say_who_acts_next() {
     let t = workflow::on_run_start(&repo, "add-sub", "r2", "architect").unwrap();
     assert_eq!(t.state, TaskState::InReview);
     assert!(matches!(
-        workflow::on_run_end(&repo, "add-sub", "r2", "exploded", None),
+        workflow::on_run_end(&repo, "add-sub", "r2", "exploded", None, Actor::Arbiter),
         Err(TaskError::UnknownStatus(_))
     ));
 }
@@ -688,7 +706,7 @@ fn errors_say_what_to_do() {
 }
 
 #[test]
-fn defer_and_close_are_recorded_arbiter_decisions() {
+fn defer_and_close_are_recorded_as_the_persons_decisions() {
     let (env, dir, repo) = setup();
     let run = env.triad(
         &dir,
@@ -720,8 +738,8 @@ fn defer_and_close_are_recorded_arbiter_decisions() {
     assert_eq!(
         entered,
         [
-            (TaskState::Deferred, Actor::Arbiter),
-            (TaskState::Closed, Actor::Arbiter)
+            (TaskState::Deferred, Actor::User),
+            (TaskState::Closed, Actor::User)
         ]
     );
     assert_eq!(
@@ -831,7 +849,8 @@ fn random_step(rng: &mut Rng, repo: &git2::Repository, known: &[String], seq: us
                 "failed",
                 "waiting_on_user",
             ]);
-            workflow::on_run_end(repo, &slug, &run, status, Some("APPROVE")).map(drop)
+            workflow::on_run_end(repo, &slug, &run, status, Some("APPROVE"), Actor::Arbiter)
+                .map(drop)
         }
     };
     if let Err(e) = result {
@@ -861,7 +880,7 @@ struct Seen {
 /// transition is in the table; no task disappears; histories only grow, byte for byte; a
 /// BLOCKED task always has an unfinished dependency.
 #[test]
-fn property_no_task_is_dropped_and_only_the_arbiter_terminates() {
+fn property_no_task_is_dropped_and_only_deciders_terminate() {
     let mut transitions = BTreeSet::new();
     // Thousands of tiny commits: file creation dominates, so prefer a RAM disk when there is one.
     let shm = Path::new("/dev/shm");
@@ -910,7 +929,12 @@ fn property_no_task_is_dropped_and_only_the_arbiter_terminates() {
                 assert_eq!(history.last().unwrap().to, t.state);
                 for e in &history {
                     if e.enters_terminal() {
-                        assert_eq!(e.actor, Actor::Arbiter, "seq {seq} step {step}: {e:?}");
+                        // Only a decider (arbiter, person, policy), and a person's decision
+                        // names them.
+                        assert!(e.actor.decides(), "seq {seq} step {step}: {e:?}");
+                        if e.actor == Actor::User {
+                            assert!(e.by.is_some(), "seq {seq} step {step}: {e:?}");
+                        }
                     }
                     if let Some(from) = e.from {
                         if from != e.to || e.event != EventKind::Note {

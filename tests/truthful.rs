@@ -196,3 +196,106 @@ fn a_failing_verify_command_floors_the_verdict_at_reject() {
         assert!(n["floor"]["reasons"].to_string().contains("exit 3"), "{n}");
     }
 }
+
+fn task_json(s: &Scenario) -> Value {
+    let r = s.env.triad(&s.repo, &["task", "show", "add-sub", "--json"]);
+    serde_json::from_str(&r.ok().stdout).unwrap()
+}
+
+fn last_decision(task: &Value) -> Value {
+    task["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|h| h["event"] == "decision")
+        .cloned()
+        .unwrap_or_else(|| panic!("no decision: {task}"))
+}
+
+#[test]
+fn task_records_name_who_decided() {
+    // A run with nothing reviewed ends by rule: the policy decided, not an arbiter.
+    let s = Scenario::new(happy_rules());
+    let out = run_json(&s.run(&["--arbiter", "off"]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    let task = task_json(&s);
+    assert_eq!(task["task"]["state"], "APPROVED", "{task}");
+    assert_eq!(last_decision(&task)["actor"], "policy", "{task}");
+
+    // A reviewed run: the arbiter's verdicts decided.
+    let s = Scenario::new(happy_rules());
+    s.run(&[]).ok();
+    assert_eq!(last_decision(&task_json(&s))["actor"], "arbiter");
+
+    // A person closing it is recorded as that person.
+    s.env
+        .triad(
+            &s.repo,
+            &["task", "close", "add-sub", "--reason", "done by hand"],
+        )
+        .ok();
+    let task = task_json(&s);
+    let d = last_decision(&task);
+    assert_eq!(d["actor"], "user", "{task}");
+    assert!(d["by"].as_str().unwrap().contains("Test"), "{d}");
+}
+
+#[test]
+fn a_merged_result_makes_its_task_executed() {
+    let s = Scenario::new(happy_rules());
+    let out = run_json(&s.run(&[]).ok().stdout);
+    let branch = out["branch"].as_str().unwrap();
+    assert_eq!(task_json(&s)["task"]["state"], "APPROVED");
+    s.git(&["merge", "-q", "--ff-only", branch]);
+    let list = s.env.triad(&s.repo, &["task", "list"]);
+    assert!(list.ok().stdout.contains("EXECUTED"), "{}", list.stdout);
+    let task = task_json(&s);
+    assert_eq!(task["task"]["state"], "EXECUTED", "{task}");
+    let d = last_decision(&task);
+    assert_eq!(d["actor"], "policy", "{d}");
+    assert!(
+        d["note"].as_str().unwrap().contains("merged into main"),
+        "{d}"
+    );
+}
+
+#[test]
+fn a_deferred_task_comes_due_and_a_run_says_so() {
+    let s = Scenario::new(happy_rules());
+    s.env
+        .triad(
+            &s.repo,
+            &[
+                "task",
+                "defer",
+                "add-sub",
+                "--reason",
+                "later",
+                "--revisit-at",
+                "2020-01-01",
+            ],
+        )
+        .ok();
+    let list = s.env.triad(&s.repo, &["task", "list"]);
+    assert!(
+        list.ok().stdout.contains("DEFERRED (due)")
+            && list.stdout.contains("its date 2020-01-01 has come"),
+        "{}",
+        list.stdout
+    );
+    let json = s.env.triad(&s.repo, &["task", "list", "--json"]);
+    assert!(
+        json.ok().stdout.contains("\"revisit_due\":true"),
+        "{}",
+        json.stdout
+    );
+    let r = s.run(&[]);
+    r.ok();
+    assert!(
+        r.stderr
+            .contains("was deferred (revisit at 2020-01-01); its revisit date has come"),
+        "{}",
+        r.stderr
+    );
+}

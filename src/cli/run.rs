@@ -199,6 +199,20 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         reconcile_model: args.reconcile_model.clone(),
     };
     let (state, spec) = pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
+    if let Ok(Some(task)) = crate::task::workflow::refresh(repo, &state.task) {
+        if task.state == crate::task::TaskState::Deferred && !ctx.quiet {
+            let when = task.revisit_at.as_deref().unwrap_or("no date");
+            let due = if task.revisit_due(&crate::notes::now_ts()).is_some() {
+                "its revisit date has come"
+            } else {
+                "before its revisit date"
+            };
+            eprintln!(
+                "triad: note: task `{}` was deferred (revisit at {when}); {due}, and this run reopens it",
+                task.slug
+            );
+        }
+    }
     ensure_local_servers(ctx, &loaded, &state)?;
     if let Ok(statuses) = repo.statuses(None) {
         let dirty = statuses.iter().any(|s| {

@@ -4,7 +4,7 @@
 //! Two kinds of operations exist. The non-arbiter ones ([`Machine::assign`],
 //! [`Machine::start_review`], [`Machine::handoff`], [`Machine::specialist_response`],
 //! [`Machine::answer`]) have fixed, non-terminal targets. Only the arbiter path
-//! ([`Machine::route`], [`Machine::arbiter_decide`], [`Machine::assign_dependency`],
+//! ([`Machine::route`], [`Machine::decide`], [`Machine::assign_dependency`],
 //! [`Machine::resume_after_dependencies`]) may enter CLOSED, DEFERRED, APPROVED or EXECUTED, and
 //! every transition checks this again against the actor it records. There is no delete.
 
@@ -137,7 +137,7 @@ impl Machine {
                 to,
             });
         }
-        if to.is_terminal() && actor != Actor::Arbiter {
+        if to.is_terminal() && !actor.decides() {
             return Err(TaskError::NotArbiter {
                 slug: self.task.slug.clone(),
                 to,
@@ -342,22 +342,42 @@ impl Machine {
         self.atomic(|m| {
             m.specialist_response(resp, run)?;
             let decision = route_with(&m.task, resp, taken);
-            m.apply(&decision, None, Some(resp), run)?;
+            m.apply(&decision, Actor::Arbiter, None, Some(resp), run)?;
             Ok(decision)
         })
     }
 
-    /// Applies an arbiter decision (the only way, with [`Machine::route`], into a terminal
-    /// state); `by` names the person who took it on the arbiter's behalf.
-    pub fn arbiter_decide(
+    /// Applies a decision taken by `actor` (the arbiter, a person with `by` naming them, or
+    /// the policy), recorded as that actor's.
+    pub fn decide(
         &mut self,
         decision: &ArbiterDecision,
+        actor: Actor,
         by: Option<&str>,
     ) -> Result<(), TaskError> {
         self.atomic(|m| {
             let run = m.task.run.clone();
-            m.apply(decision, by, None, run.as_deref())
+            m.apply(decision, actor, by, None, run.as_deref())
         })
+    }
+
+    /// The policy marks an APPROVED task EXECUTED: its run's result is merged into `into`.
+    pub fn mark_executed(&mut self, commit: &str, into: &str) -> Result<(), TaskError> {
+        let slug = self.task.slug.clone();
+        self.go(
+            TaskState::Executed,
+            Actor::Policy,
+            EventKind::Decision,
+            duty(
+                "nobody",
+                "nothing: the result is merged".to_string(),
+                format!("reopen with `git triad run --task {slug}`"),
+            ),
+            Draft {
+                note: format!("the run's result {commit} is merged into {into}"),
+                ..Draft::default()
+            },
+        )
     }
 
     /// The arbiter creates this task as a dependency of `parent` and assigns it to `owner`.
@@ -478,10 +498,13 @@ mod tests {
     }
 
     #[test]
-    fn only_the_arbiter_enters_terminal_states() {
+    /// Seed 004: terminal states are the arbiter's authority — exercised by the arbiter, by a
+    /// person deciding in its place, or by a fixed policy — never by a specialist or the
+    /// pipeline's bookkeeping.
+    fn only_deciders_enter_terminal_states() {
         for from in TaskState::ALL {
             for to in TaskState::ALL.into_iter().filter(|s| s.is_terminal()) {
-                for actor in [Actor::Specialist, Actor::User, Actor::Pipeline] {
+                for actor in [Actor::Specialist, Actor::Pipeline] {
                     let mut m = in_review();
                     m.task.state = from;
                     let e = m
@@ -552,8 +575,12 @@ mod tests {
             Decision::Approve,
         ] {
             let mut m = in_review();
-            m.arbiter_decide(&ArbiterDecision::new("t", d, ""), Some("me"))
-                .unwrap();
+            m.decide(
+                &ArbiterDecision::new("t", d, ""),
+                Actor::Arbiter,
+                Some("me"),
+            )
+            .unwrap();
             assert_eq!(m.task.invariant_violation(), None);
             let last = m.entries.last().unwrap();
             assert_eq!(
@@ -563,12 +590,16 @@ mod tests {
         }
         let mut m = in_review();
         let e = m
-            .arbiter_decide(&ArbiterDecision::new("t", Decision::Reassign, ""), None)
+            .decide(
+                &ArbiterDecision::new("t", Decision::Reassign, ""),
+                Actor::Arbiter,
+                None,
+            )
             .unwrap_err();
         assert!(matches!(e, TaskError::InvalidDecision { .. }));
         let mut d = ArbiterDecision::new("t", Decision::Defer, "later");
         d.revisit_at = Some("2026-06-01".into());
-        m.arbiter_decide(&d, None).unwrap();
+        m.decide(&d, Actor::Arbiter, None).unwrap();
         assert_eq!(m.task.revisit_at.as_deref(), Some("2026-06-01"));
         assert!(m.task.unblock_condition.contains("2026-06-01"));
     }

@@ -96,18 +96,23 @@ impl std::fmt::Display for TaskState {
     }
 }
 
-/// Who caused a history entry. Entering a terminal state is only ever done by `Arbiter`.
+/// Who caused a history entry, truthfully: a terminal state is entered only by a decider —
+/// the arbiter (its verdicts decided the run), a person (`task close|defer|reassign`, or
+/// answers), or the policy (a rule decided with no model judging: `--arbiter off`, a merged
+/// result).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Actor {
-    /// The arbiter, or the user taking an arbiter decision on its behalf.
+    /// The arbiter: a reviewing model's verdicts, or its routing of an outcome.
     Arbiter,
     /// A specialist (a pipeline stage).
     Specialist,
-    /// The user (answers).
+    /// A person: answers, and decisions taken with `git triad task close|defer|reassign`.
     User,
     /// The pipeline's own bookkeeping (run start, stage hand-off).
     Pipeline,
+    /// A fixed rule, with no model judging (an unreviewed run's end, a result merged).
+    Policy,
 }
 
 impl Actor {
@@ -118,7 +123,13 @@ impl Actor {
             Actor::Specialist => "specialist",
             Actor::User => "user",
             Actor::Pipeline => "pipeline",
+            Actor::Policy => "policy",
         }
+    }
+
+    /// Whether this actor may take decisions (enter a terminal state).
+    pub fn decides(self) -> bool {
+        matches!(self, Actor::Arbiter | Actor::User | Actor::Policy)
     }
 }
 
@@ -199,6 +210,14 @@ pub struct Task {
 }
 
 impl Task {
+    /// The revisit date of a DEFERRED task whose date has come (`today` is `YYYY-MM-DD` or a
+    /// longer RFC 3339 time); `None` otherwise.
+    pub fn revisit_due(&self, today: &str) -> Option<&str> {
+        let at = self.revisit_at.as_deref()?;
+        let today = &today[..today.len().min(10)];
+        (self.state == TaskState::Deferred && at <= today).then_some(at)
+    }
+
     /// A freshly captured task: OPEN, the user starts it with a run.
     pub fn open(slug: &str, now: &str) -> Task {
         Task {

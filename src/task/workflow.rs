@@ -227,7 +227,8 @@ fn write_stub(repo: &Repository, slug: &str, what: &str) -> Result<(), TaskError
 }
 
 /// A run ended with `status` (`approved`, `flagged`, `halted`, `retries_exhausted`,
-/// `budget_exceeded`, `failed`, `waiting_on_user`): approved/flagged → APPROVED by the arbiter;
+/// `budget_exceeded`, `failed`, `waiting_on_user`), decided by `decided_by` (the arbiter when
+/// a model reviewed the run, else the policy): approved/flagged → APPROVED;
 /// halted/retries exhausted/budget/failure → ESCALATED to the user with the command that acts
 /// next; waiting → WAITING_ON_USER. A task an outcome already routed keeps its state (a note
 /// records the run's end).
@@ -237,6 +238,7 @@ pub fn on_run_end(
     run_id: &str,
     status: &str,
     final_verdict: Option<&str>,
+    decided_by: Actor,
 ) -> Result<Task, TaskError> {
     let verdict = final_verdict
         .map(|v| format!(" (final verdict {v})"))
@@ -319,7 +321,7 @@ pub fn on_run_end(
             _ => matches!(state, TaskState::InReview | TaskState::Assigned),
         };
         if applies {
-            m.arbiter_decide(&decision, None)?;
+            m.decide(&decision, decided_by, None)?;
         } else {
             m.note(
                 Actor::Pipeline,
@@ -333,6 +335,49 @@ pub fn on_run_end(
     .ok_or_else(|| TaskError::Unknown(slug.to_string()))?;
     resume_parent(repo, &task)?;
     Ok(task)
+}
+
+/// Applies what moves a finished task without anyone acting (seed 004): an APPROVED task
+/// whose run's result (the tip of `triad/<slug>/<run>`) is reachable from HEAD is merged, so
+/// the policy marks it EXECUTED. Returns the task as it stands; `None` when it has no record.
+pub fn refresh(repo: &Repository, slug: &str) -> Result<Option<Task>, TaskError> {
+    let Some(task) = store::load_task(repo, slug)? else {
+        return Ok(None);
+    };
+    let Some(run) = task
+        .run
+        .clone()
+        .filter(|_| task.state == TaskState::Approved)
+    else {
+        return Ok(Some(task));
+    };
+    let branch = format!("refs/heads/triad/{slug}/{run}");
+    let (Some(tip), Ok(head)) = (
+        crate::git::ref_target(repo, &branch),
+        repo.head().and_then(|h| h.peel_to_commit()),
+    ) else {
+        return Ok(Some(task));
+    };
+    let merged = tip == head.id() || repo.graph_descendant_of(head.id(), tip).unwrap_or(false);
+    if !merged {
+        return Ok(Some(task));
+    }
+    let into = repo
+        .head()
+        .ok()
+        .and_then(|h| h.shorthand().map(str::to_string))
+        .unwrap_or_else(|| "HEAD".into());
+    let short = tip.to_string()[..10].to_string();
+    let now = now();
+    store::update(repo, slug, "result merged: executed", |cur| {
+        let Some(t) = cur.filter(|t| t.state == TaskState::Approved) else {
+            return Ok(None);
+        };
+        let mut m = Machine::load(t, &now);
+        m.mark_executed(&short, &into)?;
+        Ok(Some(m))
+    })
+    .map(|t| t.or(Some(task)))
 }
 
 /// The latest answers as a `## ANSWERS FROM THE USER` block for the resumed stage's prompt;
@@ -372,7 +417,7 @@ pub fn answer(
     .ok_or_else(|| TaskError::Unknown(slug.to_string()))
 }
 
-/// An arbiter decision taken by a person on the arbiter's behalf (`by`). A task that only has
+/// A decision taken by a person (`by`), recorded as theirs. A task that only has
 /// a TaskSpec gets its record first. A dependency that is done lets its parent resume.
 /// Returns the task and, if it resumed, its parent.
 pub fn decide(
@@ -392,14 +437,14 @@ pub fn decide(
                 Some(t) => Machine::load(t, &now),
                 None if has_spec => Machine::create(
                     slug,
-                    Actor::Arbiter,
+                    Actor::User,
                     Some(by),
                     "captured from its TaskSpec",
                     &now,
                 )?,
                 None => return Err(TaskError::Unknown(slug.to_string())),
             };
-            m.arbiter_decide(decision, Some(by))?;
+            m.decide(decision, Actor::User, Some(by))?;
             Ok(Some(m))
         },
     )?

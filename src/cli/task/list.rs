@@ -6,7 +6,7 @@ use serde_json::json;
 
 use crate::cli::run::need_repo;
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
-use crate::task::{store, workflow, Task};
+use crate::task::{store, workflow, Task, TaskState};
 
 /// List tasks.
 #[derive(Debug, Args)]
@@ -19,11 +19,18 @@ pub struct ListArgs {
 /// Runs `git triad task list`.
 pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
-    let mut tasks: Vec<(Task, bool)> = store::list(repo)
-        .map_err(CommandError::from)?
-        .into_iter()
-        .map(|t| (t, true))
-        .collect();
+    let mut tasks: Vec<(Task, bool)> = Vec::new();
+    for t in store::list(repo).map_err(CommandError::from)? {
+        // A merged result marks its task EXECUTED before it is listed.
+        let t = match t.state {
+            TaskState::Approved => workflow::refresh(repo, &t.slug)
+                .map_err(CommandError::from)?
+                .unwrap_or(t),
+            _ => t,
+        };
+        tasks.push((t, true));
+    }
+    let today = crate::notes::now_ts();
     for slug in workflow::spec_slugs(repo) {
         if !tasks.iter().any(|(t, _)| t.slug == slug) {
             tasks.push((Task::open(&slug, ""), false));
@@ -39,6 +46,7 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
                     "next_action": t.next_action, "unblock_condition": t.unblock_condition,
                     "assigned_to": t.assigned_to, "run": t.run, "parent": t.parent,
                     "blocked_on": t.blocked_on, "recorded": recorded,
+                    "revisit_at": t.revisit_at, "revisit_due": t.revisit_due(&today).is_some(),
                 })
             })
             .collect();
@@ -66,12 +74,19 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
         "TASK", "STATE", "OWNER"
     );
     for (t, _) in &tasks {
+        let (state, next) = match t.revisit_due(&today) {
+            Some(at) => (
+                format!("{} (due)", t.state.as_str()),
+                format!(
+                    "revisit: its date {at} has come; reopen with `git triad run --task {}` or defer it again",
+                    t.slug
+                ),
+            ),
+            None => (t.state.as_str().to_string(), t.next_action.clone()),
+        };
         s.push_str(&format!(
-            "{:<w_slug$}  {:<20}  {:<w_owner$}  {}\n",
-            t.slug,
-            t.state.as_str(),
-            t.owner,
-            t.next_action
+            "{:<w_slug$}  {state:<20}  {:<w_owner$}  {next}\n",
+            t.slug, t.owner,
         ));
     }
     out(&s)?;

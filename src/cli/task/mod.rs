@@ -72,6 +72,8 @@ pub fn run(ctx: &Context, args: &TaskArgs) -> CommandResult {
 
 /// The task's record, or an OPEN view of a TaskSpec that has none; `None` for neither.
 fn find(repo: &git2::Repository, slug: &str) -> CommandResult<Option<(Task, Vec<HistoryEntry>)>> {
+    // A merged result marks its task EXECUTED before anyone reads it.
+    workflow::refresh(repo, slug).map_err(CommandError::from)?;
     if let Some(rec) = store::load(repo, slug).map_err(CommandError::from)? {
         return Ok(Some((rec.task, rec.history)));
     }

@@ -27,7 +27,7 @@ use super::stage::Stage;
 use crate::config::LoadedConfig;
 use crate::git::{self, GitError};
 use crate::model::ModelClient;
-use crate::task::TaskSpec;
+use crate::task::{Actor, TaskSpec};
 
 /// What a run works with and does not own: the repository, the configuration, the model
 /// client, how the verify command is handled, and who hears of progress.
@@ -143,12 +143,27 @@ impl<'a> Run<'a> {
             // The record may be what failed; the error below says so either way.
             let _ = self.rec.event(&self.state, "stopped by a repository error");
         }
+        // Who decided the task's fate: the arbiter when a model reviewed anything, else the
+        // policy (an unreviewed run ends by rule, not by judgement).
+        let reviewed = self.state.stages.iter().any(|s| s.verdict.is_some())
+            || self
+                .state
+                .reconcile
+                .as_ref()
+                .is_some_and(|r| r.verdict.is_some())
+            || matches!(self.state.stop, Some(StopReason::ArbiterHalt { .. }));
+        let decided_by = if reviewed {
+            Actor::Arbiter
+        } else {
+            Actor::Policy
+        };
         if let Err(e) = crate::task::workflow::on_run_end(
             self.env.repo,
             &self.state.task,
             &self.state.run_id,
             self.state.status.as_str(),
             self.state.final_verdict().map(|v| v.as_str()),
+            decided_by,
         ) {
             tracing::warn!("could not record the task's state: {e}");
         }

@@ -11,6 +11,7 @@ impl Machine {
     pub(super) fn apply(
         &mut self,
         d: &ArbiterDecision,
+        actor: Actor,
         by: Option<&str>,
         resp: Option<&SpecialistResponse>,
         run: Option<&str>,
@@ -160,7 +161,7 @@ impl Machine {
         decision.task_id = slug.clone();
         self.go(
             to,
-            Actor::Arbiter,
+            actor,
             EventKind::Decision,
             duty,
             Draft {
