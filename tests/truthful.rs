@@ -299,3 +299,40 @@ fn a_deferred_task_comes_due_and_a_run_says_so() {
         r.stderr
     );
 }
+
+#[test]
+fn a_model_set_to_whole_files_writes_them_whole_and_is_asked_to() {
+    let whole = |file: &str, text: &str, summary: &str| {
+        answer(&format!("{file}\n```python\n{text}```\n"), summary)
+    };
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![Reply::text(whole(
+            "calc.py",
+            "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    raise NotImplementedError\n",
+            "scaffold sub()",
+        ))],
+    );
+    rules[1] = stage(
+        "implement",
+        vec![Reply::text(whole(
+            "calc.py",
+            "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+            "implement sub()",
+        ))],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&["-c", "models.model-a.edit_format=whole"]);
+    r.ok();
+    let out = run_json(&r.stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    let branch = out["branch"].as_str().unwrap();
+    assert!(s
+        .git(&["show", &format!("{branch}:calc.py")])
+        .contains("return a - b"));
+    // The model was told the whole-file format, not SEARCH/REPLACE.
+    let asked = s.requests_for("implement")[0].to_string();
+    assert!(asked.contains("COMPLETE new content"), "{asked}");
+    assert!(!asked.contains("<<<<<<< SEARCH"), "{asked}");
+}

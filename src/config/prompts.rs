@@ -13,6 +13,7 @@ pub fn default_prompt(role: &str) -> Option<&'static str> {
         "arbiter" => include_str!("../../config/prompts/arbiter.md"),
         "reconciler" => include_str!("../../config/prompts/reconciler.md"),
         "protocol" => include_str!("../../config/prompts/_protocol.md"),
+        "protocol-whole" => include_str!("../../config/prompts/_protocol_whole.md"),
         _ => return None,
     })
 }

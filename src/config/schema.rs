@@ -350,6 +350,21 @@ pub struct ModelConfig {
     /// Fitness per role in [0, 1], used to rank models in listings.
     #[serde(default)]
     pub fitness: BTreeMap<String, f64>,
+    /// How the model writes edits: SEARCH/REPLACE blocks (strong models) or whole files
+    /// (small models, which cannot copy lines exactly).
+    #[serde(default)]
+    pub edit_format: EditFormat,
+}
+
+/// How a model is asked to write its edits.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EditFormat {
+    /// SEARCH/REPLACE blocks: small answers, exact copies of the lines to change.
+    #[default]
+    Diff,
+    /// The whole new content of every changed file: longer answers, nothing to copy exactly.
+    Whole,
 }
 
 impl ModelConfig {

@@ -110,6 +110,10 @@ pub fn apply_blocks(
                 None => None,
             },
         };
+        if block.whole {
+            files.insert(path, block.replace.clone());
+            continue;
+        }
         let result = match (&current, block.search.is_empty()) {
             (None, true) => Ok(block.replace.clone()),
             (None, false) => Err(fail(format!(
@@ -315,6 +319,7 @@ mod tests {
 
     fn block(path: &str, search: &str, replace: &str) -> EditBlock {
         EditBlock {
+            whole: false,
             path: path.into(),
             search: search.into(),
             replace: replace.into(),

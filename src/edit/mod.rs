@@ -5,5 +5,5 @@ pub mod parse;
 pub mod path;
 
 pub use apply::{apply_blocks, render_failures, Applied, BaseFiles, BlockFailure};
-pub use parse::{metadata_json, parse_edit_blocks, EditBlock, ParseError};
+pub use parse::{metadata_json, parse_edit_blocks, parse_whole_files, EditBlock, ParseError};
 pub use path::{check_path, PathError};

@@ -9,8 +9,11 @@ pub struct EditBlock {
     pub search: String,
     /// Replacement text.
     pub replace: String,
-    /// 1-based line of the `<<<<<<< SEARCH` marker in the answer, for feedback.
+    /// 1-based line of the `<<<<<<< SEARCH` marker (or of the file's fence) in the answer,
+    /// for feedback.
     pub answer_line: usize,
+    /// `replace` is the file's whole new content (the whole-file answer format).
+    pub whole: bool,
 }
 
 /// A block that could not even be parsed.
@@ -47,6 +50,62 @@ fn clean_path(line: &str) -> String {
     t.trim_matches(|c| c == '`' || c == '*' || c == ':' || c == '"' || c == '\'')
         .trim()
         .to_string()
+}
+
+/// Whether a cleaned line names a file: no spaces, and a name with an ending (`a.py`,
+/// `src/lib.rs`) or a folder (`docs/NOTES`); a sentence's last word (`Done.`) is not one.
+fn looks_like_path(p: &str) -> bool {
+    let ending = p.rsplit_once('.').is_some_and(|(stem, end)| {
+        !stem.is_empty() && !end.is_empty() && end.chars().all(char::is_alphanumeric)
+    });
+    !p.contains(char::is_whitespace) && (ending || (p.contains('/') && !p.ends_with('/')))
+}
+
+/// Extracts whole-file edits: a path on a line by itself, then a fenced block with the file's
+/// complete new content. Fences not preceded by a path (the JSON metadata block, examples in
+/// prose) are not edits. An answer that uses SEARCH/REPLACE blocks anyway is read as such.
+pub fn parse_whole_files(answer: &str) -> Result<Vec<EditBlock>, ParseError> {
+    if answer.lines().any(is_search) {
+        return parse_edit_blocks(answer);
+    }
+    let lines: Vec<&str> = answer.lines().collect();
+    let mut blocks = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let t = lines[i].trim_start();
+        if !t.starts_with("```") {
+            i += 1;
+            continue;
+        }
+        let path = lines[..i]
+            .iter()
+            .rev()
+            .map(|l| l.trim())
+            .find(|l| !l.is_empty())
+            .map(clean_path)
+            .unwrap_or_default();
+        let Some(close) = (i + 1..lines.len()).find(|k| lines[*k].trim() == "```") else {
+            return Err(ParseError {
+                line: i + 1,
+                message: "a code block is not closed with ```".into(),
+            });
+        };
+        let body = lines[i + 1..close].join("\n");
+        let is_metadata = metadata_json(answer).is_some_and(|m| m.trim() == body.trim());
+        if looks_like_path(&path) && !is_metadata {
+            let mut content = lines[i + 1..close].join("\n");
+            content.push('\n');
+            blocks.push(EditBlock {
+                path,
+                search: String::new(),
+                replace: content,
+                answer_line: i + 1,
+                whole: true,
+            });
+        }
+        i = close + 1;
+    }
+    Ok(blocks)
 }
 
 /// Extracts every edit block. Blocks are found by their markers; the file name is the nearest
@@ -118,6 +177,7 @@ pub fn parse_edit_blocks(answer: &str) -> Result<Vec<EditBlock>, ParseError> {
             });
         }
         blocks.push(EditBlock {
+            whole: false,
             path,
             search: join_lines(&search),
             replace: join_lines(&replace),
@@ -158,6 +218,21 @@ pub fn metadata_json(answer: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whole_files_are_read_by_the_path_above_their_fence() {
+        let answer = "Here is the change.\n\ntextstats.py\n```python\ndef a():\n    return 1\n```\n\n**tests/test_a.py**\n```\nimport a\n```\n\nDone.\n```json\n{\"summary\": \"s\", \"outcome\": \"APPROVE\"}\n```\n";
+        let blocks = parse_whole_files(answer).unwrap();
+        assert_eq!(blocks.len(), 2, "{blocks:?}");
+        assert_eq!(blocks[0].path, "textstats.py");
+        assert_eq!(blocks[0].replace, "def a():\n    return 1\n");
+        assert!(blocks[0].whole);
+        assert_eq!(blocks[1].path, "tests/test_a.py");
+        assert!(parse_whole_files("a.py\n```\nno end\n").is_err());
+        // SEARCH/REPLACE blocks in a whole-file answer are still read as such.
+        let mixed = "a.py\n<<<<<<< SEARCH\nx\n=======\ny\n>>>>>>> REPLACE\n";
+        assert!(!parse_whole_files(mixed).unwrap()[0].whole);
+    }
 
     #[test]
     fn parses_blocks_with_fences_and_labels() {

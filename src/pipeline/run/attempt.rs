@@ -6,7 +6,8 @@ use std::time::Instant;
 use super::checks::StageFacts;
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::review::finding_issue;
-use crate::edit::{apply_blocks, parse_edit_blocks, render_failures};
+use crate::config::EditFormat;
+use crate::edit::{apply_blocks, parse_edit_blocks, parse_whole_files, render_failures};
 use crate::git::{self, Context as _, ObjectId, TreeFiles};
 use crate::model::Spend;
 use crate::pipeline::observer::Progress;
@@ -117,7 +118,19 @@ impl Run<'_> {
             Ok(m) => m,
             Err(why) => return self.retry(answered.record(AttemptResult::BadAnswer, ""), &why),
         };
-        let blocks = match parse_edit_blocks(answer) {
+        let whole = self
+            .env
+            .config
+            .config
+            .models
+            .get(&answered.model)
+            .is_some_and(|m| m.edit_format == EditFormat::Whole);
+        let parsed = if whole {
+            parse_whole_files(answer)
+        } else {
+            parse_edit_blocks(answer)
+        };
+        let blocks = match parsed {
             Ok(b) => b,
             Err(e) => {
                 let why = format!("an edit block could not be read: {e}");
@@ -152,7 +165,7 @@ impl Run<'_> {
         let new_tree = repo.find_tree(tree).ctx("reading the stage tree")?;
         let diff = git::diff_trees(repo, Some(&parent_tree), &new_tree).ctx("diffing the stage")?;
         let facts = StageFacts::of(&diff, &meta.summary);
-        if let Some(feedback) = facts.no_change(stage, &self.spec) {
+        if let Some(feedback) = facts.no_change(stage, &self.spec, whole) {
             let mut refused = answered.record(AttemptResult::NoChange, "");
             refused.detail = if stage == Stage::Implement {
                 "no edit changed a file".into()

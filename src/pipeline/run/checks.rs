@@ -111,7 +111,12 @@ impl StageFacts {
 
     /// Why the answer cannot be used, when it changes nothing where it must: the implement
     /// stage always must; the others must when their summary claims they did.
-    pub fn no_change(&self, stage: Stage, spec: &TaskSpec) -> Option<String> {
+    pub fn no_change(&self, stage: Stage, spec: &TaskSpec, whole: bool) -> Option<String> {
+        let how = if whole {
+            "Write each file you change in full: its path on a line by itself, then a fenced block with its complete new content"
+        } else {
+            "Write SEARCH/REPLACE edit blocks for the files in scope"
+        };
         if !self.changed.is_empty() || stage == Stage::Verify {
             return None;
         }
@@ -122,7 +127,7 @@ impl StageFacts {
                 .map(|r| format!("- {}: {}", r.id, r.text))
                 .collect();
             return Some(format!(
-                "## YOUR ANSWER CHANGED NOTHING\n\nYour answer contains no edit block that changes a file; a summary or an outcome is not a change. The implement stage must change the code: the task requires\n{}\nWrite SEARCH/REPLACE edit blocks for the files in scope, then the ```json metadata block.\n",
+                "## YOUR ANSWER CHANGED NOTHING\n\nYour answer contains no edit that changes a file; a summary or an outcome is not a change. The implement stage must change the code: the task requires\n{}\n{how}, then the ```json metadata block.\n",
                 if wanted.is_empty() {
                     format!("- {}", spec.title)
                 } else {
@@ -138,7 +143,7 @@ impl StageFacts {
                 .map(String::as_str)
                 .collect();
             format!(
-                "## YOUR ANSWER CHANGED NOTHING\n\nYour summary says you changed {}, but your answer applies no change. Either write the SEARCH/REPLACE edit blocks that make those changes, or, if this stage needs no change, say so in the summary without claiming any.\n",
+                "## YOUR ANSWER CHANGED NOTHING\n\nYour summary says you changed {}, but your answer applies no change. Either make those changes ({how}), or, if this stage needs no change, say so in the summary without claiming any.\n",
                 if named.is_empty() {
                     "the code".to_string()
                 } else {

@@ -6,7 +6,7 @@ use git2::Tree;
 
 use super::{Run, RunError};
 use crate::arbiter::feedback;
-use crate::config::prompt;
+use crate::config::{prompt, EditFormat};
 use crate::git::{self, Context as _, TreeFiles};
 use crate::model::ChatRequest;
 use crate::pipeline::context::{stage_message, StageContext};
@@ -88,10 +88,14 @@ impl Run<'_> {
             outlines: &self.outlines,
         });
         let root = self.env.repo_root();
+        let protocol = match config.models.get(model).map(|m| m.edit_format) {
+            Some(EditFormat::Whole) => "protocol-whole",
+            _ => "protocol",
+        };
         let system = format!(
             "{}\n\n{}",
             prompt(config, role.as_str(), Some(&root)),
-            prompt(config, "protocol", Some(&root))
+            prompt(config, protocol, Some(&root))
         );
         let role_cfg = config.roles.get(role);
         let mut req = ChatRequest::new(
