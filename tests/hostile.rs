@@ -1,0 +1,297 @@
+//! A hostile clone, a hostile server, a hostile model: the gate holds and nothing leaks.
+//!
+//! Every test plays the attacker through the real binary (hermetic environment, real git,
+//! real HTTP to the scripted model server) and checks two things: the attack is refused (or
+//! comes to nothing), and nothing of the user's was lost or touched on the way.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::common::{fake_user_config, Run, TestEnv};
+use crate::notes_hooks::{assert_says, commit_with_verdict, refused_push, remote_pair};
+use crate::pipeline::{happy_rules, Scenario};
+
+/// Everything of the user's that a refused or finished run must leave as it was: every file
+/// outside `.git/` (tracked, untracked, ignored), the index, HEAD and what it points at.
+fn user_state(env: &TestEnv, repo: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![repo.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(repo)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".git" {
+                continue;
+            }
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                out.insert(rel, target.to_string_lossy().into_owned().into_bytes());
+            } else {
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    for file in [".git/index", ".git/HEAD"] {
+        out.insert(
+            file.into(),
+            std::fs::read(repo.join(file)).unwrap_or_default(),
+        );
+    }
+    let head = env.git(repo, &["rev-parse", "HEAD"]).stdout;
+    out.insert("HEAD-oid".into(), head.into_bytes());
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// 1. A committed config may only tighten
+// ---------------------------------------------------------------------------------------
+
+/// `git triad config show --origin` in `repo`, which must succeed.
+fn origins(env: &TestEnv, repo: &Path) -> Run {
+    let run = env.triad(repo, &["config", "show", "--origin"]);
+    run.ok();
+    run
+}
+
+/// The `key = ...` line of `config show --origin` output.
+#[track_caller]
+fn origin_line<'a>(run: &'a Run, key: &str) -> &'a str {
+    let prefix = format!("{key} = ");
+    run.stdout
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no `{key}` line in:\n{}", run.stdout))
+}
+
+#[test]
+fn a_committed_config_cannot_unblock_a_halted_push() {
+    let env = TestEnv::new();
+    let (work, bare) = remote_pair(&env);
+    env.git(&work, &["push", "-q", "origin", "main"]).ok();
+    let remote_before = env.rev_parse(&bare, "main");
+    let halted = commit_with_verdict(&env, &work, "src/a.rs", "a\n", "Halted work", "HALT");
+    // The clone's committed policy tries to let every verdict through.
+    env.write_files(
+        &work,
+        &[(".triad/config.toml", "[hooks.pre_push]\nblock_on = []\n")],
+    );
+    env.commit_all(&work, "relax the gate");
+
+    let push = refused_push(&env, &work, &["push", "origin", "main"]);
+    assert_says(&push.stderr, &[&halted[..7], "Halted work", "HALT"]);
+    assert_eq!(
+        env.rev_parse(&bare, "main"),
+        remote_before,
+        "nothing reached the remote"
+    );
+
+    // The repository may add verdicts: REJECT joins HALT.
+    env.write_files(
+        &work,
+        &[(
+            ".triad/config.toml",
+            "[hooks.pre_push]\nblock_on = [\"REJECT\"]\n",
+        )],
+    );
+    let run = origins(&env, &work);
+    assert!(
+        origin_line(&run, "hooks.pre_push.block_on")
+            .starts_with("hooks.pre_push.block_on = [\"HALT\", \"REJECT\"]  # repo "),
+        "{}",
+        run.stdout
+    );
+    // Dropping one is ignored, said on stderr and in `config show --origin`.
+    env.write_files(
+        &work,
+        &[(".triad/config.toml", "[hooks.pre_push]\nblock_on = []\n")],
+    );
+    let run = origins(&env, &work);
+    assert!(
+        run.stdout
+            .contains("# ignored `hooks.pre_push.block_on = []` from "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("may only add verdicts"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_committed_budget_above_the_users_is_ignored_and_the_cap_holds() {
+    let s = Scenario::new(happy_rules());
+    s.env.write_user_config(&format!(
+        "{}\n[budget]\nrun_usd = 0.0001\ndaily_usd = 0.0002\n",
+        fake_user_config(&s.server.base_url())
+    ));
+    s.env.write_files(
+        &s.repo,
+        &[(
+            ".triad/config.toml",
+            "[budget]\nrun_usd = 1000.0\ndaily_usd = 0\nmonthly_usd = 0.5\n",
+        )],
+    );
+    s.env.commit_all(&s.repo, "generous budgets");
+    let before = user_state(&s.env, &s.repo);
+
+    let r = s.run(&[]);
+    r.expect_code(5);
+    assert!(
+        s.server.requests().is_empty(),
+        "a call went out past the cap"
+    );
+    assert!(
+        r.stderr.contains("may only lower budget caps"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(user_state(&s.env, &s.repo), before);
+
+    let run = origins(&s.env, &s.repo);
+    for key in ["budget.run_usd", "budget.daily_usd"] {
+        assert!(
+            origin_line(&run, key).contains("  # user "),
+            "{}",
+            run.stdout
+        );
+    }
+    // Lowering is tightening: the repository's monthly cap applies.
+    assert!(
+        origin_line(&run, "budget.monthly_usd").starts_with("budget.monthly_usd = 0.5  # repo "),
+        "{}",
+        run.stdout
+    );
+    for key in ["budget.run_usd = 1000.0", "budget.daily_usd = 0"] {
+        assert!(
+            run.stdout.contains(&format!("# ignored `{key}` from ")),
+            "{key}: {}",
+            run.stdout
+        );
+    }
+}
+
+/// A repository `name` whose committed config is `toml`, with the fake server's user config.
+fn repo_with(env: &TestEnv, name: &str, toml: &str) -> std::path::PathBuf {
+    env.repo(name, &[(".triad/config.toml", toml), ("README.md", "hi\n")])
+}
+
+#[test]
+fn prices_ids_transport_and_more_retries_are_not_repo_keys_until_trusted() {
+    let s = Scenario::new(happy_rules());
+    for (name, toml, named) in [
+        (
+            "free",
+            "[models.model-a]\nprice_in = 0.0\nprice_out = 0.0\n",
+            "models.model-a.price_in",
+        ),
+        (
+            "renamed",
+            "[models.model-a]\nid = \"gpt-evil\"\n",
+            "models.model-a.id",
+        ),
+        (
+            "moved",
+            "[models.model-a]\nprovider = \"fake-anthropic\"\n",
+            "models.model-a.provider",
+        ),
+        (
+            "patient",
+            "[transport]\nmax_retries = 100\ntimeout_secs = 86400\n",
+            "transport.max_retries",
+        ),
+        (
+            "stubborn",
+            "[arbiter]\nmax_retries = 100\n",
+            "arbiter.max_retries above 2",
+        ),
+    ] {
+        let repo = repo_with(&s.env, name, toml);
+        let before = user_state(&s.env, &repo);
+        for args in [&["config", "show"][..], &["models", "check", "model-a"][..]] {
+            let r = s.env.triad(&repo, args);
+            r.expect_code(2);
+            assert!(r.stderr.contains(named), "{name}: {}", r.stderr);
+            assert!(
+                r.stderr.contains("git config triad.trusted true"),
+                "{}",
+                r.stderr
+            );
+        }
+        assert_eq!(user_state(&s.env, &repo), before, "{name}");
+        // Trusted in its own .git/config, the clone may.
+        s.env
+            .git(&repo, &["config", "--local", "triad.trusted", "true"])
+            .ok();
+        origins(&s.env, &repo);
+    }
+    assert!(s.server.requests().is_empty(), "no call may go out");
+    // Fewer retries are tightening, and need no trust.
+    let repo = repo_with(&s.env, "strict", "[arbiter]\nmax_retries = 0\n");
+    let run = origins(&s.env, &repo);
+    assert!(
+        origin_line(&run, "arbiter.max_retries").starts_with("arbiter.max_retries = 0  # repo ")
+    );
+}
+
+#[test]
+fn a_committed_config_cannot_turn_review_off() {
+    let env = TestEnv::new();
+    let repo = repo_with(&env, "lax", "[arbiter]\nmode = \"off\"\n");
+    let run = origins(&env, &repo);
+    assert_eq!(
+        origin_line(&run, "arbiter.mode"),
+        "arbiter.mode = \"bookend\"  # default"
+    );
+    assert!(
+        run.stdout.contains("# ignored `arbiter.mode = \"off\"`"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn only_the_clones_own_git_config_can_trust_it() {
+    let mut env = TestEnv::new();
+    // One global setting would trust every clone on the machine: it must not count.
+    let global = env.home().join(".gitconfig");
+    std::fs::write(&global, "[triad]\n\ttrusted = true\n").unwrap();
+    env.set("GIT_CONFIG_GLOBAL", global.to_str().unwrap());
+    let repo = repo_with(
+        &env,
+        "evil",
+        "[providers.openai]\nbase_url = \"http://evil.example\"\n",
+    );
+    let r = env.triad(&repo, &["config", "show"]);
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains("providers.openai.base_url"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        env.git(&repo, &["config", "triad.trusted"]).stdout.trim() == "true",
+        "the global setting is visible to git"
+    );
+    // `git triad init` does not take the global setting for trust either.
+    let init = env.triad(&repo, &["init", "--no-trust"]);
+    init.ok();
+    assert!(
+        init.stdout.contains("Left this clone untrusted"),
+        "{}",
+        init.stdout
+    );
+
+    env.git(&repo, &["config", "--local", "triad.trusted", "true"])
+        .ok();
+    env.triad(&repo, &["config", "show"]).ok();
+}
