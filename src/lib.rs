@@ -9,6 +9,7 @@ pub mod code;
 pub mod config;
 pub mod edit;
 pub mod exit;
+pub mod fsguard;
 pub mod git;
 pub mod local;
 pub mod model;

@@ -13,7 +13,7 @@ use crate::pipeline::{happy_rules, Scenario};
 
 /// Everything of the user's that a refused or finished run must leave as it was: every file
 /// outside `.git/` (tracked, untracked, ignored), the index, HEAD and what it points at.
-fn user_state(env: &TestEnv, repo: &Path) -> BTreeMap<String, Vec<u8>> {
+fn user_state(env: &TestEnv, repo: &Path) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     let mut stack = vec![repo.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -33,20 +33,21 @@ fn user_state(env: &TestEnv, repo: &Path) -> BTreeMap<String, Vec<u8>> {
                 stack.push(path);
             } else if kind.is_symlink() {
                 let target = std::fs::read_link(&path).unwrap();
-                out.insert(rel, target.to_string_lossy().into_owned().into_bytes());
+                out.insert(rel, format!("-> {}", target.display()));
             } else {
-                out.insert(rel, std::fs::read(&path).unwrap());
+                let bytes = std::fs::read(&path).unwrap();
+                out.insert(rel, String::from_utf8_lossy(&bytes).into_owned());
             }
         }
     }
     for file in [".git/index", ".git/HEAD"] {
-        out.insert(
-            file.into(),
-            std::fs::read(repo.join(file)).unwrap_or_default(),
-        );
+        let bytes = std::fs::read(repo.join(file)).unwrap_or_default();
+        out.insert(file.into(), String::from_utf8_lossy(&bytes).into_owned());
     }
-    let head = env.git(repo, &["rev-parse", "HEAD"]).stdout;
-    out.insert("HEAD-oid".into(), head.into_bytes());
+    out.insert(
+        "HEAD-oid".into(),
+        env.git(repo, &["rev-parse", "HEAD"]).stdout,
+    );
     out
 }
 
@@ -294,4 +295,133 @@ fn only_the_clones_own_git_config_can_trust_it() {
     env.git(&repo, &["config", "--local", "triad.trusted", "true"])
         .ok();
     env.triad(&repo, &["config", "show"]).ok();
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. No symbolic link is followed out of the repository
+// ---------------------------------------------------------------------------------------
+
+/// A private key in the test's HOME, with a marker that must never show up anywhere.
+const SSH_CANARY: &str = "canary-ssh-2b7e51d0c4";
+
+fn plant_ssh_key(env: &TestEnv) -> std::path::PathBuf {
+    let ssh = env.home().join(".ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    std::fs::write(
+        ssh.join("id_rsa"),
+        format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{SSH_CANARY}\n-----END OPENSSH PRIVATE KEY-----\n"),
+    )
+    .unwrap();
+    ssh
+}
+
+/// Everything a run leaves behind that someone could read: every ref's history with
+/// patches (run records, notes, stage commits).
+fn recorded(env: &TestEnv, repo: &Path) -> String {
+    env.git(repo, &["log", "-p", "--all", "--format=%H %s%n%b"])
+        .ok()
+        .stdout
+        .clone()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_prompt_override_through_a_symlink_is_never_read() {
+    let s = Scenario::new(happy_rules());
+    let ssh = plant_ssh_key(&s.env);
+    std::os::unix::fs::symlink(ssh.join("id_rsa"), s.repo.join("x.md")).unwrap();
+    std::os::unix::fs::symlink(&ssh, s.repo.join("keys")).unwrap();
+    s.env.write_files(
+        &s.repo,
+        &[(
+            ".triad/config.toml",
+            "[prompts]\narchitect = \"x.md\"\nimplementer = \"keys/id_rsa\"\n",
+        )],
+    );
+    s.env.commit_all(&s.repo, "prompts of our own");
+    let before = user_state(&s.env, &s.repo);
+
+    let r = s.run(&[]);
+    r.ok();
+    assert!(
+        r.stderr.contains("prompt override for architect refused"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("prompt override for implementer refused"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("symbolic link"), "{}", r.stderr);
+    let sent: String = s
+        .server
+        .requests()
+        .iter()
+        .map(|q| format!("{:?}\n", q.json))
+        .collect();
+    assert!(
+        sent.contains("ROLE: architect"),
+        "the built-in prompt was used"
+    );
+    for text in [&sent, &r.stdout, &r.stderr, &recorded(&s.env, &s.repo)] {
+        assert!(!text.contains(SSH_CANARY), "the key was read");
+    }
+    assert_eq!(user_state(&s.env, &s.repo), before);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_committed_config_that_is_a_symlink_is_refused_unread() {
+    let env = TestEnv::new();
+    let ssh = plant_ssh_key(&env);
+    let repo = env.repo("linked", &[("README.md", "hi\n")]);
+    std::fs::create_dir(repo.join(".triad")).unwrap();
+    std::os::unix::fs::symlink(ssh.join("id_rsa"), repo.join(".triad/config.toml")).unwrap();
+    env.commit_all(&repo, "config");
+    let r = env.triad(&repo, &["config", "show"]);
+    r.expect_code(2);
+    assert!(r.stderr.contains("symbolic link"), "{}", r.stderr);
+    assert!(!r.all().contains(SSH_CANARY), "{}", r.all());
+}
+
+#[cfg(unix)]
+#[test]
+fn init_never_writes_through_a_committed_symlink() {
+    let env = TestEnv::new();
+    let outside = env.root().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    for (name, link, hooks_path) in [
+        ("dot-triad", ".triad", None),
+        ("dangling", ".triad", None),
+        ("hooks", ".githooks", Some(".githooks")),
+    ] {
+        let repo = env.repo(name, &[("README.md", "hi\n")]);
+        let target = if name == "dangling" {
+            outside.join("not-yet")
+        } else {
+            outside.clone()
+        };
+        std::os::unix::fs::symlink(&target, repo.join(link)).unwrap();
+        env.commit_all(&repo, "a link");
+        if let Some(p) = hooks_path {
+            env.git(&repo, &["config", "core.hooksPath", p]).ok();
+        }
+        let before = user_state(&env, &repo);
+        let r = env.triad(&repo, &["init", "--no-trust"]);
+        r.expect_code(1);
+        assert!(
+            r.stderr
+                .contains(&format!("goes through the symbolic link `{link}`")),
+            "{name}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("hint: "), "{}", r.stderr);
+        assert_eq!(
+            std::fs::read_dir(&outside).unwrap().count(),
+            0,
+            "{name}: init wrote outside the repository"
+        );
+        assert_eq!(user_state(&env, &repo), before, "{name}");
+    }
 }

@@ -157,6 +157,19 @@ fn parse_toml(text: &str, path: &str) -> Result<Table, ConfigError> {
     })
 }
 
+/// Reads the committed `.triad/config.toml` under `root`, refusing one that is (or lies
+/// behind) a symbolic link: a clone's config is read from the clone, never from elsewhere.
+fn read_repo_file(root: &Path, path: &Path) -> Result<Option<Table>, ConfigError> {
+    match crate::fsguard::read_to_string(root, ".triad/config.toml") {
+        Ok(text) => Ok(Some(parse_toml(&text, &path.display().to_string())?)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(ConfigError::Read {
+            path: path.to_path_buf(),
+            source: e.into_io(),
+        }),
+    }
+}
+
 fn read_optional(path: &Path) -> Result<Option<Table>, ConfigError> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(parse_toml(&text, &path.display().to_string())?)),
@@ -251,7 +264,7 @@ impl LoadedConfig {
         let mut ignored = Vec::new();
         if let Some(root) = &opts.repo_root {
             let path = root.join(".triad").join("config.toml");
-            if let Some(t) = read_optional(&path)? {
+            if let Some(t) = read_repo_file(root, &path)? {
                 let r = repo::restrict(t, &merged, opts.trusted, &path)?;
                 for i in &r.ignored {
                     tracing::warn!("{i}");
