@@ -7,9 +7,16 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use git_triad::testkit::fake_llm::{FakeServer, Reply, Rule, Script, WireProtocol};
+use serde_json::Value;
+
 use crate::common::{fake_user_config, Run, TestEnv};
 use crate::notes_hooks::{assert_says, commit_with_verdict, refused_push, remote_pair};
-use crate::pipeline::{happy_rules, Scenario};
+use crate::pipeline::{architect_answer, happy_rules, stage, Scenario};
+
+fn run_json(stdout: &str) -> Value {
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
 
 /// Everything of the user's that a refused or finished run must leave as it was: every file
 /// outside `.git/` (tracked, untracked, ignored), the index, HEAD and what it points at.
@@ -424,4 +431,82 @@ fn init_never_writes_through_a_committed_symlink() {
         );
         assert_eq!(user_state(&env, &repo), before, "{name}");
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. Numbers from servers never panic
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn hostile_retry_after_and_usage_numbers_never_panic() {
+    // Not a Retry-After at all: ignored, the ordinary backoff retries and the 200 arrives.
+    // Valid but absurdly long: not waited for; the call fails over (here: nowhere to go).
+    for (value, answered) in [
+        ("1e30", true),
+        ("-5", true),
+        ("NaN", true),
+        ("inf", true),
+        ("99999999999999999999999999999", false),
+        ("Fri, 31 Dec 9999 23:59:59 GMT", false),
+    ] {
+        let server = FakeServer::start_blocking(Script::new(vec![Rule::named("check")
+            .reply(Reply::status(429).header("retry-after", value))
+            .reply(Reply::text("ok").usage(1 << 62, 1 << 62))]))
+        .expect("fake server");
+        let mut env = TestEnv::new();
+        env.write_user_config(&fake_user_config(&server.base_url()));
+        env.set("FAKE_OPENAI_KEY", "sk-fake-openai-key-for-tests");
+        let r = env.triad(env.root(), &["models", "check", "model-a"]);
+        assert_ne!(r.code, 101, "{value}: panicked\n{}", r.stderr);
+        assert!(!r.stderr.contains("panicked"), "{value}: {}", r.stderr);
+        if answered {
+            r.ok();
+            assert_eq!(server.requests().len(), 2, "{value}");
+            // A server's usage figures are clamped, never overflowing a sum.
+            assert!(
+                r.stdout.contains("tokens: 281474976710656 in"),
+                "{}",
+                r.stdout
+            );
+        } else {
+            r.expect_code(1);
+            assert!(r.stderr.contains("HTTP 429"), "{value}: {}", r.stderr);
+            assert_eq!(server.requests().len(), 1, "{value}: waited and retried");
+        }
+    }
+}
+
+#[test]
+fn a_run_survives_hostile_retry_after_headers() {
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![
+            Reply::status(429).header("retry-after", "1e30"),
+            Reply::status(429).header("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT"),
+        ],
+    );
+    rules.push(
+        Rule::named("architect-fallback")
+            .protocol(WireProtocol::OpenAi)
+            .model("model-c")
+            .contains("ROLE: architect")
+            .reply(Reply::text(architect_answer())),
+    );
+    let s = Scenario::new(rules);
+    s.env.write_user_config(&format!(
+        "{}\n",
+        fake_user_config(&s.server.base_url()).replace(
+            "[roles.architect]\nmodels = [\"model-a\"]",
+            "[roles.architect]\nmodels = [\"model-a\", \"model-c\"]"
+        )
+    ));
+    let before = user_state(&s.env, &s.repo);
+    let r = s.run(&[]);
+    r.ok();
+    assert_eq!(run_json(&r.stdout)["status"], "approved", "{}", r.stdout);
+    // The junk header was ignored (one retry), the far-off date failed over to model-c.
+    assert_eq!(s.requests_for("architect").len(), 2);
+    assert_eq!(s.requests_for("architect-fallback").len(), 1);
+    assert_eq!(user_state(&s.env, &s.repo), before);
 }
