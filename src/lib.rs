@@ -4,6 +4,7 @@
 //! [`cli::run`] and maps errors to the exit codes of [`exit::ExitCode`].
 
 pub mod arbiter;
+pub mod bounded;
 pub mod cli;
 pub mod code;
 pub mod config;

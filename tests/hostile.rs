@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use git_triad::testkit::fake_llm::{FakeServer, Reply, Rule, Script, WireProtocol};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::common::{fake_user_config, Run, TestEnv};
 use crate::notes_hooks::{assert_says, commit_with_verdict, refused_push, remote_pair};
@@ -509,4 +509,75 @@ fn a_run_survives_hostile_retry_after_headers() {
     assert_eq!(s.requests_for("architect").len(), 2);
     assert_eq!(s.requests_for("architect-fallback").len(), 1);
     assert_eq!(user_state(&s.env, &s.repo), before);
+}
+
+// ---------------------------------------------------------------------------------------
+// 4. Bounded echoes
+// ---------------------------------------------------------------------------------------
+
+/// The size of everything git holds for the run: refs under refs/triad and refs/notes, with
+/// their patches.
+fn recorded_bytes(env: &TestEnv, repo: &Path) -> usize {
+    recorded(env, repo).len()
+}
+
+#[test]
+fn a_huge_schema_violation_is_not_echoed() {
+    // 50 000 issues where the schema allows a handful: an error message that quotes the
+    // list quotes megabytes.
+    let one = json!({"severity": "critical", "category": "logic", "path": "calc.py",
+        "start_line": 1, "end_line": 1, "quote": "def add(a, b):", "description": "bad",
+        "suggestion": "fix", "evidence": "read"});
+    let flood = json!({"verdict": "APPROVE", "confidence": 0.9, "reasoning": "x",
+        "issues": vec![one; 50_000], "alternatives": [], "unexpected": "y".repeat(100_000)});
+    assert!(flood.to_string().len() > 7_000_000);
+    let mut rules = happy_rules();
+    rules[4] = arbiter_raw(
+        "architect",
+        vec![Reply::json(flood.clone()), Reply::json(flood)],
+    );
+    let s = Scenario::new(rules);
+    let before = user_state(&s.env, &s.repo);
+    // The repair request carries the flood back: let the budget allow it.
+    let r = s.run(&["--budget", "1000"]);
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert_ne!(r.code, 101, "{}", r.stderr);
+    assert!(
+        r.stdout.len() + r.stderr.len() < 64 * 1024,
+        "stdout {} bytes, stderr {} bytes",
+        r.stdout.len(),
+        r.stderr.len()
+    );
+    assert!(r.all().contains("more than"), "{}", r.all());
+    // The repair request names the errors, boundedly.
+    let repair = &s.requests_for("arbiter-architect")[1];
+    let last = repair["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(
+        last.len() < 16 * 1024,
+        "the repair request is {} bytes",
+        last.len()
+    );
+    assert!(
+        recorded_bytes(&s.env, &s.repo) < 512 * 1024,
+        "run record {} bytes",
+        recorded_bytes(&s.env, &s.repo)
+    );
+    assert_eq!(user_state(&s.env, &s.repo), before);
+}
+
+/// An arbiter rule for model-b reviewing `stage`, with raw replies.
+fn arbiter_raw(stage: &str, replies: Vec<Reply>) -> Rule {
+    let mut r = Rule::named(format!("arbiter-{stage}"))
+        .protocol(WireProtocol::OpenAi)
+        .model("model-b")
+        .contains(format!("STAGE REVIEWED: {stage}"));
+    for reply in replies {
+        r = r.reply(reply);
+    }
+    r
 }

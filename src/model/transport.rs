@@ -149,6 +149,9 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
     )
 }
 
+/// Most bytes of a server's error message kept in a [`TransportError::Status`].
+pub const MAX_MESSAGE_BYTES: usize = 1024;
+
 /// Sends requests built by the adapters.
 #[derive(Clone)]
 pub struct Transport {
@@ -247,6 +250,8 @@ impl Transport {
                     .map(str::to_string)
                     .unwrap_or_else(|| adapter::snippet(&body))
             });
+            // The body is the server's to size; an error carries a bounded part of it.
+            let message = crate::bounded::clip(&message, MAX_MESSAGE_BYTES);
             return Err(TransportError::Status {
                 status: status.as_u16(),
                 message: Redactor::global().redact(&message),

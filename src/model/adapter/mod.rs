@@ -50,6 +50,16 @@ pub enum AdapterError {
     Api(String),
 }
 
+impl AdapterError {
+    /// An [`AdapterError::Api`] with the server's message cut to a bounded size.
+    pub fn api(message: String) -> AdapterError {
+        AdapterError::Api(crate::bounded::clip(
+            &message,
+            super::transport::MAX_MESSAGE_BYTES,
+        ))
+    }
+}
+
 /// Accumulates a streamed answer event by event.
 pub trait StreamAccumulator: Send {
     /// Feeds one SSE event; `Ok(true)` means the stream is complete.
