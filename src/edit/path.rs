@@ -50,7 +50,8 @@ pub enum PathError {
 /// A path as an error message shows it: invisible characters escaped, at most a few hundred
 /// bytes (the model chose it).
 fn shown(p: &str) -> String {
-    bounded::clip(&escape_invisible(p), bounded::ITEM_BYTES)
+    let head = bounded::clip(p, bounded::ITEM_BYTES);
+    bounded::clip(&escape_invisible(&head), bounded::ITEM_BYTES)
 }
 
 /// `p` with control characters and the code points HFS+ ignores written as escapes.
