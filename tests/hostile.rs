@@ -632,3 +632,83 @@ fn a_model_cannot_commit_another_name_for_dot_git() {
         assert_eq!(user_state(&s.env, &s.repo), before, "{path}");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// 6. The verify command runs model-written code: no key reaches it, its output is bounded
+// ---------------------------------------------------------------------------------------
+
+const CANARY_KEY: &str = "sk-canary-9d41e7b2f0c35a68";
+
+#[test]
+fn the_verify_command_gets_no_keys_and_bounded_output() {
+    let mut s = Scenario::new(happy_rules());
+    // Keys the user has in the environment, none of which the verify command may see.
+    for (name, value) in [
+        ("CANARY_API_KEY", CANARY_KEY),
+        ("GITHUB_TOKEN", "ghp-canary-token-71c0"),
+        ("AWS_SECRET_ACCESS_KEY", "aws-canary-secret-33f1"),
+        ("PGPASSWORD", "pg-canary-password-0b9e"),
+    ] {
+        s.env.set(name, value);
+    }
+    // The user's own (trusted) config names the command: it prints its environment, then
+    // floods its output, then says where it ended.
+    s.env.write_user_config(&format!(
+        "{}\n[verify]\ncommand = \"env; echo ENV-DONE; yes flood-line | head -c 30000000; echo; echo VERIFY-END\"\ntimeout_secs = 120\n",
+        fake_user_config(&s.server.base_url())
+    ));
+    let before = user_state(&s.env, &s.repo);
+    let r = s.run(&[]);
+    r.ok();
+    let out = run_json(&r.stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    // The verifier was shown the end of the output, boundedly.
+    let verify = s.requests_for("verify")[0].to_string();
+    assert!(
+        verify.contains("VERIFY-END"),
+        "the command did not run to its end"
+    );
+    assert!(
+        verify.len() < 256 * 1024,
+        "the verify prompt is {} bytes",
+        verify.len()
+    );
+    // The environment it printed (shown with a small flood) holds no key.
+    s.env.write_user_config(&format!(
+        "{}\n[verify]\ncommand = \"env\"\ntimeout_secs = 60\n",
+        fake_user_config(&s.server.base_url())
+    ));
+    let r2 = s.run(&[]);
+    r2.ok();
+    let printed = s.requests_for("verify")[1].to_string();
+    assert!(printed.contains("PATH="), "env was not printed: {printed}");
+    let sent: String = s
+        .server
+        .requests()
+        .iter()
+        .map(|q| format!("{:?}\n", q.json))
+        .collect();
+    let record = recorded(&s.env, &s.repo);
+    let notes = s.git(&["log", "-p", "refs/notes/triad"]);
+    for secret in [
+        CANARY_KEY,
+        "ghp-canary-token-71c0",
+        "aws-canary-secret-33f1",
+        "pg-canary-password-0b9e",
+    ] {
+        for (what, text) in [
+            ("stdout", &r.stdout),
+            ("stderr", &r.stderr),
+            ("stdout", &r2.stdout),
+            ("stderr", &r2.stderr),
+            ("requests", &sent),
+            ("run records", &record),
+            ("notes", &notes),
+        ] {
+            assert!(!text.contains(secret), "{secret} leaked into the {what}");
+        }
+    }
+    let runs = s.git(&["for-each-ref", "--format=%(refname)", "refs/triad/runs"]);
+    assert!(!runs.trim().is_empty(), "no run record to check");
+    assert_eq!(user_state(&s.env, &s.repo), before);
+}
