@@ -131,35 +131,21 @@ pub fn restrict(
         }
     };
     for key in CAPS {
-        let Some(asked) = get(&table, key).and_then(number) else {
+        // With no cap below, any cap from the repository is a tightening.
+        let (Some(asked), Some(kept)) = (get(&table, key).and_then(number), get(below, key)) else {
             continue;
         };
-        let limit = get(below, key).and_then(number);
-        if cap_of(asked) > limit.map_or(f64::INFINITY, cap_of) {
-            let kept = get(below, key)
-                .cloned()
-                .unwrap_or_else(|| Value::String("no cap".into()));
-            ignore(
-                &mut table,
-                key,
-                kept,
-                "a committed config may only lower budget caps",
-            );
+        let limit = number(kept).map_or(f64::INFINITY, cap_of);
+        if cap_of(asked) > limit {
+            let why = "a committed config may only lower budget caps";
+            ignore(&mut table, key, kept.clone(), why);
         }
     }
     let mode = "arbiter.mode";
-    if let (Some(asked), Some(limit)) = (
-        get(&table, mode).and_then(mode_rank),
-        get(below, mode).and_then(mode_rank),
-    ) {
-        if asked < limit {
-            let kept = get(below, mode).cloned().unwrap_or(Value::Boolean(false));
-            ignore(
-                &mut table,
-                mode,
-                kept,
-                "a committed config may only ask for more review",
-            );
+    if let (Some(asked), Some(kept)) = (get(&table, mode).and_then(mode_rank), get(below, mode)) {
+        if mode_rank(kept).is_some_and(|limit| asked < limit) {
+            let why = "a committed config may only ask for more review";
+            ignore(&mut table, mode, kept.clone(), why);
         }
     }
     let block_on = "hooks.pre_push.block_on";
