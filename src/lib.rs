@@ -4,11 +4,13 @@
 //! [`cli::run`] and maps errors to the exit codes of [`exit::ExitCode`].
 
 pub mod arbiter;
+pub mod bounded;
 pub mod cli;
 pub mod code;
 pub mod config;
 pub mod edit;
 pub mod exit;
+pub mod fsguard;
 pub mod git;
 pub mod model;
 pub mod notes;

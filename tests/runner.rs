@@ -4,6 +4,7 @@ mod cli_basics;
 mod code_evidence;
 mod common;
 mod e2e_local;
+mod hostile;
 mod notes_hooks;
 mod pipeline;
 mod providers;

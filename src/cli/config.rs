@@ -64,8 +64,13 @@ fn run_show(ctx: &Context, args: &ShowArgs) -> CommandResult {
             }
         }
     }
+    if args.origin {
+        for ignored in loaded.ignored.iter().filter(|i| matches(&i.key)) {
+            text.push_str(&format!("# {ignored}\n"));
+        }
+    }
     if !loaded.trusted {
-        text.push_str("# this clone is not trusted: .triad/config.toml may not set providers, key variables or commands\n");
+        text.push_str("# this clone is not trusted: .triad/config.toml may not set providers, key variables, commands, prices, transport or more retries\n");
     }
     out(&text)?;
     ok()

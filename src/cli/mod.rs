@@ -146,13 +146,14 @@ impl Context {
         }
     }
 
-    /// Whether `git config triad.trusted` is true for this clone.
+    /// Whether `triad.trusted` is true in this clone's own git config (`$GIT_DIR/config`).
+    ///
+    /// Only the repository's local file counts: a `triad.trusted` in the global or system
+    /// config would trust every clone on the machine, including the next hostile one.
     pub fn trusted(&self) -> bool {
         self.repo
             .as_ref()
-            .and_then(|r| r.config().ok())
-            .and_then(|c| c.get_bool("triad.trusted").ok())
-            .unwrap_or(false)
+            .is_some_and(crate::config::trusted_locally)
     }
 
     /// Loads the layered configuration.

@@ -2,12 +2,15 @@
 //! environment, command line.
 //!
 //! A cloned repository is untrusted: its committed `.triad/config.toml` may choose models,
-//! roles, modes, retries, budgets and prompts, but may not redirect endpoints, name the
-//! environment variable a key is read from, or set commands — unless this clone was marked
-//! trusted locally with `git config triad.trusted true` (git config is never cloned).
+//! roles and prompts and tighten limits (lower budgets, more review, fewer retries, more
+//! verdicts that block a push), but may not redirect endpoints, name the environment variable
+//! a key is read from, set commands, prices, transport settings or more retries — unless this
+//! clone was marked trusted in its own `.git/config` with `git config triad.trusted true`
+//! (git config is never cloned). See [`repo`].
 
 pub mod layers;
 mod prompts;
+pub mod repo;
 pub mod schema;
 
 use std::path::{Path, PathBuf};
@@ -16,6 +19,7 @@ use toml::{Table, Value};
 
 pub use layers::{Layer, Origins};
 pub use prompts::{default_prompt, prompt};
+pub use repo::{restricted_keys, IgnoredValue, RESTRICTED_REPO_KEYS};
 pub use schema::*;
 
 /// The built-in defaults, compiled in. A broken default is a bug caught by the tests.
@@ -52,11 +56,6 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "providers",
     "models",
 ];
-
-/// Keys a committed repo config may not set in an untrusted clone.
-///
-/// Each entry is a dotted prefix: the key itself and everything below it are restricted.
-pub const RESTRICTED_REPO_KEYS: &[&str] = &["providers", "verify.command", "commands"];
 
 /// Why configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
@@ -128,6 +127,9 @@ pub struct LoadedConfig {
     pub origins: Origins,
     /// Whether the clone is trusted.
     pub trusted: bool,
+    /// Values of the repository layer that were not applied because they would loosen a
+    /// limit of the layers below (each was also logged as a warning).
+    pub ignored: Vec<IgnoredValue>,
 }
 
 /// The default user config path: `$XDG_CONFIG_HOME/git-triad/config.toml`, else
@@ -155,6 +157,19 @@ fn parse_toml(text: &str, path: &str) -> Result<Table, ConfigError> {
     })
 }
 
+/// Reads the committed `.triad/config.toml` under `root`, refusing one that is (or lies
+/// behind) a symbolic link: a clone's config is read from the clone, never from elsewhere.
+fn read_repo_file(root: &Path, path: &Path) -> Result<Option<Table>, ConfigError> {
+    match crate::fsguard::read_to_string(root, ".triad/config.toml") {
+        Ok(text) => Ok(Some(parse_toml(&text, &path.display().to_string())?)),
+        Err(e) if e.is_not_found() => Ok(None),
+        Err(e) => Err(ConfigError::Read {
+            path: path.to_path_buf(),
+            source: e.into_io(),
+        }),
+    }
+}
+
 fn read_optional(path: &Path) -> Result<Option<Table>, ConfigError> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(parse_toml(&text, &path.display().to_string())?)),
@@ -166,18 +181,17 @@ fn read_optional(path: &Path) -> Result<Option<Table>, ConfigError> {
     }
 }
 
-/// The restricted keys present in a repo config table.
-pub fn restricted_keys(table: &Table) -> Vec<String> {
-    layers::leaves(table)
-        .into_iter()
-        .map(|(k, _)| k)
-        .filter(|k| {
-            RESTRICTED_REPO_KEYS
-                .iter()
-                .any(|r| k == r || k.starts_with(&format!("{r}.")))
-        })
-        .collect()
+/// Whether `triad.trusted` is true in the repository's own git config file (`$GIT_DIR/config`,
+/// libgit2's local level); global, system and worktree-level settings never count.
+pub fn trusted_locally(repo: &git2::Repository) -> bool {
+    repo.config()
+        .and_then(|c| c.open_level(git2::ConfigLevel::Local))
+        .and_then(|local| local.get_bool(TRUSTED_GIT_KEY))
+        .unwrap_or(false)
 }
+
+/// The git config key that marks a clone trusted (read from the local level only).
+pub const TRUSTED_GIT_KEY: &str = "triad.trusted";
 
 /// Maps a git config name (`triad.budget.run-usd`) to a config key (`budget.run_usd`).
 ///
@@ -247,14 +261,16 @@ impl LoadedConfig {
             }
         }
 
+        let mut ignored = Vec::new();
         if let Some(root) = &opts.repo_root {
             let path = root.join(".triad").join("config.toml");
-            if let Some(t) = read_optional(&path)? {
-                let bad = restricted_keys(&t);
-                if !bad.is_empty() && !opts.trusted {
-                    return Err(ConfigError::Untrusted { path, keys: bad });
+            if let Some(t) = read_repo_file(root, &path)? {
+                let r = repo::restrict(t, &merged, opts.trusted, &path)?;
+                for i in &r.ignored {
+                    tracing::warn!("{i}");
                 }
-                layers::merge(&mut merged, t, &Layer::Repo(path), &mut origins);
+                ignored = r.ignored;
+                layers::merge(&mut merged, r.table, &Layer::Repo(path), &mut origins);
             }
         }
 
@@ -298,6 +314,7 @@ impl LoadedConfig {
             merged,
             origins,
             trusted: opts.trusted,
+            ignored,
         };
         loaded.validate()?;
         Ok(loaded)
@@ -554,16 +571,5 @@ mod tests {
         assert_eq!(env_key_to_config_key("GIT_TRIAD_CONFIG"), None);
         assert_eq!(env_key_to_config_key("GIT_TRIAD_LOCAL_CACHE"), None);
         assert_eq!(env_key_to_config_key("GIT_TRIAD_ARBITER_MODE"), None);
-    }
-
-    #[test]
-    fn restricted_keys_are_found() {
-        let t: Table = "[providers.openai]\nbase_url='http://evil'\n[verify]\ncommand='rm -rf /'\ntimeout_secs=5\n[arbiter]\nmode='full'"
-            .parse()
-            .unwrap();
-        assert_eq!(
-            restricted_keys(&t),
-            vec!["providers.openai.base_url", "verify.command"]
-        );
     }
 }

@@ -20,14 +20,24 @@ pub fn default_prompt(role: &str) -> Option<&'static str> {
 
 /// The prompt for a role: the override named in config (a file under the repo root, or the
 /// text itself), else the built-in one.
+///
+/// A file is read only when it is inside the repository with no symbolic link on the way
+/// ([`crate::fsguard`]): a committed `x.md -> ~/.ssh/id_rsa` would otherwise send the key to
+/// a model. Such an override is refused with a warning and the built-in prompt is used.
 pub fn prompt(config: &Config, role: &str, repo_root: Option<&std::path::Path>) -> String {
     if let Some(o) = config.prompts.get(role) {
         if let Some(root) = repo_root {
-            let path = root.join(o);
             // Only files inside the repository; a prompt override is not a way to read ~/.ssh.
-            if crate::edit::check_path(o).is_ok() {
-                if let Ok(text) = std::fs::read_to_string(&path) {
-                    return text;
+            if let Ok(rel) = crate::edit::check_path(o) {
+                match crate::fsguard::read_to_string(root, &rel) {
+                    Ok(text) => return text,
+                    Err(e @ crate::fsguard::FsGuardError::Symlink { .. }) => {
+                        tracing::warn!(
+                            "prompt override for {role} refused: {e}; using the built-in prompt"
+                        );
+                        return default_prompt(role).unwrap_or_default().to_string();
+                    }
+                    Err(_) => {}
                 }
             }
         }
@@ -37,4 +47,43 @@ pub fn prompt(config: &Config, role: &str, repo_root: Option<&std::path::Path>) 
         tracing::warn!("prompt override for {role} (`{o}`) is not a readable file in the repository; using the built-in prompt");
     }
     default_prompt(role).unwrap_or_default().to_string()
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    fn config_with(role: &str, value: &str) -> Config {
+        let mut c = crate::config::LoadedConfig::load(&crate::config::LoadOptions {
+            user_file: Some("/nonexistent/x.toml".into()),
+            ..Default::default()
+        })
+        .unwrap()
+        .config;
+        c.prompts.insert(role.into(), value.into());
+        c
+    }
+
+    #[test]
+    fn overrides_through_links_are_never_read() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("id_rsa"), "PRIVATE KEY").unwrap();
+        std::fs::create_dir(root.path().join("p")).unwrap();
+        std::fs::write(root.path().join("p/own.md"), "own prompt").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("id_rsa"), root.path().join("x.md"))
+            .unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("d")).unwrap();
+        let read = |value: &str| {
+            prompt(
+                &config_with("architect", value),
+                "architect",
+                Some(root.path()),
+            )
+        };
+        assert_eq!(read("p/own.md"), "own prompt");
+        let built_in = default_prompt("architect").unwrap();
+        assert_eq!(read("x.md"), built_in);
+        assert_eq!(read("d/id_rsa"), built_in);
+    }
 }

@@ -35,7 +35,7 @@ impl BlockFailure {
     /// A failure of `block` for `reason`, without nearest lines.
     fn of(block: &EditBlock, reason: String) -> Self {
         BlockFailure {
-            path: block.path.clone(),
+            path: crate::bounded::clip(&block.path, crate::bounded::ITEM_BYTES),
             answer_line: block.answer_line,
             reason,
             nearest: None,
@@ -269,7 +269,9 @@ fn nearest_lines(lines: &[&str], want: &[&str]) -> Option<String> {
 pub fn render_failures(failures: &[BlockFailure], applied_ok: usize) -> String {
     let mut s = String::from("## EDIT BLOCKS THAT DID NOT APPLY\n\n");
     s.push_str("None of your edits were applied: every block must apply before any is. Fix the blocks below and send the complete answer again.\n\n");
-    for (i, f) in failures.iter().enumerate() {
+    // A flood of broken blocks gets a bounded answer: the first few, then a count.
+    let shown = crate::bounded::LIST_ITEMS;
+    for (i, f) in failures.iter().enumerate().take(shown) {
         s.push_str(&format!(
             "{}. {} (block at answer line {}): {}\n",
             i + 1,
@@ -284,6 +286,12 @@ pub fn render_failures(failures: &[BlockFailure], applied_ok: usize) -> String {
             }
             s.push_str("   Copy SEARCH exactly from the file.\n");
         }
+    }
+    if failures.len() > shown {
+        s.push_str(&format!(
+            "… and {} more block(s) that did not apply; fix the ones above, then check the rest the same way.\n",
+            failures.len() - shown
+        ));
     }
     if applied_ok > 0 {
         s.push_str(&format!(
@@ -413,5 +421,16 @@ mod tests {
         assert!(e[0].reason.contains("scope"));
         let big = "x".repeat(MAX_FILE_BYTES + 1);
         assert!(apply_blocks(&b, &[block("big.txt", "", &big)], &|_| true).is_err());
+    }
+
+    #[test]
+    fn a_flood_of_failures_is_rendered_briefly() {
+        let long = format!("/{}", "p".repeat(20_000));
+        let blocks: Vec<EditBlock> = (0..1_000).map(|_| block(&long, "", "x\n")).collect();
+        let failures = apply_blocks(&base(), &blocks, &|_| true).unwrap_err();
+        assert_eq!(failures.len(), 1_000);
+        let text = render_failures(&failures, 0);
+        assert!(text.len() < 16 * 1024, "{} bytes", text.len());
+        assert!(text.contains("… and 990 more block(s)"), "{text}");
     }
 }

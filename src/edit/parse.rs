@@ -140,13 +140,15 @@ pub fn parse_edit_blocks(answer: &str) -> Result<Vec<EditBlock>, ParseError> {
                 message: "a SEARCH block has no file path on the line before it".into(),
             });
         }
+        // Messages quote the path line, whose length the model chose.
+        let shown = crate::bounded::clip(&path, crate::bounded::ITEM_BYTES);
         let mut k = i + 1;
         let mut search = Vec::new();
         while k < lines.len() && !is_divider(lines[k]) {
             if is_search(lines[k]) || is_replace(lines[k]) {
                 return Err(ParseError {
                     line: k + 1,
-                    message: format!("block for {path} has no ======= line after SEARCH"),
+                    message: format!("block for {shown} has no ======= line after SEARCH"),
                 });
             }
             search.push(lines[k]);
@@ -155,7 +157,7 @@ pub fn parse_edit_blocks(answer: &str) -> Result<Vec<EditBlock>, ParseError> {
         if k >= lines.len() {
             return Err(ParseError {
                 line: marker_line,
-                message: format!("block for {path} is not closed (no =======)"),
+                message: format!("block for {shown} is not closed (no =======)"),
             });
         }
         k += 1;
@@ -164,7 +166,7 @@ pub fn parse_edit_blocks(answer: &str) -> Result<Vec<EditBlock>, ParseError> {
             if is_search(lines[k]) {
                 return Err(ParseError {
                     line: k + 1,
-                    message: format!("block for {path} is not closed with >>>>>>> REPLACE"),
+                    message: format!("block for {shown} is not closed with >>>>>>> REPLACE"),
                 });
             }
             replace.push(lines[k]);
@@ -173,7 +175,7 @@ pub fn parse_edit_blocks(answer: &str) -> Result<Vec<EditBlock>, ParseError> {
         if k >= lines.len() {
             return Err(ParseError {
                 line: marker_line,
-                message: format!("block for {path} is not closed with >>>>>>> REPLACE"),
+                message: format!("block for {shown} is not closed with >>>>>>> REPLACE"),
             });
         }
         blocks.push(EditBlock {

@@ -1,4 +1,17 @@
-//! Which paths a model may write: repo-relative, normalized, never outside, never `.git/`.
+//! Which paths a model may write: repo-relative, normalized, never outside, never `.git/`
+//! under any of the names a file system gives it.
+//!
+//! The `.git` rules mirror git's own `verify_path` with `core.protectHFS` and
+//! `core.protectNTFS` on (as git sets them on macOS and Windows, and as a repository cloned
+//! there needs): HFS+ ignores some invisible code points when it compares names, so
+//! `.g\u{200c}it` is `.git`; NTFS ignores trailing dots and spaces, reads `name:stream` as
+//! `name`, and has the short name `GIT~1` for `.git`. A path git would refuse to check out must
+//! never become a commit.
+
+use crate::bounded;
+
+/// Longest path accepted, in bytes (Linux's `PATH_MAX`).
+pub const MAX_PATH_BYTES: usize = 4096;
 
 /// Why a path was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -15,12 +28,43 @@ pub enum PathError {
     /// Inside `.git`.
     #[error("`{0}` is inside .git/, which is never edited")]
     GitDir(String),
+    /// A component another file system reads as `.git`.
+    #[error("`{path}` is inside .git/, which is never edited: `{component}` is a name for .git on macOS (HFS+) or Windows (NTFS)")]
+    GitAlias {
+        /// The path, with invisible characters escaped.
+        path: String,
+        /// The component, with invisible characters escaped.
+        component: String,
+    },
     /// Goes through a symbolic link.
     #[error("`{0}` goes through a symbolic link; links are never followed or edited")]
     Symlink(String),
     /// NUL or control characters.
     #[error("`{0}` contains control characters")]
     Control(String),
+    /// Longer than any file system takes.
+    #[error("`{0}` is longer than {MAX_PATH_BYTES} bytes")]
+    TooLong(String),
+}
+
+/// A path as an error message shows it: invisible characters escaped, at most a few hundred
+/// bytes (the model chose it).
+fn shown(p: &str) -> String {
+    let head = bounded::clip(p, bounded::ITEM_BYTES);
+    bounded::clip(&escape_invisible(&head), bounded::ITEM_BYTES)
+}
+
+/// `p` with control characters and the code points HFS+ ignores written as escapes.
+fn escape_invisible(p: &str) -> String {
+    p.chars()
+        .map(|c| {
+            if c.is_control() || hfs_ignored(c) {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Normalizes a model-written path or says why it is refused.
@@ -29,13 +73,16 @@ pub fn check_path(raw: &str) -> Result<String, PathError> {
     if p.is_empty() {
         return Err(PathError::Empty);
     }
+    if p.len() > MAX_PATH_BYTES {
+        return Err(PathError::TooLong(shown(p)));
+    }
     if p.chars().any(|c| c.is_control()) {
-        return Err(PathError::Control(p.escape_debug().to_string()));
+        return Err(PathError::Control(shown(p)));
     }
     let p = p.replace('\\', "/");
     let bytes = p.as_bytes();
     if p.starts_with('/') || p.starts_with('~') || (bytes.len() > 1 && bytes[1] == b':') {
-        return Err(PathError::Absolute(p));
+        return Err(PathError::Absolute(shown(&p)));
     }
     let mut parts: Vec<&str> = Vec::new();
     for seg in p.split('/') {
@@ -43,7 +90,7 @@ pub fn check_path(raw: &str) -> Result<String, PathError> {
             "" | "." => {}
             ".." => {
                 if parts.pop().is_none() {
-                    return Err(PathError::Escapes(p.clone()));
+                    return Err(PathError::Escapes(shown(&p)));
                 }
             }
             s => parts.push(s),
@@ -52,14 +99,46 @@ pub fn check_path(raw: &str) -> Result<String, PathError> {
     if parts.is_empty() {
         return Err(PathError::Empty);
     }
-    // Case-insensitive file systems treat `.GIT` as `.git`; `.git ` and `.git.` too on Windows.
-    if parts
-        .iter()
-        .any(|s| s.trim_end_matches(['.', ' ']).eq_ignore_ascii_case(".git"))
-    {
-        return Err(PathError::GitDir(p));
+    if let Some(alias) = parts.iter().find(|s| is_dotgit(s)) {
+        return Err(if alias.eq_ignore_ascii_case(".git") {
+            PathError::GitDir(shown(&p))
+        } else {
+            PathError::GitAlias {
+                path: shown(&p),
+                component: shown(alias),
+            }
+        });
     }
     Ok(parts.join("/"))
+}
+
+/// Whether one path component names `.git` on any file system git protects: compared
+/// without case, without the code points HFS+ ignores, as `.git` or its NTFS short name
+/// `git~1`, followed by nothing but dots and spaces up to the end or an NTFS stream (`:`).
+fn is_dotgit(component: &str) -> bool {
+    let folded: String = component
+        .chars()
+        .filter(|c| !hfs_ignored(*c))
+        .collect::<String>()
+        .to_ascii_lowercase();
+    let Some(rest) = folded
+        .strip_prefix(".git")
+        .or_else(|| folded.strip_prefix("git~1"))
+    else {
+        return false;
+    };
+    let before_stream = rest.split(':').next().unwrap_or("");
+    before_stream.chars().all(|c| c == '.' || c == ' ')
+}
+
+/// The code points HFS+ drops when it compares file names (the list git's `is_hfs_dotgit`
+/// skips): zero-width (non-)joiners, direction marks and embeddings, the deprecated
+/// shaping controls, and the byte order mark.
+fn hfs_ignored(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200C}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{206A}'..='\u{206F}' | '\u{FEFF}'
+    )
 }
 
 #[cfg(test)]
@@ -90,5 +169,61 @@ mod tests {
         ));
         assert!(matches!(check_path("a\0b"), Err(PathError::Control(_))));
         assert!(matches!(check_path(" "), Err(PathError::Empty)));
+    }
+
+    #[test]
+    fn every_name_of_dot_git_is_refused() {
+        for path in [
+            ".git\u{200c}/hooks/pre-commit",
+            ".g\u{200d}it/config",
+            "\u{feff}.git/hooks/x",
+            ".\u{202e}git\u{206a}/x",
+            "src/.GiT\u{200e}/x",
+            "GIT~1/hooks/pre-commit",
+            "sub/git~1/config",
+            ".git./config",
+            ".git ./config",
+            ".git. . /config",
+            ".git::$INDEX_ALLOCATION/hooks/pre-commit",
+            ".git:stream",
+            "a\\.GIT\\config",
+        ] {
+            assert!(
+                matches!(
+                    check_path(path),
+                    Err(PathError::GitDir(_) | PathError::GitAlias { .. })
+                ),
+                "{path:?}: {:?}",
+                check_path(path)
+            );
+        }
+        let e = check_path(".git\u{200c}/hooks/pre-commit").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`.git\\u{200c}/hooks/pre-commit` is inside .git/, which is never edited: `.git\\u{200c}` is a name for .git on macOS (HFS+) or Windows (NTFS)"
+        );
+        // Names that only look alike are files like any other.
+        for path in [
+            ".gitignore",
+            ".github/workflows/ci.yml",
+            ".gitmodules",
+            "git~2/x",
+            ".git-blame-ignore-revs",
+            "my.git/x",
+            ".gitx/y",
+            "g\u{200c}it~1x",
+        ] {
+            assert!(check_path(path).is_ok(), "{path:?}: {:?}", check_path(path));
+        }
+    }
+
+    #[test]
+    fn long_paths_are_refused_and_echoed_briefly() {
+        let long = "a/".repeat(5000);
+        let e = check_path(&long).unwrap_err();
+        assert!(matches!(e, PathError::TooLong(_)));
+        assert!(e.to_string().len() < 500, "{e}");
+        let e = check_path(&format!("/{}", "x".repeat(4000))).unwrap_err();
+        assert!(e.to_string().len() < 500, "{e}");
     }
 }

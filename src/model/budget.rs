@@ -158,25 +158,25 @@ impl Spend {
     pub fn of(records: &[CallRecord]) -> Spend {
         records.iter().fold(Spend::default(), |mut s, r| {
             s.cost_usd += r.cost_usd;
-            s.input_tokens += r.input_tokens;
-            s.output_tokens += r.output_tokens;
-            s.latency_ms += r.latency_ms;
+            s.input_tokens = s.input_tokens.saturating_add(r.input_tokens);
+            s.output_tokens = s.output_tokens.saturating_add(r.output_tokens);
+            s.latency_ms = s.latency_ms.saturating_add(r.latency_ms);
             s
         })
     }
 
     /// Input plus output tokens.
     pub fn tokens(&self) -> u64 {
-        self.input_tokens + self.output_tokens
+        self.input_tokens.saturating_add(self.output_tokens)
     }
 }
 
 impl std::ops::AddAssign for Spend {
     fn add_assign(&mut self, rhs: Spend) {
         self.cost_usd += rhs.cost_usd;
-        self.input_tokens += rhs.input_tokens;
-        self.output_tokens += rhs.output_tokens;
-        self.latency_ms += rhs.latency_ms;
+        self.input_tokens = self.input_tokens.saturating_add(rhs.input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(rhs.output_tokens);
+        self.latency_ms = self.latency_ms.saturating_add(rhs.latency_ms);
     }
 }
 

@@ -563,7 +563,13 @@ fn check_answer<T: DeserializeOwned>(
         })?,
     };
     structured::validate(schema, &json)?;
-    let value = serde_json::from_value(json.clone()).map_err(|e| vec![e.to_string()])?;
+    // serde's message quotes the offending value, which the model chose the size of.
+    let value = serde_json::from_value(json.clone()).map_err(|e| {
+        vec![crate::bounded::clip(
+            &e.to_string(),
+            crate::bounded::ITEM_BYTES,
+        )]
+    })?;
     Ok((value, json))
 }
 

@@ -142,23 +142,41 @@ pub fn extract_json(text: &str) -> Option<Value> {
 }
 
 /// Validates `value` against `schema`; returns readable errors (`/path: message`).
+///
+/// The list is bounded ([`crate::bounded::list`]): a few errors, each at most a few hundred
+/// bytes, and a count of the rest. A message never quotes a large part of the answer (an
+/// array of 50 000 items "has more than 3 items" without listing them).
 pub fn validate(schema: &Value, value: &Value) -> Result<(), Vec<String>> {
     let validator = match jsonschema::validator_for(schema) {
         Ok(v) => v,
-        Err(e) => return Err(vec![format!("the schema itself is invalid: {e}")]),
+        Err(e) => {
+            let why = format!("the schema itself is invalid: {e}");
+            return Err(vec![crate::bounded::clip(&why, crate::bounded::ITEM_BYTES)]);
+        }
     };
-    let errors: Vec<String> = validator
-        .iter_errors(value)
-        .take(20)
-        .map(|e| {
-            let path = e.instance_path.to_string();
-            format!("{}: {e}", if path.is_empty() { "/" } else { &path })
-        })
-        .collect();
+    let errors = crate::bounded::list(validator.iter_errors(value).map(|e| {
+        let path = e.instance_path.to_string();
+        let path = if path.is_empty() { "/" } else { &path };
+        if quotable(&e.instance) {
+            format!("{path}: {e}")
+        } else {
+            format!("{path}: {}", e.masked_with("the value"))
+        }
+    }));
     if errors.is_empty() {
         Ok(())
     } else {
         Err(errors)
+    }
+}
+
+/// Whether a value is small enough to quote in an error message.
+fn quotable(v: &Value) -> bool {
+    match v {
+        Value::Array(items) => items.is_empty(),
+        Value::Object(fields) => fields.is_empty(),
+        Value::String(s) => s.len() <= 80,
+        _ => true,
     }
 }
 
@@ -201,6 +219,29 @@ mod tests {
         let errs = validate(&s, &bad).unwrap_err();
         assert!(errs.iter().any(|e| e.starts_with("/inner/n")), "{errs:?}");
         assert!(errs.len() >= 3, "{errs:?}");
+    }
+
+    #[test]
+    fn huge_answers_give_bounded_errors() {
+        let s = schema_for::<Outer>("outer").schema;
+        let mut capped = s.clone();
+        fit_to_budget(&mut capped, 1024);
+        let items: Vec<Value> = (0..50_000).map(|_| serde_json::json!({"n": 1})).collect();
+        let flood = serde_json::json!({"name": "a", "inner": {"n": 1}, "items": items});
+        let errs = validate(&capped, &flood).unwrap_err();
+        assert_eq!(errs, ["/items: the value has more than 3 items"]);
+        let bad: Vec<Value> = (0..50_000)
+            .map(|_| serde_json::json!({"n": "x".repeat(100)}))
+            .collect();
+        let flood =
+            serde_json::json!({"name": "y".repeat(1_000_000), "inner": {"n": 1}, "items": bad});
+        let errs = validate(&s, &flood).unwrap_err();
+        assert_eq!(errs.len(), crate::bounded::LIST_ITEMS + 1, "{errs:?}");
+        assert!(
+            errs.iter().map(String::len).sum::<usize>() < 4096,
+            "{errs:?}"
+        );
+        assert!(errs.last().unwrap().contains("more"), "{errs:?}");
     }
 
     #[test]

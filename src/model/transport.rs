@@ -119,16 +119,28 @@ impl RetryPolicy {
     }
 }
 
-/// Parses `Retry-After`: delta-seconds or an HTTP date.
+/// Parses `Retry-After`: delay-seconds (digits, with a decimal fraction tolerated) or an
+/// HTTP date. Never panics on what a server sends.
+///
+/// A number too large for a `Duration` saturates (and so is longer than any
+/// `retry_after_max`: the call fails over instead of waiting). Anything else — a sign, an
+/// exponent (`1e30`), `NaN`, `inf`, text — is not a `Retry-After` at all and is ignored
+/// (`None`), so the ordinary backoff applies. A date in the past means now.
 pub fn parse_retry_after(value: &str) -> Option<Duration> {
     let value = value.trim();
-    if let Ok(secs) = value.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    if let Ok(secs) = value.parse::<f64>() {
-        if secs.is_finite() && secs >= 0.0 {
-            return Some(Duration::from_secs_f64(secs));
-        }
+    let (whole, fraction) = value.split_once('.').unwrap_or((value, ""));
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if !whole.is_empty() && digits(whole) && digits(fraction) && !value.ends_with('.') {
+        let Ok(secs) = whole.parse::<u64>() else {
+            return Some(Duration::MAX);
+        };
+        // Nanoseconds from the first nine digits of the fraction.
+        let nanos = fraction
+            .bytes()
+            .chain(std::iter::repeat(b'0'))
+            .take(9)
+            .fold(0u32, |n, b| n * 10 + u32::from(b - b'0'));
+        return Some(Duration::new(secs, nanos));
     }
     let when = httpdate::parse_http_date(value).ok()?;
     Some(
@@ -136,6 +148,9 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
             .unwrap_or(Duration::ZERO),
     )
 }
+
+/// Most bytes of a server's error message kept in a [`TransportError::Status`].
+pub const MAX_MESSAGE_BYTES: usize = 1024;
 
 /// Sends requests built by the adapters.
 #[derive(Clone)]
@@ -235,6 +250,8 @@ impl Transport {
                     .map(str::to_string)
                     .unwrap_or_else(|| adapter::snippet(&body))
             });
+            // The body is the server's to size; an error carries a bounded part of it.
+            let message = crate::bounded::clip(&message, MAX_MESSAGE_BYTES);
             return Err(TransportError::Status {
                 status: status.as_u16(),
                 message: Redactor::global().redact(&message),
@@ -364,5 +381,45 @@ mod tests {
             Some(Duration::ZERO)
         );
         assert_eq!(parse_retry_after("soon"), None);
+    }
+
+    #[test]
+    fn retry_after_never_panics_and_saturates() {
+        assert_eq!(
+            parse_retry_after(" 1.5 "),
+            Some(Duration::from_millis(1500))
+        );
+        assert_eq!(
+            parse_retry_after("0.0000000019"),
+            Some(Duration::from_nanos(1))
+        );
+        for junk in [
+            "1e30", "-5", "-0", "NaN", "nan", "inf", "+3", "1.", ".5", "1.2.3", "", "٣",
+        ] {
+            assert_eq!(parse_retry_after(junk), None, "{junk}");
+        }
+        for huge in [
+            "99999999999999999999999999999",
+            "18446744073709551616",
+            "99999999999999999999.5",
+        ] {
+            assert_eq!(parse_retry_after(huge), Some(Duration::MAX), "{huge}");
+        }
+        assert_eq!(
+            parse_retry_after("18446744073709551615"),
+            Some(Duration::from_secs(u64::MAX))
+        );
+        let far = parse_retry_after("Fri, 31 Dec 9999 23:59:59 GMT").unwrap();
+        assert!(far > Duration::from_secs(60 * 60 * 24 * 365 * 7000));
+        // Whatever was parsed, the policy decides without panicking: too long fails over.
+        let p = policy();
+        for v in [
+            "99999999999999999999999999999",
+            "Fri, 31 Dec 9999 23:59:59 GMT",
+        ] {
+            assert_eq!(p.delay(0, &status(429, parse_retry_after(v))), None, "{v}");
+        }
+        let d = p.delay(0, &status(429, parse_retry_after("1e30"))).unwrap();
+        assert!(d <= Duration::from_millis(250), "ordinary backoff: {d:?}");
     }
 }

@@ -97,8 +97,17 @@ fn block_on(ctx: &Context, backend: &Backend<'_>) -> CommandResult<Vec<String>> 
                 .filter_map(|l| l.split_once(' '))
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
-            let trusted = gate_cli::git_output(dir, &["config", "--type=bool", "triad.trusted"])
-                .is_ok_and(|v| v.trim() == "true");
+            // Only this clone's own config file may trust it, never a global setting.
+            let trusted = gate_cli::git_output(
+                dir,
+                &[
+                    "config",
+                    "--local",
+                    "--type=bool",
+                    crate::config::TRUSTED_GIT_KEY,
+                ],
+            )
+            .is_ok_and(|v| v.trim() == "true");
             LoadedConfig::load(&LoadOptions {
                 user_file: None,
                 repo_root: top.map(|t| PathBuf::from(t.trim())),

@@ -15,6 +15,7 @@ use clap::Args;
 use super::notes::require_repo;
 use super::{ok, out, CommandError, CommandResult, Context};
 use crate::exit::ExitCode;
+use crate::fsguard;
 use gitconfig::Entry;
 use hookfile::Change;
 
@@ -41,6 +42,11 @@ pub fn run(ctx: &Context, args: &InitArgs) -> CommandResult {
     if args.uninstall {
         return uninstall(repo);
     }
+    let hooks_dir = hooks_dir(repo)?;
+    // Refuse before changing anything.
+    for (name, _) in hookfile::HOOKS {
+        checked_hook_path(repo, &hooks_dir.join(name))?;
+    }
     // What changed, and what is worth knowing but changed nothing.
     let (mut said, mut info) = (Vec::new(), Vec::new());
     if let Some(root) = repo.workdir() {
@@ -55,11 +61,11 @@ pub fn run(ctx: &Context, args: &InitArgs) -> CommandResult {
             record.push(entry);
         }
     }
-    let hooks_dir = hooks_dir(repo)?;
     let mut not_installed = Vec::new();
     for (name, shim) in hookfile::HOOKS {
         let path = hooks_dir.join(name);
         let shown = path.display();
+        checked_hook_path(repo, &path)?;
         let change = hookfile::install(&path, shim).map_err(|e| {
             CommandError::failure(format!("cannot install the {name} hook at {shown}: {e}"))
         })?;
@@ -97,25 +103,49 @@ fn lines(sentences: &[String]) -> String {
     sentences.iter().map(|s| format!("{s}\n")).collect()
 }
 
-/// Creates `.triad/config.toml` and `.triad/tasks/` when absent; never overwrites.
+/// Creates `.triad/config.toml` and `.triad/tasks/` when absent; never overwrites, and never
+/// writes through a symbolic link (a clone may commit `.triad -> ~/somewhere`).
 fn create_triad_dir(root: &Path, said: &mut Vec<String>) -> CommandResult<()> {
-    let dir = root.join(".triad");
-    let config = dir.join("config.toml");
-    if !config.exists() {
-        std::fs::create_dir_all(&dir)?;
-        std::fs::write(&config, REPO_CONFIG_TEMPLATE)?;
+    let config = guarded(root, ".triad/config.toml")?;
+    if std::fs::symlink_metadata(&config).is_err() {
+        fsguard::create_new(root, ".triad/config.toml", REPO_CONFIG_TEMPLATE.as_bytes())
+            .map_err(refused)?;
         said.push(
             "Created .triad/config.toml, a commented template of what a repository may configure."
                 .into(),
         );
     }
-    let tasks = dir.join("tasks");
-    if !tasks.exists() {
-        std::fs::create_dir_all(&tasks)?;
-        std::fs::write(tasks.join(".gitkeep"), "")?;
+    let tasks = guarded(root, ".triad/tasks/.gitkeep")?;
+    if tasks
+        .parent()
+        .is_some_and(|t| std::fs::symlink_metadata(t).is_err())
+    {
+        fsguard::create_new(root, ".triad/tasks/.gitkeep", b"").map_err(refused)?;
         said.push("Created .triad/tasks/ for task specs (commit it with the config).".into());
     }
     Ok(())
+}
+
+/// `root/rel` when no symbolic link is on the way, else the refusal.
+fn guarded(root: &Path, rel: &str) -> CommandResult<PathBuf> {
+    fsguard::inside_repo(root, rel).map_err(refused)
+}
+
+/// Why init will not write a path of the repository, with what to do about it.
+fn refused(e: fsguard::FsGuardError) -> CommandError {
+    let link = match &e {
+        fsguard::FsGuardError::Symlink { link, .. } => Some(link.clone()),
+        _ => None,
+    };
+    let mut err = CommandError::failure(format!(
+        "git triad init writes only inside the repository: {e}"
+    ));
+    if let Some(link) = link {
+        err.hints.push(format!(
+            "a clone can commit such a link to make tools write elsewhere; see where it came from (`git log -- {link}`) and replace it with a real directory"
+        ));
+    }
+    err
 }
 
 /// The hooks directory git uses: `core.hooksPath` (relative to the work tree root, or to the
@@ -127,6 +157,29 @@ fn hooks_dir(repo: &git2::Repository) -> CommandResult<PathBuf> {
         Ok(p) => Ok(repo.workdir().unwrap_or_else(|| repo.path()).join(p)),
         Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(repo.commondir().join("hooks")),
         Err(e) => Err(e.into()),
+    }
+}
+
+/// Refuses a hook path in the work tree (`core.hooksPath = .githooks`) that goes through a
+/// symbolic link: those files come with the clone. Paths in the git dir are the user's own.
+fn checked_hook_path(repo: &git2::Repository, path: &Path) -> CommandResult<()> {
+    let Some(root) = repo.workdir() else {
+        return Ok(());
+    };
+    if path.starts_with(repo.path()) || path.starts_with(repo.commondir()) {
+        return Ok(());
+    }
+    match path.strip_prefix(root) {
+        // `core.hooksPath = ../elsewhere` points out of the work tree on the user's own say.
+        Ok(rel)
+            if !rel
+                .components()
+                .any(|c| c == std::path::Component::ParentDir) =>
+        {
+            fsguard::inside_repo(root, rel).map_err(refused)?;
+            Ok(())
+        }
+        _ => Ok(()),
     }
 }
 

@@ -51,7 +51,7 @@ pub fn build(base_url: &str, model_id: &str, req: &ChatRequest) -> WireRequest {
 /// Parses a `message` object.
 pub fn parse(v: &Value) -> Result<ChatResponse, AdapterError> {
     if v.get("type").and_then(Value::as_str) == Some("error") {
-        return Err(AdapterError::Api(
+        return Err(AdapterError::api(
             str_at(v, &["error", "message"]).unwrap_or_else(|| v.to_string()),
         ));
     }
@@ -144,7 +144,7 @@ impl StreamAccumulator for Acc {
                 return Ok(true);
             }
             "error" => {
-                return Err(AdapterError::Api(
+                return Err(AdapterError::api(
                     str_at(&v, &["error", "message"]).unwrap_or_else(|| v.to_string()),
                 ))
             }

@@ -117,7 +117,7 @@ pub fn openapi_subset(schema: &Value) -> Value {
 /// Parses a `GenerateContentResponse`.
 pub fn parse(v: &Value) -> Result<ChatResponse, AdapterError> {
     if let Some(msg) = str_at(v, &["error", "message"]) {
-        return Err(AdapterError::Api(msg));
+        return Err(AdapterError::api(msg));
     }
     let candidate = v.get("candidates").and_then(|c| c.get(0)).ok_or_else(|| {
         let why = str_at(v, &["promptFeedback", "blockReason"])
@@ -171,7 +171,7 @@ impl StreamAccumulator for Acc {
         let v: Value = serde_json::from_str(&ev.data)
             .map_err(|e| AdapterError::Malformed(format!("stream chunk is not JSON: {e}")))?;
         if let Some(msg) = str_at(&v, &["error", "message"]) {
-            return Err(AdapterError::Api(msg));
+            return Err(AdapterError::api(msg));
         }
         if let Some(c) = v.get("candidates").and_then(|c| c.get(0)) {
             self.r.text.push_str(&candidate_text(c));

@@ -50,6 +50,16 @@ pub enum AdapterError {
     Api(String),
 }
 
+impl AdapterError {
+    /// An [`AdapterError::Api`] with the server's message cut to a bounded size.
+    pub fn api(message: String) -> AdapterError {
+        AdapterError::Api(crate::bounded::clip(
+            &message,
+            super::transport::MAX_MESSAGE_BYTES,
+        ))
+    }
+}
+
 /// Accumulates a streamed answer event by event.
 pub trait StreamAccumulator: Send {
     /// Feeds one SSE event; `Ok(true)` means the stream is complete.
@@ -108,6 +118,11 @@ pub fn snippet(body: &[u8]) -> String {
     s
 }
 
+/// The most tokens one usage field may report; larger numbers are clamped so that sums of
+/// a server's figures can never overflow (and still cost more than any budget).
+pub const MAX_REPORTED_TOKENS: u64 = 1 << 48;
+
+/// A token count at `path`, or 0; clamped to [`MAX_REPORTED_TOKENS`].
 pub(crate) fn u64_at(v: &Value, path: &[&str]) -> u64 {
     let mut cur = v;
     for p in path {
@@ -116,7 +131,11 @@ pub(crate) fn u64_at(v: &Value, path: &[&str]) -> u64 {
             None => return 0,
         }
     }
-    cur.as_u64().unwrap_or(0)
+    let n = cur
+        .as_u64()
+        .or_else(|| cur.as_f64().filter(|f| *f >= 1.0).map(|f| f as u64))
+        .unwrap_or(0);
+    n.min(MAX_REPORTED_TOKENS)
 }
 
 pub(crate) fn str_at(v: &Value, path: &[&str]) -> Option<String> {

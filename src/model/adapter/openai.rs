@@ -52,7 +52,7 @@ pub fn build(base_url: &str, model_id: &str, req: &ChatRequest) -> WireRequest {
 /// Parses a `chat.completion` object.
 pub fn parse(v: &Value) -> Result<ChatResponse, AdapterError> {
     if let Some(msg) = str_at(v, &["error", "message"]) {
-        return Err(AdapterError::Api(msg));
+        return Err(AdapterError::api(msg));
     }
     let choice = v
         .get("choices")
@@ -102,7 +102,7 @@ impl StreamAccumulator for Acc {
         let v: Value = serde_json::from_str(data)
             .map_err(|e| AdapterError::Malformed(format!("stream chunk is not JSON: {e}")))?;
         if let Some(msg) = str_at(&v, &["error", "message"]) {
-            return Err(AdapterError::Api(msg));
+            return Err(AdapterError::api(msg));
         }
         if self.r.model.is_none() {
             self.r.model = str_at(&v, &["model"]);

