@@ -433,6 +433,25 @@ fn init_never_writes_through_a_committed_symlink() {
     }
 }
 
+#[test]
+fn task_new_never_writes_through_a_committed_symlink() {
+    let env = TestEnv::new();
+    let outside = env.root().join("outside-tasks");
+    std::fs::create_dir(&outside).unwrap();
+    let repo = env.repo("linked-tasks", &[("README.md", "hi\n")]);
+    std::fs::create_dir(repo.join(".triad")).unwrap();
+    std::os::unix::fs::symlink(&outside, repo.join(".triad/tasks")).unwrap();
+    env.commit_all(&repo, "a link");
+    let r = env.triad(&repo, &["task", "new", "x", "--title", "X"]);
+    r.expect_code(1);
+    assert!(
+        r.stderr.contains("symbolic link") && r.stderr.contains("hint: "),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 0);
+}
+
 // ---------------------------------------------------------------------------------------
 // 3. Numbers from servers never panic
 // ---------------------------------------------------------------------------------------

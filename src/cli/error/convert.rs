@@ -209,3 +209,20 @@ pub fn local_error(e: local::LocalError, cache: &std::path::Path) -> CommandErro
     };
     CommandError::failure(e).hint(hint)
 }
+
+impl From<crate::fsguard::FsGuardError> for CommandError {
+    fn from(e: crate::fsguard::FsGuardError) -> Self {
+        let link = match &e {
+            crate::fsguard::FsGuardError::Symlink { link, .. } => Some(link.clone()),
+            _ => None,
+        };
+        let mut err =
+            CommandError::failure(format!("git triad writes only inside the repository: {e}"));
+        if let Some(link) = link {
+            err.hints.push(format!(
+                "a clone can commit such a link to make tools write elsewhere; see where it came from (`git log -- {link}`) and replace it with a real directory"
+            ));
+        }
+        err
+    }
+}

@@ -109,7 +109,7 @@ fn create_triad_dir(root: &Path, said: &mut Vec<String>) -> CommandResult<()> {
     let config = guarded(root, ".triad/config.toml")?;
     if std::fs::symlink_metadata(&config).is_err() {
         fsguard::create_new(root, ".triad/config.toml", REPO_CONFIG_TEMPLATE.as_bytes())
-            .map_err(refused)?;
+            .map_err(CommandError::from)?;
         said.push(
             "Created .triad/config.toml, a commented template of what a repository may configure."
                 .into(),
@@ -120,7 +120,7 @@ fn create_triad_dir(root: &Path, said: &mut Vec<String>) -> CommandResult<()> {
         .parent()
         .is_some_and(|t| std::fs::symlink_metadata(t).is_err())
     {
-        fsguard::create_new(root, ".triad/tasks/.gitkeep", b"").map_err(refused)?;
+        fsguard::create_new(root, ".triad/tasks/.gitkeep", b"").map_err(CommandError::from)?;
         said.push("Created .triad/tasks/ for task specs (commit it with the config).".into());
     }
     Ok(())
@@ -128,24 +128,7 @@ fn create_triad_dir(root: &Path, said: &mut Vec<String>) -> CommandResult<()> {
 
 /// `root/rel` when no symbolic link is on the way, else the refusal.
 fn guarded(root: &Path, rel: &str) -> CommandResult<PathBuf> {
-    fsguard::inside_repo(root, rel).map_err(refused)
-}
-
-/// Why init will not write a path of the repository, with what to do about it.
-fn refused(e: fsguard::FsGuardError) -> CommandError {
-    let link = match &e {
-        fsguard::FsGuardError::Symlink { link, .. } => Some(link.clone()),
-        _ => None,
-    };
-    let mut err = CommandError::failure(format!(
-        "git triad init writes only inside the repository: {e}"
-    ));
-    if let Some(link) = link {
-        err.hints.push(format!(
-            "a clone can commit such a link to make tools write elsewhere; see where it came from (`git log -- {link}`) and replace it with a real directory"
-        ));
-    }
-    err
+    fsguard::inside_repo(root, rel).map_err(CommandError::from)
 }
 
 /// The hooks directory git uses: `core.hooksPath` (relative to the work tree root, or to the
@@ -176,7 +159,7 @@ fn checked_hook_path(repo: &git2::Repository, path: &Path) -> CommandResult<()> 
                 .components()
                 .any(|c| c == std::path::Component::ParentDir) =>
         {
-            fsguard::inside_repo(root, rel).map_err(refused)?;
+            fsguard::inside_repo(root, rel).map_err(CommandError::from)?;
             Ok(())
         }
         _ => Ok(()),

@@ -32,15 +32,16 @@ pub fn run(ctx: &Context, args: &NewArgs) -> CommandResult {
         .workdir()
         .ok_or_else(|| CommandError::usage("this repository has no work tree"))?;
     let rel = spec::spec_path(&args.slug);
-    let path = root.join(&rel);
-    if path.exists() && !args.force {
-        return Err(CommandError::usage(format!("{rel} already exists"))
-            .hint("edit it, or pass --force to replace it with a fresh template"));
+    // A committed `.triad` that is a link must not make this write elsewhere.
+    let path = crate::fsguard::inside_repo(root, &rel)?;
+    if path.exists() {
+        if !args.force {
+            return Err(CommandError::usage(format!("{rel} already exists"))
+                .hint("edit it, or pass --force to replace it with a fresh template"));
+        }
+        std::fs::remove_file(&path)?;
     }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::write(&path, template(&args.slug, &args.title))?;
+    crate::fsguard::create_new(root, &rel, template(&args.slug, &args.title).as_bytes())?;
     out(&format!(
         "wrote {rel}\nnext: describe the task and its requirements, then `git add {rel} && git commit -m \"task: {}\"` and `git triad run --task {}`\n",
         args.slug, args.slug

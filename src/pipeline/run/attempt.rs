@@ -16,6 +16,9 @@ use crate::pipeline::record::{one_line, AttemptRecord, AttemptResult};
 use crate::pipeline::stage::Stage;
 use crate::task::outcome::{parse_meta, Outcome};
 
+/// Most bytes of a stage answer kept in the run record's transcript.
+const ANSWER_RECORD_BYTES: usize = 256 * 1024;
+
 /// An answered attempt before its fate is known.
 pub(super) struct Answered {
     /// 1-based attempt number.
@@ -97,7 +100,8 @@ impl Run<'_> {
             &serde_json::json!({
                 "stage": stage, "role": role, "attempt": n, "model": completion.model,
                 "request": {"system": req.system, "user": req.messages.first().map(|m| m.content.clone())},
-                "response": completion.response.text,
+                // A hostile answer must not become megabytes in every record that quotes it.
+                "response": crate::bounded::clip(&completion.response.text, ANSWER_RECORD_BYTES),
                 "calls": completion.records,
             }),
         );
