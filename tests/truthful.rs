@@ -300,8 +300,8 @@ fn a_deferred_task_comes_due_and_a_run_says_so() {
     );
 }
 
-#[test]
-fn a_model_set_to_whole_files_writes_them_whole_and_is_asked_to() {
+/// The happy path, with the architect and implementer answering whole files.
+fn whole_file_rules() -> Vec<git_triad::testkit::fake_llm::Rule> {
     let whole = |file: &str, text: &str, summary: &str| {
         answer(&format!("{file}\n```python\n{text}```\n"), summary)
     };
@@ -322,7 +322,12 @@ fn a_model_set_to_whole_files_writes_them_whole_and_is_asked_to() {
             "implement sub()",
         ))],
     );
-    let s = Scenario::new(rules);
+    rules
+}
+
+#[test]
+fn a_model_set_to_whole_files_writes_them_whole_and_is_asked_to() {
+    let s = Scenario::new(whole_file_rules());
     let r = s.run(&["-c", "models.model-a.edit_format=whole"]);
     r.ok();
     let out = run_json(&r.stdout);
@@ -331,8 +336,35 @@ fn a_model_set_to_whole_files_writes_them_whole_and_is_asked_to() {
     assert!(s
         .git(&["show", &format!("{branch}:calc.py")])
         .contains("return a - b"));
-    // The model was told the whole-file format, not SEARCH/REPLACE.
-    let asked = s.requests_for("implement")[0].to_string();
-    assert!(asked.contains("COMPLETE new content"), "{asked}");
-    assert!(!asked.contains("<<<<<<< SEARCH"), "{asked}");
+    // The model was told the whole-file format, not SEARCH/REPLACE; a server that does not
+    // enforce grammars never gets one.
+    let asked = &s.requests_for("implement")[0];
+    assert!(
+        asked.to_string().contains("COMPLETE new content"),
+        "{asked}"
+    );
+    assert!(!asked.to_string().contains("<<<<<<< SEARCH"), "{asked}");
+    assert!(asked.get("grammar").is_none(), "{asked}");
+
+    // On a server that enforces a grammar, the answer is held to the format, and the
+    // implement stage must write a file.
+    let s = Scenario::new(whole_file_rules());
+    let r = s.run(&[
+        "-c",
+        "models.model-a.edit_format=whole",
+        "-c",
+        r#"models.model-a.capabilities=["gbnf"]"#,
+    ]);
+    r.ok();
+    let grammar = s.requests_for("implement")[0]["grammar"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(grammar.starts_with("root ::= file file* meta"), "{grammar}");
+    assert!(grammar.contains("\"calc.py\""), "{grammar}");
+    let architect = s.requests_for("architect")[0]["grammar"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(architect.starts_with("root ::= file* meta"), "{architect}");
 }

@@ -344,7 +344,7 @@ pub struct ModelConfig {
     pub price_in: f64,
     /// USD per million output tokens.
     pub price_out: f64,
-    /// `json_schema`, `tools`.
+    /// `json_schema`, `tools`, `gbnf` (the server constrains decoding to a GBNF grammar).
     #[serde(default)]
     pub capabilities: Vec<String>,
     /// Fitness per role in [0, 1], used to rank models in listings.

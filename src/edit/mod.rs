@@ -1,6 +1,7 @@
 //! Edits from model answers: parse SEARCH/REPLACE blocks, check paths, apply in memory.
 
 pub mod apply;
+pub mod grammar;
 pub mod parse;
 pub mod path;
 

@@ -63,6 +63,10 @@ pub struct ChatRequest {
     pub schema: Option<OutputSchema>,
     /// Ask for a streamed (SSE) answer.
     pub stream: bool,
+    /// A GBNF grammar the answer must follow, for servers that enforce one (llama.cpp's
+    /// `grammar`); other servers never see it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grammar: Option<String>,
 }
 
 impl ChatRequest {
@@ -75,6 +79,7 @@ impl ChatRequest {
             temperature: None,
             schema: None,
             stream: false,
+            grammar: None,
         }
     }
 

@@ -31,6 +31,10 @@ pub fn build(base_url: &str, model_id: &str, req: &ChatRequest) -> WireRequest {
     if let Some(t) = req.temperature {
         body["temperature"] = json!(t);
     }
+    if let Some(grammar) = &req.grammar {
+        // llama.cpp's server extension: decoding is constrained to the grammar.
+        body["grammar"] = json!(grammar);
+    }
     if let Some(schema) = &req.schema {
         body["response_format"] = json!({
             "type": "json_schema",

@@ -7,6 +7,7 @@ use git2::Tree;
 use super::{Run, RunError};
 use crate::arbiter::feedback;
 use crate::config::{prompt, EditFormat};
+use crate::edit::grammar::whole_file_answer;
 use crate::git::{self, Context as _, TreeFiles};
 use crate::model::ChatRequest;
 use crate::pipeline::context::{stage_message, StageContext};
@@ -104,6 +105,18 @@ impl Run<'_> {
             role_cfg.max_output_tokens.unwrap_or(8192),
         );
         req.temperature = role_cfg.temperature;
+        // A small model writing whole files, on a server that enforces a grammar, is held to
+        // the format: the implement stage must write at least one file.
+        if let Some(m) = config.models.get(model) {
+            if m.edit_format == EditFormat::Whole && m.has("gbnf") {
+                let in_scope: Vec<String> = files
+                    .paths()
+                    .into_iter()
+                    .filter(|p| self.spec.in_scope(p) && !p.starts_with(".triad/"))
+                    .collect();
+                req.grammar = Some(whole_file_answer(&in_scope, stage == Stage::Implement));
+            }
+        }
         Ok(req)
     }
 }
