@@ -3,16 +3,18 @@
 //! the format; what it writes is still checked like any answer.
 
 /// The grammar of a whole-file answer: files (each its path on a line, then a fenced block
-/// with its content), then the fenced JSON metadata block. `paths` are offered first (the
-/// files in scope); any other relative path is allowed too (the scope check still applies).
-/// With `at_least_one`, the answer must write a file.
+/// with its content), then the fenced JSON metadata block. The paths are `paths` (the files
+/// in scope: a small model offered any path invents files); with none, any relative path
+/// with a file ending. With `at_least_one`, the answer must write a file.
 pub fn whole_file_answer(paths: &[String], at_least_one: bool) -> String {
     let mut known: Vec<String> = paths
         .iter()
         .map(|p| format!("\"{}\"", p.replace('\\', "\\\\").replace('"', "\\\"")))
         .collect();
-    // Any other file: a relative path with a file ending (a word is not a file).
-    known.push("[a-zA-Z0-9_] [a-zA-Z0-9_/-]* \".\" [a-z]+".into());
+    if known.is_empty() {
+        // Any file: a relative path with a file ending (a word is not a file).
+        known.push("[a-zA-Z0-9_] [a-zA-Z0-9_/-]* \".\" [a-z]+".into());
+    }
     format!(
         r#"root ::= {files} meta
 file ::= path "\n```" lang "\n" line* "```\n\n"
@@ -35,9 +37,13 @@ mod tests {
         let g = whole_file_answer(&["textstats.py".into(), "tests/t.py".into()], true);
         assert!(g.starts_with("root ::= file file* meta\n"), "{g}");
         assert!(
-            g.contains(r#"path ::= "textstats.py" | "tests/t.py" | [a-zA-Z0-9_]"#),
+            g.contains("path ::= \"textstats.py\" | \"tests/t.py\"\n"),
             "{g}"
         );
-        assert!(whole_file_answer(&[], false).starts_with("root ::= file* meta\n"));
+        let any = whole_file_answer(&[], false);
+        assert!(
+            any.starts_with("root ::= file* meta\n") && any.contains("[a-z]+"),
+            "{any}"
+        );
     }
 }
