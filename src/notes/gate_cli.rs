@@ -118,7 +118,8 @@ pub(crate) fn check(
     let mut findings = Vec::new();
     for (commit, blob) in pushed {
         let text = blob.and_then(|b| texts.get(b));
-        if let Some(effective) = policy.judge(text.map(String::as_str)) {
+        let texts: Vec<&str> = text.map(String::as_str).into_iter().collect();
+        if let Some(effective) = policy.judge(&texts) {
             findings.push(describe(dir, commit, effective)?);
         }
     }
