@@ -12,8 +12,9 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::format::{effective, parse_note, Effective};
-use super::store::{note_map, ref_target};
-use super::{NotesError, NOTES_REF};
+use super::gate_index::{notes_refs, PatchIndex};
+use super::store::{note_map_of, NoteMap};
+use super::NotesError;
 
 /// One line of pre-push input: `<local ref> <local oid> <remote ref> <remote oid>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -201,10 +202,19 @@ pub fn check(
     if pushed.is_empty() || policy.is_open() {
         return Ok(Vec::new());
     }
+    let scope = Scope { by_patch_id: true };
     match backend {
-        Backend::Git2(repo) => check_git2(repo, remote, &pushed, policy),
-        Backend::Cli(dir) => super::gate_cli::check(dir, remote, &pushed, policy),
+        Backend::Git2(repo) => check_git2(repo, remote, &pushed, policy, scope),
+        Backend::Cli(dir) => super::gate_cli::check(dir, remote, &pushed, policy, scope),
     }
+}
+
+/// How far the gate looks for the verdict of a pushed commit.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Scope {
+    /// Whether a commit without a note carries the verdicts of the notes whose lines have its
+    /// patch id (a cherry-pick or squash of a reviewed commit).
+    pub by_patch_id: bool,
 }
 
 /// Checks the pushed commits with libgit2: one revwalk over every pushed ref that hides what
@@ -222,9 +232,11 @@ fn check_git2(
     remote: &str,
     pushed: &[&RefUpdate],
     policy: &Policy,
+    scope: Scope,
 ) -> Result<Vec<Finding>, NotesError> {
     // Without any verdict only "missing" can block; skip the walk when it cannot.
-    if ref_target(repo, NOTES_REF)?.is_none() && !policy.blocks_missing() {
+    let refs = notes_refs(repo)?;
+    if refs.is_empty() && !policy.blocks_missing() {
         return Ok(Vec::new());
     }
     // git does not re-hash objects it reads, and the notes are hashed by name anyway; libgit2's
@@ -235,8 +247,8 @@ fn check_git2(
     let started = std::time::Instant::now();
     let (tx, rx) = std::sync::mpsc::channel::<Oid>();
     let git_dir = repo.path().to_path_buf();
-    let (walked, judged) = std::thread::scope(|scope| {
-        let judge = scope.spawn(move || judge_stream(&git_dir, rx, policy));
+    let (walked, judged) = std::thread::scope(|threads| {
+        let judge = threads.spawn(move || judge_stream(&git_dir, rx, policy, &refs, scope));
         let walked = walk_pushed(repo, remote, pushed, &tx);
         drop(tx);
         (
@@ -254,12 +266,17 @@ fn check_git2(
         .collect()
 }
 
-/// Judges the commits arriving on `rx`: lists the notes once (when the first commit comes),
-/// then reads and judges each commit's note. Returns the blocked ones in arrival order.
+/// Judges the commits arriving on `rx`: lists the notes of every ref in `refs` once (when
+/// the first commit comes), then reads and judges each commit's notes. A commit without a
+/// note is judged, when `scope` says so, by the lines that carry its patch id
+/// ([`PatchIndex`], built on the first such commit). Returns the blocked ones in arrival
+/// order.
 fn judge_stream(
     git_dir: &std::path::Path,
     rx: std::sync::mpsc::Receiver<Oid>,
     policy: &Policy,
+    refs: &[String],
+    scope: Scope,
 ) -> Result<Vec<(Oid, Option<Effective>)>, NotesError> {
     let mut blocked = Vec::new();
     let Ok(first) = rx.recv() else {
@@ -267,22 +284,50 @@ fn judge_stream(
     };
     let repo =
         Repository::open(git_dir).map_err(|e| NotesError::git("cannot open the repository", e))?;
-    let notes = note_map(&repo)?;
+    let maps: Vec<NoteMap> = refs
+        .iter()
+        .map(|r| note_map_of(&repo, r))
+        .collect::<Result<_, _>>()?;
     let odb = repo
         .odb()
         .map_err(|e| NotesError::git("cannot open the object database", e))?;
+    let read = |blob: Oid| -> Result<String, NotesError> {
+        let obj = odb
+            .read(blob)
+            .map_err(|e| NotesError::git(format!("cannot read note blob {blob}"), e))?;
+        Ok(match std::str::from_utf8(obj.data()) {
+            Ok(text) => text.to_string(),
+            Err(_) => String::from_utf8_lossy(obj.data()).into_owned(),
+        })
+    };
+    let mut index: Option<PatchIndex> = None;
     for oid in std::iter::once(first).chain(rx) {
-        let verdict = match notes.get(&oid) {
-            Some(blob) => {
-                let obj = odb
-                    .read(*blob)
-                    .map_err(|e| NotesError::git(format!("cannot read the note on {oid}"), e))?;
-                match std::str::from_utf8(obj.data()) {
-                    Ok(text) => policy.judge(&[text]),
-                    Err(_) => policy.judge(&[&String::from_utf8_lossy(obj.data())]),
+        let blobs: Vec<Oid> = maps.iter().filter_map(|m| m.get(&oid).copied()).collect();
+        let verdict = if !blobs.is_empty() {
+            let texts = blobs.into_iter().map(read).collect::<Result<Vec<_>, _>>()?;
+            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+            policy.judge(&texts)
+        } else if scope.by_patch_id {
+            if index.is_none() {
+                let mut built = PatchIndex::default();
+                for blob in maps.iter().flat_map(|m| m.values()) {
+                    built.add_note(&read(*blob)?);
                 }
+                index = Some(built);
             }
-            None => policy.judge(&[]),
+            let index = index.as_ref().expect("built above");
+            // Patch ids cost a diff each: only when some line could match.
+            let pid = match index.is_empty() {
+                true => None,
+                false => super::patch_id(&repo, oid)?,
+            };
+            let lines = pid.and_then(|p| index.lines(&p));
+            match lines {
+                Some(lines) => policy.judge_lines(lines),
+                None => policy.judge(&[]),
+            }
+        } else {
+            policy.judge(&[])
         };
         if let Some(effective) = verdict {
             blocked.push((oid, effective));

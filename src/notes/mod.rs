@@ -10,6 +10,7 @@
 mod format;
 pub mod gate;
 pub mod gate_cli;
+mod gate_index;
 mod line;
 pub mod merge;
 mod patch;
