@@ -898,6 +898,32 @@ fn a_halt_spelled_with_a_json_escape_is_still_a_halt() {
 }
 
 #[test]
+fn triad_refs_cannot_carry_a_halted_commit() {
+    let env = TestEnv::new();
+    let (work, bare) = pushed_pair(&env);
+    // Unreviewed commits block too, but triad's own commits (notes) carry no verdicts.
+    env.write_files(
+        &work,
+        &[(
+            ".triad/config.toml",
+            "[hooks.pre_push]\nblock_on = [\"HALT\", \"missing\"]\n",
+        )],
+    );
+    let halted = commit_with_verdict(&env, &work, "src/a.rs", "a\n", "Halted work", "HALT");
+    env.git(&work, &["update-ref", "refs/triad/x", "HEAD"]).ok();
+    for spec in ["refs/triad/x:refs/triad/x", "refs/triad/x:refs/notes/x"] {
+        let push = refused_push(&env, &work, &["push", "origin", spec]);
+        assert_says(&push.stderr, &[&halted[..7], "HALT"]);
+        absent_from(&env, &bare, &halted);
+    }
+    // The notes themselves still go, as do other triad refs with nothing halted.
+    env.git(&work, &["push", "origin", "refs/notes/triad"]).ok();
+    env.git(&work, &["update-ref", "refs/triad/y", "HEAD~1"])
+        .ok();
+    env.git(&work, &["push", "origin", "refs/triad/y"]).ok();
+}
+
+#[test]
 fn sha256_repositories_hold_against_the_same_bypasses() {
     let env = TestEnv::new();
     let bare = crate::notes_hooks::bare_repo(&env, "remote256.git", &["--object-format=sha256"]);

@@ -35,18 +35,21 @@ impl RefUpdate {
         is_zero_id(&self.local_oid)
     }
 
-    /// Whether this pushes triad's own refs (notes, runs, tasks), which carry no verdicts.
+    /// Whether this pushes triad's own refs (notes, runs, tasks), whose commits (notes
+    /// commits, run records) carry no verdicts of their own.
     ///
-    /// Both sides must be in those namespaces, so `git push origin bad:refs/notes/x` cannot
-    /// smuggle a halted commit past the gate.
+    /// Such a push is still checked like any other — a `refs/triad/x` pointing at a halted
+    /// commit is blocked by that commit's verdict — except that its commits without a verdict
+    /// never block as `missing` and are not matched by patch id. Both sides must be in those
+    /// namespaces, so `git push origin bad:refs/notes/x` gets no such leniency.
     pub fn is_triad_ref(&self) -> bool {
         let ours = |r: &str| r.starts_with("refs/notes/") || r.starts_with("refs/triad/");
         ours(&self.local_ref) && ours(&self.remote_ref)
     }
 
-    /// Whether the gate has to look at this update at all.
+    /// Whether the gate has to look at this update at all: everything but a delete.
     pub fn needs_check(&self) -> bool {
-        !self.is_delete() && !self.is_triad_ref()
+        !self.is_delete()
     }
 
     /// Whether the remote side names an existing ref (not all zeros).
@@ -198,15 +201,27 @@ pub fn check(
     updates: &[RefUpdate],
     policy: &Policy,
 ) -> Result<Vec<Finding>, NotesError> {
-    let pushed: Vec<&RefUpdate> = updates.iter().filter(|u| u.needs_check()).collect();
-    if pushed.is_empty() || policy.is_open() {
-        return Ok(Vec::new());
+    let (ours, theirs): (Vec<&RefUpdate>, Vec<&RefUpdate>) = updates
+        .iter()
+        .filter(|u| u.needs_check())
+        .partition(|u| u.is_triad_ref());
+    let mut findings = Vec::new();
+    // Ordinary refs: every verdict, found by note or else by patch id. Triad's own refs:
+    // their commits' own verdicts only (see [`RefUpdate::is_triad_ref`]).
+    let groups = [
+        (theirs, policy.clone(), Scope { by_patch_id: true }),
+        (ours, policy.without_missing(), Scope { by_patch_id: false }),
+    ];
+    for (pushed, policy, scope) in groups {
+        if pushed.is_empty() || policy.is_open() {
+            continue;
+        }
+        findings.extend(match backend {
+            Backend::Git2(repo) => check_git2(repo, remote, &pushed, &policy, scope)?,
+            Backend::Cli(dir) => super::gate_cli::check(dir, remote, &pushed, &policy, scope)?,
+        });
     }
-    let scope = Scope { by_patch_id: true };
-    match backend {
-        Backend::Git2(repo) => check_git2(repo, remote, &pushed, policy, scope),
-        Backend::Cli(dir) => super::gate_cli::check(dir, remote, &pushed, policy, scope),
-    }
+    Ok(findings)
 }
 
 /// How far the gate looks for the verdict of a pushed commit.
