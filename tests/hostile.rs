@@ -758,14 +758,27 @@ fn a_cherry_pick_or_squash_of_a_halted_commit_keeps_its_verdict() {
     let env = TestEnv::new();
     let (work, bare) = pushed_pair(&env);
     env.git(&work, &["checkout", "-q", "-b", "side"]).ok();
-    commit_with_verdict(&env, &work, "src/a.rs", "a\n", "Halted work", "HALT");
+    let halted = commit_with_verdict(&env, &work, "src/a.rs", "a\n", "Halted work", "HALT");
     env.git(&work, &["checkout", "-q", "main"]).ok();
+    // main moves on, so the copies below are new commits, not the halted one again.
+    commit_file(&env, &work, "src/b.rs", "b\n", "Other work");
+    env.git(&work, &["push", "-q", "origin", "main"]).ok();
 
     // A cherry-pick: a new commit, no note, the same patch id.
     env.git(&work, &["cherry-pick", "side"]).ok();
     let picked = env.rev_parse(&work, "HEAD");
+    assert_ne!(picked, halted);
     let push = refused_push(&env, &work, &["push", "origin", "main"]);
-    assert_says(&push.stderr, &[&picked[..7], "Halted work", "HALT"]);
+    assert_says(
+        &push.stderr,
+        &[
+            &picked[..7],
+            "Halted work",
+            "HALT",
+            "the same change by patch id",
+            "git triad notes reattach",
+        ],
+    );
     absent_from(&env, &bare, &picked);
 
     // A squash merge of the branch: the same.
@@ -781,7 +794,7 @@ fn a_cherry_pick_or_squash_of_a_halted_commit_keeps_its_verdict() {
     // Honest work without a note still passes.
     env.git(&work, &["reset", "-q", "--hard", "origin/main"])
         .ok();
-    let honest = commit_file(&env, &work, "src/b.rs", "b\n", "Honest work");
+    let honest = commit_file(&env, &work, "src/c.rs", "c\n", "Honest work");
     env.git(&work, &["push", "origin", "main"]).ok();
     assert_eq!(env.rev_parse(&bare, "main"), honest);
 
@@ -962,10 +975,13 @@ fn sha256_repositories_hold_against_the_same_bypasses() {
     env.git(&work, &["notes", "--ref=triad", "add", "-m", &line, "side"])
         .ok();
 
-    // 1. A cherry-pick carries the verdict by patch id.
+    // 1. A cherry-pick carries the verdict by patch id (main moved on: a new commit).
     env.git(&work, &["checkout", "-q", "main"]).ok();
+    commit_file(&env, &work, "e.txt", "e\n", "Other work");
+    env.git(&work, &["push", "-q", "origin", "main"]).ok();
     env.git(&work, &["cherry-pick", "side"]).ok();
     let picked = env.rev_parse(&work, "HEAD");
+    assert_ne!(picked, halted);
     let push = refused_push(&env, &work, &["push", "origin", "main"]);
     assert_says(&push.stderr, &[&picked[..7], "Halted work", "HALT"]);
     absent_from(&env, &bare, &picked);
