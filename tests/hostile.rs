@@ -780,6 +780,15 @@ fn a_cherry_pick_or_squash_of_a_halted_commit_keeps_its_verdict() {
         ],
     );
     absent_from(&env, &bare, &picked);
+    // A note without a verdict on the copy does not hide it either.
+    env.git(
+        &work,
+        &["notes", "--ref", "triad", "add", "-m", "looks fine"],
+    )
+    .ok();
+    let push = refused_push(&env, &work, &["push", "origin", "main"]);
+    assert_says(&push.stderr, &[&picked[..7], "HALT"]);
+    absent_from(&env, &bare, &picked);
 
     // A squash merge of the branch: the same.
     env.git(&work, &["reset", "-q", "--hard", "origin/main"])
@@ -984,6 +993,13 @@ fn sha256_repositories_hold_against_the_same_bypasses() {
     assert_ne!(picked, halted);
     let push = refused_push(&env, &work, &["push", "origin", "main"]);
     assert_says(&push.stderr, &[&picked[..7], "Halted work", "HALT"]);
+    absent_from(&env, &bare, &picked);
+    env.git(
+        &work,
+        &["notes", "--ref", "triad", "add", "-m", "looks fine"],
+    )
+    .ok();
+    refused_push(&env, &work, &["push", "origin", "main"]);
     absent_from(&env, &bare, &picked);
 
     // 2. Verdicts fetched from a teammate are read.

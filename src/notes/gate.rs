@@ -12,7 +12,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::format::{effective, parse_note, Effective};
-use super::gate_index::{notes_refs, PatchIndex};
+use super::gate_index::{may_carry_verdict, notes_refs, PatchIndex};
 use super::store::{note_map_of, NoteMap};
 use super::NotesError;
 
@@ -283,7 +283,8 @@ fn check_git2(
 
 /// Judges the commits arriving on `rx`: lists the notes of every ref in `refs` once (when
 /// the first commit comes), then reads and judges each commit's notes. A commit without a
-/// note is judged, when `scope` says so, by the lines that carry its patch id
+/// note, or whose notes carry no verdict at all ([`may_carry_verdict`]), is judged, when
+/// `scope` says so, by the lines that carry its patch id
 /// ([`PatchIndex`], built on the first such commit). Returns the blocked ones in arrival
 /// order.
 fn judge_stream(
@@ -318,11 +319,16 @@ fn judge_stream(
     let mut index: Option<PatchIndex> = None;
     for oid in std::iter::once(first).chain(rx) {
         let blobs: Vec<Oid> = maps.iter().filter_map(|m| m.get(&oid).copied()).collect();
-        let verdict = if !blobs.is_empty() {
-            let texts = blobs.into_iter().map(read).collect::<Result<Vec<_>, _>>()?;
-            let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
-            policy.judge(&texts)
-        } else if scope.by_patch_id {
+        let texts = blobs.into_iter().map(read).collect::<Result<Vec<_>, _>>()?;
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        // A note without any verdict (say a hand-written remark) does not hide a copy.
+        let own = policy.judge(&texts);
+        let verdict = if matches!(own, Some(Some(_)))
+            || !scope.by_patch_id
+            || texts.iter().any(|t| may_carry_verdict(t))
+        {
+            own
+        } else {
             if index.is_none() {
                 let mut built = PatchIndex::default();
                 for blob in maps.iter().flat_map(|m| m.values()) {
@@ -336,13 +342,10 @@ fn judge_stream(
                 true => None,
                 false => super::patch_id(&repo, oid)?,
             };
-            let lines = pid.and_then(|p| index.lines(&p));
-            match lines {
+            match pid.and_then(|p| index.lines(&p)) {
                 Some(lines) => policy.judge_lines(lines),
-                None => policy.judge(&[]),
+                None => own,
             }
-        } else {
-            policy.judge(&[])
         };
         if let Some(effective) = verdict {
             blocked.push((oid, effective));

@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 
 use super::format::Effective;
 use super::gate::{Finding, Policy, RefUpdate, Scope};
-use super::gate_index::{is_gate_notes_ref, PatchIndex};
+use super::gate_index::{is_gate_notes_ref, may_carry_verdict, PatchIndex};
 use super::NotesError;
 
 /// Runs `git <args>` in `dir` and returns stdout; a failure carries git's stderr.
@@ -131,10 +131,16 @@ pub(crate) fn check(
             .iter()
             .flat_map(|(_, b)| b.iter().map(|b| b.as_str())),
     )?;
-    // Commits without a note are judged by patch id, when the scope says so.
+    // Commits without a verdict of their own are judged by patch id, when the scope says so.
+    let own_texts = |blobs: &[&String]| -> Vec<&str> {
+        blobs
+            .iter()
+            .filter_map(|b| texts.get(*b).map(String::as_str))
+            .collect()
+    };
     let noteless: Vec<&str> = pushed
         .iter()
-        .filter(|(_, b)| b.is_empty())
+        .filter(|(_, b)| !own_texts(b).iter().any(|t| may_carry_verdict(t)))
         .map(|(c, _)| *c)
         .collect();
     let (index, patch_ids) = if scope.by_patch_id && !noteless.is_empty() {
@@ -157,17 +163,10 @@ pub(crate) fn check(
     };
     let mut findings = Vec::new();
     for (commit, blobs) in pushed {
-        let verdict = if blobs.is_empty() {
-            match patch_ids.get(commit).and_then(|p| index.lines(p)) {
-                Some(lines) => policy.judge_lines(lines),
-                None => policy.judge(&[]),
-            }
-        } else {
-            let own: Vec<&str> = blobs
-                .iter()
-                .filter_map(|b| texts.get(*b).map(String::as_str))
-                .collect();
-            policy.judge(&own)
+        let own = own_texts(&blobs);
+        let verdict = match patch_ids.get(commit).and_then(|p| index.lines(p)) {
+            Some(lines) if !own.iter().any(|t| may_carry_verdict(t)) => policy.judge_lines(lines),
+            _ => policy.judge(&own),
         };
         if let Some(effective) = verdict {
             findings.push(describe(dir, commit, effective)?);

@@ -35,6 +35,16 @@ pub(crate) fn notes_refs(repo: &Repository) -> Result<Vec<String>, NotesError> {
     Ok(names)
 }
 
+/// Whether a note text may hold a verdict line, decided without parsing: a verdict is one of
+/// four words, spelled literally or with a JSON escape, so a note with none of them and no
+/// backslash holds none (a superset of what parsing finds).
+pub(crate) fn may_carry_verdict(text: &str) -> bool {
+    text.contains('\\')
+        || ["APPROVE", "FLAG", "REJECT", "HALT"]
+            .iter()
+            .any(|v| text.contains(v))
+}
+
 /// Patch id → the verdict lines carrying it, from every note the gate reads.
 ///
 /// A commit without a note whose stable patch id equals the `patch_id` of some verdict line
@@ -87,5 +97,7 @@ mod tests {
         );
         assert_eq!(i.lines("p").map(<[Value]>::len), Some(1));
         assert!(i.lines("q").is_none());
+        assert!(!may_carry_verdict("looks fine to me"));
+        assert!(may_carry_verdict("{\"verdict\":\"\\u0048ALT\"}"));
     }
 }
