@@ -11,7 +11,10 @@ use git_triad::testkit::fake_llm::{FakeServer, Reply, Rule, Script, WireProtocol
 use serde_json::{json, Value};
 
 use crate::common::{fake_user_config, Run, TestEnv};
-use crate::notes_hooks::{assert_says, commit_with_verdict, refused_push, remote_pair};
+use crate::notes_hooks::{
+    add_verdict, assert_says, clone_of, commit_file, commit_with_verdict, override_head,
+    refused_push, remote_pair, T1,
+};
 use crate::pipeline::{answer, architect_answer, happy_rules, implement_answer, stage, Scenario};
 
 fn run_json(stdout: &str) -> Value {
@@ -730,4 +733,304 @@ fn the_verify_command_gets_no_keys_and_bounded_output() {
     let runs = s.git(&["for-each-ref", "--format=%(refname)", "refs/triad/runs"]);
     assert!(!runs.trim().is_empty(), "no run record to check");
     assert_eq!(user_state(&s.env, &s.repo), before);
+}
+
+// ---------------------------------------------------------------------------------------
+// 8. Gate bypasses
+// ---------------------------------------------------------------------------------------
+
+/// Asserts that the bare remote `bare` does not have `commit` at all.
+#[track_caller]
+fn absent_from(env: &TestEnv, bare: &Path, commit: &str) {
+    let has = env.git(bare, &["cat-file", "-e", &format!("{commit}^{{commit}}")]);
+    assert_ne!(has.code, 0, "{commit} reached the remote");
+}
+
+/// A work clone with `main` pushed, ready for an attack.
+fn pushed_pair(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (work, bare) = remote_pair(env);
+    env.git(&work, &["push", "-q", "origin", "main"]).ok();
+    (work, bare)
+}
+
+#[test]
+fn a_cherry_pick_or_squash_of_a_halted_commit_keeps_its_verdict() {
+    let env = TestEnv::new();
+    let (work, bare) = pushed_pair(&env);
+    env.git(&work, &["checkout", "-q", "-b", "side"]).ok();
+    let halted = commit_with_verdict(&env, &work, "src/a.rs", "a\n", "Halted work", "HALT");
+    env.git(&work, &["checkout", "-q", "main"]).ok();
+    // main moves on, so the copies below are new commits, not the halted one again.
+    commit_file(&env, &work, "src/b.rs", "b\n", "Other work");
+    env.git(&work, &["push", "-q", "origin", "main"]).ok();
+
+    // A cherry-pick: a new commit, no note, the same patch id.
+    env.git(&work, &["cherry-pick", "side"]).ok();
+    let picked = env.rev_parse(&work, "HEAD");
+    assert_ne!(picked, halted);
+    let push = refused_push(&env, &work, &["push", "origin", "main"]);
+    assert_says(
+        &push.stderr,
+        &[
+            &picked[..7],
+            "Halted work",
+            "HALT",
+            "the same change by patch id",
+            "git triad notes reattach",
+        ],
+    );
+    absent_from(&env, &bare, &picked);
+    // A note without a verdict on the copy does not hide it either.
+    env.git(
+        &work,
+        &["notes", "--ref", "triad", "add", "-m", "looks fine"],
+    )
+    .ok();
+    let push = refused_push(&env, &work, &["push", "origin", "main"]);
+    assert_says(&push.stderr, &[&picked[..7], "HALT"]);
+    absent_from(&env, &bare, &picked);
+
+    // A squash merge of the branch: the same.
+    env.git(&work, &["reset", "-q", "--hard", "origin/main"])
+        .ok();
+    env.git(&work, &["merge", "-q", "--squash", "side"]).ok();
+    env.git(&work, &["commit", "-q", "-m", "Squashed"]).ok();
+    let squashed = env.rev_parse(&work, "HEAD");
+    let push = refused_push(&env, &work, &["push", "origin", "main"]);
+    assert_says(&push.stderr, &[&squashed[..7], "Squashed", "HALT"]);
+    absent_from(&env, &bare, &squashed);
+
+    // Honest work without a note still passes.
+    env.git(&work, &["reset", "-q", "--hard", "origin/main"])
+        .ok();
+    let honest = commit_file(&env, &work, "src/c.rs", "c\n", "Honest work");
+    env.git(&work, &["push", "origin", "main"]).ok();
+    assert_eq!(env.rev_parse(&bare, "main"), honest);
+
+    // An override written on the original answers its HALT for every copy.
+    env.triad(
+        &work,
+        &[
+            "override",
+            "side",
+            "--verdict",
+            "APPROVE",
+            "--reason",
+            "checked",
+        ],
+    )
+    .ok();
+    env.git(&work, &["cherry-pick", "side"]).ok();
+    env.git(&work, &["push", "origin", "main"]).ok();
+}
+
+#[test]
+fn a_teammates_halt_in_fetched_notes_blocks_the_push() {
+    let env = TestEnv::new();
+    let (one, bare) = pushed_pair(&env);
+    let two = clone_of(&env, &bare, "two");
+    let halted = commit_with_verdict(&env, &one, "src/a.rs", "a\n", "Halted work", "HALT");
+    // The second clone gets the commit, and the first clone's verdicts as a remote's notes.
+    let from = one.to_str().unwrap();
+    env.git(
+        &two,
+        &[
+            "fetch",
+            "-q",
+            from,
+            "main:refs/heads/feature",
+            "refs/notes/triad:refs/notes/remotes/one/triad",
+        ],
+    )
+    .ok();
+    assert_ne!(
+        env.git(&two, &["rev-parse", "-q", "--verify", "refs/notes/triad"])
+            .code,
+        0,
+        "the second clone has no verdicts of its own"
+    );
+    let push = refused_push(&env, &two, &["push", "origin", "feature"]);
+    assert_says(&push.stderr, &[&halted[..7], "Halted work", "HALT"]);
+    absent_from(&env, &bare, &halted);
+
+    // Its own honest work still goes.
+    env.git(&two, &["checkout", "-q", "main"]).ok();
+    let honest = commit_file(&env, &two, "src/b.rs", "b\n", "Honest work");
+    env.git(&two, &["push", "origin", "main"]).ok();
+    assert_eq!(env.rev_parse(&bare, "main"), honest);
+}
+
+#[test]
+fn a_review_dated_in_the_future_does_not_shadow_a_halt() {
+    let env = TestEnv::new();
+    let (work, bare) = pushed_pair(&env);
+    let halted = commit_with_verdict(&env, &work, "src/a.rs", "a\n", "Halted work", "HALT");
+    add_verdict(&work, "HEAD", "APPROVE", "2099-01-01T00:00:00.000Z");
+    let push = refused_push(&env, &work, &["push", "origin", "main"]);
+    assert_says(&push.stderr, &[&halted[..7], "HALT"]);
+    absent_from(&env, &bare, &halted);
+    let show = env.triad(&work, &["show"]);
+    assert_says(
+        &show.ok().stdout,
+        &["Effective verdict", ": HALT (from the review of"],
+    );
+
+    // An override names the lines it answers; then the push goes.
+    override_head(&env, &work, "APPROVE", "checked by hand").ok();
+    let show = env.triad(&work, &["show"]);
+    assert_says(
+        &show.ok().stdout,
+        &[&format!("answers: {T1} review HALT"), ": APPROVE (from the"],
+    );
+    env.git(&work, &["push", "origin", "main"]).ok();
+    assert_eq!(env.rev_parse(&bare, "main"), halted);
+
+    // A HALT recorded after the override is not answered by it.
+    let again = commit_with_verdict(&env, &work, "src/c.rs", "c\n", "More work", "HALT");
+    env.git(
+        &work,
+        &[
+            "notes",
+            "--ref",
+            "triad",
+            "append",
+            "-m",
+            &format!(
+                r#"{{"v":1,"kind":"override","ts":"2099-01-01T00:00:00.000Z","verdict":"APPROVE","overrides":"FLAG","answers":["{T1} review FLAG"],"reason":"forged","who":"x <x@y>"}}"#
+            ),
+        ],
+    )
+    .ok();
+    refused_push(&env, &work, &["push", "origin", "main"]);
+    absent_from(&env, &bare, &again);
+}
+
+#[test]
+fn a_halt_spelled_with_a_json_escape_is_still_a_halt() {
+    let env = TestEnv::new();
+    let (work, bare) = pushed_pair(&env);
+    let sneaky = commit_file(&env, &work, "src/a.rs", "a\n", "Sneaky work");
+    let line = format!(r#"{{"v":1,"kind":"review","ts":"{T1}","verdict":"\u0048ALT"}}"#);
+    assert!(!line.contains("HALT"));
+    env.git(&work, &["notes", "--ref", "triad", "append", "-m", &line])
+        .ok();
+    let push = refused_push(&env, &work, &["push", "origin", "main"]);
+    assert_says(&push.stderr, &[&sneaky[..7], "Sneaky work", "HALT"]);
+    absent_from(&env, &bare, &sneaky);
+}
+
+#[test]
+fn triad_refs_cannot_carry_a_halted_commit() {
+    let env = TestEnv::new();
+    let (work, bare) = pushed_pair(&env);
+    // Unreviewed commits block too, but triad's own commits (notes) carry no verdicts.
+    env.write_files(
+        &work,
+        &[(
+            ".triad/config.toml",
+            "[hooks.pre_push]\nblock_on = [\"HALT\", \"missing\"]\n",
+        )],
+    );
+    let halted = commit_with_verdict(&env, &work, "src/a.rs", "a\n", "Halted work", "HALT");
+    env.git(&work, &["update-ref", "refs/triad/x", "HEAD"]).ok();
+    for spec in ["refs/triad/x:refs/triad/x", "refs/triad/x:refs/notes/x"] {
+        let push = refused_push(&env, &work, &["push", "origin", spec]);
+        assert_says(&push.stderr, &[&halted[..7], "HALT"]);
+        absent_from(&env, &bare, &halted);
+    }
+    // The notes themselves still go, as do other triad refs with nothing halted.
+    env.git(&work, &["push", "origin", "refs/notes/triad"]).ok();
+    env.git(&work, &["update-ref", "refs/triad/y", "HEAD~1"])
+        .ok();
+    env.git(&work, &["push", "origin", "refs/triad/y"]).ok();
+}
+
+#[test]
+fn sha256_repositories_hold_against_the_same_bypasses() {
+    let env = TestEnv::new();
+    let bare = crate::notes_hooks::bare_repo(&env, "remote256.git", &["--object-format=sha256"]);
+    let work = env.root().join("work256");
+    let w = work.to_str().unwrap();
+    env.git(
+        env.root(),
+        &["init", "-q", "-b", "main", "--object-format=sha256", w],
+    )
+    .ok();
+    crate::notes_hooks::add_origin(&env, &work, &bare);
+    // libgit2 cannot open it, so the shipped shim runs the gate through the git CLI.
+    let hook = work.join(".git/hooks/pre-push");
+    std::fs::write(&hook, include_str!("../hooks/pre-push")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    commit_file(&env, &work, "a.txt", "a\n", "Base");
+    env.git(&work, &["push", "-q", "origin", "main"]).ok();
+
+    // A HALT on a side branch, with its patch id as git computes it.
+    env.git(&work, &["checkout", "-q", "-b", "side"]).ok();
+    let halted = commit_file(&env, &work, "b.txt", "b\n", "Halted work");
+    let pid = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "git diff-tree -p --no-renames side~ side | git patch-id --stable",
+        ])
+        .current_dir(&work)
+        .output()
+        .unwrap();
+    let pid = String::from_utf8_lossy(&pid.stdout);
+    let pid = pid.split_whitespace().next().expect("a patch id");
+    let line = format!(
+        r#"{{"commit":"{halted}","kind":"review","patch_id":"{pid}","ts":"{T1}","v":1,"verdict":"HALT"}}"#
+    );
+    env.git(&work, &["notes", "--ref=triad", "add", "-m", &line, "side"])
+        .ok();
+
+    // 1. A cherry-pick carries the verdict by patch id (main moved on: a new commit).
+    env.git(&work, &["checkout", "-q", "main"]).ok();
+    commit_file(&env, &work, "e.txt", "e\n", "Other work");
+    env.git(&work, &["push", "-q", "origin", "main"]).ok();
+    env.git(&work, &["cherry-pick", "side"]).ok();
+    let picked = env.rev_parse(&work, "HEAD");
+    assert_ne!(picked, halted);
+    let push = refused_push(&env, &work, &["push", "origin", "main"]);
+    assert_says(&push.stderr, &[&picked[..7], "Halted work", "HALT"]);
+    absent_from(&env, &bare, &picked);
+    env.git(
+        &work,
+        &["notes", "--ref", "triad", "add", "-m", "looks fine"],
+    )
+    .ok();
+    refused_push(&env, &work, &["push", "origin", "main"]);
+    absent_from(&env, &bare, &picked);
+
+    // 2. Verdicts fetched from a teammate are read.
+    env.git(&work, &["reset", "-q", "--hard", "origin/main"])
+        .ok();
+    env.git(
+        &work,
+        &[
+            "update-ref",
+            "refs/notes/remotes/origin/triad",
+            "refs/notes/triad",
+        ],
+    )
+    .ok();
+    env.git(&work, &["update-ref", "-d", "refs/notes/triad"])
+        .ok();
+    refused_push(&env, &work, &["push", "origin", "side"]);
+    absent_from(&env, &bare, &halted);
+
+    // 4. An escaped HALT is a HALT.
+    let sneaky = commit_file(&env, &work, "c.txt", "c\n", "Sneaky work");
+    let line = format!(r#"{{"v":1,"kind":"review","ts":"{T1}","verdict":"\u0048ALT"}}"#);
+    env.git(&work, &["notes", "--ref", "triad", "append", "-m", &line])
+        .ok();
+    refused_push(&env, &work, &["push", "origin", "main"]);
+    absent_from(&env, &bare, &sneaky);
+
+    // Honest work still goes.
+    env.git(&work, &["reset", "-q", "--hard", "origin/main"])
+        .ok();
+    let honest = commit_file(&env, &work, "d.txt", "d\n", "Honest work");
+    env.git(&work, &["push", "origin", "main"]).ok();
+    assert_eq!(env.rev_parse(&bare, "main"), honest);
 }

@@ -73,6 +73,8 @@ pub fn run(ctx: &Context, args: &OverrideArgs) -> CommandResult {
         Record::Override(OverrideRecord {
             verdict: args.verdict.verdict(),
             overrides: current.verdict.clone(),
+            // Every verdict line now on the commit: the override answers exactly these.
+            answers: Some(lines.iter().filter_map(notes::answer_key).collect()),
             reason: reason.to_string(),
             who,
         }),

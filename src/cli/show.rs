@@ -68,6 +68,11 @@ fn render_record(s: &mut String, r: &Value) {
     if str_field(r, "kind") == Some("override") {
         let _ = writeln!(s, "  (overrides {}) by {}", f("overrides"), f("who"));
         let _ = writeln!(s, "    reason: {}", f("reason"));
+        if let Some(keys) = r.get(notes::ANSWERS).and_then(Value::as_array) {
+            for key in keys.iter().filter_map(Value::as_str) {
+                let _ = writeln!(s, "    answers: {key}");
+            }
+        }
     } else {
         if let Some(stage) = str_field(r, "stage") {
             let _ = write!(s, "  stage {stage}");

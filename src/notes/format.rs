@@ -147,53 +147,89 @@ pub struct Effective {
     pub line: Value,
 }
 
-/// How a kind ranks when two records carry the same timestamp: a human override beats the
-/// reconciliation, which beats a stage review.
-fn kind_rank(kind: &str) -> u8 {
-    match kind {
-        "override" => 2,
-        "reconciliation" => 1,
-        _ => 0,
+/// The field of an override line listing the verdict lines it answers ([`answer_key`]).
+pub const ANSWERS: &str = "answers";
+
+/// The verdicts a record may carry, mildest first.
+const VERDICTS: [&str; 4] = ["APPROVE", "FLAG", "REJECT", "HALT"];
+
+/// How serious a verdict is (`APPROVE` 0 … `HALT` 3); `None` for anything else.
+fn severity(verdict: &str) -> Option<usize> {
+    VERDICTS.iter().position(|v| *v == verdict)
+}
+
+/// The known verdict of a record, if it carries one.
+fn verdict_of(line: &Value) -> Option<&str> {
+    str_field(line, "verdict").filter(|v| severity(v).is_some())
+}
+
+/// How an override names a review or reconciliation line it answers: `"<ts> <kind> <verdict>"`
+/// of that line, e.g. `"2026-01-01T00:00:00.000Z review HALT"`. `None` for overrides and for
+/// lines without a known verdict, which nothing answers.
+///
+/// The key survives `reattached_from` copies and the union merge of notes, and it names a
+/// line by the fields that decide the verdict, so a line forged later with another `ts` or
+/// verdict is never answered by an override written before it.
+pub fn answer_key(line: &Value) -> Option<String> {
+    let kind = str_field(line, "kind").filter(|k| *k == "review" || *k == "reconciliation")?;
+    Some(format!(
+        "{} {kind} {}",
+        str_field(line, "ts").unwrap_or(""),
+        verdict_of(line)?
+    ))
+}
+
+/// Whether override `o` answers the review or reconciliation line `line` (key `key`).
+///
+/// An override with an `answers` list answers exactly the lines it names. An override
+/// written before that field existed (no `answers`) answers every line whose verdict is the
+/// one it names in `overrides` and whose `ts` is not later than the override's own `ts`:
+/// what was in force when it was written, never a verdict recorded after it.
+fn answers(o: &Value, line: &Value, key: &str) -> bool {
+    match o.get(ANSWERS) {
+        Some(Value::Array(keys)) => keys.iter().any(|k| k.as_str() == Some(key)),
+        Some(_) => false,
+        None => {
+            str_field(o, "overrides").is_some()
+                && str_field(o, "overrides") == verdict_of(line)
+                && str_field(line, "ts").unwrap_or("") <= str_field(o, "ts").unwrap_or("")
+        }
     }
 }
 
-/// The effective verdict: that of the latest record by `ts` (ties: override > reconciliation >
-/// review, then the later line). Records without a verdict are ignored.
+/// The effective verdict of a commit's records.
+///
+/// The worst verdict (HALT > REJECT > FLAG > APPROVE) among the review and reconciliation
+/// lines that no override answers (see [`answers`]); among equals the latest by `ts`, then
+/// the later line. When every such line is answered, the latest override's verdict (by
+/// `ts`, then position). Timestamps therefore never let one review shadow another: a line
+/// dated in the future cannot hide a HALT, only an override naming that HALT clears it.
+/// Records without a known verdict are ignored.
 pub fn effective(lines: &[Value]) -> Option<Effective> {
-    let heads = lines.iter().map(|line| RecordHead {
-        kind: str_field(line, "kind"),
-        ts: str_field(line, "ts"),
-        verdict: str_field(line, "verdict"),
+    let is_override = |l: &&Value| str_field(l, "kind") == Some("override");
+    let overrides: Vec<&Value> = lines
+        .iter()
+        .filter(is_override)
+        .filter(|l| verdict_of(l).is_some())
+        .collect();
+    let ts = |l: &Value| str_field(l, "ts").unwrap_or("").to_string();
+    let open = lines.iter().enumerate().filter(|(_, l)| {
+        answer_key(l).is_some_and(|key| !overrides.iter().any(|o| answers(o, l, &key)))
     });
-    latest(heads).map(|i| {
-        let line = &lines[i];
-        Effective {
-            verdict: str_field(line, "verdict").unwrap_or_default().to_string(),
-            line: line.clone(),
-        }
+    let chosen = open
+        .max_by_key(|(i, l)| (verdict_of(l).and_then(severity), ts(l), *i))
+        .map(|(_, l)| l)
+        .or_else(|| {
+            overrides
+                .iter()
+                .enumerate()
+                .max_by_key(|(i, l)| (ts(l), *i))
+                .map(|(_, l)| *l)
+        })?;
+    Some(Effective {
+        verdict: verdict_of(chosen).unwrap_or_default().to_string(),
+        line: chosen.clone(),
     })
-}
-
-/// The fields of a record that decide which one is in force.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct RecordHead<'a> {
-    /// `review`, `reconciliation` or `override`.
-    pub kind: Option<&'a str>,
-    /// RFC 3339 UTC timestamp.
-    pub ts: Option<&'a str>,
-    /// The verdict the record sets, if any.
-    pub verdict: Option<&'a str>,
-}
-
-/// The index of the record in force: the latest by `ts`, ties broken by kind rank, then by
-/// position. Records without a known verdict do not count.
-pub(crate) fn latest<'a>(records: impl Iterator<Item = RecordHead<'a>>) -> Option<usize> {
-    records
-        .enumerate()
-        .filter(|(_, r)| matches!(r.verdict, Some("APPROVE" | "FLAG" | "REJECT" | "HALT")))
-        // `ts` is fixed-width RFC 3339 UTC, so byte order is time order.
-        .max_by_key(|(i, r)| (r.ts.unwrap_or(""), kind_rank(r.kind.unwrap_or("")), *i))
-        .map(|(i, _)| i)
 }
 
 #[cfg(test)]
@@ -232,20 +268,50 @@ mod tests {
     }
 
     #[test]
-    fn latest_wins_and_ties_prefer_override() {
-        let review =
-            json!({"v":1,"kind":"review","ts":"2026-01-01T00:00:00.000Z","verdict":"HALT"});
-        let recon = json!({"v":1,"kind":"reconciliation","ts":"2026-01-01T00:00:00.000Z","verdict":"REJECT"});
-        let over =
-            json!({"v":1,"kind":"override","ts":"2026-01-01T00:00:00.000Z","verdict":"APPROVE"});
-        let later = json!({"v":1,"kind":"review","ts":"2026-01-02T00:00:00.000Z","verdict":"FLAG"});
-        let e = effective(&[over.clone(), recon.clone(), review.clone()]).unwrap();
-        assert_eq!(e.verdict, "APPROVE");
+    fn the_worst_unanswered_line_is_in_force() {
+        let line = |kind: &str, ts: &str, verdict: &str| json!({"v":1,"kind":kind,"ts":ts,"verdict":verdict});
+        let halt = line("review", "2026-01-01T00:00:00.000Z", "HALT");
+        let recon = line("reconciliation", "2026-01-01T00:00:00.000Z", "REJECT");
+        let later = line("review", "2026-01-02T00:00:00.000Z", "FLAG");
+        let future = line("review", "2099-01-01T00:00:00.000Z", "APPROVE");
         assert_eq!(
-            effective(&[review.clone(), recon]).unwrap().verdict,
-            "REJECT"
+            effective(&[later.clone(), halt.clone()]).unwrap().verdict,
+            "HALT"
         );
-        assert_eq!(effective(&[later, over, review]).unwrap().verdict, "FLAG");
+        // A line dated in the future does not shadow a HALT.
+        assert_eq!(
+            effective(&[halt.clone(), future.clone()]).unwrap().verdict,
+            "HALT"
+        );
+        // An override answers only the lines it names.
+        let mut o = line("override", "2026-01-03T00:00:00.000Z", "APPROVE");
+        o["overrides"] = json!("HALT");
+        o[ANSWERS] = json!([answer_key(&halt).unwrap()]);
+        let lines = [halt.clone(), recon.clone(), o.clone()];
+        assert_eq!(effective(&lines).unwrap().verdict, "REJECT");
+        let e = effective(&[halt.clone(), o.clone(), future.clone()]).unwrap();
+        assert_eq!(e.verdict, "APPROVE");
+        assert_eq!(str_field(&e.line, "kind"), Some("review"));
+        let e = effective(&[halt.clone(), o.clone()]).unwrap();
+        assert_eq!(
+            (e.verdict.as_str(), str_field(&e.line, "kind")),
+            ("APPROVE", Some("override"))
+        );
+        // A HALT written after the override (another ts) is not answered by it.
+        let again = line("review", "2026-01-04T00:00:00.000Z", "HALT");
+        assert_eq!(
+            effective(&[halt.clone(), o, again]).unwrap().verdict,
+            "HALT"
+        );
+        // An old override (no `answers`) answers its verdict up to its own ts.
+        let mut old = line("override", "2026-01-03T00:00:00.000Z", "APPROVE");
+        old["overrides"] = json!("HALT");
+        assert_eq!(
+            effective(&[halt.clone(), old.clone()]).unwrap().verdict,
+            "APPROVE"
+        );
+        let dated = line("review", "2099-01-01T00:00:00.000Z", "HALT");
+        assert_eq!(effective(&[halt, old, dated]).unwrap().verdict, "HALT");
         assert!(effective(&[]).is_none());
     }
 }

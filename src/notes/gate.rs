@@ -7,12 +7,14 @@
 
 use git2::{ObjectType, Oid, Repository};
 
-use std::borrow::Cow;
 use std::path::Path;
 
-use super::format::{latest, parse_line, str_field, Effective, RecordHead, FORMAT_VERSION, KINDS};
-use super::store::{note_map, ref_target};
-use super::{NotesError, NOTES_REF};
+use serde_json::Value;
+
+use super::format::{effective, parse_note, Effective};
+use super::gate_index::{may_carry_verdict, notes_refs, PatchIndex};
+use super::store::{note_map_of, NoteMap};
+use super::NotesError;
 
 /// One line of pre-push input: `<local ref> <local oid> <remote ref> <remote oid>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,18 +35,21 @@ impl RefUpdate {
         is_zero_id(&self.local_oid)
     }
 
-    /// Whether this pushes triad's own refs (notes, runs, tasks), which carry no verdicts.
+    /// Whether this pushes triad's own refs (notes, runs, tasks), whose commits (notes
+    /// commits, run records) carry no verdicts of their own.
     ///
-    /// Both sides must be in those namespaces, so `git push origin bad:refs/notes/x` cannot
-    /// smuggle a halted commit past the gate.
+    /// Such a push is still checked like any other — a `refs/triad/x` pointing at a halted
+    /// commit is blocked by that commit's verdict — except that its commits without a verdict
+    /// never block as `missing` and are not matched by patch id. Both sides must be in those
+    /// namespaces, so `git push origin bad:refs/notes/x` gets no such leniency.
     pub fn is_triad_ref(&self) -> bool {
         let ours = |r: &str| r.starts_with("refs/notes/") || r.starts_with("refs/triad/");
         ours(&self.local_ref) && ours(&self.remote_ref)
     }
 
-    /// Whether the gate has to look at this update at all.
+    /// Whether the gate has to look at this update at all: everything but a delete.
     pub fn needs_check(&self) -> bool {
-        !self.is_delete() && !self.is_triad_ref()
+        !self.is_delete()
     }
 
     /// Whether the remote side names an existing ref (not all zeros).
@@ -94,25 +99,27 @@ pub fn parse_updates(text: &str) -> Result<Vec<RefUpdate>, NotesError> {
 #[derive(Debug, Clone)]
 pub struct Policy {
     verdicts: Vec<String>,
-    /// What must occur in a note for it to possibly block.
-    needles: Vec<String>,
     missing: bool,
 }
 
 impl Policy {
     /// A policy from the configured list: verdict names, and `missing` for commits without one.
     pub fn new(block_on: &[String]) -> Policy {
-        let verdicts: Vec<String> = block_on
-            .iter()
-            .filter(|v| v.as_str() != "missing")
-            .cloned()
-            .collect();
         Policy {
-            // Not `"HALT"` with its quotes: a quote starts every JSON key, and a common first
-            // byte makes the substring search slow. A stray match only costs a parse.
-            needles: verdicts.clone(),
-            verdicts,
+            verdicts: block_on
+                .iter()
+                .filter(|v| v.as_str() != "missing")
+                .cloned()
+                .collect(),
             missing: block_on.iter().any(|v| v == "missing"),
+        }
+    }
+
+    /// The same policy without `missing`: for commits that carry no verdicts of their own.
+    pub fn without_missing(&self) -> Policy {
+        Policy {
+            verdicts: self.verdicts.clone(),
+            missing: false,
         }
     }
 
@@ -126,84 +133,38 @@ impl Policy {
         self.verdicts.is_empty() && !self.missing
     }
 
-    /// Judges one commit's note text (`None`: no note). `Some(None)` blocks as missing,
-    /// `Some(Some(e))` blocks on the effective verdict `e`, `None` lets it through.
-    pub fn judge(&self, note: Option<&str>) -> Option<Option<Effective>> {
-        let Some(text) = note else {
-            return self.missing.then_some(None);
-        };
-        // Most notes cannot block: skip parsing unless a blocking verdict appears at all.
-        if !self.missing && !self.needles.iter().any(|n| text.contains(n.as_str())) {
-            return None;
-        }
-        // Only the deciding fields of each line are decoded; the whole record only for the
-        // line in force, and only when it blocks. Duplicate lines cannot change the result.
-        let lines: Vec<&str> = text.lines().collect();
-        let heads: Vec<Head<'_>> = lines.iter().map(|l| Head::parse(l)).collect();
-        let Some(i) = latest(heads.iter().map(Head::as_record)) else {
-            return self.missing.then_some(None);
-        };
-        let verdict = heads[i].verdict.as_deref().unwrap_or_default();
-        if !self.verdicts.iter().any(|v| v == verdict) {
-            return None;
-        }
-        let line = parse_line(lines[i])?;
-        Some(Some(Effective {
-            verdict: verdict.to_string(),
-            line,
-        }))
-    }
-}
-
-/// The fields of a note line that decide the effective verdict, decoded without building
-/// the whole record (most of a review line is issues and reasoning).
-#[derive(Debug, Default, serde::Deserialize)]
-struct Head<'a> {
-    v: Option<u64>,
-    #[serde(borrow)]
-    kind: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    ts: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    verdict: Option<Cow<'a, str>>,
-}
-
-impl<'a> Head<'a> {
-    /// The head of a known record, or an empty head for lines readers skip (like
-    /// [`parse_line`]: not an object, another `v`, an unknown kind).
-    fn parse(line: &'a str) -> Head<'a> {
-        let line = line.trim();
-        if !line.starts_with('{') {
-            return Head::default();
-        }
-        let head = match serde_json::from_str::<Head<'a>>(line) {
-            Ok(h) => h,
-            // Odd but valid JSON (duplicate keys, say): decode it the slow way, the same
-            // way every other reader does.
-            Err(_) => match parse_line(line) {
-                Some(v) => Head {
-                    v: Some(FORMAT_VERSION),
-                    kind: str_field(&v, "kind").map(|s| Cow::Owned(s.to_string())),
-                    ts: str_field(&v, "ts").map(|s| Cow::Owned(s.to_string())),
-                    verdict: str_field(&v, "verdict").map(|s| Cow::Owned(s.to_string())),
-                },
-                None => Head::default(),
-            },
-        };
-        let known = head.v == Some(FORMAT_VERSION)
-            && head.kind.as_deref().is_some_and(|k| KINDS.contains(&k));
-        if known {
-            head
-        } else {
-            Head::default()
-        }
+    /// Whether a note made of `texts` could block, decided without parsing it.
+    ///
+    /// A superset of what parsing decides: a line's verdict is a JSON string, which spells a
+    /// blocking verdict either literally or with an escape, so a note in which no blocking
+    /// verdict occurs and no backslash at all cannot block.
+    fn may_block(&self, texts: &[&str]) -> bool {
+        self.missing
+            || texts
+                .iter()
+                .any(|t| t.contains('\\') || self.verdicts.iter().any(|v| t.contains(v.as_str())))
     }
 
-    fn as_record(&self) -> RecordHead<'_> {
-        RecordHead {
-            kind: self.kind.as_deref(),
-            ts: self.ts.as_deref(),
-            verdict: self.verdict.as_deref(),
+    /// Judges one commit's notes (one text per notes ref that has a note on it; none: no
+    /// note). `Some(None)` blocks as missing, `Some(Some(e))` blocks on the effective verdict
+    /// `e`, `None` lets it through.
+    pub fn judge(&self, texts: &[&str]) -> Option<Option<Effective>> {
+        if texts.is_empty() {
+            return self.missing.then_some(None);
+        }
+        if !self.may_block(texts) {
+            return None;
+        }
+        let lines: Vec<Value> = texts.iter().flat_map(|t| parse_note(t)).collect();
+        self.judge_lines(&lines)
+    }
+
+    /// Judges parsed verdict lines (the note's, or those found by patch id).
+    pub fn judge_lines(&self, lines: &[Value]) -> Option<Option<Effective>> {
+        match effective(lines) {
+            None => self.missing.then_some(None),
+            Some(e) if self.verdicts.contains(&e.verdict) => Some(Some(e)),
+            Some(_) => None,
         }
     }
 }
@@ -240,14 +201,35 @@ pub fn check(
     updates: &[RefUpdate],
     policy: &Policy,
 ) -> Result<Vec<Finding>, NotesError> {
-    let pushed: Vec<&RefUpdate> = updates.iter().filter(|u| u.needs_check()).collect();
-    if pushed.is_empty() || policy.is_open() {
-        return Ok(Vec::new());
+    let (ours, theirs): (Vec<&RefUpdate>, Vec<&RefUpdate>) = updates
+        .iter()
+        .filter(|u| u.needs_check())
+        .partition(|u| u.is_triad_ref());
+    let mut findings = Vec::new();
+    // Ordinary refs: every verdict, found by note or else by patch id. Triad's own refs:
+    // their commits' own verdicts only (see [`RefUpdate::is_triad_ref`]).
+    let groups = [
+        (theirs, policy.clone(), Scope { by_patch_id: true }),
+        (ours, policy.without_missing(), Scope { by_patch_id: false }),
+    ];
+    for (pushed, policy, scope) in groups {
+        if pushed.is_empty() || policy.is_open() {
+            continue;
+        }
+        findings.extend(match backend {
+            Backend::Git2(repo) => check_git2(repo, remote, &pushed, &policy, scope)?,
+            Backend::Cli(dir) => super::gate_cli::check(dir, remote, &pushed, &policy, scope)?,
+        });
     }
-    match backend {
-        Backend::Git2(repo) => check_git2(repo, remote, &pushed, policy),
-        Backend::Cli(dir) => super::gate_cli::check(dir, remote, &pushed, policy),
-    }
+    Ok(findings)
+}
+
+/// How far the gate looks for the verdict of a pushed commit.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Scope {
+    /// Whether a commit without a note carries the verdicts of the notes whose lines have its
+    /// patch id (a cherry-pick or squash of a reviewed commit).
+    pub by_patch_id: bool,
 }
 
 /// Checks the pushed commits with libgit2: one revwalk over every pushed ref that hides what
@@ -265,9 +247,11 @@ fn check_git2(
     remote: &str,
     pushed: &[&RefUpdate],
     policy: &Policy,
+    scope: Scope,
 ) -> Result<Vec<Finding>, NotesError> {
     // Without any verdict only "missing" can block; skip the walk when it cannot.
-    if ref_target(repo, NOTES_REF)?.is_none() && !policy.blocks_missing() {
+    let refs = notes_refs(repo)?;
+    if refs.is_empty() && !policy.blocks_missing() {
         return Ok(Vec::new());
     }
     // git does not re-hash objects it reads, and the notes are hashed by name anyway; libgit2's
@@ -278,8 +262,8 @@ fn check_git2(
     let started = std::time::Instant::now();
     let (tx, rx) = std::sync::mpsc::channel::<Oid>();
     let git_dir = repo.path().to_path_buf();
-    let (walked, judged) = std::thread::scope(|scope| {
-        let judge = scope.spawn(move || judge_stream(&git_dir, rx, policy));
+    let (walked, judged) = std::thread::scope(|threads| {
+        let judge = threads.spawn(move || judge_stream(&git_dir, rx, policy, &refs, scope));
         let walked = walk_pushed(repo, remote, pushed, &tx);
         drop(tx);
         (
@@ -297,12 +281,18 @@ fn check_git2(
         .collect()
 }
 
-/// Judges the commits arriving on `rx`: lists the notes once (when the first commit comes),
-/// then reads and judges each commit's note. Returns the blocked ones in arrival order.
+/// Judges the commits arriving on `rx`: lists the notes of every ref in `refs` once (when
+/// the first commit comes), then reads and judges each commit's notes. A commit without a
+/// note, or whose notes carry no verdict at all ([`may_carry_verdict`]), is judged, when
+/// `scope` says so, by the lines that carry its patch id
+/// ([`PatchIndex`], built on the first such commit). Returns the blocked ones in arrival
+/// order.
 fn judge_stream(
     git_dir: &std::path::Path,
     rx: std::sync::mpsc::Receiver<Oid>,
     policy: &Policy,
+    refs: &[String],
+    scope: Scope,
 ) -> Result<Vec<(Oid, Option<Effective>)>, NotesError> {
     let mut blocked = Vec::new();
     let Ok(first) = rx.recv() else {
@@ -310,22 +300,52 @@ fn judge_stream(
     };
     let repo =
         Repository::open(git_dir).map_err(|e| NotesError::git("cannot open the repository", e))?;
-    let notes = note_map(&repo)?;
+    let maps: Vec<NoteMap> = refs
+        .iter()
+        .map(|r| note_map_of(&repo, r))
+        .collect::<Result<_, _>>()?;
     let odb = repo
         .odb()
         .map_err(|e| NotesError::git("cannot open the object database", e))?;
+    let read = |blob: Oid| -> Result<String, NotesError> {
+        let obj = odb
+            .read(blob)
+            .map_err(|e| NotesError::git(format!("cannot read note blob {blob}"), e))?;
+        Ok(match std::str::from_utf8(obj.data()) {
+            Ok(text) => text.to_string(),
+            Err(_) => String::from_utf8_lossy(obj.data()).into_owned(),
+        })
+    };
+    let mut index: Option<PatchIndex> = None;
     for oid in std::iter::once(first).chain(rx) {
-        let verdict = match notes.get(&oid) {
-            Some(blob) => {
-                let obj = odb
-                    .read(*blob)
-                    .map_err(|e| NotesError::git(format!("cannot read the note on {oid}"), e))?;
-                match std::str::from_utf8(obj.data()) {
-                    Ok(text) => policy.judge(Some(text)),
-                    Err(_) => policy.judge(Some(&String::from_utf8_lossy(obj.data()))),
+        let blobs: Vec<Oid> = maps.iter().filter_map(|m| m.get(&oid).copied()).collect();
+        let texts = blobs.into_iter().map(read).collect::<Result<Vec<_>, _>>()?;
+        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        // A note without any verdict (say a hand-written remark) does not hide a copy.
+        let own = policy.judge(&texts);
+        let verdict = if matches!(own, Some(Some(_)))
+            || !scope.by_patch_id
+            || texts.iter().any(|t| may_carry_verdict(t))
+        {
+            own
+        } else {
+            if index.is_none() {
+                let mut built = PatchIndex::default();
+                for blob in maps.iter().flat_map(|m| m.values()) {
+                    built.add_note(&read(*blob)?);
                 }
+                index = Some(built);
             }
-            None => policy.judge(None),
+            let index = index.as_ref().expect("built above");
+            // Patch ids cost a diff each: only when some line could match.
+            let pid = match index.is_empty() {
+                true => None,
+                false => super::patch_id(&repo, oid)?,
+            };
+            match pid.and_then(|p| index.lines(&p)) {
+                Some(lines) => policy.judge_lines(lines),
+                None => own,
+            }
         };
         if let Some(effective) = verdict {
             blocked.push((oid, effective));
@@ -427,38 +447,44 @@ mod tests {
     }
 
     #[test]
-    fn the_fast_reader_agrees_with_the_full_one() {
+    fn the_fast_path_never_skips_what_parsing_would_block() {
         let p = Policy::new(&["HALT".to_string()]);
         let ts = "2026-01-01T00:00:00.000Z";
         // Duplicate keys, escapes, odd spacing: still the same records as `parse_note` sees.
         let dup = format!(
             r#"{{"v":1,"kind":"review","ts":"{ts}","verdict":"APPROVE","verdict":"HALT"}}"#
         );
-        assert!(matches!(p.judge(Some(&dup)), Some(Some(_))));
+        assert!(matches!(p.judge(&[&dup]), Some(Some(_))));
         let escaped =
             format!(r#"{{ "v" : 1, "kind" : "re\u0076iew", "ts" : "{ts}", "verdict" : "HALT" }}"#);
-        assert!(matches!(p.judge(Some(&escaped)), Some(Some(_))));
+        assert!(matches!(p.judge(&[&escaped]), Some(Some(_))));
+        // `HALT` spelled with an escape, so the word itself never occurs.
+        let hidden = format!(r#"{{"v":1,"kind":"review","ts":"{ts}","verdict":"\u0048ALT"}}"#);
+        assert!(!hidden.contains("HALT"));
+        assert!(matches!(p.judge(&[&hidden]), Some(Some(_))));
         // Not records: an array, another version, an unknown kind.
         for text in [
             format!(r#"[1,"review","{ts}","HALT"]"#),
             format!(r#"{{"v":2,"kind":"review","ts":"{ts}","verdict":"HALT"}}"#),
             format!(r#"{{"v":1,"kind":"rumour","ts":"{ts}","verdict":"HALT"}}"#),
         ] {
-            assert!(p.judge(Some(&text)).is_none(), "{text}");
+            assert!(p.judge(&[&text]).is_none(), "{text}");
         }
     }
 
     #[test]
     fn policy_judges_effective_verdicts() {
         let halt = r#"{"v":1,"kind":"review","ts":"2026-01-01T00:00:00.000Z","verdict":"HALT"}"#;
-        let over =
-            r#"{"v":1,"kind":"override","ts":"2026-01-02T00:00:00.000Z","verdict":"APPROVE"}"#;
+        let over = r#"{"answers":["2026-01-01T00:00:00.000Z review HALT"],"kind":"override","overrides":"HALT","ts":"2026-01-02T00:00:00.000Z","v":1,"verdict":"APPROVE"}"#;
         let p = Policy::new(&["HALT".to_string()]);
-        assert!(matches!(p.judge(Some(halt)), Some(Some(_))));
-        assert!(p.judge(Some(&format!("{halt}\n{over}"))).is_none());
-        assert!(p.judge(None).is_none());
+        assert!(matches!(p.judge(&[halt]), Some(Some(_))));
+        assert!(p.judge(&[&format!("{halt}\n{over}")]).is_none());
+        // Notes on two refs (local and a teammate's) are one note.
+        assert!(p.judge(&[halt, over]).is_none());
+        assert!(p.judge(&[]).is_none());
         let p = Policy::new(&["HALT".to_string(), "missing".to_string()]);
-        assert!(matches!(p.judge(None), Some(None)));
-        assert!(matches!(p.judge(Some("junk")), Some(None)));
+        assert!(matches!(p.judge(&[]), Some(None)));
+        assert!(matches!(p.judge(&["junk"]), Some(None)));
+        assert!(p.without_missing().judge(&[]).is_none());
     }
 }

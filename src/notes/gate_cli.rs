@@ -12,8 +12,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use super::format::Effective;
-use super::gate::{Finding, Policy, RefUpdate};
-use super::{NotesError, NOTES_REF};
+use super::gate::{Finding, Policy, RefUpdate, Scope};
+use super::gate_index::{is_gate_notes_ref, may_carry_verdict, PatchIndex};
+use super::NotesError;
 
 /// Runs `git <args>` in `dir` and returns stdout; a failure carries git's stderr.
 pub fn git_output(dir: &Path, args: &[&str]) -> Result<String, NotesError> {
@@ -68,15 +69,28 @@ pub(crate) fn check(
     remote: &str,
     pushed: &[&RefUpdate],
     policy: &Policy,
+    scope: Scope,
 ) -> Result<Vec<Finding>, NotesError> {
-    let notes_ref = format!("--ref={NOTES_REF}");
-    // `<note blob> <annotated object>` per line; nothing when the ref does not exist.
-    let notes: HashMap<String, String> = git_output(dir, &["notes", &notes_ref, "list"])?
-        .lines()
-        .filter_map(|l| l.split_once(' '))
-        .map(|(blob, annotated)| (annotated.to_string(), blob.to_string()))
-        .collect();
-    if notes.is_empty() && !policy.blocks_missing() {
+    // The local notes ref and teammates' copies, as the libgit2 reader does.
+    let refs: Vec<String> =
+        git_output(dir, &["for-each-ref", "--format=%(refname)", "refs/notes/"])?
+            .lines()
+            .filter(|r| is_gate_notes_ref(r))
+            .map(str::to_string)
+            .collect();
+    let mut maps: Vec<HashMap<String, String>> = Vec::new();
+    for r in &refs {
+        // `<note blob> <annotated object>` per line.
+        let notes_ref = format!("--ref={r}");
+        maps.push(
+            git_output(dir, &["notes", &notes_ref, "list"])?
+                .lines()
+                .filter_map(|l| l.split_once(' '))
+                .map(|(blob, annotated)| (annotated.to_string(), blob.to_string()))
+                .collect(),
+        );
+    }
+    if maps.iter().all(HashMap::is_empty) && !policy.blocks_missing() {
         return Ok(Vec::new());
     }
     let mut args: Vec<String> = vec!["rev-list".into()];
@@ -106,23 +120,103 @@ pub(crate) fn check(
     }
     let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let commits = git_output(dir, &arg_refs)?;
-    let pushed: Vec<(&str, Option<&String>)> = commits
+    let pushed: Vec<(&str, Vec<&String>)> = commits
         .lines()
         .filter(|l| !l.is_empty())
-        .map(|c| (c, notes.get(c)))
+        .map(|c| (c, maps.iter().filter_map(|m| m.get(c)).collect()))
         .collect();
     let texts = read_blobs(
         dir,
-        pushed.iter().filter_map(|(_, b)| b.map(String::as_str)),
+        pushed
+            .iter()
+            .flat_map(|(_, b)| b.iter().map(|b| b.as_str())),
     )?;
+    // Commits without a verdict of their own are judged by patch id, when the scope says so.
+    let own_texts = |blobs: &[&String]| -> Vec<&str> {
+        blobs
+            .iter()
+            .filter_map(|b| texts.get(*b).map(String::as_str))
+            .collect()
+    };
+    let noteless: Vec<&str> = pushed
+        .iter()
+        .filter(|(_, b)| !own_texts(b).iter().any(|t| may_carry_verdict(t)))
+        .map(|(c, _)| *c)
+        .collect();
+    let (index, patch_ids) = if scope.by_patch_id && !noteless.is_empty() {
+        let all = read_blobs(
+            dir,
+            maps.iter().flat_map(|m| m.values().map(String::as_str)),
+        )?;
+        let mut index = PatchIndex::default();
+        for text in all.values() {
+            index.add_note(text);
+        }
+        // Patch ids cost a diff each: only when some line could match.
+        let ids = match index.is_empty() {
+            true => HashMap::new(),
+            false => patch_ids(dir, &noteless)?,
+        };
+        (index, ids)
+    } else {
+        (PatchIndex::default(), HashMap::new())
+    };
     let mut findings = Vec::new();
-    for (commit, blob) in pushed {
-        let text = blob.and_then(|b| texts.get(b));
-        if let Some(effective) = policy.judge(text.map(String::as_str)) {
+    for (commit, blobs) in pushed {
+        let own = own_texts(&blobs);
+        let verdict = match patch_ids.get(commit).and_then(|p| index.lines(p)) {
+            Some(lines) if !own.iter().any(|t| may_carry_verdict(t)) => policy.judge_lines(lines),
+            _ => policy.judge(&own),
+        };
+        if let Some(effective) = verdict {
             findings.push(describe(dir, commit, effective)?);
         }
     }
     Ok(findings)
+}
+
+/// The stable patch ids of `commits` (diff against the first parent, the empty tree for a
+/// root), as `git diff-tree --stdin -p | git patch-id --stable`: commit → patch id. Commits
+/// with an empty diff have none.
+fn patch_ids(dir: &Path, commits: &[&str]) -> Result<HashMap<String, String>, NotesError> {
+    let diff_args = [
+        "diff-tree",
+        "--stdin",
+        "-p",
+        "--no-renames",
+        "--root",
+        "--diff-merges=first-parent",
+    ];
+    let mut diff = Command::new("git")
+        .args(diff_args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| cli_error(&diff_args, e.to_string()))?;
+    let mut stdin = diff.stdin.take().expect("piped stdin");
+    let input: String = commits.iter().map(|c| format!("{c}\n")).collect();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let pid_args = ["patch-id", "--stable"];
+    let out = Command::new("git")
+        .args(pid_args)
+        .current_dir(dir)
+        .stdin(diff.stdout.take().expect("piped stdout"))
+        .output()
+        .map_err(|e| cli_error(&pid_args, e.to_string()))?;
+    let _ = writer.join();
+    let status = diff
+        .wait()
+        .map_err(|e| cli_error(&diff_args, e.to_string()))?;
+    if !status.success() || !out.status.success() {
+        return Err(cli_error(&pid_args, "could not compute patch ids".into()));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(pid, commit)| (commit.to_string(), pid.to_string()))
+        .collect())
 }
 
 /// Reads blobs with one `git cat-file --batch`.

@@ -104,6 +104,12 @@ pub struct OverrideRecord {
     pub verdict: Verdict,
     /// The verdict it clears (the one in force when it was written).
     pub overrides: String,
+    /// The review and reconciliation lines it answers, by [`super::answer_key`]: every such
+    /// line on the commit when it was written. Absent on overrides written before this
+    /// field; those answer the lines with the verdict in `overrides` and a `ts` not later
+    /// than their own (see [`super::effective`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<Vec<String>>,
     /// Why, in the words of the person overriding.
     pub reason: String,
     /// `Name <email>` of the person overriding.

@@ -3,12 +3,14 @@
 //! A note is UTF-8 text, one canonical JSON object per line, each with `"v":1` and a `kind`
 //! (`review`, `reconciliation`, `override`). Notes are append-only: a later line supersedes
 //! an earlier one by its timestamp, nothing is ever edited, and two copies of a note merge by
-//! the union of their lines (`cat_sort_uniq`). Every verdict line carries the commit's
+//! the union of their lines (`cat_sort_uniq`). The effective verdict is the worst one no override answers
+//! ([`effective`]); an override names the lines it answers. Every verdict line carries the commit's
 //! `patch_id`, so a verdict can be found again after a squash or cherry-pick.
 
 mod format;
 pub mod gate;
 pub mod gate_cli;
+mod gate_index;
 mod line;
 pub mod merge;
 mod patch;
@@ -16,8 +18,8 @@ pub mod rewrite;
 mod store;
 
 pub use format::{
-    canonical_json, effective, format_ts, now_ts, parse_line, parse_note, reattached, str_field,
-    without_reattached, Effective, FORMAT_VERSION, KINDS, REATTACHED_FROM,
+    answer_key, canonical_json, effective, format_ts, now_ts, parse_line, parse_note, reattached,
+    str_field, without_reattached, Effective, ANSWERS, FORMAT_VERSION, KINDS, REATTACHED_FROM,
 };
 pub use line::{record, OverrideRecord, ReconciliationRecord, Record, ReviewRecord, VerdictLine};
 pub use patch::patch_id;

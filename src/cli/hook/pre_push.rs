@@ -208,6 +208,14 @@ fn severity_rank(issue: &Value) -> u8 {
     }
 }
 
+/// The abbreviated commit a finding's verdict was written on, when that is another commit
+/// (the gate found it by patch id: a cherry-pick or squash of a reviewed commit).
+fn copied_from(f: &Finding) -> Option<&str> {
+    let line = &f.effective.as_ref()?.line;
+    let from = str_field(line, "commit").filter(|c| *c != f.commit)?;
+    Some(from.get(..12).unwrap_or(from))
+}
+
 /// The explanation printed on stderr when the push is blocked.
 fn render(findings: &[Finding], block_on: &[String]) -> String {
     let mut s = String::new();
@@ -227,6 +235,12 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
         };
         let line = &e.line;
         let field = |k: &str| str_field(line, k).unwrap_or("?");
+        if let Some(from) = copied_from(f) {
+            let _ = writeln!(
+                s,
+                "      (no note of its own: the verdict of {from}, the same change by patch id)"
+            );
+        }
         if str_field(line, "kind") == Some("override") {
             let _ = writeln!(
                 s,
@@ -290,6 +304,12 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
         let _ = writeln!(
             s,
             "  overrule it (recorded):  git triad override {rev} --verdict APPROVE --reason \"…\""
+        );
+    }
+    if findings.iter().any(|f| copied_from(f).is_some()) {
+        let _ = writeln!(
+            s,
+            "  copy the verdicts here:  git triad notes reattach   (then override if you must)"
         );
     }
     if findings.iter().any(|f| f.effective.is_none()) {
