@@ -1,11 +1,11 @@
 //! Verdicts as git notes on the reviewed commit (`refs/notes/triad`).
 //!
 //! A note is UTF-8 text, one canonical JSON object per line, each with `"v":1` and a `kind`
-//! (`review`, `reconciliation`, `override`). Notes are append-only: a later line supersedes
-//! an earlier one by its timestamp, nothing is ever edited, and two copies of a note merge by
-//! the union of their lines (`cat_sort_uniq`). The effective verdict is the worst one no override answers
-//! ([`effective`]); an override names the lines it answers. Every verdict line carries the commit's
-//! `patch_id`, so a verdict can be found again after a squash or cherry-pick.
+//! (`review`, `reconciliation`, `override`). Notes are append-only: nothing is ever edited,
+//! and two copies of a note merge by the union of their lines (`cat_sort_uniq`). The
+//! effective verdict is the worst one no override answers ([`effective`]): a timestamp never
+//! shadows a verdict, and an override names the lines it answers. Every verdict line carries
+//! the commit's `patch_id`, so a verdict can be found again after a squash or cherry-pick.
 
 mod format;
 pub mod gate;
