@@ -54,7 +54,7 @@ fn with_fake(script: Script) -> (TestEnv, FakeServer) {
 
 /// The `key = value  # origin` line for `key` in `config show --origin` output.
 #[track_caller]
-fn origin_line<'a>(run: &'a Run, key: &str) -> &'a str {
+pub fn origin_line<'a>(run: &'a Run, key: &str) -> &'a str {
     let prefix = format!("{key} = ");
     run.stdout
         .lines()

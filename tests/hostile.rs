@@ -10,6 +10,7 @@ use std::path::Path;
 use git_triad::testkit::fake_llm::{FakeServer, Reply, Rule, Script, WireProtocol};
 use serde_json::{json, Value};
 
+use crate::cli_basics::origin_line;
 use crate::common::{fake_user_config, Run, TestEnv};
 use crate::notes_hooks::{
     add_verdict, assert_says, clone_of, commit_file, commit_with_verdict, override_head,
@@ -19,6 +20,24 @@ use crate::pipeline::{answer, architect_answer, happy_rules, implement_answer, s
 
 fn run_json(stdout: &str) -> Value {
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
+}
+
+/// The user's state before a run of `s` that must end approved, the run, and its `--json`.
+fn approved_run(s: &Scenario) -> (BTreeMap<String, String>, Run, Value) {
+    let before = user_state(&s.env, &s.repo);
+    let r = s.run(&[]);
+    r.ok();
+    let out = run_json(&r.stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    (before, r, out)
+}
+
+/// Commits `toml` as the scenario's `.triad/config.toml` and returns the user's state after
+/// it, for checking that a run touched nothing.
+fn commit_repo_config(s: &Scenario, toml: &str, msg: &str) -> BTreeMap<String, String> {
+    s.env.write_files(&s.repo, &[(".triad/config.toml", toml)]);
+    s.env.commit_all(&s.repo, msg);
+    user_state(&s.env, &s.repo)
 }
 
 /// Everything of the user's that a refused or finished run must leave as it was: every file
@@ -72,16 +91,6 @@ fn origins(env: &TestEnv, repo: &Path) -> Run {
     run
 }
 
-/// The `key = ...` line of `config show --origin` output.
-#[track_caller]
-fn origin_line<'a>(run: &'a Run, key: &str) -> &'a str {
-    let prefix = format!("{key} = ");
-    run.stdout
-        .lines()
-        .find(|l| l.starts_with(&prefix))
-        .unwrap_or_else(|| panic!("no `{key}` line in:\n{}", run.stdout))
-}
-
 #[test]
 fn a_committed_config_cannot_unblock_a_halted_push() {
     let env = TestEnv::new();
@@ -125,17 +134,11 @@ fn a_committed_config_cannot_unblock_a_halted_push() {
         &[(".triad/config.toml", "[hooks.pre_push]\nblock_on = []\n")],
     );
     let run = origins(&env, &work);
-    assert!(
-        run.stdout
-            .contains("# ignored `hooks.pre_push.block_on = []` from "),
-        "{}",
-        run.stdout
+    assert_says(
+        &run.stdout,
+        &["# ignored `hooks.pre_push.block_on = []` from "],
     );
-    assert!(
-        run.stderr.contains("may only add verdicts"),
-        "{}",
-        run.stderr
-    );
+    assert_says(&run.stderr, &["may only add verdicts"]);
 }
 
 #[test]
@@ -145,15 +148,11 @@ fn a_committed_budget_above_the_users_is_ignored_and_the_cap_holds() {
         "{}\n[budget]\nrun_usd = 0.0001\ndaily_usd = 0.0002\n",
         fake_user_config(&s.server.base_url())
     ));
-    s.env.write_files(
-        &s.repo,
-        &[(
-            ".triad/config.toml",
-            "[budget]\nrun_usd = 1000.0\ndaily_usd = 0\nmonthly_usd = 0.5\n",
-        )],
+    let before = commit_repo_config(
+        &s,
+        "[budget]\nrun_usd = 1000.0\ndaily_usd = 0\nmonthly_usd = 0.5\n",
+        "generous budgets",
     );
-    s.env.commit_all(&s.repo, "generous budgets");
-    let before = user_state(&s.env, &s.repo);
 
     let r = s.run(&[]);
     r.expect_code(5);
@@ -161,11 +160,7 @@ fn a_committed_budget_above_the_users_is_ignored_and_the_cap_holds() {
         s.server.requests().is_empty(),
         "a call went out past the cap"
     );
-    assert!(
-        r.stderr.contains("may only lower budget caps"),
-        "{}",
-        r.stderr
-    );
+    assert_says(&r.stderr, &["may only lower budget caps"]);
     assert_eq!(user_state(&s.env, &s.repo), before);
 
     let run = origins(&s.env, &s.repo);
@@ -263,11 +258,7 @@ fn a_committed_config_cannot_turn_review_off() {
         origin_line(&run, "arbiter.mode"),
         "arbiter.mode = \"bookend\"  # default"
     );
-    assert!(
-        run.stdout.contains("# ignored `arbiter.mode = \"off\"`"),
-        "{}",
-        run.stdout
-    );
+    assert_says(&run.stdout, &["# ignored `arbiter.mode = \"off\"`"]);
 }
 
 #[test]
@@ -284,11 +275,7 @@ fn only_the_clones_own_git_config_can_trust_it() {
     );
     let r = env.triad(&repo, &["config", "show"]);
     r.expect_code(2);
-    assert!(
-        r.stderr.contains("providers.openai.base_url"),
-        "{}",
-        r.stderr
-    );
+    assert_says(&r.stderr, &["providers.openai.base_url"]);
     assert!(
         env.git(&repo, &["config", "triad.trusted"]).stdout.trim() == "true",
         "the global setting is visible to git"
@@ -296,11 +283,7 @@ fn only_the_clones_own_git_config_can_trust_it() {
     // `git triad init` does not take the global setting for trust either.
     let init = env.triad(&repo, &["init", "--no-trust"]);
     init.ok();
-    assert!(
-        init.stdout.contains("Left this clone untrusted"),
-        "{}",
-        init.stdout
-    );
+    assert_says(&init.stdout, &["Left this clone untrusted"]);
 
     env.git(&repo, &["config", "--local", "triad.trusted", "true"])
         .ok();
@@ -341,35 +324,18 @@ fn a_prompt_override_through_a_symlink_is_never_read() {
     let ssh = plant_ssh_key(&s.env);
     std::os::unix::fs::symlink(ssh.join("id_rsa"), s.repo.join("x.md")).unwrap();
     std::os::unix::fs::symlink(&ssh, s.repo.join("keys")).unwrap();
-    s.env.write_files(
-        &s.repo,
-        &[(
-            ".triad/config.toml",
-            "[prompts]\narchitect = \"x.md\"\nimplementer = \"keys/id_rsa\"\n",
-        )],
+    let before = commit_repo_config(
+        &s,
+        "[prompts]\narchitect = \"x.md\"\nimplementer = \"keys/id_rsa\"\n",
+        "prompts of our own",
     );
-    s.env.commit_all(&s.repo, "prompts of our own");
-    let before = user_state(&s.env, &s.repo);
 
     let r = s.run(&[]);
     r.ok();
-    assert!(
-        r.stderr.contains("prompt override for architect refused"),
-        "{}",
-        r.stderr
-    );
-    assert!(
-        r.stderr.contains("prompt override for implementer refused"),
-        "{}",
-        r.stderr
-    );
+    assert_says(&r.stderr, &["prompt override for architect refused"]);
+    assert_says(&r.stderr, &["prompt override for implementer refused"]);
     assert!(r.stderr.contains("symbolic link"), "{}", r.stderr);
-    let sent: String = s
-        .server
-        .requests()
-        .iter()
-        .map(|q| format!("{:?}\n", q.json))
-        .collect();
+    let sent = all_requests(&s);
     assert!(
         sent.contains("ROLE: architect"),
         "the built-in prompt was used"
@@ -629,11 +595,7 @@ fn a_model_cannot_commit_another_name_for_dot_git() {
             vec![Reply::text(evil), Reply::text(implement_answer())],
         );
         let s = Scenario::new(rules);
-        let before = user_state(&s.env, &s.repo);
-        let r = s.run(&[]);
-        r.ok();
-        let out = run_json(&r.stdout);
-        assert_eq!(out["status"], "approved", "{path}: {out}");
+        let (before, _, out) = approved_run(&s);
         // The refusal went back to the model as the path check's feedback.
         let retry = s.requests_for("implement")[1].to_string();
         assert!(
@@ -679,11 +641,7 @@ fn the_verify_command_gets_no_keys_and_bounded_output() {
         "{}\n[verify]\ncommand = \"env; echo ENV-DONE; yes flood-line | head -c 30000000; echo; echo VERIFY-END\"\ntimeout_secs = 120\n",
         fake_user_config(&s.server.base_url())
     ));
-    let before = user_state(&s.env, &s.repo);
-    let r = s.run(&[]);
-    r.ok();
-    let out = run_json(&r.stdout);
-    assert_eq!(out["status"], "approved", "{out}");
+    let (before, r, _) = approved_run(&s);
     // The verifier was shown the end of the output, boundedly.
     let verify = s.requests_for("verify")[0].to_string();
     assert!(
@@ -704,12 +662,7 @@ fn the_verify_command_gets_no_keys_and_bounded_output() {
     r2.ok();
     let printed = s.requests_for("verify")[1].to_string();
     assert!(printed.contains("PATH="), "env was not printed: {printed}");
-    let sent: String = s
-        .server
-        .requests()
-        .iter()
-        .map(|q| format!("{:?}\n", q.json))
-        .collect();
+    let sent = all_requests(&s);
     let record = recorded(&s.env, &s.repo);
     let notes = s.git(&["log", "-p", "refs/notes/triad"]);
     for secret in [
@@ -753,22 +706,53 @@ fn pushed_pair(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf) {
     (work, bare)
 }
 
+/// Every request the scripted server received, one per line, as text.
+fn all_requests(s: &Scenario) -> String {
+    s.server
+        .requests()
+        .iter()
+        .map(|q| format!("{:?}\n", q.json))
+        .collect()
+}
+
+/// Back at the remote's main, a new honest commit of `file` (no note) pushes.
+fn honest_push_passes(env: &TestEnv, work: &Path, bare: &Path, file: &str) {
+    env.git(work, &["reset", "-q", "--hard", "origin/main"])
+        .ok();
+    let honest = commit_file(env, work, file, "honest\n", "Honest work");
+    env.git(work, &["push", "origin", "main"]).ok();
+    assert_eq!(env.rev_parse(bare, "main"), honest);
+}
+
+/// Moves main on (a commit of `file`, pushed), cherry-picks `side` (which holds `halted`)
+/// onto it, and checks that pushing the copy is refused and leaves it off the remote.
+fn cherry_pick_refused(
+    env: &TestEnv,
+    work: &Path,
+    bare: &Path,
+    halted: &str,
+    file: &str,
+) -> (String, Run) {
+    env.git(work, &["checkout", "-q", "main"]).ok();
+    commit_file(env, work, file, "b\n", "Other work");
+    env.git(work, &["push", "-q", "origin", "main"]).ok();
+    // A cherry-pick: a new commit, no note, the same patch id.
+    env.git(work, &["cherry-pick", "side"]).ok();
+    let picked = env.rev_parse(work, "HEAD");
+    assert_ne!(picked, halted);
+    let push = refused_push(env, work, &["push", "origin", "main"]);
+    absent_from(env, bare, &picked);
+    (picked, push)
+}
+
 #[test]
 fn a_cherry_pick_or_squash_of_a_halted_commit_keeps_its_verdict() {
     let env = TestEnv::new();
     let (work, bare) = pushed_pair(&env);
     env.git(&work, &["checkout", "-q", "-b", "side"]).ok();
     let halted = commit_with_verdict(&env, &work, "src/a.rs", "a\n", "Halted work", "HALT");
-    env.git(&work, &["checkout", "-q", "main"]).ok();
     // main moves on, so the copies below are new commits, not the halted one again.
-    commit_file(&env, &work, "src/b.rs", "b\n", "Other work");
-    env.git(&work, &["push", "-q", "origin", "main"]).ok();
-
-    // A cherry-pick: a new commit, no note, the same patch id.
-    env.git(&work, &["cherry-pick", "side"]).ok();
-    let picked = env.rev_parse(&work, "HEAD");
-    assert_ne!(picked, halted);
-    let push = refused_push(&env, &work, &["push", "origin", "main"]);
+    let (picked, push) = cherry_pick_refused(&env, &work, &bare, &halted, "src/b.rs");
     assert_says(
         &push.stderr,
         &[
@@ -801,11 +785,7 @@ fn a_cherry_pick_or_squash_of_a_halted_commit_keeps_its_verdict() {
     absent_from(&env, &bare, &squashed);
 
     // Honest work without a note still passes.
-    env.git(&work, &["reset", "-q", "--hard", "origin/main"])
-        .ok();
-    let honest = commit_file(&env, &work, "src/c.rs", "c\n", "Honest work");
-    env.git(&work, &["push", "origin", "main"]).ok();
-    assert_eq!(env.rev_parse(&bare, "main"), honest);
+    honest_push_passes(&env, &work, &bare, "src/c.rs");
 
     // An override written on the original answers its HALT for every copy.
     env.triad(
@@ -985,15 +965,8 @@ fn sha256_repositories_hold_against_the_same_bypasses() {
         .ok();
 
     // 1. A cherry-pick carries the verdict by patch id (main moved on: a new commit).
-    env.git(&work, &["checkout", "-q", "main"]).ok();
-    commit_file(&env, &work, "e.txt", "e\n", "Other work");
-    env.git(&work, &["push", "-q", "origin", "main"]).ok();
-    env.git(&work, &["cherry-pick", "side"]).ok();
-    let picked = env.rev_parse(&work, "HEAD");
-    assert_ne!(picked, halted);
-    let push = refused_push(&env, &work, &["push", "origin", "main"]);
+    let (picked, push) = cherry_pick_refused(&env, &work, &bare, &halted, "e.txt");
     assert_says(&push.stderr, &[&picked[..7], "Halted work", "HALT"]);
-    absent_from(&env, &bare, &picked);
     env.git(
         &work,
         &["notes", "--ref", "triad", "add", "-m", "looks fine"],
@@ -1028,9 +1001,5 @@ fn sha256_repositories_hold_against_the_same_bypasses() {
     absent_from(&env, &bare, &sneaky);
 
     // Honest work still goes.
-    env.git(&work, &["reset", "-q", "--hard", "origin/main"])
-        .ok();
-    let honest = commit_file(&env, &work, "d.txt", "d\n", "Honest work");
-    env.git(&work, &["push", "origin", "main"]).ok();
-    assert_eq!(env.rev_parse(&bare, "main"), honest);
+    honest_push_passes(&env, &work, &bare, "d.txt");
 }

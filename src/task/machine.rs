@@ -347,39 +347,6 @@ impl Machine {
         })
     }
 
-    /// Applies a decision taken by `actor` (the arbiter, a person with `by` naming them, or
-    /// the policy), recorded as that actor's.
-    pub fn decide(
-        &mut self,
-        decision: &ArbiterDecision,
-        actor: Actor,
-        by: Option<&str>,
-    ) -> Result<(), TaskError> {
-        self.atomic(|m| {
-            let run = m.task.run.clone();
-            m.apply(decision, actor, by, None, run.as_deref())
-        })
-    }
-
-    /// The policy marks an APPROVED task EXECUTED: its run's result is merged into `into`.
-    pub fn mark_executed(&mut self, commit: &str, into: &str) -> Result<(), TaskError> {
-        let slug = self.task.slug.clone();
-        self.go(
-            TaskState::Executed,
-            Actor::Policy,
-            EventKind::Decision,
-            duty(
-                "nobody",
-                "nothing: the result is merged".to_string(),
-                format!("reopen with `git triad run --task {slug}`"),
-            ),
-            Draft {
-                note: format!("the run's result {commit} is merged into {into}"),
-                ..Draft::default()
-            },
-        )
-    }
-
     /// The arbiter creates this task as a dependency of `parent` and assigns it to `owner`.
     pub fn assign_dependency(
         &mut self,

@@ -1,4 +1,5 @@
-//! Applying an arbiter decision: the target state and who acts next for each decision.
+//! Applying a decision (the arbiter's, a person's or the policy's): the target state, who acts
+//! next, and who is recorded as deciding.
 
 use super::{duty, Draft, Machine};
 use crate::task::error::TaskError;
@@ -6,6 +7,39 @@ use crate::task::response::{ArbiterDecision, Decision, SpecialistResponse};
 use crate::task::state::{Actor, EventKind, TaskState};
 
 impl Machine {
+    /// Applies a decision taken by `actor` (the arbiter, a person with `by` naming them, or
+    /// the policy), recorded as that actor's.
+    pub fn decide(
+        &mut self,
+        decision: &ArbiterDecision,
+        actor: Actor,
+        by: Option<&str>,
+    ) -> Result<(), TaskError> {
+        self.atomic(|m| {
+            let run = m.task.run.clone();
+            m.apply(decision, actor, by, None, run.as_deref())
+        })
+    }
+
+    /// The policy marks an APPROVED task EXECUTED: its run's result is merged into `into`.
+    pub fn mark_executed(&mut self, commit: &str, into: &str) -> Result<(), TaskError> {
+        let slug = self.task.slug.clone();
+        self.go(
+            TaskState::Executed,
+            Actor::Policy,
+            EventKind::Decision,
+            duty(
+                "nobody",
+                "nothing: the result is merged".to_string(),
+                format!("reopen with `git triad run --task {slug}`"),
+            ),
+            Draft {
+                note: format!("the run's result {commit} is merged into {into}"),
+                ..Draft::default()
+            },
+        )
+    }
+
     /// Moves the task to the state `d` decides, as the arbiter; `resp` is the response being
     /// routed, if any.
     pub(super) fn apply(
