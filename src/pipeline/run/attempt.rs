@@ -170,12 +170,7 @@ impl Run<'_> {
         let diff = git::diff_trees(repo, Some(&parent_tree), &new_tree).ctx("diffing the stage")?;
         let facts = StageFacts::of(&diff, &meta.summary);
         if let Some(feedback) = facts.no_change(stage, &self.spec, whole) {
-            let mut refused = answered.record(AttemptResult::NoChange, "");
-            refused.detail = if stage == Stage::Implement {
-                "no edit changed a file".into()
-            } else {
-                "claimed changes it did not make".into()
-            };
+            let refused = answered.record(AttemptResult::NoChange, "no edit changed a file");
             return self.retry(refused, &feedback);
         }
         let claims = facts.claim_findings(stage);

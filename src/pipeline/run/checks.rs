@@ -48,11 +48,6 @@ impl Claims {
         }
         c
     }
-
-    /// Whether the summary claims any change at all.
-    pub fn any(&self) -> bool {
-        !self.files.is_empty() || !self.symbols.is_empty()
-    }
 }
 
 fn push(list: &mut Vec<String>, word: &str) {
@@ -72,8 +67,6 @@ pub(super) struct StageFacts {
     pub changed: Vec<FileStat>,
     /// Files the summary names that the diff does not touch.
     pub unsupported_files: Vec<String>,
-    /// Whether the summary claims changes.
-    pub claims_changes: bool,
     /// Functions the summary names that no added line mentions.
     pub unsupported_symbols: Vec<String>,
 }
@@ -104,60 +97,49 @@ impl StageFacts {
                 .filter(|s| !added.contains(s.as_str()))
                 .cloned()
                 .collect(),
-            claims_changes: claims.any(),
             changed,
         }
     }
 
-    /// Why the answer cannot be used, when it changes nothing where it must: the implement
-    /// stage always must; the others must when their summary claims they did.
+    /// Why the answer cannot be used, when it changes nothing where the stage must: the
+    /// implement stage must change the code. (Another stage that changes nothing may say so;
+    /// if its summary claims changes, that claim is a finding, see [`Self::claim_findings`].)
     pub fn no_change(&self, stage: Stage, spec: &TaskSpec, whole: bool) -> Option<String> {
+        if !self.changed.is_empty() || stage != Stage::Implement {
+            return None;
+        }
         let how = if whole {
             "Write each file you change in full: its path on a line by itself, then a fenced block with its complete new content"
         } else {
             "Write SEARCH/REPLACE edit blocks for the files in scope"
         };
-        if !self.changed.is_empty() || stage == Stage::Verify {
-            return None;
-        }
-        if stage == Stage::Implement {
-            let wanted: Vec<String> = spec
-                .requirements
-                .iter()
-                .map(|r| format!("- {}: {}", r.id, r.text))
-                .collect();
-            return Some(format!(
-                "## YOUR ANSWER CHANGED NOTHING\n\nYour answer contains no edit that changes a file; a summary or an outcome is not a change. The implement stage must change the code: the task requires\n{}\n{how}, then the ```json metadata block.\n",
-                if wanted.is_empty() {
-                    format!("- {}", spec.title)
-                } else {
-                    wanted.join("\n")
-                }
-            ));
-        }
-        self.claims_changes.then(|| {
-            let named: Vec<&str> = self
-                .unsupported_files
-                .iter()
-                .chain(&self.unsupported_symbols)
-                .map(String::as_str)
-                .collect();
-            format!(
-                "## YOUR ANSWER CHANGED NOTHING\n\nYour summary says you changed {}, but your answer applies no change. Either make those changes ({how}), or, if this stage needs no change, say so in the summary without claiming any.\n",
-                if named.is_empty() {
-                    "the code".to_string()
-                } else {
-                    named.join(", ")
-                }
-            )
-        })
+        let wanted: Vec<String> = spec
+            .requirements
+            .iter()
+            .map(|r| format!("- {}: {}", r.id, r.text))
+            .collect();
+        Some(format!(
+            "## YOUR ANSWER CHANGED NOTHING\n\nYour answer contains no edit that changes a file; a summary or an outcome is not a change. The implement stage must change the code: the task requires\n{}\n{how}, then the ```json metadata block.\n",
+            if wanted.is_empty() {
+                format!("- {}", spec.title)
+            } else {
+                wanted.join("\n")
+            }
+        ))
     }
 
-    /// Tool findings for a summary that names files the diff does not touch (the claim is
-    /// recorded beside the change it did make).
+    /// Tool findings for a summary that names files the diff does not touch, or, when the
+    /// stage changed nothing, functions it says it wrote: claims without evidence, recorded
+    /// beside what the stage really did.
     pub fn claim_findings(&self, stage: Stage) -> Vec<Finding> {
+        let symbols = if self.changed.is_empty() {
+            &self.unsupported_symbols[..]
+        } else {
+            &[]
+        };
         self.unsupported_files
             .iter()
+            .chain(symbols)
             .map(|f| Finding {
                 kind: crate::arbiter::review::UNSUPPORTED_CLAIM.into(),
                 category: "hallucination".into(),
@@ -186,7 +168,21 @@ mod tests {
         );
         assert_eq!(c.files, ["textstats.py", "tests/test_textstats.py"]);
         assert_eq!(c.symbols, ["char_count", "word_count"]);
-        assert!(!Claims::of("No refactoring was needed.").any());
+        assert_eq!(Claims::of("No refactoring was needed."), Claims::default());
+    }
+
+    #[test]
+    fn only_the_implement_stage_must_change_code_other_claims_are_findings() {
+        let spec = TaskSpec::parse("title = \"t\"\ndescription = \"d\"\n", "t.toml", "t").unwrap();
+        let facts = StageFacts::of(&[], "planned char_count(text) in textstats.py");
+        assert!(facts.no_change(Stage::Implement, &spec, true).is_some());
+        assert!(facts.no_change(Stage::Architect, &spec, true).is_none());
+        assert!(facts.no_change(Stage::Refactor, &spec, false).is_none());
+        let findings = facts.claim_findings(Stage::Refactor);
+        assert_eq!(findings.len(), 2, "{findings:?}");
+        assert!(findings
+            .iter()
+            .all(|f| f.kind == crate::arbiter::review::UNSUPPORTED_CLAIM));
     }
 
     #[test]
