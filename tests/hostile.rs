@@ -1003,3 +1003,43 @@ fn sha256_repositories_hold_against_the_same_bypasses() {
     // Honest work still goes.
     honest_push_passes(&env, &work, &bare, "d.txt");
 }
+
+// ---------------------------------------------------------------------------------------
+// 9. Limits that mean what they say
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn a_budget_must_be_a_positive_amount() {
+    let s = Scenario::new(happy_rules());
+    for bad in ["0", "-1", "NaN", "inf", "lots"] {
+        let r = s
+            .env
+            .triad(&s.repo, &["run", "--task", "add-sub", "--budget", bad]);
+        r.expect_code(2);
+        assert_says(&r.stderr, &[bad]);
+        let r = s
+            .env
+            .triad(&s.repo, &["resume", "some-run", "--budget", bad]);
+        r.expect_code(2);
+    }
+    assert!(s.server.requests().is_empty(), "no model was asked");
+    // A real cap still works: a tiny one stops before crossing it (exit 5).
+    s.run(&["--budget", "0.000001"]).expect_code(5);
+}
+
+#[test]
+fn two_names_for_one_wire_model_cannot_review_each_other() {
+    let s = Scenario::new(happy_rules());
+    // `model-b2` is model-a under another registry name: same provider, same wire id.
+    s.env.write_user_config(&format!(
+        "{}\n[models.model-b2]\nprovider = \"fake-openai\"\nid = \"model-a\"\ncontext_window = 32000\nmax_output_tokens = 4000\nprice_in = 1.0\nprice_out = 2.0\n",
+        fake_user_config(&s.server.base_url())
+    ));
+    let r = s.run(&["--arbiter-model", "model-b2"]);
+    r.expect_code(2);
+    assert_says(&r.stderr, &["reviewed by its own model"]);
+    let r = s.run(&["--reconcile", "--reconcile-model", "model-b2"]);
+    r.expect_code(2);
+    assert_says(&r.stderr, &["the verifier's own model"]);
+    assert!(s.server.requests().is_empty(), "refused before any request");
+}

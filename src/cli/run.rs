@@ -14,6 +14,18 @@ use crate::pipeline::{
 };
 use crate::task::TaskSpec;
 
+/// A budget is a finite, positive amount of USD: `0`, a negative number, `NaN` or `inf`
+/// would otherwise mean "no cap".
+fn parse_budget(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        Ok(_) => Err(format!(
+            "`{s}` is not a budget: give a positive amount of USD, e.g. 2 or 0.5"
+        )),
+        Err(_) => Err(format!("`{s}` is not a number of USD")),
+    }
+}
+
 fn parse_mode(s: &str) -> Result<ArbiterMode, String> {
     match s {
         "off" => Ok(ArbiterMode::Off),
@@ -72,7 +84,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "N")]
     pub max_retries: Option<u32>,
     /// Spending cap for this run in USD (checked before every call).
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", value_parser = parse_budget)]
     pub budget: Option<f64>,
     /// After Verify, reconcile the result against the committed TaskSpec (seed 000 §B11).
     #[arg(long)]
@@ -91,7 +103,7 @@ pub struct ResumeArgs {
     /// The run id (`git triad log` lists them).
     pub run_id: String,
     /// New spending cap for the rest of the run in USD.
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", value_parser = parse_budget)]
     pub budget: Option<f64>,
     /// Print one JSON object describing the run on stdout.
     #[arg(long)]

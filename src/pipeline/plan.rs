@@ -169,6 +169,15 @@ pub fn committed_task(
     }
 }
 
+/// Whether registry names `a` and `b` send the same model id to the same provider.
+pub fn same_wire_model(loaded: &LoadedConfig, a: &str, b: &str) -> bool {
+    let models = &loaded.config.models;
+    match (models.get(a), models.get(b)) {
+        (Some(x), Some(y)) => x.provider == y.provider && x.wire_id(a) == y.wire_id(b),
+        _ => false,
+    }
+}
+
 /// Chooses the models of every stage and every reviewed stage's arbiter, enforcing
 /// arbiter ≠ stage model before any call.
 pub fn assign_models(
@@ -186,6 +195,9 @@ pub fn assign_models(
         }
     };
     let arbiter_list = loaded.role_models(Role::Arbiter, profile);
+    // Two registry names can be one model on the wire (same provider, same id): the rule is
+    // about models, not names.
+    let same = |a: &str, b: &str| a == b || same_wire_model(loaded, a, b);
     let mut stages = Vec::new();
     for stage in Stage::ALL {
         let role = stage.role();
@@ -213,7 +225,7 @@ pub fn assign_models(
             None
         } else if let Some(a) = explicit {
             known(&a)?;
-            if a == primary {
+            if same(&a, &primary) {
                 return Err(StartError::SelfReview {
                     stage,
                     model: primary,
@@ -224,7 +236,7 @@ pub fn assign_models(
             Some(
                 arbiter_list
                     .iter()
-                    .find(|a| **a != primary)
+                    .find(|a| !same(a, &primary))
                     .cloned()
                     .ok_or_else(|| StartError::NoOtherArbiter {
                         stage,
@@ -264,7 +276,8 @@ pub fn plan(
         if !c.models.contains_key(m) {
             return Err(StartError::UnknownModel(m.clone()));
         }
-        if stages[Stage::Verify.index()].models.first() == Some(m) {
+        let verifier = stages[Stage::Verify.index()].models.first();
+        if verifier.is_some_and(|v| v == m || same_wire_model(loaded, v, m)) {
             return Err(StartError::ReconcilerIsVerifier(m.clone()));
         }
     }

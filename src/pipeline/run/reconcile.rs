@@ -10,6 +10,7 @@ use crate::config::{prompt, Role};
 use crate::git::{self, GitError};
 use crate::notes::{self, ReconciliationRecord, Record};
 use crate::pipeline::observer::Progress;
+use crate::pipeline::plan::same_wire_model;
 use crate::pipeline::reconcile::{self, ReconcileAnswer};
 use crate::pipeline::record::{RunStatus, StopReason};
 use crate::pipeline::stage::Stage;
@@ -58,10 +59,9 @@ impl Run<'_> {
         } else {
             &role_list[..]
         };
-        let arbiter = Arbiter::new(
-            self.env.client,
-            candidates(assigned.as_deref(), list, &verifier_model),
-        );
+        let mut judges = candidates(assigned.as_deref(), list, &verifier_model);
+        judges.retain(|m| !same_wire_model(self.env.config, m, &verifier_model));
+        let arbiter = Arbiter::new(self.env.client, judges);
         let system = prompt(
             &self.env.config.config,
             "reconciler",

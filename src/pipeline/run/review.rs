@@ -15,6 +15,7 @@ use crate::git::{Context as _, TreeFiles};
 use crate::model::ModelError;
 use crate::notes::{self, Record, ReviewRecord};
 use crate::pipeline::observer::Progress;
+use crate::pipeline::plan::same_wire_model;
 use crate::pipeline::record::{AttemptRecord, AttemptResult, RunStatus, StopReason};
 use crate::pipeline::stage::Stage;
 use crate::task::outcome::StageMeta;
@@ -150,14 +151,13 @@ impl Run<'_> {
             .env
             .config
             .role_models(Role::Arbiter, self.env.profile.as_deref());
-        let arbiter = Arbiter::new(
-            self.env.client,
-            candidates(
-                self.state.stages[idx].arbiter_model.as_deref(),
-                &role_list,
-                stage_model,
-            ),
+        let mut judges = candidates(
+            self.state.stages[idx].arbiter_model.as_deref(),
+            &role_list,
+            stage_model,
         );
+        judges.retain(|m| !same_wire_model(self.env.config, m, stage_model));
+        let arbiter = Arbiter::new(self.env.client, judges);
         let stage_notes = format!(
             "summary: {}\nconfidence: {}\nobjections: {}",
             meta.summary,
