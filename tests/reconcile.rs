@@ -165,6 +165,14 @@ fn a_requirement_dropped_twice_halts() {
     // The one rewind went to refactor, as the arbiter said.
     assert_eq!(s.requests_for("refactor").len(), 2);
     assert_eq!(s.requests_for("implement").len(), 1);
+    // The halted branch's tip carries a HALT for the pre-push gate.
+    let tip = s.git(&["rev-parse", out["branch"].as_str().unwrap()]);
+    let marks: Vec<Value> = note_lines(&s, tip.trim())
+        .into_iter()
+        .filter(|l| l["stage"] == "run")
+        .collect();
+    assert_eq!(marks.len(), 1, "{marks:?}");
+    assert_eq!(marks[0]["verdict"], "HALT");
 }
 
 #[test]

@@ -187,10 +187,12 @@ impl Run<'_> {
                     reasoning: answer.reasoning.clone(),
                     gaps: reconcile::feedback(answer, reasons),
                 };
-                self.state.stop(RunStatus::Halted, reason);
-                self.rec
-                    .event(&self.state, &format!("reconciliation {verdict}"))?;
-                Ok(Flow::Stop)
+                // Through halt: the stopped branch's tip is marked for the pre-push gate.
+                self.halt(
+                    RunStatus::Halted,
+                    reason,
+                    &format!("reconciliation {verdict}"),
+                )
             }
         }
     }
@@ -209,6 +211,7 @@ impl Run<'_> {
         if flow == Flow::Continue || verdict.is_some() {
             if matches!(verdict, Some(Verdict::Reject | Verdict::Halt)) {
                 self.state.status = RunStatus::Halted;
+                self.mark_or_fail();
             } else {
                 self.state.status = if status == RunStatus::Halted {
                     status

@@ -242,19 +242,29 @@ impl Run<'_> {
         event: &str,
     ) -> Result<Flow, RunError> {
         self.state.stop(status, reason);
-        if matches!(status, RunStatus::Halted | RunStatus::RetriesExhausted) {
-            if let Err((commit, e)) = self.mark_stopped_tip() {
-                self.state.stop(
-                    RunStatus::Failed,
-                    StopReason::NoteNotWritten {
-                        commit: commit.into(),
-                        error: e.to_string(),
-                    },
-                );
-            }
-        }
+        self.mark_or_fail();
         self.rec.event(&self.state, event)?;
         Ok(Flow::Stop)
+    }
+
+    /// A halted run (or one out of retries) gets its tip marked; when that note cannot be
+    /// written, the run is failed for that reason instead (the gate reads only notes).
+    pub(super) fn mark_or_fail(&mut self) {
+        if !matches!(
+            self.state.status,
+            RunStatus::Halted | RunStatus::RetriesExhausted
+        ) {
+            return;
+        }
+        if let Err((commit, e)) = self.mark_stopped_tip() {
+            self.state.stop(
+                RunStatus::Failed,
+                StopReason::NoteNotWritten {
+                    commit: commit.into(),
+                    error: e.to_string(),
+                },
+            );
+        }
     }
 
     /// Marks the tip of a stopped run with a `run`-stage verdict (HALT, or REJECT when
