@@ -15,13 +15,14 @@ use crate::config::Role;
 use crate::git::worktree::CommandOutcome;
 use crate::model::{ChatRequest, ModelClient, ModelError, Spend};
 
-/// The models that may judge work produced by `reviewed_model`: the assigned one first,
-/// then the role's list, never the reviewed model itself (a fallback may have changed which
-/// model produced the work, so this is checked against the model that really answered).
+/// The models that may judge work produced by a model: the assigned one first, then the
+/// role's list, never one `is_reviewed` says is the reviewed model (by name, or by what goes
+/// on the wire: a fallback may have changed which model produced the work, so this is checked
+/// against the model that really answered).
 pub fn candidates(
     assigned: Option<&str>,
     role_list: &[String],
-    reviewed_model: &str,
+    is_reviewed: &dyn Fn(&str) -> bool,
 ) -> Vec<String> {
     let mut out: Vec<String> = assigned.map(str::to_string).into_iter().collect();
     for m in role_list {
@@ -29,7 +30,7 @@ pub fn candidates(
             out.push(m.clone());
         }
     }
-    out.retain(|m| m != reviewed_model);
+    out.retain(|m| !is_reviewed(m));
     out
 }
 
@@ -186,10 +187,11 @@ mod tests {
     #[test]
     fn the_reviewed_model_never_judges_itself() {
         let list = vec!["a".to_string(), "b".to_string(), "c".to_string()];
-        assert_eq!(candidates(Some("b"), &list, "a"), ["b", "c"]);
-        assert_eq!(candidates(Some("a"), &list, "a"), ["b", "c"]);
+        let is_a = |m: &str| m == "a";
+        assert_eq!(candidates(Some("b"), &list, &is_a), ["b", "c"]);
+        assert_eq!(candidates(Some("a"), &list, &is_a), ["b", "c"]);
         assert_eq!(
-            candidates(None, &["a".to_string()], "a"),
+            candidates(None, &["a".to_string()], &is_a),
             Vec::<String>::new()
         );
     }

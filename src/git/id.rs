@@ -45,12 +45,6 @@ impl std::fmt::Display for ObjectId {
     }
 }
 
-impl PartialEq<Oid> for ObjectId {
-    fn eq(&self, other: &Oid) -> bool {
-        self.oid().is_ok_and(|o| o == *other)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

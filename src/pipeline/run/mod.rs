@@ -106,12 +106,6 @@ impl<'a> Run<'a> {
         self.state
     }
 
-    /// Mutable state, for the command line's adjustments before a resume (a new budget,
-    /// answers). Nothing is recorded until the next step.
-    pub fn state_mut(&mut self) -> &mut RunState {
-        &mut self.state
-    }
-
     /// Writes the first event and creates the scratch branch at the base.
     pub fn start(&mut self) -> Result<(), RunError> {
         self.rec.event(&self.state, "start")?;

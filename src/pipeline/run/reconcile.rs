@@ -59,8 +59,9 @@ impl Run<'_> {
         } else {
             &role_list[..]
         };
-        let mut judges = candidates(assigned.as_deref(), list, &verifier_model);
-        judges.retain(|m| !same_wire_model(self.env.config, m, &verifier_model));
+        let judges = candidates(assigned.as_deref(), list, &|m| {
+            m == verifier_model || same_wire_model(self.env.config, m, &verifier_model)
+        });
         let arbiter = Arbiter::new(self.env.client, judges);
         let system = prompt(
             &self.env.config.config,

@@ -151,12 +151,11 @@ impl Run<'_> {
             .env
             .config
             .role_models(Role::Arbiter, self.env.profile.as_deref());
-        let mut judges = candidates(
+        let judges = candidates(
             self.state.stages[idx].arbiter_model.as_deref(),
             &role_list,
-            stage_model,
+            &|m| m == stage_model || same_wire_model(self.env.config, m, stage_model),
         );
-        judges.retain(|m| !same_wire_model(self.env.config, m, stage_model));
         let arbiter = Arbiter::new(self.env.client, judges);
         let stage_notes = format!(
             "summary: {}\nconfidence: {}\nobjections: {}",
