@@ -6,7 +6,8 @@ use serde_json::{json, Value};
 
 use crate::common::fake_user_config;
 use crate::pipeline::{
-    answer, arbiter, happy_rules, implement_answer, issue, review, run_json, stage, Scenario,
+    answer, arbiter, happy_rules, implement_answer, issue, review, run_json, stage, verify_answer,
+    Scenario,
 };
 use crate::reconcile::note_lines;
 
@@ -64,6 +65,12 @@ fn a_summary_that_claims_an_untouched_file_is_flagged() {
             "implemented sub in calc.py and documented it in docs/usage.md",
         ))],
     );
+    rules[3] = stage(
+        "verify",
+        vec![Reply::text(
+            verify_answer().replace("\"verified\"", "\"verified sub in calc.py\""),
+        )],
+    );
     rules.push(arbiter("implement", vec![review("APPROVE", json!([]))]));
     rules.push(arbiter("refactor", vec![review("APPROVE", json!([]))]));
     let s = Scenario::new(rules);
@@ -72,6 +79,8 @@ fn a_summary_that_claims_an_untouched_file_is_flagged() {
     let out = run_json(&r.stdout);
     assert_eq!(out["stages"][1]["verdict"], "FLAG", "{out}");
     assert_eq!(out["status"], "flagged", "{out}");
+    // The verifier names calc.py, which the run (not its own empty diff) changed: no claim.
+    assert_eq!(out["stages"][3]["verdict"], "APPROVE", "{out}");
     let note = &note_lines(&s, out["stages"][1]["commit"].as_str().unwrap())[0];
     assert_eq!(note["model_verdict"], "APPROVE");
     assert_eq!(note["verdict"], "FLAG");

@@ -173,7 +173,18 @@ impl Run<'_> {
             let refused = answered.record(AttemptResult::NoChange, "no edit changed a file");
             return self.retry(refused, &feedback);
         }
-        let claims = facts.claim_findings(stage);
+        // The verifier reports on the whole run: its claims are held against the run's
+        // diff, not against its own (empty) one.
+        let claims = if stage == Stage::Verify {
+            let base = repo
+                .find_commit(self.state.base.oid()?)
+                .and_then(|c| c.tree())
+                .ctx("reading the base tree")?;
+            let run = git::diff_trees(repo, Some(&base), &new_tree).ctx("diffing the run")?;
+            StageFacts::of(&run, &meta.summary).claim_findings(stage)
+        } else {
+            facts.claim_findings(stage)
+        };
 
         // Commit the stage from the in-memory tree.
         let summary = one_line(&meta.summary, &format!("{stage} stage"));
