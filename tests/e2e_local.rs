@@ -10,7 +10,7 @@
 //! set `GIT_TRIAD_SKIP_E2E=1` to leave it out on purpose (it then says so).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use git_triad::arbiter::ArbiterReview;
 use serde_json::Value;
@@ -234,7 +234,15 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
         assert_eq!(push.code, 0, "push refused: {}", push.stderr);
     }
 
-    // 3. Kill a real run mid-way, then resume it to an outcome.
+    // 3. Kill a real run mid-way, then resume it to an outcome. The kill must land while the
+    //    run is under way, whatever the tiny models answer (a first answer can end a run at
+    //    once), so the stage model's endpoint is pointed at a door that holds the first
+    //    chat request open: the run is killed while that call is in flight.
+    let door = HoldingDoor::open();
+    env.write_user_config(&format!(
+        "[providers.triad-local-coder]\nbase_url = \"{}\"\n",
+        door.base_url()
+    ));
     let mut child = env
         .command(bin(), &repo)
         .args([
@@ -250,44 +258,78 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(600);
-    let id = loop {
-        assert!(
-            Instant::now() < deadline,
-            "the second run never recorded a model call"
-        );
-        let runs = env.triad(&repo, &["log", "--format", "json"]);
-        let list: Value = serde_json::from_str(runs.stdout.trim()).unwrap_or(Value::Null);
-        let newest = list
-            .as_array()
-            .and_then(|l| l.iter().find(|r| r["run"] != out["run"]).cloned());
-        if let Some(run) = newest {
-            let id = run["run"].as_str().unwrap().to_string();
-            let files = env
-                .git(
-                    &repo,
-                    &[
-                        "ls-tree",
-                        "-r",
-                        "--name-only",
-                        &format!("refs/triad/runs/{id}"),
-                    ],
-                )
-                .stdout;
-            if files.contains("transcript/") {
-                break id;
-            }
-        }
-        std::thread::sleep(Duration::from_millis(500));
-    };
+    let held = door.wait_for_chat(Duration::from_secs(300));
+    let exited_early = child.try_wait().unwrap();
     child.kill().unwrap();
     child.wait().unwrap();
+    assert!(
+        held,
+        "the second run never called its stage model (exited: {exited_early:?})"
+    );
+    let runs = env.triad(&repo, &["log", "--format", "json"]);
+    let list: Value = serde_json::from_str(runs.ok().stdout.trim()).unwrap();
+    let id = list
+        .as_array()
+        .and_then(|l| l.iter().find(|r| r["run"] != out["run"]).cloned())
+        .expect("the killed run is listed")["run"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let state = env.triad(&repo, &["log", &id, "--format", "json"]);
     let before: Value = serde_json::from_str(state.ok().stdout.trim()).unwrap();
-    // Killed right after its first model call, the run is still recorded as running.
+    // Killed during its first model call, the run is still recorded as running.
     assert_eq!(before["status"], "running", "{before}");
+    // The endpoint is the real server again; resume carries the run to an outcome.
+    env.write_user_config("");
     let resumed = env.triad(&repo, &["resume", &id, "--json"]);
     let after = check_run(&env, &repo, &resumed);
     assert_eq!(after["run"], id.as_str());
     env.triad(&repo, &["local", "stop"]);
+}
+
+/// An OpenAI-style endpoint on 127.0.0.1 that says it is up (`GET .../models`) and holds
+/// every chat request open without answering, so a test can kill a run mid-call.
+struct HoldingDoor {
+    port: u16,
+    chats: std::sync::mpsc::Receiver<()>,
+}
+
+impl HoldingDoor {
+    fn open() -> HoldingDoor {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (tx, chats) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut held = Vec::new();
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut line = String::new();
+                if BufReader::new(&stream).read_line(&mut line).is_err() {
+                    continue;
+                }
+                if line.starts_with("GET ") {
+                    let body = r#"{"object":"list","data":[]}"#;
+                    let _ = write!(
+                        stream,
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                        body.len()
+                    );
+                } else {
+                    let _ = tx.send(());
+                    held.push(stream);
+                }
+            }
+        });
+        HoldingDoor { port, chats }
+    }
+
+    fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    /// Whether a chat request arrived within `limit`.
+    fn wait_for_chat(&self, limit: Duration) -> bool {
+        self.chats.recv_timeout(limit).is_ok()
+    }
 }
