@@ -536,6 +536,58 @@ fn a_lost_race_is_retried_on_the_new_state() {
 }
 
 #[test]
+fn a_malformed_task_spec_lists_as_invalid_with_its_error() {
+    let (env, dir, _repo) = setup();
+    env.write_files(
+        &dir,
+        &[
+            (".triad/tasks/broken.toml", "title = \"unclosed\n"),
+            (".triad/tasks/untitled.toml", "description = \"no title\"\n"),
+        ],
+    );
+    let run = env.triad(&dir, &["task", "list"]);
+    run.ok();
+    let broken = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("broken"))
+        .unwrap();
+    assert_contains(broken, "INVALID");
+    assert_contains(
+        broken,
+        "fix the TaskSpec, then commit it: .triad/tasks/broken.toml",
+    );
+    let untitled = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("untitled"))
+        .unwrap();
+    assert_contains(untitled, "missing field `title`");
+    assert_contains(&run.stdout, "add-sub   OPEN");
+    let rows: Value =
+        serde_json::from_str(&env.triad(&dir, &["task", "list", "--json"]).ok().stdout).unwrap();
+    let broken = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["slug"] == "broken")
+        .unwrap();
+    assert_eq!(broken["state"], "INVALID");
+    assert!(broken["spec_error"]
+        .as_str()
+        .unwrap()
+        .contains("broken.toml"));
+    let ok = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["slug"] == "add-sub")
+        .unwrap();
+    assert_eq!(ok["state"], "OPEN");
+    assert!(ok["spec_error"].is_null());
+}
+
+#[test]
 fn list_shows_records_and_specs_without_one() {
     let (env, dir, repo) = setup();
     env.write_files(&dir, &[(".triad/tasks/later.toml", "title = \"later\"\n")]);

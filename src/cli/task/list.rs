@@ -19,7 +19,8 @@ pub struct ListArgs {
 /// Runs `git triad task list`.
 pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
-    let mut tasks: Vec<(Task, bool)> = Vec::new();
+    // (task, recorded, why its TaskSpec cannot be used)
+    let mut tasks: Vec<(Task, bool, Option<String>)> = Vec::new();
     for t in store::list(repo).map_err(CommandError::from)? {
         // A merged result marks its task EXECUTED before it is listed.
         let t = match t.state {
@@ -28,22 +29,27 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
                 .unwrap_or(t),
             _ => t,
         };
-        tasks.push((t, true));
+        tasks.push((t, true, None));
     }
     let today = crate::notes::now_ts();
     for slug in workflow::spec_slugs(repo) {
-        if !tasks.iter().any(|(t, _)| t.slug == slug) {
-            tasks.push((Task::open(&slug, ""), false));
+        if !tasks.iter().any(|(t, _, _)| t.slug == slug) {
+            let problem = spec_problem(repo, &slug);
+            tasks.push((Task::open(&slug, ""), false, problem));
         }
     }
     tasks.sort_by(|a, b| a.0.slug.cmp(&b.0.slug));
     if args.json {
         let rows: Vec<_> = tasks
             .iter()
-            .map(|(t, recorded)| {
+            .map(|(t, recorded, problem)| {
+                let (state, next) = match problem {
+                    Some(p) => (json!("INVALID"), fix_action(p)),
+                    None => (json!(t.state), t.next_action.clone()),
+                };
                 json!({
-                    "slug": t.slug, "state": t.state, "owner": t.owner,
-                    "next_action": t.next_action, "unblock_condition": t.unblock_condition,
+                    "slug": t.slug, "state": state, "owner": t.owner,
+                    "next_action": next, "spec_error": problem, "unblock_condition": t.unblock_condition,
                     "assigned_to": t.assigned_to, "run": t.run, "parent": t.parent,
                     "blocked_on": t.blocked_on, "recorded": recorded,
                     "revisit_at": t.revisit_at, "revisit_due": t.revisit_due(&today).is_some(),
@@ -59,13 +65,13 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
     }
     let w_slug = tasks
         .iter()
-        .map(|(t, _)| t.slug.len())
+        .map(|(t, _, _)| t.slug.len())
         .max()
         .unwrap_or(4)
         .max(4);
     let w_owner = tasks
         .iter()
-        .map(|(t, _)| t.owner.len())
+        .map(|(t, _, _)| t.owner.len())
         .max()
         .unwrap_or(5)
         .max(5);
@@ -73,16 +79,17 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
         "{:<w_slug$}  {:<20}  {:<w_owner$}  NEXT ACTION\n",
         "TASK", "STATE", "OWNER"
     );
-    for (t, _) in &tasks {
-        let (state, next) = match t.revisit_due(&today) {
-            Some(at) => (
+    for (t, _, problem) in &tasks {
+        let (state, next) = match (problem, t.revisit_due(&today)) {
+            (Some(p), _) => ("INVALID".to_string(), fix_action(p)),
+            (None, Some(at)) => (
                 format!("{} (due)", t.state.as_str()),
                 format!(
                     "revisit: its date {at} has come; reopen with `git triad run --task {}` or defer it again",
                     t.slug
                 ),
             ),
-            None => (t.state.as_str().to_string(), t.next_action.clone()),
+            (None, None) => (t.state.as_str().to_string(), t.next_action.clone()),
         };
         s.push_str(&format!(
             "{:<w_slug$}  {state:<20}  {:<w_owner$}  {next}\n",
@@ -91,4 +98,33 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
     }
     out(&s)?;
     ok()
+}
+
+/// Why the TaskSpec of an unrecorded task cannot start a run, if it cannot: the work tree's
+/// copy is what the user edits, so it is read first, then HEAD's.
+fn spec_problem(repo: &git2::Repository, slug: &str) -> Option<String> {
+    let path = crate::task::spec::spec_path(slug);
+    let from_tree = repo
+        .workdir()
+        .and_then(|root| crate::fsguard::read_to_string(root, &path).ok());
+    let text = match from_tree {
+        Some(text) => text,
+        None => {
+            let tree = repo.head().ok()?.peel_to_tree().ok()?;
+            let entry = tree.get_path(std::path::Path::new(&path)).ok()?;
+            let blob = repo.find_blob(entry.id()).ok()?;
+            match std::str::from_utf8(blob.content()) {
+                Ok(t) => t.to_string(),
+                Err(_) => return Some("it is not UTF-8 text".into()),
+            }
+        }
+    };
+    crate::task::TaskSpec::parse(&text, &path, slug)
+        .err()
+        .map(|e| crate::bounded::clip(&e.to_string(), 300))
+}
+
+/// The next action for a task whose TaskSpec does not parse (the problem names the file).
+fn fix_action(problem: &str) -> String {
+    format!("fix the TaskSpec, then commit it: {problem}")
 }
