@@ -10,7 +10,7 @@ use crate::common::{fake_user_config, TestEnv};
 
 const CALC: &str = "def add(a, b):\n    return a + b\n";
 
-const TASK: &str = r#"title = "Add subtraction"
+pub const TASK: &str = r#"title = "Add subtraction"
 description = "calc.py needs a sub function."
 acceptance = ["sub(3, 1) == 2"]
 
