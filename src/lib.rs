@@ -8,6 +8,7 @@ pub mod bounded;
 pub mod cli;
 pub mod code;
 pub mod config;
+pub mod consensus;
 pub mod edit;
 pub mod exit;
 pub mod fsguard;
