@@ -52,6 +52,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "breaker",
     "verify",
     "hooks",
+    "privacy",
     "prompts",
     "providers",
     "models",

@@ -9,6 +9,7 @@ use super::{Run, RunError};
 use crate::config::Config;
 use crate::git::worktree::{run_command, CommandOutcome, TempWorktree};
 use crate::pipeline::observer::Progress;
+use crate::privacy::mask_key_shaped;
 use crate::redact::redact;
 use crate::task::TaskSpec;
 
@@ -113,7 +114,8 @@ impl Run<'_> {
         // Its output goes into the record and to the verifier and the arbiter: the command
         // runs code a model wrote, which may have read a key from a file.
         let mut outcome = outcome;
-        outcome.tail = redact(&outcome.tail).into_owned();
+        outcome.tail = mask_key_shaped(&outcome.tail).into_owned();
+        outcome.command = redact(&outcome.command).into_owned();
         self.env
             .observer
             .progress(&Progress::VerifyFinished { outcome: &outcome });
