@@ -16,6 +16,7 @@ pub mod git;
 pub mod model;
 pub mod notes;
 pub mod pipeline;
+pub mod privacy;
 pub mod redact;
 pub mod report;
 pub mod task;

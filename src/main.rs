@@ -30,7 +30,7 @@ fn init_tracing(verbose: u8, quiet: bool) {
         .unwrap_or_else(|_| EnvFilter::new(format!("git_triad={level},warn")));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(git_triad::redact::RedactedStderr)
         .without_time()
         .with_target(false)
         .try_init();

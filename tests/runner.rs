@@ -5,6 +5,7 @@ mod code_evidence;
 mod common;
 mod e2e_local;
 mod hostile;
+mod hostile_keys;
 mod notes_hooks;
 mod pipeline;
 mod providers;

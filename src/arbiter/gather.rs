@@ -7,6 +7,7 @@ use git2::{Repository, Tree};
 
 use crate::code::{self, ChangedFile, EvidenceOptions, Finding, GitTreeSource};
 use crate::git::{self, FileDiff, TreeFiles};
+use crate::privacy::Privacy;
 
 /// The material of one review.
 pub struct Gathered {
@@ -21,13 +22,19 @@ pub struct Gathered {
 /// Diffs `old` → `new` and runs the code evidence on the changed files.
 ///
 /// `venv_root` lets installed Python packages of a work tree count as resolved imports.
+/// With `privacy` (the diff and the findings go to a model), private files are listed as
+/// withheld, without hunks or findings.
 pub fn gather(
     repo: &Repository,
     old: Option<&Tree<'_>>,
     new: &Tree<'_>,
     venv_root: Option<PathBuf>,
+    privacy: Option<&Privacy>,
 ) -> Result<Gathered, git2::Error> {
-    let files = git::diff_trees(repo, old, new)?;
+    let mut files = git::diff_trees(repo, old, new)?;
+    if let Some(privacy) = privacy {
+        privacy.mark_diff(repo, old, new, &mut files);
+    }
     let old_files = old.map(|t| TreeFiles::new(repo, t.clone()));
     let new_files = TreeFiles::new(repo, new.clone());
     let diff_text = git::render_diff(&files, &|f, h| {
@@ -46,7 +53,7 @@ pub fn gather(
     });
     let changes: Vec<ChangedFile> = files
         .iter()
-        .filter(|f| !f.binary)
+        .filter(|f| !f.binary && !f.withheld)
         .map(|f| ChangedFile {
             path: f.path.clone(),
             before: old_files.as_ref().and_then(|o| o.text(&f.path)),

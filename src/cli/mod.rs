@@ -230,12 +230,22 @@ pub fn run(cli: Cli) -> CommandResult {
     }
 }
 
-/// Writes to stdout, turning a closed pipe into a quiet exit.
+/// Writes to stdout, secrets redacted, turning a closed pipe into a quiet exit.
 pub fn out(text: &str) -> CommandResult<()> {
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
+    stdout.write_all(crate::redact::redact(text).as_bytes())?;
     stdout.flush()?;
     Ok(())
+}
+
+/// Writes one line to stderr, secrets redacted (progress, notes to the user; errors go
+/// through [`CommandError::render`]).
+pub fn say(line: &str) {
+    let text = format!("{line}\n");
+    // Like eprintln!, but a closed stderr is not worth a panic.
+    let _ = std::io::stderr()
+        .lock()
+        .write_all(crate::redact::redact(&text).as_bytes());
 }
 
 /// A tokio runtime for the async parts of a command.

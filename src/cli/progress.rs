@@ -2,7 +2,7 @@
 
 use crate::pipeline::{Observer, Progress, VerifySkip};
 
-/// Prints progress lines on stderr (nothing with `--quiet`).
+/// Prints progress lines on stderr, secrets redacted (nothing with `--quiet`).
 pub struct Lines {
     /// Whether anything is printed.
     pub enabled: bool,
@@ -11,7 +11,7 @@ pub struct Lines {
 impl Lines {
     fn say(&self, msg: &str) {
         if self.enabled {
-            eprintln!("triad: {msg}");
+            super::say(&format!("triad: {msg}"));
         }
     }
 }

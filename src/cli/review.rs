@@ -11,6 +11,7 @@ use crate::arbiter::{ArbiterReview, Verdict};
 use crate::config::Role;
 use crate::exit::ExitCode;
 use crate::notes::{Record, ReviewRecord};
+use crate::privacy::Privacy;
 use clap::{Args, ValueEnum};
 
 /// Output formats.
@@ -153,36 +154,43 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let (old, new, tip) = trees(repo, args)?;
     let venv_root = repo.workdir().map(|p| p.to_path_buf());
-    let g = gather(repo, old.as_ref(), &new, venv_root)?;
+    let loaded = if args.no_model {
+        None
+    } else {
+        Some(ctx.load_config()?)
+    };
+    // What no model sees needs nothing withheld; what the arbiter is sent does.
+    let privacy = loaded.as_ref().map(|l| Privacy::from_config(&l.config));
+    let g = gather(repo, old.as_ref(), &new, venv_root, privacy.as_ref())?;
     let read = |p: &str| crate::git::TreeFiles::new(repo, new.clone()).text(p);
 
-    let review: ArbiterReview = if args.no_model {
-        facts_only("review", &g.findings, g.files.len(), &read, None)
-    } else {
-        let loaded = ctx.load_config()?;
-        let profile = loaded.active_profile(&ctx.env);
-        let candidates = match &args.arbiter_model {
-            Some(m) => vec![m.clone()],
-            None => loaded.role_models(Role::Arbiter, profile.as_deref()),
-        };
-        let client = super::run::client_for(ctx, repo, &loaded);
-        let input = ReviewInput {
-            stage: "review",
-            reviewed_model: "a human or another tool",
-            task: "## Task\nReview this change as it stands; no TaskSpec was given.",
-            diff: &g.diff_text,
-            stage_notes: "",
-            findings: &g.findings,
-            previous_flags: &[],
-            verify: None,
-            requirement_ids: &[],
-        };
-        let system = crate::config::prompt(&loaded.config, "arbiter", repo.workdir());
-        let rt = super::runtime()?;
-        let arbiter = Arbiter::new(&client, candidates);
-        let mut reviewed = rt.block_on(arbiter.review(&system, &input, &read))?.review;
-        reviewed.reviewed_model = "human".into();
-        reviewed
+    let review: ArbiterReview = match &loaded {
+        None => facts_only("review", &g.findings, g.files.len(), &read, None),
+        Some(loaded) => {
+            let profile = loaded.active_profile(&ctx.env);
+            let candidates = match &args.arbiter_model {
+                Some(m) => vec![m.clone()],
+                None => loaded.role_models(Role::Arbiter, profile.as_deref()),
+            };
+            let client = super::run::client_for(ctx, repo, loaded);
+            let input = ReviewInput {
+                stage: "review",
+                reviewed_model: "a human or another tool",
+                task: "## Task\nReview this change as it stands; no TaskSpec was given.",
+                diff: &g.diff_text,
+                stage_notes: "",
+                findings: &g.findings,
+                previous_flags: &[],
+                verify: None,
+                requirement_ids: &[],
+            };
+            let system = crate::config::prompt(&loaded.config, "arbiter", repo.workdir());
+            let rt = super::runtime()?;
+            let arbiter = Arbiter::new(&client, candidates);
+            let mut reviewed = rt.block_on(arbiter.review(&system, &input, &read))?.review;
+            reviewed.reviewed_model = "human".into();
+            reviewed
+        }
     };
 
     if args.note {

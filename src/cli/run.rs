@@ -150,7 +150,7 @@ fn ensure_local_servers(
         .map_err(|e| super::error::local_error(e, &cache))?;
     for s in started {
         if !ctx.quiet {
-            eprintln!("triad: started local model server {s}");
+            super::say(&format!("triad: started local model server {s}"));
         }
     }
     Ok(())
@@ -172,7 +172,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         // Said once per repository: a marker in $GIT_DIR/triad remembers it was said.
         let marker = repo.path().join("triad").join("local-profile-notice");
         if !marker.exists() {
-            eprintln!("triad: no API key is set, so the built-in `local` profile is used: two small real models served by llama.cpp on 127.0.0.1 (see `git triad models list`; set a provider's key, e.g. ANTHROPIC_API_KEY, to use hosted models)");
+            super::say("triad: no API key is set, so the built-in `local` profile is used: two small real models served by llama.cpp on 127.0.0.1 (see `git triad models list`; set a provider's key, e.g. ANTHROPIC_API_KEY, to use hosted models)");
             let _ = std::fs::create_dir_all(marker.parent().unwrap_or(repo.path()));
             let _ = std::fs::write(&marker, "shown\n");
         }
@@ -219,10 +219,10 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
             } else {
                 "before its revisit date"
             };
-            eprintln!(
+            super::say(&format!(
                 "triad: note: task `{}` was deferred (revisit at {when}); {due}, and this run reopens it",
                 task.slug
-            );
+            ));
         }
     }
     ensure_local_servers(ctx, &loaded, &state)?;
@@ -233,14 +233,14 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
                 && !s.status().contains(git2::Status::WT_NEW)
         });
         if dirty && !ctx.quiet {
-            eprintln!(
+            super::say(&format!(
                 "triad: note: your uncommitted changes are not part of this run; it starts from HEAD ({})",
                 state.base.short()
-            );
+            ));
         }
     }
     if !ctx.quiet {
-        eprintln!(
+        super::say(&format!(
             "triad: run {} of task `{}` on branch {} (arbiter: {})",
             state.run_id,
             state.task,
@@ -249,7 +249,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
                 .unwrap_or_default()
                 .as_str()
                 .unwrap_or("")
-        );
+        ));
     }
     drive(ctx, repo, &loaded, state, spec, args.json, |run| {
         run.start()
@@ -297,12 +297,12 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
     }
     let spec = recorded_spec(repo, &state)?;
     if !ctx.quiet {
-        eprintln!(
+        super::say(&format!(
             "triad: resuming run {} at the {} stage ({} so far)",
             state.run_id,
             state.current_stage().map_or("final", |s| s.as_str()),
             state.status.as_str()
-        );
+        ));
     }
     drive(ctx, repo, &loaded, state, spec, args.json, |_| Ok(()))
 }

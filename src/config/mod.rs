@@ -52,6 +52,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "breaker",
     "verify",
     "hooks",
+    "privacy",
     "prompts",
     "providers",
     "models",
@@ -309,6 +310,7 @@ impl LoadedConfig {
                 .map_err(|e: toml::de::Error| ConfigError::Invalid {
                     message: describe_de_error(&e, &origins),
                 })?;
+        register_keys(&config, &opts.env);
         let loaded = LoadedConfig {
             config,
             merged,
@@ -463,6 +465,20 @@ impl LoadedConfig {
             }
         }
         self.config.roles.get(role).models.0.clone()
+    }
+}
+
+/// Registers with the redactor the key of every configured provider whose key variable is
+/// set, whether or not this command will call it: an error body, a log line or a model may
+/// echo any of them.
+fn register_keys(config: &Config, env: &[(String, String)]) {
+    for provider in config.providers.values() {
+        let Some(var) = &provider.api_key_env else {
+            continue;
+        };
+        for (_, value) in env.iter().filter(|(name, _)| name == var) {
+            crate::redact::Redactor::global().register(value);
+        }
     }
 }
 

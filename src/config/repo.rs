@@ -4,15 +4,17 @@
 //!
 //! Three rules apply, in this order:
 //! - restricted keys (endpoints, key variables, commands, model prices and ids, transport, the
-//!   judges' prompts and a higher `arbiter.max_retries`) refuse the whole file unless the clone is trusted;
+//!   judges' prompts and a higher `arbiter.max_retries`) refuse the whole file unless the
+//!   clone is trusted;
 //! - limits a repository may only tighten (budget caps, the verify timeout and breaker
 //!   threshold lower; review depth higher; `halt` over `rewind` when retries run out) keep the
 //!   value below when the repository's would loosen it, and say so;
-//! - `hooks.pre_push.block_on` from the repository adds verdicts to the set below, never
-//!   removes one.
+//! - lists a repository may only add to (`hooks.pre_push.block_on`, `privacy.withhold`) are
+//!   the union of the list below and the repository's, never losing an entry.
 //!
 //! The last two hold in trusted clones too: trust lets a repository choose where calls go and
-//! what runs, not spend more of the user's money or look away from more verdicts.
+//! what runs, not spend more of the user's money, look away from more verdicts or send more
+//! private files to a model.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -74,6 +76,18 @@ const LOWER_ONLY: &[&str] = &["verify.timeout_secs", "breaker.failure_threshold"
 
 /// Numbers a repository may only raise (a breaker that stays open longer).
 const HIGHER_ONLY: &[&str] = &["breaker.open_secs"];
+
+/// Lists a repository may only add to, with why an entry it drops stays.
+const ADD_ONLY: &[(&str, &str)] = &[
+    (
+        "hooks.pre_push.block_on",
+        "a committed config may only add verdicts that block a push",
+    ),
+    (
+        "privacy.withhold",
+        "a committed config may only add private-file patterns",
+    ),
+];
 
 /// A value from the repository layer that was not applied.
 #[derive(Debug, Clone, PartialEq)]
@@ -192,10 +206,12 @@ pub fn restrict(
             }
         }
     }
-    let block_on = "hooks.pre_push.block_on";
-    if let (Some(Value::Array(asked)), Some(Value::Array(kept))) =
-        (get(&table, block_on), get(below, block_on))
-    {
+    for (key, why) in ADD_ONLY {
+        let (Some(Value::Array(asked)), Some(Value::Array(kept))) =
+            (get(&table, key), get(below, key))
+        else {
+            continue;
+        };
         let mut union = kept.clone();
         let dropped = kept.iter().any(|v| !asked.contains(v));
         for v in asked {
@@ -205,14 +221,14 @@ pub fn restrict(
         }
         if dropped {
             ignored.push(IgnoredValue {
-                key: block_on.to_string(),
+                key: key.to_string(),
                 asked: Value::Array(asked.clone()),
                 kept: Value::Array(union.clone()),
                 path: path.to_path_buf(),
-                why: "a committed config may only add verdicts that block a push",
+                why,
             });
         }
-        set(&mut table, block_on, Value::Array(union));
+        set(&mut table, key, Value::Array(union));
     }
     Ok(Restricted { table, ignored })
 }
@@ -424,6 +440,26 @@ mod tests {
         let r = repo("[hooks.pre_push]\nblock_on = ['REJECT']\n", false).unwrap();
         let list = get(&r.table, "hooks.pre_push.block_on").unwrap();
         assert_eq!(list, &Value::Array(vec!["HALT".into(), "REJECT".into()]));
+    }
+
+    #[test]
+    fn private_file_patterns_only_add() {
+        let below: Table = "[privacy]\nwithhold = ['secrets/**']\n".parse().unwrap();
+        let restrict_with = |text: &str| {
+            restrict(text.parse().unwrap(), &below, true, Path::new("c.toml")).unwrap()
+        };
+        let r = restrict_with("[privacy]\nwithhold = []\n");
+        let list = get(&r.table, "privacy.withhold").unwrap();
+        assert_eq!(list, &Value::Array(vec!["secrets/**".into()]));
+        assert_eq!(r.ignored[0].why, ADD_ONLY[1].1);
+        let r = restrict_with("[privacy]\nwithhold = ['*.db']\n");
+        let list = get(&r.table, "privacy.withhold").unwrap();
+        assert_eq!(
+            list,
+            &Value::Array(vec!["secrets/**".into(), "*.db".into()])
+        );
+        // Not restating the user's pattern does not drop it; the notice says what holds.
+        assert_eq!(r.ignored[0].kept, list.clone());
     }
 
     #[test]

@@ -129,6 +129,9 @@ pub struct Config {
     pub verify: VerifyConfig,
     /// Git hook policy.
     pub hooks: HooksConfig,
+    /// Files never shown to a model, beyond the built-in deny-list.
+    #[serde(default)]
+    pub privacy: PrivacyConfig,
     /// Prompt overrides: role name → file path (relative to the repo root) or inline text.
     #[serde(default)]
     pub prompts: BTreeMap<String, String>,
@@ -311,6 +314,17 @@ pub struct HooksConfig {
 pub struct PrePushConfig {
     /// Verdicts that block: `HALT`, `REJECT`, `missing`.
     pub block_on: Vec<String>,
+}
+
+/// Private files (see [`crate::privacy`]).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrivacyConfig {
+    /// Globs of files withheld from models on top of the built-in deny-list (`.env`, keys,
+    /// certificates, credentials files), which cannot be turned off. A committed repo config
+    /// may only add patterns.
+    #[serde(default)]
+    pub withhold: Vec<String>,
 }
 
 /// How to reach one API.

@@ -14,6 +14,11 @@ pub trait BaseFiles {
     fn read(&self, path: &str) -> Option<Vec<u8>>;
     /// Whether `path` or one of its parent directories is a symbolic link.
     fn through_symlink(&self, path: &str) -> bool;
+    /// Why `path` is a private file that no edit may touch, if it is (see
+    /// [`crate::privacy::Guard`]); by default no file is.
+    fn withheld(&self, _path: &str) -> Option<String> {
+        None
+    }
 }
 
 /// Why one block did not apply, with what the model needs to fix it.
@@ -29,6 +34,8 @@ pub struct BlockFailure {
     pub nearest: Option<String>,
     /// The replacement is already in the file.
     pub already_applied: bool,
+    /// The block aimed at a private file.
+    pub private: bool,
 }
 
 impl BlockFailure {
@@ -40,6 +47,7 @@ impl BlockFailure {
             reason,
             nearest: None,
             already_applied: false,
+            private: false,
         }
     }
 }
@@ -81,6 +89,15 @@ pub fn apply_blocks(
         }
         if base.through_symlink(&path) {
             failures.push(fail(PathError::Symlink(path.clone()).to_string()));
+            continue;
+        }
+        // Before its content is read for matching: nothing of it may reach the feedback.
+        if let Some(why) = base.withheld(&path) {
+            let mut f = fail(format!(
+                "{path} is a private file ({why}); it is withheld from models and cannot be edited: leave it out of your answer"
+            ));
+            f.private = true;
+            failures.push(f);
             continue;
         }
         if block.search.contains('\0') || block.replace.contains('\0') {

@@ -40,6 +40,9 @@ pub struct FileDiff {
     pub status: String,
     /// Binary files have no hunks.
     pub binary: bool,
+    /// A private file (see [`crate::privacy`]): no hunks, never shown.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub withheld: bool,
     /// Hunks.
     pub hunks: Vec<Hunk>,
 }
@@ -136,6 +139,7 @@ pub fn diff_trees(
             path,
             status,
             binary: false,
+            withheld: false,
             hunks: Vec::new(),
         };
         match git2::Patch::from_diff(&diff, idx)? {
@@ -186,6 +190,11 @@ pub fn render_diff(
     let mut s = String::new();
     for f in files {
         s.push_str(&format!("=== {} ({})\n", f.path, f.status));
+        if f.withheld {
+            s.push_str(crate::privacy::WITHHELD);
+            s.push('\n');
+            continue;
+        }
         if f.binary {
             s.push_str("(binary file, not shown)\n");
             continue;

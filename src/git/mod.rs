@@ -127,7 +127,7 @@ impl crate::edit::BaseFiles for TreeFiles<'_> {
 }
 
 /// Builds a new tree from `base` with `files` written (path → full content). Existing files
-/// keep their mode (an executable stays executable).
+/// keep their mode (an executable stays executable); contents pass the redactor.
 pub fn build_tree(
     repo: &Repository,
     base: &Tree<'_>,
@@ -135,6 +135,8 @@ pub fn build_tree(
 ) -> Result<Oid, GitError> {
     let mut update = git2::build::TreeUpdateBuilder::new();
     for (path, text) in files {
+        // Content written from a model's answer: a key it echoed is not committed.
+        let text = crate::redact::redact(text);
         let blob = repo.blob(text.as_bytes()).ctx(format!("writing {path}"))?;
         let mode = match base.get_path(std::path::Path::new(path)) {
             Ok(e) if e.filemode() == 0o100755 => FileMode::BlobExecutable,
@@ -159,7 +161,7 @@ pub fn signature(repo: &Repository) -> Signature<'static> {
         })
 }
 
-/// Creates a commit without moving any ref.
+/// Creates a commit without moving any ref; the message passes the redactor.
 pub fn commit(
     repo: &Repository,
     tree: Oid,
@@ -174,7 +176,9 @@ pub fn commit(
         .ctx("finding parent commits")?;
     let refs: Vec<&git2::Commit<'_>> = parents.iter().collect();
     let sig = signature(repo);
-    repo.commit(None, &sig, &sig, message, &tree, &refs)
+    // Stage summaries and run events come from models and servers.
+    let message = crate::redact::redact(message);
+    repo.commit(None, &sig, &sig, &message, &tree, &refs)
         .ctx("writing a commit")
 }
 
@@ -208,7 +212,7 @@ pub fn ref_target(repo: &Repository, name: &str) -> Option<Oid> {
     repo.find_reference(name).ok().and_then(|r| r.target())
 }
 
-/// Builds a tree from scratch out of (path, bytes) entries.
+/// Builds a tree from scratch out of (path, bytes) entries, each passing the redactor.
 pub fn tree_from_entries(
     repo: &Repository,
     entries: &BTreeMap<String, Vec<u8>>,
@@ -220,7 +224,8 @@ pub fn tree_from_entries(
     let empty = repo.find_tree(empty).ctx("reading the empty tree")?;
     let mut update = git2::build::TreeUpdateBuilder::new();
     for (path, bytes) in entries {
-        let blob = repo.blob(bytes).ctx(format!("writing {path}"))?;
+        let bytes = crate::redact::Redactor::global().redact_bytes(bytes);
+        let blob = repo.blob(&bytes).ctx(format!("writing {path}"))?;
         update.upsert(path, blob, FileMode::Blob);
     }
     update.create_updated(repo, &empty).ctx("building a tree")

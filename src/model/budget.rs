@@ -197,7 +197,9 @@ impl Ledger {
         if let Some(dir) = self.path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let mut line = serde_json::to_string(record).map_err(std::io::Error::other)?;
+        let line = serde_json::to_string(record).map_err(std::io::Error::other)?;
+        // A failed call's outcome quotes the server, which may have echoed a key.
+        let mut line = crate::redact::redact(&line).into_owned();
         line.push('\n');
         let mut f = std::fs::OpenOptions::new()
             .create(true)

@@ -2,6 +2,7 @@
 //!
 //! Retry *policy* lives in [`RetryPolicy`], apart from the sending, so callers decide.
 
+use std::borrow::Cow;
 use std::time::{Duration, SystemTime};
 
 use rand::Rng;
@@ -11,7 +12,7 @@ use super::adapter::{self, AdapterError, Auth, WireRequest};
 use super::sse::SseDecoder;
 use super::types::ChatResponse;
 use crate::config::{Protocol, TransportConfig};
-use crate::redact::{Redactor, Secret};
+use crate::redact::{redact, Redactor, Secret};
 
 /// One failed HTTP exchange, classified for the retry policy.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -55,6 +56,34 @@ impl TransportError {
             // A 200 with a body that is not JSON is what a proxy or a crashing server sends.
             TransportError::Adapter(AdapterError::Malformed(_)) => true,
             TransportError::Adapter(AdapterError::Api(_)) => false,
+        }
+    }
+
+    /// The same error with every registered key taken out of its messages.
+    pub fn redacted(self) -> TransportError {
+        let r = |s: String| redact(&s).into_owned();
+        match self {
+            TransportError::Timeout(d) => TransportError::Timeout(d),
+            TransportError::Connect(m) => TransportError::Connect(r(m)),
+            TransportError::Status {
+                status,
+                message,
+                retry_after,
+            } => TransportError::Status {
+                status,
+                message: r(message),
+                retry_after,
+            },
+            TransportError::Body(m) => TransportError::Body(r(m)),
+            TransportError::Adapter(AdapterError::Malformed(m)) => {
+                TransportError::Adapter(AdapterError::Malformed(r(m)))
+            }
+            TransportError::Adapter(AdapterError::Api(m)) => {
+                TransportError::Adapter(AdapterError::Api(r(m)))
+            }
+            TransportError::Adapter(AdapterError::Incomplete) => {
+                TransportError::Adapter(AdapterError::Incomplete)
+            }
         }
     }
 
@@ -196,10 +225,17 @@ impl Transport {
         stream: bool,
         timeout: Duration,
     ) -> Result<ChatResponse, TransportError> {
-        match tokio::time::timeout(timeout, self.exchange(protocol, wire, key, stream)).await {
-            Ok(result) => result,
-            Err(_) => Err(TransportError::Timeout(timeout)),
-        }
+        let result =
+            match tokio::time::timeout(timeout, self.exchange(protocol, wire, key, stream)).await {
+                Ok(result) => result,
+                Err(_) => Err(TransportError::Timeout(timeout)),
+            };
+        // The ingress door: nothing a server sent is parsed further, stored or shown before
+        // every registered key is out of it (a streamed key may be split over events, so the
+        // assembled answer is redacted too).
+        result
+            .map(redacted_response)
+            .map_err(TransportError::redacted)
     }
 
     async fn exchange(
@@ -244,6 +280,8 @@ impl Transport {
                 .and_then(|v| v.to_str().ok())
                 .and_then(parse_retry_after);
             let body = resp.bytes().await.unwrap_or_default();
+            // Redacted whole, before a snippet or a clip could cut a key into pieces.
+            let body = Redactor::global().redact_bytes(&body);
             let message = adapter::error_message(&body).unwrap_or_else(|| {
                 status
                     .canonical_reason()
@@ -254,7 +292,7 @@ impl Transport {
             let message = crate::bounded::clip(&message, MAX_MESSAGE_BYTES);
             return Err(TransportError::Status {
                 status: status.as_u16(),
-                message: Redactor::global().redact(&message),
+                message: redact(&message).into_owned(),
                 retry_after,
             });
         }
@@ -290,6 +328,7 @@ impl Transport {
             .bytes()
             .await
             .map_err(|e| TransportError::Body(describe(&e)))?;
+        let body = Redactor::global().redact_bytes(&body);
         Ok(adapter::parse(protocol, &body)?)
     }
 }
@@ -313,7 +352,25 @@ fn describe(e: &reqwest::Error) -> String {
         }
         source = s.source();
     }
-    Redactor::global().redact(&msg)
+    redact(&msg).into_owned()
+}
+
+/// A translated answer with every string in it redacted: the JSON body was redacted as text
+/// before parsing, and this catches what decoding revealed (a key written with `\u`
+/// escapes) and what a stream assembled from pieces.
+fn redacted_response(mut r: ChatResponse) -> ChatResponse {
+    let clean = |s: &mut String| {
+        if let Cow::Owned(t) = redact(s) {
+            *s = t;
+        }
+    };
+    clean(&mut r.text);
+    if let Some(v) = &mut r.structured {
+        Redactor::global().redact_value(v);
+    }
+    r.model.iter_mut().for_each(clean);
+    r.finish_reason.iter_mut().for_each(clean);
+    r
 }
 
 #[cfg(test)]

@@ -83,6 +83,19 @@ impl ChatRequest {
         }
     }
 
+    /// Takes every registered key out of the prompt text before it is sent: a key belongs in
+    /// its provider's header only, never in a prompt (where a file, a verify log or an echoed
+    /// answer could carry it to another provider).
+    pub fn redact_secrets(&mut self) {
+        let clean = |s: &mut String| {
+            if let std::borrow::Cow::Owned(t) = crate::redact::redact(s) {
+                *s = t;
+            }
+        };
+        self.system.iter_mut().for_each(clean);
+        self.messages.iter_mut().for_each(|m| clean(&mut m.content));
+    }
+
     /// Characters of prompt text, for worst-case cost estimates.
     pub fn prompt_chars(&self) -> usize {
         self.system.as_ref().map_or(0, |s| s.len())

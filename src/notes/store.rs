@@ -214,9 +214,10 @@ impl Drop for ScratchRef<'_> {
 /// tip; a lost race rebuilds on the new tip, at most [`MAX_APPEND_TRIES`] times.
 pub fn append(repo: &Repository, commit: Oid, lines: &[Value]) -> Result<(), NotesError> {
     let mut seen = HashSet::new();
+    // Notes travel with the code to every remote: no key may be in a line.
     let new: Vec<String> = lines
         .iter()
-        .map(canonical_json)
+        .map(|l| crate::redact::redact(&canonical_json(l)).into_owned())
         .filter(|l| seen.insert(l.clone()))
         .collect();
     if new.is_empty() {

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use crate::code::{self, Lang};
 use crate::git::TreeFiles;
+use crate::privacy::{Privacy, WITHHELD};
 use crate::task::TaskSpec;
 
 use super::stage::Stage;
@@ -32,6 +33,8 @@ pub struct StageContext<'a> {
     /// Outlines already computed in this run, by blob id (most files do not change between
     /// stages, and parsing every file again was most of a stage's own overhead).
     pub outlines: &'a OutlineCache,
+    /// Which files are private: listed as withheld, never shown.
+    pub privacy: &'a Privacy,
 }
 
 /// Repository-map lines by blob id, shared by the stages of a run.
@@ -67,8 +70,15 @@ pub fn stage_message(c: &StageContext<'_>) -> String {
 
     s.push_str("\n## Repository map (files in scope)\n");
     let mut texts: BTreeMap<String, String> = BTreeMap::new();
+    let mut withheld = 0;
     for p in &in_scope {
-        let Some(text) = c.files.text(p) else {
+        let bytes = c.files.bytes(p);
+        if c.privacy.check(p, bytes.as_deref()).is_some() {
+            s.push_str(&format!("{p} {WITHHELD}\n"));
+            withheld += 1;
+            continue;
+        }
+        let Some(text) = bytes.and_then(|b| String::from_utf8(b).ok()) else {
             s.push_str(&format!("{p} (binary)\n"));
             continue;
         };
@@ -88,6 +98,11 @@ pub fn stage_message(c: &StageContext<'_>) -> String {
             s.push_str(&format!("{p}: {outline}\n"));
         }
         texts.insert(p.clone(), text);
+    }
+    if withheld > 0 {
+        s.push_str(&format!(
+            "(files marked {WITHHELD} hold secrets such as keys or credentials: their content is not shown and they cannot be edited)\n"
+        ));
     }
 
     // Full text: files changed so far first, then the smallest, within the budget.

@@ -71,6 +71,6 @@ impl CommandError {
         for h in &self.hints {
             let _ = writeln!(s, "hint: {h}");
         }
-        Redactor::global().redact(&s)
+        Redactor::global().redact(&s).into_owned()
     }
 }

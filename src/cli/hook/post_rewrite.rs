@@ -31,10 +31,10 @@ pub fn run(ctx: &Context, _args: &PostRewriteArgs) -> CommandResult {
     })?;
     if !copied.is_empty() {
         let lines: usize = copied.iter().map(|c| c.lines).sum();
-        eprintln!(
+        super::super::say(&format!(
             "git triad: carried {lines} verdict line(s) over to {} rewritten commit(s).",
             copied.len()
-        );
+        ));
     }
     ok()
 }

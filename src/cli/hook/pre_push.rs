@@ -44,7 +44,7 @@ pub fn run(ctx: &Context, args: &PrePushArgs) -> CommandResult {
     match check(ctx, args) {
         Ok((findings, _)) if findings.is_empty() => ok(),
         Ok((findings, block_on)) => {
-            eprint!("{}", render(&findings, &block_on));
+            eprint!("{}", crate::redact::redact(&render(&findings, &block_on)));
             Ok(ExitCode::Error)
         }
         Err(e) => {

@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::sse::SseEvent;
 use super::types::{ChatRequest, ChatResponse};
 use crate::config::Protocol;
+use crate::redact::{redact, Redactor};
 
 /// How the API key travels.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,10 +52,11 @@ pub enum AdapterError {
 }
 
 impl AdapterError {
-    /// An [`AdapterError::Api`] with the server's message cut to a bounded size.
+    /// An [`AdapterError::Api`] with the server's message redacted, then cut to a bounded
+    /// size (in that order, so a cut never leaves part of a key behind).
     pub fn api(message: String) -> AdapterError {
         AdapterError::Api(crate::bounded::clip(
-            &message,
+            &redact(&message),
             super::transport::MAX_MESSAGE_BYTES,
         ))
     }
@@ -79,8 +81,10 @@ pub fn build(protocol: Protocol, base_url: &str, model_id: &str, req: &ChatReque
 
 /// Parses a complete (non-streamed) success body.
 pub fn parse(protocol: Protocol, body: &[u8]) -> Result<ChatResponse, AdapterError> {
-    let v: Value = serde_json::from_slice(body)
+    let mut v: Value = serde_json::from_slice(body)
         .map_err(|e| AdapterError::Malformed(format!("not JSON ({e}): {}", snippet(body))))?;
+    // Decoded strings may show a key the raw text hid behind `\u` escapes.
+    Redactor::global().redact_value(&mut v);
     match protocol {
         Protocol::Openai => openai::parse(&v),
         Protocol::Anthropic => anthropic::parse(&v),
@@ -104,8 +108,8 @@ pub fn error_message(body: &[u8]) -> Option<String> {
     let err = v.get("error")?;
     err.get("message")
         .and_then(Value::as_str)
-        .map(str::to_string)
-        .or_else(|| err.as_str().map(str::to_string))
+        .or_else(|| err.as_str())
+        .map(|m| redact(m).into_owned())
 }
 
 /// The first bytes of a body, for error messages.

@@ -70,7 +70,8 @@ pub fn parse(v: &Value) -> Result<ChatResponse, AdapterError> {
         Some(Value::Null) | None => String::new(),
         Some(other) => {
             return Err(AdapterError::Malformed(format!(
-                "`message.content` is not text: {other}"
+                "`message.content` is not text: {}",
+                crate::bounded::clip(&other.to_string(), crate::bounded::ITEM_BYTES)
             )))
         }
     };

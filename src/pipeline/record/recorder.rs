@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use super::{upgrade, RunState, RUNS_PREFIX};
 use crate::git::{self, Context as _, GitError};
+use crate::redact::Redactor;
 
 /// Reads and writes one run's record.
 pub struct Recorder<'r> {
@@ -65,10 +66,18 @@ impl<'r> Recorder<'r> {
         let mut update = git2::build::TreeUpdateBuilder::new();
         let json = serde_json::to_vec_pretty(state)
             .map_err(|e| GitError::Command(format!("cannot serialize the run state: {e}")))?;
-        let blob = self.repo.blob(&json).ctx("writing run.json")?;
+        // The record is stored and read back into prompts: no key may be in it.
+        let redactor = Redactor::global();
+        let blob = self
+            .repo
+            .blob(&redactor.redact_bytes(&json))
+            .ctx("writing run.json")?;
         update.upsert("run.json", blob, git2::FileMode::Blob);
         for (path, bytes) in std::mem::take(&mut self.pending) {
-            let blob = self.repo.blob(&bytes).ctx("writing a transcript")?;
+            let blob = self
+                .repo
+                .blob(&redactor.redact_bytes(&bytes))
+                .ctx("writing a transcript")?;
             update.upsert(path, blob, git2::FileMode::Blob);
         }
         let base_tree = match self.tip {

@@ -14,6 +14,7 @@ use crate::pipeline::observer::Progress;
 use crate::pipeline::reconcile::ImplementationSummary;
 use crate::pipeline::record::{one_line, AttemptRecord, AttemptResult};
 use crate::pipeline::stage::Stage;
+use crate::privacy::Guard;
 use crate::task::outcome::{parse_meta, Outcome};
 
 /// Most bytes of a stage answer kept in the run record's transcript.
@@ -145,14 +146,29 @@ impl Run<'_> {
             return self.stop_on_outcome(answered, meta);
         }
         let spec = &self.spec;
-        let applied = match apply_blocks(&files, &blocks, &|p| {
+        let guarded = Guard {
+            files: &files,
+            privacy: &self.privacy,
+        };
+        let applied = match apply_blocks(&guarded, &blocks, &|p| {
             spec.in_scope(p) && !p.starts_with(".triad/")
         }) {
             Ok(a) => a,
             Err(failures) => {
                 let ok_count = blocks.len().saturating_sub(failures.len());
                 let text = render_failures(&failures, ok_count);
-                return self.retry(answered.record(AttemptResult::EditsFailed, ""), &text);
+                // A reach for a private file is on the record by name, not lost in a count.
+                let private: Vec<&str> = failures
+                    .iter()
+                    .filter(|f| f.private)
+                    .map(|f| f.path.as_str())
+                    .collect();
+                let detail = if private.is_empty() {
+                    String::new()
+                } else {
+                    format!("refused edits to private files: {}", private.join(", "))
+                };
+                return self.retry(answered.record(AttemptResult::EditsFailed, detail), &text);
             }
         };
         if stage == Stage::Verify {

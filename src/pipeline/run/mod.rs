@@ -27,6 +27,7 @@ use super::stage::Stage;
 use crate::config::LoadedConfig;
 use crate::git::{self, GitError};
 use crate::model::ModelClient;
+use crate::privacy::Privacy;
 use crate::task::{Actor, TaskSpec};
 
 /// What a run works with and does not own: the repository, the configuration, the model
@@ -81,6 +82,8 @@ pub struct Run<'a> {
     spec: TaskSpec,
     rec: Recorder<'a>,
     outlines: OutlineCache,
+    /// Which files are private: withheld from every prompt, refused to every edit.
+    privacy: Privacy,
 }
 
 impl<'a> Run<'a> {
@@ -93,6 +96,7 @@ impl<'a> Run<'a> {
             spec,
             rec,
             outlines: OutlineCache::default(),
+            privacy: Privacy::from_config(&env.config.config),
         }
     }
 

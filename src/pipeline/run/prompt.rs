@@ -39,7 +39,8 @@ impl Run<'_> {
                 .find_commit(before.oid()?)
                 .and_then(|c| c.tree())
                 .ctx("reading a tree")?;
-            let d = git::diff_trees(repo, Some(&t), parent_tree).ctx("diffing")?;
+            let mut d = git::diff_trees(repo, Some(&t), parent_tree).ctx("diffing")?;
+            self.privacy.mark_diff(repo, Some(&t), parent_tree, &mut d);
             git::render_diff(&d, &|_, _| None)
         } else {
             String::new()
@@ -87,6 +88,7 @@ impl Run<'_> {
             facts: &facts,
             char_budget: ctx_chars / 2,
             outlines: &self.outlines,
+            privacy: &self.privacy,
         });
         let root = self.env.repo_root();
         let protocol = match config.models.get(model).map(|m| m.edit_format) {
@@ -109,10 +111,12 @@ impl Run<'_> {
         // the format: the implement stage must write at least one file.
         if let Some(m) = config.models.get(model) {
             if m.edit_format == EditFormat::Whole && m.has("gbnf") {
+                // Private files are not among the paths the grammar lets it write.
                 let in_scope: Vec<String> = files
                     .paths()
                     .into_iter()
                     .filter(|p| self.spec.in_scope(p) && !p.starts_with(".triad/"))
+                    .filter(|p| self.privacy.check(p, files.bytes(p).as_deref()).is_none())
                     .collect();
                 req.grammar = Some(whole_file_answer(&in_scope, stage == Stage::Implement));
             }

@@ -38,7 +38,10 @@ impl Run<'_> {
                 let tree = |o: git2::Oid| repo.find_commit(o).and_then(|c| c.tree()).ok();
                 match (tree(base), arch.oid().ok().and_then(tree)) {
                     (Some(b), Some(a)) => git::diff_trees(repo, Some(&b), &a)
-                        .map(|d| git::render_diff(&d, &|_, _| None))
+                        .map(|mut d| {
+                            self.privacy.mark_diff(repo, Some(&b), &a, &mut d);
+                            git::render_diff(&d, &|_, _| None)
+                        })
                         .unwrap_or_default(),
                     _ => String::new(),
                 }

@@ -142,7 +142,7 @@ impl Run<'_> {
             .and_then(|c| c.tree().ok());
         let gathered = new_tree
             .as_ref()
-            .and_then(|new| gather(repo, old_tree.as_ref(), new, None).ok());
+            .and_then(|new| gather(repo, old_tree.as_ref(), new, None, Some(&self.privacy)).ok());
         let (diff_text, mut findings) = gathered
             .map(|g| (g.diff_text, g.findings))
             .unwrap_or_default();

@@ -121,7 +121,7 @@ impl Run<'_> {
         let reason = StopReason::ModelFailed {
             step: step.to_string(),
             failure,
-            error: crate::redact::Redactor::global().redact(&e.to_string()),
+            error: crate::redact::redact(&e.to_string()).into_owned(),
         };
         self.halt(
             status,

@@ -9,6 +9,8 @@ use super::{Run, RunError};
 use crate::config::Config;
 use crate::git::worktree::{run_command, CommandOutcome, TempWorktree};
 use crate::pipeline::observer::Progress;
+use crate::privacy::mask_key_shaped;
+use crate::redact::redact;
 use crate::task::TaskSpec;
 
 /// Lines of the command's output kept for the record and the arbiter.
@@ -109,6 +111,11 @@ impl Run<'_> {
                 duration_ms: 0,
             },
         };
+        // Its output goes into the record and to the verifier and the arbiter: the command
+        // runs code a model wrote, which may have read a key from a file.
+        let mut outcome = outcome;
+        outcome.tail = mask_key_shaped(&outcome.tail).into_owned();
+        outcome.command = redact(&outcome.command).into_owned();
         self.env
             .observer
             .progress(&Progress::VerifyFinished { outcome: &outcome });
