@@ -164,7 +164,7 @@ impl Context {
             let mut entries = cfg.entries(Some("triad\\..*"))?;
             while let Some(entry) = entries.next() {
                 let entry = entry?;
-                if let (Some(name), Some(value)) = (entry.name(), entry.value()) {
+                if let (Ok(name), Ok(value)) = (entry.name(), entry.value()) {
                     git_config.push((name.to_string(), value.to_string()));
                 }
             }

@@ -92,7 +92,7 @@ impl<'r> TreeFiles<'r> {
         let mut out = Vec::new();
         let _ = self.tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
             if entry.kind() == Some(ObjectType::Blob) {
-                if let Some(name) = entry.name() {
+                if let Ok(name) = entry.name() {
                     out.push(format!("{dir}{name}"));
                 }
             }

@@ -417,12 +417,12 @@ fn describe(
         .as_object()
         .short_id()
         .ok()
-        .and_then(|b| b.as_str().map(str::to_string))
+        .and_then(|b| b.as_str().ok().map(str::to_string))
         .unwrap_or_else(|| oid.to_string()[..12].to_string());
     Ok(Finding {
         commit: oid.to_string(),
         short,
-        subject: commit.summary().unwrap_or("").to_string(),
+        subject: commit.summary().ok().flatten().unwrap_or("").to_string(),
         effective,
     })
 }

@@ -82,7 +82,10 @@ pub(crate) fn short_and_subject(commit: &git2::Commit<'_>) -> (String, String) {
         .as_object()
         .short_id()
         .ok()
-        .and_then(|b| b.as_str().map(str::to_string))
+        .and_then(|b| b.as_str().ok().map(str::to_string))
         .unwrap_or_else(|| commit.id().to_string()[..12].to_string());
-    (short, commit.summary().unwrap_or("").to_string())
+    (
+        short,
+        commit.summary().ok().flatten().unwrap_or("").to_string(),
+    )
 }
