@@ -10,6 +10,7 @@ mod pipeline;
 mod providers;
 mod reconcile;
 mod review;
+mod sha256;
 mod tasks;
 mod truthful;
 mod user_output;
