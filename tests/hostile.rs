@@ -927,17 +927,28 @@ fn triad_refs_cannot_carry_a_halted_commit() {
 
 #[test]
 fn sha256_repositories_hold_against_the_same_bypasses() {
+    // libgit2 opens SHA-256 repositories: the gate reads them as it reads SHA-1 ones.
+    sha256_bypasses_held(&[]);
+}
+
+#[test]
+fn sha256_repositories_libgit2_cannot_open_hold_too() {
+    // libgit2 cannot open reftable repositories: the gate runs through the git CLI.
+    sha256_bypasses_held(&["--ref-format=reftable"]);
+}
+
+/// The gate bypasses, tried in a SHA-256 work repository made with `init_args` too.
+fn sha256_bypasses_held(init_args: &[&str]) {
     let env = TestEnv::new();
     let bare = crate::notes_hooks::bare_repo(&env, "remote256.git", &["--object-format=sha256"]);
     let work = env.root().join("work256");
-    let w = work.to_str().unwrap();
-    env.git(
-        env.root(),
-        &["init", "-q", "-b", "main", "--object-format=sha256", w],
-    )
-    .ok();
+    let mut args = vec!["init", "-q", "-b", "main", "--object-format=sha256"];
+    args.extend_from_slice(init_args);
+    args.push(work.to_str().unwrap());
+    env.git(env.root(), &args).ok();
     crate::notes_hooks::add_origin(&env, &work, &bare);
-    // libgit2 cannot open it, so the shipped shim runs the gate through the git CLI.
+    // The shipped shim, installed by hand: `git triad init` cannot run where libgit2 cannot
+    // open the repository.
     let hook = work.join(".git/hooks/pre-push");
     std::fs::write(&hook, include_str!("../hooks/pre-push")).unwrap();
     use std::os::unix::fs::PermissionsExt;

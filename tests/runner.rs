@@ -12,6 +12,7 @@ mod providers;
 mod reconcile;
 mod review;
 mod run_paths;
+mod sha256;
 mod tasks;
 mod truthful;
 mod user_output;

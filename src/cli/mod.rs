@@ -164,7 +164,7 @@ impl Context {
             let mut entries = cfg.entries(Some("triad\\..*"))?;
             while let Some(entry) = entries.next() {
                 let entry = entry?;
-                if let (Some(name), Some(value)) = (entry.name(), entry.value()) {
+                if let (Ok(name), Ok(value)) = (entry.name(), entry.value()) {
                     git_config.push((name.to_string(), value.to_string()));
                 }
             }
@@ -182,6 +182,26 @@ impl Context {
             overrides: self.overrides.clone(),
         };
         Ok(LoadedConfig::load(&opts)?)
+    }
+
+    /// Why there is no repository although git sees one here: libgit2 refused to open it (an
+    /// extension it lacks, such as reftable refs, or a broken config). `None` when there is no
+    /// repository at all, so callers keep their own "not inside a repository" error.
+    pub fn unopenable_repo(&self) -> Option<CommandError> {
+        let e = git2::Repository::discover(&self.cwd).err()?;
+        if e.code() == git2::ErrorCode::NotFound {
+            return None;
+        }
+        let err = CommandError::failure(format!("cannot open the repository: {}", e.message()));
+        Some(
+            match crate::notes::gate_cli::object_format(&self.cwd).is_ok() {
+                // git reads it, so the gate's git-CLI fallback does too.
+                true => err.hint(
+                    "the pre-push gate still works here (it falls back to the git command line)",
+                ),
+                false => err,
+            },
+        )
     }
 
     /// Looks up an environment variable captured at start.

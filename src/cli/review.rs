@@ -103,7 +103,7 @@ fn worktree_tree(repo: &git2::Repository) -> CommandResult<git2::Oid> {
     };
     git(&["add", "-A"])?;
     let oid = git(&["write-tree"])?;
-    git2::Oid::from_str(&oid).map_err(|e| CommandError::failure(e.to_string()))
+    crate::git::parse_oid(&oid).map_err(|e| CommandError::failure(e.to_string()))
 }
 
 /// Resolves what to review: (old tree, new tree, tip commit for --note).

@@ -113,8 +113,10 @@ pub struct ResumeArgs {
 /// The repository, or an error that says how to get one.
 pub fn need_repo(ctx: &Context) -> CommandResult<&git2::Repository> {
     ctx.repo.as_ref().ok_or_else(|| {
-        CommandError::usage("not inside a git repository")
-            .hint("run git triad inside a repository, or pass -C <path>")
+        ctx.unopenable_repo().unwrap_or_else(|| {
+            CommandError::usage("not inside a git repository")
+                .hint("run git triad inside a repository, or pass -C <path>")
+        })
     })
 }
 

@@ -87,7 +87,7 @@ impl FileSource for GitTreeSource<'_> {
         let names = |t: &Tree| -> Vec<String> {
             let mut v: Vec<String> = t
                 .iter()
-                .filter_map(|e| e.name().map(str::to_string))
+                .filter_map(|e| e.name().ok().map(str::to_string))
                 .collect();
             v.sort();
             v

@@ -1,9 +1,9 @@
 //! Object ids as stored in records: hex text in JSON, parsed in one place.
 //!
-//! Records keep the id as text (SHA-1 today, SHA-256 tomorrow: 40 or 64 hex digits), so a
-//! record written by one build reads in another whatever the hash of the repository.
+//! Records keep the id as text (40 hex digits in SHA-1 repositories, 64 in SHA-256 ones), so
+//! a record reads the same whatever the hash of the repository.
 
-use git2::Oid;
+use git2::{ObjectFormat, Oid};
 use serde::{Deserialize, Serialize};
 
 use super::GitError;
@@ -16,7 +16,7 @@ pub struct ObjectId(String);
 impl ObjectId {
     /// The id as libgit2 knows it; a record holding something else is an error that names it.
     pub fn oid(&self) -> Result<Oid, GitError> {
-        Oid::from_str(&self.0).map_err(|source| GitError::Git {
+        parse_oid(&self.0).map_err(|source| GitError::Git {
             what: format!("reading the recorded object id `{}`", self.0),
             source,
         })
@@ -32,6 +32,22 @@ impl ObjectId {
         &self.0[..10.min(self.0.len())]
     }
 }
+
+/// Parses a full object id of either width: 64 hex digits are a SHA-256 id, anything else
+/// is read as SHA-1 (so a malformed id fails with libgit2's own message).
+///
+/// `git2::Oid::from_str` alone always parses SHA-1 and rejects a 64-digit id, so every id
+/// that comes from text (records, hook input, git's output) goes through here.
+pub fn parse_oid(hex: &str) -> Result<Oid, git2::Error> {
+    let format = match hex.len() {
+        SHA256_HEX_LEN => ObjectFormat::Sha256,
+        _ => ObjectFormat::Sha1,
+    };
+    Oid::from_str_ext(hex, format)
+}
+
+/// The length of a SHA-256 object id in hex digits.
+const SHA256_HEX_LEN: usize = 64;
 
 impl From<Oid> for ObjectId {
     fn from(oid: Oid) -> Self {
@@ -58,5 +74,18 @@ mod tests {
         assert_eq!(id.short(), "1011974793");
         let bad: ObjectId = serde_json::from_str("\"not-hex\"").unwrap();
         assert!(bad.oid().unwrap_err().to_string().contains("not-hex"));
+    }
+
+    #[test]
+    fn sha256_ids_parse_at_their_full_width() {
+        let hex = "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9";
+        let oid = parse_oid(hex).unwrap();
+        assert_eq!(oid.object_format(), ObjectFormat::Sha256);
+        assert_eq!(oid.to_string(), hex);
+        assert_eq!(ObjectId::from(oid).oid().unwrap(), oid);
+        let sha1 = parse_oid(&hex[..40]).unwrap();
+        assert_eq!(sha1.object_format(), ObjectFormat::Sha1);
+        // Between the two widths is neither.
+        assert!(parse_oid(&hex[..50]).is_err());
     }
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use git2::{FileMode, ObjectType, Oid, Repository, Signature, Tree};
 
 pub use diff::{diff_trees, render_diff, FileDiff, FileStat, Hunk, HunkLine};
-pub use id::ObjectId;
+pub use id::{parse_oid, ObjectId};
 
 /// Git failures with context.
 #[derive(Debug, thiserror::Error)]
@@ -92,7 +92,7 @@ impl<'r> TreeFiles<'r> {
         let mut out = Vec::new();
         let _ = self.tree.walk(git2::TreeWalkMode::PreOrder, |dir, entry| {
             if entry.kind() == Some(ObjectType::Blob) {
-                if let Some(name) = entry.name() {
+                if let Ok(name) = entry.name() {
                     out.push(format!("{dir}{name}"));
                 }
             }

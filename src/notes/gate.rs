@@ -1,7 +1,8 @@
 //! The pre-push gate: which pushed commits carry a verdict the policy blocks on.
 //!
-//! Two ways to look: libgit2 (fast: one pass over the notes ref, one revwalk), and the git
-//! CLI for repositories libgit2 cannot open (SHA-256 object format, see [`super::gate_cli`]).
+//! Two ways to look: libgit2 (fast: one pass over the notes ref, one revwalk; SHA-1 and
+//! SHA-256 repositories), and the git CLI for repositories libgit2 cannot open (reftable refs,
+//! see [`super::gate_cli`]).
 //! Both start from the same [`check`], which picks the updates to look at, and feed the same
 //! [`Policy`].
 
@@ -15,6 +16,7 @@ use super::format::{effective, parse_note, Effective};
 use super::gate_index::{may_carry_verdict, notes_refs, PatchIndex};
 use super::store::{note_map_of, NoteMap};
 use super::NotesError;
+use crate::git::parse_oid;
 
 /// One line of pre-push input: `<local ref> <local oid> <remote ref> <remote oid>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -185,7 +187,7 @@ pub struct Finding {
 /// Where the gate reads commits and notes.
 #[derive(Clone, Copy)]
 pub enum Backend<'a> {
-    /// libgit2 (SHA-1 repositories).
+    /// libgit2 (SHA-1 and SHA-256 repositories).
     Git2(&'a Repository),
     /// The git command line, in this directory (repositories libgit2 cannot open).
     Cli(&'a Path),
@@ -398,7 +400,7 @@ fn walk_pushed(
 
 /// The commit an id names, peeling tags; `None` if it names no commit or is not here.
 fn peel_commit(repo: &Repository, id: &str) -> Result<Option<Oid>, NotesError> {
-    let oid = Oid::from_str(id).map_err(|e| NotesError::git(format!("bad object id {id}"), e))?;
+    let oid = parse_oid(id).map_err(|e| NotesError::git(format!("bad object id {id}"), e))?;
     let Ok(obj) = repo.find_object(oid, None) else {
         return Ok(None);
     };
@@ -417,12 +419,12 @@ fn describe(
         .as_object()
         .short_id()
         .ok()
-        .and_then(|b| b.as_str().map(str::to_string))
+        .and_then(|b| b.as_str().ok().map(str::to_string))
         .unwrap_or_else(|| oid.to_string()[..12].to_string());
     Ok(Finding {
         commit: oid.to_string(),
         short,
-        subject: commit.summary().unwrap_or("").to_string(),
+        subject: commit.summary().ok().flatten().unwrap_or("").to_string(),
         effective,
     })
 }

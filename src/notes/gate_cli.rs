@@ -1,8 +1,9 @@
 //! The pre-push gate through the git command line, for repositories libgit2 cannot open.
 //!
-//! The vendored libgit2 is built without its experimental SHA-256 support, so opening a
-//! `--object-format=sha256` repository fails ("unknown object format 'sha256'"). The gate must
-//! not fail open there, and should not block every push either, so it asks git itself:
+//! libgit2 reads SHA-1 and (built with its experimental support) SHA-256 repositories, but not
+//! every repository git does: one with reftable refs (`git init --ref-format=reftable`) fails
+//! with "unsupported extension name extensions.refstorage". The gate must not fail open
+//! there, and should not block every push either, so it asks git itself:
 //! `git notes list` once, one `git rev-list`, and one `git cat-file --batch` for the notes of
 //! the pushed commits — the same plan as the libgit2 reader behind [`super::gate::check`].
 

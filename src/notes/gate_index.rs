@@ -27,7 +27,7 @@ pub(crate) fn notes_refs(repo: &Repository) -> Result<Vec<String>, NotesError> {
         .map_err(|e| NotesError::git("cannot list the notes refs", e))?;
     let mut names: Vec<String> = refs
         .flatten()
-        .filter_map(|r| r.name().map(str::to_string))
+        .filter_map(|r| r.name().ok().map(str::to_string))
         .filter(|n| is_gate_notes_ref(n))
         .collect();
     // Local first, then the remotes in name order: the order notes are merged in.

@@ -11,6 +11,7 @@ use super::format::{
 };
 use super::store::{append, blob_text, note_map, read};
 use super::{patch_id, NotesError};
+use crate::git::parse_oid;
 
 /// Verdict lines copied onto one commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,8 +32,8 @@ pub fn parse_rewrites(text: &str) -> Result<Vec<(Oid, Oid)>, NotesError> {
         let mut fields = line.split_whitespace();
         let old = fields.next().ok_or_else(bad)?;
         let new = fields.next().ok_or_else(bad)?;
-        let old = Oid::from_str(old).map_err(|_| bad())?;
-        let new = Oid::from_str(new).map_err(|_| bad())?;
+        let old = parse_oid(old).map_err(|_| bad())?;
+        let new = parse_oid(new).map_err(|_| bad())?;
         pairs.push((old, new));
     }
     Ok(pairs)

@@ -83,7 +83,7 @@ fn read_text(
 /// else the `GIT_COMMITTER_*` / `GIT_AUTHOR_*` environment, as git itself would.
 pub fn identity(repo: &Repository) -> Option<(String, String)> {
     if let Ok(sig) = repo.signature() {
-        if let (Some(n), Some(e)) = (sig.name(), sig.email()) {
+        if let (Ok(n), Ok(e)) = (sig.name(), sig.email()) {
             return Some((n.to_string(), e.to_string()));
         }
     }

@@ -106,7 +106,7 @@ pub fn slugs(repo: &Repository) -> Result<Vec<String>, TaskError> {
         .references_glob(&format!("{TASKS_PREFIX}*"))
         .ctx("listing task records")?;
     for r in refs.flatten() {
-        if let Some(slug) = r.name().and_then(|n| n.strip_prefix(TASKS_PREFIX)) {
+        if let Some(slug) = r.name().ok().and_then(|n| n.strip_prefix(TASKS_PREFIX)) {
             if valid_slug(slug) {
                 out.push(slug.to_string());
             }

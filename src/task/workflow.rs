@@ -365,7 +365,7 @@ pub fn refresh(repo: &Repository, slug: &str) -> Result<Option<Task>, TaskError>
     let into = repo
         .head()
         .ok()
-        .and_then(|h| h.shorthand().map(str::to_string))
+        .and_then(|h| h.shorthand().ok().map(str::to_string))
         .unwrap_or_else(|| "HEAD".into());
     let short = tip.to_string()[..10].to_string();
     let now = now();
@@ -495,7 +495,7 @@ pub fn spec_slugs(repo: &Repository) -> BTreeSet<String> {
     if let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree()) {
         if let Ok(entry) = tree.get_path(Path::new(TASKS_DIR)) {
             if let Ok(dir) = repo.find_tree(entry.id()) {
-                out.extend(dir.iter().filter_map(|e| e.name().and_then(slug_of)));
+                out.extend(dir.iter().filter_map(|e| e.name().ok().and_then(slug_of)));
             }
         }
     }

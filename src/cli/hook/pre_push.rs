@@ -59,7 +59,11 @@ pub fn run(ctx: &Context, args: &PrePushArgs) -> CommandResult {
     }
 }
 
-/// How the gate reads the repository: libgit2 when it opened it, else the git CLI.
+/// How the gate reads the repository: libgit2 when it opened it (SHA-1 or SHA-256), else
+/// the git CLI when git itself reads it (an extension libgit2 lacks, such as reftable refs).
+///
+/// The CLI check is as strict as the libgit2 one and fails closed on its own errors, so
+/// falling back never opens the gate; refusing instead would block every push there.
 fn backend(ctx: &Context) -> CommandResult<Backend<'_>> {
     if let Some(repo) = &ctx.repo {
         return Ok(Backend::Git2(repo));
@@ -70,16 +74,10 @@ fn backend(ctx: &Context) -> CommandResult<Backend<'_>> {
             ctx.cwd.display()
         ))
     })?;
-    if format == "sha1" {
-        // libgit2 reads these; it failed for another reason worth stopping for.
-        if let Err(e) = git2::Repository::discover(&ctx.cwd) {
-            return Err(CommandError::failure(format!(
-                "cannot open the repository: {}",
-                e.message()
-            )));
-        }
-    }
-    tracing::info!("libgit2 cannot open this {format} repository; using the git CLI");
+    let why = git2::Repository::discover(&ctx.cwd)
+        .err()
+        .map_or_else(String::new, |e| format!(" ({})", e.message()));
+    tracing::info!("libgit2 cannot open this {format} repository{why}; using the git CLI");
     Ok(Backend::Cli(&ctx.cwd))
 }
 

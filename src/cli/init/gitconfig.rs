@@ -106,7 +106,7 @@ fn has_value(cfg: &git2::Config, key: &str, value: &str) -> Result<bool, git2::E
     let mut found = false;
     let mut entries = cfg.multivar(key, None)?;
     while let Some(e) = entries.next() {
-        found |= e?.value() == Some(value);
+        found |= e?.value().is_ok_and(|v| v == value);
     }
     Ok(found)
 }
@@ -129,7 +129,7 @@ pub fn wanted(repo: &Repository) -> Result<Vec<(String, String, bool)>, git2::Er
         ),
         ("notes.displayRef".into(), NOTES_REF.into(), true),
     ];
-    for remote in repo.remotes()?.iter().flatten() {
+    for remote in repo.remotes()?.iter().flatten().flatten() {
         want.push((
             format!("remote.{remote}.fetch"),
             fetch_refspec(remote),

@@ -6,7 +6,6 @@ pub mod sync;
 use clap::{Args, Subcommand};
 
 use super::{CommandError, CommandResult, Context};
-use crate::notes::gate_cli;
 
 /// Share verdicts (`refs/notes/triad`) with a remote, or reattach them after a squash.
 #[derive(Debug, Args)]
@@ -44,23 +43,13 @@ pub(crate) fn require_repo(ctx: &Context) -> CommandResult<&git2::Repository> {
     if let Some(repo) = &ctx.repo {
         return Ok(repo);
     }
-    match gate_cli::object_format(&ctx.cwd).as_deref() {
-        Ok("sha1") | Err(_) => Err(match git2::Repository::discover(&ctx.cwd) {
-            Err(e) if e.code() != git2::ErrorCode::NotFound => {
-                CommandError::failure(format!("cannot open the repository: {}", e.message()))
-            }
-            _ => CommandError::usage(format!(
-                "{} is not inside a git repository",
-                ctx.cwd.display()
-            ))
-            .hint("run this inside a clone, or point at one with `git triad -C <path> …`"),
-        }),
-        Ok(format) => Err(CommandError::failure(format!(
-            "this repository uses the {format} object format, which git-triad's libgit2 cannot open"
+    Err(ctx.unopenable_repo().unwrap_or_else(|| {
+        CommandError::usage(format!(
+            "{} is not inside a git repository",
+            ctx.cwd.display()
         ))
-        .hint("the pre-push gate still works here (it falls back to the git command line)")
-        .hint("verdicts can only be written in SHA-1 repositories for now")),
-    }
+        .hint("run this inside a clone, or point at one with `git triad -C <path> …`")
+    }))
 }
 
 /// The commit a revision names, with a usage error that says how to name one.
@@ -82,7 +71,10 @@ pub(crate) fn short_and_subject(commit: &git2::Commit<'_>) -> (String, String) {
         .as_object()
         .short_id()
         .ok()
-        .and_then(|b| b.as_str().map(str::to_string))
+        .and_then(|b| b.as_str().ok().map(str::to_string))
         .unwrap_or_else(|| commit.id().to_string()[..12].to_string());
-    (short, commit.summary().unwrap_or("").to_string())
+    (
+        short,
+        commit.summary().ok().flatten().unwrap_or("").to_string(),
+    )
 }

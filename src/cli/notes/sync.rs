@@ -51,7 +51,13 @@ pub fn run(ctx: &Context, args: &RemoteArgs, mode: Mode) -> CommandResult {
 
 /// The named remote, else `origin`, else the only remote.
 fn pick_remote(repo: &git2::Repository, named: Option<&str>) -> CommandResult<String> {
-    let remotes: Vec<String> = repo.remotes()?.iter().flatten().map(String::from).collect();
+    let remotes: Vec<String> = repo
+        .remotes()?
+        .iter()
+        .flatten()
+        .flatten()
+        .map(String::from)
+        .collect();
     if let Some(name) = named {
         return if remotes.iter().any(|r| r == name) {
             Ok(name.to_string())

@@ -113,7 +113,7 @@ pub fn list_runs(repo: &Repository) -> Vec<RunState> {
     let mut runs = Vec::new();
     if let Ok(refs) = repo.references_glob(&format!("{RUNS_PREFIX}*")) {
         for r in refs.flatten() {
-            let Some(name) = r.name() else { continue };
+            let Ok(name) = r.name() else { continue };
             let id = name.trim_start_matches(RUNS_PREFIX).to_string();
             if let Ok(Some(state)) = Recorder::open(repo, &id).load() {
                 runs.push(state);
