@@ -9,6 +9,7 @@ mod notes_hooks;
 mod pipeline;
 mod providers;
 mod reconcile;
+mod resume_kill;
 mod review;
 mod tasks;
 mod truthful;

@@ -7,7 +7,10 @@ use super::checks::StageFacts;
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::review::finding_issue;
 use crate::config::EditFormat;
-use crate::edit::{apply_blocks, parse_edit_blocks, parse_whole_files, render_failures};
+use crate::edit::{
+    apply_blocks, check_path, parse_edit_blocks, parse_whole_files, render_failures,
+    summarize_failures, BlockFailure, EditBlock,
+};
 use crate::git::{self, Context as _, ObjectId, TreeFiles};
 use crate::model::Spend;
 use crate::pipeline::observer::Progress;
@@ -151,8 +154,7 @@ impl Run<'_> {
             Ok(a) => a,
             Err(failures) => {
                 let ok_count = blocks.len().saturating_sub(failures.len());
-                let text = render_failures(&failures, ok_count);
-                return self.retry(answered.record(AttemptResult::EditsFailed, ""), &text);
+                return self.edits_failed(answered, &failures, ok_count);
             }
         };
         if stage == Stage::Verify {
@@ -165,7 +167,20 @@ impl Run<'_> {
         }
 
         // The facts of the answer before anything is committed.
-        let tree = git::build_tree(repo, &parent_tree, &applied.files)?;
+        let tree = match git::build_tree(repo, &parent_tree, &applied.files) {
+            Ok(t) => t,
+            Err(e) => {
+                // A path the edit checks let through but git cannot store is the model's
+                // mistake to fix, not the end of the run.
+                let refused = git::unstorable(repo, &parent_tree, &applied.files);
+                if refused.is_empty() {
+                    return Err(e.into());
+                }
+                let failures = unstorable_failures(&blocks, refused);
+                let ok_count = blocks.len().saturating_sub(failures.len());
+                return self.edits_failed(answered, &failures, ok_count);
+            }
+        };
         let new_tree = repo.find_tree(tree).ctx("reading the stage tree")?;
         let diff = git::diff_trees(repo, Some(&parent_tree), &new_tree).ctx("diffing the stage")?;
         let facts = StageFacts::of(&diff, &meta.summary);
@@ -207,4 +222,39 @@ impl Run<'_> {
         }
         self.review_and_decide(attempt, commit, &meta, epoch_n, claims)
     }
+}
+
+impl Run<'_> {
+    /// Edit blocks were refused: the attempt is recorded with the reasons (bounded, for the
+    /// log and the progress lines) and the stage is retried with the whole feedback.
+    fn edits_failed(
+        &mut self,
+        answered: Answered,
+        failures: &[BlockFailure],
+        applied_ok: usize,
+    ) -> Result<Flow, RunError> {
+        let detail = summarize_failures(failures, applied_ok);
+        let text = render_failures(failures, applied_ok);
+        self.retry(answered.record(AttemptResult::EditsFailed, detail), &text)
+    }
+}
+
+/// Block failures for files git refused to store, each at the answer line of the block
+/// that wrote it.
+fn unstorable_failures(blocks: &[EditBlock], refused: Vec<(String, String)>) -> Vec<BlockFailure> {
+    refused
+        .into_iter()
+        .map(|(path, why)| {
+            let block = blocks
+                .iter()
+                .find(|b| check_path(&b.path).is_ok_and(|p| p == path));
+            BlockFailure {
+                answer_line: block.map_or(0, |b| b.answer_line),
+                reason: format!("path `{path}` cannot be stored: {why}"),
+                path,
+                nearest: None,
+                already_applied: false,
+            }
+        })
+        .collect()
 }

@@ -1,0 +1,173 @@
+//! Runs that survive a kill at any instant, one process per run, and model mistakes that
+//! become feedback instead of the end of a run.
+//!
+//! Every test drives the real binary against the scripted model server and checks, besides
+//! its own point, that the user's tree, index, HEAD and stash were never touched.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use git_triad::testkit::fake_llm::Reply;
+use serde_json::Value;
+
+use crate::common::TestEnv;
+use crate::pipeline::{answer, happy_rules, implement_answer, run_json, stage, Scenario};
+
+/// Everything of the user's a run must leave as it was: every file outside `.git/`, the
+/// index, HEAD (the file and the commit) and the stash.
+fn user_state(env: &TestEnv, repo: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![repo.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(repo)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".git" {
+                continue;
+            }
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(path);
+            } else {
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    for file in [".git/index", ".git/HEAD"] {
+        out.insert(
+            file.into(),
+            std::fs::read(repo.join(file)).unwrap_or_default(),
+        );
+    }
+    for (key, rev) in [("HEAD-oid", "HEAD"), ("stash", "refs/stash")] {
+        let r = env.git(repo, &["rev-parse", "-q", "--verify", rev]);
+        out.insert(key.into(), r.stdout.into_bytes());
+    }
+    out
+}
+
+/// Asserts `git fsck --full` finds nothing wrong.
+#[track_caller]
+fn assert_fsck_clean(env: &TestEnv, repo: &Path) {
+    let fsck = env.git(repo, &["fsck", "--full", "--no-progress"]);
+    fsck.ok();
+    for bad in ["error", "missing", "broken", "corrupt", "bad sha1"] {
+        assert!(!fsck.all().contains(bad), "git fsck: {}", fsck.all());
+    }
+}
+
+/// The `run.json` of run `id` as stored in its record.
+fn recorded_state(s: &Scenario, id: &str) -> Value {
+    let text = s.git(&["show", &format!("refs/triad/runs/{id}:run.json")]);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("run.json does not parse ({e}): {text}"))
+}
+
+// ---------------------------------------------------------------------------------------
+// 1. Paths git cannot store are feedback to the model, and the reason is shown
+// ---------------------------------------------------------------------------------------
+
+/// A scenario whose repository also has a directory `pkg/`, and a task `wide` that may
+/// change any file: so that only git's own rules refuse a path.
+fn wide_scenario(implement: Vec<Reply>) -> Scenario {
+    let mut rules = happy_rules();
+    rules[1] = stage("implement", implement);
+    let s = Scenario::new(rules);
+    s.env.write_files(
+        &s.repo,
+        &[
+            ("pkg/mod.py", "VALUE = 1\n"),
+            (
+                ".triad/tasks/wide.toml",
+                "title = \"Add subtraction\"\ndescription = \"calc.py needs a sub function.\"\n",
+            ),
+        ],
+    );
+    s.env
+        .commit_all(&s.repo, "a package and a task without a scope");
+    s
+}
+
+fn creating(path: &str) -> String {
+    answer(
+        &format!("{path}\n<<<<<<< SEARCH\n=======\nx = 1\n>>>>>>> REPLACE\n"),
+        "add a helper",
+    )
+}
+
+#[test]
+fn paths_git_cannot_store_go_back_to_the_model_and_the_run_goes_on() {
+    for (path, reason) in [
+        ("GIT~1/config", "is a name for .git on macOS (HFS+) or Windows (NTFS)"),
+        (".git::$INDEX_ALLOCATION/config", "is a name for .git"),
+        (".g\u{200c}it/config", "is a name for .git"),
+        (".git. /hooks/pre-commit", "is a name for .git"),
+        ("calc.py/helper.py", "cannot be stored: `calc.py` is a file in the repository, so it cannot also be a directory"),
+        ("pkg", "cannot be stored: `pkg` is a directory in the repository"),
+        ("pkg/", "cannot be stored: `pkg` is a directory in the repository"),
+    ] {
+        let s = wide_scenario(vec![
+            Reply::text(creating(path)),
+            Reply::text(implement_answer()),
+        ]);
+        let before = user_state(&s.env, &s.repo);
+        let r = s.env.triad(&s.repo, &["run", "--task", "wide", "--json"]);
+        r.ok();
+        let out = run_json(&r.stdout);
+        assert_eq!(out["status"], "approved", "{path}: {out}");
+        // The model was told precisely what was wrong, and tried again.
+        let retry = s.requests_for("implement")[1].to_string();
+        assert!(retry.contains(reason), "{path}: {retry}");
+        // The refused attempt is recorded with its reason, which stderr and the log show.
+        let id = out["run"].as_str().unwrap();
+        let state = recorded_state(&s, id);
+        let first = &state["stages"][1]["attempts"][0];
+        assert_eq!(first["result"], "edits_failed", "{path}: {first}");
+        let detail = first["detail"].as_str().unwrap();
+        assert!(detail.contains(reason), "{path}: {detail}");
+        assert!(r.stderr.contains(reason), "{path}: {}", r.stderr);
+        let log = s.env.triad(&s.repo, &["log", id]);
+        assert!(log.ok().stdout.contains(reason), "{path}: {}", log.stdout);
+        assert!(!log.stdout.contains("None of your edits were applied"), "{}", log.stdout);
+        assert_eq!(user_state(&s.env, &s.repo), before, "{path}");
+        assert_fsck_clean(&s.env, &s.repo);
+    }
+}
+
+#[test]
+fn a_model_that_keeps_writing_a_file_over_a_directory_uses_up_its_retries() {
+    let s = wide_scenario(vec![Reply::text(creating("pkg"))]);
+    let r = s.env.triad(&s.repo, &["run", "--task", "wide", "--json"]);
+    r.expect_code(3);
+    let out = run_json(&r.stdout);
+    assert_eq!(out["status"], "halted", "{out}");
+    assert_eq!(
+        s.requests_for("implement").len(),
+        3,
+        "one try and two retries"
+    );
+    let message = out["message"].as_str().unwrap();
+    assert!(
+        message.contains("failed 3 attempts") && message.contains("`pkg` is a directory"),
+        "{message}"
+    );
+}
+
+#[test]
+fn the_reasons_a_search_block_was_refused_reach_stderr_and_the_log() {
+    let wrong = answer(
+        "calc.py\n<<<<<<< SEARCH\n    return a * b\n=======\n    return a - b\n>>>>>>> REPLACE\n",
+        "implement sub()",
+    );
+    let s = wide_scenario(vec![Reply::text(wrong), Reply::text(implement_answer())]);
+    let r = s.env.triad(&s.repo, &["run", "--task", "wide", "--json"]);
+    r.ok();
+    let id = run_json(&r.stdout)["run"].as_str().unwrap().to_string();
+    let reason = "1 of 1 edit block(s) refused, so none was applied: calc.py (line 2): SEARCH does not match the current file";
+    assert!(r.stderr.contains(reason), "{}", r.stderr);
+    let log = s.env.triad(&s.repo, &["log", &id]);
+    assert!(log.ok().stdout.contains(reason), "{}", log.stdout);
+}
