@@ -171,3 +171,98 @@ fn the_reasons_a_search_block_was_refused_reach_stderr_and_the_log() {
     let log = s.env.triad(&s.repo, &["log", &id]);
     assert!(log.ok().stdout.contains(reason), "{}", log.stdout);
 }
+
+// ---------------------------------------------------------------------------------------
+// 2. One process per run
+// ---------------------------------------------------------------------------------------
+
+/// Starts `git triad <args>` in the scenario's repository without waiting for it.
+fn spawn_triad(s: &Scenario, args: &[&str]) -> std::process::Child {
+    s.env
+        .command(crate::common::bin(), &s.repo)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (at most a minute, polling) until the server has received `n` requests matching
+/// `rule` (any rule for `None`).
+fn wait_for_requests(s: &Scenario, rule: Option<&str>, n: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let seen = s
+            .server
+            .requests()
+            .iter()
+            .filter(|r| rule.is_none() || r.rule.as_deref() == rule)
+            .count();
+        if seen >= n {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{n} request(s) for {rule:?} never came"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// The id of the only run of the scenario's repository, `None` before one is recorded.
+fn only_run(s: &Scenario) -> Option<String> {
+    let r = s.env.triad(&s.repo, &["log", "--format", "json"]);
+    let list: Value = serde_json::from_str(r.ok().stdout.trim()).unwrap();
+    let runs = list.as_array().unwrap();
+    assert!(runs.len() <= 1, "{list}");
+    runs.first().map(|r| r["run"].as_str().unwrap().to_string())
+}
+
+#[test]
+fn a_run_in_progress_cannot_be_resumed_twice_at_once() {
+    let slow = || Reply::text(implement_answer()).delay_ms(120_000);
+    let mut rules = happy_rules();
+    rules[1] = stage("implement", vec![slow(), slow(), Reply::text(implement_answer())]);
+    let s = Scenario::new(rules);
+    let before = user_state(&s.env, &s.repo);
+
+    // The run waits on its implement call; a resume of it now is refused, naming the pid.
+    let mut run = spawn_triad(&s, &["run", "--task", "add-sub"]);
+    wait_for_requests(&s, Some("implement"), 1);
+    let id = only_run(&s).expect("the run is recorded before its first call");
+    let record = s.git(&["rev-parse", &format!("refs/triad/runs/{id}")]);
+    let busy = s.env.triad(&s.repo, &["resume", &id]);
+    busy.expect_code(7);
+    assert!(
+        busy.stderr.contains(&format!(
+            "error: run {id} is being worked on by another git triad process (pid {})",
+            run.id()
+        )),
+        "{}",
+        busy.stderr
+    );
+    assert!(busy.stderr.contains(&format!("hint: wait for it to end; `git triad log {id}`")));
+    assert!(busy.stderr.contains(&format!("`kill {}`", run.id())), "{}", busy.stderr);
+    assert_eq!(s.server.requests().len(), 3, "architect, its review, implement: nothing more");
+    assert_eq!(s.git(&["rev-parse", &format!("refs/triad/runs/{id}")]), record);
+
+    // Killed, it holds nothing: one resume takes the run, and a second one at the same time
+    // is refused in turn.
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let mut first = spawn_triad(&s, &["resume", &id]);
+    wait_for_requests(&s, Some("implement"), 2);
+    let second = s.env.triad(&s.repo, &["resume", &id, "--json"]);
+    second.expect_code(7);
+    assert!(second.stderr.contains(&format!("(pid {})", first.id())), "{}", second.stderr);
+    first.kill().unwrap();
+    first.wait().unwrap();
+
+    let done = s.env.triad(&s.repo, &["resume", &id, "--json"]);
+    done.ok();
+    assert_eq!(run_json(&done.stdout)["status"], "approved");
+    assert_eq!(s.requests_for("implement").len(), 3);
+    assert_eq!(s.requests_for("architect").len(), 1, "recorded work is never redone");
+    assert_eq!(user_state(&s.env, &s.repo), before);
+    assert_fsck_clean(&s.env, &s.repo);
+}

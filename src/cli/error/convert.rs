@@ -7,7 +7,7 @@ use crate::exit::ExitCode;
 use crate::model::local;
 use crate::model::ModelError;
 use crate::notes::NotesError;
-use crate::pipeline::{RunError, RunState, StartError};
+use crate::pipeline::{LockError, RunError, RunState, StartError};
 use crate::task::TaskError;
 
 impl From<std::io::Error> for CommandError {
@@ -224,5 +224,31 @@ impl From<crate::fsguard::FsGuardError> for CommandError {
             ));
         }
         err
+    }
+}
+
+impl From<LockError> for CommandError {
+    fn from(e: LockError) -> Self {
+        match &e {
+            LockError::Held { run_id, pid } => {
+                let (id, stop) = (
+                    run_id.clone(),
+                    pid.map_or("stop that process".to_string(), |p| {
+                        format!("stop it (`kill {p}`)")
+                    }),
+                );
+                CommandError::new(ExitCode::Busy, e)
+                    .hint(format!(
+                        "wait for it to end; `git triad log {id}` shows where the run stands"
+                    ))
+                    .hint(format!(
+                        "if it hangs, {stop}: a killed run loses nothing recorded, and `git triad resume {id}` continues it"
+                    ))
+            }
+            LockError::BadId(_) => {
+                CommandError::usage(e).hint("`git triad log` lists the runs of this repository")
+            }
+            LockError::Io { .. } => CommandError::failure(e),
+        }
     }
 }
