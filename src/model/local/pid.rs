@@ -186,6 +186,17 @@ mod tests {
         assert!(old.mismatch(&argv(&["sleep", "30"]), None).is_some());
     }
 
+    /// `child` once its command line can be read: `spawn` may return while the kernel is
+    /// still finishing the exec, when `/proc/<pid>/cmdline` reads empty.
+    fn execed(child: Child) -> Child {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while command_line(child.id()).is_none() {
+            assert!(std::time::Instant::now() < deadline, "the child never ran");
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        child
+    }
+
     /// A process whose command line is `<dir>/llama-server -c 'read x' --port <port>`: a
     /// shell started through a link of that name, waiting on its stdin (no child to leak).
     fn fake_server(dir: &Path, port: u16) -> Child {
@@ -193,11 +204,13 @@ mod tests {
         if !link.exists() {
             std::os::unix::fs::symlink("/bin/sh", &link).unwrap();
         }
-        Command::new(&link)
-            .args(["-c", "read x", "--port", &port.to_string()])
-            .stdin(Stdio::piped())
-            .spawn()
-            .unwrap()
+        execed(
+            Command::new(&link)
+                .args(["-c", "read x", "--port", &port.to_string()])
+                .stdin(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        )
     }
 
     #[test]
@@ -212,7 +225,7 @@ mod tests {
             ..ours.clone()
         };
         assert!(matches!(reused.standing(), Standing::Reused(_)));
-        let mut sleeper = Command::new("sleep").arg("30").spawn().unwrap();
+        let mut sleeper = execed(Command::new("sleep").arg("30").spawn().unwrap());
         let stranger = PidRecord::of_child(sleeper.id(), 18_091);
         assert!(matches!(stranger.standing(), Standing::Reused(ref w) if w.contains("sleep")));
         for child in [&mut server, &mut sleeper] {
@@ -229,7 +242,7 @@ mod tests {
         std::fs::create_dir_all(&run).unwrap();
         let [coder, small] = [&super::super::SERVERS[0], &super::super::SERVERS[1]];
         let mut server = fake_server(cache.path(), 18_092);
-        let mut stranger = Command::new("sleep").arg("30").spawn().unwrap();
+        let mut stranger = execed(Command::new("sleep").arg("30").spawn().unwrap());
         let pid_file = |provider: &str| run.join(format!("{provider}.pid"));
         let write = |provider: &str, r: PidRecord| std::fs::write(pid_file(provider), r.to_text());
         write(coder.provider, PidRecord::of_child(server.id(), 18_092)).unwrap();
