@@ -222,7 +222,10 @@ fn only_run(s: &Scenario) -> Option<String> {
 fn a_run_in_progress_cannot_be_resumed_twice_at_once() {
     let slow = || Reply::text(implement_answer()).delay_ms(120_000);
     let mut rules = happy_rules();
-    rules[1] = stage("implement", vec![slow(), slow(), Reply::text(implement_answer())]);
+    rules[1] = stage(
+        "implement",
+        vec![slow(), slow(), Reply::text(implement_answer())],
+    );
     let s = Scenario::new(rules);
     let before = user_state(&s.env, &s.repo);
 
@@ -241,10 +244,23 @@ fn a_run_in_progress_cannot_be_resumed_twice_at_once() {
         "{}",
         busy.stderr
     );
-    assert!(busy.stderr.contains(&format!("hint: wait for it to end; `git triad log {id}`")));
-    assert!(busy.stderr.contains(&format!("`kill {}`", run.id())), "{}", busy.stderr);
-    assert_eq!(s.server.requests().len(), 3, "architect, its review, implement: nothing more");
-    assert_eq!(s.git(&["rev-parse", &format!("refs/triad/runs/{id}")]), record);
+    assert!(busy
+        .stderr
+        .contains(&format!("hint: wait for it to end; `git triad log {id}`")));
+    assert!(
+        busy.stderr.contains(&format!("`kill {}`", run.id())),
+        "{}",
+        busy.stderr
+    );
+    assert_eq!(
+        s.server.requests().len(),
+        3,
+        "architect, its review, implement: nothing more"
+    );
+    assert_eq!(
+        s.git(&["rev-parse", &format!("refs/triad/runs/{id}")]),
+        record
+    );
 
     // Killed, it holds nothing: one resume takes the run, and a second one at the same time
     // is refused in turn.
@@ -254,7 +270,11 @@ fn a_run_in_progress_cannot_be_resumed_twice_at_once() {
     wait_for_requests(&s, Some("implement"), 2);
     let second = s.env.triad(&s.repo, &["resume", &id, "--json"]);
     second.expect_code(7);
-    assert!(second.stderr.contains(&format!("(pid {})", first.id())), "{}", second.stderr);
+    assert!(
+        second.stderr.contains(&format!("(pid {})", first.id())),
+        "{}",
+        second.stderr
+    );
     first.kill().unwrap();
     first.wait().unwrap();
 
@@ -262,7 +282,228 @@ fn a_run_in_progress_cannot_be_resumed_twice_at_once() {
     done.ok();
     assert_eq!(run_json(&done.stdout)["status"], "approved");
     assert_eq!(s.requests_for("implement").len(), 3);
-    assert_eq!(s.requests_for("architect").len(), 1, "recorded work is never redone");
+    assert_eq!(
+        s.requests_for("architect").len(),
+        1,
+        "recorded work is never redone"
+    );
     assert_eq!(user_state(&s.env, &s.repo), before);
     assert_fsck_clean(&s.env, &s.repo);
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. The branch follows the record, and is checked before any model call
+// ---------------------------------------------------------------------------------------
+
+/// A reply that keeps the client waiting far longer than any test (it is killed first).
+fn stalled(reply: Reply) -> Reply {
+    reply.delay_ms(120_000)
+}
+
+/// The happy bookend run, whose first request to `rule` stalls; the run is killed once that
+/// request has arrived. Returns the scenario, the run id, and the user's state before.
+fn killed_at(rule: &str) -> (Scenario, String, BTreeMap<String, Vec<u8>>) {
+    let mut rules = happy_rules();
+    let i = rules
+        .iter()
+        .position(|r| r.name.as_deref() == Some(rule))
+        .unwrap();
+    let first = stalled(rules[i].responses[0].clone());
+    rules[i].responses.insert(0, first);
+    let s = Scenario::new(rules);
+    let before = user_state(&s.env, &s.repo);
+    let mut child = spawn_triad(&s, &["run", "--task", "add-sub"]);
+    wait_for_requests(&s, Some(rule), 1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let id = only_run(&s).expect("a run is recorded before its first call");
+    (s, id, before)
+}
+
+/// The scratch branch of run `id`, and where its record says the run stands.
+fn branch_and_tip(s: &Scenario, id: &str) -> (String, String) {
+    let state = recorded_state(s, id);
+    let branch = state["branch"].as_str().unwrap().to_string();
+    let tip = state["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find_map(|st| st["commit"].as_str())
+        .unwrap_or_else(|| state["base"].as_str().unwrap())
+        .to_string();
+    (branch, tip)
+}
+
+/// A commit on top of `parent` with `message`, made with git's plumbing (no ref moves).
+fn commit_on(s: &Scenario, parent: &str, message: &str) -> String {
+    let tree = s.git(&["rev-parse", &format!("{parent}^{{tree}}")]);
+    s.git(&["commit-tree", tree.trim(), "-p", parent, "-m", message])
+        .trim()
+        .to_string()
+}
+
+/// Resumes run `id` to its end and checks it ended approved.
+#[track_caller]
+fn resume_approved(s: &Scenario, id: &str) -> crate::common::Run {
+    let r = s.env.triad(&s.repo, &["resume", id, "--json"]);
+    r.ok();
+    assert_eq!(run_json(&r.stdout)["status"], "approved", "{}", r.stderr);
+    r
+}
+
+#[test]
+fn a_branch_left_behind_its_record_by_a_kill_is_moved_up_before_any_call() {
+    let (s, id, before) = killed_at("implement");
+    let (branch, tip) = branch_and_tip(&s, &id);
+    // As a kill between recording the architect's acceptance and moving the branch leaves
+    // it: the record has the stage, the branch is still at the base.
+    let base = recorded_state(&s, &id)["base"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    s.git(&["update-ref", &format!("refs/heads/{branch}"), &base]);
+    let r = resume_approved(&s, &id);
+    assert!(
+        r.stderr.contains(&format!(
+            "moved the branch {branch} from {} (a commit of this run) to the recorded tip {}",
+            &base[..10],
+            &tip[..10]
+        )),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(s.requests_for("architect").len(), 1);
+    assert_eq!(s.requests_for("arbiter-architect").len(), 1);
+    assert_eq!(user_state(&s.env, &s.repo), before);
+    assert_fsck_clean(&s.env, &s.repo);
+}
+
+#[test]
+fn a_branch_at_an_unrecorded_stage_commit_of_this_run_is_put_back_to_the_record() {
+    let (s, id, before) = killed_at("implement");
+    let (branch, tip) = branch_and_tip(&s, &id);
+    // What an earlier build, which moved the branch before recording, left when killed.
+    let own = commit_on(
+        &s,
+        &tip,
+        &format!("triad(implement): unrecorded\n\nTriad-Run: {id}\nTriad-Stage: implement\nTriad-Attempt: 1"),
+    );
+    s.git(&["update-ref", &format!("refs/heads/{branch}"), &own]);
+    let r = resume_approved(&s, &id);
+    assert!(
+        r.stderr
+            .contains(&format!("from {} (a commit of this run)", &own[..10])),
+        "{}",
+        r.stderr
+    );
+    let log = s.git(&["rev-list", &branch]);
+    assert!(
+        !log.contains(&own),
+        "the unrecorded commit is not part of the run"
+    );
+    assert_eq!(user_state(&s.env, &s.repo), before);
+}
+
+#[test]
+fn a_branch_someone_committed_on_is_refused_before_any_model_call() {
+    let (s, id, before) = killed_at("implement");
+    let (branch, tip) = branch_and_tip(&s, &id);
+    let record = s.git(&["rev-parse", &format!("refs/triad/runs/{id}")]);
+    let mine = commit_on(&s, &tip, "my own work on the scratch branch");
+    s.git(&["update-ref", &format!("refs/heads/{branch}"), &mine]);
+    let calls = s.server.requests().len();
+
+    let r = s.env.triad(&s.repo, &["resume", &id]);
+    r.expect_code(1);
+    assert!(
+        r.stderr.contains(&format!(
+            "error: the branch {branch} points at {}, which is not a commit of this run (its record says {}): someone committed on it or moved it, and git triad does not overwrite it",
+            &mine[..10],
+            &tip[..10]
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains(&format!("git branch -f {branch} {}", &tip[..10])),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(s.server.requests().len(), calls, "no model was called");
+    assert_eq!(
+        s.git(&["rev-parse", &branch]).trim(),
+        mine,
+        "the commit is not overwritten"
+    );
+    assert_eq!(
+        s.git(&["rev-parse", &format!("refs/triad/runs/{id}")]),
+        record
+    );
+
+    // The hint works: keep the work elsewhere, put the branch back, resume.
+    s.git(&["branch", "mine", &mine]);
+    s.git(&["branch", "-f", &branch, &tip]);
+    resume_approved(&s, &id);
+    assert_eq!(s.git(&["rev-parse", "mine"]).trim(), mine);
+    assert_eq!(user_state(&s.env, &s.repo)["HEAD-oid"], before["HEAD-oid"]);
+}
+
+#[test]
+fn a_missing_branch_and_lock_files_left_by_a_kill_are_repaired() {
+    let (s, id, before) = killed_at("arbiter-architect");
+    let (branch, tip) = branch_and_tip(&s, &id);
+    // A kill right after the first event leaves no branch; one inside a ref update leaves
+    // its lock files.
+    s.git(&["update-ref", "-d", &format!("refs/heads/{branch}")]);
+    let git_dir = s.repo.join(".git");
+    for lock in [
+        format!("refs/heads/{branch}.lock"),
+        format!("logs/refs/heads/{branch}.lock"),
+        format!("refs/triad/runs/{id}.lock"),
+    ] {
+        let path = git_dir.join(lock);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "").unwrap();
+    }
+    let r = resume_approved(&s, &id);
+    assert!(
+        r.stderr.contains(&format!(
+            "created the branch {branch} at the recorded tip {}",
+            &tip[..10]
+        )),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("removed the lock file a killed process left on"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(user_state(&s.env, &s.repo), before);
+    assert_fsck_clean(&s.env, &s.repo);
+}
+
+#[test]
+fn a_run_killed_during_a_review_is_reviewed_again_without_asking_the_stage_again() {
+    let (s, id, before) = killed_at("arbiter-architect");
+    let state = recorded_state(&s, &id);
+    let waiting = &state["under_review"]["attempt"];
+    assert!(waiting["commit"].is_string(), "{state}");
+    resume_approved(&s, &id);
+    assert_eq!(
+        s.requests_for("architect").len(),
+        1,
+        "the stage's answer is not paid twice"
+    );
+    assert_eq!(s.requests_for("arbiter-architect").len(), 2);
+    let state = recorded_state(&s, &id);
+    assert!(state.get("under_review").is_none(), "{state}");
+    let attempts = state["stages"][0]["attempts"].as_array().unwrap();
+    assert_eq!(attempts.len(), 1, "{state}");
+    assert_eq!(attempts[0]["commit"], waiting["commit"]);
+    assert_eq!(attempts[0]["verdict"], "APPROVE");
+    assert_eq!(user_state(&s.env, &s.repo), before);
 }

@@ -306,7 +306,16 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
             state.status.as_str()
         );
     }
-    drive(ctx, repo, &loaded, state, spec, args.json, |_| Ok(()))
+    let quiet = ctx.quiet;
+    drive(ctx, repo, &loaded, state, spec, args.json, |run| {
+        // Before any model call: a branch that cannot follow the record stops here.
+        if let Some(repaired) = run.sync_branch()? {
+            if !quiet {
+                eprintln!("triad: {repaired}");
+            }
+        }
+        Ok(())
+    })
 }
 
 /// Takes run `id` for this process after checking it exists; the caller loads its state

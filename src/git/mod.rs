@@ -260,6 +260,22 @@ pub fn cas_ref(
     })
 }
 
+/// Removes the lock files a process killed while updating `name` left behind (the ref's
+/// and its reflog's), which would refuse every later update; says whether there were any.
+/// Only for a caller that knows no other process is updating `name` (it holds the lock of
+/// the run that owns the ref).
+pub fn clear_stale_ref_lock(repo: &Repository, name: &str) -> bool {
+    let dir = repo.commondir();
+    let mut removed = false;
+    for lock in [
+        dir.join(format!("{name}.lock")),
+        dir.join("logs").join(format!("{name}.lock")),
+    ] {
+        removed |= std::fs::remove_file(lock).is_ok();
+    }
+    removed
+}
+
 /// The oid a ref points to, if it exists.
 pub fn ref_target(repo: &Repository, name: &str) -> Option<Oid> {
     repo.find_reference(name).ok().and_then(|r| r.target())

@@ -183,6 +183,22 @@ impl From<StartError> for CommandError {
 
 /// A run that ended outside its protocol (git failing under it).
 pub fn run_error(e: RunError, state: &RunState) -> CommandError {
+    if let RunError::BranchMoved {
+        branch,
+        found,
+        recorded,
+    } = &e
+    {
+        let (found, recorded, id) = (found.short(), recorded.short(), &state.run_id);
+        let keep = format!(
+            "to keep that work, put it on a branch of its own (`git branch <name> {found}`), then put the run's branch back (`git branch -f {branch} {recorded}`) and `git triad resume {id}`"
+        );
+        let again = format!(
+            "or leave it as it is and start a new run: `git triad run --task {}`",
+            state.task
+        );
+        return CommandError::failure(e).hint(keep).hint(again);
+    }
     let raced = matches!(&e, RunError::Git(crate::git::GitError::Raced(_)));
     let mut err = CommandError::failure(e);
     if raced {

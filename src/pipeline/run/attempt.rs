@@ -6,6 +6,7 @@ use std::time::Instant;
 use super::checks::StageFacts;
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::review::finding_issue;
+use crate::code::Finding;
 use crate::config::EditFormat;
 use crate::edit::{
     apply_blocks, check_path, parse_edit_blocks, parse_whole_files, render_failures,
@@ -15,7 +16,7 @@ use crate::git::{self, Context as _, ObjectId, TreeFiles};
 use crate::model::Spend;
 use crate::pipeline::observer::Progress;
 use crate::pipeline::reconcile::ImplementationSummary;
-use crate::pipeline::record::{one_line, AttemptRecord, AttemptResult};
+use crate::pipeline::record::{one_line, AttemptRecord, AttemptResult, UnderReview};
 use crate::pipeline::stage::Stage;
 use crate::task::outcome::{parse_meta, Outcome};
 
@@ -188,18 +189,7 @@ impl Run<'_> {
             let refused = answered.record(AttemptResult::NoChange, "no edit changed a file");
             return self.retry(refused, &feedback);
         }
-        // The verifier reports on the whole run: its claims are held against the run's
-        // diff, not against its own (empty) one.
-        let claims = if stage == Stage::Verify {
-            let base = repo
-                .find_commit(self.state.base.oid()?)
-                .and_then(|c| c.tree())
-                .ctx("reading the base tree")?;
-            let run = git::diff_trees(repo, Some(&base), &new_tree).ctx("diffing the run")?;
-            StageFacts::of(&run, &meta.summary).claim_findings(stage)
-        } else {
-            facts.claim_findings(stage)
-        };
+        let claims = self.claims(stage, &facts, &new_tree, &meta.summary)?;
 
         // Commit the stage from the in-memory tree.
         let summary = one_line(&meta.summary, &format!("{stage} stage"));
@@ -220,7 +210,37 @@ impl Run<'_> {
             self.state.pending_flags = flags;
             return self.accept(attempt, commit, None);
         }
-        self.review_and_decide(attempt, commit, &meta, epoch_n, claims)
+        // Recorded before the arbiter is asked: a run killed during the review resumes with
+        // the review, and the stage's answer is never paid for twice.
+        self.state.under_review = Some(UnderReview { attempt, meta });
+        self.rec.keep(commit);
+        self.rec.event(
+            &self.state,
+            &format!("{stage} attempt {n} committed for review"),
+        )?;
+        self.review_and_decide_pending(epoch_n, claims)
+    }
+
+    /// What the stage's summary claims that its diff does not show (`facts`, the stage's
+    /// own diff to `new_tree`); the verifier reports on the whole run, so its claims are
+    /// held against the run's diff, not against its own (empty) one.
+    pub(super) fn claims(
+        &self,
+        stage: Stage,
+        facts: &StageFacts,
+        new_tree: &git2::Tree<'_>,
+        summary: &str,
+    ) -> Result<Vec<Finding>, RunError> {
+        if stage != Stage::Verify {
+            return Ok(facts.claim_findings(stage));
+        }
+        let repo = self.env.repo;
+        let base = repo
+            .find_commit(self.state.base.oid()?)
+            .and_then(|c| c.tree())
+            .ctx("reading the base tree")?;
+        let run = git::diff_trees(repo, Some(&base), new_tree).ctx("diffing the run")?;
+        Ok(StageFacts::of(&run, summary).claim_findings(stage))
     }
 }
 
