@@ -7,11 +7,15 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use git_triad::testkit::fake_llm::Reply;
-use serde_json::Value;
+use git_triad::testkit::fake_llm::{Reply, Rule};
+use rand::{Rng, SeedableRng};
+use serde_json::{json, Value};
 
 use crate::common::TestEnv;
-use crate::pipeline::{answer, happy_rules, implement_answer, run_json, stage, Scenario};
+use crate::pipeline::{
+    answer, arbiter, architect_answer, happy_rules, implement_answer, issue, refactor_answer,
+    review, run_json, stage, verify_answer, Scenario,
+};
 
 /// Everything of the user's a run must leave as it was: every file outside `.git/`, the
 /// index, HEAD (the file and the commit) and the stash.
@@ -506,4 +510,157 @@ fn a_run_killed_during_a_review_is_reviewed_again_without_asking_the_stage_again
     assert_eq!(attempts[0]["commit"], waiting["commit"]);
     assert_eq!(attempts[0]["verdict"], "APPROVE");
     assert_eq!(user_state(&s.env, &s.repo), before);
+}
+
+// ---------------------------------------------------------------------------------------
+// 4. Killed at random instants, a run resumes to the same end
+// ---------------------------------------------------------------------------------------
+
+/// How long every scripted reply takes, so that kills land inside calls as well as between.
+const REPLY_MS: u64 = 20;
+
+/// A full-review run with one REJECT and its retry, in which every request's answer depends
+/// only on what the request says (never on how many came before): a request repeated after a
+/// kill gets the answer the first one got, so every kill must lead to the same end.
+fn kill_rules() -> Vec<Rule> {
+    let slow = |text: String| Reply::text(text).delay_ms(REPLY_MS);
+    let judge = |stage_name: &str, verdict: Value| {
+        let mut rule = arbiter(stage_name, vec![]);
+        rule.responses = vec![Reply::json(verdict).delay_ms(REPLY_MS)];
+        rule
+    };
+    let draft = answer(
+        "calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    # DRAFT\n    return a - b\n>>>>>>> REPLACE\n",
+        "implement sub()",
+    );
+    // The retry carries the arbiter's feedback, which names the marker; the first try does not.
+    let mut retry = stage("implement", vec![slow(implement_answer())]).contains("DRAFT-MARKER");
+    retry.name = Some("implement-retry".into());
+    let mut reject = judge(
+        "implement",
+        review("REJECT", json!([issue("DRAFT-MARKER must go", "# DRAFT")])),
+    )
+    .contains("# DRAFT");
+    reject.name = Some("arbiter-implement-draft".into());
+    vec![
+        stage("architect", vec![slow(architect_answer())]),
+        retry,
+        stage("implement", vec![slow(draft)]),
+        stage("refactor", vec![slow(refactor_answer())]),
+        stage("verify", vec![slow(verify_answer())]),
+        reject,
+        judge("architect", review("APPROVE", json!([]))),
+        judge("implement", review("APPROVE", json!([]))),
+        judge("refactor", review("APPROVE", json!([]))),
+        judge("verify", review("APPROVE", json!([]))),
+    ]
+}
+
+/// What must be the same however a run was interrupted: its status and verdicts, each
+/// stage's verdict and attempts, and the tree it built.
+fn outcome(s: &Scenario, id: &str) -> Value {
+    let log = s.env.triad(&s.repo, &["log", id, "--format", "json"]);
+    let run = run_json(&log.ok().stdout);
+    let stages: Vec<Value> = run["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|st| json!([st["stage"], st["verdict"], st["attempts"]]))
+        .collect();
+    let branch = run["branch"].as_str().unwrap();
+    json!({
+        "status": run["status"],
+        "final_verdict": run["final_verdict"],
+        "stages": stages,
+        "tree": s.git(&["rev-parse", &format!("{branch}^{{tree}}")]).trim(),
+    })
+}
+
+/// Requests the server received, by rule.
+fn requests_by_rule(s: &Scenario) -> BTreeMap<String, usize> {
+    let mut counts = BTreeMap::new();
+    for r in s.server.requests() {
+        *counts.entry(r.rule.unwrap_or_default()).or_insert(0) += 1;
+    }
+    counts
+}
+
+#[test]
+fn a_run_killed_at_twenty_random_points_resumes_to_the_same_end() {
+    let started = std::time::Instant::now();
+    let run_args = ["run", "--task", "add-sub", "--arbiter", "full"];
+    let baseline = Scenario::new(kill_rules());
+    let r = baseline.env.triad(&baseline.repo, &run_args);
+    r.ok();
+    let id = only_run(&baseline).unwrap();
+    let expected = outcome(&baseline, &id);
+    let expected_calls = requests_by_rule(&baseline);
+    let total: usize = expected_calls.values().sum();
+    assert_eq!(
+        expected["stages"][1],
+        json!(["implement", "APPROVE", 2]),
+        "{expected}"
+    );
+    assert_eq!(total, 10, "{expected_calls:?}");
+
+    // Kill points: after the k-th request reached the server (k = 0: right after the start),
+    // plus a random pause of up to a few reply times. Which instant that is depends on the
+    // machine's speed; what the test requires does not.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0x7121AD);
+    for round in 0..20 {
+        let k = rng.random_range(0..=total);
+        let pause = rng.random_range(0..=4 * REPLY_MS);
+        let s = Scenario::new(kill_rules());
+        s.env
+            .write_files(&s.repo, &[("notes.txt", "mine, untracked\n")]);
+        let before = user_state(&s.env, &s.repo);
+        let mut child = spawn_triad(&s, &run_args);
+        wait_for_requests(&s, None, k);
+        std::thread::sleep(std::time::Duration::from_millis(pause));
+        let _ = child.kill(); // it may have finished already: a kill after the end
+        child.wait().unwrap();
+        let killed_after = s.server.requests().len();
+
+        let id = match only_run(&s) {
+            Some(id) => id,
+            None => {
+                // Killed before the run's first event: there is no run to resume, and no
+                // model was called. The user starts it again.
+                assert_eq!(killed_after, 0, "round {round}: a call before the record");
+                eprintln!("round {round}: killed before the run was recorded; started again");
+                s.env.triad(&s.repo, &run_args).ok();
+                only_run(&s).unwrap()
+            }
+        };
+        let mut resumes = 0;
+        while recorded_state(&s, &id)["status"] == "running" {
+            resumes += 1;
+            assert!(resumes <= 2, "round {round}: resume did not finish the run");
+            let r = s.env.triad(&s.repo, &["resume", &id]);
+            assert_eq!(
+                r.code, 0,
+                "round {round} (k {k}, +{pause} ms): {}",
+                r.stderr
+            );
+        }
+        let context = format!("round {round} (k {k}, +{pause} ms, {killed_after} calls before the kill, {resumes} resume(s))");
+        eprintln!("{context}");
+
+        assert_eq!(outcome(&s, &id), expected, "{context}");
+        let state = recorded_state(&s, &id);
+        assert!(state.get("under_review").is_none(), "{context}: {state}");
+        // All work done, and nothing paid twice but the one call the kill interrupted.
+        let calls = requests_by_rule(&s);
+        let made: usize = calls.values().sum();
+        assert!(
+            made <= total + 1,
+            "{context}: {calls:?} vs {expected_calls:?}"
+        );
+        for (rule, n) in &expected_calls {
+            assert!(calls.get(rule).unwrap_or(&0) >= n, "{context}: {calls:?}");
+        }
+        assert_eq!(user_state(&s.env, &s.repo), before, "{context}");
+        assert_fsck_clean(&s.env, &s.repo);
+    }
+    eprintln!("20 kills in {:.1} s", started.elapsed().as_secs_f64());
 }
