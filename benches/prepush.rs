@@ -190,11 +190,15 @@ fn review(i: usize, verdict: &str, minute: usize) -> String {
 /// The note of commit `i`: mostly APPROVE/FLAG; every tenth was halted, then overridden, so
 /// the gate must parse it and find it no longer blocks.
 fn note(i: usize) -> String {
-    if i % 10 == 0 {
+    if i.is_multiple_of(10) {
         let over = r#"{"commit":"","kind":"override","overrides":"HALT","patch_id":null,"reason":"checked","ts":"2026-01-01T00:59:00.000Z","v":1,"verdict":"APPROVE","who":"B <b@example.com>"}"#;
         format!("{}\n{over}\n", review(i, "HALT", 1))
     } else {
-        let v = if i % 3 == 0 { "FLAG" } else { "APPROVE" };
+        let v = if i.is_multiple_of(3) {
+            "FLAG"
+        } else {
+            "APPROVE"
+        };
         format!("{}\n", review(i, v, 1))
     }
 }

@@ -19,6 +19,8 @@ pub enum ExitCode {
     BudgetExceeded = 5,
     /// The run waits on the user (a stage answered NEEDS_INFO).
     WaitingOnUser = 6,
+    /// Another git triad process is working on the same run; nothing was done.
+    Busy = 7,
 }
 
 impl ExitCode {

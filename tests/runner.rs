@@ -10,6 +10,7 @@ mod notes_hooks;
 mod pipeline;
 mod providers;
 mod reconcile;
+mod resume_kill;
 mod review;
 mod run_paths;
 mod sha256;

@@ -44,12 +44,21 @@ pub fn run(ctx: &Context, args: &LocalArgs) -> CommandResult {
             }
         }
         LocalCommand::Stop => {
-            let stopped = local::stop(&cache);
-            if stopped.is_empty() {
+            let outcomes = local::stop(&cache);
+            if outcomes.is_empty() {
                 out("no local server started by git triad is running\n")?;
             }
-            for s in stopped {
-                out(&format!("stopped {s}\n"))?;
+            for o in outcomes {
+                let (provider, pid) = (o.provider, o.pid);
+                out(&match o.standing {
+                    local::Standing::Ours => format!("stopped {provider} (pid {pid})\n"),
+                    local::Standing::Gone => format!(
+                        "{provider} (pid {pid}) is no longer running; its pid file was removed\n"
+                    ),
+                    local::Standing::Reused(why) => format!(
+                        "{provider}: pid {pid} is no longer its server ({why}); it was left alone and the pid file removed\n"
+                    ),
+                })?;
             }
         }
         LocalCommand::Status => {

@@ -42,7 +42,7 @@ use crate::exit::ExitCode;
     max_term_width = 100,
     after_help = "Start: git triad init; git triad task new <task> --title \"...\"; edit and commit \
 .triad/tasks/<task>.toml; git triad run --task <task>; git log --notes=triad triad/<task>/<run>.\n\n\
-Exit codes: 0 ok, 1 error, 2 usage, 3 HALT, 4 retries exhausted, 5 budget exceeded, 6 waiting on you."
+Exit codes: 0 ok, 1 error, 2 usage, 3 HALT, 4 retries exhausted, 5 budget exceeded, 6 waiting on you, 7 run busy in another process."
 )]
 pub struct Cli {
     /// Run as if started in <PATH> (like `git -C`).

@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::run::{load_run, need_repo, recorded_spec, report, with_run};
+use super::run::{load_run, lock_run, need_repo, recorded_spec, report, with_run};
 use super::{CommandError, CommandResult, Context};
 use crate::arbiter::Verdict;
 use crate::exit::ExitCode;
@@ -30,6 +30,7 @@ pub struct ReconcileArgs {
 pub fn run(ctx: &Context, args: &ReconcileArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let loaded = ctx.load_config()?;
+    let _lock = lock_run(repo, &args.run_id)?;
     let mut state = load_run(repo, &args.run_id)?;
     if !matches!(
         state.status,

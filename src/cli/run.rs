@@ -10,7 +10,7 @@ use crate::exit::ExitCode;
 use crate::model::budget::Ledger;
 use crate::model::ModelClient;
 use crate::pipeline::{
-    self, Recorder, Run, RunEnv, RunRequest, RunState, RunStatus, Stage, VerifyPlan,
+    self, Recorder, Run, RunEnv, RunLock, RunRequest, RunState, RunStatus, Stage, VerifyPlan,
 };
 use crate::task::TaskSpec;
 
@@ -42,7 +42,7 @@ fn parse_mode(s: &str) -> Result<ArbiterMode, String> {
 /// memory from HEAD: your working tree, index, HEAD and stash are never touched. A different
 /// model (the arbiter) reviews the stages the mode selects; its verdicts are git notes
 /// (`git log --notes=triad`). Exit codes: 0 APPROVE/FLAG, 3 HALT, 4 retries exhausted,
-/// 5 budget, 6 waiting on you.
+/// 5 budget, 6 waiting on you, 7 the run is busy in another process.
 ///
 /// Example: git triad run --task add-login --arbiter full --budget 2
 #[derive(Debug, Args)]
@@ -213,6 +213,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         reconcile_model: args.reconcile_model.clone(),
     };
     let (state, spec) = pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
+    let _lock = RunLock::acquire(repo, &state.run_id)?;
     if let Ok(Some(task)) = crate::task::workflow::refresh(repo, &state.task) {
         if task.state == crate::task::TaskState::Deferred && !ctx.quiet {
             let when = task.revisit_at.as_deref().unwrap_or("no date");
@@ -262,6 +263,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
 pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let loaded = ctx.load_config()?;
+    let _lock = lock_run(repo, &args.run_id)?;
     let mut state = load_run(repo, &args.run_id)?;
     if !state.status.resumable() {
         return Err(CommandError::usage(format!(
@@ -306,7 +308,23 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
             state.status.as_str()
         ));
     }
-    drive(ctx, repo, &loaded, state, spec, args.json, |_| Ok(()))
+    let quiet = ctx.quiet;
+    drive(ctx, repo, &loaded, state, spec, args.json, |run| {
+        // Before any model call: a branch that cannot follow the record stops here.
+        if let Some(repaired) = run.sync_branch()? {
+            if !quiet {
+                eprintln!("triad: {repaired}");
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Takes run `id` for this process after checking it exists; the caller loads its state
+/// only then, so it reads what another process may have recorded before letting go.
+pub fn lock_run(repo: &git2::Repository, id: &str) -> CommandResult<RunLock> {
+    load_run(repo, id)?;
+    Ok(RunLock::acquire(repo, id)?)
 }
 
 /// Loads a run's record, or says there is no such run.

@@ -8,6 +8,17 @@ use super::path::{check_path, PathError};
 /// Largest file an edit may produce.
 pub const MAX_FILE_BYTES: usize = 1024 * 1024;
 
+/// What a path names in the tree the edits start from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryKind {
+    /// A file (a blob, executable or not).
+    File,
+    /// A directory (a tree).
+    Dir,
+    /// A symbolic link or a submodule.
+    Other,
+}
+
 /// Read access to the files the edits start from.
 pub trait BaseFiles {
     /// The bytes of a file, or `None` if it does not exist.
@@ -19,6 +30,8 @@ pub trait BaseFiles {
     fn withheld(&self, _path: &str) -> Option<String> {
         None
     }
+    /// What `path` names, or `None` if nothing is there.
+    fn kind(&self, path: &str) -> Option<EntryKind>;
 }
 
 /// Why one block did not apply, with what the model needs to fix it.
@@ -100,6 +113,10 @@ pub fn apply_blocks(
             failures.push(f);
             continue;
         }
+        if let Err(why) = storable(base, &files, &path) {
+            failures.push(fail(format!("path `{path}` cannot be stored: {why}")));
+            continue;
+        }
         if block.search.contains('\0') || block.replace.contains('\0') {
             failures.push(fail(format!("{path}: binary content cannot be edited")));
             continue;
@@ -175,6 +192,43 @@ pub fn apply_blocks(
     } else {
         Err(failures)
     }
+}
+
+/// Whether git can store a file at `path` next to what the tree and the answer's other
+/// files already hold: a directory cannot become a file, nor a file a directory (libgit2
+/// refuses both, and a tree must never lose a directory to one block).
+fn storable(
+    base: &dyn BaseFiles,
+    files: &BTreeMap<String, String>,
+    path: &str,
+) -> Result<(), String> {
+    if base.kind(path) == Some(EntryKind::Dir) {
+        return Err(format!(
+            "`{path}` is a directory in the repository; write the files inside it (`{path}/<name>`), not the directory itself"
+        ));
+    }
+    for (i, _) in path.match_indices('/') {
+        let dir = &path[..i];
+        if base.kind(dir) == Some(EntryKind::File) {
+            return Err(format!(
+                "`{dir}` is a file in the repository, so it cannot also be a directory"
+            ));
+        }
+        if files.contains_key(dir) {
+            return Err(format!(
+                "another block of this answer writes `{dir}` as a file, so it cannot also be a directory"
+            ));
+        }
+    }
+    let inside = format!("{path}/");
+    if let Some((other, _)) = files.range(inside.clone()..).next() {
+        if other.starts_with(&inside) {
+            return Err(format!(
+                "another block of this answer writes `{other}`, so `{path}` must be a directory, not a file"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Replaces the one place `block.search` matches: exactly, else ignoring whitespace
@@ -318,6 +372,40 @@ pub fn render_failures(failures: &[BlockFailure], applied_ok: usize) -> String {
     s
 }
 
+/// Most refused blocks named in [`summarize_failures`].
+const SUMMARY_ITEMS: usize = 3;
+
+/// Most bytes of one refusal reason in [`summarize_failures`].
+const SUMMARY_REASON_BYTES: usize = 160;
+
+/// One line saying why blocks were refused, for the run record, `git triad log` and the
+/// progress on stderr: the first few reasons, each bounded, then a count of the rest.
+pub fn summarize_failures(failures: &[BlockFailure], applied_ok: usize) -> String {
+    let reasons: Vec<String> = failures
+        .iter()
+        .take(SUMMARY_ITEMS)
+        .map(|f| {
+            let reason = f.reason.replace(['\n', '\r'], " ");
+            format!(
+                "{} (line {}): {}",
+                crate::bounded::clip(&f.path.replace(['\n', '\r'], " "), 80),
+                f.answer_line,
+                crate::bounded::clip(&reason, SUMMARY_REASON_BYTES)
+            )
+        })
+        .collect();
+    let mut s = format!(
+        "{} of {} edit block(s) refused, so none was applied: {}",
+        failures.len(),
+        failures.len() + applied_ok,
+        reasons.join("; ")
+    );
+    if failures.len() > SUMMARY_ITEMS {
+        s.push_str(&format!("; … and {} more", failures.len() - SUMMARY_ITEMS));
+    }
+    s
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,6 +418,15 @@ mod tests {
         fn through_symlink(&self, path: &str) -> bool {
             path.starts_with("link/")
         }
+        fn kind(&self, path: &str) -> Option<EntryKind> {
+            if self.0.contains_key(path) {
+                Some(EntryKind::File)
+            } else if self.0.keys().any(|k| k.starts_with(&format!("{path}/"))) {
+                Some(EntryKind::Dir)
+            } else {
+                None
+            }
+        }
     }
 
     fn base() -> Mem {
@@ -339,6 +436,7 @@ mod tests {
             b"def f():\n    return 1\n\ndef g():\n    return 1\n".to_vec(),
         );
         m.insert("bin.dat".to_string(), b"\0\x01".to_vec());
+        m.insert("src/lib.py".to_string(), b"x = 1\n".to_vec());
         Mem(m)
     }
 
@@ -449,5 +547,63 @@ mod tests {
         let text = render_failures(&failures, 0);
         assert!(text.len() < 16 * 1024, "{} bytes", text.len());
         assert!(text.contains("… and 990 more block(s)"), "{text}");
+    }
+
+    #[test]
+    fn a_file_where_a_directory_is_and_the_reverse_are_refused_by_name() {
+        let b = base();
+        let cases = [
+            (
+                vec![block("src", "", "x\n")],
+                "`src` is a directory in the repository",
+            ),
+            (
+                vec![block("src/", "", "x\n")],
+                "`src` is a directory in the repository",
+            ),
+            (
+                vec![block("a.py/helper.py", "", "x\n")],
+                "`a.py` is a file in the repository, so it cannot also be a directory",
+            ),
+            (
+                vec![block("new", "", "x\n"), block("new/x.py", "", "y\n")],
+                "another block of this answer writes `new` as a file",
+            ),
+            (
+                vec![block("new/x.py", "", "y\n"), block("new", "", "x\n")],
+                "another block of this answer writes `new/x.py`, so `new` must be a directory",
+            ),
+        ];
+        for (blocks, want) in cases {
+            let e = apply_blocks(&b, &blocks, &|_| true).unwrap_err();
+            assert_eq!(e.len(), 1, "{blocks:?}: {e:?}");
+            assert!(e[0].reason.contains("cannot be stored"), "{e:?}");
+            assert!(e[0].reason.contains(want), "{want}: {e:?}");
+        }
+        // Siblings that only share a prefix of their names are fine.
+        let ok = apply_blocks(
+            &b,
+            &[
+                block("new", "", "x\n"),
+                block("new.py", "", "y\n"),
+                block("src2/a", "", "z\n"),
+            ],
+            &|_| true,
+        )
+        .unwrap();
+        assert_eq!(ok.files.len(), 3);
+    }
+
+    #[test]
+    fn the_summary_of_refusals_is_one_bounded_line_with_the_reasons() {
+        let long = format!("{}\nsecond line", "r".repeat(5_000));
+        let mut failures: Vec<BlockFailure> = (0..7)
+            .map(|i| BlockFailure::of(&block(&format!("f{i}.py"), "", ""), format!("reason {i}")))
+            .collect();
+        failures[1].reason = long;
+        let s = summarize_failures(&failures, 2);
+        assert!(s.starts_with("7 of 9 edit block(s) refused, so none was applied: f0.py (line 1): reason 0; f1.py"), "{s}");
+        assert!(s.contains("f2.py (line 1): reason 2; … and 4 more"), "{s}");
+        assert!(!s.contains('\n') && s.len() < 700, "{} bytes: {s}", s.len());
     }
 }

@@ -108,6 +108,17 @@ impl crate::edit::BaseFiles for TreeFiles<'_> {
         self.bytes(path)
     }
 
+    fn kind(&self, path: &str) -> Option<crate::edit::EntryKind> {
+        use crate::edit::EntryKind;
+        let entry = self.tree.get_path(std::path::Path::new(path)).ok()?;
+        Some(match (entry.kind(), entry.filemode()) {
+            (_, 0o120000) => EntryKind::Other,
+            (Some(ObjectType::Blob), _) => EntryKind::File,
+            (Some(ObjectType::Tree), _) => EntryKind::Dir,
+            _ => EntryKind::Other,
+        })
+    }
+
     fn through_symlink(&self, path: &str) -> bool {
         let mut prefix = String::new();
         for seg in path.split('/') {
@@ -147,6 +158,52 @@ pub fn build_tree(
     update
         .create_updated(repo, base)
         .ctx("building the stage tree")
+}
+
+/// The files of `files` that git refuses to store on top of `base`, each with libgit2's
+/// reason, when [`build_tree`] failed on the tree itself (an invalid entry name, a file
+/// where a directory is); empty when the failure was something else (a disk, a broken
+/// object database), which is then a real error. When no file fails alone, they conflict
+/// with each other and every one is named with the reason.
+pub fn unstorable(
+    repo: &Repository,
+    base: &Tree<'_>,
+    files: &BTreeMap<String, String>,
+) -> Vec<(String, String)> {
+    let tree_refused = |e: &GitError| matches!(e, GitError::Git { source, .. } if source.class() == git2::ErrorClass::Tree);
+    let whole = match build_tree(repo, base, files) {
+        Ok(_) => return Vec::new(),
+        Err(e) if tree_refused(&e) => e,
+        Err(_) => return Vec::new(),
+    };
+    let alone: Vec<(String, String)> = files
+        .iter()
+        .filter_map(|(path, text)| {
+            let one = BTreeMap::from([(path.clone(), text.clone())]);
+            match build_tree(repo, base, &one) {
+                Err(GitError::Git { source, .. }) if source.class() == git2::ErrorClass::Tree => {
+                    Some((path.clone(), source.message().to_string()))
+                }
+                _ => None,
+            }
+        })
+        .collect();
+    if !alone.is_empty() {
+        return alone;
+    }
+    let why = match &whole {
+        GitError::Git { source, .. } => source.message().to_string(),
+        other => other.to_string(),
+    };
+    files
+        .keys()
+        .map(|p| {
+            (
+                p.clone(),
+                format!("it conflicts with another file of the answer ({why})"),
+            )
+        })
+        .collect()
 }
 
 /// The signature for triad's commits: the user's, else a neutral one.
@@ -207,6 +264,22 @@ pub fn cas_ref(
     })
 }
 
+/// Removes the lock files a process killed while updating `name` left behind (the ref's
+/// and its reflog's), which would refuse every later update; says whether there were any.
+/// Only for a caller that knows no other process is updating `name` (it holds the lock of
+/// the run that owns the ref).
+pub fn clear_stale_ref_lock(repo: &Repository, name: &str) -> bool {
+    let dir = repo.commondir();
+    let mut removed = false;
+    for lock in [
+        dir.join(format!("{name}.lock")),
+        dir.join("logs").join(format!("{name}.lock")),
+    ] {
+        removed |= std::fs::remove_file(lock).is_ok();
+    }
+    removed
+}
+
 /// The oid a ref points to, if it exists.
 pub fn ref_target(repo: &Repository, name: &str) -> Option<Oid> {
     repo.find_reference(name).ok().and_then(|r| r.target())
@@ -229,4 +302,43 @@ pub fn tree_from_entries(
         update.upsert(path, blob, FileMode::Blob);
     }
     update.create_updated(repo, &empty).ctx("building a tree")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_git_cannot_store_are_named_with_libgit2s_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = Repository::init(dir.path()).unwrap();
+        let entries = BTreeMap::from([
+            ("calc.py".to_string(), b"x = 1\n".to_vec()),
+            ("src/a.py".to_string(), b"y = 2\n".to_vec()),
+        ]);
+        let base = tree_from_entries(&repo, &entries).unwrap();
+        let base = repo.find_tree(base).unwrap();
+        let files = |paths: &[&str]| -> BTreeMap<String, String> {
+            paths
+                .iter()
+                .map(|p| (p.to_string(), "z\n".to_string()))
+                .collect()
+        };
+
+        assert!(unstorable(&repo, &base, &files(&["new.py", "src/b.py"])).is_empty());
+        let refused = unstorable(&repo, &base, &files(&["ok.py", "calc.py/x.py", "src"]));
+        let paths: Vec<&str> = refused.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["calc.py/x.py", "src"], "{refused:?}");
+        assert!(
+            refused.iter().all(|(_, why)| !why.is_empty()),
+            "{refused:?}"
+        );
+        // Two files of one answer that cannot both exist are both named.
+        let refused = unstorable(&repo, &base, &files(&["new", "new/x.py"]));
+        assert_eq!(refused.len(), 2, "{refused:?}");
+        assert!(
+            refused[0].1.contains("conflicts with another file"),
+            "{refused:?}"
+        );
+    }
 }

@@ -7,6 +7,10 @@ use std::time::{Duration, Instant};
 
 use crate::config::Config;
 
+mod pid;
+
+pub use pid::{PidRecord, Standing};
+
 /// One local server: which provider it serves, from which model file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocalServer {
@@ -83,7 +87,7 @@ pub struct ServerStatus {
     pub base_url: String,
     /// The model id served (the wire id of the model that uses the provider).
     pub model_id: String,
-    /// Pid from the pid file, if the process is alive.
+    /// Pid from the pid file, while that process is still the server started there.
     pub pid: Option<u32>,
     /// Whether `GET /models` answers.
     pub answering: bool,
@@ -106,12 +110,9 @@ fn provider_info(config: &Config, provider: &str) -> Result<(String, String, u16
     Ok((p.base_url.clone(), m.wire_id(name).to_string(), port))
 }
 
-fn pid_alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
-}
-
-fn read_pid(path: &Path) -> Option<u32> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+/// Where the pid file of `provider`'s server is.
+fn pid_file(cache: &Path, provider: &str) -> PathBuf {
+    cache.join("run").join(format!("{provider}.pid"))
 }
 
 /// Whether a server answers `GET {base}/models` with a 2xx within about a second.
@@ -158,8 +159,9 @@ pub fn status(config: &Config, cache: &Path) -> Vec<ServerStatus> {
         .iter()
         .filter_map(|s| {
             let (base_url, model_id, _) = provider_info(config, s.provider).ok()?;
-            let pid = read_pid(&cache.join("run").join(format!("{}.pid", s.provider)))
-                .filter(|p| pid_alive(*p));
+            let pid = PidRecord::read(&pid_file(cache, s.provider))
+                .filter(|r| r.standing() == Standing::Ours)
+                .map(|r| r.pid);
             Some(ServerStatus {
                 server: s.clone(),
                 answering: answering(&base_url),
@@ -216,8 +218,8 @@ pub fn start(
         }
         let child = cmd.spawn()?;
         std::fs::write(
-            run_dir.join(format!("{}.pid", s.provider)),
-            child.id().to_string(),
+            pid_file(cache, s.provider),
+            PidRecord::of_child(child.id(), port).to_text(),
         )?;
         waiting.push((s.provider.to_string(), base_url, log_path));
         started.push(format!(
@@ -242,29 +244,49 @@ pub fn start(
     Ok(started)
 }
 
-/// Stops the servers this tool started (by pid file); returns what was stopped.
-pub fn stop(cache: &Path) -> Vec<String> {
-    let mut stopped = Vec::new();
+/// What `stop` did about one recorded server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StopOutcome {
+    /// The provider whose server it was.
+    pub provider: &'static str,
+    /// The recorded pid.
+    pub pid: u32,
+    /// What the pid was when `stop` looked: [`Standing::Ours`] means it was signalled.
+    pub standing: Standing,
+}
+
+/// Stops the servers this tool started (by pid file) and removes their pid files. A pid
+/// that is no longer the recorded llama-server (gone, or reused by another process after a
+/// crash or a reboot) is never signalled; its pid file is removed all the same.
+pub fn stop(cache: &Path) -> Vec<StopOutcome> {
+    let mut outcomes = Vec::new();
     for s in SERVERS {
-        let pid_file = cache.join("run").join(format!("{}.pid", s.provider));
-        if let Some(pid) = read_pid(&pid_file) {
-            if pid_alive(pid) {
-                if let Ok(p) = i32::try_from(pid) {
-                    // SAFETY: kill(2) on a pid we started and recorded; no memory involved.
-                    unsafe {
-                        libc::kill(p, libc::SIGTERM);
-                    }
-                    let deadline = Instant::now() + Duration::from_secs(5);
-                    while pid_alive(pid) && Instant::now() < deadline {
-                        std::thread::sleep(Duration::from_millis(50));
-                    }
-                    stopped.push(format!("{} (pid {pid})", s.provider));
+        let path = pid_file(cache, s.provider);
+        let Some(record) = PidRecord::read(&path) else {
+            continue;
+        };
+        let standing = record.standing();
+        if standing == Standing::Ours {
+            if let Ok(p) = i32::try_from(record.pid) {
+                // SAFETY: kill(2) on the pid of the llama-server we started, checked just
+                // above by its command line, port and start time; no memory involved.
+                unsafe {
+                    libc::kill(p, libc::SIGTERM);
+                }
+                let deadline = Instant::now() + Duration::from_secs(5);
+                while record.standing() == Standing::Ours && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(50));
                 }
             }
-            let _ = std::fs::remove_file(&pid_file);
         }
+        let _ = std::fs::remove_file(&path);
+        outcomes.push(StopOutcome {
+            provider: s.provider,
+            pid: record.pid,
+            standing,
+        });
     }
-    stopped
+    outcomes
 }
 
 /// The local providers that the given models use.

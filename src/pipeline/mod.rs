@@ -2,11 +2,12 @@
 //! scratch branch, gated by a cross-model arbiter.
 //!
 //! [`plan`] checks a run can start and assigns models; [`run::Run`] owns one run and drives
-//! it; [`record`] is what it writes to `refs/triad/runs/<id>`; [`observer`] is how progress
+//! it; [`lock`] keeps it to one process at a time; [`record`] is what it writes to `refs/triad/runs/<id>`; [`observer`] is how progress
 //! reaches a renderer; [`context`] and [`reconcile`] are the pure parts (what a stage model is
 //! shown, and the facts of a reconciliation).
 
 pub mod context;
+pub mod lock;
 pub mod observer;
 pub mod plan;
 pub mod reconcile;
@@ -14,6 +15,7 @@ pub mod record;
 pub mod run;
 pub mod stage;
 
+pub use lock::{LockError, RunLock};
 pub use observer::{Observer, Progress, Silent};
 pub use plan::{plan, RunRequest, StartError};
 pub use record::{list_runs, Recorder, RunState, RunStatus, StopReason};

@@ -314,6 +314,7 @@ pub fn plan(
         started: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),
+        under_review: None,
     };
     Ok((state, spec))
 }

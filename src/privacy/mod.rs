@@ -154,6 +154,10 @@ impl BaseFiles for Guard<'_> {
         self.files.through_symlink(path)
     }
 
+    fn kind(&self, path: &str) -> Option<crate::edit::EntryKind> {
+        self.files.kind(path)
+    }
+
     fn withheld(&self, path: &str) -> Option<String> {
         self.privacy
             .check(path, self.files.read(path).as_deref())
@@ -196,6 +200,9 @@ mod tests {
         }
         fn through_symlink(&self, _: &str) -> bool {
             false
+        }
+        fn kind(&self, path: &str) -> Option<crate::edit::EntryKind> {
+            self.read(path).map(|_| crate::edit::EntryKind::File)
         }
     }
 

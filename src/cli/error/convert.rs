@@ -7,7 +7,7 @@ use crate::exit::ExitCode;
 use crate::model::local;
 use crate::model::ModelError;
 use crate::notes::NotesError;
-use crate::pipeline::{RunError, RunState, StartError};
+use crate::pipeline::{LockError, RunError, RunState, StartError};
 use crate::task::TaskError;
 
 impl From<std::io::Error> for CommandError {
@@ -183,6 +183,22 @@ impl From<StartError> for CommandError {
 
 /// A run that ended outside its protocol (git failing under it).
 pub fn run_error(e: RunError, state: &RunState) -> CommandError {
+    if let RunError::BranchMoved {
+        branch,
+        found,
+        recorded,
+    } = &e
+    {
+        let (found, recorded, id) = (found.short(), recorded.short(), &state.run_id);
+        let keep = format!(
+            "to keep that work, put it on a branch of its own (`git branch <name> {found}`), then put the run's branch back (`git branch -f {branch} {recorded}`) and `git triad resume {id}`"
+        );
+        let again = format!(
+            "or leave it as it is and start a new run: `git triad run --task {}`",
+            state.task
+        );
+        return CommandError::failure(e).hint(keep).hint(again);
+    }
     let raced = matches!(&e, RunError::Git(crate::git::GitError::Raced(_)));
     let mut err = CommandError::failure(e);
     if raced {
@@ -224,5 +240,31 @@ impl From<crate::fsguard::FsGuardError> for CommandError {
             ));
         }
         err
+    }
+}
+
+impl From<LockError> for CommandError {
+    fn from(e: LockError) -> Self {
+        match &e {
+            LockError::Held { run_id, pid } => {
+                let (id, stop) = (
+                    run_id.clone(),
+                    pid.map_or("stop that process".to_string(), |p| {
+                        format!("stop it (`kill {p}`)")
+                    }),
+                );
+                CommandError::new(ExitCode::Busy, e)
+                    .hint(format!(
+                        "wait for it to end; `git triad log {id}` shows where the run stands"
+                    ))
+                    .hint(format!(
+                        "if it hangs, {stop}: a killed run loses nothing recorded, and `git triad resume {id}` continues it"
+                    ))
+            }
+            LockError::BadId(_) => {
+                CommandError::usage(e).hint("`git triad log` lists the runs of this repository")
+            }
+            LockError::Io { .. } => CommandError::failure(e),
+        }
     }
 }

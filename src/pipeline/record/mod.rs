@@ -18,6 +18,7 @@ use crate::config::{ArbiterMode, OnExhausted};
 use crate::git::worktree::CommandOutcome;
 use crate::git::{FileStat, ObjectId};
 use crate::model::Spend;
+use crate::task::outcome::StageMeta;
 
 /// Ref namespace of run records.
 pub const RUNS_PREFIX: &str = "refs/triad/runs/";
@@ -232,6 +233,21 @@ pub struct RunState {
     pub started: u64,
     /// Reconciliation against the TaskSpec (`--reconcile`), when enabled.
     pub reconcile: Option<ReconcileState>,
+    /// An attempt of the current stage that answered and was committed, waiting for its
+    /// review: recorded before the arbiter is asked, so a run killed during the review
+    /// resumes with the review, without asking the stage model again. Absent in records of
+    /// earlier builds, which read as "nothing waiting".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under_review: Option<UnderReview>,
+}
+
+/// A committed attempt waiting for the arbiter (see [`RunState::under_review`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnderReview {
+    /// The attempt, with its commit, its spend and what it changed.
+    pub attempt: AttemptRecord,
+    /// The stage's metadata block, which the review is shown.
+    pub meta: StageMeta,
 }
 
 /// Where the reconciliation of a run stands.

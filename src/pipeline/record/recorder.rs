@@ -33,6 +33,11 @@ impl<'r> Recorder<'r> {
         }
     }
 
+    /// The record's ref (`refs/triad/runs/<run-id>`).
+    pub fn refname(&self) -> &str {
+        &self.refname
+    }
+
     /// Loads `run.json` from the record's tip.
     pub fn load(&self) -> Result<Option<RunState>, GitError> {
         let Some(tip) = self.tip else { return Ok(None) };

@@ -6,13 +6,17 @@ use std::time::Instant;
 use super::checks::StageFacts;
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::review::finding_issue;
+use crate::code::Finding;
 use crate::config::EditFormat;
-use crate::edit::{apply_blocks, parse_edit_blocks, parse_whole_files, render_failures};
+use crate::edit::{
+    apply_blocks, check_path, parse_edit_blocks, parse_whole_files, render_failures,
+    summarize_failures, BlockFailure, EditBlock,
+};
 use crate::git::{self, Context as _, ObjectId, TreeFiles};
 use crate::model::Spend;
 use crate::pipeline::observer::Progress;
 use crate::pipeline::reconcile::ImplementationSummary;
-use crate::pipeline::record::{one_line, AttemptRecord, AttemptResult};
+use crate::pipeline::record::{one_line, AttemptRecord, AttemptResult, UnderReview};
 use crate::pipeline::stage::Stage;
 use crate::privacy::Guard;
 use crate::task::outcome::{parse_meta, Outcome};
@@ -156,19 +160,7 @@ impl Run<'_> {
             Ok(a) => a,
             Err(failures) => {
                 let ok_count = blocks.len().saturating_sub(failures.len());
-                let text = render_failures(&failures, ok_count);
-                // A reach for a private file is on the record by name, not lost in a count.
-                let private: Vec<&str> = failures
-                    .iter()
-                    .filter(|f| f.private)
-                    .map(|f| f.path.as_str())
-                    .collect();
-                let detail = if private.is_empty() {
-                    String::new()
-                } else {
-                    format!("refused edits to private files: {}", private.join(", "))
-                };
-                return self.retry(answered.record(AttemptResult::EditsFailed, detail), &text);
+                return self.edits_failed(answered, &failures, ok_count);
             }
         };
         if stage == Stage::Verify {
@@ -181,7 +173,20 @@ impl Run<'_> {
         }
 
         // The facts of the answer before anything is committed.
-        let tree = git::build_tree(repo, &parent_tree, &applied.files)?;
+        let tree = match git::build_tree(repo, &parent_tree, &applied.files) {
+            Ok(t) => t,
+            Err(e) => {
+                // A path the edit checks let through but git cannot store is the model's
+                // mistake to fix, not the end of the run.
+                let refused = git::unstorable(repo, &parent_tree, &applied.files);
+                if refused.is_empty() {
+                    return Err(e.into());
+                }
+                let failures = unstorable_failures(&blocks, refused);
+                let ok_count = blocks.len().saturating_sub(failures.len());
+                return self.edits_failed(answered, &failures, ok_count);
+            }
+        };
         let new_tree = repo.find_tree(tree).ctx("reading the stage tree")?;
         let diff = git::diff_trees(repo, Some(&parent_tree), &new_tree).ctx("diffing the stage")?;
         let facts = StageFacts::of(&diff, &meta.summary);
@@ -189,18 +194,7 @@ impl Run<'_> {
             let refused = answered.record(AttemptResult::NoChange, "no edit changed a file");
             return self.retry(refused, &feedback);
         }
-        // The verifier reports on the whole run: its claims are held against the run's
-        // diff, not against its own (empty) one.
-        let claims = if stage == Stage::Verify {
-            let base = repo
-                .find_commit(self.state.base.oid()?)
-                .and_then(|c| c.tree())
-                .ctx("reading the base tree")?;
-            let run = git::diff_trees(repo, Some(&base), &new_tree).ctx("diffing the run")?;
-            StageFacts::of(&run, &meta.summary).claim_findings(stage)
-        } else {
-            facts.claim_findings(stage)
-        };
+        let claims = self.claims(stage, &facts, &new_tree, &meta.summary)?;
 
         // Commit the stage from the in-memory tree.
         let summary = one_line(&meta.summary, &format!("{stage} stage"));
@@ -221,6 +215,84 @@ impl Run<'_> {
             self.state.pending_flags = flags;
             return self.accept(attempt, commit, None);
         }
-        self.review_and_decide(attempt, commit, &meta, epoch_n, claims)
+        // Recorded before the arbiter is asked: a run killed during the review resumes with
+        // the review, and the stage's answer is never paid for twice.
+        self.state.under_review = Some(UnderReview { attempt, meta });
+        self.rec.keep(commit);
+        self.rec.event(
+            &self.state,
+            &format!("{stage} attempt {n} committed for review"),
+        )?;
+        self.review_and_decide_pending(epoch_n, claims)
     }
+
+    /// What the stage's summary claims that its diff does not show (`facts`, the stage's
+    /// own diff to `new_tree`); the verifier reports on the whole run, so its claims are
+    /// held against the run's diff, not against its own (empty) one.
+    pub(super) fn claims(
+        &self,
+        stage: Stage,
+        facts: &StageFacts,
+        new_tree: &git2::Tree<'_>,
+        summary: &str,
+    ) -> Result<Vec<Finding>, RunError> {
+        if stage != Stage::Verify {
+            return Ok(facts.claim_findings(stage));
+        }
+        let repo = self.env.repo;
+        let base = repo
+            .find_commit(self.state.base.oid()?)
+            .and_then(|c| c.tree())
+            .ctx("reading the base tree")?;
+        let run = git::diff_trees(repo, Some(&base), new_tree).ctx("diffing the run")?;
+        Ok(StageFacts::of(&run, summary).claim_findings(stage))
+    }
+}
+
+impl Run<'_> {
+    /// Edit blocks were refused: the attempt is recorded with the reasons (bounded, for the
+    /// log and the progress lines) and the stage is retried with the whole feedback.
+    fn edits_failed(
+        &mut self,
+        answered: Answered,
+        failures: &[BlockFailure],
+        applied_ok: usize,
+    ) -> Result<Flow, RunError> {
+        let mut detail = summarize_failures(failures, applied_ok);
+        // A reach for a private file is on the record by name, not lost in a count.
+        let private: Vec<&str> = failures
+            .iter()
+            .filter(|f| f.private)
+            .map(|f| f.path.as_str())
+            .collect();
+        if !private.is_empty() {
+            detail = format!(
+                "refused edits to private files: {}; {detail}",
+                private.join(", ")
+            );
+        }
+        let text = render_failures(failures, applied_ok);
+        self.retry(answered.record(AttemptResult::EditsFailed, detail), &text)
+    }
+}
+
+/// Block failures for files git refused to store, each at the answer line of the block
+/// that wrote it.
+fn unstorable_failures(blocks: &[EditBlock], refused: Vec<(String, String)>) -> Vec<BlockFailure> {
+    refused
+        .into_iter()
+        .map(|(path, why)| {
+            let block = blocks
+                .iter()
+                .find(|b| check_path(&b.path).is_ok_and(|p| p == path));
+            BlockFailure {
+                answer_line: block.map_or(0, |b| b.answer_line),
+                reason: format!("path `{path}` cannot be stored: {why}"),
+                path,
+                nearest: None,
+                already_applied: false,
+                private: false,
+            }
+        })
+        .collect()
 }

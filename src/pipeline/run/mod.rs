@@ -4,9 +4,11 @@
 //! The loop is here; one attempt at a stage is in [`attempt`] (its prompt in [`prompt`], its
 //! review in [`review`]), what happens after an attempt in [`transition`], the verify command
 //! in [`verify`], the reconciliation in [`reconcile`]. Every step is recorded before the next
-//! begins, so a killed run resumes from its record.
+//! begins, so a killed run resumes from its record; the scratch branch follows the record
+//! ([`branch`]).
 
 mod attempt;
+mod branch;
 mod checks;
 mod prompt;
 mod reconcile;
@@ -25,7 +27,7 @@ use super::observer::{Observer, Progress};
 use super::record::{Recorder, RunState, RunStatus, StopReason};
 use super::stage::Stage;
 use crate::config::LoadedConfig;
-use crate::git::{self, GitError};
+use crate::git::{GitError, ObjectId};
 use crate::model::ModelClient;
 use crate::privacy::Privacy;
 use crate::task::{Actor, TaskSpec};
@@ -73,6 +75,16 @@ pub enum RunError {
     /// A git operation failed (or a ref moved under the run: [`GitError::Raced`]).
     #[error(transparent)]
     Git(#[from] GitError),
+    /// The run's branch points at a commit the run did not make.
+    #[error("the branch {branch} points at {}, which is not a commit of this run (its record says {}): someone committed on it or moved it, and git triad does not overwrite it", found.short(), recorded.short())]
+    BranchMoved {
+        /// The scratch branch.
+        branch: String,
+        /// Where it points.
+        found: ObjectId,
+        /// Where the record says the run stands.
+        recorded: ObjectId,
+    },
 }
 
 /// One run: its state, its record and its TaskSpec.
@@ -193,9 +205,13 @@ impl<'a> Run<'a> {
         }
     }
 
-    /// One step at `stage`: escalate when its retries are used up, else run the verify
-    /// command first (verify stage), then one attempt.
+    /// One step at `stage`: the review of an attempt a killed run left committed, else
+    /// escalate when its retries are used up, else run the verify command first (verify
+    /// stage), then one attempt.
     fn step(&mut self, stage: Stage) -> Result<Flow, RunError> {
+        if self.state.under_review.is_some() {
+            return self.resume_review();
+        }
         if self.state.stages[self.state.current].attempts_in_epoch() > self.state.max_retries {
             return self.escalate();
         }
@@ -203,23 +219,6 @@ impl<'a> Run<'a> {
             self.run_verify()?;
         }
         self.attempt()
-    }
-
-    /// Moves the run's scratch branch to `to` if it still points at `from` (`None`: creates
-    /// it); a branch moved by someone else is never overwritten.
-    fn move_branch(
-        &self,
-        to: git2::Oid,
-        from: Option<git2::Oid>,
-        why: &str,
-    ) -> Result<(), GitError> {
-        git::cas_ref(
-            self.env.repo,
-            &format!("refs/heads/{}", self.state.branch),
-            to,
-            from,
-            &format!("triad: {why}"),
-        )
     }
 }
 

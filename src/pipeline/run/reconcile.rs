@@ -174,14 +174,16 @@ impl Run<'_> {
                 self.state.implementation_summary = None;
                 self.state.feedback = reconcile::feedback(answer, reasons);
                 let new_tip = self.state.tip().oid()?;
-                self.move_branch(new_tip, Some(old_tip), "reconciliation rewind")?;
-                self.env
-                    .observer
-                    .progress(&Progress::ReconcileRewind { to: target });
+                // Recorded first, the abandoned commits kept reachable; the branch follows.
+                self.rec.keep(old_tip);
                 self.rec.event(
                     &self.state,
                     &format!("reconciliation reject: rewind to {target}"),
                 )?;
+                self.move_branch(new_tip, Some(old_tip), "reconciliation rewind")?;
+                self.env
+                    .observer
+                    .progress(&Progress::ReconcileRewind { to: target });
                 Ok(Flow::Continue)
             }
             Verdict::Reject | Verdict::Halt => {

@@ -4,6 +4,7 @@
 
 use git2::Oid;
 
+use super::checks::StageFacts;
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::gather::gather;
 use crate::arbiter::review::ReviewInput;
@@ -11,19 +12,71 @@ use crate::arbiter::service::{candidates, Arbiter, Reviewed};
 use crate::arbiter::{feedback, Verdict};
 use crate::code::Finding;
 use crate::config::{prompt, Role};
-use crate::git::{Context as _, TreeFiles};
+use crate::git::{self, Context as _, GitError, TreeFiles};
 use crate::model::ModelError;
 use crate::notes::{self, Record, ReviewRecord};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::plan::same_wire_model;
-use crate::pipeline::record::{AttemptRecord, AttemptResult, RunStatus, StopReason};
+use crate::pipeline::record::{AttemptRecord, AttemptResult, RunStatus, StopReason, UnderReview};
 use crate::pipeline::stage::Stage;
 use crate::task::outcome::StageMeta;
 
 impl Run<'_> {
+    /// Reviews the attempt the record holds under review, as a resumed run finds it: its
+    /// claims are found again from its commit (the same facts the attempt saw).
+    pub(super) fn resume_review(&mut self) -> Result<Flow, RunError> {
+        let Some(pending) = &self.state.under_review else {
+            return Ok(Flow::Continue);
+        };
+        let stage = self.state.stages[self.state.current].stage;
+        let repo = self.env.repo;
+        let commit = pending
+            .attempt
+            .commit
+            .as_ref()
+            .ok_or_else(|| GitError::Command("the attempt under review has no commit".into()))?
+            .oid()?;
+        let commit = repo
+            .find_commit(commit)
+            .ctx("reading the commit under review")?;
+        let new_tree = commit.tree().ctx("reading the commit under review")?;
+        let parent_tree = commit
+            .parent(0)
+            .and_then(|p| p.tree())
+            .ctx("reading the parent of the commit under review")?;
+        let diff = git::diff_trees(repo, Some(&parent_tree), &new_tree).ctx("diffing the stage")?;
+        let summary = pending.meta.summary.clone();
+        let facts = StageFacts::of(&diff, &summary);
+        let claims = self.claims(stage, &facts, &new_tree, &summary)?;
+        let epoch_n = self.state.stages[self.state.current].attempts_in_epoch() + 1;
+        self.review_and_decide_pending(epoch_n, claims)
+    }
+
+    /// Takes the attempt under review out of the state (every outcome below records the
+    /// state without it) and reviews it.
+    pub(super) fn review_and_decide_pending(
+        &mut self,
+        epoch_n: u32,
+        claims: Vec<Finding>,
+    ) -> Result<Flow, RunError> {
+        let Some(UnderReview { attempt, meta }) = self.state.under_review.take() else {
+            return Ok(Flow::Continue);
+        };
+        let commit = match attempt.commit.as_ref().map(|c| c.oid()) {
+            Some(Ok(c)) => c,
+            Some(Err(e)) => return Err(e.into()),
+            None => {
+                return Err(
+                    GitError::Command("the attempt under review has no commit".into()).into(),
+                )
+            }
+        };
+        self.review_and_decide(attempt, commit, &meta, epoch_n, claims)
+    }
+
     /// Reviews `commit` (the current stage's attempt), records the verdict note, and acts on
     /// the verdict.
-    pub(super) fn review_and_decide(
+    fn review_and_decide(
         &mut self,
         mut attempt: AttemptRecord,
         commit: Oid,

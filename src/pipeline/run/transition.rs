@@ -18,7 +18,9 @@ use crate::pipeline::record::{
 use crate::task::outcome::{Outcome, StageMeta};
 
 impl Run<'_> {
-    /// Accepts `commit` as the current stage's result and moves to the next stage.
+    /// Accepts `commit` as the current stage's result and moves to the next stage: recorded
+    /// first (with the commit kept reachable from the record), then the branch follows, so
+    /// a kill between the two leaves a branch that `resume` moves up to the record.
     pub(super) fn accept(
         &mut self,
         mut attempt: AttemptRecord,
@@ -35,8 +37,9 @@ impl Run<'_> {
         s.verdict = verdict;
         self.state.feedback.clear();
         self.state.current += 1;
-        self.move_branch(commit, Some(old_tip), &format!("{stage} accepted"))?;
+        self.rec.keep(commit);
         self.rec.event(&self.state, &format!("{stage} accepted"))?;
+        self.move_branch(commit, Some(old_tip), &format!("{stage} accepted"))?;
         Ok(Flow::Continue)
     }
 
@@ -174,13 +177,15 @@ impl Run<'_> {
             self.state.feedback
         );
         let new_tip = self.state.tip().oid()?;
+        // The abandoned stage commits stay reachable from the record.
+        self.rec.keep(old_tip);
+        self.rec
+            .event(&self.state, &format!("rewind to {pstage}"))?;
         self.move_branch(new_tip, Some(old_tip), "rewind")?;
         self.env.observer.progress(&Progress::Rewound {
             to: pstage,
             model: self.state.stages[prev].model(),
         });
-        self.rec
-            .event(&self.state, &format!("rewind to {pstage}"))?;
         Ok(Flow::Continue)
     }
 
