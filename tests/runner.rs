@@ -3,6 +3,7 @@
 mod cli_basics;
 mod code_evidence;
 mod common;
+mod consensus;
 mod e2e_local;
 mod hostile;
 mod hostile_keys;

@@ -76,6 +76,14 @@ pub fn run_hints(state: &RunState) -> Vec<String> {
         StopReason::GitFailed { .. } => vec![format!(
             "`git triad resume {run}` continues from the last recorded event"
         )],
+        StopReason::Consensus { outcome, .. } if outcome == "deadlock" => vec![
+            format!("`git triad log {run}` shows every proposal and ballot"),
+            format!("name a tiebreaker that did not vote (-c roles.tiebreaker.models='[\"<model>\"]'), then `git triad resume {run}`"),
+        ],
+        StopReason::Consensus { .. } => vec![
+            format!("`git triad log {run}` shows the deliberation: the objections and the amendments asked for"),
+            "options: fix by hand on the branch, re-run the task without --consensus, or with other models".into(),
+        ],
         StopReason::Legacy { .. } => vec![],
     }
 }

@@ -100,6 +100,28 @@ impl Observer for Lines {
             Progress::ReconcileRewind { to } => {
                 format!("reconciliation REJECT: rewinding to the {to} stage once")
             }
+            Progress::ConsensusStarted { voters, tiebreaker } => format!(
+                "[consensus] {} vote on the refactored result; tiebreaker: {}",
+                voters.join(", "),
+                tiebreaker.unwrap_or("none (a deadlock goes to you)")
+            ),
+            Progress::Deliberated { who, what } => format!("[consensus] {who} {what}"),
+            Progress::ConsensusDecided {
+                choice,
+                by,
+                observed,
+                degraded,
+            } => format!(
+                "[consensus] decided: {choice} ({by}){}{}",
+                observed
+                    .map(|v| format!("; the arbiter observes {v}"))
+                    .unwrap_or_default(),
+                if degraded {
+                    "; fewer agents voted than were called"
+                } else {
+                    ""
+                }
+            ),
             // A stop is explained by the summary that follows; a finish is said here.
             Progress::Ended { state }
                 if state

@@ -92,6 +92,11 @@ pub struct RunArgs {
     /// The reconciliation arbiter (must differ from the verifier's model).
     #[arg(long, value_name = "MODEL", requires = "reconcile")]
     pub reconcile_model: Option<String>,
+    /// Between Refactor and Verify, the stage models vote on the refactored result; the
+    /// tiebreaker settles disagreement and the arbiter watches for groupthink
+    /// (config: consensus.enabled).
+    #[arg(long)]
+    pub consensus: bool,
     /// Print one JSON object describing the run on stdout.
     #[arg(long)]
     pub json: bool,
@@ -211,6 +216,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         budget: args.budget,
         reconcile: args.reconcile,
         reconcile_model: args.reconcile_model.clone(),
+        consensus: args.consensus,
     };
     let (state, spec) = pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
     let _lock = RunLock::acquire(repo, &state.run_id)?;

@@ -373,7 +373,8 @@ impl LoadedConfig {
         for role in Role::ALL {
             let key = format!("roles.{role}.models");
             let list = &c.roles.get(role).models;
-            if list.0.is_empty() {
+            // An empty tiebreaker list means "a model that did not vote".
+            if list.0.is_empty() && role != Role::Tiebreaker {
                 return Err(self.invalid(&key, "no model is configured for this role".into()));
             }
             for m in &list.0 {

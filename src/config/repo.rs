@@ -46,6 +46,9 @@ pub const RESTRICTED_REPO_KEYS: &[&str] = &[
     // approve everything, and the protocol prompts define the answers the checks rely on.
     "prompts.arbiter",
     "prompts.reconciler",
+    "prompts.voter",
+    "prompts.tiebreaker",
+    "prompts.observer",
     "prompts.protocol",
     "prompts.protocol-whole",
 ];

@@ -41,16 +41,19 @@ pub enum Role {
     Verifier,
     /// Reviews other models' work; never generates.
     Arbiter,
+    /// Breaks ties of a consensus vote; defaults to a model that did not vote.
+    Tiebreaker,
 }
 
 impl Role {
     /// Every role, in pipeline order with the arbiter last.
-    pub const ALL: [Role; 5] = [
+    pub const ALL: [Role; 6] = [
         Role::Architect,
         Role::Implementer,
         Role::Refactorer,
         Role::Verifier,
         Role::Arbiter,
+        Role::Tiebreaker,
     ];
 
     /// The lowercase name used in config keys and prompts.
@@ -61,6 +64,7 @@ impl Role {
             Role::Refactorer => "refactorer",
             Role::Verifier => "verifier",
             Role::Arbiter => "arbiter",
+            Role::Tiebreaker => "tiebreaker",
         }
     }
 }
@@ -77,7 +81,7 @@ impl std::str::FromStr for Role {
         Role::ALL
             .into_iter()
             .find(|r| r.as_str() == s)
-            .ok_or_else(|| format!("unknown role `{s}` (expected one of architect, implementer, refactorer, verifier, arbiter)"))
+            .ok_or_else(|| format!("unknown role `{s}` (expected one of architect, implementer, refactorer, verifier, arbiter, tiebreaker)"))
     }
 }
 
@@ -129,6 +133,9 @@ pub struct Config {
     pub verify: VerifyConfig,
     /// Git hook policy.
     pub hooks: HooksConfig,
+    /// The consensus stage between refactor and verify.
+    #[serde(default)]
+    pub consensus: ConsensusConfig,
     /// Files never shown to a model, beyond the built-in deny-list.
     #[serde(default)]
     pub privacy: PrivacyConfig,
@@ -155,6 +162,9 @@ pub struct Roles {
     pub verifier: RoleConfig,
     /// The reviewer.
     pub arbiter: RoleConfig,
+    /// Who breaks a consensus tie (empty: the first arbiter-role model that did not vote).
+    #[serde(default)]
+    pub tiebreaker: RoleConfig,
 }
 
 impl Roles {
@@ -166,6 +176,7 @@ impl Roles {
             Role::Refactorer => &self.refactorer,
             Role::Verifier => &self.verifier,
             Role::Arbiter => &self.arbiter,
+            Role::Tiebreaker => &self.tiebreaker,
         }
     }
 
@@ -177,6 +188,7 @@ impl Roles {
             Role::Refactorer => &mut self.refactorer,
             Role::Verifier => &mut self.verifier,
             Role::Arbiter => &mut self.arbiter,
+            Role::Tiebreaker => &mut self.tiebreaker,
         }
     }
 }
@@ -278,6 +290,16 @@ pub struct TransportConfig {
     pub backoff_max_ms: u64,
     /// Longest `Retry-After` honoured.
     pub retry_after_max_secs: u64,
+}
+
+/// The consensus stage (seed 000 §B9 row 4).
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsensusConfig {
+    /// Hold a consensus vote of the stage models on the refactored result in every run
+    /// (`git triad run --consensus` asks for it once).
+    #[serde(default)]
+    pub enabled: bool,
 }
 
 /// Per-provider circuit breaker.

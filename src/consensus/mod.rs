@@ -12,6 +12,7 @@
 pub mod ballot;
 pub mod deliberation;
 pub mod envelope;
+pub mod prompt;
 pub mod suggestion;
 
 pub use ballot::{tally, Ballot, BallotAnswer, Choice, Objection, Split};

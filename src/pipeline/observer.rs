@@ -101,6 +101,31 @@ pub enum Progress<'a> {
         /// The stage redone.
         to: Stage,
     },
+    /// The consensus stage calls its panel.
+    ConsensusStarted {
+        /// The voting models.
+        voters: &'a [String],
+        /// Who breaks ties, if any model did not vote.
+        tiebreaker: Option<&'a str>,
+    },
+    /// One step of a deliberation: a ballot, a rebuttal, a ruling, a paper, a selection.
+    Deliberated {
+        /// Who spoke (a model).
+        who: &'a str,
+        /// What it did, in a few words ("votes amend", "rebuts", ...).
+        what: &'a str,
+    },
+    /// The deliberation decided.
+    ConsensusDecided {
+        /// The decision ("approve", "amend", "reject").
+        choice: &'a str,
+        /// How ("unanimous", "majority", "tiebreaker", "unilateral").
+        by: &'a str,
+        /// The arbiter's observation (APPROVE or FLAG).
+        observed: Option<Verdict>,
+        /// Whether fewer agents voted than were called.
+        degraded: bool,
+    },
     /// The run stopped or finished; its state says why.
     Ended {
         /// The final state.

@@ -6,7 +6,9 @@ use std::collections::BTreeMap;
 use git2::{Repository, Status};
 use rand::Rng;
 
-use super::record::{ReconcileState, RunState, RunStatus, StageRecord, RECORD_VERSION};
+use super::record::{
+    ConsensusState, ReconcileState, RunState, RunStatus, StageRecord, RECORD_VERSION,
+};
 use super::stage::Stage;
 use crate::config::{ArbiterMode, LoadedConfig, Role};
 use crate::task::{spec, TaskSpec};
@@ -32,6 +34,8 @@ pub struct RunRequest {
     pub reconcile: bool,
     /// `--reconcile-model`.
     pub reconcile_model: Option<String>,
+    /// `--consensus`: hold the consensus stage even when the configuration does not.
+    pub consensus: bool,
 }
 
 /// Why a run cannot start. Facts only: the command line says what to do about each.
@@ -311,6 +315,8 @@ pub fn plan(
             model: req.reconcile_model.clone(),
             ..Default::default()
         }),
+        consensus: (req.consensus || c.consensus.enabled).then(ConsensusState::default),
+        messages: Vec::new(),
         started: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),

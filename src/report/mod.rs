@@ -1,6 +1,7 @@
 //! Rendering for people and machines: reviews as text, markdown and SARIF 2.1.0; runs in
-//! [`run`].
+//! [`run`], their deliberations in [`deliberation`].
 
+pub mod deliberation;
 pub mod run;
 
 use serde_json::{json, Value};

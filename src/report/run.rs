@@ -167,6 +167,9 @@ pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
             }
         }
     }
+    if let Some(c) = &s.consensus {
+        o.push_str(&super::deliberation::render(c, md));
+    }
     let issues = issues(repo, s, md);
     if !issues.is_empty() {
         o.push_str(if md {

@@ -15,6 +15,8 @@ use super::reconcile::ImplementationSummary;
 use super::stage::Stage;
 use crate::arbiter::{Issue, Verdict};
 use crate::config::{ArbiterMode, OnExhausted};
+use crate::consensus::envelope::Message;
+use crate::consensus::Deliberation;
 use crate::git::worktree::CommandOutcome;
 use crate::git::{FileStat, ObjectId};
 use crate::model::Spend;
@@ -239,6 +241,12 @@ pub struct RunState {
     /// earlier builds, which read as "nothing waiting".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub under_review: Option<UnderReview>,
+    /// The consensus stage (`--consensus`), when enabled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consensus: Option<ConsensusState>,
+    /// Every message between the run's agents, in order (seed 001 §4.3).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<Message>,
 }
 
 /// A committed attempt waiting for the arbiter (see [`RunState::under_review`]).
@@ -248,6 +256,34 @@ pub struct UnderReview {
     pub attempt: AttemptRecord,
     /// The stage's metadata block, which the review is shown.
     pub meta: StageMeta,
+}
+
+/// Where the consensus stage of a run stands.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConsensusState {
+    /// The deliberation under way (or just decided).
+    pub current: Option<Deliberation>,
+    /// Earlier deliberations of this run (each sent the refactor stage back).
+    #[serde(default)]
+    pub past: Vec<Deliberation>,
+    /// The arbiter's observation of the last decision.
+    pub observation: Option<Observation>,
+    /// Whether the consensus stage is finished for the current refactored result.
+    pub done: bool,
+}
+
+/// The arbiter's look at a consensus: sound, or groupthink.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    /// The arbiter model (empty when the facts alone decided).
+    pub model: String,
+    /// APPROVE or FLAG: the observer cannot block, only flag.
+    pub verdict: Verdict,
+    /// What it saw.
+    pub reasoning: String,
+    /// Facts that contradict the agreement (critical findings the agents approved over).
+    #[serde(default)]
+    pub contradicted_by: Vec<String>,
 }
 
 /// Where the reconciliation of a run stands.
@@ -286,6 +322,12 @@ impl RunState {
             .iter()
             .filter_map(|s| s.verdict)
             .chain(self.reconcile.as_ref().and_then(|r| r.verdict))
+            .chain(
+                self.consensus
+                    .as_ref()
+                    .and_then(|c| c.observation.as_ref())
+                    .map(|o| o.verdict),
+            )
             .chain(ended)
             .max()
     }

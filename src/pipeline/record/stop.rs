@@ -116,6 +116,17 @@ pub enum StopReason {
         /// The error.
         error: String,
     },
+    /// The consensus stage could not let the result proceed: the agents kept asking for
+    /// changes after every redo allowed, or no tiebreaker could settle a deadlock (then the
+    /// user decides, with every proposal in the record).
+    Consensus {
+        /// `amend`, `reject`, or `deadlock`.
+        outcome: String,
+        /// How the last decision was reached, or why none was.
+        detail: String,
+        /// Every proposal and ballot, for the person who decides.
+        proposals: String,
+    },
     /// Written by format 1, which kept only a sentence.
     Legacy {
         /// That sentence.
@@ -155,6 +166,14 @@ impl StopReason {
                 }
                 s
             }
+            StopReason::Consensus {
+                outcome, detail, ..
+            } if outcome == "deadlock" => format!(
+                "the consensus deadlocked and no tiebreaker could decide ({detail}); every proposal is in the record for you to decide"
+            ),
+            StopReason::Consensus { outcome, detail, .. } => format!(
+                "the consensus would not let the refactored result proceed: {outcome} ({detail}), after every redo allowed"
+            ),
             StopReason::RetriesHalt { stage, tries, last } => format!(
                 "the {stage} stage failed {tries} attempts (the last: {last}); stopping for a human"
             ),

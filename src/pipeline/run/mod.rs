@@ -10,6 +10,8 @@
 mod attempt;
 mod branch;
 mod checks;
+mod consensus;
+mod observe;
 mod prompt;
 mod reconcile;
 mod review;
@@ -192,7 +194,9 @@ impl<'a> Run<'a> {
         self.state.status = RunStatus::Running;
         self.state.stop = None;
         loop {
-            let flow = if let Some(stage) = self.state.current_stage() {
+            let flow = if self.consensus_due() {
+                self.consensus_step()?
+            } else if let Some(stage) = self.state.current_stage() {
                 self.step(stage)?
             } else if self.state.reconcile.as_ref().is_some_and(|r| !r.done) {
                 self.reconcile_step(true)?

@@ -1,0 +1,418 @@
+//! The consensus stage of `git triad run --consensus` over real HTTP and real git: each
+//! branch of the seed's decision tree, the round cap, the tiebreaker, the groupthink FLAG
+//! and the deadlock that goes to the user.
+//!
+//! The panel: model-a holds architect (and verifier), model-c implementer, model-d
+//! refactorer; model-b is the arbiter and, as nobody named one, the tiebreaker.
+
+use git_triad::testkit::fake_llm::{Reply, Rule, WireProtocol};
+use serde_json::{json, Value};
+
+use crate::common::fake_user_config;
+use crate::pipeline::{
+    arbiter, architect_answer, implement_answer, refactor_answer, review, run_json, stage,
+    verify_answer, Scenario,
+};
+
+const MODEL_D: &str = r#"
+[models.model-d]
+provider = "fake-openai"
+context_window = 32000
+max_output_tokens = 4000
+price_in = 1.0
+price_out = 2.0
+"#;
+
+/// What every deliberation request of an agent says (ballot, rebuttal, paper).
+const ASKED: &str = "QUESTION: Should the refactored result proceed";
+
+fn on(model: &str, name: &str, needle: &str, replies: Vec<Reply>) -> Rule {
+    let mut r = Rule::named(name)
+        .protocol(WireProtocol::OpenAi)
+        .model(model)
+        .contains(needle);
+    for reply in replies {
+        r = r.reply(reply);
+    }
+    r
+}
+
+fn ballot(choice: &str) -> Reply {
+    let objections = if choice == "approve" {
+        json!([])
+    } else {
+        json!([{"text": "sub() accepts strings", "evidence": "calc.py:7"}])
+    };
+    Reply::json(
+        json!({"choice": choice, "rationale": format!("I say {choice}"),
+        "confidence": 0.8, "objections": objections,
+        "amendments": if choice == "amend" { json!(["reject non-numbers in sub()"]) } else { json!([]) }}),
+    )
+}
+
+/// The pipeline's stages and reviews, plus each voter's ballots in order.
+fn rules(a: Vec<Reply>, c: Vec<Reply>, d: Vec<Reply>, more: Vec<Rule>) -> Vec<Rule> {
+    let mut r = vec![
+        stage("architect", vec![Reply::text(architect_answer())]),
+        on(
+            "model-c",
+            "implement",
+            "ROLE: implementer",
+            vec![Reply::text(implement_answer())],
+        ),
+        on(
+            "model-d",
+            "refactor",
+            "ROLE: refactorer",
+            vec![Reply::text(refactor_answer())],
+        ),
+        stage("verify", vec![Reply::text(verify_answer())]),
+        arbiter("architect", vec![review("APPROVE", json!([]))]),
+        arbiter("verify", vec![review("APPROVE", json!([]))]),
+        on("model-a", "vote-a", ASKED, a),
+        on("model-c", "vote-c", ASKED, c),
+        on("model-d", "vote-d", ASKED, d),
+        on(
+            "model-b",
+            "observer",
+            "ROLE: observer",
+            vec![Reply::json(
+                json!({"verdict": "APPROVE", "reasoning": "the decision follows the evidence"}),
+            )],
+        ),
+    ];
+    r.extend(more);
+    r
+}
+
+fn scenario(rules: Vec<Rule>) -> Scenario {
+    let s = Scenario::new(rules);
+    s.env.write_user_config(&format!(
+        "{}{MODEL_D}",
+        fake_user_config(&s.server.base_url())
+    ));
+    s
+}
+
+fn run(s: &Scenario, extra: &[&str]) -> crate::common::Run {
+    let mut args = vec![
+        "-c",
+        "roles.implementer.models=[\"model-c\"]",
+        "-c",
+        "roles.refactorer.models=[\"model-d\"]",
+        "run",
+        "--task",
+        "add-sub",
+        "--consensus",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    s.env.triad(&s.repo, &args)
+}
+
+fn record(s: &Scenario, out: &Value) -> Value {
+    let text = s.git(&[
+        "show",
+        &format!("refs/triad/runs/{}:run.json", out["run"].as_str().unwrap()),
+    ]);
+    serde_json::from_str(&text).unwrap()
+}
+
+fn tiebreaker(name: &str, needle: &str, replies: Vec<Value>) -> Rule {
+    on(
+        "model-b",
+        name,
+        needle,
+        replies.into_iter().map(Reply::json).collect(),
+    )
+}
+
+#[test]
+fn all_agree_proceeds_to_verify_at_once() {
+    let s = scenario(rules(
+        vec![ballot("approve")],
+        vec![ballot("approve")],
+        vec![ballot("approve")],
+        vec![],
+    ));
+    let r = run(&s, &[]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    let rec = record(&s, &out);
+    let d = &rec["consensus"]["current"];
+    assert_eq!(d["decision"]["choice"], "approve", "{d}");
+    assert_eq!(d["decision"]["by"], "unanimous");
+    assert_eq!(d["voters"].as_array().unwrap().len(), 3);
+    assert_eq!(d["tiebreaker"], "model-b");
+    assert_eq!(rec["consensus"]["observation"]["verdict"], "APPROVE");
+    // Round 1 is blind: no voter saw another's ballot.
+    for rule in ["vote-a", "vote-c", "vote-d"] {
+        let asked = s.requests_for(rule);
+        assert_eq!(asked.len(), 1, "{rule}");
+        assert!(!asked[0].to_string().contains("I say approve"));
+    }
+    // Verify ran after the consensus.
+    assert_eq!(s.requests_for("verify").len(), 1);
+    let kinds: Vec<&str> = rec["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "vote").count(),
+        3,
+        "{kinds:?}"
+    );
+    assert!(kinds.contains(&"consensus") && kinds.contains(&"review"));
+    assert!(
+        r.stderr
+            .contains("[consensus] decided: approve (unanimous)"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn a_majority_wins_over_an_unconvincing_rebuttal_and_the_dissent_is_kept() {
+    let s = scenario(rules(
+        vec![ballot("approve")],
+        vec![
+            ballot("reject"),
+            Reply::json(json!({"argument": "strings slip through", "evidence": "calc.py:7"})),
+        ],
+        vec![ballot("approve")],
+        vec![tiebreaker(
+            "ruling",
+            "ROLE: tiebreaker",
+            vec![json!({"compelling": false, "justification": "duck typing is the house style"})],
+        )],
+    ));
+    let out = run_json(&run(&s, &[]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    let d = &record(&s, &out)["consensus"]["current"];
+    assert_eq!(d["decision"]["by"], "majority", "{d}");
+    assert_eq!(d["decision"]["dissent"][0]["voter"], "model-c");
+    assert_eq!(
+        d["rounds"][0]["rebuttals"][0]["argument"],
+        "strings slip through"
+    );
+    assert_eq!(d["rounds"][0]["ruling"]["compelling"], false);
+    // The dissenter was asked twice (ballot, rebuttal); the tiebreaker judged once.
+    assert_eq!(s.requests_for("vote-c").len(), 2);
+    assert_eq!(s.requests_for("ruling").len(), 1);
+    assert!(s.requests_for("ruling")[0]
+        .to_string()
+        .contains("strings slip through"));
+}
+
+#[test]
+fn a_compelling_rebuttal_orders_a_revote_that_sees_the_first_round() {
+    let s = scenario(rules(
+        vec![ballot("approve"), ballot("approve")],
+        vec![
+            ballot("reject"),
+            Reply::json(json!({"argument": "strings slip through", "evidence": "calc.py:7"})),
+            ballot("approve"),
+        ],
+        vec![ballot("approve"), ballot("approve")],
+        vec![tiebreaker(
+            "ruling",
+            "ROLE: tiebreaker",
+            vec![json!({"compelling": true, "justification": "a real gap"})],
+        )],
+    ));
+    let out = run_json(&run(&s, &[]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    let d = &record(&s, &out)["consensus"]["current"];
+    assert_eq!(d["rounds"].as_array().unwrap().len(), 2, "{d}");
+    assert_eq!(d["decision"]["by"], "unanimous");
+    let second = s.requests_for("vote-a")[1].to_string();
+    assert!(second.contains("EARLIER ROUNDS") && second.contains("strings slip through"));
+    // `log` tells the deliberation, in text and markdown.
+    let id = out["run"].as_str().unwrap();
+    let text = s.env.triad(&s.repo, &["log", id]).ok().stdout.clone();
+    for needle in [
+        "consensus:",
+        "model-c (implementer) votes reject",
+        "objection: sub() accepts strings [calc.py:7]",
+        "rebuttal by model-c: strings slip through",
+        "tiebreaker: compelling: vote again — a real gap",
+        "decision: approve (unanimous, 2 round(s))",
+        "observed by model-b: APPROVE",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+    let md = s
+        .env
+        .triad(&s.repo, &["log", id, "--format", "markdown"])
+        .ok()
+        .stdout
+        .clone();
+    assert!(md.contains("### Consensus"), "{md}");
+    assert!(md.contains("**Deliberation 1** — panel: model-a (architect), model-c (implementer), model-d (refactorer); tiebreaker: model-b"), "{md}");
+    assert!(md.contains("- round 2"), "{md}");
+}
+
+#[test]
+fn after_three_rounds_the_tiebreaker_decides_alone() {
+    // Each round a new dissenter with a compelling rebuttal.
+    let rebut = || Reply::json(json!({"argument": "still wrong", "evidence": "calc.py"}));
+    let s = scenario(rules(
+        vec![
+            ballot("approve"),
+            ballot("reject"),
+            rebut(),
+            ballot("approve"),
+        ],
+        vec![
+            ballot("reject"),
+            rebut(),
+            ballot("approve"),
+            ballot("approve"),
+        ],
+        vec![
+            ballot("approve"),
+            ballot("approve"),
+            ballot("reject"),
+            rebut(),
+        ],
+        vec![
+            tiebreaker(
+                "ruling",
+                "ROLE: tiebreaker\nYou did not vote. Judge",
+                vec![json!({"compelling": true, "justification": "vote again"})],
+            ),
+            tiebreaker(
+                "alone",
+                "Decide alone",
+                vec![json!({"choice": "approve", "justification": "the objections cancel out"})],
+            ),
+        ],
+    ));
+    let out = run_json(&run(&s, &[]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    let d = &record(&s, &out)["consensus"]["current"];
+    assert_eq!(d["rounds"].as_array().unwrap().len(), 3, "{d}");
+    assert_eq!(d["decision"]["by"], "unilateral");
+    assert_eq!(d["decision"]["justification"], "the objections cancel out");
+    assert_eq!(s.requests_for("ruling").len(), 3);
+    assert_eq!(s.requests_for("alone").len(), 1);
+}
+
+#[test]
+fn no_majority_takes_papers_and_an_amendment_sends_refactor_back() {
+    let paper = |choice: &str| {
+        Reply::json(
+            json!({"choice": choice, "position": format!("paper for {choice}"),
+            "tradeoffs": ["more code"], "amendments": if choice == "amend" { json!(["reject non-numbers in sub()"]) } else { json!([]) }}),
+        )
+    };
+    let mut extra = vec![tiebreaker(
+        "select",
+        "Select the winning position paper",
+        vec![
+            json!({"winner": 2, "justification": "the amendment closes the gap without a redesign"}),
+        ],
+    )];
+    // The refactor stage is asked again, with the amendment.
+    extra.push(on(
+        "model-d",
+        "refactor-again",
+        "## CONSENSUS",
+        vec![Reply::text(crate::pipeline::answer(
+            "calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    if not isinstance(a, (int, float)):\n        raise TypeError(\"a\")\n    return a - b\n>>>>>>> REPLACE\n",
+            "reject non-numbers",
+        ))],
+    ));
+    let mut all = extra;
+    all.extend(rules(
+        vec![ballot("approve"), paper("approve"), ballot("approve")],
+        vec![ballot("amend"), paper("amend"), ballot("approve")],
+        vec![ballot("reject"), paper("reject"), ballot("approve")],
+        vec![],
+    ));
+    let s = scenario(all);
+    let out = run_json(&run(&s, &[]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    let rec = record(&s, &out);
+    let first = &rec["consensus"]["past"][0];
+    assert_eq!(first["papers"].as_array().unwrap().len(), 3, "{first}");
+    assert_eq!(first["decision"]["by"], "tiebreaker");
+    assert_eq!(first["decision"]["choice"], "amend");
+    let again = s.requests_for("refactor-again");
+    assert_eq!(again.len(), 1);
+    assert!(again[0].to_string().contains("reject non-numbers in sub()"));
+    // The second deliberation, on the reworked result, agreed.
+    assert_eq!(rec["consensus"]["current"]["decision"]["by"], "unanimous");
+    let diff = s.git(&[
+        "diff",
+        &format!(
+            "{}..{}",
+            out["base"].as_str().unwrap(),
+            out["branch"].as_str().unwrap()
+        ),
+    ]);
+    assert!(diff.contains("raise TypeError"), "{diff}");
+}
+
+#[test]
+fn a_unanimous_approval_over_broken_code_is_flagged_as_groupthink() {
+    let mut all = vec![on(
+        "model-d",
+        "refactor-broken",
+        "ROLE: refactorer",
+        vec![Reply::text(crate::pipeline::answer(
+            "tests/test_calc.py\n<<<<<<< SEARCH\n=======\ndef test_sub(:\n    assert sub(3, 1) == 2\n>>>>>>> REPLACE\n",
+            "add a test",
+        ))],
+    )];
+    all.extend(rules(
+        vec![ballot("approve")],
+        vec![ballot("approve")],
+        vec![ballot("approve")],
+        vec![],
+    ));
+    let s = scenario(all);
+    // The verify review then floors the broken change too: the run never passes.
+    let out = run_json(&run(&s, &[]).expect_code(3).stdout);
+    assert_eq!(out["status"], "halted", "{out}");
+    let obs = &record(&s, &out)["consensus"]["observation"];
+    assert_eq!(obs["verdict"], "FLAG", "{obs}");
+    assert!(obs["reasoning"]
+        .as_str()
+        .unwrap()
+        .starts_with("groupthink by the facts"));
+    assert!(obs["contradicted_by"][0]
+        .as_str()
+        .unwrap()
+        .contains("tests/test_calc.py"));
+}
+
+#[test]
+fn a_deadlock_no_tiebreaker_can_break_goes_to_the_user_with_every_proposal() {
+    let paper = |c: &str| Reply::json(json!({"choice": c, "position": format!("paper {c}")}));
+    let s = scenario(rules(
+        vec![ballot("approve"), paper("approve")],
+        vec![ballot("amend"), paper("amend")],
+        vec![ballot("reject"), paper("reject")],
+        vec![on(
+            "model-b",
+            "down",
+            "ROLE: tiebreaker",
+            vec![Reply::status(400)],
+        )],
+    ));
+    let r = run(&s, &["--arbiter", "off"]);
+    let out = run_json(&r.expect_code(6).stdout);
+    assert_eq!(out["status"], "waiting_on_user", "{out}");
+    assert_eq!(out["stop"]["reason"], "consensus", "{out}");
+    assert_eq!(out["stop"]["outcome"], "deadlock");
+    let proposals = out["stop"]["proposals"].as_str().unwrap();
+    for p in ["paper approve", "paper amend", "paper reject"] {
+        assert!(proposals.contains(p), "{proposals}");
+    }
+    assert!(out["hints"].to_string().contains("git triad log"), "{out}");
+    // Nothing went on to verify.
+    assert!(s.requests_for("verify").is_empty());
+}
