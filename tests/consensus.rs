@@ -69,9 +69,6 @@ fn rules(a: Vec<Reply>, c: Vec<Reply>, d: Vec<Reply>, more: Vec<Rule>) -> Vec<Ru
         stage("verify", vec![Reply::text(verify_answer())]),
         arbiter("architect", vec![review("APPROVE", json!([]))]),
         arbiter("verify", vec![review("APPROVE", json!([]))]),
-        on("model-a", "vote-a", ASKED, a),
-        on("model-c", "vote-c", ASKED, c),
-        on("model-d", "vote-d", ASKED, d),
         on(
             "model-b",
             "observer",
@@ -81,6 +78,15 @@ fn rules(a: Vec<Reply>, c: Vec<Reply>, d: Vec<Reply>, more: Vec<Rule>) -> Vec<Ru
             )],
         ),
     ];
+    for (model, name, replies) in [
+        ("model-a", "vote-a", a),
+        ("model-c", "vote-c", c),
+        ("model-d", "vote-d", d),
+    ] {
+        if !replies.is_empty() {
+            r.push(on(model, name, ASKED, replies));
+        }
+    }
     r.extend(more);
     r
 }
@@ -415,4 +421,202 @@ fn a_deadlock_no_tiebreaker_can_break_goes_to_the_user_with_every_proposal() {
     assert!(out["hints"].to_string().contains("git triad log"), "{out}");
     // Nothing went on to verify.
     assert!(s.requests_for("verify").is_empty());
+}
+
+/// A stage answer with `blocks` whose metadata carries `suggestions`.
+fn suggesting(blocks: &str, summary: &str, suggestions: Value) -> String {
+    format!(
+        "{blocks}\n```json\n{}\n```\n",
+        json!({"summary": summary, "confidence": 0.8, "outcome": "APPROVE",
+               "suggestions": suggestions, "objections": []})
+    )
+}
+
+fn run_plain(s: &Scenario, extra: &[&str]) -> crate::common::Run {
+    let mut args = vec![
+        "-c",
+        "roles.implementer.models=[\"model-c\"]",
+        "-c",
+        "roles.refactorer.models=[\"model-d\"]",
+        "run",
+        "--task",
+        "add-sub",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    s.env.triad(&s.repo, &args)
+}
+
+const SUB_SCAFFOLD: &str = "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n    return a + b\n=======\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    \"\"\"Return a minus b.\"\"\"\n    raise NotImplementedError\n>>>>>>> REPLACE\n";
+
+#[test]
+fn a_rejected_suggestion_escalated_to_a_vote_is_adopted_and_reaches_the_next_stage() {
+    let suggestion = json!([{"domain": "implementation", "rationale": "sub() should reject non-numbers with TypeError",
+        "confidence": 0.9, "code_sketch": "if not isinstance(a, (int, float)): raise TypeError", "impact_assessment": "one guard"}]);
+    let mut all = vec![
+        on(
+            "model-a",
+            "escalate",
+            "author of suggestion S1",
+            vec![Reply::json(
+                json!({"escalate": true, "argument": "strings concatenate silently in add()"}),
+            )],
+        ),
+        on(
+            "model-a",
+            "architect-suggests",
+            "ROLE: architect",
+            vec![Reply::text(suggesting(
+                SUB_SCAFFOLD,
+                "scaffold sub()",
+                suggestion,
+            ))],
+        ),
+        on(
+            "model-c",
+            "evaluate",
+            "primary role-holder of the implementation domain",
+            vec![Reply::json(
+                json!({"accept": false, "reason": "duck typing is enough"}),
+            )],
+        ),
+        tiebreaker(
+            "ruling",
+            "ROLE: tiebreaker",
+            vec![
+                json!({"compelling": false, "justification": "the guard is cheap and the risk real"}),
+            ],
+        ),
+    ];
+    let vote = "QUESTION: Should suggestion S1 be adopted";
+    all.push(on("model-a", "vote-a", vote, vec![ballot("approve")]));
+    all.push(on(
+        "model-c",
+        "vote-c",
+        vote,
+        vec![
+            ballot("reject"),
+            Reply::json(json!({"argument": "YAGNI", "evidence": ""})),
+        ],
+    ));
+    all.push(on("model-d", "vote-d", vote, vec![ballot("approve")]));
+    all.extend(rules(vec![], vec![], vec![], vec![]));
+    let s = scenario(all);
+    let out = run_json(&run_plain(&s, &[]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    let rec = record(&s, &out);
+    let s1 = &rec["suggestions"][0];
+    assert_eq!(s1["id"], "S1");
+    assert_eq!(s1["status"], "adopted", "{s1}");
+    let steps: Vec<&str> = s1["history"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(steps, ["rejected", "escalated", "adopted"]);
+    assert_eq!(s1["vote"]["decision"]["by"], "majority");
+    // The implement stage was told to apply it.
+    let implement = s.requests_for("implement")[0].to_string();
+    assert!(
+        implement.contains("Accepted suggestions (they must be applied)"),
+        "{implement}"
+    );
+    assert!(implement.contains("sub() should reject non-numbers"));
+    // Every step is a message of the run.
+    let kinds: Vec<&str> = rec["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["type"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"proposal") && kinds.contains(&"suggestion"),
+        "{kinds:?}"
+    );
+}
+
+fn reconcile_rule(replies: usize) -> Rule {
+    let answer = json!({"verdict": "APPROVE", "confidence": 0.8, "reasoning": "matches",
+        "checks": [], "requirements": [{"id": "R1", "status": "delivered", "evidence": "calc.py:sub"}],
+        "rewind_to": "refactor", "gaps": []});
+    on(
+        "model-b",
+        "reconcile",
+        "RECONCILE: does the output match",
+        (0..replies).map(|_| Reply::json(answer.clone())).collect(),
+    )
+}
+
+fn verify_with(applied: Value) -> Reply {
+    Reply::text(format!(
+        "Checked.\n```json\n{}\n```\n",
+        json!({"summary": "verified", "confidence": 0.9, "outcome": "APPROVE",
+               "implementation_summary": {"task_echo": "add sub", "requirements": [{"id": "R1", "evidence": "calc.py:sub"}],
+               "files_created": ["tests/test_calc.py"], "files_modified": ["calc.py"], "test_coverage": ["test_sub"],
+               "omissions": [], "deviations": [], "suggestions_applied": applied}})
+    ))
+}
+
+fn accepted_suggestion_rules(verify: Vec<Reply>) -> Vec<Rule> {
+    let suggestion = json!([{"domain": "quality", "rationale": "test sub() with negative numbers", "confidence": 0.7}]);
+    let mut all = vec![
+        on(
+            "model-c",
+            "implement-suggests",
+            "ROLE: implementer",
+            vec![Reply::text(suggesting(
+                "calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    return a - b\n>>>>>>> REPLACE\n",
+                "implement sub()",
+                suggestion,
+            ))],
+        ),
+        on(
+            "model-d",
+            "evaluate",
+            "primary role-holder of the quality domain",
+            vec![Reply::json(json!({"accept": true, "reason": "cheap and useful"}))],
+        ),
+        on("model-a", "verify-summary", "ROLE: verifier", verify),
+        reconcile_rule(2),
+    ];
+    all.extend(rules(vec![], vec![], vec![], vec![]));
+    all
+}
+
+#[test]
+fn an_accepted_suggestion_the_output_drops_fails_reconciliation() {
+    let s = scenario(accepted_suggestion_rules(vec![verify_with(json!([]))]));
+    let r = run_plain(&s, &["--reconcile"]);
+    let out = run_json(&r.expect_code(3).stdout);
+    assert_eq!(out["stop"]["reason"], "reconciliation", "{out}");
+    let rec = record(&s, &out);
+    assert_eq!(rec["suggestions"][0]["status"], "accepted");
+    // The refactor stage was told; the facts, not the model, failed the run.
+    let refactor = s.requests_for("refactor")[0].to_string();
+    assert!(
+        refactor.contains("test sub() with negative numbers"),
+        "{refactor}"
+    );
+    let notes = s.git(&[
+        "log",
+        "--notes=triad",
+        "--format=%N",
+        out["branch"].as_str().unwrap(),
+    ]);
+    assert!(
+        notes.contains(
+            "accepted suggestions silently dropped (neither applied nor listed as a deviation): S1"
+        ),
+        "{notes}"
+    );
+}
+
+#[test]
+fn an_accepted_suggestion_the_verifier_accounts_for_passes_reconciliation() {
+    let s = scenario(accepted_suggestion_rules(vec![verify_with(json!(["S1"]))]));
+    let out = run_json(&run_plain(&s, &["--reconcile"]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    let verifier = s.requests_for("verify-summary")[0].to_string();
+    assert!(verifier.contains("suggestions_applied"), "{verifier}");
 }

@@ -15,6 +15,7 @@ pub fn default_prompt(role: &str) -> Option<&'static str> {
         "voter" => include_str!("../../config/prompts/voter.md"),
         "tiebreaker" => include_str!("../../config/prompts/tiebreaker.md"),
         "observer" => include_str!("../../config/prompts/observer.md"),
+        "suggestion" => include_str!("../../config/prompts/suggestion.md"),
         "protocol" => include_str!("../../config/prompts/_protocol.md"),
         "protocol-whole" => include_str!("../../config/prompts/_protocol_whole.md"),
         _ => return None,

@@ -49,6 +49,7 @@ pub const RESTRICTED_REPO_KEYS: &[&str] = &[
     "prompts.voter",
     "prompts.tiebreaker",
     "prompts.observer",
+    "prompts.suggestion",
     "prompts.protocol",
     "prompts.protocol-whole",
 ];

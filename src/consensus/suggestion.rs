@@ -115,6 +115,9 @@ pub struct Suggestion {
     pub status: SuggestionStatus,
     /// Decisions so far.
     pub history: Vec<SuggestionEvent>,
+    /// The agents' vote, once its author escalated a rejection.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vote: Option<super::Deliberation>,
 }
 
 impl Suggestion {
@@ -179,6 +182,7 @@ impl Suggestion {
             code_sketch,
             impact,
             history: Vec::new(),
+            vote: None,
         })
     }
 

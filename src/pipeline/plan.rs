@@ -317,6 +317,7 @@ pub fn plan(
         }),
         consensus: (req.consensus || c.consensus.enabled).then(ConsensusState::default),
         messages: Vec::new(),
+        suggestions: Vec::new(),
         started: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),

@@ -64,6 +64,8 @@ pub struct ImplementationSummary {
     pub deviations: Vec<Deviation>,
     /// Spec items not implemented.
     pub omissions: Vec<String>,
+    /// Ids of the accepted cross-domain suggestions the output reflects (`S1`, ...).
+    pub suggestions_applied: Vec<String>,
 }
 
 /// What tools established about the summary.
@@ -87,6 +89,10 @@ pub struct Facts {
     pub omitted_requirements: Vec<String>,
     /// Whether the verifier produced a summary at all.
     pub summary_present: bool,
+    /// Accepted or adopted suggestions the summary neither applies nor lists as a
+    /// deviation (silently dropped, seed 000 §B11.4).
+    #[serde(default)]
+    pub dropped_suggestions: Vec<String>,
 }
 
 /// The name a test entry refers to: `tests/test_a.py::test_x` → `test_x`, `Suite.test_y` →
@@ -207,6 +213,16 @@ pub fn floor(f: &Facts) -> Option<Floor> {
             format!(
                 "requirements silently dropped (neither delivered nor listed as omitted): {}",
                 f.unmapped_requirements.join(", ")
+            ),
+            &mut v,
+        );
+    }
+    if !f.dropped_suggestions.is_empty() {
+        raise(
+            Verdict::Reject,
+            format!(
+                "accepted suggestions silently dropped (neither applied nor listed as a deviation): {}",
+                f.dropped_suggestions.join(", ")
             ),
             &mut v,
         );

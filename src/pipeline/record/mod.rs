@@ -16,6 +16,7 @@ use super::stage::Stage;
 use crate::arbiter::{Issue, Verdict};
 use crate::config::{ArbiterMode, OnExhausted};
 use crate::consensus::envelope::Message;
+use crate::consensus::suggestion::Suggestion;
 use crate::consensus::Deliberation;
 use crate::git::worktree::CommandOutcome;
 use crate::git::{FileStat, ObjectId};
@@ -247,6 +248,9 @@ pub struct RunState {
     /// Every message between the run's agents, in order (seed 001 §4.3).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,
+    /// Cross-domain suggestions of accepted stage answers and what became of each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<Suggestion>,
 }
 
 /// A committed attempt waiting for the arbiter (see [`RunState::under_review`]).

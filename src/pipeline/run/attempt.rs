@@ -213,7 +213,7 @@ impl Run<'_> {
             let flags: Vec<_> = claims.iter().map(finding_issue).collect();
             self.state.all_flags.extend(flags.iter().cloned());
             self.state.pending_flags = flags;
-            return self.accept(attempt, commit, None);
+            return self.accept(attempt, commit, None, &meta);
         }
         // Recorded before the arbiter is asked: a run killed during the review resumes with
         // the review, and the stage's answer is never paid for twice.

@@ -32,6 +32,24 @@ const ASK: &str = "Should the refactored result proceed to verification as it is
 /// Output tokens for one consensus answer.
 const MAX_TOKENS: u32 = 2048;
 
+/// Which deliberation a step works on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) enum Target {
+    /// The consensus on the refactored result.
+    #[default]
+    Result,
+    /// The vote on an escalated suggestion (its index in the run's suggestions).
+    Suggestion(usize),
+}
+
+/// What one step of a deliberation did.
+pub(super) enum Stepped {
+    /// Made a call (or stopped the run).
+    Went(Flow),
+    /// The tree decided.
+    Decided(Decision),
+}
+
 /// The change and the evidence every call of the deliberation is shown.
 pub(super) struct Shown {
     pub(super) task: String,
@@ -49,6 +67,7 @@ impl Run<'_> {
 
     /// One step of the consensus stage.
     pub(super) fn consensus_step(&mut self) -> Result<Flow, RunError> {
+        self.target = Target::Result;
         let Some(d) = self
             .state
             .consensus
@@ -58,13 +77,28 @@ impl Run<'_> {
             return self.call_panel();
         };
         let shown = self.shown()?;
+        match self.deliberate(&d, ASK, &shown)? {
+            Stepped::Went(flow) => Ok(flow),
+            Stepped::Decided(decision) => self.act_on(d, decision, &shown),
+        }
+    }
+
+    /// One step of the deliberation `d` (the one [`Run::target`] names) on the question
+    /// `ask`: one call, recorded, or the decision the tree reached.
+    pub(super) fn deliberate(
+        &mut self,
+        d: &Deliberation,
+        ask: &str,
+        shown: &Shown,
+    ) -> Result<Stepped, RunError> {
         let q = Question {
-            ask: ASK,
+            ask,
             task: &shown.task,
             diff: &shown.diff,
             evidence: &shown.evidence.join("\n"),
         };
-        match d.next() {
+        let d = d.clone();
+        let flow = match d.next() {
             Next::Vote { round, voters } => {
                 let voter = self.voter(&d, &voters[0]);
                 let user = text::vote(&q, &d, round, &voter.role);
@@ -151,13 +185,30 @@ impl Run<'_> {
                     Ok((what, msg))
                 })
             }
-            Next::Done(decision) => self.act_on(d, decision, &shown),
-        }
+            Next::Done(decision) => return Ok(Stepped::Decided(decision)),
+        };
+        flow.map(Stepped::Went)
     }
 
     /// Calls the panel: every distinct stage model votes (agents are models, each with its
     /// primary role, the first stage it holds); the tiebreaker is a model that does not vote.
     fn call_panel(&mut self) -> Result<Flow, RunError> {
+        let (voters, tiebreaker) = self.panel();
+        let names: Vec<String> = voters.iter().map(|v| v.model.clone()).collect();
+        self.env.observer.progress(&Progress::ConsensusStarted {
+            voters: &names,
+            tiebreaker: tiebreaker.as_deref(),
+        });
+        let c = self.state.consensus.get_or_insert_with(Default::default);
+        c.current = Some(Deliberation::new(voters, tiebreaker));
+        c.observation = None;
+        self.rec.event(&self.state, "consensus: panel called")?;
+        Ok(Flow::Continue)
+    }
+
+    /// The agents who vote and the tiebreaker: every distinct stage model, in the role of
+    /// the first stage it holds; a tiebreaker that does not vote.
+    pub(super) fn panel(&self) -> (Vec<Voter>, Option<String>) {
         let mut voters: Vec<Voter> = Vec::new();
         for s in &self.state.stages {
             let model = if s.commit.is_some() {
@@ -187,16 +238,7 @@ impl Run<'_> {
             .into_iter()
             .chain(config.role_models(Role::Arbiter, profile))
             .find(|m| !votes(m));
-        let names: Vec<String> = voters.iter().map(|v| v.model.clone()).collect();
-        self.env.observer.progress(&Progress::ConsensusStarted {
-            voters: &names,
-            tiebreaker: tiebreaker.as_deref(),
-        });
-        let c = self.state.consensus.get_or_insert_with(Default::default);
-        c.current = Some(Deliberation::new(voters, tiebreaker));
-        c.observation = None;
-        self.rec.event(&self.state, "consensus: panel called")?;
-        Ok(Flow::Continue)
+        (voters, tiebreaker)
     }
 
     fn voter(&self, d: &Deliberation, model: &str) -> Voter {
@@ -210,15 +252,24 @@ impl Run<'_> {
             })
     }
 
+    /// The deliberation [`Run::target`] names.
     fn deliberation_mut(&mut self) -> Option<&mut Deliberation> {
-        self.state
-            .consensus
-            .as_mut()
-            .and_then(|c| c.current.as_mut())
+        match self.target {
+            Target::Result => self
+                .state
+                .consensus
+                .as_mut()
+                .and_then(|c| c.current.as_mut()),
+            Target::Suggestion(i) => self
+                .state
+                .suggestions
+                .get_mut(i)
+                .and_then(|s| s.vote.as_mut()),
+        }
     }
 
     /// The run's change, base to tip, with the deterministic findings on it.
-    fn shown(&self) -> Result<Shown, RunError> {
+    pub(super) fn shown(&self) -> Result<Shown, RunError> {
         let repo = self.env.repo;
         let tree = |o: &crate::git::ObjectId| -> Result<git2::Tree<'_>, RunError> {
             Ok(repo
@@ -377,6 +428,10 @@ impl Run<'_> {
     }
 
     fn deadlock(&mut self, d: &Deliberation, why: &str) -> Result<Flow, RunError> {
+        if let Target::Suggestion(i) = self.target {
+            // A vote on a suggestion that no one can settle leaves the rejection standing.
+            return self.suggestion_settled(i, None, why);
+        }
         let reason = StopReason::Consensus {
             outcome: "deadlock".into(),
             detail: crate::bounded::clip(why, 500),

@@ -15,6 +15,7 @@ mod observe;
 mod prompt;
 mod reconcile;
 mod review;
+mod suggest;
 mod transition;
 mod verify;
 
@@ -98,6 +99,8 @@ pub struct Run<'a> {
     outlines: OutlineCache,
     /// Which files are private: withheld from every prompt, refused to every edit.
     privacy: Privacy,
+    /// Which deliberation the consensus steps work on (not recorded: each step sets it).
+    target: consensus::Target,
 }
 
 impl<'a> Run<'a> {
@@ -110,6 +113,7 @@ impl<'a> Run<'a> {
             spec,
             rec,
             outlines: OutlineCache::default(),
+            target: consensus::Target::default(),
             privacy: Privacy::from_config(&env.config.config),
         }
     }
@@ -194,7 +198,9 @@ impl<'a> Run<'a> {
         self.state.status = RunStatus::Running;
         self.state.stop = None;
         loop {
-            let flow = if self.consensus_due() {
+            let flow = if let Some(i) = self.suggestion_due() {
+                self.suggestion_step(i)?
+            } else if self.consensus_due() {
                 self.consensus_step()?
             } else if let Some(stage) = self.state.current_stage() {
                 self.step(stage)?

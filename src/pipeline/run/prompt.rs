@@ -55,7 +55,7 @@ impl Run<'_> {
             idx.checked_sub(1)
                 .map_or("previous", |p| self.state.stages[p].stage.as_str()),
             &self.state.pending_flags,
-        );
+        ) + &self.suggestion_block(stage);
         let facts = if stage == Stage::Verify {
             let stats = git::FileStat::of(&run_diff);
             format!(

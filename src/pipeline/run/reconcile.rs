@@ -21,7 +21,7 @@ impl Run<'_> {
         let repo = self.env.repo;
         let final_commit = self.state.tip().oid()?;
         let base = self.state.base.oid()?;
-        let facts = reconcile::facts(
+        let mut facts = reconcile::facts(
             repo,
             base,
             final_commit,
@@ -32,6 +32,10 @@ impl Run<'_> {
             what: "checking the implementation summary".into(),
             source,
         })?;
+        facts.dropped_suggestions = super::suggest::dropped(
+            &self.state.suggestions,
+            self.state.implementation_summary.as_ref(),
+        );
         let floor = reconcile::floor(&facts);
         let scaffold = match &self.state.stages[Stage::Architect.index()].commit {
             Some(arch) => {

@@ -130,12 +130,12 @@ impl Run<'_> {
         match review.verdict {
             Verdict::Approve => {
                 self.state.pending_flags.clear();
-                self.accept(attempt, commit, Some(Verdict::Approve))
+                self.accept(attempt, commit, Some(Verdict::Approve), meta)
             }
             Verdict::Flag => {
                 self.state.pending_flags = review.issues.clone();
                 self.state.all_flags.extend(review.issues.iter().cloned());
-                self.accept(attempt, commit, Some(Verdict::Flag))
+                self.accept(attempt, commit, Some(Verdict::Flag), meta)
             }
             Verdict::Reject => {
                 self.rec.keep(commit);

@@ -26,11 +26,13 @@ impl Run<'_> {
         mut attempt: AttemptRecord,
         commit: Oid,
         verdict: Option<Verdict>,
+        meta: &StageMeta,
     ) -> Result<Flow, RunError> {
         let idx = self.state.current;
         let old_tip = self.state.tip().oid()?;
         let stage = self.state.stages[idx].stage;
         attempt.result = AttemptResult::Accepted;
+        self.heard(stage, &attempt.model.clone(), attempt.spend, meta);
         let s = &mut self.state.stages[idx];
         s.attempts.push(attempt);
         s.commit = Some(commit.into());
