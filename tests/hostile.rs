@@ -23,8 +23,8 @@ fn run_json(stdout: &str) -> Value {
 }
 
 /// The user's state before a run of `s` that must end approved, the run, and its `--json`.
-fn approved_run(s: &Scenario) -> (BTreeMap<String, String>, Run, Value) {
-    let before = user_state(&s.env, &s.repo);
+fn approved_run(s: &Scenario) -> (BTreeMap<String, Vec<u8>>, Run, Value) {
+    let before = crate::common::user_state(&s.env, &s.repo);
     let r = s.run(&[]);
     r.ok();
     let out = run_json(&r.stdout);
@@ -34,50 +34,10 @@ fn approved_run(s: &Scenario) -> (BTreeMap<String, String>, Run, Value) {
 
 /// Commits `toml` as the scenario's `.triad/config.toml` and returns the user's state after
 /// it, for checking that a run touched nothing.
-fn commit_repo_config(s: &Scenario, toml: &str, msg: &str) -> BTreeMap<String, String> {
+fn commit_repo_config(s: &Scenario, toml: &str, msg: &str) -> BTreeMap<String, Vec<u8>> {
     s.env.write_files(&s.repo, &[(".triad/config.toml", toml)]);
     s.env.commit_all(&s.repo, msg);
-    user_state(&s.env, &s.repo)
-}
-
-/// Everything of the user's that a refused or finished run must leave as it was: every file
-/// outside `.git/` (tracked, untracked, ignored), the index, HEAD and what it points at.
-fn user_state(env: &TestEnv, repo: &Path) -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![repo.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let entry = entry.unwrap();
-            let path = entry.path();
-            let rel = path
-                .strip_prefix(repo)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if rel == ".git" {
-                continue;
-            }
-            let kind = entry.file_type().unwrap();
-            if kind.is_dir() {
-                stack.push(path);
-            } else if kind.is_symlink() {
-                let target = std::fs::read_link(&path).unwrap();
-                out.insert(rel, format!("-> {}", target.display()));
-            } else {
-                let bytes = std::fs::read(&path).unwrap();
-                out.insert(rel, String::from_utf8_lossy(&bytes).into_owned());
-            }
-        }
-    }
-    for file in [".git/index", ".git/HEAD"] {
-        let bytes = std::fs::read(repo.join(file)).unwrap_or_default();
-        out.insert(file.into(), String::from_utf8_lossy(&bytes).into_owned());
-    }
-    out.insert(
-        "HEAD-oid".into(),
-        env.git(repo, &["rev-parse", "HEAD"]).stdout,
-    );
-    out
+    crate::common::user_state(&s.env, &s.repo)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -161,7 +121,7 @@ fn a_committed_budget_above_the_users_is_ignored_and_the_cap_holds() {
         "a call went out past the cap"
     );
     assert_says(&r.stderr, &["may only lower budget caps"]);
-    assert_eq!(user_state(&s.env, &s.repo), before);
+    assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
 
     let run = origins(&s.env, &s.repo);
     for key in ["budget.run_usd", "budget.daily_usd"] {
@@ -222,7 +182,7 @@ fn prices_ids_transport_and_more_retries_are_not_repo_keys_until_trusted() {
         ),
     ] {
         let repo = repo_with(&s.env, name, toml);
-        let before = user_state(&s.env, &repo);
+        let before = crate::common::user_state(&s.env, &repo);
         for args in [&["config", "show"][..], &["models", "check", "model-a"][..]] {
             let r = s.env.triad(&repo, args);
             r.expect_code(2);
@@ -233,7 +193,7 @@ fn prices_ids_transport_and_more_retries_are_not_repo_keys_until_trusted() {
                 r.stderr
             );
         }
-        assert_eq!(user_state(&s.env, &repo), before, "{name}");
+        assert_eq!(crate::common::user_state(&s.env, &repo), before, "{name}");
         // Trusted in its own .git/config, the clone may.
         s.env
             .git(&repo, &["config", "--local", "triad.trusted", "true"])
@@ -343,7 +303,7 @@ fn a_prompt_override_through_a_symlink_is_never_read() {
     for text in [&sent, &r.stdout, &r.stderr, &recorded(&s.env, &s.repo)] {
         assert!(!text.contains(SSH_CANARY), "the key was read");
     }
-    assert_eq!(user_state(&s.env, &s.repo), before);
+    assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
 }
 
 #[cfg(unix)]
@@ -383,7 +343,7 @@ fn init_never_writes_through_a_committed_symlink() {
         if let Some(p) = hooks_path {
             env.git(&repo, &["config", "core.hooksPath", p]).ok();
         }
-        let before = user_state(&env, &repo);
+        let before = crate::common::user_state(&env, &repo);
         let r = env.triad(&repo, &["init", "--no-trust"]);
         r.expect_code(1);
         assert!(
@@ -398,7 +358,7 @@ fn init_never_writes_through_a_committed_symlink() {
             0,
             "{name}: init wrote outside the repository"
         );
-        assert_eq!(user_state(&env, &repo), before, "{name}");
+        assert_eq!(crate::common::user_state(&env, &repo), before, "{name}");
     }
 }
 
@@ -489,14 +449,14 @@ fn a_run_survives_hostile_retry_after_headers() {
             "[roles.architect]\nmodels = [\"model-a\", \"model-c\"]"
         )
     ));
-    let before = user_state(&s.env, &s.repo);
+    let before = crate::common::user_state(&s.env, &s.repo);
     let r = s.run(&[]);
     r.ok();
     assert_eq!(run_json(&r.stdout)["status"], "approved", "{}", r.stdout);
     // The junk header was ignored (one retry), the far-off date failed over to model-c.
     assert_eq!(s.requests_for("architect").len(), 2);
     assert_eq!(s.requests_for("architect-fallback").len(), 1);
-    assert_eq!(user_state(&s.env, &s.repo), before);
+    assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -525,7 +485,7 @@ fn a_huge_schema_violation_is_not_echoed() {
         vec![Reply::json(flood.clone()), Reply::json(flood)],
     );
     let s = Scenario::new(rules);
-    let before = user_state(&s.env, &s.repo);
+    let before = crate::common::user_state(&s.env, &s.repo);
     // The repair request carries the flood back: let the budget allow it.
     let r = s.run(&["--budget", "1000"]);
     assert_ne!(r.code, 0, "{}", r.stderr);
@@ -555,7 +515,7 @@ fn a_huge_schema_violation_is_not_echoed() {
         "run record {} bytes",
         recorded_bytes(&s.env, &s.repo)
     );
-    assert_eq!(user_state(&s.env, &s.repo), before);
+    assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
 }
 
 /// An arbiter rule for model-b reviewing `stage`, with raw replies.
@@ -613,7 +573,7 @@ fn a_model_cannot_commit_another_name_for_dot_git() {
         assert!(!fsck.stderr.contains("dotgit"), "{path}: {}", fsck.stderr);
         let stages = s.git(&["log", "-p", &format!("main..{branch}")]);
         assert!(!stages.contains("curl evil"), "{path}: {stages}");
-        assert_eq!(user_state(&s.env, &s.repo), before, "{path}");
+        assert_eq!(crate::common::user_state(&s.env, &s.repo), before, "{path}");
     }
 }
 
@@ -685,7 +645,7 @@ fn the_verify_command_gets_no_keys_and_bounded_output() {
     }
     let runs = s.git(&["for-each-ref", "--format=%(refname)", "refs/triad/runs"]);
     assert!(!runs.trim().is_empty(), "no run record to check");
-    assert_eq!(user_state(&s.env, &s.repo), before);
+    assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -90,24 +90,6 @@ fn files_under(dir: &Path) -> BTreeMap<String, String> {
     out
 }
 
-/// The user's files (outside `.git/`), index, HEAD and stash: what no run may change.
-fn user_state(env: &TestEnv, repo: &Path) -> BTreeMap<String, String> {
-    let mut m: BTreeMap<String, String> = files_under(repo)
-        .into_iter()
-        .filter(|(k, _)| !k.starts_with(".git/"))
-        .collect();
-    for f in [".git/index", ".git/HEAD"] {
-        let bytes = std::fs::read(repo.join(f)).unwrap_or_default();
-        m.insert(f.into(), String::from_utf8_lossy(&bytes).into_owned());
-    }
-    m.insert(
-        "HEAD-oid".into(),
-        env.git(repo, &["rev-parse", "HEAD"]).stdout,
-    );
-    m.insert("stash".into(), env.git(repo, &["stash", "list"]).stdout);
-    m
-}
-
 /// Asserts that nothing git triad could have written or printed shows a key: the commands'
 /// output, every git object (reachable or not), every ref, every file under `.git/` and the
 /// work tree, and `git triad log` of every run.
@@ -255,7 +237,7 @@ fn a_provider_echoing_keys_leaves_no_trace_of_them() {
                 "[roles.implementer]\nmodels = [\"model-a\", \"model-c\"]"
             )
     ));
-    let before = user_state(&s.env, &s.repo);
+    let before = crate::common::user_state(&s.env, &s.repo);
 
     let r = s.run(&[]);
     r.ok();
@@ -283,7 +265,7 @@ fn a_provider_echoing_keys_leaves_no_trace_of_them() {
     assert!(calc.contains("API_KEY = \"[redacted]\""), "{calc}");
 
     assert_nothing_leaked(&s.env, &s.repo, &[&r]);
-    assert_eq!(user_state(&s.env, &s.repo), before);
+    assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
 }
 
 /// Files a task's scope names that must never reach a model, each with a canary.
@@ -365,7 +347,7 @@ fn private_files_never_reach_a_model_and_cannot_be_edited() {
         ],
     );
     s.env.commit_all(&s.repo, "private files in scope");
-    let before = user_state(&s.env, &s.repo);
+    let before = crate::common::user_state(&s.env, &s.repo);
 
     let shown = s
         .env
@@ -464,7 +446,7 @@ fn private_files_never_reach_a_model_and_cannot_be_edited() {
     for q in s.server.requests() {
         assert_eq!(private_leak(&q.body), None, "a request body: {}", q.body);
     }
-    let after = user_state(&s.env, &s.repo);
+    let after = crate::common::user_state(&s.env, &s.repo);
     let changed: Vec<&String> = after
         .iter()
         .filter(|(k, v)| before.get(*k) != Some(v))

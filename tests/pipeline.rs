@@ -1,7 +1,6 @@
 //! `git triad run` end to end over real HTTP (the scripted model server) and real git.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use git_triad::testkit::fake_llm::{FakeServer, Reply, Rule, Script, WireProtocol};
 use serde_json::{json, Value};
@@ -166,44 +165,6 @@ pub fn run_json(stdout: &str) -> Value {
     serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {stdout}"))
 }
 
-/// Every file under `dir` (including .git internals, untracked and ignored files), by path.
-fn snapshot(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let e = e.unwrap();
-            let p = e.path();
-            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
-            if e.file_type().unwrap().is_dir() {
-                stack.push(p);
-            } else {
-                out.insert(rel, std::fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
-}
-
-/// The user-visible state that a run must never touch.
-fn user_state(s: &Scenario) -> BTreeMap<String, Vec<u8>> {
-    let mut m: BTreeMap<String, Vec<u8>> = snapshot(&s.repo)
-        .into_iter()
-        .filter(|(k, _)| !k.starts_with(".git/"))
-        .collect();
-    for f in [".git/index", ".git/HEAD"] {
-        m.insert(f.into(), std::fs::read(s.repo.join(f)).unwrap_or_default());
-    }
-    let head = s.git(&["rev-parse", "HEAD"]);
-    m.insert("HEAD-oid".into(), head.into_bytes());
-    let stash = s
-        .env
-        .git(&s.repo, &["rev-parse", "-q", "--verify", "refs/stash"])
-        .stdout;
-    m.insert("stash".into(), stash.into_bytes());
-    m
-}
-
 #[test]
 fn a_bookend_run_approves_with_stage_commits_notes_and_an_untouched_tree() {
     let s = Scenario::new(happy_rules());
@@ -216,7 +177,7 @@ fn a_bookend_run_approves_with_stage_commits_notes_and_an_untouched_tree() {
     s.git(&["stash", "-q"]);
     s.env
         .write_files(&s.repo, &[("calc.py", "# work in progress\n")]);
-    let before = user_state(&s);
+    let before = crate::common::user_state(&s.env, &s.repo);
 
     let r = s.run(&[]);
     r.ok();
@@ -226,7 +187,7 @@ fn a_bookend_run_approves_with_stage_commits_notes_and_an_untouched_tree() {
     let branch = out["branch"].as_str().unwrap().to_string();
     assert!(branch.starts_with("triad/add-sub/"), "{branch}");
     assert_eq!(
-        user_state(&s),
+        crate::common::user_state(&s.env, &s.repo),
         before,
         "the run touched the user's tree, index, HEAD or stash"
     );

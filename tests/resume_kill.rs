@@ -17,43 +17,6 @@ use crate::pipeline::{
     review, run_json, stage, verify_answer, Scenario,
 };
 
-/// Everything of the user's a run must leave as it was: every file outside `.git/`, the
-/// index, HEAD (the file and the commit) and the stash.
-fn user_state(env: &TestEnv, repo: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![repo.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let entry = entry.unwrap();
-            let path = entry.path();
-            let rel = path
-                .strip_prefix(repo)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            if rel == ".git" {
-                continue;
-            }
-            if entry.file_type().unwrap().is_dir() {
-                stack.push(path);
-            } else {
-                out.insert(rel, std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    for file in [".git/index", ".git/HEAD"] {
-        out.insert(
-            file.into(),
-            std::fs::read(repo.join(file)).unwrap_or_default(),
-        );
-    }
-    for (key, rev) in [("HEAD-oid", "HEAD"), ("stash", "refs/stash")] {
-        let r = env.git(repo, &["rev-parse", "-q", "--verify", rev]);
-        out.insert(key.into(), r.stdout.into_bytes());
-    }
-    out
-}
-
 /// Asserts `git fsck --full` finds nothing wrong.
 #[track_caller]
 fn assert_fsck_clean(env: &TestEnv, repo: &Path) {
@@ -117,7 +80,7 @@ fn paths_git_cannot_store_go_back_to_the_model_and_the_run_goes_on() {
             Reply::text(creating(path)),
             Reply::text(implement_answer()),
         ]);
-        let before = user_state(&s.env, &s.repo);
+        let before = crate::common::user_state(&s.env, &s.repo);
         let r = s.env.triad(&s.repo, &["run", "--task", "wide", "--json"]);
         r.ok();
         let out = run_json(&r.stdout);
@@ -136,7 +99,7 @@ fn paths_git_cannot_store_go_back_to_the_model_and_the_run_goes_on() {
         let log = s.env.triad(&s.repo, &["log", id]);
         assert!(log.ok().stdout.contains(reason), "{path}: {}", log.stdout);
         assert!(!log.stdout.contains("None of your edits were applied"), "{}", log.stdout);
-        assert_eq!(user_state(&s.env, &s.repo), before, "{path}");
+        assert_eq!(crate::common::user_state(&s.env, &s.repo), before, "{path}");
         assert_fsck_clean(&s.env, &s.repo);
     }
 }
@@ -231,7 +194,7 @@ fn a_run_in_progress_cannot_be_resumed_twice_at_once() {
         vec![slow(), slow(), Reply::text(implement_answer())],
     );
     let s = Scenario::new(rules);
-    let before = user_state(&s.env, &s.repo);
+    let before = crate::common::user_state(&s.env, &s.repo);
 
     // The run waits on its implement call; a resume of it now is refused, naming the pid.
     let mut run = spawn_triad(&s, &["run", "--task", "add-sub"]);
@@ -291,7 +254,7 @@ fn a_run_in_progress_cannot_be_resumed_twice_at_once() {
         1,
         "recorded work is never redone"
     );
-    assert_eq!(user_state(&s.env, &s.repo), before);
+    assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
     assert_fsck_clean(&s.env, &s.repo);
 }
 
@@ -315,7 +278,7 @@ fn killed_at(rule: &str) -> (Scenario, String, BTreeMap<String, Vec<u8>>) {
     let first = stalled(rules[i].responses[0].clone());
     rules[i].responses.insert(0, first);
     let s = Scenario::new(rules);
-    let before = user_state(&s.env, &s.repo);
+    let before = crate::common::user_state(&s.env, &s.repo);
     let mut child = spawn_triad(&s, &["run", "--task", "add-sub"]);
     wait_for_requests(&s, Some(rule), 1);
     child.kill().unwrap();
@@ -379,7 +342,7 @@ fn a_branch_left_behind_its_record_by_a_kill_is_moved_up_before_any_call() {
     );
     assert_eq!(s.requests_for("architect").len(), 1);
     assert_eq!(s.requests_for("arbiter-architect").len(), 1);
-    assert_eq!(user_state(&s.env, &s.repo), before);
+    assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
     assert_fsck_clean(&s.env, &s.repo);
 }
 
@@ -406,7 +369,7 @@ fn a_branch_at_an_unrecorded_stage_commit_of_this_run_is_put_back_to_the_record(
         !log.contains(&own),
         "the unrecorded commit is not part of the run"
     );
-    assert_eq!(user_state(&s.env, &s.repo), before);
+    assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
 }
 
 #[test]
@@ -451,7 +414,10 @@ fn a_branch_someone_committed_on_is_refused_before_any_model_call() {
     s.git(&["branch", "-f", &branch, &tip]);
     resume_approved(&s, &id);
     assert_eq!(s.git(&["rev-parse", "mine"]).trim(), mine);
-    assert_eq!(user_state(&s.env, &s.repo)["HEAD-oid"], before["HEAD-oid"]);
+    assert_eq!(
+        crate::common::user_state(&s.env, &s.repo)["HEAD-oid"],
+        before["HEAD-oid"]
+    );
 }
 
 #[test]
@@ -486,7 +452,7 @@ fn a_missing_branch_and_lock_files_left_by_a_kill_are_repaired() {
         "{}",
         r.stderr
     );
-    assert_eq!(user_state(&s.env, &s.repo), before);
+    assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
     assert_fsck_clean(&s.env, &s.repo);
 }
 
@@ -509,7 +475,7 @@ fn a_run_killed_during_a_review_is_reviewed_again_without_asking_the_stage_again
     assert_eq!(attempts.len(), 1, "{state}");
     assert_eq!(attempts[0]["commit"], waiting["commit"]);
     assert_eq!(attempts[0]["verdict"], "APPROVE");
-    assert_eq!(user_state(&s.env, &s.repo), before);
+    assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -613,7 +579,7 @@ fn a_run_killed_at_twenty_random_points_resumes_to_the_same_end() {
         let s = Scenario::new(kill_rules());
         s.env
             .write_files(&s.repo, &[("notes.txt", "mine, untracked\n")]);
-        let before = user_state(&s.env, &s.repo);
+        let before = crate::common::user_state(&s.env, &s.repo);
         let mut child = spawn_triad(&s, &run_args);
         wait_for_requests(&s, None, k);
         std::thread::sleep(std::time::Duration::from_millis(pause));
@@ -659,7 +625,11 @@ fn a_run_killed_at_twenty_random_points_resumes_to_the_same_end() {
         for (rule, n) in &expected_calls {
             assert!(calls.get(rule).unwrap_or(&0) >= n, "{context}: {calls:?}");
         }
-        assert_eq!(user_state(&s.env, &s.repo), before, "{context}");
+        assert_eq!(
+            crate::common::user_state(&s.env, &s.repo),
+            before,
+            "{context}"
+        );
         assert_fsck_clean(&s.env, &s.repo);
     }
     eprintln!("20 kills in {:.1} s", started.elapsed().as_secs_f64());

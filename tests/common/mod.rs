@@ -369,3 +369,45 @@ retry_after_max_secs = 5
 "#
     )
 }
+
+/// Everything of the user's that no git triad command may change: every file outside
+/// `.git/` (tracked, untracked, ignored; a symbolic link as its target), the index, HEAD (the
+/// file and the commit) and the stash.
+pub fn user_state(env: &TestEnv, repo: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![repo.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let rel = path
+                .strip_prefix(repo)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            if rel == ".git" {
+                continue;
+            }
+            let kind = entry.file_type().unwrap();
+            if kind.is_dir() {
+                stack.push(path);
+            } else if kind.is_symlink() {
+                let target = std::fs::read_link(&path).unwrap();
+                out.insert(rel, format!("-> {}", target.display()).into_bytes());
+            } else {
+                out.insert(rel, std::fs::read(&path).unwrap());
+            }
+        }
+    }
+    for file in [".git/index", ".git/HEAD"] {
+        out.insert(
+            file.into(),
+            std::fs::read(repo.join(file)).unwrap_or_default(),
+        );
+    }
+    for (key, rev) in [("HEAD-oid", "HEAD"), ("stash", "refs/stash")] {
+        let r = env.git(repo, &["rev-parse", "-q", "--verify", rev]);
+        out.insert(key.into(), r.stdout.into_bytes());
+    }
+    out
+}
