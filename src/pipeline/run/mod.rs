@@ -12,6 +12,7 @@ mod branch;
 mod checks;
 mod consensus;
 mod observe;
+mod parallel;
 mod prompt;
 mod reconcile;
 mod review;
@@ -194,7 +195,9 @@ impl<'a> Run<'a> {
         self.state.status = RunStatus::Running;
         self.state.stop = None;
         loop {
-            let flow = if self.consensus_due() {
+            let flow = if self.parallel_due() {
+                self.parallel_step()?
+            } else if self.consensus_due() {
                 self.consensus_step()?
             } else if let Some(stage) = self.state.current_stage() {
                 self.step(stage)?
