@@ -38,6 +38,9 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The user config of every command: calls may take as long as a loaded machine needs.
+const SLOW_CPU: &str = "[transport]\ntimeout_secs = 1800\n";
+
 const OUTCOMES: &[&str] = &[
     "approved",
     "flagged",
@@ -173,6 +176,9 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
     }
     let mut env = TestEnv::new();
     env.set("GIT_TRIAD_LOCAL_CACHE", cache.to_str().unwrap());
+    // Small models on a busy 2-core CPU can take minutes per answer: a timeout is a machine
+    // fact, not what this test is about, so calls get all the time they need.
+    env.write_user_config(SLOW_CPU);
     let repo = env.root().join("textstats");
     copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/textstats"),
@@ -240,7 +246,7 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
     //    chat request open: the run is killed while that call is in flight.
     let door = HoldingDoor::open();
     env.write_user_config(&format!(
-        "[providers.triad-local-coder]\nbase_url = \"{}\"\n",
+        "{SLOW_CPU}[providers.triad-local-coder]\nbase_url = \"{}\"\n",
         door.base_url()
     ));
     let mut child = env
@@ -280,7 +286,7 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
     // Killed during its first model call, the run is still recorded as running.
     assert_eq!(before["status"], "running", "{before}");
     // The endpoint is the real server again; resume carries the run to an outcome.
-    env.write_user_config("");
+    env.write_user_config(SLOW_CPU);
     let resumed = env.triad(&repo, &["resume", &id, "--json"]);
     let after = check_run(&env, &repo, &resumed);
     assert_eq!(after["run"], id.as_str());

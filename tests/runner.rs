@@ -8,6 +8,7 @@ mod e2e_local;
 mod hostile;
 mod hostile_keys;
 mod notes_hooks;
+mod parallel;
 mod pipeline;
 mod providers;
 mod reconcile;

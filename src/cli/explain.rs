@@ -84,6 +84,10 @@ pub fn run_hints(state: &RunState) -> Vec<String> {
             format!("`git triad log {run}` shows the deliberation: the objections and the amendments asked for"),
             "options: fix by hand on the branch, re-run the task without --consensus, or with other models".into(),
         ],
+        StopReason::Parallel { .. } => vec![
+            format!("`git triad log {run}` shows every candidate, its branch and the vote"),
+            "make at least two different candidate models answer (`git triad models list`), or name a tiebreaker that is not a candidate (-c roles.tiebreaker.models='[\"<model>\"]'), then run the task again".into(),
+        ],
         StopReason::Legacy { .. } => vec![],
     }
 }

@@ -106,6 +106,7 @@ impl Observer for Lines {
                 tiebreaker.unwrap_or("none (a deadlock goes to you)")
             ),
             Progress::Deliberated { who, what } => format!("[consensus] {who} {what}"),
+            Progress::Explored { who, what } => format!("[parallel] {who} {what}"),
             Progress::ConsensusDecided {
                 choice,
                 by,

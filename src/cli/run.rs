@@ -11,6 +11,7 @@ use crate::model::budget::Ledger;
 use crate::model::ModelClient;
 use crate::pipeline::{
     self, Recorder, Run, RunEnv, RunLock, RunRequest, RunState, RunStatus, Stage, VerifyPlan,
+    Workflow,
 };
 use crate::task::TaskSpec;
 
@@ -23,6 +24,14 @@ fn parse_budget(s: &str) -> Result<f64, String> {
             "`{s}` is not a budget: give a positive amount of USD, e.g. 2 or 0.5"
         )),
         Err(_) => Err(format!("`{s}` is not a number of USD")),
+    }
+}
+
+fn parse_workflow(s: &str) -> Result<Workflow, String> {
+    match s {
+        "sequential" => Ok(Workflow::Sequential),
+        "parallel" => Ok(Workflow::Parallel),
+        _ => Err(format!("`{s}` is not a workflow (sequential, parallel)")),
     }
 }
 
@@ -97,6 +106,15 @@ pub struct RunArgs {
     /// (config: consensus.enabled).
     #[arg(long)]
     pub consensus: bool,
+    /// How the solution is made before Verify: sequential (architect, implement, refactor)
+    /// or parallel (every candidate model builds one alone, at the same time; they rate and
+    /// vote on each other's, never for their own; the winner merges in the best of the rest).
+    #[arg(long, value_name = "WORKFLOW", value_parser = parse_workflow, default_value = "sequential", conflicts_with = "consensus")]
+    pub workflow: Workflow,
+    /// The models of a parallel exploration, comma-separated (default: the implementer
+    /// role's models); at least two different ones.
+    #[arg(long, value_name = "M1,M2,...", value_delimiter = ',')]
+    pub candidates: Vec<String>,
     /// Print one JSON object describing the run on stdout.
     #[arg(long)]
     pub json: bool,
@@ -147,6 +165,10 @@ fn ensure_local_servers(
     for s in &state.stages {
         models.extend(s.models.iter().cloned());
         models.extend(s.arbiter_model.iter().cloned());
+    }
+    if let Some(p) = &state.parallel {
+        models.extend(p.models.iter().cloned());
+        models.extend(p.tiebreaker.iter().cloned());
     }
     let providers = crate::model::local::providers_of(&loaded.config, &models);
     if providers.is_empty() {
@@ -217,7 +239,15 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         reconcile: args.reconcile,
         reconcile_model: args.reconcile_model.clone(),
         consensus: args.consensus,
+        workflow: args.workflow,
+        candidates: args.candidates.clone(),
     };
+    if !req.candidates.is_empty() && req.workflow != Workflow::Parallel {
+        return Err(
+            CommandError::usage("--candidates names the models of a parallel exploration")
+                .hint("add --workflow parallel"),
+        );
+    }
     let (state, spec) = pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
     let _lock = RunLock::acquire(repo, &state.run_id)?;
     if let Ok(Some(task)) = crate::task::workflow::refresh(repo, &state.task) {

@@ -50,6 +50,7 @@ pub const RESTRICTED_REPO_KEYS: &[&str] = &[
     "prompts.tiebreaker",
     "prompts.observer",
     "prompts.suggestion",
+    "prompts.cross_reviewer",
     "prompts.protocol",
     "prompts.protocol-whole",
 ];

@@ -17,7 +17,7 @@ pub mod stage;
 
 pub use lock::{LockError, RunLock};
 pub use observer::{Observer, Progress, Silent};
-pub use plan::{plan, RunRequest, StartError};
+pub use plan::{plan, RunRequest, StartError, Workflow};
 pub use record::{list_runs, Recorder, RunState, RunStatus, StopReason};
 pub use run::{Flow, Run, RunEnv, RunError, VerifyPlan, VerifySkip};
 pub use stage::Stage;

@@ -126,6 +126,13 @@ pub enum Progress<'a> {
         /// Whether fewer agents voted than were called.
         degraded: bool,
     },
+    /// One step of a parallel exploration: a candidate built, rated, voted, won, synthesized.
+    Explored {
+        /// Who (a model; `orchestrator` for the tally).
+        who: &'a str,
+        /// What, in a few words.
+        what: &'a str,
+    },
     /// The run stopped or finished; its state says why.
     Ended {
         /// The final state.

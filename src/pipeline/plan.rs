@@ -7,7 +7,7 @@ use git2::{Repository, Status};
 use rand::Rng;
 
 use super::record::{
-    ConsensusState, ReconcileState, RunState, RunStatus, StageRecord, RECORD_VERSION,
+    ConsensusState, ParallelState, ReconcileState, RunState, RunStatus, StageRecord, RECORD_VERSION,
 };
 use super::stage::Stage;
 use crate::config::{ArbiterMode, LoadedConfig, Role};
@@ -36,6 +36,23 @@ pub struct RunRequest {
     pub reconcile_model: Option<String>,
     /// `--consensus`: hold the consensus stage even when the configuration does not.
     pub consensus: bool,
+    /// `--workflow`: how the solution is produced before Verify.
+    pub workflow: Workflow,
+    /// `--candidates`: the models of a parallel exploration (empty: the implementer
+    /// role's distinct models).
+    pub candidates: Vec<String>,
+}
+
+/// How a run produces its solution before the Verify stage.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Workflow {
+    /// Architect → Implement → Refactor, one model after the other.
+    #[default]
+    Sequential,
+    /// Several models build a solution each, alone and at the same time, review and vote
+    /// on each other's, and the winner enhances its own with the best of the others
+    /// (seed 001 §5.2).
+    Parallel,
 }
 
 /// Why a run cannot start. Facts only: the command line says what to do about each.
@@ -103,6 +120,9 @@ pub enum StartError {
         /// The arbiter role's models.
         arbiters: Vec<String>,
     },
+    /// A parallel exploration needs at least two different models.
+    #[error("parallel exploration needs at least two different candidate models; it has {}", if .0.is_empty() { "none".to_string() } else { .0.join(", ") })]
+    TooFewCandidates(Vec<String>),
     /// The reconciliation model is the verifier's.
     #[error("the reconciliation would be judged by the verifier's own model `{0}`")]
     ReconcilerIsVerifier(String),
@@ -286,6 +306,11 @@ pub fn plan(
         }
     }
 
+    let parallel = match req.workflow {
+        Workflow::Sequential => None,
+        Workflow::Parallel => Some(parallel_plan(loaded, profile, req)?),
+    };
+
     let run_id = new_run_id();
     let budget = req.budget.or(c.budget.run_usd).filter(|b| *b > 0.0);
     let state = RunState {
@@ -315,7 +340,11 @@ pub fn plan(
             model: req.reconcile_model.clone(),
             ..Default::default()
         }),
-        consensus: (req.consensus || c.consensus.enabled).then(ConsensusState::default),
+        // A parallel run's solution is chosen by its own vote; the consensus stage, which
+        // sends the refactor stage back, has nothing to send back to.
+        consensus: (parallel.is_none() && (req.consensus || c.consensus.enabled))
+            .then(ConsensusState::default),
+        parallel,
         messages: Vec::new(),
         suggestions: Vec::new(),
         started: std::time::SystemTime::now()
@@ -324,4 +353,49 @@ pub fn plan(
         under_review: None,
     };
     Ok((state, spec))
+}
+
+/// The candidates of a parallel exploration (distinct models, on the wire too, in the order
+/// given) and the model that breaks a tied vote: the tiebreaker role's, else the arbiter
+/// role's first model that is not a candidate.
+fn parallel_plan(
+    loaded: &LoadedConfig,
+    profile: Option<&str>,
+    req: &RunRequest,
+) -> Result<ParallelState, StartError> {
+    let asked = if req.candidates.is_empty() {
+        loaded.role_models(Role::Implementer, profile)
+    } else {
+        req.candidates.clone()
+    };
+    let mut models: Vec<String> = Vec::new();
+    for m in asked {
+        if !loaded.config.models.contains_key(&m) {
+            return Err(StartError::UnknownModel(m));
+        }
+        if !models
+            .iter()
+            .any(|k| *k == m || same_wire_model(loaded, k, &m))
+        {
+            models.push(m);
+        }
+    }
+    if models.len() < 2 {
+        return Err(StartError::TooFewCandidates(models));
+    }
+    let candidate = |m: &str| {
+        models
+            .iter()
+            .any(|k| k == m || same_wire_model(loaded, k, m))
+    };
+    let tiebreaker = loaded
+        .role_models(Role::Tiebreaker, profile)
+        .into_iter()
+        .chain(loaded.role_models(Role::Arbiter, profile))
+        .find(|m| !candidate(m));
+    Ok(ParallelState {
+        models,
+        tiebreaker,
+        ..Default::default()
+    })
 }

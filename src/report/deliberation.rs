@@ -145,7 +145,7 @@ fn ballot(b: &Ballot, md: bool) -> String {
 }
 
 /// One line at `depth`: indented text, or a nested markdown bullet.
-fn line(md: bool, depth: usize, text: &str) -> String {
+pub(super) fn line(md: bool, depth: usize, text: &str) -> String {
     let text = text.replace('\n', " ");
     if md {
         format!("{}- {text}\n", "  ".repeat(depth.saturating_sub(1)))

@@ -2,6 +2,7 @@
 //! [`run`], their deliberations in [`deliberation`].
 
 pub mod deliberation;
+pub mod parallel;
 pub mod run;
 
 use serde_json::{json, Value};

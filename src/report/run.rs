@@ -69,6 +69,9 @@ pub fn summary(state: &RunState) -> String {
                 .unwrap_or_default()
         ));
     }
+    if let Some(p) = &state.parallel {
+        s.push_str(&parallel_line(p));
+    }
     s.push_str(&format!(
         "cost ${:.4}, {} tokens in, {} out\nbranch: {}\n",
         state.spend.cost_usd, state.spend.input_tokens, state.spend.output_tokens, state.branch,
@@ -95,6 +98,15 @@ pub fn json(state: &RunState) -> Value {
             "arbiter_model": s.arbiter_model,
         })).collect::<Vec<_>>(),
         "final_verdict": state.final_verdict(),
+        "parallel": state.parallel.as_ref().map(|p| json!({
+            "candidates": p.models,
+            "present": p.present().map(|c| &c.model).collect::<Vec<_>>(),
+            "degraded": p.degraded(),
+            "winner": p.winner.as_ref().map(|w| &w.model),
+            "won_by": p.winner.as_ref().map(|w| w.by.as_str()),
+            "branches": p.candidates.iter().map(|c| &c.branch).collect::<Vec<_>>(),
+            "fanout_ms": p.fanout_ms,
+        })),
         "cost_usd": state.spend.cost_usd,
         "tokens": {"input": state.spend.input_tokens, "output": state.spend.output_tokens},
     })
@@ -167,6 +179,9 @@ pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
             }
         }
     }
+    if let Some(p) = &s.parallel {
+        o.push_str(&super::parallel::render(p, md));
+    }
     if let Some(c) = &s.consensus {
         o.push_str(&super::deliberation::render(c, md));
     }
@@ -224,4 +239,33 @@ fn issues(repo: &Repository, s: &RunState, md: bool) -> String {
         }
     }
     out
+}
+
+/// The end-of-run line of a parallel exploration: who won among how many, and whether the
+/// panel was complete (a degraded one is never presented as the full panel).
+fn parallel_line(p: &crate::pipeline::record::ParallelState) -> String {
+    let present = p.present().count();
+    let panel = if p.degraded() {
+        let missing: Vec<&str> = p
+            .candidates
+            .iter()
+            .filter(|c| c.commit.is_none())
+            .map(|c| c.model.as_str())
+            .collect();
+        format!(
+            "DEGRADED: {present} of {} candidates (left out: {})",
+            p.models.len(),
+            missing.join(", ")
+        )
+    } else {
+        format!("{present} candidates")
+    };
+    match &p.winner {
+        Some(w) => format!(
+            "  parallel   winner {} ({}) among {panel}\n",
+            w.model,
+            w.by.as_str()
+        ),
+        None => format!("  parallel   no winner among {panel}\n"),
+    }
 }

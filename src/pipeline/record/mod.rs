@@ -1,6 +1,7 @@
 //! What a run records about itself (`run.json`, format 2): typed state, attempts, the reason
 //! it stopped. [`recorder`] keeps it in git; [`upgrade`] reads what format 1 wrote.
 
+mod parallel;
 mod recorder;
 mod stop;
 mod upgrade;
@@ -8,6 +9,7 @@ mod upgrade;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use parallel::{Candidate, CrossReview, ParallelState, Rating, Synthesis, Winner, WonBy};
 pub use recorder::{list_runs, Recorder};
 pub use stop::{one_line, ModelFailure, NoRewind, StopReason};
 
@@ -245,6 +247,10 @@ pub struct RunState {
     /// The consensus stage (`--consensus`), when enabled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub consensus: Option<ConsensusState>,
+    /// Parallel exploration (`--workflow parallel`): candidates, votes, winner, synthesis.
+    /// Absent for a sequential run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<ParallelState>,
     /// Every message between the run's agents, in order (seed 001 §4.3).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,

@@ -127,6 +127,12 @@ pub enum StopReason {
         /// Every proposal and ballot, for the person who decides.
         proposals: String,
     },
+    /// Parallel exploration could not go on: fewer than two candidates built a solution,
+    /// or the vote tied and no model outside the candidates could break the tie.
+    Parallel {
+        /// What happened, with every candidate's fate.
+        detail: String,
+    },
     /// Written by format 1, which kept only a sentence.
     Legacy {
         /// That sentence.
@@ -165,6 +171,9 @@ impl StopReason {
                     ));
                 }
                 s
+            }
+            StopReason::Parallel { detail } => {
+                format!("parallel exploration stopped: {detail}")
             }
             StopReason::Consensus {
                 outcome, detail, ..

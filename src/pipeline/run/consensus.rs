@@ -302,6 +302,20 @@ impl Run<'_> {
         user: String,
         label: &str,
     ) -> Result<(T, Spend), ModelError> {
+        self.structured_call("consensus", role, model, system, user, label)
+    }
+
+    /// One structured call to `model` with the `system` role prompt, recorded in the
+    /// transcripts under `stage` and `label`; its spend is added to the run's.
+    pub(super) fn structured_call<T: DeserializeOwned + JsonSchema>(
+        &mut self,
+        stage: &str,
+        role: Role,
+        model: &str,
+        system: &str,
+        user: String,
+        label: &str,
+    ) -> Result<(T, Spend), ModelError> {
         let system = prompt(&self.env.config.config, system, Some(&self.env.repo_root()));
         let req = ChatRequest::new(Some(system), user, MAX_TOKENS);
         let result = self
@@ -313,10 +327,10 @@ impl Run<'_> {
         self.state.spend += spend;
         self.rec.transcript(
             &mut self.state,
-            "consensus",
+            stage,
             label,
             &json!({
-                "stage": "consensus", "role": label, "model": result.completion.model,
+                "stage": stage, "role": label, "model": result.completion.model,
                 "request": {"user": req.messages.first().map(|m| m.content.clone())},
                 "response": result.json, "calls": result.completion.records,
             }),

@@ -12,6 +12,7 @@ mod branch;
 mod checks;
 mod consensus;
 mod observe;
+mod parallel;
 mod prompt;
 mod reconcile;
 mod review;
@@ -198,7 +199,9 @@ impl<'a> Run<'a> {
         self.state.status = RunStatus::Running;
         self.state.stop = None;
         loop {
-            let flow = if let Some(i) = self.suggestion_due() {
+            let flow = if self.parallel_due() {
+                self.parallel_step()?
+            } else if let Some(i) = self.suggestion_due() {
                 self.suggestion_step(i)?
             } else if self.consensus_due() {
                 self.consensus_step()?

@@ -28,12 +28,13 @@ impl Run<'_> {
         let stage = self.state.stages[idx].stage;
         let role = stage.role();
         let previous_diff = if idx > 0 {
-            // The previous stage's own change: from the commit before it to the tip.
+            // The previous stage's own change: from the commit before it to the tip. A stage
+            // a parallel exploration stood in for has no commit and is passed over.
             let before = self.state.stages[..idx]
                 .iter()
                 .rev()
-                .skip(1)
-                .find_map(|s| s.commit.as_ref())
+                .filter_map(|s| s.commit.as_ref())
+                .nth(1)
                 .unwrap_or(&self.state.base);
             let t = repo
                 .find_commit(before.oid()?)

@@ -1,0 +1,432 @@
+//! Parallel exploration (`git triad run --workflow parallel`, seed 001 §5.2): instead of
+//! Architect → Implement → Refactor, every candidate model builds a complete solution from
+//! the identical task prompt, alone and at the same time, each committed on its own branch;
+//! each candidate then rates the others' solutions and votes for the best of them (never
+//! for its own); the most votes win, a tie goes to a tiebreaker outside the candidates; the
+//! winner enhances its solution with the best of the others, and the run goes on to the
+//! normal Verify stage on top of that. The losers' branches stay.
+//!
+//! Phases are recorded one by one in [`ParallelState`], like every step of a run; the
+//! result stands in for the implement stage (its one accepted attempt), so Verify, the
+//! arbiter and the reconciliation work as in any run.
+
+mod build;
+mod text;
+mod vote;
+
+use std::time::Instant;
+
+use serde_json::json;
+
+use self::build::{join_all, ref_safe, Ask};
+use self::text::{letter, Shown};
+use super::{BlockOn, Flow, Run, RunError};
+use crate::arbiter::gather::gather;
+use crate::config::Role;
+use crate::consensus::envelope::{Message, MessageKind};
+use crate::git::{self, Context as _, ObjectId};
+use crate::model::{ModelError, Spend};
+use crate::pipeline::observer::Progress;
+use crate::pipeline::record::{
+    AttemptRecord, AttemptResult, Candidate, ParallelState, RunStatus, StopReason, Synthesis,
+};
+use crate::pipeline::stage::Stage;
+
+/// Most bytes of a candidate's answer kept in a transcript.
+const ANSWER_RECORD_BYTES: usize = 256 * 1024;
+
+impl Run<'_> {
+    /// Whether the run is in a parallel exploration that is not finished.
+    pub(super) fn parallel_due(&self) -> bool {
+        self.state.parallel.as_ref().is_some_and(|p| !p.done)
+    }
+
+    /// One phase of the exploration: the fan-out, one reviewer's cross-review and vote, the
+    /// tally, the synthesis, or handing the result to Verify.
+    pub(super) fn parallel_step(&mut self) -> Result<Flow, RunError> {
+        let Some(p) = self.state.parallel.clone() else {
+            return Ok(Flow::Continue);
+        };
+        if p.candidates.is_empty() {
+            return self.fan_out(&p.models);
+        }
+        if p.winner.is_none() {
+            let next = p.present().find(|c| {
+                !p.reviews
+                    .iter()
+                    .any(|r| r.reviewer == c.model && r.settled())
+            });
+            return match next {
+                Some(c) => self.cross_review(&p, &c.model),
+                None => self.tally(&p),
+            };
+        }
+        if p.synthesis.is_none() {
+            return self.synthesize(&p);
+        }
+        self.conclude(&p)
+    }
+
+    pub(super) fn explored(&self, who: &str, what: &str) {
+        self.env
+            .observer
+            .progress(&Progress::Explored { who, what });
+    }
+
+    pub(super) fn parallel_mut(&mut self) -> &mut ParallelState {
+        self.state.parallel.get_or_insert_with(Default::default)
+    }
+
+    /// Every candidate gets the identical request and answers at the same time; each usable
+    /// answer becomes a commit on the base, on the candidate's own branch. A candidate that
+    /// cannot answer, or answers nothing usable, is recorded with why and left out.
+    fn fan_out(&mut self, models: &[String]) -> Result<Flow, RunError> {
+        let repo = self.env.repo;
+        let base = self.state.base.oid()?;
+        let base_tree = repo
+            .find_commit(base)
+            .and_then(|c| c.tree())
+            .ctx("reading the base tree")?;
+        let ask = Ask {
+            role: "candidate",
+            previous_diff: "",
+            feedback: "",
+            char_budget: self.char_budget(models),
+        };
+        let reqs = models
+            .iter()
+            .map(|m| self.explore_request(m, &base_tree, &ask))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.explored(
+            "orchestrator",
+            &format!(
+                "{} candidates build a solution each: {}",
+                models.len(),
+                models.join(", ")
+            ),
+        );
+        let client = self.env.client;
+        let started = Instant::now();
+        let calls = models
+            .iter()
+            .zip(&reqs)
+            .map(|(m, req)| client.chat(Role::Implementer, std::slice::from_ref(m), req))
+            .collect();
+        let answers = join_all(calls).await_blocking();
+        let fanout_ms = started.elapsed().as_millis() as u64;
+
+        let mut candidates = Vec::new();
+        let mut over_budget = None;
+        for (i, ((model, req), answer)) in models.iter().zip(&reqs).zip(answers).enumerate() {
+            let mut c = Candidate {
+                model: model.clone(),
+                label: letter(i),
+                branch: format!("{}-{}", self.state.branch, ref_safe(model)),
+                commit: None,
+                detail: String::new(),
+                changed: Vec::new(),
+                spend: Spend::default(),
+            };
+            match answer {
+                Err(e) => {
+                    let why = crate::redact::Redactor::global()
+                        .redact(&e.to_string())
+                        .to_string();
+                    c.detail = format!("could not answer: {}", crate::bounded::clip(&why, 300));
+                    if matches!(e, ModelError::Budget(_)) {
+                        over_budget = Some(e);
+                    }
+                }
+                Ok(completion) => {
+                    let spend = completion.spend();
+                    self.state.spend += spend;
+                    c.spend = spend;
+                    self.rec.transcript(
+                        &mut self.state,
+                        "parallel",
+                        "candidate",
+                        &json!({
+                            "stage": "parallel", "role": "candidate", "model": completion.model,
+                            "request": {"system": req.system, "user": req.messages.first().map(|m| m.content.clone())},
+                            "response": crate::bounded::clip(&completion.response.text, ANSWER_RECORD_BYTES),
+                            "calls": completion.records,
+                        }),
+                    );
+                    match self.build_answer(
+                        model,
+                        base,
+                        &completion.response.text,
+                        "candidate",
+                        false,
+                    )? {
+                        Ok(built) => {
+                            let name = format!("refs/heads/{}", c.branch);
+                            // The branch carries this run's id: one a killed fan-out left is
+                            // the run's own.
+                            let old = repo.refname_to_id(&name).ok();
+                            git::cas_ref(
+                                repo,
+                                &name,
+                                built.commit,
+                                old,
+                                "triad: candidate solution",
+                            )?;
+                            self.rec.keep(built.commit);
+                            c.commit = Some(built.commit.into());
+                            c.detail = built.summary;
+                            c.changed = built.changed;
+                            self.state.messages.push(
+                                Message::new(
+                                    "candidate",
+                                    "orchestrator",
+                                    MessageKind::Implementation,
+                                    &c.detail,
+                                )
+                                .by(model, spend),
+                            );
+                        }
+                        Err(why) => c.detail = format!("its answer could not be used: {why}"),
+                    }
+                }
+            }
+            let what = match &c.commit {
+                Some(o) => format!(
+                    "built candidate {} on {} ({})",
+                    c.label,
+                    c.branch,
+                    o.short()
+                ),
+                None => format!("is left out: {}", c.detail),
+            };
+            self.explored(model, &what);
+            candidates.push(c);
+        }
+        let p = self.parallel_mut();
+        p.candidates = candidates;
+        p.fanout_ms = fanout_ms;
+        let present = p.present().count();
+        let fates = fates(p);
+        self.rec.event(
+            &self.state,
+            &format!(
+                "parallel: {present} of {} candidates built a solution",
+                models.len()
+            ),
+        )?;
+        if let Some(e) = over_budget {
+            return self.model_failed("parallel", e);
+        }
+        if present < 2 {
+            let detail = format!(
+                "{present} of {} candidates built a solution, and a vote needs two ({fates})",
+                models.len()
+            );
+            return self.halt(
+                RunStatus::Halted,
+                StopReason::Parallel { detail },
+                "parallel: too few candidates",
+            );
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Every present candidate's diff against the base, by model.
+    pub(super) fn solution_diffs(
+        &self,
+        p: &ParallelState,
+    ) -> Result<Vec<(String, String)>, RunError> {
+        let repo = self.env.repo;
+        let tree = |o: &ObjectId| -> Result<git2::Tree<'_>, RunError> {
+            Ok(repo
+                .find_commit(o.oid()?)
+                .and_then(|c| c.tree())
+                .ctx("reading a candidate's tree")?)
+        };
+        let base = tree(&self.state.base)?;
+        let mut out = Vec::new();
+        for c in p.present() {
+            let Some(commit) = &c.commit else { continue };
+            let g = gather(repo, Some(&base), &tree(commit)?, None, Some(&self.privacy))
+                .ctx("diffing a candidate")?;
+            out.push((c.model.clone(), g.diff_text));
+        }
+        Ok(out)
+    }
+
+    /// The winner is shown the others' solutions and ratings and enhances its own on top of
+    /// its commit. An answer that cannot be used leaves the winner's solution as it is (said
+    /// in the record); no edit is a valid answer.
+    fn synthesize(&mut self, p: &ParallelState) -> Result<Flow, RunError> {
+        let Some(w) = &p.winner else {
+            return Ok(Flow::Continue);
+        };
+        let Some(won) = p.candidate(&w.model).and_then(|c| c.commit.clone()) else {
+            return Ok(Flow::Continue);
+        };
+        let repo = self.env.repo;
+        let parent = won.oid()?;
+        let tree = repo
+            .find_commit(parent)
+            .and_then(|c| c.tree())
+            .ctx("reading the winner's tree")?;
+        let diffs = self.solution_diffs(p)?;
+        let own = diffs
+            .iter()
+            .find(|(m, _)| *m == w.model)
+            .map_or("", |(_, d)| d.as_str());
+        let label = |m: &str| p.candidate(m).map_or("?", |c| c.label.as_str());
+        let others: Vec<Shown<'_>> = diffs
+            .iter()
+            .filter(|(m, _)| *m != w.model)
+            .map(|(m, d)| Shown {
+                label: label(m),
+                diff: d,
+            })
+            .collect();
+        let feedback = text::synthesis(p, &w.model, &others);
+        let ask = Ask {
+            role: "synthesizer",
+            previous_diff: own,
+            feedback: &feedback,
+            char_budget: self.char_budget(std::slice::from_ref(&w.model)),
+        };
+        let req = self.explore_request(&w.model, &tree, &ask)?;
+        let model = w.model.clone();
+        let answer = self
+            .env
+            .client
+            .chat(Role::Implementer, std::slice::from_ref(&model), &req)
+            .await_blocking();
+        let synthesis = match answer {
+            Err(e @ ModelError::Budget(_)) => return self.model_failed("parallel", e),
+            Err(e) => Synthesis {
+                model: model.clone(),
+                commit: None,
+                detail: format!(
+                    "could not answer ({}); the winner's solution goes on as it is",
+                    crate::redact::redact(&e.to_string())
+                ),
+                spend: Spend::default(),
+            },
+            Ok(completion) => {
+                let spend = completion.spend();
+                self.state.spend += spend;
+                self.rec.transcript(
+                    &mut self.state,
+                    "parallel",
+                    "synthesizer",
+                    &json!({
+                        "stage": "parallel", "role": "synthesizer", "model": completion.model,
+                        "request": {"system": req.system, "user": req.messages.first().map(|m| m.content.clone())},
+                        "response": crate::bounded::clip(&completion.response.text, ANSWER_RECORD_BYTES),
+                        "calls": completion.records,
+                    }),
+                );
+                let (commit, detail) = match self.build_answer(&model, parent, &completion.response.text, "synthesis", true)? {
+                    Ok(b) if b.changed.is_empty() => (None, format!("took nothing from the others: {}", b.summary)),
+                    Ok(b) => {
+                        self.rec.keep(b.commit);
+                        (Some(b.commit.into()), b.summary)
+                    }
+                    Err(why) => (None, format!("its synthesis could not be used ({why}); the winner's solution goes on as it is")),
+                };
+                self.state.messages.push(
+                    Message::new(
+                        "synthesizer",
+                        "orchestrator",
+                        MessageKind::Implementation,
+                        &detail,
+                    )
+                    .by(&model, spend),
+                );
+                Synthesis {
+                    model: model.clone(),
+                    commit,
+                    detail,
+                    spend,
+                }
+            }
+        };
+        let what = format!("synthesis: {}", synthesis.detail);
+        self.parallel_mut().synthesis = Some(synthesis);
+        self.explored(&model, &what);
+        self.rec.event(&self.state, &format!("parallel: {what}"))?;
+        Ok(Flow::Continue)
+    }
+
+    /// The exploration's result stands in for the implement stage (its one accepted
+    /// attempt, by the winner); the run's branch moves to it and Verify comes next.
+    fn conclude(&mut self, p: &ParallelState) -> Result<Flow, RunError> {
+        let (Some(w), Some(s)) = (&p.winner, &p.synthesis) else {
+            return Ok(Flow::Continue);
+        };
+        let Some(tip) = s
+            .commit
+            .clone()
+            .or_else(|| p.candidate(&w.model).and_then(|c| c.commit.clone()))
+        else {
+            return Ok(Flow::Continue);
+        };
+        let repo = self.env.repo;
+        let base = self.state.base.oid()?;
+        let (bt, tt) = (
+            repo.find_commit(base)
+                .and_then(|c| c.tree())
+                .ctx("reading the base tree")?,
+            repo.find_commit(tip.oid()?)
+                .and_then(|c| c.tree())
+                .ctx("reading the result tree")?,
+        );
+        let changed =
+            git::FileStat::of(&git::diff_trees(repo, Some(&bt), &tt).ctx("diffing the result")?);
+        let present = p.present().count();
+        let detail = format!(
+            "parallel exploration: candidate {} won ({}) among {present} of {} candidates{}",
+            w.model,
+            w.by.as_str(),
+            p.models.len(),
+            if s.commit.is_some() {
+                "; synthesized"
+            } else {
+                ""
+            }
+        );
+        let spend = p.candidates.iter().fold(s.spend, |mut acc, c| {
+            acc += c.spend;
+            acc
+        });
+        let implement = &mut self.state.stages[Stage::Implement.index()];
+        implement.attempts.push(AttemptRecord {
+            n: implement.attempts.len() as u32 + 1,
+            model: w.model.clone(),
+            commit: Some(tip.clone()),
+            verdict: None,
+            arbiter_model: None,
+            result: AttemptResult::Accepted,
+            detail,
+            spend,
+            changed,
+        });
+        implement.commit = Some(tip.clone());
+        self.state.current = Stage::Verify.index();
+        self.parallel_mut().done = true;
+        let tip = tip.oid()?;
+        self.rec.keep(tip);
+        self.rec
+            .event(&self.state, "parallel: done; on to verify")?;
+        self.move_branch(tip, Some(base), "parallel exploration done")?;
+        Ok(Flow::Continue)
+    }
+}
+
+/// Every candidate's fate in one line: for a stop that must say who was missing.
+fn fates(p: &ParallelState) -> String {
+    p.candidates
+        .iter()
+        .map(|c| match &c.commit {
+            Some(_) => format!("{}: built", c.model),
+            None => format!("{}: {}", c.model, c.detail),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}

@@ -1,0 +1,272 @@
+//! The cross-review and the vote of a parallel exploration: each candidate rates the
+//! others and votes for the best of them (a vote for itself is refused, asked once more,
+//! then discarded); the most votes win, and a tie goes to the tiebreaker.
+
+use super::text::{self, ReviewAnswer, Shown, TieAnswer};
+use crate::config::Role;
+use crate::consensus::envelope::{Message, MessageKind};
+use crate::model::{ModelError, Spend};
+use crate::pipeline::record::{
+    CrossReview, ParallelState, Rating, RunStatus, StopReason, Winner, WonBy,
+};
+use crate::pipeline::run::{Flow, Run, RunError};
+
+impl Run<'_> {
+    /// `reviewer` rates the others' solutions and votes. A vote for itself or for no
+    /// candidate is refused and recorded; the reviewer is asked once more, and a second
+    /// refused ballot is discarded. A reviewer that cannot answer is recorded absent.
+    pub(super) fn cross_review(
+        &mut self,
+        p: &ParallelState,
+        reviewer: &str,
+    ) -> Result<Flow, RunError> {
+        let diffs = self.solution_diffs(p)?;
+        let label = |m: &str| p.candidate(m).map_or("?", |c| c.label.as_str());
+        let Some(own) = diffs.iter().find(|(m, _)| m == reviewer) else {
+            return Ok(Flow::Continue);
+        };
+        let others: Vec<Shown<'_>> = diffs
+            .iter()
+            .filter(|(m, _)| m != reviewer)
+            .map(|(m, d)| Shown {
+                label: label(m),
+                diff: d,
+            })
+            .collect();
+        let previous = p.reviews.iter().find(|r| r.reviewer == reviewer);
+        let refused = previous.and_then(|r| r.refused.last().map(String::as_str));
+        let user = text::review(
+            &self.spec.render(),
+            &Shown {
+                label: label(reviewer),
+                diff: &own.1,
+            },
+            &others,
+            refused,
+        );
+        let mut review = previous.cloned().unwrap_or(CrossReview {
+            reviewer: reviewer.to_string(),
+            ratings: Vec::new(),
+            vote: None,
+            reason: String::new(),
+            refused: Vec::new(),
+            absent: None,
+        });
+        let by_label = |l: &str| {
+            p.present()
+                .find(|c| c.label.eq_ignore_ascii_case(l.trim()))
+                .map(|c| c.model.clone())
+        };
+        let what = match self.structured_call::<ReviewAnswer>(
+            "parallel",
+            Role::Implementer,
+            reviewer,
+            "cross_reviewer",
+            user,
+            "cross-reviewer",
+        ) {
+            Err(e @ ModelError::Budget(_)) => return self.model_failed("parallel", e),
+            Err(e) => {
+                let why = crate::redact::Redactor::global()
+                    .redact(&e.to_string())
+                    .to_string();
+                review.absent = Some(crate::bounded::clip(&why, 300));
+                "could not review: it has no vote".to_string()
+            }
+            Ok((a, spend)) => {
+                review.ratings = a
+                    .ratings
+                    .iter()
+                    .filter_map(|r| {
+                        let model = by_label(&r.candidate).filter(|m| m != reviewer)?;
+                        Some(Rating {
+                            candidate: model,
+                            score: r.score.clamp(1, 10) as u8,
+                            reason: crate::bounded::clip(&r.reason, 500),
+                        })
+                    })
+                    .collect();
+                review.reason = crate::bounded::clip(&a.reason, 1000);
+                let rated: Vec<String> = review
+                    .ratings
+                    .iter()
+                    .map(|r| format!("{} {}/10: {}", label(&r.candidate), r.score, r.reason))
+                    .collect();
+                self.state.messages.push(
+                    Message::new("candidate", "all", MessageKind::Review, &rated.join("\n"))
+                        .by(reviewer, spend),
+                );
+                match by_label(&a.vote) {
+                    Some(m) if m != reviewer => {
+                        let what = format!("votes for candidate {}", label(&m));
+                        self.state.messages.push(
+                            Message::new(
+                                "candidate",
+                                "all",
+                                MessageKind::Vote,
+                                &format!("{}: {}", label(&m), a.reason),
+                            )
+                            .by(reviewer, Spend::default()),
+                        );
+                        review.vote = Some(m);
+                        what
+                    }
+                    found => {
+                        let why = if found.is_some() {
+                            format!(
+                                "it voted for its own solution (candidate {})",
+                                label(reviewer)
+                            )
+                        } else {
+                            format!("it voted for `{}`, which is no other candidate", a.vote)
+                        };
+                        self.state.messages.push(Message::new(
+                            "orchestrator",
+                            "all",
+                            MessageKind::Objection,
+                            &format!("ballot of {reviewer} refused: {why}"),
+                        ));
+                        review.refused.push(why.clone());
+                        if review.refused.len() >= 2 {
+                            format!("ballot refused again, discarded: {why}")
+                        } else {
+                            format!("ballot refused, asked once more: {why}")
+                        }
+                    }
+                }
+            }
+        };
+        let p = self.parallel_mut();
+        p.reviews.retain(|r| r.reviewer != reviewer);
+        p.reviews.push(review);
+        self.explored(reviewer, &what);
+        self.rec
+            .event(&self.state, &format!("parallel: {reviewer} {what}"))?;
+        Ok(Flow::Continue)
+    }
+
+    /// Counts the votes: the candidate with the most wins; a tie at the top goes to the
+    /// tiebreaker, which must choose among the tied and say why. Without a tiebreaker, or
+    /// when it cannot answer, the run stops for the user with everything recorded.
+    pub(super) fn tally(&mut self, p: &ParallelState) -> Result<Flow, RunError> {
+        let votes: Vec<(String, u32)> = p
+            .present()
+            .map(|c| {
+                let n = p
+                    .reviews
+                    .iter()
+                    .filter(|r| r.vote.as_deref() == Some(&c.model))
+                    .count();
+                (c.model.clone(), n as u32)
+            })
+            .collect();
+        let top = votes.iter().map(|(_, n)| *n).max().unwrap_or(0);
+        let tied: Vec<&String> = votes
+            .iter()
+            .filter(|(_, n)| *n == top)
+            .map(|(m, _)| m)
+            .collect();
+        let counted: Vec<String> = votes.iter().map(|(m, n)| format!("{m} {n}")).collect();
+        let winner = if let [only] = tied.as_slice() {
+            Winner {
+                model: (*only).clone(),
+                by: WonBy::Majority,
+                votes: votes.clone(),
+                justification: String::new(),
+            }
+        } else {
+            let names: Vec<&str> = tied.iter().map(|m| m.as_str()).collect();
+            let Some(tb) = p.tiebreaker.clone() else {
+                return self.parallel_deadlock(format!(
+                    "the vote tied ({}) and no model outside the candidates can break the tie",
+                    counted.join(", ")
+                ));
+            };
+            let diffs = self.solution_diffs(p)?;
+            let label = |m: &str| p.candidate(m).map_or("?", |c| c.label.as_str());
+            let shown: Vec<Shown<'_>> = diffs
+                .iter()
+                .filter(|(m, _)| names.contains(&m.as_str()))
+                .map(|(m, d)| Shown {
+                    label: label(m),
+                    diff: d,
+                })
+                .collect();
+            let user = text::tie(&self.spec.render(), p, &shown);
+            self.explored(
+                "orchestrator",
+                &format!(
+                    "the vote is tied ({}): {tb} breaks the tie",
+                    counted.join(", ")
+                ),
+            );
+            let (a, spend) = match self.structured_call::<TieAnswer>(
+                "parallel",
+                Role::Tiebreaker,
+                &tb,
+                "tiebreaker",
+                user,
+                "tiebreaker",
+            ) {
+                Ok(a) => a,
+                Err(e @ ModelError::Budget(_)) => return self.model_failed("parallel", e),
+                Err(e) => {
+                    let why = crate::redact::Redactor::global()
+                        .redact(&e.to_string())
+                        .to_string();
+                    return self.parallel_deadlock(format!(
+                        "the vote tied and the tiebreaker {tb} could not answer: {why}"
+                    ));
+                }
+            };
+            let chosen = p.present().find(|c| {
+                c.label.eq_ignore_ascii_case(a.winner.trim()) && names.contains(&c.model.as_str())
+            });
+            let Some(chosen) = chosen else {
+                return self.parallel_deadlock(format!(
+                    "the tiebreaker {tb} chose `{}`, which is not among the tied candidates",
+                    a.winner
+                ));
+            };
+            self.state.messages.push(
+                Message::new(
+                    "tiebreaker",
+                    "all",
+                    MessageKind::Consensus,
+                    &a.justification,
+                )
+                .by(&tb, spend),
+            );
+            Winner {
+                model: chosen.model.clone(),
+                by: WonBy::Tiebreaker,
+                votes: votes.clone(),
+                justification: crate::bounded::clip(&a.justification, 2000),
+            }
+        };
+        let what = format!(
+            "winner: {} ({}; votes: {})",
+            winner.model,
+            winner.by.as_str(),
+            counted.join(", ")
+        );
+        self.state.messages.push(Message::new(
+            "orchestrator",
+            "all",
+            MessageKind::Consensus,
+            &what,
+        ));
+        self.parallel_mut().winner = Some(winner);
+        self.explored("orchestrator", &what);
+        self.rec.event(&self.state, &format!("parallel: {what}"))?;
+        Ok(Flow::Continue)
+    }
+
+    fn parallel_deadlock(&mut self, detail: String) -> Result<Flow, RunError> {
+        self.halt(
+            RunStatus::WaitingOnUser,
+            StopReason::Parallel { detail },
+            "parallel: the vote could not be settled",
+        )
+    }
+}

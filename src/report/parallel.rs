@@ -1,0 +1,109 @@
+//! A parallel exploration as `git triad log <run>` shows it: every candidate with its
+//! branch and commit (or why it took no part), each one's ratings of the others and its
+//! vote (refused ballots included), the winner and how it won, and the synthesis.
+
+use super::deliberation::line;
+use crate::pipeline::record::ParallelState;
+
+/// The parallel-exploration section of a run's detail.
+pub fn render(p: &ParallelState, md: bool) -> String {
+    let mut o = String::from(if md {
+        "\n### Parallel exploration\n\n"
+    } else {
+        "\nparallel exploration:\n"
+    });
+    let present = p.present().count();
+    let panel = if p.candidates.is_empty() {
+        format!("{} candidates asked, none answered yet", p.models.len())
+    } else if p.degraded() {
+        format!(
+            "DEGRADED: {present} of {} candidates built a solution",
+            p.models.len()
+        )
+    } else {
+        format!("all {present} candidates built a solution")
+    };
+    o.push_str(&line(
+        md,
+        1,
+        &format!(
+            "{panel} (fan-out {} ms); tiebreaker: {}",
+            p.fanout_ms,
+            p.tiebreaker.as_deref().unwrap_or("none")
+        ),
+    ));
+    let label = |m: &str| p.candidate(m).map_or("?", |c| c.label.as_str());
+    for c in &p.candidates {
+        let s = match &c.commit {
+            Some(commit) => format!(
+                "candidate {} by {}: branch {} at {} — {}",
+                c.label,
+                c.model,
+                c.branch,
+                commit.short(),
+                c.detail
+            ),
+            None => format!(
+                "candidate {} by {}: absent — {}",
+                c.label, c.model, c.detail
+            ),
+        };
+        o.push_str(&line(md, 2, &s));
+    }
+    for r in &p.reviews {
+        o.push_str(&line(md, 2, &format!("review by {}", r.reviewer)));
+        for x in &r.ratings {
+            o.push_str(&line(
+                md,
+                3,
+                &format!(
+                    "rates {} ({}) {}/10: {}",
+                    label(&x.candidate),
+                    x.candidate,
+                    x.score,
+                    x.reason
+                ),
+            ));
+        }
+        for why in &r.refused {
+            o.push_str(&line(md, 3, &format!("ballot refused: {why}")));
+        }
+        match (&r.vote, &r.absent) {
+            (Some(v), _) => o.push_str(&line(
+                md,
+                3,
+                &format!("votes for {} ({v}): {}", label(v), r.reason),
+            )),
+            (None, Some(why)) => o.push_str(&line(md, 3, &format!("absent: {why}"))),
+            (None, None) if r.refused.len() >= 2 => o.push_str(&line(md, 3, "ballot discarded")),
+            (None, None) => {}
+        }
+    }
+    if let Some(w) = &p.winner {
+        let votes: Vec<String> = w.votes.iter().map(|(m, n)| format!("{m} {n}")).collect();
+        let mut s = format!(
+            "winner: {} ({}; votes: {})",
+            w.model,
+            w.by.as_str(),
+            votes.join(", ")
+        );
+        if !w.justification.is_empty() {
+            s.push_str(&format!(
+                " — tiebreaker's justification: {}",
+                w.justification
+            ));
+        }
+        o.push_str(&line(md, 1, &s));
+    }
+    if let Some(s) = &p.synthesis {
+        let at = s.commit.as_ref().map_or(String::from("no commit"), |c| {
+            format!("commit {}", c.short())
+        });
+        o.push_str(&line(
+            md,
+            1,
+            &format!("synthesis by {} ({at}): {}", s.model, s.detail),
+        ));
+    }
+    o
+}

@@ -1,0 +1,441 @@
+//! Parallel exploration (`git triad run --workflow parallel`, seed 001 §5.2) over real HTTP
+//! and real git: the fan-out onto one branch per candidate, the cross-review and vote (never
+//! for oneself), the majority and the tiebreaker, the synthesis on top of the winner, the
+//! normal Verify after it, a degraded panel, and `git triad log`.
+//!
+//! Candidates, in `--candidates` order and so labelled A, B, C: model-a, model-c, model-d.
+//! model-a is also the verifier; model-b is the arbiter and, as nobody named one, the
+//! tiebreaker.
+
+use git_triad::testkit::fake_llm::{Reply, Rule, WireProtocol};
+use serde_json::{json, Value};
+
+use crate::common::fake_user_config;
+use crate::pipeline::{answer, arbiter, review, run_json, stage, verify_answer, Scenario};
+
+const MODEL_D: &str = r#"
+[models.model-d]
+provider = "fake-openai"
+context_window = 32000
+max_output_tokens = 4000
+price_in = 1.0
+price_out = 2.0
+"#;
+
+const CANDIDATES: &str = "model-a,model-c,model-d";
+
+fn on(model: &str, name: &str, needle: &str, replies: Vec<Reply>) -> Rule {
+    let mut r = Rule::named(name)
+        .protocol(WireProtocol::OpenAi)
+        .model(model)
+        .contains(needle);
+    for reply in replies {
+        r = r.reply(reply);
+    }
+    r
+}
+
+/// Candidate `tag`'s solution: calc.py gains a `sub` that says who wrote it.
+fn solution(tag: &str) -> String {
+    answer(
+        &format!("calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n    return a + b\n=======\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    \"\"\"sub by {tag}\"\"\"\n    return a - b\n>>>>>>> REPLACE\n"),
+        &format!("sub() by {tag}"),
+    )
+}
+
+/// A cross-review: ratings of the letters in `rated`, and a vote.
+fn ballot(rated: &[&str], vote: &str) -> Reply {
+    let ratings: Vec<Value> = rated
+        .iter()
+        .map(|l| json!({"candidate": l, "score": 7, "reason": format!("{l} is sound")}))
+        .collect();
+    Reply::json(json!({"ratings": ratings, "vote": vote, "reason": format!("{vote} is best")}))
+}
+
+/// Each candidate's solution and its ballots (A = model-a, B = model-c, C = model-d), the
+/// verify stage and its review, and `more`.
+fn rules(votes: [Vec<Reply>; 3], more: Vec<Rule>) -> Vec<Rule> {
+    let mut r = vec![
+        stage("verify", vec![Reply::text(verify_answer())]),
+        arbiter("verify", vec![review("APPROVE", json!([]))]),
+    ];
+    let [a, c, d] = votes;
+    for (model, votes) in [("model-a", a), ("model-c", c), ("model-d", d)] {
+        r.push(on(
+            model,
+            &format!("build-{model}"),
+            "ROLE: candidate",
+            vec![Reply::text(solution(model))],
+        ));
+        if !votes.is_empty() {
+            r.push(on(
+                model,
+                &format!("review-{model}"),
+                "ROLE: cross-reviewer",
+                votes,
+            ));
+        }
+    }
+    r.extend(more);
+    r
+}
+
+fn scenario(rules: Vec<Rule>) -> Scenario {
+    let s = Scenario::new(rules);
+    s.env.write_user_config(&format!(
+        "{}{MODEL_D}",
+        fake_user_config(&s.server.base_url())
+    ));
+    s
+}
+
+fn run(s: &Scenario, extra: &[&str]) -> crate::common::Run {
+    let mut args = vec![
+        "run",
+        "--task",
+        "add-sub",
+        "--workflow",
+        "parallel",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    s.env.triad(&s.repo, &args)
+}
+
+fn record(s: &Scenario, out: &Value) -> Value {
+    let text = s.git(&[
+        "show",
+        &format!("refs/triad/runs/{}:run.json", out["run"].as_str().unwrap()),
+    ]);
+    serde_json::from_str(&text).unwrap()
+}
+
+fn synthesis(model: &str, blocks: &str) -> Rule {
+    on(
+        model,
+        "synthesis",
+        "ROLE: synthesizer",
+        vec![Reply::text(answer(
+            blocks,
+            "took the test from candidate C",
+        ))],
+    )
+}
+
+const TEST_BLOCK: &str = "tests/test_calc.py\n<<<<<<< SEARCH\n=======\nfrom calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n>>>>>>> REPLACE\n";
+
+#[test]
+fn candidates_build_alone_the_majority_wins_and_the_winner_synthesizes_before_verify() {
+    let s = scenario(rules(
+        [
+            // model-a votes for itself first: refused, asked once more.
+            vec![ballot(&["B", "C"], "A"), ballot(&["B", "C"], "B")],
+            vec![ballot(&["A", "C"], "C")],
+            vec![ballot(&["A", "B"], "B")],
+        ],
+        vec![synthesis("model-c", TEST_BLOCK)],
+    ));
+    let r = run(&s, &["--candidates", CANDIDATES]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);
+    assert_eq!(out["parallel"]["winner"], "model-c", "{out}");
+    assert_eq!(out["parallel"]["won_by"], "majority");
+    assert_eq!(out["parallel"]["degraded"], false);
+    let rec = record(&s, &out);
+    let p = &rec["parallel"];
+
+    // Fan-out: one identical request each, none showing another's work.
+    let asked: Vec<String> = ["model-a", "model-c", "model-d"]
+        .iter()
+        .map(|m| {
+            let req = s.requests_for(&format!("build-{m}"));
+            assert_eq!(req.len(), 1, "{m}");
+            req[0]["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|m| m["role"] == "user")
+                .unwrap()["content"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(asked[0], asked[1]);
+    assert_eq!(asked[1], asked[2]);
+    assert!(!asked[0].contains("sub by"), "{}", asked[0]);
+
+    // Each candidate's solution on its own branch, from the base, as it wrote it.
+    let base = s.git(&["rev-parse", "main"]);
+    for (c, model) in p["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(["model-a", "model-c", "model-d"])
+    {
+        let branch = c["branch"].as_str().unwrap();
+        assert_eq!(
+            branch,
+            format!("{}-{model}", out["branch"].as_str().unwrap())
+        );
+        let calc = s.git(&["show", &format!("{branch}:calc.py")]);
+        assert!(
+            calc.contains(&format!("sub by {model}")),
+            "{branch}: {calc}"
+        );
+        assert_eq!(s.git(&["rev-parse", &format!("{branch}^")]), base);
+        assert_eq!(
+            s.git(&["rev-parse", branch]).trim(),
+            c["commit"].as_str().unwrap()
+        );
+    }
+
+    // No self-vote counted: model-a's own ballot was refused and it was asked again.
+    let reviews = p["reviews"].as_array().unwrap();
+    let of = |m: &str| reviews.iter().find(|r| r["reviewer"] == m).unwrap();
+    assert_eq!(of("model-a")["vote"], "model-c");
+    assert!(of("model-a")["refused"][0]
+        .as_str()
+        .unwrap()
+        .contains("its own solution"));
+    let again = s.requests_for("review-model-a");
+    assert_eq!(again.len(), 2);
+    assert!(again[1]
+        .to_string()
+        .contains("YOUR PREVIOUS BALLOT WAS REFUSED"));
+    for r in reviews {
+        assert_ne!(r["vote"], r["reviewer"], "{r}");
+        assert!(r["ratings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["candidate"] != r["reviewer"]));
+    }
+    assert_eq!(
+        p["winner"]["votes"],
+        json!([["model-a", 0], ["model-c", 2], ["model-d", 1]])
+    );
+
+    // The synthesis is on top of the winner's commit; verify came after it.
+    let winner_commit = p["candidates"][1]["commit"].as_str().unwrap();
+    let synth = p["synthesis"]["commit"].as_str().unwrap();
+    assert_eq!(
+        s.git(&["rev-parse", &format!("{synth}^")]).trim(),
+        winner_commit
+    );
+    let shown = s.requests_for("synthesis")[0].to_string();
+    assert!(
+        shown.contains("sub by model-d") && shown.contains("sub by model-a"),
+        "{shown}"
+    );
+    let branch = out["branch"].as_str().unwrap();
+    assert_eq!(s.git(&["rev-parse", &format!("{branch}^")]).trim(), synth);
+    assert!(s
+        .git(&["show", &format!("{branch}:tests/test_calc.py")])
+        .contains("test_sub"));
+    assert_eq!(s.requests_for("verify").len(), 1);
+    // The losers stay reachable.
+    for c in &p["candidates"].as_array().unwrap()[..] {
+        s.git(&["cat-file", "-e", c["commit"].as_str().unwrap()]);
+    }
+    let kinds: Vec<&str> = rec["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds.iter().filter(|k| **k == "vote").count(),
+        3,
+        "{kinds:?}"
+    );
+    assert!(kinds.contains(&"objection") && kinds.contains(&"implementation"));
+
+    // `log` tells the story, in text and markdown.
+    let id = out["run"].as_str().unwrap();
+    let text = s.env.triad(&s.repo, &["log", id]).ok().stdout.clone();
+    for needle in [
+        "parallel exploration:",
+        "all 3 candidates built a solution",
+        "candidate B by model-c: branch",
+        "review by model-a",
+        "ballot refused: it voted for its own solution (candidate A)",
+        "votes for B (model-c): B is best",
+        "rates C (model-d) 7/10: C is sound",
+        "winner: model-c (majority; votes: model-a 0, model-c 2, model-d 1)",
+        "synthesis by model-c (commit",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+    let md = s
+        .env
+        .triad(&s.repo, &["log", id, "--format", "markdown"])
+        .ok()
+        .stdout
+        .clone();
+    assert!(md.contains("### Parallel exploration"), "{md}");
+    assert!(md.contains("- winner: model-c (majority"), "{md}");
+}
+
+#[test]
+fn a_tie_goes_to_the_tiebreaker_and_a_second_self_vote_is_discarded() {
+    let s = scenario(rules(
+        [
+            vec![ballot(&["B", "C"], "B")],
+            vec![ballot(&["A", "C"], "C")],
+            vec![ballot(&["A", "B"], "C"), ballot(&["A", "B"], "C")],
+        ],
+        vec![
+            on(
+                "model-b",
+                "tiebreaker",
+                "the candidates' vote is tied",
+                vec![Reply::json(
+                    json!({"winner": "C", "justification": "C handles the edge cases"}),
+                )],
+            ),
+            // The winner takes nothing: its own solution goes on as it is.
+            on(
+                "model-d",
+                "synthesis",
+                "ROLE: synthesizer",
+                vec![Reply::text(answer("", "nothing to take"))],
+            ),
+        ],
+    ));
+    let r = run(&s, &["--candidates", CANDIDATES, "--arbiter", "off"]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);
+    let p = &record(&s, &out)["parallel"];
+    let d = p["reviews"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["reviewer"] == "model-d")
+        .unwrap();
+    assert_eq!(d["vote"], Value::Null, "{d}");
+    assert_eq!(d["refused"].as_array().unwrap().len(), 2);
+    assert_eq!(s.requests_for("review-model-d").len(), 2);
+    assert_eq!(p["winner"]["model"], "model-d", "{p}");
+    assert_eq!(p["winner"]["by"], "tiebreaker");
+    assert_eq!(p["winner"]["justification"], "C handles the edge cases");
+    // The tiebreaker saw only the tied candidates (B and C), not A.
+    let asked = s.requests_for("tiebreaker")[0].to_string();
+    assert!(asked.contains("sub by model-c") && asked.contains("sub by model-d"));
+    assert!(!asked.contains("sub by model-a"), "{asked}");
+    // No synthesis commit: the run's tip is the winner's own commit.
+    assert_eq!(p["synthesis"]["commit"], Value::Null);
+    // (The verify stage's commit is on top.)
+    let tip = s.git(&[
+        "rev-parse",
+        &format!("{}^", out["branch"].as_str().unwrap()),
+    ]);
+    assert_eq!(tip.trim(), p["candidates"][2]["commit"].as_str().unwrap());
+    let text = s
+        .env
+        .triad(&s.repo, &["log", out["run"].as_str().unwrap()])
+        .ok()
+        .stdout
+        .clone();
+    assert!(text.contains("ballot discarded"), "{text}");
+    assert!(
+        text.contains("tiebreaker's justification: C handles the edge cases"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_candidate_that_is_down_degrades_the_panel_and_says_so() {
+    let mut rs = rules(
+        [vec![ballot(&["B"], "B")], vec![ballot(&["A"], "A")], vec![]],
+        vec![
+            on(
+                "model-b",
+                "tiebreaker",
+                "the candidates' vote is tied",
+                vec![Reply::json(
+                    json!({"winner": "A", "justification": "simpler"}),
+                )],
+            ),
+            synthesis("model-a", TEST_BLOCK),
+        ],
+    );
+    // model-d is down.
+    rs.retain(|r| r.name.as_deref() != Some("build-model-d"));
+    rs.insert(
+        0,
+        on(
+            "model-d",
+            "down",
+            "ROLE: candidate",
+            vec![Reply::status(400)],
+        ),
+    );
+    let s = scenario(rs);
+    let r = run(&s, &["--candidates", CANDIDATES, "--arbiter", "off"]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);
+    assert_eq!(out["parallel"]["degraded"], true, "{out}");
+    assert_eq!(out["parallel"]["present"], json!(["model-a", "model-c"]));
+    assert!(s.requests_for("review-model-d").is_empty());
+    let summary = s
+        .env
+        .triad(&s.repo, &["log", out["run"].as_str().unwrap()])
+        .ok()
+        .stdout
+        .clone();
+    assert!(
+        summary.contains("DEGRADED: 2 of 3 candidates built a solution"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("candidate C by model-d: absent"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn fewer_than_two_candidates_is_a_clear_stop() {
+    // One distinct model: refused before any call, with a hint.
+    let s = scenario(vec![]);
+    let r = run(&s, &[]);
+    r.expect_code(2);
+    assert!(
+        r.stderr.contains("at least two different candidate models"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("--candidates"), "{}", r.stderr);
+    assert!(s.server.requests().is_empty());
+
+    // Two asked, one down: stopped, not presented as a vote.
+    let s = scenario(vec![
+        on(
+            "model-a",
+            "build-a",
+            "ROLE: candidate",
+            vec![Reply::text(solution("model-a"))],
+        ),
+        on(
+            "model-c",
+            "down",
+            "ROLE: candidate",
+            vec![Reply::status(400)],
+        ),
+    ]);
+    let r = run(&s, &["--candidates", "model-a,model-c"]);
+    let out = run_json(&r.expect_code(3).stdout);
+    assert_eq!(out["status"], "halted", "{out}");
+    assert_eq!(out["stop"]["reason"], "parallel", "{out}");
+    let msg = out["message"].as_str().unwrap();
+    assert!(
+        msg.contains("1 of 2 candidates built a solution")
+            && msg.contains("model-c: could not answer"),
+        "{msg}"
+    );
+    // The one solution is still on its branch.
+    let branch = format!("{}-model-a", out["branch"].as_str().unwrap());
+    assert!(s
+        .git(&["show", &format!("{branch}:calc.py")])
+        .contains("sub by model-a"));
+}
