@@ -178,9 +178,6 @@ pub fn parse_retry_after(value: &str) -> Option<Duration> {
     )
 }
 
-/// Most bytes of a server's error message kept in a [`TransportError::Status`].
-pub const MAX_MESSAGE_BYTES: usize = 1024;
-
 /// Sends requests built by the adapters.
 #[derive(Clone)]
 pub struct Transport {
@@ -289,7 +286,7 @@ impl Transport {
                     .unwrap_or_else(|| adapter::snippet(&body))
             });
             // The body is the server's to size; an error carries a bounded part of it.
-            let message = crate::bounded::clip(&message, MAX_MESSAGE_BYTES);
+            let message = crate::bounded::clip(&message, super::adapter::MAX_MESSAGE_BYTES);
             return Err(TransportError::Status {
                 status: status.as_u16(),
                 message: redact(&message).into_owned(),

@@ -15,6 +15,10 @@ use super::types::{ChatRequest, ChatResponse};
 use crate::config::Protocol;
 use crate::redact::{redact, Redactor};
 
+/// Most bytes of a server's error message kept in an error (an adapter's or the transport's
+/// `Status`): enough to read, never a megabyte echoed into every record.
+pub const MAX_MESSAGE_BYTES: usize = 1024;
+
 /// How the API key travels.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Auth {
@@ -55,10 +59,7 @@ impl AdapterError {
     /// An [`AdapterError::Api`] with the server's message redacted, then cut to a bounded
     /// size (in that order, so a cut never leaves part of a key behind).
     pub fn api(message: String) -> AdapterError {
-        AdapterError::Api(crate::bounded::clip(
-            &redact(&message),
-            super::transport::MAX_MESSAGE_BYTES,
-        ))
+        AdapterError::Api(crate::bounded::clip(&redact(&message), MAX_MESSAGE_BYTES))
     }
 }
 
