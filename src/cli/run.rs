@@ -16,7 +16,7 @@ use crate::task::TaskSpec;
 
 /// A budget is a finite, positive amount of USD: `0`, a negative number, `NaN` or `inf`
 /// would otherwise mean "no cap".
-fn parse_budget(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_budget(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         Ok(_) => Err(format!(
@@ -130,18 +130,23 @@ pub fn status_exit(status: RunStatus) -> ExitCode {
     }
 }
 
-/// Starts the local llama.cpp servers the run's models need, if they are not running.
-fn ensure_local_servers(
-    ctx: &Context,
-    loaded: &LoadedConfig,
-    state: &RunState,
-) -> CommandResult<()> {
+/// Every model a run may call: each stage's candidates and arbiter.
+fn run_models(state: &RunState) -> Vec<String> {
     let mut models: Vec<String> = Vec::new();
     for s in &state.stages {
         models.extend(s.models.iter().cloned());
         models.extend(s.arbiter_model.iter().cloned());
     }
-    let providers = crate::model::local::providers_of(&loaded.config, &models);
+    models
+}
+
+/// Starts the local llama.cpp servers that `models` need, if they are not running.
+pub fn ensure_local_servers(
+    ctx: &Context,
+    loaded: &LoadedConfig,
+    models: &[String],
+) -> CommandResult<()> {
+    let providers = crate::model::local::providers_of(&loaded.config, models);
     if providers.is_empty() {
         return Ok(());
     }
@@ -225,7 +230,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
             ));
         }
     }
-    ensure_local_servers(ctx, &loaded, &state)?;
+    ensure_local_servers(ctx, &loaded, &run_models(&state))?;
     if let Ok(statuses) = repo.statuses(None) {
         let dirty = statuses.iter().any(|s| {
             !s.status().is_empty()
