@@ -81,10 +81,26 @@ impl std::str::FromStr for Role {
     }
 }
 
+/// The entry of a role's model list that asks for the model with the best measured fitness
+/// (see [`crate::routing`]); models listed after it are the fallback order.
+pub const AUTO: &str = "auto";
+
 /// A list of model names that may also be written as one string (`"a"` or `"a, b"`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct ModelList(pub Vec<String>);
+
+impl ModelList {
+    /// Whether the list starts with [`AUTO`]: the role is routed by measured fitness.
+    pub fn is_auto(&self) -> bool {
+        self.0.first().is_some_and(|m| m == AUTO)
+    }
+
+    /// The models named, without [`AUTO`].
+    pub fn listed(&self) -> Vec<String> {
+        self.0.iter().filter(|m| *m != AUTO).cloned().collect()
+    }
+}
 
 impl<'de> Deserialize<'de> for ModelList {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -106,12 +122,66 @@ impl<'de> Deserialize<'de> for ModelList {
     }
 }
 
+/// How a role set to `auto` picks among the models measured by `git triad bench`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RoutingMode {
+    /// The best measured score.
+    #[default]
+    Quality,
+    /// The lowest measured cost a task among the models scoring within 90 % of the best.
+    Cost,
+    /// The lowest measured latency a task among the models scoring within 90 % of the best.
+    Speed,
+    /// The best weighted balance: 60 % score, 20 % cost, 20 % latency.
+    Hybrid,
+}
+
+impl RoutingMode {
+    /// Every mode, in the order the help lists them.
+    pub const ALL: [RoutingMode; 4] = [
+        RoutingMode::Quality,
+        RoutingMode::Cost,
+        RoutingMode::Speed,
+        RoutingMode::Hybrid,
+    ];
+
+    /// The lowercase name used in config and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoutingMode::Quality => "quality",
+            RoutingMode::Cost => "cost",
+            RoutingMode::Speed => "speed",
+            RoutingMode::Hybrid => "hybrid",
+        }
+    }
+}
+
+impl fmt::Display for RoutingMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for RoutingMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        RoutingMode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| format!("`{s}` is not a routing mode (quality, cost, speed, hybrid)"))
+    }
+}
+
 /// The whole effective configuration.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// `auto`, or the name of a `[profiles.*]` table whose roles override `[roles]`.
     pub profile: String,
+    /// How roles whose models are `auto` pick by measured fitness.
+    #[serde(default)]
+    pub routing: RoutingMode,
     /// Model preferences per role.
     pub roles: Roles,
     /// Named alternative role assignments.
@@ -185,7 +255,8 @@ impl Roles {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoleConfig {
-    /// Models in order of preference; later ones are fallbacks.
+    /// Models in order of preference; later ones are fallbacks. `"auto"` first picks the
+    /// model with the best measured fitness under `routing`.
     #[serde(default)]
     pub models: ModelList,
     /// Per-call timeout for this role, overriding `transport.timeout_secs`.
