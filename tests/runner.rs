@@ -4,6 +4,7 @@ mod cli_basics;
 mod code_evidence;
 mod common;
 mod e2e_local;
+mod fitness;
 mod hostile;
 mod hostile_keys;
 mod notes_hooks;
