@@ -1,5 +1,6 @@
 //! The one integration test binary (`autotests = false`): every suite is a module here.
 
+mod bench_cli;
 mod cli_basics;
 mod code_evidence;
 mod common;

@@ -1,5 +1,6 @@
 //! The command line: global options, one module per subcommand, dispatch.
 
+pub mod bench;
 pub mod completions;
 pub mod config;
 pub mod error;
@@ -105,6 +106,8 @@ pub enum Command {
     Config(config::ConfigArgs),
     /// List the model registry, or check that a model answers.
     Models(models::ModelsArgs),
+    /// Measure models on the built-in task set (graded by facts), or report their fitness.
+    Bench(bench::BenchArgs),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
     /// Write or install the man page (what `git triad --help` opens).
@@ -225,6 +228,7 @@ pub fn run(cli: Cli) -> CommandResult {
         Command::Hook(args) => hook::run(&ctx, args),
         Command::Config(args) => config::run(&ctx, args),
         Command::Models(args) => models::run(&ctx, args),
+        Command::Bench(args) => bench::run(&ctx, args),
         Command::Completions(args) => completions::run_completions(args),
         Command::Man(args) => completions::run_man(args),
     }

@@ -19,7 +19,8 @@ pub struct ModelsArgs {
 /// `git triad models` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum ModelsCommand {
-    /// Every registered model: provider, price, context, whether it can be used now, roles.
+    /// Every registered model: provider, price, context, whether it can be used now, roles,
+    /// measured fitness.
     List(ListArgs),
     /// Send one tiny real request to a model and report latency and the model id it reports.
     Check(CheckArgs),
@@ -97,6 +98,12 @@ fn list(ctx: &Context, loaded: &LoadedConfig, args: &ListArgs) -> CommandResult 
         local_up.extend(results);
     }
 
+    // A fitness file that cannot be read does not hide the registry; it is said below.
+    let (store, store_error) = match super::bench::load_store(ctx) {
+        Ok(s) => (s, None),
+        Err(e) => (Default::default(), Some(e.error.to_string())),
+    };
+    let now = super::bench::now_unix();
     let mut rows = vec![[
         "MODEL".to_string(),
         "PROVIDER".into(),
@@ -105,6 +112,7 @@ fn list(ctx: &Context, loaded: &LoadedConfig, args: &ListArgs) -> CommandResult 
         "CONTEXT".into(),
         "AVAILABLE".into(),
         "ROLES".into(),
+        "FITNESS".into(),
     ]];
     for (name, m) in &c.models {
         let Some(p) = c.providers.get(&m.provider) else {
@@ -138,9 +146,16 @@ fn list(ctx: &Context, loaded: &LoadedConfig, args: &ListArgs) -> CommandResult 
             format!("{}k", m.context_window / 1000),
             avail,
             roles.join(","),
+            crate::report::fitness::column(&store, c, name, now),
         ]);
     }
     let mut text = render_table(&rows);
+    text.push_str(
+        "\nfitness: measured score per role (0-1), * when stale; `git triad bench` measures, `git triad bench --report` shows the figures\n",
+    );
+    if let Some(e) = store_error {
+        text.push_str(&format!("fitness not shown: {e}\n"));
+    }
     text.push_str(&format!(
         "\nprofile: {}\n",
         match &profile {

@@ -2,6 +2,7 @@
 //! run on models by `git triad bench` ([`bench`]), kept per user ([`store`]), and used by
 //! roles set to `auto` to pick their models under a routing mode ([`route`]).
 
+pub mod bench;
 pub mod grade;
 pub mod store;
 pub mod tasks;
