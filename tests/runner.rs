@@ -13,6 +13,7 @@ mod pipeline;
 mod providers;
 mod reconcile;
 mod review;
+mod routing;
 mod run_paths;
 mod tasks;
 mod truthful;

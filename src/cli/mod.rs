@@ -15,6 +15,7 @@ pub mod r#override;
 mod progress;
 pub mod reconcile;
 pub mod review;
+pub(crate) mod routing;
 pub mod run;
 pub mod show;
 pub mod task;

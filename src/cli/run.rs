@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use clap::Args;
 
 use super::{out, CommandError, CommandResult, Context};
-use crate::config::{ArbiterMode, LoadedConfig, Role};
+use crate::config::{ArbiterMode, LoadedConfig, Role, RoutingMode};
 use crate::exit::ExitCode;
 use crate::model::budget::Ledger;
 use crate::model::ModelClient;
@@ -86,6 +86,11 @@ pub struct RunArgs {
     /// Spending cap for this run in USD (checked before every call).
     #[arg(long, value_name = "USD", value_parser = parse_budget)]
     pub budget: Option<f64>,
+    /// Pick every role's models by measured fitness: quality, cost, speed or hybrid (see
+    /// `git triad bench`). Without it, only roles whose models start with "auto" are, by the
+    /// `routing` setting.
+    #[arg(long, value_name = "MODE")]
+    pub routing: Option<RoutingMode>,
     /// After Verify, reconcile the result against the committed TaskSpec (seed 000 §B11).
     #[arg(long)]
     pub reconcile: bool,
@@ -204,6 +209,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
             arbiter_stage.insert(stage, m.clone());
         }
     }
+    let routes = super::routing::routes(ctx, &loaded, profile.as_deref(), args.routing)?;
     let req = RunRequest {
         task: args.task.clone(),
         mode: args.arbiter,
@@ -214,6 +220,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         budget: args.budget,
         reconcile: args.reconcile,
         reconcile_model: args.reconcile_model.clone(),
+        routes,
     };
     let (state, spec) = pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
     if let Ok(Some(task)) = crate::task::workflow::refresh(repo, &state.task) {
@@ -243,6 +250,9 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
                 state.base.short()
             ));
         }
+    }
+    if let (Some(routing), false) = (&state.routing, ctx.quiet) {
+        super::routing::say_routes(routing);
     }
     if !ctx.quiet {
         super::say(&format!(

@@ -9,6 +9,7 @@ use rand::Rng;
 use super::record::{ReconcileState, RunState, RunStatus, StageRecord, RECORD_VERSION};
 use super::stage::Stage;
 use crate::config::{ArbiterMode, LoadedConfig, Role};
+use crate::routing::route::Routing;
 use crate::task::{spec, TaskSpec};
 
 /// What the user asked for on the command line.
@@ -32,6 +33,9 @@ pub struct RunRequest {
     pub reconcile: bool,
     /// `--reconcile-model`.
     pub reconcile_model: Option<String>,
+    /// The routes of the roles chosen by measured fitness (roles set to `auto`, or every
+    /// role with `--routing`), computed from the user's measurements; recorded in the run.
+    pub routes: Option<Routing>,
 }
 
 /// Why a run cannot start. Facts only: the command line says what to do about each.
@@ -194,7 +198,14 @@ pub fn assign_models(
             Err(StartError::UnknownModel(m.to_string()))
         }
     };
-    let arbiter_list = loaded.role_models(Role::Arbiter, profile);
+    // A routed role's ranked models stand in for its list.
+    let list_of = |role: Role| -> Vec<String> {
+        req.routes
+            .as_ref()
+            .and_then(|r| r.models(role))
+            .map_or_else(|| loaded.role_models(role, profile), <[String]>::to_vec)
+    };
+    let arbiter_list = list_of(Role::Arbiter);
     // Two registry names can be one model on the wire (same provider, same id): the rule is
     // about models, not names.
     let same = |a: &str, b: &str| a == b || same_wire_model(loaded, a, b);
@@ -206,7 +217,7 @@ pub fn assign_models(
                 known(m)?;
                 vec![m.clone()]
             }
-            None => loaded.role_models(role, profile),
+            None => list_of(role),
         };
         let primary = models.first().cloned().ok_or(StartError::NoModel(role))?;
         let reviewed = stage.reviewed(mode);
@@ -311,6 +322,7 @@ pub fn plan(
             model: req.reconcile_model.clone(),
             ..Default::default()
         }),
+        routing: req.routes.clone(),
         started: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),

@@ -4,6 +4,7 @@
 
 pub mod bench;
 pub mod grade;
+pub mod route;
 pub mod store;
 pub mod tasks;
 

@@ -18,6 +18,7 @@ use crate::config::{ArbiterMode, OnExhausted};
 use crate::git::worktree::CommandOutcome;
 use crate::git::{FileStat, ObjectId};
 use crate::model::Spend;
+use crate::routing::route::Routing;
 
 /// Ref namespace of run records.
 pub const RUNS_PREFIX: &str = "refs/triad/runs/";
@@ -232,6 +233,10 @@ pub struct RunState {
     pub started: u64,
     /// Reconciliation against the TaskSpec (`--reconcile`), when enabled.
     pub reconcile: Option<ReconcileState>,
+    /// How the roles routed by measured fitness got their models, and why (records written
+    /// before routing existed have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<Routing>,
 }
 
 /// Where the reconciliation of a run stands.
@@ -272,6 +277,22 @@ impl RunState {
             .chain(self.reconcile.as_ref().and_then(|r| r.verdict))
             .chain(ended)
             .max()
+    }
+
+    /// The models that may judge this run's stages after their assigned arbiter: the
+    /// arbiter role's routed models when the run routed that role, else its list.
+    pub fn arbiter_pool(
+        &self,
+        loaded: &crate::config::LoadedConfig,
+        profile: Option<&str>,
+    ) -> Vec<String> {
+        self.routing
+            .as_ref()
+            .and_then(|r| r.models(crate::config::Role::Arbiter))
+            .map_or_else(
+                || loaded.role_models(crate::config::Role::Arbiter, profile),
+                <[String]>::to_vec,
+            )
     }
 
     /// The stage in progress, if any is left.

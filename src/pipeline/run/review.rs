@@ -10,7 +10,7 @@ use crate::arbiter::review::ReviewInput;
 use crate::arbiter::service::{candidates, Arbiter, Reviewed};
 use crate::arbiter::{feedback, Verdict};
 use crate::code::Finding;
-use crate::config::{prompt, Role};
+use crate::config::prompt;
 use crate::git::{Context as _, TreeFiles};
 use crate::model::ModelError;
 use crate::notes::{self, Record, ReviewRecord};
@@ -148,9 +148,8 @@ impl Run<'_> {
             .unwrap_or_default();
         findings.extend(claims);
         let role_list = self
-            .env
-            .config
-            .role_models(Role::Arbiter, self.env.profile.as_deref());
+            .state
+            .arbiter_pool(self.env.config, self.env.profile.as_deref());
         let judges = candidates(
             self.state.stages[idx].arbiter_model.as_deref(),
             &role_list,
