@@ -4,6 +4,7 @@ mod bench_cli;
 mod cli_basics;
 mod code_evidence;
 mod common;
+mod cost;
 mod e2e_local;
 mod fitness;
 mod hostile;

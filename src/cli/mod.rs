@@ -19,6 +19,7 @@ pub(crate) mod routing;
 pub mod run;
 pub mod show;
 pub mod task;
+pub mod usage;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -109,6 +110,8 @@ pub enum Command {
     Models(models::ModelsArgs),
     /// Measure models on the built-in task set (graded by facts), or report their fitness.
     Bench(bench::BenchArgs),
+    /// What the models cost, per day, month, model, role and run, against the caps.
+    Usage(usage::UsageArgs),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
     /// Write or install the man page (what `git triad --help` opens).
@@ -230,6 +233,7 @@ pub fn run(cli: Cli) -> CommandResult {
         Command::Config(args) => config::run(&ctx, args),
         Command::Models(args) => models::run(&ctx, args),
         Command::Bench(args) => bench::run(&ctx, args),
+        Command::Usage(args) => usage::run(&ctx, args),
         Command::Completions(args) => completions::run_completions(args),
         Command::Man(args) => completions::run_man(args),
     }

@@ -97,6 +97,10 @@ pub struct RunArgs {
     /// The reconciliation arbiter (must differ from the verifier's model).
     #[arg(long, value_name = "MODEL", requires = "reconcile")]
     pub reconcile_model: Option<String>,
+    /// Print the run's expected tokens and cost in every arbiter mode and stop: figures
+    /// come from this repository's ledger, else from `git triad bench`; no model is called.
+    #[arg(long)]
+    pub estimate: bool,
     /// Print one JSON object describing the run on stdout.
     #[arg(long)]
     pub json: bool,
@@ -223,6 +227,17 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         routes,
     };
     let (state, spec) = pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
+    if args.estimate {
+        return estimate(
+            ctx,
+            repo,
+            &loaded,
+            profile.as_deref(),
+            &req,
+            &state,
+            args.json,
+        );
+    }
     if let Ok(Some(task)) = crate::task::workflow::refresh(repo, &state.task) {
         if task.state == crate::task::TaskState::Deferred && !ctx.quiet {
             let when = task.revisit_at.as_deref().unwrap_or("no date");
@@ -269,6 +284,40 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     drive(ctx, repo, &loaded, state, spec, args.json, |run| {
         run.start()
     })
+}
+
+/// Prints what the planned run would cost in every arbiter mode; nothing is called or
+/// written.
+fn estimate(
+    ctx: &Context,
+    repo: &git2::Repository,
+    loaded: &LoadedConfig,
+    profile: Option<&str>,
+    req: &RunRequest,
+    state: &RunState,
+    json: bool,
+) -> CommandResult {
+    if let (Some(routing), false) = (&state.routing, ctx.quiet) {
+        super::routing::say_routes(routing);
+    }
+    let ledger = Ledger::new(repo.path().join("triad").join("ledger.jsonl"))
+        .read()
+        .unwrap_or_default();
+    let store = super::bench::load_store(ctx)?;
+    let modes = crate::pipeline::estimate::estimate(loaded, profile, req, &ledger, &store)?;
+    if json {
+        let v = serde_json::json!({"task": state.task, "mode": state.mode,
+            "budget_usd": state.budget_usd, "modes": modes});
+        out(&format!("{v}\n"))?;
+    } else {
+        out(&crate::report::cost::estimate_text(
+            &state.task,
+            state.mode,
+            &modes,
+            state.budget_usd,
+        ))?;
+    }
+    super::ok()
 }
 
 /// Runs `git triad resume`.

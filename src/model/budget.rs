@@ -137,6 +137,10 @@ pub struct CallRecord {
     pub attempts: u32,
     /// `ok`, or why the call failed.
     pub outcome: String,
+    /// The run the call served (`None`: a review, a bench, a check, or a ledger line written
+    /// before runs were recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 /// What a set of calls cost: USD, tokens and model latency, summed from the client's call

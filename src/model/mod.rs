@@ -10,6 +10,7 @@ pub mod sse;
 pub mod structured;
 pub mod transport;
 pub mod types;
+pub mod usage;
 
 pub use budget::Spend;
 pub use client::{Completion, EnvLookup, ModelClient, ModelError, ResolvedModel, Structured};

@@ -1,6 +1,7 @@
 //! Rendering for people and machines: reviews as text, markdown and SARIF 2.1.0; runs in
 //! [`run`].
 
+pub mod cost;
 pub mod fitness;
 pub mod run;
 
