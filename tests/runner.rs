@@ -9,6 +9,7 @@ mod e2e_local;
 mod fitness;
 mod hostile;
 mod hostile_keys;
+mod limits;
 mod notes_hooks;
 mod pipeline;
 mod providers;

@@ -167,7 +167,7 @@ fn python_works() -> bool {
 
 /// Runs `git triad bench`.
 pub fn run(ctx: &Context, args: &BenchArgs) -> CommandResult {
-    let loaded = ctx.load_config()?;
+    let mut loaded = ctx.load_config()?;
     if args.report {
         let store = load_store(ctx)?;
         out(&render(&store, &loaded, args.format))?;
@@ -207,6 +207,7 @@ pub fn run(ctx: &Context, args: &BenchArgs) -> CommandResult {
         .hint("install Python 3, or measure only reviews with `--roles arbiter,verifier`"));
     }
     super::run::ensure_local_servers(ctx, &loaded, &models)?;
+    super::limits::fill(ctx, &mut loaded, &models)?;
     let client = match &ctx.repo {
         Some(repo) => super::run::client_for(ctx, repo, &loaded),
         None => ModelClient::new(&loaded.config, ctx.env_lookup()),

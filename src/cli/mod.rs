@@ -7,6 +7,7 @@ pub mod error;
 pub(crate) mod explain;
 pub mod hook;
 pub mod init;
+pub(crate) mod limits;
 pub mod local;
 pub mod log;
 pub mod models;

@@ -180,7 +180,7 @@ pub fn client_for(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig)
 /// Runs `git triad run`.
 pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
-    let loaded = ctx.load_config()?;
+    let mut loaded = ctx.load_config()?;
     let profile = loaded.active_profile(&ctx.env);
     if profile.as_deref() == Some("local") && loaded.config.profile == "auto" && !ctx.quiet {
         // Said once per repository: a marker in $GIT_DIR/triad remembers it was said.
@@ -226,7 +226,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         reconcile_model: args.reconcile_model.clone(),
         routes,
     };
-    let (state, spec) = pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
+    let (mut state, spec) = pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
     if args.estimate {
         return estimate(
             ctx,
@@ -238,6 +238,10 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
             args.json,
         );
     }
+    // Models registered without their limits get them from their servers; the run records
+    // the configuration it really used.
+    super::limits::fill(ctx, &mut loaded, &run_models(&state))?;
+    state.config = serde_json::to_value(&loaded.config).unwrap_or_default();
     if let Ok(Some(task)) = crate::task::workflow::refresh(repo, &state.task) {
         if task.state == crate::task::TaskState::Deferred && !ctx.quiet {
             let when = task.revisit_at.as_deref().unwrap_or("no date");
@@ -323,8 +327,9 @@ fn estimate(
 /// Runs `git triad resume`.
 pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
-    let loaded = ctx.load_config()?;
+    let mut loaded = ctx.load_config()?;
     let mut state = load_run(repo, &args.run_id)?;
+    super::limits::fill(ctx, &mut loaded, &run_models(&state))?;
     if !state.status.resumable() {
         return Err(CommandError::usage(format!(
             "run {} already ended ({}): {}",

@@ -413,7 +413,16 @@ pub struct ProviderConfig {
     pub local: bool,
 }
 
-/// What a model costs and can do.
+/// The context window assumed for a model that sets none and whose server does not say.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 8192;
+
+/// The output cap assumed for a model that sets none and whose server does not say.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
+
+/// What a model costs and can do. Only `provider` (and `id`, when the registry name is not
+/// the wire id) are needed: the limits are read from the server when it says them, else
+/// [`DEFAULT_CONTEXT_WINDOW`] and [`DEFAULT_MAX_OUTPUT_TOKENS`]; prices default to 0 on a
+/// `local = true` provider and must be given for any other.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
@@ -421,14 +430,19 @@ pub struct ModelConfig {
     pub provider: String,
     /// Model id sent on the wire; defaults to the registry name.
     pub id: Option<String>,
-    /// Context window in tokens.
-    pub context_window: u64,
-    /// Largest output the model accepts per call.
-    pub max_output_tokens: u32,
-    /// USD per million input tokens.
-    pub price_in: f64,
-    /// USD per million output tokens.
-    pub price_out: f64,
+    /// Context window in tokens; unset: read from the server, else the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// Largest output the model accepts per call; unset: read from the server, else the
+    /// default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+    /// USD per million input tokens (unset: 0 on a local provider; required otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_in: Option<f64>,
+    /// USD per million output tokens (unset: 0 on a local provider; required otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_out: Option<f64>,
     /// `json_schema`, `tools`, `gbnf` (the server constrains decoding to a GBNF grammar).
     #[serde(default)]
     pub capabilities: Vec<String>,
@@ -461,5 +475,23 @@ impl ModelConfig {
     /// Whether the model declares a capability.
     pub fn has(&self, capability: &str) -> bool {
         self.capabilities.iter().any(|c| c == capability)
+    }
+
+    /// The context window: as configured (or read from the server into the configuration),
+    /// else [`DEFAULT_CONTEXT_WINDOW`].
+    pub fn window(&self) -> u64 {
+        self.context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW)
+    }
+
+    /// The output cap: as configured (or read from the server), else
+    /// [`DEFAULT_MAX_OUTPUT_TOKENS`].
+    pub fn max_output(&self) -> u32 {
+        self.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS)
+    }
+
+    /// USD per million (input, output) tokens; an unset price is 0, which validation allows
+    /// only on a local provider.
+    pub fn prices(&self) -> (f64, f64) {
+        (self.price_in.unwrap_or(0.0), self.price_out.unwrap_or(0.0))
     }
 }

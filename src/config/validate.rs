@@ -51,10 +51,25 @@ impl LoadedConfig {
                     self.invalid(&key, format!("provider `{}` is not registered", m.provider))
                 );
             }
-            if m.price_in < 0.0 || m.price_out < 0.0 {
+            let model_key = format!("models.{}", layers::join_key(std::slice::from_ref(name)));
+            let (price_in, price_out) = m.prices();
+            if price_in < 0.0 || price_out < 0.0 {
+                return Err(self.invalid(&model_key, "prices cannot be negative".into()));
+            }
+            let local = c.providers.get(&m.provider).is_some_and(|p| p.local);
+            if !local && (m.price_in.is_none() || m.price_out.is_none()) {
                 return Err(self.invalid(
-                    &format!("models.{}", layers::join_key(std::slice::from_ref(name))),
-                    "prices cannot be negative".into(),
+                    &model_key,
+                    format!(
+                        "set price_in and price_out (USD per million tokens): `{}` is a hosted provider, and a model without prices would count as free against every budget cap (only `local = true` providers default to 0)",
+                        m.provider
+                    ),
+                ));
+            }
+            if m.context_window == Some(0) || m.max_output_tokens == Some(0) {
+                return Err(self.invalid(
+                    &model_key,
+                    "context_window and max_output_tokens must be at least 1 (leave them out to read them from the server)".into(),
                 ));
             }
         }

@@ -9,7 +9,8 @@ use crate::config::ModelConfig;
 
 /// USD for a number of tokens at per-million prices.
 pub fn cost_usd(model: &ModelConfig, input_tokens: u64, output_tokens: u64) -> f64 {
-    (input_tokens as f64 * model.price_in + output_tokens as f64 * model.price_out) / 1_000_000.0
+    let (price_in, price_out) = model.prices();
+    (input_tokens as f64 * price_in + output_tokens as f64 * price_out) / 1_000_000.0
 }
 
 /// A worst-case token count for a prompt of `chars` characters.

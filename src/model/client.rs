@@ -356,7 +356,7 @@ impl ModelClient {
     ) -> Result<Completion, CallFailure> {
         let mut req = req.clone();
         req.redact_secrets();
-        req.max_tokens = req.max_tokens.min(m.model.max_output_tokens).max(1);
+        req.max_tokens = req.max_tokens.min(m.model.max_output()).max(1);
         if let Some(schema) = &mut req.schema {
             // A small output budget cannot hold long strings and lists; a schema that lets
             // the model ramble gets cut off mid-JSON. Tighter bounds still validate against

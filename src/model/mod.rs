@@ -5,6 +5,7 @@ pub mod adapter;
 pub mod breaker;
 pub mod budget;
 pub mod client;
+pub mod discover;
 pub mod local;
 pub mod sse;
 pub mod structured;

@@ -170,7 +170,7 @@ const CHARS_PER_TOKEN: usize = 2;
 /// 100 000 (30 000 for a model the registry does not know).
 pub fn file_char_budget(config: &Config, model: &str) -> usize {
     let window = config.models.get(model).map_or(60_000, |m| {
-        (m.context_window as usize)
+        (m.window() as usize)
             .saturating_mul(CHARS_PER_TOKEN)
             .clamp(4_000, 200_000)
     });

@@ -106,7 +106,8 @@ pub fn estimate(
         let basis = basis(ledger, store, model, role);
         let cost_usd = basis.as_ref().map(|b| {
             loaded.config.models.get(model).map_or(0.0, |m| {
-                (b.input_tokens * m.price_in + b.output_tokens * m.price_out) / 1_000_000.0
+                let (price_in, price_out) = m.prices();
+                (b.input_tokens * price_in + b.output_tokens * price_out) / 1_000_000.0
             })
         });
         PlannedCall {
