@@ -154,17 +154,6 @@ fn default_models(loaded: &LoadedConfig, profile: Option<&str>) -> Vec<String> {
     models
 }
 
-/// Whether python3 starts; the hidden tests need it.
-fn python_works() -> bool {
-    std::process::Command::new(PYTHON)
-        .arg("--version")
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
-
 /// Runs `git triad bench`.
 pub fn run(ctx: &Context, args: &BenchArgs) -> CommandResult {
     let mut loaded = ctx.load_config()?;
@@ -200,7 +189,7 @@ pub fn run(ctx: &Context, args: &BenchArgs) -> CommandResult {
         ))
     })?;
     let builds = tasks.build.iter().any(|t| roles.contains(&t.role));
-    if builds && !python_works() {
+    if builds && crate::routing::grade::python().is_none() {
         return Err(CommandError::failure(format!(
             "`{PYTHON}` does not start, and the build tasks are graded by hidden Python tests"
         ))

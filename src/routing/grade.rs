@@ -3,7 +3,8 @@
 //! review is held against the line the bug is really on.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use git2::{Oid, Repository};
@@ -24,6 +25,30 @@ pub const HIDDEN_TEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The interpreter the hidden tests run with.
 pub const PYTHON: &str = "python3";
+
+/// The executable [`PYTHON`] resolves to, asked once per process (`None`: it does not
+/// start). Hidden tests run it directly: a version manager's shim (pyenv, asdf) costs about
+/// a tenth of a second a start, which the bench would pay for every answer.
+pub fn python() -> Option<&'static Path> {
+    static RESOLVED: OnceLock<Option<PathBuf>> = OnceLock::new();
+    RESOLVED
+        .get_or_init(|| {
+            let out = std::process::Command::new(PYTHON)
+                .args(["-c", "import sys; print(sys.executable)"])
+                .stdin(std::process::Stdio::null())
+                .output()
+                .ok()
+                .filter(|o| o.status.success())?;
+            let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+            // An embedded interpreter may not know its executable: the name then does.
+            Some(if path.is_absolute() && path.exists() {
+                path
+            } else {
+                PathBuf::from(PYTHON)
+            })
+        })
+        .as_deref()
+}
 
 /// A throwaway repository holding one task's files.
 pub struct Workspace {
@@ -272,7 +297,7 @@ fn join(paths: &[&String]) -> String {
         .join(", ")
 }
 
-/// Runs each hidden test file on the repository at `repo_dir` with [`PYTHON`]; `None` when
+/// Runs each hidden test file on the repository at `repo_dir` with [`python`]; `None` when
 /// all exit 0, else why the first one failed (its last output line). The code under test is
 /// a model's: it runs with the verify command's stripped environment (no key, no token of
 /// the user's), in its own process group, killed after [`HIDDEN_TEST_TIMEOUT`].
@@ -286,8 +311,10 @@ pub fn run_hidden(
         .map_err(|e| GitError::Command(format!("cannot make a temporary directory: {e}")))?;
     for (name, source) in tests {
         write_file(hidden.path(), name, source)?;
+        let python = python().unwrap_or(Path::new(PYTHON));
         let command = format!(
-            "{PYTHON} -B {} {}",
+            "{} -B {} {}",
+            shell_quote(&python.display().to_string()),
             shell_quote(&hidden.path().join(name).display().to_string()),
             shell_quote(&repo_dir.display().to_string())
         );
