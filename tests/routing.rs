@@ -199,6 +199,69 @@ fn missing_or_stale_figures_are_said_and_the_listed_order_is_used() {
         run.stderr
     );
     assert_eq!(record(&s, &out)["routing"]["roles"][0]["fell_back"], true);
+
+    // The report shows the stale measurement and why it is not used.
+    let report = s.env.triad(&s.repo, &["bench", "--report"]);
+    let row = report
+        .ok()
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("implementer  model-c"))
+        .unwrap_or_else(|| panic!("{}", report.stdout))
+        .to_string();
+    assert!(row.contains(" 0.99* "), "{row}");
+    assert!(
+        report.stdout.contains(&format!(
+            "  model-c as implementer: measured with task set {}, the current one is {TASK_SET_VERSION}\n",
+            TASK_SET_VERSION - 1
+        )),
+        "{}",
+        report.stdout
+    );
+    let list = s.env.triad(&s.repo, &["models", "list", "--no-probe"]);
+    let model_c = list
+        .ok()
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("model-c "))
+        .unwrap()
+        .to_string();
+    assert!(model_c.ends_with("impl 0.99*"), "{model_c}");
+}
+
+#[test]
+fn git_triad_review_asks_the_best_measured_arbiter() {
+    let (server, env, repo) = crate::review::scripted_review(|mut rules| {
+        rules.insert(0, approving("model-c"));
+        rules
+    });
+    let s = Scenario { env, server, repo };
+    measured(
+        &s,
+        &[
+            ("model-c", Role::Arbiter, 0.9, 0.001, TASK_SET_VERSION),
+            ("model-b", Role::Arbiter, 0.6, 0.001, TASK_SET_VERSION),
+        ],
+    );
+    let run = s.env.triad(
+        &s.repo,
+        &[
+            "-c",
+            r#"roles.arbiter.models=["auto", "model-b"]"#,
+            "review",
+            "--format",
+            "json",
+        ],
+    );
+    let review: Value = serde_json::from_str(&run.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", run.stdout, run.stderr));
+    assert_eq!(review["arbiter_model"], "model-c");
+    assert!(
+        run.stderr
+            .contains("triad: arbiter -> model-c: quality: model-c has the best score"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]

@@ -335,3 +335,63 @@ impl FitnessStore {
         Freshness::Fresh(e)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(model: &str, wire: &str, task_set: u32, measured_at: u64) -> FitnessEntry {
+        FitnessEntry {
+            model: model.into(),
+            provider: "openai".into(),
+            wire_id: wire.into(),
+            role: Role::Implementer,
+            task_set,
+            tasks: "standard".into(),
+            repeat: 1,
+            measured_at,
+            date: date_of(measured_at),
+            figures: Figures::default(),
+            results: vec![],
+        }
+    }
+
+    #[test]
+    fn a_measurement_is_fresh_only_with_this_task_set_recently_of_the_same_wire_model() {
+        let config = crate::config::LoadedConfig::load(&crate::config::LoadOptions {
+            user_file: Some("/nonexistent/config.toml".into()),
+            ..Default::default()
+        })
+        .unwrap()
+        .config;
+        let now = 1_795_305_600;
+        let day = 86_400;
+        let mut store = FitnessStore::default();
+        let fresh =
+            |s: &FitnessStore, m: &str| match s.freshness(&config, m, Role::Implementer, now) {
+                Freshness::Fresh(_) => "fresh".to_string(),
+                Freshness::Stale(_, why) => why,
+                Freshness::Missing => "missing".to_string(),
+            };
+        assert_eq!(fresh(&store, "gpt-5"), "missing");
+        store.record(entry("gpt-5", "gpt-5", TASK_SET_VERSION, now - 3 * day));
+        assert_eq!(fresh(&store, "gpt-5"), "fresh");
+        store.record(entry("gpt-5", "gpt-5", TASK_SET_VERSION, now - 40 * day));
+        assert_eq!(
+            store.entries.len(),
+            1,
+            "a new measurement replaces the old one"
+        );
+        assert_eq!(
+            fresh(&store, "gpt-5"),
+            "measured 40 days ago (older than 30)"
+        );
+        store.record(entry("gpt-4.1", "gpt-4.1-2025", TASK_SET_VERSION, now));
+        assert_eq!(
+            fresh(&store, "gpt-4.1"),
+            "measured as `gpt-4.1-2025` on openai; the registry now sends `gpt-4.1` to openai"
+        );
+        store.record(entry("gpt-5-mini", "gpt-5-mini", TASK_SET_VERSION + 1, now));
+        assert!(fresh(&store, "gpt-5-mini").starts_with("measured with task set 2"));
+    }
+}
