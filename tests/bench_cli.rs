@@ -312,3 +312,85 @@ fn a_bench_stops_before_its_budget_and_keeps_nothing_partial() {
         run.stderr
     );
 }
+
+#[test]
+fn a_reviewer_kinder_to_its_own_failing_answers_shows_it() {
+    let set = TaskSet::standard();
+    let wrong = |id: &str, path: &str| {
+        let t = set.build.iter().find(|t| t.id == id).unwrap();
+        let files = std::collections::BTreeMap::from([(
+            path.to_string(),
+            "def broken(*args):\n    return 'WRONG'\n".to_string(),
+        )]);
+        t.answer_writing(&files, EditFormat::Diff)
+    };
+    let reject = json!({"verdict": "REJECT", "confidence": 0.9, "reasoning": "wrong",
+        "issues": [{"severity": "critical", "category": "logic", "path": "roman.py", "start_line": 2,
+            "end_line": 2, "quote": "    return 'WRONG'", "description": "not the task",
+            "suggestion": "implement it", "evidence": "the requirements"}], "alternatives": []});
+    let approve = json!({"verdict": "APPROVE", "confidence": 0.9, "reasoning": "fine", "issues": [], "alternatives": []});
+    let mut rules = Vec::new();
+    for m in ["model-a", "model-b"] {
+        for (id, path) in [("impl-roman", "roman.py"), ("impl-slugify", "text.py")] {
+            rules.push(
+                rule(m, id, &format!("# Task {id}:"))
+                    .contains("ROLE: implementer")
+                    .reply(Reply::text(wrong(id, path)).usage(1000, 100)),
+            );
+        }
+    }
+    // model-a approves its own failing work and rejects model-b's; model-b rejects all.
+    rules.push(
+        rule("model-a", "own", "(produced by model model-a)").reply(Reply::json(approve.clone())),
+    );
+    for m in ["model-a", "model-b"] {
+        let mut r = reject.clone();
+        r["issues"][0]["path"] = json!("roman.py");
+        rules.push(rule(m, "failed", "# Task impl-roman:").reply(Reply::json(r.clone())));
+        r["issues"][0]["path"] = json!("text.py");
+        rules.push(rule(m, "failed2", "# Task impl-slugify:").reply(Reply::json(r)));
+        rules.push(
+            rule(m, "cases", "STAGE REVIEWED: implement").reply(Reply::json(approve.clone())),
+        );
+    }
+    let b = Bench::new(rules, "");
+    let run = b.triad(&[
+        "bench",
+        "--models",
+        "model-a,model-b",
+        "--roles",
+        "implementer,arbiter",
+        "--tasks",
+        "impl-roman,impl-slugify,bug-page-offset,clean-clamp",
+    ]);
+    run.ok();
+    assert!(
+        run.stderr.contains(
+            "bench: model-a reviewing failed answers: self-preference +100 pts (own 2/2, others 0/2 let through)"
+        ),
+        "{}",
+        run.stderr
+    );
+    let store = b.store();
+    let a = &entry(&store, "model-a", "arbiter")["figures"]["self_preference"];
+    assert_eq!(a["own_let_through"], 2);
+    let bp = &entry(&store, "model-b", "arbiter")["figures"]["self_preference"];
+    assert_eq!(
+        (&bp["own_let_through"], &bp["others_let_through"]),
+        (&json!(0), &json!(0))
+    );
+    assert!(
+        entry(&store, "model-a", "implementer")["figures"]
+            .get("self_preference")
+            .is_none(),
+        "only reviewers have the figure"
+    );
+    // Not part of the score: model-a caught nothing and rejected nothing clean either way.
+    assert_eq!(entry(&store, "model-a", "arbiter")["figures"]["score"], 0.0);
+    let report = b.triad(&["bench", "--report"]);
+    assert!(
+        report.ok().stdout.contains("self-preference +100 pts"),
+        "{}",
+        report.stdout
+    );
+}

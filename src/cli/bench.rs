@@ -33,7 +33,9 @@ pub enum ReportFormat {
 /// Review cases (arbiter and verifier, graded alike) are real diffs with an injected bug
 /// (off-by-one, wrong operator, missing edge case, hallucinated API, security slip) or clean
 /// controls: a bug counts as caught when an issue is anchored on its lines, a clean change
-/// rejected is a false positive.
+/// rejected is a false positive. With two or more models, each reviewer also judges failed
+/// build answers, its own and others': the self-preference figure is how much more often it
+/// lets its own through.
 ///
 /// Results are kept per user in $XDG_DATA_HOME/git-triad/fitness.json (else
 /// ~/.local/share/git-triad/) with model, date, task-set version and raw figures; they stay
@@ -97,6 +99,14 @@ impl BenchObserver for Lines {
     fn skipped(&self, model: &str, why: &str) {
         if self.enabled {
             say(&format!("bench: skipping {model}: {why}"));
+        }
+    }
+
+    fn self_preference(&self, model: &str, figure: &str) {
+        if self.enabled {
+            say(&format!(
+                "bench: {model} reviewing failed answers: {figure}"
+            ));
         }
     }
 }

@@ -9,6 +9,7 @@
 use std::path::Path;
 
 use super::grade::{grade_build, grade_review, Workspace};
+use super::selfpref::FailedAnswer;
 use super::store::{date_of, Figures, FitnessEntry, TaskFigure};
 use super::tasks::{BuildTask, CaseClass, ReviewCase, TaskSet, TASK_SET_VERSION};
 use crate::arbiter::review::ReviewInput;
@@ -55,6 +56,8 @@ pub trait BenchObserver {
     fn graded(&self, g: &Graded<'_>);
     /// A model was skipped (unreachable, unknown), with why.
     fn skipped(&self, model: &str, why: &str);
+    /// A reviewer's self-preference was measured.
+    fn self_preference(&self, _model: &str, _figure: &str) {}
 }
 
 /// What a bench produced.
@@ -71,7 +74,7 @@ pub struct BenchOutcome {
 }
 
 /// Why one model's measurement ended early.
-enum Stop {
+pub(super) enum Stop {
     /// Its provider failed: skip the model.
     Unreachable(String),
     /// A cap was reached: stop the bench.
@@ -104,6 +107,7 @@ impl Bench<'_> {
     pub async fn run(&self, req: &BenchRequest, now: u64) -> Result<BenchOutcome, GitError> {
         let mut out = BenchOutcome::default();
         let privacy = Privacy::from_config(self.config);
+        let mut failed: Vec<FailedAnswer> = Vec::new();
         'models: for model in &req.models {
             let resolved = match self.client.resolve(model) {
                 Ok(m) => m,
@@ -137,7 +141,15 @@ impl Bench<'_> {
                     continue;
                 }
                 match self
-                    .build_role(model, role, &tasks, req.repeat, &privacy, &mut out)
+                    .build_role(
+                        model,
+                        role,
+                        &tasks,
+                        req.repeat,
+                        &privacy,
+                        &mut out,
+                        &mut failed,
+                    )
                     .await
                 {
                     Ok((f, r)) => measured.push(entry(role, f, r)),
@@ -169,7 +181,63 @@ impl Bench<'_> {
             }
             out.entries.extend(measured);
         }
+        if out.budget.is_none() {
+            self.self_preferences(req, &failed, &privacy, &mut out)
+                .await?;
+        }
         Ok(out)
+    }
+
+    /// Measures the self-preference of every model measured as a reviewer, when there are
+    /// failing answers of its own and of other models to judge (else no call is made).
+    async fn self_preferences(
+        &self,
+        req: &BenchRequest,
+        failed: &[FailedAnswer],
+        privacy: &Privacy,
+        out: &mut BenchOutcome,
+    ) -> Result<(), GitError> {
+        let mut reviewers: Vec<String> = out
+            .entries
+            .iter()
+            .filter(|e| REVIEW_ROLES.contains(&e.role))
+            .map(|e| e.model.clone())
+            .collect();
+        reviewers.dedup();
+        for reviewer in reviewers {
+            let own = failed.iter().any(|f| f.author == reviewer);
+            let others = failed.iter().any(|f| f.author != reviewer);
+            if !(own && others) {
+                continue;
+            }
+            let mut spend = Spend::default();
+            let result = self
+                .self_preference(&reviewer, failed, &req.tasks.build, privacy, &mut spend)
+                .await;
+            out.spend += spend;
+            match result {
+                Ok(figure) => {
+                    self.observer.self_preference(&reviewer, &figure.describe());
+                    for e in out
+                        .entries
+                        .iter_mut()
+                        .filter(|e| e.model == reviewer && REVIEW_ROLES.contains(&e.role))
+                    {
+                        e.figures.self_preference = Some(figure.clone());
+                    }
+                }
+                Err(Stop::Budget(b)) => {
+                    out.budget = Some(b);
+                    break;
+                }
+                // Its reviews are already measured; only this figure is missing.
+                Err(Stop::Unreachable(why)) => self
+                    .observer
+                    .self_preference(&reviewer, &format!("not measured: {why}")),
+                Err(Stop::Git(e)) => return Err(e),
+            }
+        }
+        Ok(())
     }
 
     fn skip(&self, out: &mut BenchOutcome, model: &str, why: &str) {
@@ -192,6 +260,7 @@ impl Bench<'_> {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn build_role(
         &self,
         model: &str,
@@ -200,6 +269,7 @@ impl Bench<'_> {
         repeat: u32,
         privacy: &Privacy,
         out: &mut BenchOutcome,
+        failed: &mut Vec<FailedAnswer>,
     ) -> Result<(Figures, Vec<TaskFigure>), Stop> {
         let mut figures = Figures::default();
         let mut results = Vec::new();
@@ -245,6 +315,13 @@ impl Bench<'_> {
                 figures.passed += u32::from(graded.passed);
                 figures.edits_applied += u32::from(graded.edits_applied);
                 figures.unusable += u32::from(!graded.answer_read);
+                if graded.edits_applied && !graded.passed && !graded.written.is_empty() {
+                    failed.push(FailedAnswer {
+                        author: model.to_string(),
+                        task: task.id.clone(),
+                        files: graded.written.clone(),
+                    });
+                }
                 let figure = task_figure(&task.id, graded.passed, graded.detail, spend);
                 add_spend(&mut figures, spend);
                 self.observer.graded(&Graded {
@@ -346,7 +423,7 @@ pub fn stage_for(role: Role) -> Stage {
     }
 }
 
-fn stop_of(e: ModelError) -> Stop {
+pub(super) fn stop_of(e: ModelError) -> Stop {
     match e {
         ModelError::Budget(b) => Stop::Budget(b),
         other => Stop::Unreachable(other.to_string()),

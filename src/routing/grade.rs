@@ -98,6 +98,17 @@ impl Workspace {
         Workspace::new(task.before.as_ref(), &task.files)
     }
 
+    /// The change a build answer made: the task's files committed, the answer's `files`
+    /// (path → whole new content) on top.
+    pub fn for_answer(
+        task: &BuildTask,
+        files: &BTreeMap<String, String>,
+    ) -> Result<Workspace, GitError> {
+        let mut after = task.files.clone();
+        after.extend(files.clone());
+        Workspace::new(Some(&task.files), &after)
+    }
+
     /// The workspace of a review case: the base committed, the change on top.
     pub fn for_review(case: &ReviewCase) -> Result<Workspace, GitError> {
         let mut after = case.base.clone();
@@ -173,6 +184,9 @@ pub struct BuildOutcome {
     pub tests_passed: bool,
     /// Files the answer changed.
     pub changed: Vec<String>,
+    /// The new content of every file its edits wrote (kept to review the change later).
+    #[serde(skip)]
+    pub written: BTreeMap<String, String>,
     /// `passed`, or the first check that failed and why.
     pub detail: String,
 }
@@ -241,6 +255,7 @@ pub fn grade_build(
         }
     };
     out.edits_applied = true;
+    out.written = applied.files.clone();
     let new_tree = git::build_tree(ws.repo(), files.tree(), &applied.files)?;
     let new_tree = ws
         .repo()

@@ -12,6 +12,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
+use super::selfpref::SelfPreference;
 use super::tasks::TASK_SET_VERSION;
 use crate::config::{Config, Role};
 
@@ -56,6 +57,10 @@ pub struct Figures {
     pub latency_ms: u64,
     /// Cost at the registry's prices, all answers.
     pub cost_usd: f64,
+    /// Reviews only: how often it let its own failing answers through compared with other
+    /// models' (see [`super::selfpref`]); not part of the score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub self_preference: Option<SelfPreference>,
 }
 
 impl Figures {
@@ -120,6 +125,9 @@ impl Figures {
             }
             if self.unusable > 0 {
                 s.push_str(&format!(", {} unusable", self.unusable));
+            }
+            if let Some(p) = &self.self_preference {
+                s.push_str(&format!("; {}", p.describe()));
             }
             s
         } else {
