@@ -299,6 +299,22 @@ fn a_bench_stops_before_its_budget_and_keeps_nothing_partial() {
     assert!(!b.store_path().exists(), "a partial measurement was kept");
     assert!(b.server.requests().is_empty());
 
+    let all_auto: Vec<String> = [
+        "architect",
+        "implementer",
+        "refactorer",
+        "verifier",
+        "arbiter",
+    ]
+    .iter()
+    .map(|r| format!("roles.{r}.models=\"auto\""))
+    .collect();
+    let mut args: Vec<&str> = all_auto.iter().flat_map(|a| ["-c", a.as_str()]).collect();
+    args.push("bench");
+    let run = b.triad(&args);
+    run.expect_code(2);
+    assert!(run.stderr.contains("no model to measure"), "{}", run.stderr);
+
     let run = b.triad(&["bench", "--tasks", "impl-roman,nope"]);
     run.expect_code(2);
     assert!(

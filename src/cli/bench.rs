@@ -178,6 +178,12 @@ pub fn run(ctx: &Context, args: &BenchArgs) -> CommandResult {
     } else {
         args.models.clone()
     };
+    if models.is_empty() {
+        return Err(CommandError::usage(
+            "no model to measure: every role is \"auto\" with no models listed after it",
+        )
+        .hint("name the models to measure: `git triad bench --models <model>,<model>`"));
+    }
     for m in &models {
         if !loaded.config.models.contains_key(m) {
             return Err(

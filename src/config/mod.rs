@@ -340,24 +340,29 @@ impl LoadedConfig {
     }
 
     /// The profile in effect: the configured one, or for `auto`, `local` when none of the
-    /// API keys named by the default roles' providers is set, else the plain `[roles]`.
+    /// API keys named by the default roles' providers is set (for a role set to `auto`: of
+    /// any registered model's provider), else the plain `[roles]`.
     pub fn active_profile(&self, env: &[(String, String)]) -> Option<String> {
         let c = &self.config;
         if c.profile != "auto" {
             return Some(c.profile.clone());
         }
+        let keyed = |model: &str| {
+            let Some(model) = c.models.get(model) else {
+                return false;
+            };
+            let Some(p) = c.providers.get(&model.provider) else {
+                return false;
+            };
+            p.api_key_env
+                .as_ref()
+                .is_some_and(|var| env.iter().any(|(n, v)| n == var && !v.is_empty()))
+        };
+        // A role set to `auto` may pick any registered model: one whose key is set will do.
         let any_key = Role::ALL.iter().any(|r| {
-            c.roles.get(*r).models.0.iter().any(|m| {
-                let Some(model) = c.models.get(m) else {
-                    return false;
-                };
-                let Some(p) = c.providers.get(&model.provider) else {
-                    return false;
-                };
-                p.api_key_env
-                    .as_ref()
-                    .is_some_and(|var| env.iter().any(|(n, v)| n == var && !v.is_empty()))
-            })
+            let list = &c.roles.get(*r).models;
+            list.listed().iter().any(|m| keyed(m))
+                || (list.is_auto() && c.models.keys().any(|m| keyed(m)))
         });
         if any_key || !c.profiles.contains_key("local") {
             None
