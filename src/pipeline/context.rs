@@ -166,8 +166,8 @@ pub fn stage_message(c: &StageContext<'_>) -> String {
 const CHARS_PER_TOKEN: usize = 2;
 
 /// The characters of file text a stage prompt for `model` may carry: half of what its context
-/// window holds at about [`CHARS_PER_TOKEN`] characters a token, kept between 2 000 and
-/// 100 000 (30 000 for a model the registry does not know).
+/// window holds at about two characters a token, kept between 2 000 and 100 000 (30 000 for
+/// a model the registry does not know).
 pub fn file_char_budget(config: &Config, model: &str) -> usize {
     let window = config.models.get(model).map_or(60_000, |m| {
         (m.window() as usize)
