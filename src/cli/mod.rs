@@ -1,11 +1,13 @@
 //! The command line: global options, one module per subcommand, dispatch.
 
+pub mod bench;
 pub mod completions;
 pub mod config;
 pub mod error;
 pub(crate) mod explain;
 pub mod hook;
 pub mod init;
+pub(crate) mod limits;
 pub mod local;
 pub mod log;
 pub mod models;
@@ -14,9 +16,11 @@ pub mod r#override;
 mod progress;
 pub mod reconcile;
 pub mod review;
+pub(crate) mod routing;
 pub mod run;
 pub mod show;
 pub mod task;
+pub mod usage;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -105,6 +109,10 @@ pub enum Command {
     Config(config::ConfigArgs),
     /// List the model registry, or check that a model answers.
     Models(models::ModelsArgs),
+    /// Measure models on the built-in task set (graded by facts), or report their fitness.
+    Bench(bench::BenchArgs),
+    /// What the models cost, per day, month, model, role and run, against the caps.
+    Usage(usage::UsageArgs),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
     /// Write or install the man page (what `git triad --help` opens).
@@ -245,6 +253,8 @@ pub fn run(cli: Cli) -> CommandResult {
         Command::Hook(args) => hook::run(&ctx, args),
         Command::Config(args) => config::run(&ctx, args),
         Command::Models(args) => models::run(&ctx, args),
+        Command::Bench(args) => bench::run(&ctx, args),
+        Command::Usage(args) => usage::run(&ctx, args),
         Command::Completions(args) => completions::run_completions(args),
         Command::Man(args) => completions::run_man(args),
     }

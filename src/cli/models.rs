@@ -19,9 +19,11 @@ pub struct ModelsArgs {
 /// `git triad models` subcommands.
 #[derive(Debug, Subcommand)]
 pub enum ModelsCommand {
-    /// Every registered model: provider, price, context, whether it can be used now, roles.
+    /// Every registered model: provider, price, context, whether it can be used now, roles,
+    /// measured fitness.
     List(ListArgs),
-    /// Send one tiny real request to a model and report latency and the model id it reports.
+    /// Send one tiny real request to a model; report latency, the model id and the limits
+    /// its server reports (and what is assumed where it says nothing).
     Check(CheckArgs),
 }
 
@@ -97,6 +99,12 @@ fn list(ctx: &Context, loaded: &LoadedConfig, args: &ListArgs) -> CommandResult 
         local_up.extend(results);
     }
 
+    // A fitness file that cannot be read does not hide the registry; it is said below.
+    let (store, store_error) = match super::bench::load_store(ctx) {
+        Ok(s) => (s, None),
+        Err(e) => (Default::default(), Some(e.error.to_string())),
+    };
+    let now = super::bench::now_unix();
     let mut rows = vec![[
         "MODEL".to_string(),
         "PROVIDER".into(),
@@ -105,6 +113,7 @@ fn list(ctx: &Context, loaded: &LoadedConfig, args: &ListArgs) -> CommandResult 
         "CONTEXT".into(),
         "AVAILABLE".into(),
         "ROLES".into(),
+        "FITNESS".into(),
     ]];
     for (name, m) in &c.models {
         let Some(p) = c.providers.get(&m.provider) else {
@@ -133,14 +142,24 @@ fn list(ctx: &Context, loaded: &LoadedConfig, args: &ListArgs) -> CommandResult 
         rows.push([
             name.clone(),
             m.provider.clone(),
-            format!("{:.2}", m.price_in),
-            format!("{:.2}", m.price_out),
-            format!("{}k", m.context_window / 1000),
+            format!("{:.2}", m.prices().0),
+            format!("{:.2}", m.prices().1),
+            match m.context_window {
+                Some(w) => format!("{}k", w / 1000),
+                None => "server".into(),
+            },
             avail,
             roles.join(","),
+            crate::report::fitness::column(&store, c, name, now),
         ]);
     }
     let mut text = render_table(&rows);
+    text.push_str(
+        "\nfitness: measured score per role (0-1), * when stale; `git triad bench` measures, `git triad bench --report` shows the figures\n",
+    );
+    if let Some(e) = store_error {
+        text.push_str(&format!("fitness not shown: {e}\n"));
+    }
     text.push_str(&format!(
         "\nprofile: {}\n",
         match &profile {
@@ -194,6 +213,20 @@ fn check(ctx: &Context, loaded: &LoadedConfig, args: &CheckArgs) -> CommandResul
             )),
         );
     }
+    // What the model's limits are and where each comes from: its configuration, else its
+    // server (asked only then), else the stated default.
+    let mut registered = m.model.clone();
+    let open = registered.context_window.is_none() || registered.max_output_tokens.is_none();
+    let found = if open {
+        super::limits::ask(ctx, loaded, &args.model)?
+    } else {
+        Default::default()
+    };
+    let mut limits = crate::model::discover::fill(&args.model, &mut registered, &found);
+    limits.push(match (registered.price_in, registered.price_out) {
+        (Some(i), Some(o)) => format!("prices: ${i} in, ${o} out per million tokens: configured"),
+        _ => "prices: 0: not set, and a local provider costs nothing".to_string(),
+    });
     let req = ChatRequest::new(
         Some("You are a health check. Answer with one word.".into()),
         "Reply with just: ok",
@@ -233,6 +266,9 @@ fn check(ctx: &Context, loaded: &LoadedConfig, args: &CheckArgs) -> CommandResul
                 r.requested_id
             ));
         }
+    }
+    for line in &limits {
+        text.push_str(&format!("    {line}\n"));
     }
     text.push_str(&format!(
         "    answer: {}\n",

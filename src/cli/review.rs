@@ -168,9 +168,27 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
         None => facts_only("review", &g.findings, g.files.len(), &read, None),
         Some(loaded) => {
             let profile = loaded.active_profile(&ctx.env);
-            let candidates = match &args.arbiter_model {
-                Some(m) => vec![m.clone()],
-                None => loaded.role_models(Role::Arbiter, profile.as_deref()),
+            let routed = match &args.arbiter_model {
+                Some(_) => None,
+                None => super::routing::routes(ctx, loaded, profile.as_deref(), None)?,
+            };
+            let arbiter_route = routed
+                .iter()
+                .flat_map(|r| r.roles.iter())
+                .find(|r| r.role == Role::Arbiter);
+            let candidates = match (&args.arbiter_model, arbiter_route) {
+                (Some(m), _) => vec![m.clone()],
+                (None, Some(route)) => {
+                    if !ctx.quiet {
+                        super::say(&format!(
+                            "triad: arbiter -> {}: {}",
+                            route.models.first().map_or("(none)", String::as_str),
+                            route.reason
+                        ));
+                    }
+                    route.models.clone()
+                }
+                (None, None) => loaded.role_models(Role::Arbiter, profile.as_deref()),
             };
             let client = super::run::client_for(ctx, repo, loaded);
             let input = ReviewInput {

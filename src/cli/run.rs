@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use clap::Args;
 
 use super::{out, CommandError, CommandResult, Context};
-use crate::config::{ArbiterMode, LoadedConfig, Role};
+use crate::config::{ArbiterMode, LoadedConfig, Role, RoutingMode};
 use crate::exit::ExitCode;
 use crate::model::budget::Ledger;
 use crate::model::ModelClient;
@@ -17,7 +17,7 @@ use crate::task::TaskSpec;
 
 /// A budget is a finite, positive amount of USD: `0`, a negative number, `NaN` or `inf`
 /// would otherwise mean "no cap".
-fn parse_budget(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_budget(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
         Ok(_) => Err(format!(
@@ -95,6 +95,11 @@ pub struct RunArgs {
     /// Spending cap for this run in USD (checked before every call).
     #[arg(long, value_name = "USD", value_parser = parse_budget)]
     pub budget: Option<f64>,
+    /// Pick every role's models by measured fitness: quality, cost, speed or hybrid (see
+    /// `git triad bench`). Without it, only roles whose models start with "auto" are, by the
+    /// `routing` setting.
+    #[arg(long, value_name = "MODE")]
+    pub routing: Option<RoutingMode>,
     /// After Verify, reconcile the result against the committed TaskSpec (seed 000 §B11).
     #[arg(long)]
     pub reconcile: bool,
@@ -115,6 +120,10 @@ pub struct RunArgs {
     /// role's models); at least two different ones.
     #[arg(long, value_name = "M1,M2,...", value_delimiter = ',')]
     pub candidates: Vec<String>,
+    /// Print the run's expected tokens and cost in every arbiter mode and stop: figures
+    /// come from this repository's ledger, else from `git triad bench`; no model is called.
+    #[arg(long)]
+    pub estimate: bool,
     /// Print one JSON object describing the run on stdout.
     #[arg(long)]
     pub json: bool,
@@ -155,12 +164,8 @@ pub fn status_exit(status: RunStatus) -> ExitCode {
     }
 }
 
-/// Starts the local llama.cpp servers the run's models need, if they are not running.
-fn ensure_local_servers(
-    ctx: &Context,
-    loaded: &LoadedConfig,
-    state: &RunState,
-) -> CommandResult<()> {
+/// Every model a run may call: each stage's candidates and arbiter.
+fn run_models(state: &RunState) -> Vec<String> {
     let mut models: Vec<String> = Vec::new();
     for s in &state.stages {
         models.extend(s.models.iter().cloned());
@@ -170,7 +175,16 @@ fn ensure_local_servers(
         models.extend(p.models.iter().cloned());
         models.extend(p.tiebreaker.iter().cloned());
     }
-    let providers = crate::model::local::providers_of(&loaded.config, &models);
+    models
+}
+
+/// Starts the local llama.cpp servers that `models` need, if they are not running.
+pub fn ensure_local_servers(
+    ctx: &Context,
+    loaded: &LoadedConfig,
+    models: &[String],
+) -> CommandResult<()> {
+    let providers = crate::model::local::providers_of(&loaded.config, models);
     if providers.is_empty() {
         return Ok(());
     }
@@ -195,7 +209,7 @@ pub fn client_for(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig)
 /// Runs `git triad run`.
 pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
-    let loaded = ctx.load_config()?;
+    let mut loaded = ctx.load_config()?;
     let profile = loaded.active_profile(&ctx.env);
     if profile.as_deref() == Some("local") && loaded.config.profile == "auto" && !ctx.quiet {
         // Said once per repository: a marker in $GIT_DIR/triad remembers it was said.
@@ -228,6 +242,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
             arbiter_stage.insert(stage, m.clone());
         }
     }
+    let routes = super::routing::routes(ctx, &loaded, profile.as_deref(), args.routing)?;
     let req = RunRequest {
         task: args.task.clone(),
         mode: args.arbiter,
@@ -241,6 +256,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         consensus: args.consensus,
         workflow: args.workflow,
         candidates: args.candidates.clone(),
+        routes,
     };
     if !req.candidates.is_empty() && req.workflow != Workflow::Parallel {
         return Err(
@@ -248,7 +264,22 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
                 .hint("add --workflow parallel"),
         );
     }
-    let (state, spec) = pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
+    let (mut state, spec) = pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
+    if args.estimate {
+        return estimate(
+            ctx,
+            repo,
+            &loaded,
+            profile.as_deref(),
+            &req,
+            &state,
+            args.json,
+        );
+    }
+    // Models registered without their limits get them from their servers; the run records
+    // the configuration it really used.
+    super::limits::fill(ctx, &mut loaded, &run_models(&state))?;
+    state.config = serde_json::to_value(&loaded.config).unwrap_or_default();
     let _lock = RunLock::acquire(repo, &state.run_id)?;
     if let Ok(Some(task)) = crate::task::workflow::refresh(repo, &state.task) {
         if task.state == crate::task::TaskState::Deferred && !ctx.quiet {
@@ -264,7 +295,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
             ));
         }
     }
-    ensure_local_servers(ctx, &loaded, &state)?;
+    ensure_local_servers(ctx, &loaded, &run_models(&state))?;
     if let Ok(statuses) = repo.statuses(None) {
         let dirty = statuses.iter().any(|s| {
             !s.status().is_empty()
@@ -277,6 +308,9 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
                 state.base.short()
             ));
         }
+    }
+    if let (Some(routing), false) = (&state.routing, ctx.quiet) {
+        super::routing::say_routes(routing);
     }
     if !ctx.quiet {
         super::say(&format!(
@@ -295,12 +329,47 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     })
 }
 
+/// Prints what the planned run would cost in every arbiter mode; nothing is called or
+/// written.
+fn estimate(
+    ctx: &Context,
+    repo: &git2::Repository,
+    loaded: &LoadedConfig,
+    profile: Option<&str>,
+    req: &RunRequest,
+    state: &RunState,
+    json: bool,
+) -> CommandResult {
+    if let (Some(routing), false) = (&state.routing, ctx.quiet) {
+        super::routing::say_routes(routing);
+    }
+    let ledger = Ledger::new(repo.path().join("triad").join("ledger.jsonl"))
+        .read()
+        .unwrap_or_default();
+    let store = super::bench::load_store(ctx)?;
+    let modes = crate::pipeline::estimate::estimate(loaded, profile, req, &ledger, &store)?;
+    if json {
+        let v = serde_json::json!({"task": state.task, "mode": state.mode,
+            "budget_usd": state.budget_usd, "modes": modes});
+        out(&format!("{v}\n"))?;
+    } else {
+        out(&crate::report::cost::estimate_text(
+            &state.task,
+            state.mode,
+            &modes,
+            state.budget_usd,
+        ))?;
+    }
+    super::ok()
+}
+
 /// Runs `git triad resume`.
 pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
-    let loaded = ctx.load_config()?;
+    let mut loaded = ctx.load_config()?;
     let _lock = lock_run(repo, &args.run_id)?;
     let mut state = load_run(repo, &args.run_id)?;
+    super::limits::fill(ctx, &mut loaded, &run_models(&state))?;
     if !state.status.resumable() {
         return Err(CommandError::usage(format!(
             "run {} already ended ({}): {}",

@@ -12,6 +12,7 @@ pub mod layers;
 mod prompts;
 pub mod repo;
 pub mod schema;
+mod validate;
 
 use std::path::{Path, PathBuf};
 
@@ -44,6 +45,7 @@ pub const RESERVED_ENV: &[&str] = &[
 /// The top-level sections of the configuration.
 pub const TOP_LEVEL_KEYS: &[&str] = &[
     "profile",
+    "routing",
     "roles",
     "profiles",
     "arbiter",
@@ -337,119 +339,30 @@ impl LoadedConfig {
         }
     }
 
-    /// Checks cross-references the schema cannot: models name known providers, roles name
-    /// known models, URLs are http(s).
-    fn validate(&self) -> Result<(), ConfigError> {
-        let c = &self.config;
-        for (name, p) in &c.providers {
-            let key = format!(
-                "providers.{}.base_url",
-                layers::join_key(std::slice::from_ref(name))
-            );
-            if !(p.base_url.starts_with("http://") || p.base_url.starts_with("https://")) {
-                return Err(self.invalid(&key, format!("`{}` is not an http(s) URL", p.base_url)));
-            }
-            if reqwest::Url::parse(&p.base_url).is_err() {
-                return Err(self.invalid(&key, format!("`{}` is not a valid URL", p.base_url)));
-            }
-        }
-        for (name, m) in &c.models {
-            let key = format!(
-                "models.{}.provider",
-                layers::join_key(std::slice::from_ref(name))
-            );
-            if !c.providers.contains_key(&m.provider) {
-                return Err(
-                    self.invalid(&key, format!("provider `{}` is not registered", m.provider))
-                );
-            }
-            if m.price_in < 0.0 || m.price_out < 0.0 {
-                return Err(self.invalid(
-                    &format!("models.{}", layers::join_key(std::slice::from_ref(name))),
-                    "prices cannot be negative".into(),
-                ));
-            }
-        }
-        for role in Role::ALL {
-            let key = format!("roles.{role}.models");
-            let list = &c.roles.get(role).models;
-            // An empty tiebreaker list means "a model that did not vote".
-            if list.0.is_empty() && role != Role::Tiebreaker {
-                return Err(self.invalid(&key, "no model is configured for this role".into()));
-            }
-            for m in &list.0 {
-                if !c.models.contains_key(m) {
-                    return Err(self.invalid(&key, unknown_model(m, c)));
-                }
-            }
-        }
-        for (pname, profile) in &c.profiles {
-            for (role, list) in &profile.roles {
-                for m in &list.0 {
-                    if !c.models.contains_key(m) {
-                        return Err(self.invalid(
-                            &format!("profiles.{pname}.roles.{role}"),
-                            unknown_model(m, c),
-                        ));
-                    }
-                }
-            }
-        }
-        if c.profile != "auto" && !c.profiles.contains_key(&c.profile) {
-            return Err(self.invalid(
-                "profile",
-                format!(
-                    "no profile named `{}` (known: auto, {})",
-                    c.profile,
-                    c.profiles.keys().cloned().collect::<Vec<_>>().join(", ")
-                ),
-            ));
-        }
-        for (stage, m) in [
-            ("architect", &c.arbiter.architect),
-            ("implement", &c.arbiter.implement),
-            ("refactor", &c.arbiter.refactor),
-            ("verify", &c.arbiter.verify),
-        ] {
-            if let Some(m) = m {
-                if !c.models.contains_key(m) {
-                    return Err(self.invalid(&format!("arbiter.{stage}"), unknown_model(m, c)));
-                }
-            }
-        }
-        for v in &c.hooks.pre_push.block_on {
-            if !matches!(v.as_str(), "HALT" | "REJECT" | "FLAG" | "missing") {
-                return Err(self.invalid(
-                    "hooks.pre_push.block_on",
-                    format!("`{v}` is not one of HALT, REJECT, FLAG, missing"),
-                ));
-            }
-        }
-        if c.transport.timeout_secs == 0 {
-            return Err(self.invalid("transport.timeout_secs", "must be at least 1".into()));
-        }
-        Ok(())
-    }
-
     /// The profile in effect: the configured one, or for `auto`, `local` when none of the
-    /// API keys named by the default roles' providers is set, else the plain `[roles]`.
+    /// API keys named by the default roles' providers is set (for a role set to `auto`: of
+    /// any registered model's provider), else the plain `[roles]`.
     pub fn active_profile(&self, env: &[(String, String)]) -> Option<String> {
         let c = &self.config;
         if c.profile != "auto" {
             return Some(c.profile.clone());
         }
+        let keyed = |model: &str| {
+            let Some(model) = c.models.get(model) else {
+                return false;
+            };
+            let Some(p) = c.providers.get(&model.provider) else {
+                return false;
+            };
+            p.api_key_env
+                .as_ref()
+                .is_some_and(|var| env.iter().any(|(n, v)| n == var && !v.is_empty()))
+        };
+        // A role set to `auto` may pick any registered model: one whose key is set will do.
         let any_key = Role::ALL.iter().any(|r| {
-            c.roles.get(*r).models.0.iter().any(|m| {
-                let Some(model) = c.models.get(m) else {
-                    return false;
-                };
-                let Some(p) = c.providers.get(&model.provider) else {
-                    return false;
-                };
-                p.api_key_env
-                    .as_ref()
-                    .is_some_and(|var| env.iter().any(|(n, v)| n == var && !v.is_empty()))
-            })
+            let list = &c.roles.get(*r).models;
+            list.listed().iter().any(|m| keyed(m))
+                || (list.is_auto() && c.models.keys().any(|m| keyed(m)))
         });
         if any_key || !c.profiles.contains_key("local") {
             None
@@ -458,14 +371,43 @@ impl LoadedConfig {
         }
     }
 
-    /// The models of a role after applying the active profile.
+    /// The models listed for a role after applying the active profile (without `auto`:
+    /// for a role routed by fitness these are its fallbacks, see [`Self::role_is_auto`]).
     pub fn role_models(&self, role: Role, profile: Option<&str>) -> Vec<String> {
-        if let Some(p) = profile.and_then(|p| self.config.profiles.get(p)) {
-            if let Some(list) = p.roles.get(&role) {
-                return list.0.clone();
-            }
-        }
-        self.config.roles.get(role).models.0.clone()
+        self.role_list(role, profile).listed()
+    }
+
+    /// Whether the role's list (after the active profile) starts with `auto`: its model is
+    /// chosen by measured fitness ([`crate::routing`]).
+    pub fn role_is_auto(&self, role: Role, profile: Option<&str>) -> bool {
+        self.role_list(role, profile).is_auto()
+    }
+
+    fn role_list(&self, role: Role, profile: Option<&str>) -> &ModelList {
+        profile
+            .and_then(|p| self.config.profiles.get(p))
+            .and_then(|p| p.roles.get(&role))
+            .unwrap_or(&self.config.roles.get(role).models)
+    }
+
+    /// A role's models as the built-in defaults list them: the order an `auto` role with no
+    /// models of its own falls back to when nothing is measured.
+    pub fn builtin_role_models(role: Role) -> Vec<String> {
+        DEFAULTS_TOML
+            .parse::<Table>()
+            .ok()
+            .and_then(|t| {
+                t.get("roles")?
+                    .get(role.as_str())?
+                    .get("models")?
+                    .as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|v| v.as_str().map(str::to_string))
+                            .collect()
+                    })
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -480,26 +422,6 @@ fn register_keys(config: &Config, env: &[(String, String)]) {
         for (_, value) in env.iter().filter(|(name, _)| name == var) {
             crate::redact::Redactor::global().register(value);
         }
-    }
-}
-
-fn unknown_model(m: &str, c: &Config) -> String {
-    let mut near: Vec<&String> = c
-        .models
-        .keys()
-        .filter(|k| k.contains(m) || m.contains(k.as_str()))
-        .collect();
-    near.truncate(3);
-    if near.is_empty() {
-        format!("model `{m}` is not registered (see `git triad models list`)")
-    } else {
-        format!(
-            "model `{m}` is not registered; did you mean {}?",
-            near.iter()
-                .map(|s| format!("`{s}`"))
-                .collect::<Vec<_>>()
-                .join(" or ")
-        )
     }
 }
 

@@ -7,8 +7,9 @@
 //!   judges' prompts and a higher `arbiter.max_retries`) refuse the whole file unless the
 //!   clone is trusted;
 //! - limits a repository may only tighten (budget caps, the verify timeout and breaker
-//!   threshold lower; review depth higher; `halt` over `rewind` when retries run out) keep the
-//!   value below when the repository's would loosen it, and say so;
+//!   threshold lower; review depth higher; `halt` over `rewind` when retries run out; a
+//!   `routing` that weighs cost more) keep the value below when the repository's would
+//!   loosen it, and say so;
 //! - lists a repository may only add to (`hooks.pre_push.block_on`, `privacy.withhold`) are
 //!   the union of the list below and the repository's, never losing an entry.
 //!
@@ -73,6 +74,13 @@ const ORDERED: &[(&str, &[&str], &str)] = &[
         "arbiter.on_exhausted",
         &["rewind", "halt"],
         "a committed config may only stop sooner when retries run out, not spend on a rewind",
+    ),
+    // By how much cost counts when an `auto` role picks: not at all (quality, speed), a
+    // fifth (hybrid), first (cost).
+    (
+        "routing",
+        &["quality", "speed", "hybrid", "cost"],
+        "a committed config may only route toward cheaper models, not away from your routing",
     ),
 ];
 
@@ -401,6 +409,20 @@ mod tests {
             get(&r.table, "arbiter.mode").unwrap().as_str(),
             Some("full")
         );
+    }
+
+    #[test]
+    fn routing_only_moves_toward_cost() {
+        let below: Table = "routing = 'hybrid'\n".parse().unwrap();
+        let r = |text: &str| {
+            restrict(text.parse().unwrap(), &below, false, Path::new("c.toml")).unwrap()
+        };
+        let loose = r("routing = 'quality'\n");
+        assert_eq!(get(&loose.table, "routing"), None);
+        assert_eq!(loose.ignored[0].key, "routing");
+        let tight = r("routing = 'cost'\n");
+        assert!(tight.ignored.is_empty(), "{:?}", tight.ignored);
+        assert_eq!(get(&tight.table, "routing").unwrap().as_str(), Some("cost"));
     }
 
     #[test]

@@ -85,10 +85,26 @@ impl std::str::FromStr for Role {
     }
 }
 
+/// The entry of a role's model list that asks for the model with the best measured fitness
+/// (see [`crate::routing`]); models listed after it are the fallback order.
+pub const AUTO: &str = "auto";
+
 /// A list of model names that may also be written as one string (`"a"` or `"a, b"`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(transparent)]
 pub struct ModelList(pub Vec<String>);
+
+impl ModelList {
+    /// Whether the list starts with [`AUTO`]: the role is routed by measured fitness.
+    pub fn is_auto(&self) -> bool {
+        self.0.first().is_some_and(|m| m == AUTO)
+    }
+
+    /// The models named, without [`AUTO`].
+    pub fn listed(&self) -> Vec<String> {
+        self.0.iter().filter(|m| *m != AUTO).cloned().collect()
+    }
+}
 
 impl<'de> Deserialize<'de> for ModelList {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -110,12 +126,66 @@ impl<'de> Deserialize<'de> for ModelList {
     }
 }
 
+/// How a role set to `auto` picks among the models measured by `git triad bench`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RoutingMode {
+    /// The best measured score.
+    #[default]
+    Quality,
+    /// The lowest measured cost a task among the models scoring within 90 % of the best.
+    Cost,
+    /// The lowest measured latency a task among the models scoring within 90 % of the best.
+    Speed,
+    /// The best weighted balance: 60 % score, 20 % cost, 20 % latency.
+    Hybrid,
+}
+
+impl RoutingMode {
+    /// Every mode, in the order the help lists them.
+    pub const ALL: [RoutingMode; 4] = [
+        RoutingMode::Quality,
+        RoutingMode::Cost,
+        RoutingMode::Speed,
+        RoutingMode::Hybrid,
+    ];
+
+    /// The lowercase name used in config and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RoutingMode::Quality => "quality",
+            RoutingMode::Cost => "cost",
+            RoutingMode::Speed => "speed",
+            RoutingMode::Hybrid => "hybrid",
+        }
+    }
+}
+
+impl fmt::Display for RoutingMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::str::FromStr for RoutingMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        RoutingMode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| format!("`{s}` is not a routing mode (quality, cost, speed, hybrid)"))
+    }
+}
+
 /// The whole effective configuration.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// `auto`, or the name of a `[profiles.*]` table whose roles override `[roles]`.
     pub profile: String,
+    /// How roles whose models are `auto` pick by measured fitness.
+    #[serde(default)]
+    pub routing: RoutingMode,
     /// Model preferences per role.
     pub roles: Roles,
     /// Named alternative role assignments.
@@ -197,7 +267,8 @@ impl Roles {
 #[derive(Debug, Clone, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct RoleConfig {
-    /// Models in order of preference; later ones are fallbacks.
+    /// Models in order of preference; later ones are fallbacks. `"auto"` first picks the
+    /// model with the best measured fitness under `routing`.
     #[serde(default)]
     pub models: ModelList,
     /// Per-call timeout for this role, overriding `transport.timeout_secs`.
@@ -364,7 +435,16 @@ pub struct ProviderConfig {
     pub local: bool,
 }
 
-/// What a model costs and can do.
+/// The context window assumed for a model that sets none and whose server does not say.
+pub const DEFAULT_CONTEXT_WINDOW: u64 = 8192;
+
+/// The output cap assumed for a model that sets none and whose server does not say.
+pub const DEFAULT_MAX_OUTPUT_TOKENS: u32 = 4096;
+
+/// What a model costs and can do. Only `provider` (and `id`, when the registry name is not
+/// the wire id) are needed: the limits are read from the server when it says them, else
+/// [`DEFAULT_CONTEXT_WINDOW`] and [`DEFAULT_MAX_OUTPUT_TOKENS`]; prices default to 0 on a
+/// `local = true` provider and must be given for any other.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
@@ -372,14 +452,19 @@ pub struct ModelConfig {
     pub provider: String,
     /// Model id sent on the wire; defaults to the registry name.
     pub id: Option<String>,
-    /// Context window in tokens.
-    pub context_window: u64,
-    /// Largest output the model accepts per call.
-    pub max_output_tokens: u32,
-    /// USD per million input tokens.
-    pub price_in: f64,
-    /// USD per million output tokens.
-    pub price_out: f64,
+    /// Context window in tokens; unset: read from the server, else the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_window: Option<u64>,
+    /// Largest output the model accepts per call; unset: read from the server, else the
+    /// default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+    /// USD per million input tokens (unset: 0 on a local provider; required otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_in: Option<f64>,
+    /// USD per million output tokens (unset: 0 on a local provider; required otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_out: Option<f64>,
     /// `json_schema`, `tools`, `gbnf` (the server constrains decoding to a GBNF grammar).
     #[serde(default)]
     pub capabilities: Vec<String>,
@@ -412,5 +497,23 @@ impl ModelConfig {
     /// Whether the model declares a capability.
     pub fn has(&self, capability: &str) -> bool {
         self.capabilities.iter().any(|c| c == capability)
+    }
+
+    /// The context window: as configured (or read from the server into the configuration),
+    /// else [`DEFAULT_CONTEXT_WINDOW`].
+    pub fn window(&self) -> u64 {
+        self.context_window.unwrap_or(DEFAULT_CONTEXT_WINDOW)
+    }
+
+    /// The output cap: as configured (or read from the server), else
+    /// [`DEFAULT_MAX_OUTPUT_TOKENS`].
+    pub fn max_output(&self) -> u32 {
+        self.max_output_tokens.unwrap_or(DEFAULT_MAX_OUTPUT_TOKENS)
+    }
+
+    /// USD per million (input, output) tokens; an unset price is 0, which validation allows
+    /// only on a local provider.
+    pub fn prices(&self) -> (f64, f64) {
+        (self.price_in.unwrap_or(0.0), self.price_out.unwrap_or(0.0))
     }
 }

@@ -9,7 +9,8 @@ use crate::config::ModelConfig;
 
 /// USD for a number of tokens at per-million prices.
 pub fn cost_usd(model: &ModelConfig, input_tokens: u64, output_tokens: u64) -> f64 {
-    (input_tokens as f64 * model.price_in + output_tokens as f64 * model.price_out) / 1_000_000.0
+    let (price_in, price_out) = model.prices();
+    (input_tokens as f64 * price_in + output_tokens as f64 * price_out) / 1_000_000.0
 }
 
 /// A worst-case token count for a prompt of `chars` characters.
@@ -137,6 +138,10 @@ pub struct CallRecord {
     pub attempts: u32,
     /// `ok`, or why the call failed.
     pub outcome: String,
+    /// The run the call served (`None`: a review, a bench, a check, or a ledger line written
+    /// before runs were recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 /// What a set of calls cost: USD, tokens and model latency, summed from the client's call

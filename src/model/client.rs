@@ -119,6 +119,7 @@ pub struct ModelClient {
     budget: Mutex<BudgetGuard>,
     ledger: Option<Ledger>,
     records: Mutex<Vec<CallRecord>>,
+    run: Mutex<Option<String>>,
     env: EnvLookup,
 }
 
@@ -145,6 +146,7 @@ impl ModelClient {
             budget: Mutex::new(BudgetGuard::new(config.budget.run_usd)),
             ledger: None,
             records: Mutex::new(Vec::new()),
+            run: Mutex::new(None),
             env,
         }
     }
@@ -162,6 +164,15 @@ impl ModelClient {
         self.budget = Mutex::new(guard);
         self.ledger = Some(ledger);
         self
+    }
+
+    /// Tags every later call's record with the run it serves (`git triad usage` groups by it).
+    pub fn set_run(&self, run: Option<&str>) {
+        *self.run.lock().unwrap_or_else(|e| e.into_inner()) = run.map(str::to_string);
+    }
+
+    fn run_tag(&self) -> Option<String> {
+        self.run.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Replaces the run's budget cap (`--budget`).
@@ -292,7 +303,7 @@ impl ModelClient {
             .clone();
         let req = &req;
         let mut first = self.chat(role, candidates, req).await?;
-        let errors = match check_answer::<T>(&schema.schema, &first.response) {
+        let errors = match structured::check_answer::<T>(&schema.schema, &first.response) {
             Ok((value, json)) => {
                 return Ok(Structured {
                     value,
@@ -316,7 +327,7 @@ impl ModelClient {
         let second = self
             .chat(role, std::slice::from_ref(&model), &repair)
             .await?;
-        match check_answer::<T>(&schema.schema, &second.response) {
+        match structured::check_answer::<T>(&schema.schema, &second.response) {
             Ok((value, json)) => {
                 first.records.extend(second.records);
                 Ok(Structured {
@@ -345,7 +356,7 @@ impl ModelClient {
     ) -> Result<Completion, CallFailure> {
         let mut req = req.clone();
         req.redact_secrets();
-        req.max_tokens = req.max_tokens.min(m.model.max_output_tokens).max(1);
+        req.max_tokens = req.max_tokens.min(m.model.max_output()).max(1);
         if let Some(schema) = &mut req.schema {
             // A small output budget cannot hold long strings and lists; a schema that lets
             // the model ramble gets cut off mid-JSON. Tighter bounds still validate against
@@ -472,6 +483,7 @@ impl ModelClient {
             latency_ms: latency.as_millis() as u64,
             attempts,
             outcome: "ok".into(),
+            run: self.run_tag(),
         }
     }
 
@@ -497,6 +509,7 @@ impl ModelClient {
             latency_ms: 0,
             attempts,
             outcome: why.to_string(),
+            run: self.run_tag(),
         }
     }
 
@@ -547,31 +560,6 @@ pub fn same_model(requested: &str, reported: &str) -> bool {
             && rest[1..].chars().next().is_some_and(|c| c.is_ascii_digit());
     }
     false
-}
-
-fn check_answer<T: DeserializeOwned>(
-    schema: &Value,
-    resp: &ChatResponse,
-) -> Result<(T, Value), Vec<String>> {
-    let json = match &resp.structured {
-        Some(v) => v.clone(),
-        None => structured::extract_json(&resp.text).ok_or_else(|| {
-            let mut why = vec!["the answer is not a JSON object".to_string()];
-            if resp.truncated() {
-                why.push("the answer was cut off by the output token limit".to_string());
-            }
-            why
-        })?,
-    };
-    structured::validate(schema, &json)?;
-    // serde's message quotes the offending value, which the model chose the size of.
-    let value = serde_json::from_value(json.clone()).map_err(|e| {
-        vec![crate::bounded::clip(
-            &e.to_string(),
-            crate::bounded::ITEM_BYTES,
-        )]
-    })?;
-    Ok((value, json))
 }
 
 #[cfg(test)]

@@ -5,11 +5,13 @@ pub mod adapter;
 pub mod breaker;
 pub mod budget;
 pub mod client;
+pub mod discover;
 pub mod local;
 pub mod sse;
 pub mod structured;
 pub mod transport;
 pub mod types;
+pub mod usage;
 
 pub use budget::Spend;
 pub use client::{Completion, EnvLookup, ModelClient, ModelError, ResolvedModel, Structured};

@@ -180,6 +180,33 @@ fn quotable(v: &Value) -> bool {
     }
 }
 
+/// The typed answer and its JSON, or why the answer does not follow `schema` (in words a
+/// repair request can quote).
+pub(super) fn check_answer<T: serde::de::DeserializeOwned>(
+    schema: &Value,
+    resp: &super::types::ChatResponse,
+) -> Result<(T, Value), Vec<String>> {
+    let json = match &resp.structured {
+        Some(v) => v.clone(),
+        None => extract_json(&resp.text).ok_or_else(|| {
+            let mut why = vec!["the answer is not a JSON object".to_string()];
+            if resp.truncated() {
+                why.push("the answer was cut off by the output token limit".to_string());
+            }
+            why
+        })?,
+    };
+    validate(schema, &json)?;
+    // serde's message quotes the offending value, which the model chose the size of.
+    let value = serde_json::from_value(json.clone()).map_err(|e| {
+        vec![crate::bounded::clip(
+            &e.to_string(),
+            crate::bounded::ITEM_BYTES,
+        )]
+    })?;
+    Ok((value, json))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,10 @@
 use std::collections::BTreeMap;
 
 use crate::code::{self, Lang};
+use crate::config::{prompt, Config, EditFormat};
+use crate::edit::grammar::whole_file_answer;
 use crate::git::TreeFiles;
+use crate::model::ChatRequest;
 use crate::privacy::{Privacy, WITHHELD};
 use crate::task::TaskSpec;
 
@@ -157,4 +160,69 @@ pub fn stage_message(c: &StageContext<'_>) -> String {
         c.stage
     ));
     s
+}
+
+/// Prompt characters per token of context window, roughly; file contents get half.
+const CHARS_PER_TOKEN: usize = 2;
+
+/// The characters of file text a stage prompt for `model` may carry: half of what its context
+/// window holds at about two characters a token, kept between 2 000 and 100 000 (30 000 for
+/// a model the registry does not know).
+pub fn file_char_budget(config: &Config, model: &str) -> usize {
+    let window = config.models.get(model).map_or(60_000, |m| {
+        (m.window() as usize)
+            .saturating_mul(CHARS_PER_TOKEN)
+            .clamp(4_000, 200_000)
+    });
+    window / 2
+}
+
+/// The whole request of one stage attempt by `model`: the role prompt and the answer
+/// protocol of the model's edit format as the system message, [`stage_message`] as the user
+/// message, the role's output cap and temperature, and for a model writing whole files on a
+/// server that enforces a grammar, the grammar of that format over the files it may write.
+///
+/// A run and `git triad bench` both ask through here, so a model is measured on exactly the
+/// request it gets in a run. `root` is the work tree that prompt overrides are read from.
+pub fn stage_request(
+    config: &Config,
+    root: Option<&std::path::Path>,
+    model: &str,
+    c: &StageContext<'_>,
+) -> ChatRequest {
+    let role = c.stage.role();
+    let user = stage_message(c);
+    let registered = config.models.get(model);
+    let protocol = match registered.map(|m| m.edit_format) {
+        Some(EditFormat::Whole) => "protocol-whole",
+        _ => "protocol",
+    };
+    let system = format!(
+        "{}\n\n{}",
+        prompt(config, role.as_str(), root),
+        prompt(config, protocol, root)
+    );
+    let role_cfg = config.roles.get(role);
+    let mut req = ChatRequest::new(
+        Some(system),
+        user,
+        role_cfg.max_output_tokens.unwrap_or(8192),
+    );
+    req.temperature = role_cfg.temperature;
+    // A small model writing whole files, on a server that enforces a grammar, is held to the
+    // format: the implement stage must write at least one file.
+    if let Some(m) = registered {
+        if m.edit_format == EditFormat::Whole && m.has("gbnf") {
+            // Private files are not among the paths the grammar lets it write.
+            let writable: Vec<String> = c
+                .files
+                .paths()
+                .into_iter()
+                .filter(|p| c.task.in_scope(p) && !p.starts_with(".triad/"))
+                .filter(|p| c.privacy.check(p, c.files.bytes(p).as_deref()).is_none())
+                .collect();
+            req.grammar = Some(whole_file_answer(&writable, c.stage == Stage::Implement));
+        }
+    }
+    req
 }

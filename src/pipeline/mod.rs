@@ -7,6 +7,7 @@
 //! shown, and the facts of a reconciliation).
 
 pub mod context;
+pub mod estimate;
 pub mod lock;
 pub mod observer;
 pub mod plan;

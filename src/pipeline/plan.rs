@@ -11,6 +11,7 @@ use super::record::{
 };
 use super::stage::Stage;
 use crate::config::{ArbiterMode, LoadedConfig, Role};
+use crate::routing::route::Routing;
 use crate::task::{spec, TaskSpec};
 
 /// What the user asked for on the command line.
@@ -41,6 +42,9 @@ pub struct RunRequest {
     /// `--candidates`: the models of a parallel exploration (empty: the implementer
     /// role's distinct models).
     pub candidates: Vec<String>,
+    /// The routes of the roles chosen by measured fitness (roles set to `auto`, or every
+    /// role with `--routing`), computed from the user's measurements; recorded in the run.
+    pub routes: Option<Routing>,
 }
 
 /// How a run produces its solution before the Verify stage.
@@ -218,7 +222,14 @@ pub fn assign_models(
             Err(StartError::UnknownModel(m.to_string()))
         }
     };
-    let arbiter_list = loaded.role_models(Role::Arbiter, profile);
+    // A routed role's ranked models stand in for its list.
+    let list_of = |role: Role| -> Vec<String> {
+        req.routes
+            .as_ref()
+            .and_then(|r| r.models(role))
+            .map_or_else(|| loaded.role_models(role, profile), <[String]>::to_vec)
+    };
+    let arbiter_list = list_of(Role::Arbiter);
     // Two registry names can be one model on the wire (same provider, same id): the rule is
     // about models, not names.
     let same = |a: &str, b: &str| a == b || same_wire_model(loaded, a, b);
@@ -230,7 +241,7 @@ pub fn assign_models(
                 known(m)?;
                 vec![m.clone()]
             }
-            None => loaded.role_models(role, profile),
+            None => list_of(role),
         };
         let primary = models.first().cloned().ok_or(StartError::NoModel(role))?;
         let reviewed = stage.reviewed(mode);
@@ -347,6 +358,7 @@ pub fn plan(
         parallel,
         messages: Vec::new(),
         suggestions: Vec::new(),
+        routing: req.routes.clone(),
         started: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),

@@ -1,7 +1,9 @@
 //! Rendering for people and machines: reviews as text, markdown and SARIF 2.1.0; runs in
 //! [`run`], their deliberations in [`deliberation`].
 
+pub mod cost;
 pub mod deliberation;
+pub mod fitness;
 pub mod parallel;
 pub mod run;
 

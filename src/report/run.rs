@@ -81,7 +81,7 @@ pub fn summary(state: &RunState) -> String {
 
 /// The JSON object describing a run.
 pub fn json(state: &RunState) -> Value {
-    json!({
+    let mut v = json!({
         "run": state.run_id,
         "task": state.task,
         "branch": state.branch,
@@ -109,7 +109,12 @@ pub fn json(state: &RunState) -> Value {
         })),
         "cost_usd": state.spend.cost_usd,
         "tokens": {"input": state.spend.input_tokens, "output": state.spend.output_tokens},
-    })
+    });
+    // Only a run that routed roles by measured fitness says how.
+    if let Some(routing) = &state.routing {
+        v["routing"] = json!(routing);
+    }
+    v
 }
 
 /// One run in detail: stages, attempts, and the issues of every verdict note; `md` renders

@@ -14,7 +14,9 @@
 //! | `POST /v1/messages` | Anthropic (SSE when `"stream": true`) |
 //! | `POST /v1beta/models/{model}:generateContent` | Gemini |
 //! | `POST /v1beta/models/{model}:streamGenerateContent?alt=sse` | Gemini SSE (JSON array without `alt=sse`) |
-//! | `GET /v1/models`, `GET /v1beta/models` | model ids named by the script |
+//! | `GET /v1/models`, `GET /v1beta/models` | model ids named by the script (with the limits of [`Script::models`]) |
+//! | `GET /props` | llama.cpp's server properties ([`Served::LlamaCpp`]) |
+//! | `POST /api/show` | Ollama's model details ([`Served::Ollama`]) |
 //!
 //! Every request is recorded before any scripted delay. A request no rule matches gets a 500
 //! with `{"error":{"message":"fake-llm: no rule matched <protocol> model=<m>","type":"no_rule"}}`;
@@ -58,7 +60,7 @@ use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-pub use script::{Fault, Reply, Rule, Script, ScriptError, Usage, WireProtocol};
+pub use script::{Fault, ModelInfo, Reply, Rule, Script, ScriptError, Served, Usage, WireProtocol};
 
 /// One request as the server saw it, recorded before it was answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

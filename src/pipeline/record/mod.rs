@@ -23,6 +23,7 @@ use crate::consensus::Deliberation;
 use crate::git::worktree::CommandOutcome;
 use crate::git::{FileStat, ObjectId};
 use crate::model::Spend;
+use crate::routing::route::Routing;
 use crate::task::outcome::StageMeta;
 
 /// Ref namespace of run records.
@@ -257,6 +258,10 @@ pub struct RunState {
     /// Cross-domain suggestions of accepted stage answers and what became of each.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suggestions: Vec<Suggestion>,
+    /// How the roles routed by measured fitness got their models, and why (records written
+    /// before routing existed have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub routing: Option<Routing>,
 }
 
 /// A committed attempt waiting for the arbiter (see [`RunState::under_review`]).
@@ -340,6 +345,22 @@ impl RunState {
             )
             .chain(ended)
             .max()
+    }
+
+    /// The models that may judge this run's stages after their assigned arbiter: the
+    /// arbiter role's routed models when the run routed that role, else its list.
+    pub fn arbiter_pool(
+        &self,
+        loaded: &crate::config::LoadedConfig,
+        profile: Option<&str>,
+    ) -> Vec<String> {
+        self.routing
+            .as_ref()
+            .and_then(|r| r.models(crate::config::Role::Arbiter))
+            .map_or_else(
+                || loaded.role_models(crate::config::Role::Arbiter, profile),
+                <[String]>::to_vec,
+            )
     }
 
     /// The stage in progress, if any is left.

@@ -88,6 +88,10 @@ mod tests {
         assert!(approved.spend.input_tokens > 0 && approved.spend.output_tokens > 0);
         assert!(approved.implementation_summary.is_some());
         assert!(approved.tip().oid().is_ok());
+        assert!(
+            approved.routing.is_none(),
+            "a run from before routing routed nothing"
+        );
         assert!(matches!(
             approved.stop,
             Some(StopReason::Legacy { ref message }) if message.contains("final verdict")

@@ -108,6 +108,8 @@ impl<'a> Run<'a> {
     /// A run over `state` (new or loaded from its record).
     pub fn new(env: &'a RunEnv<'a>, state: RunState, spec: TaskSpec) -> Self {
         let rec = Recorder::open(env.repo, &state.run_id);
+        // The ledger says which run each call served.
+        env.client.set_run(Some(&state.run_id));
         Run {
             env,
             state,

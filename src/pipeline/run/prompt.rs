@@ -6,15 +6,10 @@ use git2::Tree;
 
 use super::{Run, RunError};
 use crate::arbiter::feedback;
-use crate::config::{prompt, EditFormat};
-use crate::edit::grammar::whole_file_answer;
 use crate::git::{self, Context as _, TreeFiles};
 use crate::model::ChatRequest;
-use crate::pipeline::context::{stage_message, StageContext};
+use crate::pipeline::context::{file_char_budget, stage_request, StageContext};
 use crate::pipeline::stage::Stage;
-
-/// Prompt characters per token of context window, roughly; file contents get half.
-const CHARS_PER_TOKEN: usize = 2;
 
 impl Run<'_> {
     /// The request for the current stage, whose files are those of `parent_tree`.
@@ -26,7 +21,6 @@ impl Run<'_> {
         let repo = self.env.repo;
         let idx = self.state.current;
         let stage = self.state.stages[idx].stage;
-        let role = stage.role();
         let previous_diff = if idx > 0 {
             // The previous stage's own change: from the commit before it to the tip. A stage
             // a parallel exploration stood in for has no commit and is passed over.
@@ -73,55 +67,24 @@ impl Run<'_> {
         };
         let config = &self.env.config.config;
         let model = self.state.stages[idx].model();
-        let ctx_chars = config.models.get(model).map_or(60_000, |m| {
-            (m.context_window as usize)
-                .saturating_mul(CHARS_PER_TOKEN)
-                .clamp(4_000, 200_000)
-        });
-        let user = stage_message(&StageContext {
-            stage,
-            task: &self.spec,
-            files,
-            changed_so_far: &changed_so_far,
-            previous_diff: &previous_diff,
-            flags: &flags,
-            feedback: &self.state.feedback,
-            facts: &facts,
-            char_budget: ctx_chars / 2,
-            outlines: &self.outlines,
-            privacy: &self.privacy,
-        });
         let root = self.env.repo_root();
-        let protocol = match config.models.get(model).map(|m| m.edit_format) {
-            Some(EditFormat::Whole) => "protocol-whole",
-            _ => "protocol",
-        };
-        let system = format!(
-            "{}\n\n{}",
-            prompt(config, role.as_str(), Some(&root)),
-            prompt(config, protocol, Some(&root))
-        );
-        let role_cfg = config.roles.get(role);
-        let mut req = ChatRequest::new(
-            Some(system),
-            user,
-            role_cfg.max_output_tokens.unwrap_or(8192),
-        );
-        req.temperature = role_cfg.temperature;
-        // A small model writing whole files, on a server that enforces a grammar, is held to
-        // the format: the implement stage must write at least one file.
-        if let Some(m) = config.models.get(model) {
-            if m.edit_format == EditFormat::Whole && m.has("gbnf") {
-                // Private files are not among the paths the grammar lets it write.
-                let in_scope: Vec<String> = files
-                    .paths()
-                    .into_iter()
-                    .filter(|p| self.spec.in_scope(p) && !p.starts_with(".triad/"))
-                    .filter(|p| self.privacy.check(p, files.bytes(p).as_deref()).is_none())
-                    .collect();
-                req.grammar = Some(whole_file_answer(&in_scope, stage == Stage::Implement));
-            }
-        }
-        Ok(req)
+        Ok(stage_request(
+            config,
+            Some(&root),
+            model,
+            &StageContext {
+                stage,
+                task: &self.spec,
+                files,
+                changed_so_far: &changed_so_far,
+                previous_diff: &previous_diff,
+                flags: &flags,
+                feedback: &self.state.feedback,
+                facts: &facts,
+                char_budget: file_char_budget(config, model),
+                outlines: &self.outlines,
+                privacy: &self.privacy,
+            },
+        ))
     }
 }

@@ -6,7 +6,7 @@ use serde_json::json;
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::service::{candidates, Arbiter};
 use crate::arbiter::{Floor, Verdict};
-use crate::config::{prompt, Role};
+use crate::config::prompt;
 use crate::git::{self, GitError};
 use crate::notes::{self, ReconciliationRecord, Record};
 use crate::pipeline::observer::Progress;
@@ -56,9 +56,8 @@ impl Run<'_> {
             .last_model()
             .to_string();
         let role_list = self
-            .env
-            .config
-            .role_models(Role::Arbiter, self.env.profile.as_deref());
+            .state
+            .arbiter_pool(self.env.config, self.env.profile.as_deref());
         let assigned = self.state.reconcile.as_ref().and_then(|r| r.model.clone());
         // An explicit reconciliation model is the only candidate; else the arbiter role's.
         let list = if assigned.is_some() {

@@ -11,7 +11,7 @@ use crate::arbiter::review::ReviewInput;
 use crate::arbiter::service::{candidates, Arbiter, Reviewed};
 use crate::arbiter::{feedback, Verdict};
 use crate::code::Finding;
-use crate::config::{prompt, Role};
+use crate::config::prompt;
 use crate::git::{self, Context as _, GitError, TreeFiles};
 use crate::model::ModelError;
 use crate::notes::{self, Record, ReviewRecord};
@@ -201,9 +201,8 @@ impl Run<'_> {
             .unwrap_or_default();
         findings.extend(claims);
         let role_list = self
-            .env
-            .config
-            .role_models(Role::Arbiter, self.env.profile.as_deref());
+            .state
+            .arbiter_pool(self.env.config, self.env.profile.as_deref());
         let judges = candidates(
             self.state.stages[idx].arbiter_model.as_deref(),
             &role_list,

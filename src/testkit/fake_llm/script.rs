@@ -41,6 +41,43 @@ pub struct Script {
     /// The rules, first match wins.
     #[serde(default)]
     pub rules: Vec<Rule>,
+    /// What the server says about models on its informational routes, by model id (see
+    /// [`Served`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub models: BTreeMap<String, ModelInfo>,
+}
+
+/// Which server's informational routes report a model's limits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Served {
+    /// `GET /v1/models` lists it with `context_length` and
+    /// `top_provider.max_completion_tokens` (OpenRouter, LM Studio).
+    OpenRouter,
+    /// `GET /v1/models` lists it with `max_model_len` (vLLM).
+    Vllm,
+    /// `GET /props` answers `default_generation_settings.n_ctx` (llama.cpp's server, one
+    /// model per server).
+    LlamaCpp,
+    /// `POST /api/show` answers `model_info.<arch>.context_length`, and `num_ctx` in
+    /// `parameters` when [`ModelInfo::num_ctx`] is set (Ollama).
+    Ollama,
+}
+
+/// The limits a server reports for one model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelInfo {
+    /// Whose routes report it.
+    pub served: Served,
+    /// The context window reported.
+    pub context_length: u64,
+    /// The most output tokens reported (OpenRouter only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u32>,
+    /// Ollama's `num_ctx` parameter: the window the server really runs the model with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_ctx: Option<u64>,
 }
 
 /// One rule: a request filter plus the replies it hands out in order.
@@ -210,7 +247,16 @@ pub enum ScriptError {
 impl Script {
     /// A script made of these rules.
     pub fn new(rules: Vec<Rule>) -> Script {
-        Script { rules }
+        Script {
+            rules,
+            models: BTreeMap::new(),
+        }
+    }
+
+    /// Has the server report `info` for the model `id` (builder style).
+    pub fn model_info(mut self, id: impl Into<String>, info: ModelInfo) -> Script {
+        self.models.insert(id.into(), info);
+        self
     }
 
     /// Loads a script file; the format is chosen by extension (`.toml` or `.json`).
@@ -274,10 +320,12 @@ impl Script {
         self
     }
 
-    /// The distinct model ids named by the rules, in script order (for `GET /v1/models`).
+    /// The distinct model ids named by the rules, then by [`Script::models`], in script
+    /// order (for `GET /v1/models`).
     pub fn model_ids(&self) -> Vec<String> {
         let mut ids: Vec<String> = Vec::new();
-        for m in self.rules.iter().filter_map(|r| r.model.as_ref()) {
+        let named = self.rules.iter().filter_map(|r| r.model.as_ref());
+        for m in named.chain(self.models.keys()) {
             if !ids.contains(m) {
                 ids.push(m.clone());
             }

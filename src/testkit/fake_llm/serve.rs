@@ -173,7 +173,7 @@ async fn handle(mut stream: TcpStream, shared: Shared, mut shutdown: watch::Rece
 
     // Match and record in one critical section, before any delay, so a client that times
     // out still leaves its request behind for the test to inspect.
-    let (picked, seq, model_ids) = {
+    let (picked, seq, model_ids, model_info) = {
         let mut state = lock(&shared);
         state.seq += 1;
         let seq = state.seq;
@@ -201,14 +201,30 @@ async fn handle(mut stream: TcpStream, shared: Shared, mut shutdown: watch::Rece
             picked.map(|(_, reply)| reply),
             seq,
             state.script.model_ids(),
+            state.script.models.clone(),
         )
     };
 
     let result = match (&route, picked) {
         (Route::ListModels, _) => {
-            let body = wire::models_body(&model_ids).to_string();
+            let body = wire::models_body(&model_ids, &model_info).to_string();
             write_json(&mut stream, 200, &body).await
         }
+        (Route::Props, _) => match wire::props_body(&model_info) {
+            Some(body) => write_json(&mut stream, 200, &body.to_string()).await,
+            None => {
+                write_json(
+                    &mut stream,
+                    404,
+                    r#"{"error":"fake-llm: not a llama.cpp server"}"#,
+                )
+                .await
+            }
+        },
+        (Route::OllamaShow, _) => match wire::ollama_show_body(&model_info, json.as_ref()) {
+            Some(body) => write_json(&mut stream, 200, &body.to_string()).await,
+            None => write_json(&mut stream, 404, r#"{"error":"model not found"}"#).await,
+        },
         (Route::GeminiListModels, _) => {
             let body = wire::gemini_models_body(&model_ids).to_string();
             write_json(&mut stream, 200, &body).await

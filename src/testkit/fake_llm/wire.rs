@@ -1,9 +1,11 @@
 //! The three wire formats: routing a request, and shaping success, error, stream and broken
 //! bodies the way the real services do, so client parsers meet realistic JSON.
 
+use std::collections::BTreeMap;
+
 use serde_json::{json, Value};
 
-use super::script::{Reply, Usage, WireProtocol};
+use super::script::{ModelInfo, Reply, Served, Usage, WireProtocol};
 
 /// Content type of plain JSON answers.
 pub(crate) const JSON: &str = "application/json";
@@ -34,6 +36,10 @@ pub(crate) enum Route {
     ListModels,
     /// `GET /v1beta/models` (Gemini's list shape).
     GeminiListModels,
+    /// `GET /props` (llama.cpp's server properties).
+    Props,
+    /// `POST /api/show` (Ollama's model details).
+    OllamaShow,
     /// Anything else: 404.
     NotFound,
 }
@@ -67,6 +73,8 @@ pub(crate) fn route(method: &str, path: &str, query: Option<&str>, json: Option<
         },
         ("GET", "/v1/models") => Route::ListModels,
         ("GET", "/v1beta/models") => Route::GeminiListModels,
+        ("GET", "/props") => Route::Props,
+        ("POST", "/api/show") => Route::OllamaShow,
         ("POST", p) => {
             let Some(rest) = p
                 .strip_prefix("/v1beta/models/")
@@ -223,14 +231,27 @@ pub(crate) fn malformed(protocol: WireProtocol, delivery: Delivery) -> Built {
     }
 }
 
-/// The OpenAI-style model list (with the Anthropic fields too, since both use `/v1/models`).
-pub(crate) fn models_body(ids: &[String]) -> Value {
+/// The OpenAI-style model list (with the Anthropic fields too, since both use `/v1/models`),
+/// with the limits OpenRouter and vLLM add for the models that report them.
+pub(crate) fn models_body(ids: &[String], info: &BTreeMap<String, ModelInfo>) -> Value {
     let data: Vec<Value> = ids
         .iter()
         .map(|id| {
-            json!({"id": id, "object": "model", "type": "model", "created": 0,
+            let mut m = json!({"id": id, "object": "model", "type": "model", "created": 0,
                    "created_at": "2025-01-01T00:00:00Z", "owned_by": "fake-llm",
-                   "display_name": id})
+                   "display_name": id});
+            match info.get(id) {
+                Some(i) if i.served == Served::OpenRouter => {
+                    m["context_length"] = json!(i.context_length);
+                    m["top_provider"] = json!({"context_length": i.context_length,
+                        "max_completion_tokens": i.max_output_tokens});
+                }
+                Some(i) if i.served == Served::Vllm => {
+                    m["max_model_len"] = json!(i.context_length);
+                }
+                _ => {}
+            }
+            m
         })
         .collect();
     json!({"object": "list", "data": data, "has_more": false,
@@ -520,4 +541,40 @@ fn gemini(ctx: &Ctx<'_>, answer: &Answer, usage: Usage, model: &str) -> Built {
             .map(|c| format!("data: {c}\r\n\r\n"))
             .collect(),
     )
+}
+
+/// llama.cpp's `GET /props` for the first model it serves, or `None` (404).
+pub(crate) fn props_body(info: &BTreeMap<String, ModelInfo>) -> Option<Value> {
+    let (id, i) = info.iter().find(|(_, i)| i.served == Served::LlamaCpp)?;
+    Some(json!({
+        "default_generation_settings": {"n_ctx": i.context_length, "n_predict": -1, "model": id},
+        "total_slots": 1,
+        "model_path": format!("/models/{id}.gguf"),
+    }))
+}
+
+/// Ollama's `POST /api/show` for the model named in the body (`model`, or the older
+/// `name`), or `None` (404).
+pub(crate) fn ollama_show_body(
+    info: &BTreeMap<String, ModelInfo>,
+    body: Option<&Value>,
+) -> Option<Value> {
+    let id = body
+        .and_then(|b| b.get("model").or_else(|| b.get("name")))
+        .and_then(Value::as_str)?;
+    let i = info.get(id).filter(|i| i.served == Served::Ollama)?;
+    let parameters = i
+        .num_ctx
+        .map(|n| {
+            format!(
+                "num_ctx                        {n}\nstop                           \"<|im_end|>\""
+            )
+        })
+        .unwrap_or_default();
+    Some(json!({
+        "modelfile": format!("FROM {id}"),
+        "parameters": parameters,
+        "details": {"family": "qwen2", "parameter_size": "7.6B"},
+        "model_info": {"general.architecture": "qwen2", "qwen2.context_length": i.context_length},
+    }))
 }

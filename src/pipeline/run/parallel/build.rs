@@ -19,10 +19,6 @@ use crate::pipeline::stage::Stage;
 use crate::privacy::Guard;
 use crate::task::outcome::{parse_meta, Outcome};
 
-/// Prompt characters per token of context window, roughly; file contents get half (as for
-/// a stage).
-const CHARS_PER_TOKEN: usize = 2;
-
 /// A solution committed from an answer.
 pub(super) struct Built {
     /// Its commit, on top of the parent it was built on.
@@ -53,13 +49,7 @@ impl Run<'_> {
         let config = &self.env.config.config;
         models
             .iter()
-            .map(|m| {
-                config.models.get(m).map_or(60_000, |m| {
-                    (m.context_window as usize)
-                        .saturating_mul(CHARS_PER_TOKEN)
-                        .clamp(4_000, 200_000)
-                })
-            })
+            .map(|m| crate::pipeline::context::file_char_budget(config, m) * 2)
             .min()
             .unwrap_or(60_000)
             / 2

@@ -1,0 +1,173 @@
+//! Measured fitness for people (text, markdown) and machines (JSON): what `git triad bench
+//! --report` prints, and the fitness column of `git triad models list`.
+
+use serde_json::{json, Value};
+
+use crate::config::{Config, Role};
+use crate::routing::store::{FitnessEntry, FitnessStore, Freshness, FRESH_DAYS};
+use crate::routing::TASK_SET_VERSION;
+
+/// One row: an entry and, when stale, why.
+struct Row<'a> {
+    entry: &'a FitnessEntry,
+    stale: Option<String>,
+}
+
+/// The latest entry of every model and role, by role then score, with its freshness.
+fn rows<'a>(store: &'a FitnessStore, config: &Config, now: u64) -> Vec<Row<'a>> {
+    let mut keys: Vec<(Role, &str)> = store
+        .entries
+        .iter()
+        .map(|e| (e.role, e.model.as_str()))
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let mut rows: Vec<Row<'a>> = keys
+        .into_iter()
+        .filter_map(
+            |(role, model)| match store.freshness(config, model, role, now) {
+                Freshness::Fresh(entry) => Some(Row { entry, stale: None }),
+                Freshness::Stale(entry, why) => Some(Row {
+                    entry,
+                    stale: Some(why),
+                }),
+                Freshness::Missing => None,
+            },
+        )
+        .collect();
+    rows.sort_by(|a, b| {
+        (a.entry.role, a.stale.is_some())
+            .cmp(&(b.entry.role, b.stale.is_some()))
+            .then(b.entry.figures.score.total_cmp(&a.entry.figures.score))
+            .then(a.entry.model.cmp(&b.entry.model))
+    });
+    rows
+}
+
+fn cells(r: &Row<'_>) -> [String; 8] {
+    let f = &r.entry.figures;
+    let (tin, tout) = f.tokens_per_task();
+    [
+        r.entry.role.to_string(),
+        r.entry.model.clone(),
+        format!("{:.2}{}", f.score, if r.stale.is_some() { "*" } else { "" }),
+        f.counts(),
+        format!("{tin:.0}+{tout:.0}"),
+        format!("{:.1} s", f.latency_per_task_ms() / 1000.0),
+        format!("{:.4}", f.cost_per_task()),
+        r.entry.date.clone(),
+    ]
+}
+
+const HEADER: [&str; 8] = [
+    "ROLE",
+    "MODEL",
+    "SCORE",
+    "COUNTS",
+    "TOKENS/TASK",
+    "LATENCY/TASK",
+    "$/TASK",
+    "MEASURED",
+];
+
+fn stale_notes(rows: &[Row<'_>]) -> Vec<String> {
+    rows.iter()
+        .filter_map(|r| {
+            r.stale
+                .as_ref()
+                .map(|why| format!("{} as {}: {why}", r.entry.model, r.entry.role))
+        })
+        .collect()
+}
+
+const NOTHING: &str = "nothing measured yet: `git triad bench` measures the models of your roles (`--models a,b` for others)\n";
+
+/// The stored measurements as a table for the terminal.
+pub fn text(store: &FitnessStore, config: &Config, now: u64) -> String {
+    let rows = rows(store, config, now);
+    if rows.is_empty() {
+        return NOTHING.to_string();
+    }
+    let mut table = vec![HEADER.map(str::to_string)];
+    table.extend(rows.iter().map(cells));
+    let mut s = format!(
+        "measured fitness (task set {TASK_SET_VERSION}; score 0-1: build tasks passed, or reviews' recall x clean changes not rejected)\n"
+    );
+    s.push_str(&crate::cli::models::render_table(&table));
+    let notes = stale_notes(&rows);
+    if !notes.is_empty() {
+        s.push_str(&format!(
+            "\n* stale, never used for routing (a measurement lasts {FRESH_DAYS} days, with the task set it was made with):\n"
+        ));
+        for n in notes {
+            s.push_str(&format!("  {n}\n"));
+        }
+    }
+    s
+}
+
+/// The stored measurements as a markdown table.
+pub fn markdown(store: &FitnessStore, config: &Config, now: u64) -> String {
+    let rows = rows(store, config, now);
+    if rows.is_empty() {
+        return NOTHING.to_string();
+    }
+    let mut s = format!("### Measured fitness (task set {TASK_SET_VERSION})\n\n");
+    s.push_str(&format!("| {} |\n", HEADER.join(" | ")));
+    s.push_str(&format!("|{}\n", "---|".repeat(HEADER.len())));
+    for r in &rows {
+        s.push_str(&format!("| {} |\n", cells(r).join(" | ")));
+    }
+    let notes = stale_notes(&rows);
+    if !notes.is_empty() {
+        s.push_str("\n\\* stale, never used for routing:\n\n");
+        for n in notes {
+            s.push_str(&format!("- {n}\n"));
+        }
+    }
+    s
+}
+
+/// The stored measurements as JSON: every latest entry with its raw figures and freshness.
+pub fn json(store: &FitnessStore, config: &Config, now: u64) -> Value {
+    let entries: Vec<Value> = rows(store, config, now)
+        .into_iter()
+        .map(|r| {
+            let mut v = serde_json::to_value(r.entry).unwrap_or_default();
+            v["fresh"] = json!(r.stale.is_none());
+            if let Some(why) = r.stale {
+                v["stale"] = json!(why);
+            }
+            v
+        })
+        .collect();
+    json!({"task_set": TASK_SET_VERSION, "fresh_days": FRESH_DAYS, "entries": entries})
+}
+
+/// A model's fitness in a few characters per role for `git triad models list`:
+/// `arch 0.80 impl 0.67 arb 0.83`, a `*` after a stale score, `-` when nothing is measured.
+pub fn column(store: &FitnessStore, config: &Config, model: &str, now: u64) -> String {
+    let parts: Vec<String> = Role::ALL
+        .iter()
+        .filter_map(|role| {
+            let short = match role {
+                Role::Architect => "arch",
+                Role::Implementer => "impl",
+                Role::Refactorer => "refac",
+                Role::Verifier => "verif",
+                Role::Arbiter => "arb",
+                Role::Tiebreaker => "tie",
+            };
+            match store.freshness(config, model, *role, now) {
+                Freshness::Fresh(e) => Some(format!("{short} {:.2}", e.figures.score)),
+                Freshness::Stale(e, _) => Some(format!("{short} {:.2}*", e.figures.score)),
+                Freshness::Missing => None,
+            }
+        })
+        .collect();
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(" ")
+    }
+}
