@@ -336,79 +336,10 @@ fn nearest_lines(lines: &[&str], want: &[&str]) -> Option<String> {
     )
 }
 
-/// Feedback for the model about blocks that failed, in the order they appeared.
-pub fn render_failures(failures: &[BlockFailure], applied_ok: usize) -> String {
-    let mut s = String::from("## EDIT BLOCKS THAT DID NOT APPLY\n\n");
-    s.push_str("None of your edits were applied: every block must apply before any is. Fix the blocks below and send the complete answer again.\n\n");
-    // A flood of broken blocks gets a bounded answer: the first few, then a count.
-    let shown = crate::bounded::LIST_ITEMS;
-    for (i, f) in failures.iter().enumerate().take(shown) {
-        s.push_str(&format!(
-            "{}. {} (block at answer line {}): {}\n",
-            i + 1,
-            f.path,
-            f.answer_line,
-            f.reason
-        ));
-        if let Some(n) = &f.nearest {
-            s.push_str("   The closest lines in the current file are:\n");
-            for l in n.lines() {
-                s.push_str(&format!("   {l}\n"));
-            }
-            s.push_str("   Copy SEARCH exactly from the file.\n");
-        }
-    }
-    if failures.len() > shown {
-        s.push_str(&format!(
-            "… and {} more block(s) that did not apply; fix the ones above, then check the rest the same way.\n",
-            failures.len() - shown
-        ));
-    }
-    if applied_ok > 0 {
-        s.push_str(&format!(
-            "\n{applied_ok} other block(s) would have applied; send them again unchanged.\n"
-        ));
-    }
-    s
-}
-
-/// Most refused blocks named in [`summarize_failures`].
-const SUMMARY_ITEMS: usize = 3;
-
-/// Most bytes of one refusal reason in [`summarize_failures`].
-const SUMMARY_REASON_BYTES: usize = 160;
-
-/// One line saying why blocks were refused, for the run record, `git triad log` and the
-/// progress on stderr: the first few reasons, each bounded, then a count of the rest.
-pub fn summarize_failures(failures: &[BlockFailure], applied_ok: usize) -> String {
-    let reasons: Vec<String> = failures
-        .iter()
-        .take(SUMMARY_ITEMS)
-        .map(|f| {
-            let reason = f.reason.replace(['\n', '\r'], " ");
-            format!(
-                "{} (line {}): {}",
-                crate::bounded::clip(&f.path.replace(['\n', '\r'], " "), 80),
-                f.answer_line,
-                crate::bounded::clip(&reason, SUMMARY_REASON_BYTES)
-            )
-        })
-        .collect();
-    let mut s = format!(
-        "{} of {} edit block(s) refused, so none was applied: {}",
-        failures.len(),
-        failures.len() + applied_ok,
-        reasons.join("; ")
-    );
-    if failures.len() > SUMMARY_ITEMS {
-        s.push_str(&format!("; … and {} more", failures.len() - SUMMARY_ITEMS));
-    }
-    s
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::edit::report::{render_failures, summarize_failures};
 
     struct Mem(BTreeMap<String, Vec<u8>>);
     impl BaseFiles for Mem {

@@ -4,9 +4,9 @@ pub mod apply;
 pub mod grammar;
 pub mod parse;
 pub mod path;
+pub mod report;
 
-pub use apply::{
-    apply_blocks, render_failures, summarize_failures, Applied, BaseFiles, BlockFailure, EntryKind,
-};
+pub use apply::{apply_blocks, Applied, BaseFiles, BlockFailure, EntryKind};
 pub use parse::{metadata_json, parse_edit_blocks, parse_whole_files, EditBlock, ParseError};
 pub use path::{check_path, PathError};
+pub use report::{render_failures, summarize_failures};
