@@ -5,37 +5,16 @@
 //! The panel: model-a holds architect (and verifier), model-c implementer, model-d
 //! refactorer; model-b is the arbiter and, as nobody named one, the tiebreaker.
 
-use git_triad::testkit::fake_llm::{Reply, Rule, WireProtocol};
+use git_triad::testkit::fake_llm::{Reply, Rule};
 use serde_json::{json, Value};
 
-use crate::common::fake_user_config;
 use crate::pipeline::{
-    arbiter, architect_answer, implement_answer, refactor_answer, review, run_json, stage,
-    verify_answer, Scenario,
+    arbiter, architect_answer, implement_answer, on, panel_scenario as scenario, refactor_answer,
+    review, run_json, run_record as record, stage, verify_answer, Scenario,
 };
-
-const MODEL_D: &str = r#"
-[models.model-d]
-provider = "fake-openai"
-context_window = 32000
-max_output_tokens = 4000
-price_in = 1.0
-price_out = 2.0
-"#;
 
 /// What every deliberation request of an agent says (ballot, rebuttal, paper).
 const ASKED: &str = "QUESTION: Should the refactored result proceed";
-
-fn on(model: &str, name: &str, needle: &str, replies: Vec<Reply>) -> Rule {
-    let mut r = Rule::named(name)
-        .protocol(WireProtocol::OpenAi)
-        .model(model)
-        .contains(needle);
-    for reply in replies {
-        r = r.reply(reply);
-    }
-    r
-}
 
 fn ballot(choice: &str) -> Reply {
     let objections = if choice == "approve" {
@@ -91,15 +70,6 @@ fn rules(a: Vec<Reply>, c: Vec<Reply>, d: Vec<Reply>, more: Vec<Rule>) -> Vec<Ru
     r
 }
 
-fn scenario(rules: Vec<Rule>) -> Scenario {
-    let s = Scenario::new(rules);
-    s.env.write_user_config(&format!(
-        "{}{MODEL_D}",
-        fake_user_config(&s.server.base_url())
-    ));
-    s
-}
-
 fn run(s: &Scenario, extra: &[&str]) -> crate::common::Run {
     let mut args = vec![
         "-c",
@@ -114,14 +84,6 @@ fn run(s: &Scenario, extra: &[&str]) -> crate::common::Run {
     ];
     args.extend_from_slice(extra);
     s.env.triad(&s.repo, &args)
-}
-
-fn record(s: &Scenario, out: &Value) -> Value {
-    let text = s.git(&[
-        "show",
-        &format!("refs/triad/runs/{}:run.json", out["run"].as_str().unwrap()),
-    ]);
-    serde_json::from_str(&text).unwrap()
 }
 
 fn tiebreaker(name: &str, needle: &str, replies: Vec<Value>) -> Rule {

@@ -7,33 +7,15 @@
 //! model-a is also the verifier; model-b is the arbiter and, as nobody named one, the
 //! tiebreaker.
 
-use git_triad::testkit::fake_llm::{Reply, Rule, WireProtocol};
+use git_triad::testkit::fake_llm::{Reply, Rule};
 use serde_json::{json, Value};
 
-use crate::common::fake_user_config;
-use crate::pipeline::{answer, arbiter, review, run_json, stage, verify_answer, Scenario};
-
-const MODEL_D: &str = r#"
-[models.model-d]
-provider = "fake-openai"
-context_window = 32000
-max_output_tokens = 4000
-price_in = 1.0
-price_out = 2.0
-"#;
+use crate::pipeline::{
+    answer, arbiter, on, panel_scenario as scenario, review, run_json, run_record as record, stage,
+    verify_answer, Scenario,
+};
 
 const CANDIDATES: &str = "model-a,model-c,model-d";
-
-fn on(model: &str, name: &str, needle: &str, replies: Vec<Reply>) -> Rule {
-    let mut r = Rule::named(name)
-        .protocol(WireProtocol::OpenAi)
-        .model(model)
-        .contains(needle);
-    for reply in replies {
-        r = r.reply(reply);
-    }
-    r
-}
 
 /// Candidate `tag`'s solution: calc.py gains a `sub` that says who wrote it.
 fn solution(tag: &str) -> String {
@@ -80,15 +62,6 @@ fn rules(votes: [Vec<Reply>; 3], more: Vec<Rule>) -> Vec<Rule> {
     r
 }
 
-fn scenario(rules: Vec<Rule>) -> Scenario {
-    let s = Scenario::new(rules);
-    s.env.write_user_config(&format!(
-        "{}{MODEL_D}",
-        fake_user_config(&s.server.base_url())
-    ));
-    s
-}
-
 fn run(s: &Scenario, extra: &[&str]) -> crate::common::Run {
     let mut args = vec![
         "run",
@@ -100,14 +73,6 @@ fn run(s: &Scenario, extra: &[&str]) -> crate::common::Run {
     ];
     args.extend_from_slice(extra);
     s.env.triad(&s.repo, &args)
-}
-
-fn record(s: &Scenario, out: &Value) -> Value {
-    let text = s.git(&[
-        "show",
-        &format!("refs/triad/runs/{}:run.json", out["run"].as_str().unwrap()),
-    ]);
-    serde_json::from_str(&text).unwrap()
 }
 
 fn synthesis(model: &str, blocks: &str) -> Rule {

@@ -791,3 +791,46 @@ fn a_verdict_note_that_cannot_be_written_stops_the_run_and_resume_recovers() {
         }
     }
 }
+
+/// A fourth model on the fake OpenAI provider, for panels of three distinct models.
+const MODEL_D: &str = r#"
+[models.model-d]
+provider = "fake-openai"
+context_window = 32000
+max_output_tokens = 4000
+price_in = 1.0
+price_out = 2.0
+"#;
+
+/// A rule named `name` for `model`, matching requests that contain `needle`, answering
+/// `replies` in order.
+pub fn on(model: &str, name: &str, needle: &str, replies: Vec<Reply>) -> Rule {
+    let mut r = Rule::named(name)
+        .protocol(WireProtocol::OpenAi)
+        .model(model)
+        .contains(needle);
+    for reply in replies {
+        r = r.reply(reply);
+    }
+    r
+}
+
+/// A [`Scenario`] whose registry also has `model-d`, so a panel can hold model-a, model-c
+/// and model-d with model-b judging.
+pub fn panel_scenario(rules: Vec<Rule>) -> Scenario {
+    let s = Scenario::new(rules);
+    s.env.write_user_config(&format!(
+        "{}{MODEL_D}",
+        fake_user_config(&s.server.base_url())
+    ));
+    s
+}
+
+/// The `run.json` of the run `out` describes.
+pub fn run_record(s: &Scenario, out: &Value) -> Value {
+    let text = s.git(&[
+        "show",
+        &format!("refs/triad/runs/{}:run.json", out["run"].as_str().unwrap()),
+    ]);
+    serde_json::from_str(&text).unwrap()
+}
