@@ -18,10 +18,14 @@
 //! is timed). `BENCH_OVERHEAD_VERBOSE=1` prints each run's progress lines, stamped with the
 //! time since the start, to see where the overhead goes.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use support::ms;
 
 use git_triad::config::EditFormat;
 use git_triad::routing::tasks::{CaseClass, TaskSet};
@@ -48,7 +52,6 @@ fn main() {
     let wall = walls[RUNS / 2];
     let models = Duration::from_millis(DELAY_MS * calls as u64);
     let ratio = wall.as_secs_f64() / models.as_secs_f64();
-    let pass = ratio <= MAX_RATIO;
     println!();
     println!(
         "git triad bench, standard task set, all roles, {calls} model calls of {DELAY_MS} ms each (median of {RUNS})"
@@ -57,20 +60,7 @@ fn main() {
     println!("  {:<34}{:>7.0} ms", "wall time", ms(wall));
     println!("  {:<34}{:>7.0} ms", "sum of model latencies", ms(models));
     println!("  {:<34}{:>7.0} ms", "overhead", ms(wall) - ms(models));
-    println!("  {:<34}{:>10.3}", "ratio wall / latencies", ratio);
-    println!("  {:<34}{:>10.2}", "target ratio (max)", MAX_RATIO);
-    println!(
-        "  {:<34}{:>10}",
-        "result",
-        if pass { "PASS" } else { "FAIL" }
-    );
-    if !pass {
-        std::process::exit(1);
-    }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
+    support::verdict("ratio wall / latencies", ratio, MAX_RATIO);
 }
 
 /// Sets up a fresh server, home and config, then times one `git triad bench`.

@@ -12,9 +12,12 @@
 //! would be 3.0). The bench exits with status 1 if the target is missed or a run does not
 //! end approved with model-c winning. Run with `cargo bench --bench parallel_fanout`.
 
-use std::path::Path;
-use std::process::{Command, Stdio};
+mod support;
+
+use std::process::Stdio;
 use std::time::{Duration, Instant};
+
+use support::command;
 
 use git_triad::testkit::fake_llm::{FakeServer, Reply, Rule, Script, WireProtocol};
 use serde_json::{json, Value};
@@ -46,7 +49,6 @@ fn main() {
     fanouts.sort();
     let fanout = fanouts[RUNS / 2];
     let ratio = fanout as f64 / DELAY_MS as f64;
-    let pass = ratio <= MAX_RATIO;
     println!();
     println!(
         "parallel exploration, {} candidates at {DELAY_MS} ms each (median of {RUNS})",
@@ -60,16 +62,7 @@ fn main() {
         "sum of candidate latencies",
         DELAY_MS * CANDIDATES.len() as u64
     );
-    println!("  {:<34}{:>10.3}", "ratio wall / one latency", ratio);
-    println!("  {:<34}{:>10.2}", "target ratio (max)", MAX_RATIO);
-    println!(
-        "  {:<34}{:>10}",
-        "result",
-        if pass { "PASS" } else { "FAIL" }
-    );
-    if !pass {
-        std::process::exit(1);
-    }
+    support::verdict("ratio wall / one latency", ratio, MAX_RATIO);
 }
 
 /// Sets up a fresh server, config and repository, runs once; the recorded fan-out time and
@@ -162,29 +155,6 @@ fn rules() -> Vec<Rule> {
     r.push(on("model-c", "ROLE: synthesizer", Reply::text(answer(""))));
     r.push(on("model-a", "ROLE: verifier", Reply::text(answer(""))));
     r
-}
-
-/// A hermetic command: no user or system git config, no inherited git/triad/proxy settings.
-fn command(program: &str, dir: &Path, home: &Path) -> Command {
-    let mut cmd = Command::new(program);
-    for (k, _) in std::env::vars() {
-        let lower = k.to_ascii_lowercase();
-        if k.starts_with("GIT_") || k.ends_with("_API_KEY") || lower.contains("proxy") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.current_dir(dir)
-        .env_remove("RUST_LOG")
-        .env("HOME", home)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_TRIAD_CONFIG", home.join("config.toml"))
-        .env("FAKE_OPENAI_KEY", "sk-fake-bench-key")
-        .env("GIT_AUTHOR_NAME", "Bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
-        .env("GIT_COMMITTER_NAME", "Bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.com");
-    cmd
 }
 
 /// One fake OpenAI provider with the three candidates and the arbiter model-b.

@@ -17,10 +17,14 @@
 //! `PIPELINE_BENCH_VERBOSE=1` also prints each run's progress lines, stamped with the time since
 //! the start of the run, to see where the overhead goes.
 
+mod support;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
+
+use support::{command, ms};
 
 use git_triad::testkit::fake_llm::{FakeServer, Reply, Rule, Script, WireProtocol};
 use serde_json::{json, Value};
@@ -56,27 +60,13 @@ fn main() {
     let wall = walls[RUNS / 2];
     let models = Duration::from_millis(DELAY_MS * CALLS as u64);
     let ratio = wall.as_secs_f64() / models.as_secs_f64();
-    let pass = ratio <= MAX_RATIO;
     println!();
     println!("git triad run, bookend mode, {MODULES} modules, {CALLS} model calls of {DELAY_MS} ms each (median of {RUNS})");
     println!("  {:<34}{:>10}", "measure", "value");
     println!("  {:<34}{:>7.0} ms", "wall time", ms(wall));
     println!("  {:<34}{:>7.0} ms", "sum of model latencies", ms(models));
     println!("  {:<34}{:>7.0} ms", "overhead", ms(wall) - ms(models));
-    println!("  {:<34}{:>10.3}", "ratio wall / latencies", ratio);
-    println!("  {:<34}{:>10.2}", "target ratio (max)", MAX_RATIO);
-    println!(
-        "  {:<34}{:>10}",
-        "result",
-        if pass { "PASS" } else { "FAIL" }
-    );
-    if !pass {
-        std::process::exit(1);
-    }
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
+    support::verdict("ratio wall / latencies", ratio, MAX_RATIO);
 }
 
 /// Sets up a fresh server, config and repository, then times one `git triad run`.
@@ -134,29 +124,6 @@ fn one_run(verbose: bool) -> Duration {
         std::process::exit(1);
     }
     wall
-}
-
-/// A hermetic command: no user or system git config, no inherited git/triad/proxy settings.
-fn command(program: &str, dir: &Path, home: &Path) -> Command {
-    let mut cmd = Command::new(program);
-    for (k, _) in std::env::vars() {
-        let lower = k.to_ascii_lowercase();
-        if k.starts_with("GIT_") || k.ends_with("_API_KEY") || lower.contains("proxy") {
-            cmd.env_remove(k);
-        }
-    }
-    cmd.current_dir(dir)
-        .env_remove("RUST_LOG")
-        .env("HOME", home)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_TRIAD_CONFIG", home.join("config.toml"))
-        .env("FAKE_OPENAI_KEY", "sk-fake-bench-key")
-        .env("GIT_AUTHOR_NAME", "Bench")
-        .env("GIT_AUTHOR_EMAIL", "bench@example.com")
-        .env("GIT_COMMITTER_NAME", "Bench")
-        .env("GIT_COMMITTER_EMAIL", "bench@example.com");
-    cmd
 }
 
 /// One fake OpenAI provider; stages use `model-a`, the arbiter `model-b`.
