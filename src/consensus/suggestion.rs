@@ -115,6 +115,10 @@ pub struct Suggestion {
     pub status: SuggestionStatus,
     /// Decisions so far.
     pub history: Vec<SuggestionEvent>,
+    /// The run's tip when it became binding: an output that claims to apply it must have
+    /// changed after this commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_at: Option<String>,
     /// The agents' vote, once its author escalated a rejection.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vote: Option<super::Deliberation>,
@@ -182,6 +186,7 @@ impl Suggestion {
             code_sketch,
             impact,
             history: Vec::new(),
+            bound_at: None,
             vote: None,
         })
     }

@@ -35,6 +35,7 @@ impl Run<'_> {
         facts.dropped_suggestions = super::suggest::dropped(
             &self.state.suggestions,
             self.state.implementation_summary.as_ref(),
+            self.state.tip().as_str(),
         );
         let floor = reconcile::floor(&facts);
         let scaffold = match &self.state.stages[Stage::Architect.index()].commit {

@@ -54,7 +54,14 @@ impl Run<'_> {
             let Some(mut s) = Suggestion::from_meta(v, id, stage.as_str(), model) else {
                 continue;
             };
-            if s.domain.is_some_and(|d| d.owner() == stage.role()) {
+            if stage == Stage::Verify {
+                s.decide(
+                    "orchestrator",
+                    "",
+                    SuggestionStatus::Unrouted,
+                    "made at the last stage: no later stage could apply it",
+                );
+            } else if s.domain.is_some_and(|d| d.owner() == stage.role()) {
                 s.decide(
                     "orchestrator",
                     "",
@@ -246,8 +253,12 @@ impl Run<'_> {
         reason: &str,
         spend: Spend,
     ) -> Result<Flow, RunError> {
+        let tip = self.state.tip().as_str().to_string();
         let s = &mut self.state.suggestions[i];
         s.decide(by, model, status, reason);
+        if status.binding() {
+            s.bound_at = Some(tip);
+        }
         let id = s.id.clone();
         let to = s.author.clone();
         let what = format!("{id} {}: {reason}", status_name(status));
@@ -290,18 +301,25 @@ impl Run<'_> {
 }
 
 /// Accepted or adopted suggestions that `summary` neither lists as applied nor names in a
-/// deviation.
-pub fn dropped(suggestions: &[Suggestion], summary: Option<&ImplementationSummary>) -> Vec<String> {
+/// deviation — or lists as applied although the output (`final_tip`) is still the commit it
+/// was accepted on: a claim of application with no change behind it is not one.
+pub fn dropped(
+    suggestions: &[Suggestion],
+    summary: Option<&ImplementationSummary>,
+    final_tip: &str,
+) -> Vec<String> {
     suggestions
         .iter()
         .filter(|s| s.status.binding())
         .filter(|s| {
+            let unchanged = s.bound_at.as_deref() == Some(final_tip);
             summary.is_none_or(|sum| {
-                !sum.suggestions_applied.iter().any(|a| a.trim() == s.id)
-                    && !sum
-                        .deviations
-                        .iter()
-                        .any(|d| d.what.contains(&s.id) || d.reason.contains(&s.id))
+                let deviation = sum
+                    .deviations
+                    .iter()
+                    .any(|d| d.what.contains(&s.id) || d.reason.contains(&s.id));
+                let applied = sum.suggestions_applied.iter().any(|a| a.trim() == s.id);
+                !deviation && (!applied || unchanged)
             })
         })
         .map(|s| s.id.clone())
@@ -339,4 +357,40 @@ fn describe(s: &Suggestion) -> String {
             format!("impact: {}\n", s.impact)
         }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::consensus::suggestion::Suggestion;
+    use serde_json::json;
+
+    fn bound(at: &str) -> Suggestion {
+        let mut s = Suggestion::from_meta(
+            &json!({"domain": "quality", "rationale": "test negatives"}),
+            "S1".into(),
+            "implement",
+            "m",
+        )
+        .unwrap();
+        s.decide("refactorer", "m2", SuggestionStatus::Accepted, "yes");
+        s.bound_at = Some(at.into());
+        s
+    }
+
+    #[test]
+    fn a_claim_of_application_needs_a_change_after_acceptance() {
+        let applied = ImplementationSummary {
+            suggestions_applied: vec!["S1".into()],
+            ..Default::default()
+        };
+        let s = [bound("aaa")];
+        assert!(dropped(&s, Some(&applied), "bbb").is_empty());
+        assert_eq!(dropped(&s, Some(&applied), "aaa"), ["S1"]);
+        assert_eq!(
+            dropped(&s, Some(&ImplementationSummary::default()), "bbb"),
+            ["S1"]
+        );
+        assert_eq!(dropped(&s, None, "bbb"), ["S1"]);
+    }
 }
