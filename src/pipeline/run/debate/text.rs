@@ -67,6 +67,7 @@ pub(super) struct JudgmentAnswer {
 }
 
 impl PaperAnswer {
+    /// The paper as recorded, bounded.
     pub(super) fn into_speech(self) -> Speech {
         Speech {
             approach: crate::bounded::clip(&self.approach, 200),
@@ -78,6 +79,7 @@ impl PaperAnswer {
 }
 
 impl FinalAnswer {
+    /// The final argument as recorded, bounded; `changed` becomes its concessions.
     pub(super) fn into_speech(self) -> Speech {
         Speech {
             approach: crate::bounded::clip(&self.approach, 200),
@@ -250,4 +252,95 @@ pub(crate) fn architect_block(d: &DebateState, j: &Judgment) -> String {
         j.justification, j.decision
     ));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::record::Absence;
+
+    fn debate() -> DebateState {
+        let mut d = DebateState::new(
+            vec!["m1".into(), "m2".into(), "m3".into()],
+            Some("judge".into()),
+        );
+        for (m, said) in [("m1", "one"), ("m2", "two")] {
+            let x = d.debater_mut(m).unwrap();
+            x.paper = Some(Speech {
+                approach: format!("paper {said}"),
+                text: format!("paper text {said}"),
+                ..Default::default()
+            });
+            x.final_argument = Some(Speech {
+                approach: format!("final {said}"),
+                text: format!("final text {said}"),
+                tradeoffs: vec![format!("costs {said}")],
+                ..Default::default()
+            });
+        }
+        d.debater_mut("m3").unwrap().absent = Some(Absence {
+            phase: DebatePhase::Papers,
+            why: "down".into(),
+        });
+        d
+    }
+
+    #[test]
+    fn a_rebuttal_keeps_arguments_against_other_standing_positions_only() {
+        let d = debate();
+        let a = RebuttalAnswer {
+            rebuttals: vec![
+                RebuttalItem {
+                    position: "B".into(),
+                    argument: "too long".into(),
+                },
+                RebuttalItem {
+                    position: "A".into(),
+                    argument: "mine is wrong".into(),
+                },
+                RebuttalItem {
+                    position: "C".into(),
+                    argument: "gone".into(),
+                },
+            ],
+            concessions: vec![],
+        };
+        let s = a.into_speech(&d, "m1");
+        assert_eq!(s.against.len(), 1);
+        assert_eq!(s.against[0].model, "m2");
+        assert!(s.text.contains("against B: too long"), "{}", s.text);
+        assert!(
+            s.text.contains("against `A` (no other position)"),
+            "{}",
+            s.text
+        );
+    }
+
+    #[test]
+    fn the_architect_gets_the_winners_final_position_and_the_degraded_panel() {
+        let d = debate();
+        let j = Judgment {
+            model: "judge".into(),
+            winner: "m2".into(),
+            label: "B".into(),
+            justification: "B is simpler".into(),
+            decision: "build B".into(),
+            spend: Default::default(),
+        };
+        let s = architect_block(&d, &j);
+        assert!(s.contains("the judge (judge) chose position B"), "{s}");
+        assert!(s.contains("(2 of 3 asked took part to the end)"), "{s}");
+        assert!(
+            s.contains("final text two") && s.contains("costs two"),
+            "{s}"
+        );
+        assert!(!s.contains("final text one"), "{s}");
+        assert!(s.contains("B is simpler") && s.contains("build B"), "{s}");
+        let asked = judgment("CTX", &d);
+        assert!(asked.contains("Choose one of A, B "), "{asked}");
+        assert!(
+            asked.contains("dropped out at the position paper"),
+            "{asked}"
+        );
+    }
 }
