@@ -4,7 +4,9 @@
 //! Asserts structure, not model quality: whatever the tiny models answer, the run ends in a
 //! recorded, explained outcome; every stage commit exists; every note line parses as a
 //! verdict; the run record is complete with tokens and latency from the real server; the
-//! pre-push gate reads the outcome; a killed real run resumes to an outcome.
+//! pre-push gate reads the outcome; a killed real run resumes to an outcome; a parallel
+//! exploration of the two models records both branches and votes that are never for
+//! oneself.
 //!
 //! This test fails loudly when the models are missing. `scripts/test` prepares them first;
 //! set `GIT_TRIAD_SKIP_E2E=1` to leave it out on purpose (it then says so).
@@ -290,7 +292,131 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
     let resumed = env.triad(&repo, &["resume", &id, "--json"]);
     let after = check_run(&env, &repo, &resumed);
     assert_eq!(after["run"], id.as_str());
+
+    // 4. Parallel exploration on the two local models (in this test, so no other test stops
+    //    the servers under it).
+    parallel_on_local_models(&env, &repo);
     env.triad(&repo, &["local", "stop"]);
+}
+
+/// `--workflow parallel` with the two local models as candidates: each builds on its own
+/// branch `triad/<task>/<run>-<model>`, each rates the other and votes, never for itself.
+/// Two candidates vote for each other unless a ballot is refused, and no model outside them
+/// can break the tie (the local profile has two models), so the run ends with a winner
+/// (a majority after a refused ballot) or stopped with the tie, or with the degradation,
+/// explained; whichever happens must be recorded as it happened.
+fn parallel_on_local_models(env: &TestEnv, repo: &Path) {
+    const MODELS: [&str; 2] = ["local-qwen-coder", "local-smollm2"];
+    let r = env.triad(
+        repo,
+        &[
+            "-c",
+            "profile=local",
+            // As cheap as it can be: short answers, no arbiter.
+            "-c",
+            "roles.implementer.max_output_tokens=768",
+            "-c",
+            "roles.verifier.max_output_tokens=512",
+            "run",
+            "--task",
+            "add-char-count",
+            "--workflow",
+            "parallel",
+            "--candidates",
+            &MODELS.join(","),
+            "--arbiter",
+            "off",
+            "--json",
+        ],
+    );
+    let out = check_run(env, repo, &r);
+    let p = &out["parallel"];
+    assert_eq!(p["candidates"], serde_json::json!(MODELS), "{out}");
+    let id = out["run"].as_str().unwrap();
+    let state: Value = serde_json::from_str(
+        &env.git(repo, &["show", &format!("refs/triad/runs/{id}:run.json")])
+            .ok()
+            .stdout,
+    )
+    .unwrap();
+    let rec = &state["parallel"];
+    let candidates = rec["candidates"].as_array().unwrap();
+    assert_eq!(candidates.len(), 2, "{rec}");
+    let mut built = Vec::new();
+    for (c, model) in candidates.iter().zip(MODELS) {
+        assert_eq!(c["model"], model, "{c}");
+        assert_eq!(
+            c["branch"].as_str().unwrap(),
+            format!("{}-{model}", out["branch"].as_str().unwrap()),
+            "{c}"
+        );
+        match c["commit"].as_str() {
+            // A candidate that built: its branch exists at its commit, on top of the base.
+            Some(commit) => {
+                let branch = c["branch"].as_str().unwrap();
+                assert_eq!(env.rev_parse(repo, branch), commit, "{c}");
+                assert_eq!(
+                    env.rev_parse(repo, &format!("{branch}^")),
+                    env.rev_parse(repo, "main"),
+                    "{c}"
+                );
+                built.push(model);
+            }
+            // One that did not says why, and the panel says it is degraded.
+            None => {
+                assert!(!c["detail"].as_str().unwrap_or("").is_empty(), "{c}");
+                assert_eq!(p["degraded"], true, "{out}");
+            }
+        }
+    }
+    // No vote for oneself, ever; every reviewer voted, was refused, or was absent.
+    for review in rec["reviews"].as_array().into_iter().flatten() {
+        assert_ne!(review["vote"], review["reviewer"], "{review}");
+        let settled = review["vote"].is_string()
+            || review["absent"].is_string()
+            || review["refused"].as_array().is_some_and(|r| r.len() >= 2);
+        assert!(settled, "{review}");
+    }
+    match (&rec["winner"], built.len()) {
+        (Value::Object(w), 2) => {
+            // A winner is one of the candidates, with the votes as they were cast.
+            assert!(MODELS.contains(&w["model"].as_str().unwrap()), "{rec}");
+            assert_eq!(p["winner"], w["model"]);
+            let cast = |m: &str| {
+                rec["reviews"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|r| r["vote"] == m)
+                    .count() as u64
+            };
+            for pair in w["votes"].as_array().unwrap() {
+                assert_eq!(pair[1].as_u64().unwrap(), cast(pair[0].as_str().unwrap()));
+            }
+        }
+        (Value::Null, _) => {
+            // No winner: the run stopped saying why (a tie nobody outside the candidates can
+            // break, or too few candidates), never presented as decided.
+            assert_eq!(out["stop"]["reason"], "parallel", "{out}");
+            assert!(
+                ["waiting_on_user", "halted"].contains(&out["status"].as_str().unwrap()),
+                "{out}"
+            );
+            let message = out["message"].as_str().unwrap();
+            assert!(
+                message.contains("tied") || message.contains("candidates built a solution"),
+                "{message}"
+            );
+        }
+        (w, n) => panic!("a winner {w} with {n} candidate(s) built: {rec}"),
+    }
+    eprintln!(
+        "e2e_local: parallel run {id}: {} ({}); built: {built:?}; winner: {}",
+        out["status"], out["message"], rec["winner"]
+    );
+    // `log` tells the same story.
+    let log = env.triad(repo, &["log", id]).ok().stdout.clone();
+    assert!(log.contains("parallel exploration:"), "{log}");
 }
 
 /// An OpenAI-style endpoint on 127.0.0.1 that says it is up (`GET .../models`) and holds

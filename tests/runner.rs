@@ -6,6 +6,7 @@ mod code_evidence;
 mod common;
 mod consensus;
 mod cost;
+mod debate;
 mod e2e_local;
 mod fitness;
 mod hostile;

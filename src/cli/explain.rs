@@ -88,6 +88,10 @@ pub fn run_hints(state: &RunState) -> Vec<String> {
             format!("`git triad log {run}` shows every candidate, its branch and the vote"),
             "make at least two different candidate models answer (`git triad models list`), or name a tiebreaker that is not a candidate (-c roles.tiebreaker.models='[\"<model>\"]'), then run the task again".into(),
         ],
+        StopReason::Debate { .. } => vec![
+            format!("`git triad log {run}` shows every position, rebuttal and final argument, and who dropped out"),
+            "make at least two different debater models answer (`git triad models list`, --candidates M1,M2), or name a tiebreaker that did not argue (-c roles.tiebreaker.models='[\"<model>\"]'), then run the task again".into(),
+        ],
         StopReason::Legacy { .. } => vec![],
     }
 }

@@ -107,6 +107,8 @@ impl Observer for Lines {
             ),
             Progress::Deliberated { who, what } => format!("[consensus] {who} {what}"),
             Progress::Explored { who, what } => format!("[parallel] {who} {what}"),
+            Progress::Debated { who, what } => format!("[debate] {who} {what}"),
+            Progress::Formatted { command, detail } => format!("[format] `{command}`: {detail}"),
             Progress::ConsensusDecided {
                 choice,
                 by,

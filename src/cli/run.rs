@@ -31,7 +31,10 @@ fn parse_workflow(s: &str) -> Result<Workflow, String> {
     match s {
         "sequential" => Ok(Workflow::Sequential),
         "parallel" => Ok(Workflow::Parallel),
-        _ => Err(format!("`{s}` is not a workflow (sequential, parallel)")),
+        "debate" => Ok(Workflow::Debate),
+        _ => Err(format!(
+            "`{s}` is not a workflow (sequential, parallel, debate)"
+        )),
     }
 }
 
@@ -111,13 +114,16 @@ pub struct RunArgs {
     /// (config: consensus.enabled).
     #[arg(long)]
     pub consensus: bool,
-    /// How the solution is made before Verify: sequential (architect, implement, refactor)
-    /// or parallel (every candidate model builds one alone, at the same time; they rate and
-    /// vote on each other's, never for their own; the winner merges in the best of the rest).
-    #[arg(long, value_name = "WORKFLOW", value_parser = parse_workflow, default_value = "sequential", conflicts_with = "consensus")]
+    /// How the solution is made before Verify: sequential (architect, implement, refactor),
+    /// parallel (every candidate model builds one alone, at the same time; they rate and
+    /// vote on each other's, never for their own; the winner merges in the best of the rest;
+    /// not with --consensus), or debate (the candidate models write position papers with
+    /// trade-offs, rebut each other and give final arguments; the tiebreaker judges, and the
+    /// winning position is the architect's input to the sequential stages).
+    #[arg(long, value_name = "WORKFLOW", value_parser = parse_workflow, default_value = "sequential")]
     pub workflow: Workflow,
-    /// The models of a parallel exploration, comma-separated (default: the implementer
-    /// role's models); at least two different ones.
+    /// The models of a parallel exploration or a debate, comma-separated (default: the
+    /// implementer role's models); at least two different ones.
     #[arg(long, value_name = "M1,M2,...", value_delimiter = ',')]
     pub candidates: Vec<String>,
     /// Print the run's expected tokens and cost in every arbiter mode and stop: figures
@@ -174,6 +180,10 @@ fn run_models(state: &RunState) -> Vec<String> {
     if let Some(p) = &state.parallel {
         models.extend(p.models.iter().cloned());
         models.extend(p.tiebreaker.iter().cloned());
+    }
+    if let Some(d) = &state.debate {
+        models.extend(d.models.iter().cloned());
+        models.extend(d.tiebreaker.iter().cloned());
     }
     models
 }
@@ -258,11 +268,18 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         candidates: args.candidates.clone(),
         routes,
     };
-    if !req.candidates.is_empty() && req.workflow != Workflow::Parallel {
-        return Err(
-            CommandError::usage("--candidates names the models of a parallel exploration")
-                .hint("add --workflow parallel"),
-        );
+    if !req.candidates.is_empty() && req.workflow == Workflow::Sequential {
+        return Err(CommandError::usage(
+            "--candidates names the models of a parallel exploration or a debate",
+        )
+        .hint("add --workflow parallel or --workflow debate"));
+    }
+    if req.consensus && req.workflow == Workflow::Parallel {
+        // The consensus sends the refactor stage back; a parallel run has none to send back.
+        return Err(CommandError::usage(
+            "--consensus cannot be used with --workflow parallel: the candidates' vote chooses the solution",
+        )
+        .hint("drop --consensus, or use --workflow debate or sequential"));
     }
     let (mut state, spec) = pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
     if args.estimate {

@@ -19,6 +19,8 @@ pub fn default_prompt(role: &str) -> Option<&'static str> {
         "candidate" => include_str!("../../config/prompts/candidate.md"),
         "cross_reviewer" => include_str!("../../config/prompts/cross_reviewer.md"),
         "synthesizer" => include_str!("../../config/prompts/synthesizer.md"),
+        "debater" => include_str!("../../config/prompts/debater.md"),
+        "judge" => include_str!("../../config/prompts/judge.md"),
         "protocol" => include_str!("../../config/prompts/_protocol.md"),
         "protocol-whole" => include_str!("../../config/prompts/_protocol_whole.md"),
         _ => return None,

@@ -34,6 +34,7 @@ pub const RESTRICTED_REPO_KEYS: &[&str] = &[
     "providers",
     // Programs to run.
     "verify.command",
+    "format.command",
     "commands",
     // What a call costs (the budget guard and the ledger count with these) and which model
     // (and so which endpoint) a registry name stands for.
@@ -52,6 +53,7 @@ pub const RESTRICTED_REPO_KEYS: &[&str] = &[
     "prompts.observer",
     "prompts.suggestion",
     "prompts.cross_reviewer",
+    "prompts.judge",
     "prompts.protocol",
     "prompts.protocol-whole",
 ];
@@ -85,7 +87,11 @@ const ORDERED: &[(&str, &[&str], &str)] = &[
 ];
 
 /// Numbers a repository may only lower (a shorter verify run, a breaker that opens sooner).
-const LOWER_ONLY: &[&str] = &["verify.timeout_secs", "breaker.failure_threshold"];
+const LOWER_ONLY: &[&str] = &[
+    "verify.timeout_secs",
+    "format.timeout_secs",
+    "breaker.failure_threshold",
+];
 
 /// Numbers a repository may only raise (a breaker that stays open longer).
 const HIGHER_ONLY: &[&str] = &["breaker.open_secs"];

@@ -201,6 +201,9 @@ pub struct Config {
     pub breaker: BreakerConfig,
     /// The verify command (trusted clones only).
     pub verify: VerifyConfig,
+    /// The formatter run on the result before Verify (trusted clones only).
+    #[serde(default)]
+    pub format: FormatConfig,
     /// Git hook policy.
     pub hooks: HooksConfig,
     /// The consensus stage between refactor and verify.
@@ -391,6 +394,34 @@ pub struct VerifyConfig {
     pub command: String,
     /// Seconds before the command is killed.
     pub timeout_secs: u64,
+}
+
+/// The formatter (seed 001 §9): a trusted command, like the verify command, run on the
+/// result after the refactor stage and the consensus, before Verify; what it changes is
+/// its own commit, so style never depends on the models agreeing.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FormatConfig {
+    /// Shell command run at the root of a temporary worktree of the result; empty means
+    /// none.
+    #[serde(default)]
+    pub command: String,
+    /// Seconds before the command is killed.
+    #[serde(default = "default_format_timeout")]
+    pub timeout_secs: u64,
+}
+
+impl Default for FormatConfig {
+    fn default() -> Self {
+        FormatConfig {
+            command: String::new(),
+            timeout_secs: default_format_timeout(),
+        }
+    }
+}
+
+fn default_format_timeout() -> u64 {
+    300
 }
 
 /// Git hook policy.

@@ -63,6 +63,19 @@ fn outline_line(path: &str, text: &str) -> String {
 
 /// Builds the user message of a stage request.
 pub fn stage_message(c: &StageContext<'_>) -> String {
+    let mut s = context_message(c);
+    s.push_str(&format!(
+        "\n## Your stage: {}\nDo the work of the {} stage now, following the answer format.\n",
+        c.stage.as_str().to_uppercase(),
+        c.stage
+    ));
+    s
+}
+
+/// What a stage request shows before it asks for the stage's work: the TaskSpec, the
+/// repository map, the files, the previous change, the facts, flags and feedback. A debate
+/// shows its debaters the same, then asks its own question.
+pub fn context_message(c: &StageContext<'_>) -> String {
     let mut s = c.task.render();
     let in_scope: Vec<String> = c
         .files
@@ -154,11 +167,6 @@ pub fn stage_message(c: &StageContext<'_>) -> String {
         s.push('\n');
         s.push_str(c.feedback);
     }
-    s.push_str(&format!(
-        "\n## Your stage: {}\nDo the work of the {} stage now, following the answer format.\n",
-        c.stage.as_str().to_uppercase(),
-        c.stage
-    ));
     s
 }
 

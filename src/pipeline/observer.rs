@@ -133,6 +133,20 @@ pub enum Progress<'a> {
         /// What, in a few words.
         what: &'a str,
     },
+    /// One step of a debate: a debater spoke or left, the tiebreaker judged.
+    Debated {
+        /// Who (a model; `orchestrator` for a phase starting).
+        who: &'a str,
+        /// What, in a few words.
+        what: &'a str,
+    },
+    /// The formatter ran on the result.
+    Formatted {
+        /// The command.
+        command: &'a str,
+        /// What became of it, in a sentence.
+        detail: &'a str,
+    },
     /// The run stopped or finished; its state says why.
     Ended {
         /// The final state.

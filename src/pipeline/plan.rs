@@ -7,7 +7,8 @@ use git2::{Repository, Status};
 use rand::Rng;
 
 use super::record::{
-    ConsensusState, ParallelState, ReconcileState, RunState, RunStatus, StageRecord, RECORD_VERSION,
+    ConsensusState, DebateState, ParallelState, ReconcileState, RunState, RunStatus, StageRecord,
+    RECORD_VERSION,
 };
 use super::stage::Stage;
 use crate::config::{ArbiterMode, LoadedConfig, Role};
@@ -39,8 +40,8 @@ pub struct RunRequest {
     pub consensus: bool,
     /// `--workflow`: how the solution is produced before Verify.
     pub workflow: Workflow,
-    /// `--candidates`: the models of a parallel exploration (empty: the implementer
-    /// role's distinct models).
+    /// `--candidates`: the models of a parallel exploration or a debate (empty: the
+    /// implementer role's distinct models).
     pub candidates: Vec<String>,
     /// The routes of the roles chosen by measured fitness (roles set to `auto`, or every
     /// role with `--routing`), computed from the user's measurements; recorded in the run.
@@ -57,6 +58,21 @@ pub enum Workflow {
     /// on each other's, and the winner enhances its own with the best of the others
     /// (seed 001 §5.2).
     Parallel,
+    /// Several models argue for an approach in position papers with explicit trade-offs,
+    /// rebut each other and give final arguments; the tiebreaker judges, and the winning
+    /// position is the architect's input to the usual sequential stages (seed 001 §5.3).
+    Debate,
+}
+
+impl Workflow {
+    /// The name `--workflow` takes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Workflow::Sequential => "sequential",
+            Workflow::Parallel => "parallel",
+            Workflow::Debate => "debate",
+        }
+    }
 }
 
 /// Why a run cannot start. Facts only: the command line says what to do about each.
@@ -124,9 +140,9 @@ pub enum StartError {
         /// The arbiter role's models.
         arbiters: Vec<String>,
     },
-    /// A parallel exploration needs at least two different models.
-    #[error("parallel exploration needs at least two different candidate models; it has {}", if .0.is_empty() { "none".to_string() } else { .0.join(", ") })]
-    TooFewCandidates(Vec<String>),
+    /// A parallel exploration or a debate needs at least two different models.
+    #[error("{} needs at least two different candidate models; it has {}", if *.0 == Workflow::Debate { "a debate" } else { "parallel exploration" }, if .1.is_empty() { "none".to_string() } else { .1.join(", ") })]
+    TooFewCandidates(Workflow, Vec<String>),
     /// The reconciliation model is the verifier's.
     #[error("the reconciliation would be judged by the verifier's own model `{0}`")]
     ReconcilerIsVerifier(String),
@@ -317,9 +333,21 @@ pub fn plan(
         }
     }
 
-    let parallel = match req.workflow {
-        Workflow::Sequential => None,
-        Workflow::Parallel => Some(parallel_plan(loaded, profile, req)?),
+    let (parallel, debate) = match req.workflow {
+        Workflow::Sequential => (None, None),
+        Workflow::Parallel => {
+            let (models, tiebreaker) = panel_plan(loaded, profile, req)?;
+            let p = ParallelState {
+                models,
+                tiebreaker,
+                ..Default::default()
+            };
+            (Some(p), None)
+        }
+        Workflow::Debate => {
+            let (models, tiebreaker) = panel_plan(loaded, profile, req)?;
+            (None, Some(DebateState::new(models, tiebreaker)))
+        }
     };
 
     let run_id = new_run_id();
@@ -356,6 +384,8 @@ pub fn plan(
         consensus: (parallel.is_none() && (req.consensus || c.consensus.enabled))
             .then(ConsensusState::default),
         parallel,
+        debate,
+        format: Vec::new(),
         messages: Vec::new(),
         suggestions: Vec::new(),
         routing: req.routes.clone(),
@@ -367,14 +397,15 @@ pub fn plan(
     Ok((state, spec))
 }
 
-/// The candidates of a parallel exploration (distinct models, on the wire too, in the order
-/// given) and the model that breaks a tied vote: the tiebreaker role's, else the arbiter
-/// role's first model that is not a candidate.
-fn parallel_plan(
+/// The candidates of a parallel exploration or the debaters of a debate (distinct models,
+/// on the wire too, in the order given) and the model that breaks a tied vote or judges the
+/// debate: the tiebreaker role's, else the arbiter role's first model that is not one of
+/// them.
+fn panel_plan(
     loaded: &LoadedConfig,
     profile: Option<&str>,
     req: &RunRequest,
-) -> Result<ParallelState, StartError> {
+) -> Result<(Vec<String>, Option<String>), StartError> {
     let asked = if req.candidates.is_empty() {
         loaded.role_models(Role::Implementer, profile)
     } else {
@@ -393,7 +424,7 @@ fn parallel_plan(
         }
     }
     if models.len() < 2 {
-        return Err(StartError::TooFewCandidates(models));
+        return Err(StartError::TooFewCandidates(req.workflow, models));
     }
     let candidate = |m: &str| {
         models
@@ -405,9 +436,5 @@ fn parallel_plan(
         .into_iter()
         .chain(loaded.role_models(Role::Arbiter, profile))
         .find(|m| !candidate(m));
-    Ok(ParallelState {
-        models,
-        tiebreaker,
-        ..Default::default()
-    })
+    Ok((models, tiebreaker))
 }

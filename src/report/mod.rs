@@ -2,6 +2,7 @@
 //! [`run`], their deliberations in [`deliberation`].
 
 pub mod cost;
+pub mod debate;
 pub mod deliberation;
 pub mod fitness;
 pub mod parallel;

@@ -72,6 +72,18 @@ pub fn summary(state: &RunState) -> String {
     if let Some(p) = &state.parallel {
         s.push_str(&parallel_line(p));
     }
+    if let Some(d) = &state.debate {
+        s.push_str(&debate_line(d));
+    }
+    if let Some(f) = state.format.last() {
+        s.push_str(&format!(
+            "  format     {}: {}\n",
+            f.commit
+                .as_ref()
+                .map_or("no commit".to_string(), |c| format!("commit {}", c.short())),
+            f.detail
+        ));
+    }
     s.push_str(&format!(
         "cost ${:.4}, {} tokens in, {} out\nbranch: {}\n",
         state.spend.cost_usd, state.spend.input_tokens, state.spend.output_tokens, state.branch,
@@ -106,6 +118,21 @@ pub fn json(state: &RunState) -> Value {
             "won_by": p.winner.as_ref().map(|w| w.by.as_str()),
             "branches": p.candidates.iter().map(|c| &c.branch).collect::<Vec<_>>(),
             "fanout_ms": p.fanout_ms,
+        })),
+        "debate": state.debate.as_ref().map(|d| json!({
+            "debaters": d.models,
+            "standing": d.standing().map(|x| &x.model).collect::<Vec<_>>(),
+            "degraded": d.degraded(),
+            "tiebreaker": d.tiebreaker,
+            "winner": d.judgment.as_ref().map(|j| &j.winner),
+            "position": d.judgment.as_ref().map(|j| &j.label),
+            "cost_usd": d.spend().cost_usd,
+        })),
+        "format": state.format.last().map(|f| json!({
+            "command": f.outcome.command,
+            "exit_code": f.outcome.exit_code,
+            "commit": f.commit,
+            "detail": f.detail,
         })),
         "cost_usd": state.spend.cost_usd,
         "tokens": {"input": state.spend.input_tokens, "output": state.spend.output_tokens},
@@ -187,9 +214,13 @@ pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
     if let Some(p) = &s.parallel {
         o.push_str(&super::parallel::render(p, md));
     }
+    if let Some(d) = &s.debate {
+        o.push_str(&super::debate::render(d, md));
+    }
     if let Some(c) = &s.consensus {
         o.push_str(&super::deliberation::render(c, md));
     }
+    o.push_str(&super::debate::format_section(&s.format, md));
     let issues = issues(repo, s, md);
     if !issues.is_empty() {
         o.push_str(if md {
@@ -272,5 +303,33 @@ fn parallel_line(p: &crate::pipeline::record::ParallelState) -> String {
             w.by.as_str()
         ),
         None => format!("  parallel   no winner among {panel}\n"),
+    }
+}
+
+/// The end-of-run line of a debate: which position won among how many debaters, and
+/// whether the panel was complete.
+fn debate_line(d: &crate::pipeline::record::DebateState) -> String {
+    let standing = d.standing().count();
+    let panel = if d.degraded() {
+        let gone: Vec<&str> = d
+            .debaters
+            .iter()
+            .filter(|x| x.absent.is_some())
+            .map(|x| x.model.as_str())
+            .collect();
+        format!(
+            "DEGRADED: {standing} of {} debaters (dropped out: {})",
+            d.models.len(),
+            gone.join(", ")
+        )
+    } else {
+        format!("{standing} debaters")
+    };
+    match &d.judgment {
+        Some(j) => format!(
+            "  debate     position {} ({}) won, judged by {}, among {panel}\n",
+            j.label, j.winner, j.model
+        ),
+        None => format!("  debate     no judgment among {panel}\n"),
     }
 }

@@ -163,7 +163,7 @@ impl From<StartError> for CommandError {
         StartError::NoOtherArbiter { .. } => {
             "add another model to roles.arbiter.models or pass --arbiter-model <model>".into()
         }
-        StartError::TooFewCandidates(_) => {
+        StartError::TooFewCandidates(..) => {
             "name them with --candidates <M1,M2,...> or `-c roles.implementer.models='[\"<m1>\", \"<m2>\"]'` (`git triad models list` shows the registered models)".into()
         }
         StartError::ReconcilerIsVerifier(_) => {

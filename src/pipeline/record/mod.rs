@@ -1,6 +1,8 @@
 //! What a run records about itself (`run.json`, format 2): typed state, attempts, the reason
 //! it stopped. [`recorder`] keeps it in git; [`upgrade`] reads what format 1 wrote.
 
+mod debate;
+mod format;
 mod parallel;
 mod recorder;
 mod stop;
@@ -9,6 +11,10 @@ mod upgrade;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use debate::{
+    Absence, Against, DebateNext, DebatePhase, DebateState, Debater, Judgment, Speech,
+};
+pub use format::FormatRecord;
 pub use parallel::{Candidate, CrossReview, ParallelState, Rating, Synthesis, Winner, WonBy};
 pub use recorder::{list_runs, Recorder};
 pub use stop::{one_line, ModelFailure, NoRewind, StopReason};
@@ -252,6 +258,14 @@ pub struct RunState {
     /// Absent for a sequential run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel: Option<ParallelState>,
+    /// Debate (`--workflow debate`): papers, rebuttals, final arguments and the judgment
+    /// whose winning position the architect builds. Absent for other workflows.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub debate: Option<DebateState>,
+    /// Every run of the formatter (`format.command`) between the last stage before Verify
+    /// and Verify, in order. Empty when none is configured (and in earlier records).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub format: Vec<FormatRecord>,
     /// Every message between the run's agents, in order (seed 001 §4.3).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<Message>,
@@ -315,8 +329,18 @@ pub struct ReconcileState {
 }
 
 impl RunState {
-    /// The branch tip for the next stage: the last accepted commit, else the base.
+    /// The branch tip for the next stage: the last accepted commit (or the formatter's
+    /// commit on top of it), else the base.
     pub fn tip(&self) -> &ObjectId {
+        let stage_tip = self.stage_tip();
+        match self.format.last() {
+            Some(f) if &f.input == stage_tip => f.commit.as_ref().unwrap_or(stage_tip),
+            _ => stage_tip,
+        }
+    }
+
+    /// The last accepted stage commit, else the base (the formatter's input).
+    pub fn stage_tip(&self) -> &ObjectId {
         self.stages
             .iter()
             .rev()

@@ -133,6 +133,12 @@ pub enum StopReason {
         /// What happened, with every candidate's fate.
         detail: String,
     },
+    /// The debate could not go on: fewer than two debaters stood, or the tiebreaker could
+    /// not judge (then the user decides, with every position in the record).
+    Debate {
+        /// What happened, with every debater's fate.
+        detail: String,
+    },
     /// Written by format 1, which kept only a sentence.
     Legacy {
         /// That sentence.
@@ -174,6 +180,9 @@ impl StopReason {
             }
             StopReason::Parallel { detail } => {
                 format!("parallel exploration stopped: {detail}")
+            }
+            StopReason::Debate { detail } => {
+                format!("the debate stopped: {detail}; every position is in the record for you to decide")
             }
             StopReason::Consensus {
                 outcome, detail, ..

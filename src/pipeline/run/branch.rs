@@ -101,6 +101,11 @@ impl Run<'_> {
                     s.commit.as_ref() == Some(&id)
                         || s.attempts.iter().any(|a| a.commit.as_ref() == Some(&id))
                 })
+                || self
+                    .state
+                    .format
+                    .iter()
+                    .any(|f| f.commit.as_ref() == Some(&id))
         };
         let trailer = format!("Triad-Run: {}", self.state.run_id);
         let mut at = commit;

@@ -11,6 +11,8 @@ mod attempt;
 mod branch;
 mod checks;
 mod consensus;
+mod debate;
+mod format;
 mod observe;
 mod parallel;
 mod prompt;
@@ -203,10 +205,14 @@ impl<'a> Run<'a> {
         loop {
             let flow = if self.parallel_due() {
                 self.parallel_step()?
+            } else if self.debate_due() {
+                self.debate_step()?
             } else if let Some(i) = self.suggestion_due() {
                 self.suggestion_step(i)?
             } else if self.consensus_due() {
                 self.consensus_step()?
+            } else if self.format_due() {
+                self.format_step()?
             } else if let Some(stage) = self.state.current_stage() {
                 self.step(stage)?
             } else if self.state.reconcile.as_ref().is_some_and(|r| !r.done) {

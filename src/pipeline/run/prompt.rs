@@ -61,7 +61,10 @@ impl Run<'_> {
                     git::FileStat::describe(&stats)
                 },
                 self.verify_facts()
-            )
+            ) + &self.format_facts()
+        } else if stage == Stage::Architect {
+            // A debate's winning position is what the architect builds.
+            self.debate_facts()
         } else {
             String::new()
         };

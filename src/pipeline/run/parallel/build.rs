@@ -45,7 +45,7 @@ pub(super) struct Ask<'a> {
 
 impl Run<'_> {
     /// Characters of file contents that fit every one of `models`.
-    pub(super) fn char_budget(&self, models: &[String]) -> usize {
+    pub(in crate::pipeline::run) fn char_budget(&self, models: &[String]) -> usize {
         let config = &self.env.config.config;
         models
             .iter()
@@ -191,7 +191,7 @@ impl Run<'_> {
 /// Runs every future to completion, together, and returns their outputs in order: the
 /// candidates' calls wait on their models at the same time, so the fan-out takes as long
 /// as the slowest candidate, not the sum.
-pub(super) async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+pub(in crate::pipeline::run) async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
     let mut futures: Vec<Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
     let mut done: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
     std::future::poll_fn(|cx| {

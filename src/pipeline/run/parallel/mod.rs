@@ -18,7 +18,8 @@ use std::time::Instant;
 
 use serde_json::json;
 
-use self::build::{join_all, ref_safe, Ask};
+pub(super) use self::build::join_all;
+use self::build::{ref_safe, Ask};
 use self::text::{letter, Shown};
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::gather::gather;

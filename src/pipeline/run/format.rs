@@ -1,0 +1,205 @@
+//! The formatter (seed 001 §9): after the refactor stage and the consensus, before Verify,
+//! the configured `format.command` (a trusted command, like the verify command: a committed
+//! repository config may not set it) runs in a temporary worktree of the result. What it
+//! changes in the files the run changed becomes its own commit on the scratch branch, so
+//! style never depends on the models agreeing, and Verify, the arbiter and the
+//! reconciliation see the formatted result.
+//!
+//! A formatter that fails (non-zero exit, killed at its timeout, not startable) is recorded
+//! and its files are not committed: a killed formatter may have left a file half-written,
+//! and a failing one has said its output is not to be trusted. The run goes on with the
+//! unformatted result, and the verifier is told: style is not worth stopping a run that
+//! works, and what the formatter said is in the record for the developer.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use super::{Flow, Run, RunError};
+use crate::git::worktree::{run_command, CommandOutcome, TempWorktree};
+use crate::git::{self, Context as _, FileStat};
+use crate::pipeline::observer::Progress;
+use crate::pipeline::record::FormatRecord;
+use crate::pipeline::stage::Stage;
+use crate::privacy::mask_key_shaped;
+use crate::redact::redact;
+
+/// Lines of the formatter's output kept for the record.
+const TAIL_LINES: usize = 40;
+
+impl Run<'_> {
+    /// Whether the formatter is due: one is configured, the stages before Verify are done
+    /// (and the consensus, when held), Verify has not begun, and their result is not
+    /// formatted yet.
+    pub(super) fn format_due(&self) -> bool {
+        !self.env.config.config.format.command.trim().is_empty()
+            && self.state.current_stage() == Some(Stage::Verify)
+            && self.state.stages[Stage::Verify.index()].attempts_in_epoch() == 0
+            && self.state.under_review.is_none()
+            && self.state.format.last().map(|f| &f.input) != Some(self.state.stage_tip())
+    }
+
+    /// Runs the formatter on the last stage commit and commits what it changed in the
+    /// run's files on top of it; records the outcome before the branch moves.
+    pub(super) fn format_step(&mut self) -> Result<Flow, RunError> {
+        let cfg = &self.env.config.config.format;
+        let command = cfg.command.trim().to_string();
+        let timeout = Duration::from_secs(cfg.timeout_secs);
+        let repo = self.env.repo;
+        let input = self.state.stage_tip().clone();
+        let input_oid = input.oid()?;
+        let tree_of = |o: git2::Oid| {
+            repo.find_commit(o)
+                .and_then(|c| c.tree())
+                .ctx("reading a tree for the formatter")
+        };
+        let base_tree = tree_of(self.state.base.oid()?)?;
+        let input_tree = tree_of(input_oid)?;
+        // The run's own files: what the formatter may change.
+        let ours: Vec<String> = git::diff_trees(repo, Some(&base_tree), &input_tree)
+            .ctx("diffing the run")?
+            .into_iter()
+            .filter(|f| f.status != "deleted" && !f.binary && !f.withheld)
+            .map(|f| f.path)
+            .collect();
+
+        let (mut outcome, edits, left_out) =
+            match TempWorktree::add(&self.env.repo_root(), input.as_str()) {
+                Ok(wt) => {
+                    let outcome = run_command(wt.path(), &command, timeout, TAIL_LINES);
+                    if outcome.exit_code == Some(0) {
+                        let (edits, left_out) = formatted(repo, wt.path(), &input_tree, &ours);
+                        (outcome, edits, left_out)
+                    } else {
+                        (outcome, BTreeMap::new(), Vec::new())
+                    }
+                }
+                Err(e) => (
+                    CommandOutcome {
+                        command: command.clone(),
+                        exit_code: None,
+                        timed_out: false,
+                        tail: format!("could not create the worktree: {e}"),
+                        duration_ms: 0,
+                    },
+                    BTreeMap::new(),
+                    Vec::new(),
+                ),
+            };
+        // Its output goes into the record: it ran over code a model wrote.
+        outcome.tail = mask_key_shaped(&outcome.tail).into_owned();
+        outcome.command = redact(&outcome.command).into_owned();
+
+        let mut record = FormatRecord {
+            input: input.clone(),
+            outcome,
+            commit: None,
+            changed: Vec::new(),
+            left_out,
+            detail: String::new(),
+        };
+        if record.failed() {
+            let how = if record.outcome.timed_out {
+                format!("timed out after {} s", timeout.as_secs())
+            } else {
+                match record.outcome.exit_code {
+                    Some(c) => format!("exited {c}"),
+                    None => "was killed or could not start".into(),
+                }
+            };
+            record.detail = format!(
+                "the formatter {how}: nothing of it is committed, and the run goes on unformatted"
+            );
+        } else if edits.is_empty() {
+            record.detail = "the formatter changed none of the run's files".into();
+        } else {
+            let tree = git::build_tree(repo, &input_tree, &edits)?;
+            let new_tree = repo.find_tree(tree).ctx("reading the formatted tree")?;
+            let changed =
+                FileStat::of(&git::diff_trees(repo, Some(&input_tree), &new_tree).ctx("diffing")?);
+            if changed.is_empty() {
+                record.detail = "the formatter changed none of the run's files".into();
+            } else {
+                let message = format!(
+                    "triad(format): `{command}` formatted {} file(s)\n\nThe configured formatter's change (format.command), not a model's: style is applied after consensus, before Verify.\n\nTriad-Run: {}\nTriad-Stage: format\n",
+                    changed.len(),
+                    self.state.run_id
+                );
+                let commit = git::commit(repo, tree, &[input_oid], &message)?;
+                self.rec.keep(commit);
+                record.detail = format!("formatted {}", FileStat::describe(&changed));
+                record.commit = Some(commit.into());
+                record.changed = changed;
+            }
+        }
+        if !record.left_out.is_empty() {
+            record.detail.push_str(&format!(
+                "; left out its changes to files the run did not change: {}",
+                record.left_out.join(", ")
+            ));
+        }
+        self.env.observer.progress(&Progress::Formatted {
+            command: &record.outcome.command,
+            detail: &record.detail,
+        });
+        let event = format!("format: {}", record.detail);
+        let commit = record.commit.clone();
+        self.state.format.push(record);
+        self.rec.event(&self.state, &event)?;
+        if let Some(c) = commit {
+            self.move_branch(c.oid()?, Some(input_oid), "formatter")?;
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// What the verifier is told about the formatter of its input, if one ran.
+    pub(super) fn format_facts(&self) -> String {
+        match self.state.format.last() {
+            Some(f) => format!(
+                "## Formatter (a fact)\ncommand: {}\n{}\n",
+                f.outcome.command, f.detail
+            ),
+            None => String::new(),
+        }
+    }
+}
+
+/// The run's files as the formatter left them in the worktree at `dir` (those that differ
+/// from `tree`), and the other tracked files it changed (left out). Files are read without
+/// following a symbolic link; a file it made unreadable or not UTF-8 is left as it was.
+fn formatted(
+    repo: &git2::Repository,
+    dir: &Path,
+    tree: &git2::Tree<'_>,
+    ours: &[String],
+) -> (BTreeMap<String, String>, Vec<String>) {
+    let mut edits = BTreeMap::new();
+    for path in ours {
+        let Ok(now) = crate::fsguard::read_to_string(dir, path) else {
+            continue;
+        };
+        let before = tree
+            .get_path(Path::new(path))
+            .ok()
+            .and_then(|e| repo.find_blob(e.id()).ok())
+            .map(|b| b.content().to_vec());
+        if before.as_deref() != Some(now.as_bytes()) {
+            edits.insert(path.clone(), now);
+        }
+    }
+    let others = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["diff", "--name-only", "-z"])
+        .stdin(Stdio::null())
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let left_out = others
+        .split('\0')
+        .filter(|p| !p.is_empty() && !ours.iter().any(|o| o == p))
+        .map(str::to_string)
+        .collect();
+    (edits, left_out)
+}
