@@ -5,6 +5,7 @@
 
 pub mod arbiter;
 pub mod bounded;
+pub mod chamber;
 pub mod cli;
 pub mod code;
 pub mod config;

@@ -1,6 +1,7 @@
 //! The command line: global options, one module per subcommand, dispatch.
 
 pub mod bench;
+pub mod chamber;
 pub mod completions;
 pub mod config;
 pub mod error;
@@ -107,6 +108,8 @@ pub enum Command {
     Hook(hook::HookArgs),
     /// Show the effective configuration and where each value came from.
     Config(config::ConfigArgs),
+    /// Ask a panel of models a decision with no single right answer; an arbiter synthesizes.
+    Chamber(chamber::ChamberArgs),
     /// List the model registry, or check that a model answers.
     Models(models::ModelsArgs),
     /// Measure models on the built-in task set (graded by facts), or report their fitness.
@@ -252,6 +255,7 @@ pub fn run(cli: Cli) -> CommandResult {
         Command::Notes(args) => notes::run(&ctx, args),
         Command::Hook(args) => hook::run(&ctx, args),
         Command::Config(args) => config::run(&ctx, args),
+        Command::Chamber(args) => chamber::run(&ctx, args),
         Command::Models(args) => models::run(&ctx, args),
         Command::Bench(args) => bench::run(&ctx, args),
         Command::Usage(args) => usage::run(&ctx, args),

@@ -56,13 +56,24 @@ pub const RESTRICTED_REPO_KEYS: &[&str] = &[
     "prompts.judge",
     "prompts.protocol",
     "prompts.protocol-whole",
+    // The chamber's judge, and the panelists' instruction to answer independently.
+    "prompts.chamber_arbiter",
+    "prompts.chamber_assessor",
+    "prompts.chamber_panelist",
 ];
 
 /// Numeric settings whose repository value may not be higher than the layers below.
 const RESTRICTED_ABOVE: &[&str] = &["arbiter.max_retries"];
 
 /// Budget caps a repository may only lower (`0`, negative or absent means no cap).
-const CAPS: &[&str] = &["budget.run_usd", "budget.daily_usd", "budget.monthly_usd"];
+const CAPS: &[&str] = &[
+    "budget.run_usd",
+    "budget.daily_usd",
+    "budget.monthly_usd",
+    "chamber.sessions_per_day",
+    "chamber.session_usd",
+    "chamber.monthly_usd",
+];
 
 /// Settings with an order, each listed from loosest to tightest: a repository value looser
 /// than the one below is ignored. With the reason said to the user.
@@ -91,6 +102,7 @@ const LOWER_ONLY: &[&str] = &[
     "verify.timeout_secs",
     "format.timeout_secs",
     "breaker.failure_threshold",
+    "chamber.max_tokens",
 ];
 
 /// Numbers a repository may only raise (a breaker that stays open longer).

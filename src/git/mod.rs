@@ -5,6 +5,7 @@
 
 pub mod diff;
 mod id;
+pub mod record;
 pub mod worktree;
 
 use std::collections::BTreeMap;

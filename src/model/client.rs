@@ -255,6 +255,18 @@ impl ModelClient {
             .unwrap_or(self.default_timeout)
     }
 
+    /// The most a call of `req` to `name` can cost (every prompt character a token, every
+    /// output token used), as the budget guard reckons it before sending.
+    pub fn worst_case_usd(&self, name: &str, req: &ChatRequest) -> Result<f64, ModelError> {
+        let m = self.resolve(name)?;
+        let max_tokens = req.max_tokens.min(m.model.max_output()).max(1);
+        Ok(budget::cost_usd(
+            &m.model,
+            budget::worst_case_input_tokens(req.prompt_chars()),
+            u64::from(max_tokens),
+        ))
+    }
+
     /// Asks the first available model of `candidates`; on provider failure (retries used
     /// up, circuit open, key missing) the next one takes over.
     pub async fn chat(
@@ -377,6 +389,7 @@ impl ModelClient {
         let wire = adapter::build(m.provider.protocol, &m.provider.base_url, m.wire_id(), &req);
         let key = self.key_for(m);
         let timeout = self.timeout_for(role);
+        let label = req.purpose.clone().unwrap_or_else(|| role.to_string());
         let ts = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
@@ -390,7 +403,7 @@ impl ModelClient {
                         left.as_secs()
                     );
                     if attempts > 0 {
-                        self.account(self.failed_record(role, m, ts, attempts, &why));
+                        self.account(self.failed_record(&label, m, ts, attempts, &why));
                     }
                     return Err(CallFailure::Provider(why));
                 }
@@ -415,7 +428,7 @@ impl ModelClient {
             match result {
                 Ok(resp) => {
                     self.breakers.success(&m.provider_name);
-                    let record = self.ok_record(role, m, ts, attempts, latency, &resp);
+                    let record = self.ok_record(&label, m, ts, attempts, latency, &resp);
                     self.account(record.clone());
                     return Ok(Completion {
                         response: resp,
@@ -438,7 +451,7 @@ impl ModelClient {
                         }
                         None => {
                             let why = describe_failure(&err, attempts);
-                            let mut rec = self.failed_record(role, m, ts, attempts, &why);
+                            let mut rec = self.failed_record(&label, m, ts, attempts, &why);
                             rec.latency_ms = latency.as_millis() as u64;
                             self.account(rec);
                             return Err(CallFailure::Provider(why));
@@ -451,7 +464,7 @@ impl ModelClient {
 
     fn ok_record(
         &self,
-        role: Role,
+        role: &str,
         m: &ResolvedModel,
         ts: u64,
         attempts: u32,
@@ -489,7 +502,7 @@ impl ModelClient {
 
     fn failed_record(
         &self,
-        role: Role,
+        role: &str,
         m: &ResolvedModel,
         ts: u64,
         attempts: u32,

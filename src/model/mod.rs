@@ -6,6 +6,7 @@ pub mod breaker;
 pub mod budget;
 pub mod client;
 pub mod discover;
+pub mod fanout;
 pub mod local;
 pub mod sse;
 pub mod structured;

@@ -67,6 +67,10 @@ pub struct ChatRequest {
     /// `grammar`); other servers never see it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grammar: Option<String>,
+    /// What the call is for, when the role alone does not say it (`chamber-panelist`):
+    /// the ledger and `git triad usage` show it in place of the role's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purpose: Option<String>,
 }
 
 impl ChatRequest {
@@ -80,6 +84,7 @@ impl ChatRequest {
             schema: None,
             stream: false,
             grammar: None,
+            purpose: None,
         }
     }
 

@@ -8,7 +8,6 @@ use serde_json::Value;
 
 use super::{upgrade, RunState, RUNS_PREFIX};
 use crate::git::{self, Context as _, GitError};
-use crate::redact::Redactor;
 
 /// Reads and writes one run's record.
 pub struct Recorder<'r> {
@@ -68,46 +67,13 @@ impl<'r> Recorder<'r> {
     /// Writes one event: a commit whose tree is the previous one plus `run.json` and the
     /// queued transcripts; the ref moves by compare-and-swap.
     pub fn event(&mut self, state: &RunState, what: &str) -> Result<(), GitError> {
-        let mut update = git2::build::TreeUpdateBuilder::new();
         let json = serde_json::to_vec_pretty(state)
             .map_err(|e| GitError::Command(format!("cannot serialize the run state: {e}")))?;
-        // The record is stored and read back into prompts: no key may be in it.
-        let redactor = Redactor::global();
-        let blob = self
-            .repo
-            .blob(&redactor.redact_bytes(&json))
-            .ctx("writing run.json")?;
-        update.upsert("run.json", blob, git2::FileMode::Blob);
-        for (path, bytes) in std::mem::take(&mut self.pending) {
-            let blob = self
-                .repo
-                .blob(&redactor.redact_bytes(&bytes))
-                .ctx("writing a transcript")?;
-            update.upsert(path, blob, git2::FileMode::Blob);
-        }
-        let base_tree = match self.tip {
-            Some(t) => self
-                .repo
-                .find_commit(t)
-                .and_then(|c| c.tree())
-                .ctx("reading the run record")?,
-            None => {
-                let empty = self
-                    .repo
-                    .treebuilder(None)
-                    .and_then(|b| b.write())
-                    .ctx("writing an empty tree")?;
-                self.repo.find_tree(empty).ctx("reading the empty tree")?
-            }
-        };
-        let tree = update
-            .create_updated(self.repo, &base_tree)
-            .ctx("building the run record tree")?;
-        let mut parents: Vec<Oid> = self.tip.into_iter().collect();
-        parents.append(&mut self.keep);
+        let mut files = std::mem::take(&mut self.pending);
+        files.insert("run.json".into(), json);
         let msg = format!("triad run {}: {what}\n", state.run_id);
-        let commit = git::commit(self.repo, tree, &parents, &msg)?;
-        git::cas_ref(self.repo, &self.refname, commit, self.tip, &msg)?;
+        let keep = std::mem::take(&mut self.keep);
+        let commit = git::record::append(self.repo, &self.refname, self.tip, files, &keep, &msg)?;
         self.tip = Some(commit);
         Ok(())
     }

@@ -1,0 +1,234 @@
+//! Opening and driving a session: the context it is given (a file, a commit, a TaskSpec,
+//! each checked against the privacy rules), the session record itself, what it may cost at
+//! worst (shown before a Level 3 session is approved), and the loop that advances it while
+//! writing each phase to `refs/triad/chamber/<id>`.
+
+use std::path::Path;
+
+use git2::Repository;
+
+use super::answer::{InitialAssessment, PanelAnswer, Synthesis};
+use super::engine::{Chamber, EngineError};
+use super::limits::{self, Guard};
+use super::store::{self, Store};
+use super::{Assessment, ContextItem, FounderRole, Level, Session, Status};
+use crate::config::schema::Config;
+use crate::model::{structured, ChatRequest, ModelClient};
+use crate::privacy::Privacy;
+
+/// Characters of one context item a session carries (a large diff is cut, and says so).
+pub const MAX_CONTEXT_CHARS: usize = 12_000;
+
+/// Resolves one `--context` value: a TaskSpec id (`.triad/tasks/<id>.toml` at HEAD), a file
+/// of the working tree, or a revision (its message and diff). Private files are refused,
+/// not sent.
+pub fn context_item(repo: &Repository, config: &Config, spec: &str) -> Result<ContextItem, String> {
+    let privacy = Privacy::from_config(config);
+    if crate::task::spec::valid_slug(spec) {
+        let path = crate::task::spec::spec_path(spec);
+        if let Some(text) = head_file(repo, &path) {
+            return Ok(ContextItem {
+                label: format!("TaskSpec {spec} ({path} at HEAD)"),
+                text: clip(&text),
+            });
+        }
+    }
+    if let Some(root) = repo.workdir() {
+        if let Some(item) = file_item(root, spec, &privacy)? {
+            return Ok(item);
+        }
+    }
+    if let Ok(obj) = repo.revparse_single(spec) {
+        if let Ok(commit) = obj.peel_to_commit() {
+            return commit_item(repo, spec, &commit, &privacy);
+        }
+    }
+    Err(format!(
+        "--context `{spec}` is not a TaskSpec id, a file in this repository or a revision"
+    ))
+}
+
+fn head_file(repo: &Repository, path: &str) -> Option<String> {
+    let tree = repo.head().ok()?.peel_to_tree().ok()?;
+    let blob = tree.get_path(Path::new(path)).ok()?.to_object(repo).ok()?;
+    let blob = blob.as_blob()?;
+    std::str::from_utf8(blob.content()).ok().map(str::to_string)
+}
+
+fn file_item(root: &Path, spec: &str, privacy: &Privacy) -> Result<Option<ContextItem>, String> {
+    let rel = match Path::new(spec).strip_prefix(root) {
+        Ok(r) => r.to_path_buf(),
+        Err(_) => Path::new(spec).to_path_buf(),
+    };
+    let text = match crate::fsguard::read_to_string(root, &rel) {
+        Ok(t) => t,
+        Err(e) if e.is_not_found() => return Ok(None),
+        Err(e) => return Err(format!("--context `{spec}`: {e}")),
+    };
+    let shown = rel.to_string_lossy().replace('\\', "/");
+    if let Some(why) = privacy.check(&shown, Some(text.as_bytes())) {
+        return Err(format!(
+            "--context `{shown}` is not sent to any model: {why} (privacy.withhold)"
+        ));
+    }
+    Ok(Some(ContextItem {
+        label: format!("file {shown}"),
+        text: clip(&text),
+    }))
+}
+
+fn commit_item(
+    repo: &Repository,
+    spec: &str,
+    commit: &git2::Commit<'_>,
+    privacy: &Privacy,
+) -> Result<ContextItem, String> {
+    let new = commit.tree().map_err(|e| e.message().to_string())?;
+    let old = commit.parent(0).ok().and_then(|p| p.tree().ok());
+    let mut files = crate::git::diff_trees(repo, old.as_ref(), &new)
+        .map_err(|e| format!("cannot diff `{spec}`: {}", e.message()))?;
+    privacy.mark_diff(repo, old.as_ref(), &new, &mut files);
+    let diff = crate::git::render_diff(&files, &|_, _| None);
+    let short = commit.id().to_string();
+    Ok(ContextItem {
+        label: format!("commit {} ({spec})", &short[..12.min(short.len())]),
+        text: clip(&format!(
+            "{}\n\n{diff}",
+            commit.message().unwrap_or("").trim_end()
+        )),
+    })
+}
+
+fn clip(text: &str) -> String {
+    if text.chars().count() <= MAX_CONTEXT_CHARS {
+        return text.to_string();
+    }
+    let kept: String = text.chars().take(MAX_CONTEXT_CHARS).collect();
+    format!("{kept}\n[... cut at {MAX_CONTEXT_CHARS} characters]")
+}
+
+/// Everything a new session is opened with.
+pub struct Opening {
+    /// The decision asked about.
+    pub question: String,
+    /// Resolved context items.
+    pub context: Vec<ContextItem>,
+    /// Level 2 (auto-quorum) or 3 (founder).
+    pub level: Level,
+    /// Which criteria put it at that level.
+    pub criteria: Vec<String>,
+    /// Who assessed the level (`founder`, `run <id>`).
+    pub source: String,
+    /// The founder's role (Level 3; approver when not given).
+    pub founder_role: Option<FounderRole>,
+    /// The panel (2-3 distinct models).
+    pub panel: Vec<String>,
+    /// The arbiter.
+    pub arbiter: String,
+    /// The run or command that opened it.
+    pub opened_by: Option<String>,
+}
+
+/// A new session, not yet asked anything.
+pub fn new_session(o: Opening) -> Session {
+    let id = crate::pipeline::plan::new_run_id();
+    let founder_role = match o.level {
+        Level::Three => Some(o.founder_role.unwrap_or(FounderRole::Approver)),
+        Level::Two => None,
+    };
+    Session {
+        id,
+        created: crate::notes::now_ts(),
+        created_unix: now_unix(),
+        question: o.question,
+        context: o.context,
+        assessment: Assessment {
+            level: o.level,
+            criteria: o.criteria,
+            source: o.source,
+        },
+        founder_role,
+        arbiter_is_panelist: o.panel.contains(&o.arbiter),
+        panel: o.panel,
+        arbiter: o.arbiter,
+        rounds: Vec::new(),
+        founder_input: None,
+        challenges: Vec::new(),
+        verification: None,
+        founder_action: None,
+        actions: Vec::new(),
+        resolution: None,
+        status: Status::Open,
+        stop_reason: None,
+        notices: Vec::new(),
+        opened_by: o.opened_by,
+        duration_ms: 0,
+    }
+}
+
+/// The worst case of a whole session in USD: every panelist twice (independent answer and
+/// cross-examination) and the arbiter twice (assessment and synthesis), each at the output
+/// cap, the later prompts carrying the earlier answers.
+pub fn estimate_usd(client: &ModelClient, config: &Config, session: &Session) -> f64 {
+    let max = config.chamber.max_tokens;
+    let question = super::brief::question(session, &super::Round::default());
+    // The later phases carry every answer: at most the output cap each.
+    let answers = "x".repeat(4 * max as usize * session.panel.len());
+    let ask = |model: &str, user: String, schema: crate::model::OutputSchema| {
+        let mut req = ChatRequest::new(Some(String::new()), user, max);
+        req.schema = Some(schema);
+        client.worst_case_usd(model, &req).unwrap_or(0.0)
+    };
+    let panel: f64 = session
+        .panel
+        .iter()
+        .map(|m| {
+            ask(
+                m,
+                question.clone(),
+                structured::schema_for::<PanelAnswer>("panelist"),
+            ) + ask(
+                m,
+                format!("{question}{answers}"),
+                structured::schema_for::<PanelAnswer>("examinee"),
+            )
+        })
+        .sum();
+    let arbiter = ask(
+        &session.arbiter,
+        format!("{question}{answers}"),
+        structured::schema_for::<InitialAssessment>("assessor"),
+    ) + ask(
+        &session.arbiter,
+        format!("{question}{answers}{answers}"),
+        structured::schema_for::<Synthesis>("arbiter"),
+    );
+    panel + arbiter
+}
+
+/// Advances `session` with the caps of `config`, writing every phase to its ref.
+pub async fn drive(
+    repo: &Repository,
+    chamber: &Chamber<'_>,
+    session: &mut Session,
+) -> Result<(), EngineError> {
+    let mut store = Store::open(repo, &session.id);
+    let mut save = |s: &Session, what: &str| store.phase(s, what);
+    chamber.advance(session, &mut save).await
+}
+
+/// The hard stop for `session`: the month's spending before it, from the other sessions.
+pub fn guard_for(repo: &Repository, config: &Config, session: &Session) -> Guard {
+    let others: Vec<Session> = store::list(repo)
+        .into_iter()
+        .filter(|s| s.id != session.id)
+        .collect();
+    let used = limits::used(&others, now_unix());
+    Guard::new(&config.chamber, used.month_usd)
+}
+
+fn now_unix() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
