@@ -46,7 +46,7 @@ pub struct Chamber<'a> {
     /// The session and monthly hard stops.
     pub guard: Guard,
     /// Where progress lines go.
-    pub progress: &'a (dyn Fn(&str) + Sync),
+    pub progress: &'a dyn Fn(&str),
 }
 
 /// Saves the session after a phase, with a few words saying which.

@@ -11,19 +11,21 @@ use crate::config::schema::{Config, Role};
 /// Largest panel the seed describes.
 pub const MAX_PANEL: usize = 3;
 
-/// The panel and the arbiter: `--panel`/`--arbiter`, else `[chamber]`, else the distinct
-/// models of the effective roles (`roles` gives a role's models after the active profile;
-/// at most three) and the first arbiter-role model.
+/// The panel and the arbiter: `--panel`/`--arbiter`, else the configured ones
+/// (`configured`: `[chamber]`, else the profile's), else the distinct models of the
+/// effective roles (`roles` gives a role's models after the active profile; at most three)
+/// and the first arbiter-role model.
 pub fn panel(
     config: &Config,
     roles: &dyn Fn(Role) -> Vec<String>,
+    configured: &(Vec<String>, String),
     panel: &[String],
     arbiter: Option<&str>,
 ) -> Result<(Vec<String>, String), String> {
     let mut chosen: Vec<String> = if !panel.is_empty() {
         panel.to_vec()
-    } else if !config.chamber.panel.0.is_empty() {
-        config.chamber.panel.listed()
+    } else if !configured.0.is_empty() {
+        configured.0.clone()
     } else {
         let mut from_roles = Vec::new();
         for role in Role::ALL {
@@ -55,7 +57,7 @@ pub fn panel(
     }
     let arbiter = match arbiter {
         Some(a) => a.to_string(),
-        None if !config.chamber.arbiter.is_empty() => config.chamber.arbiter.clone(),
+        None if !configured.1.is_empty() => configured.1.clone(),
         None => roles(Role::Arbiter)
             .into_iter()
             .next()

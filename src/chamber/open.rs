@@ -227,6 +227,42 @@ pub fn guard_for(repo: &Repository, config: &Config, session: &Session) -> Guard
     Guard::new(&config.chamber, used.month_usd)
 }
 
+/// The synthesis as a block of the stage's prompt.
+pub fn answer_block(session: &Session) -> String {
+    let Some(s) = session.synthesis() else {
+        return String::new();
+    };
+    let mut out = format!(
+        "## THE CHAMBER'S DECISION (session {})\n\nA panel of {} deliberated this decision; {} \
+         synthesized it with confidence {}/10.\n\nDecision: {}\nReasoning: {}\n",
+        session.id,
+        session.panel.join(", "),
+        session.arbiter,
+        s.confidence,
+        s.answer.trim(),
+        s.reasoning.trim()
+    );
+    for m in &s.minority {
+        out.push_str(&format!(
+            "Minority view ({}): {}\n",
+            m.panelist,
+            m.view.trim()
+        ));
+    }
+    if let Some(a) = session.actions.last() {
+        out.push_str(&format!(
+            "The founder {} it{}.\n",
+            a.action.as_str(),
+            a.note
+                .as_ref()
+                .map(|n| format!(": {n}"))
+                .unwrap_or_default()
+        ));
+    }
+    out.push_str("\nAct on this decision in this attempt.\n");
+    out
+}
+
 fn now_unix() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)

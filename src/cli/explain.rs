@@ -92,6 +92,10 @@ pub fn run_hints(state: &RunState) -> Vec<String> {
             format!("`git triad log {run}` shows every position, rebuttal and final argument, and who dropped out"),
             "make at least two different debater models answer (`git triad models list`, --candidates M1,M2), or name a tiebreaker that did not argue (-c roles.tiebreaker.models='[\"<model>\"]'), then run the task again".into(),
         ],
+        StopReason::Chamber { session, .. } => vec![
+            format!("read the synthesis: git triad chamber show {session}"),
+            format!("act on it: git triad chamber act {session} accepted|revised|rejected [--note ...], then `git triad resume {run}`"),
+        ],
         StopReason::Legacy { .. } => vec![],
     }
 }

@@ -108,6 +108,7 @@ impl Observer for Lines {
             Progress::Deliberated { who, what } => format!("[consensus] {who} {what}"),
             Progress::Explored { who, what } => format!("[parallel] {who} {what}"),
             Progress::Debated { who, what } => format!("[debate] {who} {what}"),
+            Progress::Chamber { stage, line } => format!("[{stage}] {line}"),
             Progress::Formatted { command, detail } => format!("[format] `{command}`: {detail}"),
             Progress::ConsensusDecided {
                 choice,

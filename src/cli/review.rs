@@ -218,6 +218,7 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
                 task: None,
                 attempt: 1,
                 stage_reviewed: "review".into(),
+                chamber: None,
                 review: review.clone(),
             }));
             crate::notes::record(repo, tip, record).map_err(|e| {

@@ -10,8 +10,8 @@ use crate::exit::ExitCode;
 use crate::model::budget::Ledger;
 use crate::model::ModelClient;
 use crate::pipeline::{
-    self, Recorder, Run, RunEnv, RunLock, RunRequest, RunState, RunStatus, Stage, VerifyPlan,
-    Workflow,
+    self, Recorder, Run, RunEnv, RunLock, RunRequest, RunState, RunStatus, Stage, StopReason,
+    VerifyPlan, Workflow,
 };
 use crate::task::TaskSpec;
 
@@ -35,6 +35,14 @@ fn parse_workflow(s: &str) -> Result<Workflow, String> {
         _ => Err(format!(
             "`{s}` is not a workflow (sequential, parallel, debate)"
         )),
+    }
+}
+
+fn parse_chamber(s: &str) -> Result<bool, String> {
+    match s {
+        "auto" => Ok(true),
+        "off" => Ok(false),
+        _ => Err(format!("`{s}` is not a chamber mode (off, auto)")),
     }
 }
 
@@ -126,6 +134,13 @@ pub struct RunArgs {
     /// implementer role's models); at least two different ones.
     #[arg(long, value_name = "M1,M2,...", value_delimiter = ',')]
     pub candidates: Vec<String>,
+    /// Send hard decisions to the deliberation chamber: a stage answering LOW_CONFIDENCE,
+    /// TOO_COSTLY or POLICY_VIOLATION, or an arbiter REJECT or HALT at confidence 0.5-0.8,
+    /// opens a Level 2 session whose answer the stage's retry gets; a session not confident
+    /// enough to decide alone stops the run for you (exit 6). Default: auto when a panel is
+    /// configured (chamber.panel, or the profile's), else off.
+    #[arg(long, value_name = "off|auto", value_parser = parse_chamber)]
+    pub chamber: Option<bool>,
     /// Print the run's expected tokens and cost in every arbiter mode and stop: figures
     /// come from this repository's ledger, else from `git triad bench`; no model is called.
     #[arg(long)]
@@ -184,6 +199,10 @@ fn run_models(state: &RunState) -> Vec<String> {
     if let Some(d) = &state.debate {
         models.extend(d.models.iter().cloned());
         models.extend(d.tiebreaker.iter().cloned());
+    }
+    if let Some(c) = &state.chamber {
+        models.extend(c.panel.iter().cloned());
+        models.push(c.arbiter.clone());
     }
     models
 }
@@ -266,6 +285,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         consensus: args.consensus,
         workflow: args.workflow,
         candidates: args.candidates.clone(),
+        chamber: args.chamber,
         routes,
     };
     if !req.candidates.is_empty() && req.workflow == Workflow::Sequential {
@@ -402,7 +422,12 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
     if let Some(b) = args.budget {
         state.budget_usd = Some(state.spend.cost_usd + b);
     }
-    if state.status == RunStatus::WaitingOnUser {
+    if let Some(StopReason::Chamber { session, .. }) = state.stop.clone() {
+        state.feedback = super::chamber::run_decided(repo, &mut state, &session)?;
+        if let Some(s) = state.stages.get_mut(state.current) {
+            s.epoch_start = s.attempts.len();
+        }
+    } else if state.status == RunStatus::WaitingOnUser {
         let answers = crate::task::workflow::answers_for(repo, &state.task)
             .map_err(CommandError::failure)?
             .ok_or_else(|| {

@@ -383,6 +383,24 @@ impl LoadedConfig {
         self.role_list(role, profile).is_auto()
     }
 
+    /// The chamber's configured panel and arbiter: `[chamber]`, else the active profile's
+    /// `[profiles.<name>.chamber]` (either may be empty: the roles decide then).
+    pub fn chamber_defaults(&self, profile: Option<&str>) -> (Vec<String>, String) {
+        let c = &self.config.chamber;
+        let p = profile
+            .and_then(|p| self.config.profiles.get(p))
+            .map(|p| &p.chamber);
+        let panel = match (c.panel.listed(), p) {
+            (v, Some(p)) if v.is_empty() => p.panel.listed(),
+            (v, _) => v,
+        };
+        let arbiter = match (&c.arbiter, p) {
+            (a, Some(p)) if a.is_empty() => p.arbiter.clone(),
+            (a, _) => a.clone(),
+        };
+        (panel, arbiter)
+    }
+
     fn role_list(&self, role: Role, profile: Option<&str>) -> &ModelList {
         profile
             .and_then(|p| self.config.profiles.get(p))

@@ -295,6 +295,21 @@ pub struct Profile {
     /// Role → models; roles not named keep `[roles]`.
     #[serde(default)]
     pub roles: BTreeMap<Role, ModelList>,
+    /// The chamber's panel and arbiter under this profile, when `[chamber]` names none.
+    #[serde(default)]
+    pub chamber: ProfileChamber,
+}
+
+/// A profile's chamber: the panel and the arbiter that work with its models.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileChamber {
+    /// Two or three distinct models.
+    #[serde(default)]
+    pub panel: ModelList,
+    /// The model that synthesizes.
+    #[serde(default)]
+    pub arbiter: String,
 }
 
 /// Which stages the arbiter reviews (seed 000 §B6).

@@ -53,6 +53,9 @@ pub struct ReviewRecord {
     pub attempt: u32,
     /// The stage reviewed (`architect` … `verify`, `review`, or `run` for a stop mark).
     pub stage_reviewed: String,
+    /// The chamber session that deliberated a doubtful verdict (`git triad chamber show`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chamber: Option<String>,
     /// The review.
     #[serde(flatten)]
     pub review: ArbiterReview,

@@ -140,6 +140,13 @@ pub enum Progress<'a> {
         /// What, in a few words.
         what: &'a str,
     },
+    /// The chamber deliberates a stage's decision (a session opened, a phase, its end).
+    Chamber {
+        /// The stage whose decision it is.
+        stage: Stage,
+        /// What happened, in a few words.
+        line: &'a str,
+    },
     /// The formatter ran on the result.
     Formatted {
         /// The command.

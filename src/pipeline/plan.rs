@@ -7,8 +7,8 @@ use git2::{Repository, Status};
 use rand::Rng;
 
 use super::record::{
-    ConsensusState, DebateState, ParallelState, ReconcileState, RunState, RunStatus, StageRecord,
-    RECORD_VERSION,
+    ChamberRun, ConsensusState, DebateState, ParallelState, ReconcileState, RunState, RunStatus,
+    StageRecord, RECORD_VERSION,
 };
 use super::stage::Stage;
 use crate::config::{ArbiterMode, LoadedConfig, Role};
@@ -43,6 +43,9 @@ pub struct RunRequest {
     /// `--candidates`: the models of a parallel exploration or a debate (empty: the
     /// implementer role's distinct models).
     pub candidates: Vec<String>,
+    /// `--chamber`: `Some(true)` auto, `Some(false)` off, `None` auto when a panel is
+    /// configured (`[chamber]` or the profile's).
+    pub chamber: Option<bool>,
     /// The routes of the roles chosen by measured fitness (roles set to `auto`, or every
     /// role with `--routing`), computed from the user's measurements; recorded in the run.
     pub routes: Option<Routing>,
@@ -146,6 +149,9 @@ pub enum StartError {
     /// The reconciliation model is the verifier's.
     #[error("the reconciliation would be judged by the verifier's own model `{0}`")]
     ReconcilerIsVerifier(String),
+    /// `--chamber auto` has no usable panel.
+    #[error("--chamber auto: {0}")]
+    Chamber(String),
 }
 
 impl StartError {
@@ -350,6 +356,7 @@ pub fn plan(
         }
     };
 
+    let chamber = chamber_plan(loaded, profile, req.chamber)?;
     let run_id = new_run_id();
     let budget = req.budget.or(c.budget.run_usd).filter(|b| *b > 0.0);
     let state = RunState {
@@ -385,6 +392,7 @@ pub fn plan(
             .then(ConsensusState::default),
         parallel,
         debate,
+        chamber,
         format: Vec::new(),
         messages: Vec::new(),
         suggestions: Vec::new(),
@@ -395,6 +403,28 @@ pub fn plan(
         under_review: None,
     };
     Ok((state, spec))
+}
+
+/// The chamber a run may ask: on when asked for, or when a panel is configured.
+fn chamber_plan(
+    loaded: &LoadedConfig,
+    profile: Option<&str>,
+    wanted: Option<bool>,
+) -> Result<Option<ChamberRun>, StartError> {
+    let configured = loaded.chamber_defaults(profile);
+    let on = wanted.unwrap_or(!configured.0.is_empty());
+    if !on {
+        return Ok(None);
+    }
+    let roles = |r| loaded.role_models(r, profile);
+    let (panel, arbiter) =
+        crate::chamber::founder::panel(&loaded.config, &roles, &configured, &[], None)
+            .map_err(StartError::Chamber)?;
+    Ok(Some(ChamberRun {
+        panel,
+        arbiter,
+        sessions: Vec::new(),
+    }))
 }
 
 /// The candidates of a parallel exploration or the debaters of a debate (distinct models,

@@ -75,6 +75,9 @@ pub fn summary(state: &RunState) -> String {
     if let Some(d) = &state.debate {
         s.push_str(&debate_line(d));
     }
+    for l in state.chamber.iter().flat_map(|c| &c.sessions) {
+        s.push_str(&chamber_line(l));
+    }
     if let Some(f) = state.format.last() {
         s.push_str(&format!(
             "  format     {}: {}\n",
@@ -118,6 +121,11 @@ pub fn json(state: &RunState) -> Value {
             "won_by": p.winner.as_ref().map(|w| w.by.as_str()),
             "branches": p.candidates.iter().map(|c| &c.branch).collect::<Vec<_>>(),
             "fanout_ms": p.fanout_ms,
+        })),
+        "chamber": state.chamber.as_ref().map(|c| json!({
+            "panel": c.panel,
+            "arbiter": c.arbiter,
+            "sessions": c.sessions,
         })),
         "debate": state.debate.as_ref().map(|d| json!({
             "debaters": d.models,
@@ -220,6 +228,9 @@ pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
     if let Some(c) = &s.consensus {
         o.push_str(&super::deliberation::render(c, md));
     }
+    for l in s.chamber.iter().flat_map(|c| &c.sessions) {
+        o.push_str(&chamber_line(l));
+    }
     o.push_str(&super::debate::format_section(&s.format, md));
     let issues = issues(repo, s, md);
     if !issues.is_empty() {
@@ -304,6 +315,19 @@ fn parallel_line(p: &crate::pipeline::record::ParallelState) -> String {
         ),
         None => format!("  parallel   no winner among {panel}\n"),
     }
+}
+
+/// One chamber session of a run: what opened it, what became of it, where to read it.
+fn chamber_line(l: &crate::pipeline::record::ChamberLink) -> String {
+    let id = if l.session.is_empty() {
+        "-".to_string()
+    } else {
+        l.session.clone()
+    };
+    format!(
+        "  chamber    {} at {}: session {id}, {}\n",
+        l.trigger, l.stage, l.outcome
+    )
 }
 
 /// The end-of-run line of a debate: which position won among how many debaters, and

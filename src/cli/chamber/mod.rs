@@ -4,6 +4,8 @@
 
 mod records;
 
+pub(crate) use records::run_decided;
+
 use std::io::{BufRead, IsTerminal, Write};
 
 use clap::{Args, Subcommand, ValueEnum};
@@ -218,8 +220,15 @@ fn ask(ctx: &Context, args: &AskArgs) -> CommandResult {
     }
     let profile = loaded.active_profile(&ctx.env);
     let roles = |r| loaded.role_models(r, profile.as_deref());
-    let (panel, arbiter) = founder::panel(config, &roles, &args.panel, args.arbiter.as_deref())
-        .map_err(CommandError::usage)?;
+    let configured = loaded.chamber_defaults(profile.as_deref());
+    let (panel, arbiter) = founder::panel(
+        config,
+        &roles,
+        &configured,
+        &args.panel,
+        args.arbiter.as_deref(),
+    )
+    .map_err(CommandError::usage)?;
     let context = args
         .context
         .iter()

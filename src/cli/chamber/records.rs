@@ -95,13 +95,15 @@ pub(super) fn respond(ctx: &Context, args: &RespondArgs) -> CommandResult {
         Responded::ToVerify => "the founder's claim to verify (verifier)".to_string(),
         Responded::Challenged(n) => format!("the founder's challenge {n}"),
     };
-    save(repo, &session, &what)?;
-    if !ctx.quiet {
-        say(&format!("chamber: recorded {what}; the session goes on"));
-    }
+    // Approved before the input is recorded: a refusal leaves the session as it was, so
+    // the same `respond` with --yes still works.
     let client = client_for(ctx, repo, &loaded);
     if session.assessment.level == Level::Three {
         approve(ctx, &client, &loaded, &session, args.yes)?;
+    }
+    save(repo, &session, &what)?;
+    if !ctx.quiet {
+        say(&format!("chamber: recorded {what}; the session goes on"));
     }
     drive(ctx, repo, &loaded, &client, &mut session)?;
     finish(&session, false)
@@ -168,6 +170,16 @@ pub(super) fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
                 .push("resumed after too few answers: the panel was asked again".into());
         }
     }
+    if let Some(round) = session.rounds.last_mut() {
+        if round.effective.is_none() && round.synthesis.as_ref().is_some_and(|t| t.answer.is_none())
+        {
+            // Its earlier phase commit keeps the failed call; the arbiter is asked again.
+            round.synthesis = None;
+            session
+                .notices
+                .push("resumed after the arbiter gave no synthesis: it was asked again".into());
+        }
+    }
     session.stop_reason = None;
     let client = client_for(ctx, repo, &loaded);
     if session.assessment.level == Level::Three {
@@ -198,4 +210,55 @@ pub(super) fn stats(ctx: &Context, args: &StatsArgs) -> CommandResult {
     };
     out(&text)?;
     ok()
+}
+
+/// The feedback a run stopped on chamber session `id` resumes with: its synthesis once the
+/// founder accepted or revised it, the stage's own feedback when they rejected it.
+pub(crate) fn run_decided(
+    repo: &git2::Repository,
+    state: &mut crate::pipeline::RunState,
+    id: &str,
+) -> CommandResult<String> {
+    use crate::chamber::{FounderAction, Status};
+    let session = crate::chamber::store::load(repo, id)
+        .map_err(|e| CommandError::failure(format!("cannot read chamber session {id}: {e}")))?
+        .ok_or_else(|| CommandError::failure(format!("chamber session {id} is missing")))?;
+    let link = state
+        .chamber
+        .as_mut()
+        .and_then(|c| c.sessions.iter_mut().find(|l| l.session == id));
+    let note = session.actions.last().and_then(|a| a.note.clone());
+    let (outcome, feedback) = match (session.status, session.founder_action) {
+        (Status::Closed, Some(FounderAction::Accepted | FounderAction::Revised)) => (
+            "applied: the founder took it".to_string(),
+            crate::chamber::open::answer_block(&session),
+        ),
+        (Status::Closed, Some(FounderAction::Rejected)) => (
+            "rejected by the founder".to_string(),
+            format!(
+                "{}{}",
+                link.as_ref().map(|l| l.fallback.clone()).unwrap_or_default(),
+                note.map(|n| format!("\nThe founder's note: {n}\n"))
+                    .unwrap_or_default()
+            ),
+        ),
+        _ => {
+            return Err(CommandError::new(
+                crate::exit::ExitCode::WaitingOnUser,
+                format!(
+                    "run {} waits on your action on chamber session {id} ({})",
+                    state.run_id,
+                    session.status.as_str()
+                ),
+            )
+            .hint(format!("read it: git triad chamber show {id}"))
+            .hint(format!(
+                "act on it: git triad chamber act {id} accepted|revised|rejected [--note ...], then resume"
+            )))
+        }
+    };
+    if let Some(l) = link {
+        l.outcome = outcome;
+    }
+    Ok(feedback)
 }

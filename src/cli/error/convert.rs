@@ -166,6 +166,9 @@ impl From<StartError> for CommandError {
         StartError::TooFewCandidates(..) => {
             "name them with --candidates <M1,M2,...> or `-c roles.implementer.models='[\"<m1>\", \"<m2>\"]'` (`git triad models list` shows the registered models)".into()
         }
+        StartError::Chamber(_) => {
+            "set a panel of two or three registered models (-c chamber.panel=m1,m2 -c chamber.arbiter=m3), or run with --chamber off".into()
+        }
         StartError::ReconcilerIsVerifier(_) => {
             "the reconciliation arbiter must differ from the verifier: choose another --reconcile-model"
                 .into()

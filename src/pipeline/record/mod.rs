@@ -1,6 +1,7 @@
 //! What a run records about itself (`run.json`, format 2): typed state, attempts, the reason
 //! it stopped. [`recorder`] keeps it in git; [`upgrade`] reads what format 1 wrote.
 
+mod chamber;
 mod debate;
 mod format;
 mod parallel;
@@ -11,6 +12,7 @@ mod upgrade;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use chamber::{ChamberLink, ChamberRun};
 pub use debate::{
     Absence, Against, DebateNext, DebatePhase, DebateState, Debater, Judgment, Speech,
 };
@@ -262,6 +264,9 @@ pub struct RunState {
     /// whose winning position the architect builds. Absent for other workflows.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub debate: Option<DebateState>,
+    /// The chamber of a run with `--chamber auto` (none: decisions are not deliberated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chamber: Option<ChamberRun>,
     /// Every run of the formatter (`format.command`) between the last stage before Verify
     /// and Verify, in order. Empty when none is configured (and in earlier records).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -139,6 +139,16 @@ pub enum StopReason {
         /// What happened, with every debater's fate.
         detail: String,
     },
+    /// A decision went to the chamber, whose Level 2 session escalated to Level 3: the
+    /// founder acts on its synthesis, then the run resumes with it.
+    Chamber {
+        /// The stage whose decision it is.
+        stage: Stage,
+        /// The session.
+        session: String,
+        /// What opened it.
+        trigger: String,
+    },
     /// Written by format 1, which kept only a sentence.
     Legacy {
         /// That sentence.
@@ -263,6 +273,15 @@ impl StopReason {
             StopReason::GitFailed { error } => {
                 format!("a repository operation failed: {error}")
             }
+            StopReason::Chamber {
+                stage,
+                session,
+                trigger,
+            } => format!(
+                "the {stage} stage's decision ({trigger}) went to the chamber; session {session} \
+                 was not confident enough to decide alone (Level 2 escalated to Level 3) and waits \
+                 for your action"
+            ),
             StopReason::Legacy { message } => message.clone(),
         }
     }

@@ -4,6 +4,7 @@
 
 use git2::Oid;
 
+use super::chamber::{self, Chambered};
 use super::checks::StageFacts;
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::gather::gather;
@@ -104,12 +105,29 @@ impl Run<'_> {
             review: &review,
         });
 
+        // A doubtful REJECT or HALT is deliberated first, so its note names the session.
+        let reject_fb = feedback::reject_block(
+            epoch_n,
+            self.state.max_retries,
+            &review.issues,
+            &review.alternatives,
+        );
+        let chambered = if chamber::verdict_is_doubtful(&review) {
+            self.rec.keep(commit);
+            let trigger = format!("arbiter {} at {:.2}", review.verdict, review.confidence);
+            let question = self.verdict_question(stage, &review);
+            self.ask_chamber(stage, &trigger, question, &reject_fb)?
+        } else {
+            Chambered::Nothing
+        };
+
         // The note is the pre-push gate's only input: without it the run does not go on.
         let line = Record::Review(Box::new(ReviewRecord {
             run: Some(self.state.run_id.clone()),
             task: Some(self.state.task.clone()),
             attempt: attempt.n,
             stage_reviewed: stage.as_str().to_string(),
+            chamber: chambered.session().map(str::to_string),
             review: review.clone(),
         }));
         if let Err(e) = notes::record(self.env.repo, commit, line) {
@@ -142,23 +160,40 @@ impl Run<'_> {
                 attempt.result = AttemptResult::Rejected;
                 attempt.detail =
                     crate::pipeline::record::one_line(&review.reasoning, "rejected by the arbiter");
-                let fb = feedback::reject_block(
-                    epoch_n,
-                    self.state.max_retries,
-                    &review.issues,
-                    &review.alternatives,
-                );
-                self.retry(attempt, &fb)
+                match chambered {
+                    Chambered::Answer { block, .. } => {
+                        self.retry(attempt, &format!("{reject_fb}\n{block}"))
+                    }
+                    Chambered::Escalated { session } => {
+                        self.state.stages[idx].attempts.push(attempt);
+                        let reason = StopReason::Chamber {
+                            stage,
+                            session,
+                            trigger: format!("arbiter REJECT at {:.2}", review.confidence),
+                        };
+                        let event = format!("{stage} rejection escalated by the chamber");
+                        self.halt(RunStatus::WaitingOnUser, reason, &event)
+                    }
+                    Chambered::Nothing => self.retry(attempt, &reject_fb),
+                }
             }
             Verdict::Halt => {
                 self.rec.keep(commit);
                 attempt.result = AttemptResult::Halted;
                 attempt.detail = review.reasoning.clone();
                 self.state.stages[idx].attempts.push(attempt);
+                // A model's synthesis does not lift a HALT; the person who decides reads it.
+                let chamber_said = match (&chambered, self.chamber_answer(chambered.session())) {
+                    (Chambered::Nothing, _) | (_, None) => String::new(),
+                    (c, Some(a)) => format!(
+                        "\nThe chamber (session {}) on this halt: {a}",
+                        c.session().unwrap_or_default()
+                    ),
+                };
                 let reason = StopReason::ArbiterHalt {
                     stage,
                     arbiter_model: review.arbiter_model.clone(),
-                    reasoning: review.reasoning.clone(),
+                    reasoning: format!("{}{chamber_said}", review.reasoning),
                     issues: review.issues.iter().take(3).cloned().collect(),
                 };
                 self.halt(

@@ -5,6 +5,7 @@
 use git2::Oid;
 
 use super::attempt::Answered;
+use super::chamber::{self, Chambered};
 use super::{Flow, Run, RunError};
 use crate::arbiter::{ArbiterReview, Verdict};
 use crate::config::OnExhausted;
@@ -85,6 +86,29 @@ impl Run<'_> {
         let idx = self.state.current;
         let stage = self.state.stages[idx].stage;
         let attempt = answered.record(AttemptResult::Outcome, meta.outcome.as_str());
+        if chamber::outcome_is_decision(meta.outcome) {
+            let trigger = meta.outcome.as_str();
+            let fallback = format!(
+                "## YOUR PREVIOUS ANSWER WAS {trigger}\n\nThe chamber's answer to it was not taken. \
+                 Do the task as the TaskSpec says, or answer {trigger} again saying what would \
+                 change the decision.\n"
+            );
+            let question = self.outcome_question(stage, &meta);
+            match self.ask_chamber(stage, trigger, question, &fallback)? {
+                Chambered::Answer { block, .. } => return self.retry(attempt, &block),
+                Chambered::Escalated { session } => {
+                    self.state.stages[idx].attempts.push(attempt);
+                    let reason = StopReason::Chamber {
+                        stage,
+                        session,
+                        trigger: trigger.to_string(),
+                    };
+                    let event = format!("{stage} decision escalated by the chamber");
+                    return self.halt(RunStatus::WaitingOnUser, reason, &event);
+                }
+                Chambered::Nothing => {}
+            }
+        }
         self.state.stages[idx].attempts.push(attempt);
         // Nothing is silently dropped: every task keeps an owner and a next action.
         let decision = match crate::task::workflow::on_stage_outcome(
@@ -321,6 +345,10 @@ impl Run<'_> {
             task: Some(self.state.task.clone()),
             attempt: 0,
             stage_reviewed: "run".into(),
+            chamber: match &self.state.stop {
+                Some(StopReason::Chamber { session, .. }) => Some(session.clone()),
+                _ => None,
+            },
             review,
         }));
         notes::record(self.env.repo, tip, record)
