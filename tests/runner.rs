@@ -1,6 +1,8 @@
 //! The one integration test binary (`autotests = false`): every suite is a module here.
 
 mod bench_cli;
+mod chamber;
+mod chamber_run;
 mod cli_basics;
 mod code_evidence;
 mod common;
