@@ -6,7 +6,7 @@
 //! verdict; the run record is complete with tokens and latency from the real server; the
 //! pre-push gate reads the outcome; a killed real run resumes to an outcome; a parallel
 //! exploration of the two models records both branches and votes that are never for
-//! oneself.
+//! oneself; a real chamber session on the local panel leaves its whole trace in git.
 //!
 //! This test fails loudly when the models are missing. `scripts/test` prepares them first;
 //! set `GIT_TRIAD_SKIP_E2E=1` to leave it out on purpose (it then says so).
@@ -296,7 +296,82 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
     // 4. Parallel exploration on the two local models (in this test, so no other test stops
     //    the servers under it).
     parallel_on_local_models(&env, &repo);
+    // 5. One real chamber session on the local profile's panel.
+    chamber_on_local_models(&env, &repo);
     env.triad(&repo, &["local", "stop"]);
+}
+
+/// `git triad chamber ask` at Level 2 on the local profile's panel (both local models; the
+/// coder also arbitrates): the panel answers, the rules decide on cross-examination, the
+/// arbiter synthesizes or says there is no consensus, and the whole trace is in git with
+/// the real server's ids, tokens and latency.
+fn chamber_on_local_models(env: &TestEnv, repo: &Path) {
+    let question = "Should char_count count whitespace characters?";
+    let r = env.triad(
+        repo,
+        &[
+            "-c",
+            "profile=local",
+            "-c",
+            "chamber.max_tokens=384",
+            "chamber",
+            "ask",
+            question,
+            "--context",
+            "add-char-count",
+            "--level",
+            "2",
+            "--json",
+        ],
+    );
+    assert!(
+        [0, 6].contains(&r.code),
+        "the chamber session gave no synthesis (exit {})\nstdout:\n{}\nstderr:\n{}",
+        r.code,
+        r.stdout,
+        r.stderr
+    );
+    let session: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    let id = session["id"].as_str().unwrap();
+    assert_eq!(session["arbiter"], "local-qwen-coder");
+    assert_eq!(session["arbiter_is_panelist"], true);
+    let round = &session["rounds"][0];
+    let answers = round["answers"].as_array().unwrap();
+    assert_eq!(answers.len(), 2, "{session}");
+    for t in answers.iter().chain([&round["synthesis"]]) {
+        assert!(t["answer"].is_object(), "a turn without an answer: {t}");
+        assert!(t["spend"]["latency_ms"].as_u64().unwrap() > 0, "{t}");
+        assert!(t["spend"]["output_tokens"].as_u64().unwrap() > 0, "{t}");
+    }
+    let rules = round["divergence"].as_array().unwrap();
+    assert_eq!(rules.len(), 4, "{session}");
+    // Exactly one cross-examination when a rule fired, none otherwise.
+    let fired = rules.iter().any(|r| r["fired"] == true);
+    let cross = round["cross"].as_array().map_or(0, Vec::len);
+    assert_eq!(cross, if fired { 2 } else { 0 }, "{session}");
+    assert!(["auto_accepted", "awaiting_action"].contains(&session["status"].as_str().unwrap()));
+
+    // The trace, with plain git: one commit per phase, and the answers verbatim.
+    let refname = format!("refs/triad/chamber/{id}");
+    let phases = env
+        .git(repo, &["log", "--format=%s", &refname])
+        .ok()
+        .stdout
+        .clone();
+    assert!(phases.lines().count() >= 4, "{phases}");
+    assert!(phases.contains("phase 1: independent answers"), "{phases}");
+    let trace = env
+        .git(repo, &["show", &format!("{refname}:trace.md")])
+        .ok()
+        .stdout
+        .clone();
+    assert!(trace.contains(question), "{trace}");
+    assert!(
+        trace.contains("Synthesized by local-qwen-coder (arbiter)"),
+        "{trace}"
+    );
+    assert!(trace.contains("Divergence detection"), "{trace}");
+    assert!(trace.contains("local-smollm2"), "{trace}");
 }
 
 /// `--workflow parallel` with the two local models as candidates: each builds on its own
