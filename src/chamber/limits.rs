@@ -3,7 +3,7 @@
 //! sessions recorded in this repository. Approaching a limit (80 %) notifies; reaching one
 //! stops with the figures.
 
-use crate::config::schema::ChamberConfig;
+use crate::config::ChamberConfig;
 use crate::model::budget::month_start_unix;
 
 use super::Session;

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::limits::used;
 use super::{Session, Status};
-use crate::config::schema::ChamberConfig;
+use crate::config::ChamberConfig;
 
 /// Share of arbitrated sessions above which an arbiter-panelist's wins are warned about.
 pub const WIN_WARNING: f64 = 0.5;

@@ -9,6 +9,7 @@
 //! (git config is never cloned). See [`repo`].
 
 pub mod layers;
+mod chamber;
 mod prompts;
 pub mod repo;
 pub mod schema;
@@ -21,6 +22,7 @@ use toml::{Table, Value};
 pub use layers::{Layer, Origins};
 pub use prompts::{default_prompt, prompt};
 pub use repo::{restricted_keys, IgnoredValue, RESTRICTED_REPO_KEYS};
+pub use chamber::{ChamberConfig, ProfileChamber};
 pub use schema::*;
 
 /// The built-in defaults, compiled in. A broken default is a bug caught by the tests.
