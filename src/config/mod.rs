@@ -8,8 +8,8 @@
 //! clone was marked trusted in its own `.git/config` with `git config triad.trusted true`
 //! (git config is never cloned). See [`repo`].
 
-pub mod layers;
 mod chamber;
+pub mod layers;
 mod prompts;
 pub mod repo;
 pub mod schema;
@@ -19,10 +19,10 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
+pub use chamber::{ChamberConfig, ProfileChamber};
 pub use layers::{Layer, Origins};
 pub use prompts::{default_prompt, prompt};
 pub use repo::{restricted_keys, IgnoredValue, RESTRICTED_REPO_KEYS};
-pub use chamber::{ChamberConfig, ProfileChamber};
 pub use schema::*;
 
 /// The built-in defaults, compiled in. A broken default is a bug caught by the tests.
