@@ -478,7 +478,10 @@ fn a_panelist_that_fails_degrades_the_panel_and_says_so() {
     let degraded = "degraded panel: 2 of 3 panelists answered; did not answer: model-d";
     has(&notices(&out), &[degraded]);
     has(&run.stdout, &[degraded]);
-    has(&show(&s, &id(&out)), &[degraded]);
+    has(
+        &show(&s, &id(&out)),
+        &[degraded, "Degraded panel: 2 of 3 panelists answered."],
+    );
     has(
         &user(&s.requests_for("synth")[0]),
         &["## model-d — no answer (did not take part)"],
@@ -503,7 +506,15 @@ fn a_panelist_that_fails_degrades_the_panel_and_says_so() {
         0,
         "no arbiter request"
     );
-    has(&run.stderr, &["has no synthesis"]);
+    has(
+        &run.stderr,
+        &["has no synthesis", "git triad chamber resume"],
+    );
+    assert_eq!(record(&s, &id(&out))["status"], "stopped");
+    // Nothing to act on: refused, and the session stays as it was.
+    let act = triad(&s, &["chamber", "act", &id(&out), "accepted"]);
+    act.expect_code(2);
+    has(&act.stderr, &["has no synthesis to act on"]);
     assert_eq!(record(&s, &id(&out))["status"], "stopped");
 }
 

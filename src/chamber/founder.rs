@@ -182,6 +182,13 @@ pub fn act(
                 " (`git triad chamber resume` runs its remaining phases)"
             }
         )),
+        _ if session.synthesis().is_none() => Err(format!(
+            "session {} has no synthesis to act on ({}): `git triad chamber resume {}` asks \
+             again",
+            session.id,
+            session.stop_reason.as_deref().unwrap_or("it stopped"),
+            session.id
+        )),
         _ => {
             session.founder_role.get_or_insert(FounderRole::Approver);
             record(session, action, note);

@@ -332,6 +332,9 @@ pub struct Session {
     /// Wall time spent in phases so far, in milliseconds.
     #[serde(default)]
     pub duration_ms: u64,
+    /// Failed turns a resume asked again: out of the rounds, still in the cost.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub discarded: Vec<Turn>,
 }
 
 impl Session {
@@ -347,14 +350,17 @@ impl Session {
 
     /// Every turn of the session, in order.
     pub fn turns(&self) -> impl Iterator<Item = &Turn> {
-        self.rounds.iter().flat_map(|r| {
-            r.answers
-                .iter()
-                .chain(r.assessment.iter())
-                .chain(r.cross.iter())
-                .chain(r.checks.iter())
-                .chain(r.synthesis.iter())
-        })
+        self.rounds
+            .iter()
+            .flat_map(|r| {
+                r.answers
+                    .iter()
+                    .chain(r.assessment.iter())
+                    .chain(r.cross.iter())
+                    .chain(r.checks.iter())
+                    .chain(r.synthesis.iter())
+            })
+            .chain(self.discarded.iter())
     }
 
     /// What the session cost, in all.

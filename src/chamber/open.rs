@@ -163,6 +163,7 @@ pub fn new_session(o: Opening) -> Session {
         notices: Vec::new(),
         opened_by: o.opened_by,
         duration_ms: 0,
+        discarded: Vec::new(),
     }
 }
 

@@ -79,6 +79,16 @@ fn render(s: &Session, md: bool, full: bool) -> String {
             ""
         }
     );
+    if let Some(r) = s.rounds.first().filter(|r| !r.answers.is_empty()) {
+        let answered = r.answers.iter().filter(|t| t.answer.is_some()).count();
+        if answered < r.answers.len() {
+            let _ = writeln!(
+                out,
+                "Degraded panel: {answered} of {} panelists answered.",
+                r.answers.len()
+            );
+        }
+    }
     let _ = writeln!(out, "Status: {}", s.status.as_str());
     if let Some(why) = &s.stop_reason {
         let _ = writeln!(out, "Stopped: {why}");

@@ -417,6 +417,9 @@ pub(super) fn finish(session: &Session, json: bool) -> CommandResult {
                 .as_deref()
                 .unwrap_or("it stopped before the arbiter answered")
         ))
-        .hint(format!("its trace: git triad chamber show {id}"))),
+        .hint(format!("its trace: git triad chamber show {id}"))
+        .hint(format!(
+            "once the cause is fixed (a model back up, a cap raised): git triad chamber resume {id}"
+        ))),
     }
 }

@@ -163,8 +163,9 @@ pub(super) fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
     if let Some(round) = session.rounds.last_mut() {
         let answered = crate::chamber::engine::answered(&round.answers).len();
         if answered < 2 && !round.answers.is_empty() {
-            // Its earlier phase commit keeps the failed answers; the panel is asked again.
-            round.answers.clear();
+            // Its earlier phase commit keeps the failed answers, and their cost still
+            // counts; the panel is asked again.
+            session.discarded.append(&mut round.answers);
             session
                 .notices
                 .push("resumed after too few answers: the panel was asked again".into());
@@ -173,8 +174,9 @@ pub(super) fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
     if let Some(round) = session.rounds.last_mut() {
         if round.effective.is_none() && round.synthesis.as_ref().is_some_and(|t| t.answer.is_none())
         {
-            // Its earlier phase commit keeps the failed call; the arbiter is asked again.
-            round.synthesis = None;
+            // Its earlier phase commit keeps the failed call, and its cost still counts;
+            // the arbiter is asked again.
+            session.discarded.extend(round.synthesis.take());
             session
                 .notices
                 .push("resumed after the arbiter gave no synthesis: it was asked again".into());
