@@ -687,6 +687,22 @@ async fn transport_timeout_secs_from_config_bounds_a_call() {
     assert_eq!(h.requests().len(), 1, "max_retries = 0 means one attempt");
 }
 
+#[tokio::test]
+async fn a_providers_own_timeout_replaces_the_transport_default() {
+    let h = Harness::new(
+        one_rule(Reply::fault(Fault::Hang)),
+        &[
+            "transport.timeout_secs=600",
+            "transport.max_retries=0",
+            "providers.fake-openai.timeout_secs=1",
+        ],
+    )
+    .await;
+    let err = h.chat(&["model-a"], &request("hi")).await.unwrap_err();
+    assert!(err.to_string().contains("no answer within 1s"), "{err}");
+    assert_eq!(h.requests().len(), 1);
+}
+
 // ---------------------------------------------------------------------------------------
 // 5. Circuit breaker
 // ---------------------------------------------------------------------------------------

@@ -472,6 +472,11 @@ pub struct ProviderConfig {
     /// A server on this machine (availability is probed, not assumed).
     #[serde(default)]
     pub local: bool,
+    /// Per-call timeout of this provider's calls, replacing `transport.timeout_secs` (a
+    /// role's own `timeout_secs` still wins): a model on this machine's CPU answers slowly
+    /// when the machine is busy, and a call cut off must start its answer again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
 }
 
 /// The context window assumed for a model that sets none and whose server does not say.

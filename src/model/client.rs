@@ -248,10 +248,12 @@ impl ModelClient {
         (self.env)(var).filter(|v| !v.is_empty()).map(Secret::new)
     }
 
-    fn timeout_for(&self, role: Role) -> Duration {
+    /// The role's own timeout, else the provider's, else `transport.timeout_secs`.
+    fn timeout_for(&self, role: Role, m: &ResolvedModel) -> Duration {
         self.role_timeouts
             .get(&role)
             .copied()
+            .or(m.provider.timeout_secs.map(Duration::from_secs))
             .unwrap_or(self.default_timeout)
     }
 
@@ -388,7 +390,7 @@ impl ModelClient {
 
         let wire = adapter::build(m.provider.protocol, &m.provider.base_url, m.wire_id(), &req);
         let key = self.key_for(m);
-        let timeout = self.timeout_for(role);
+        let timeout = self.timeout_for(role, m);
         let label = req.purpose.clone().unwrap_or_else(|| role.to_string());
         let ts = SystemTime::now()
             .duration_since(UNIX_EPOCH)
