@@ -56,6 +56,33 @@ fn an_implementer_that_answers_metadata_only_is_retried_never_accepted() {
 }
 
 #[test]
+fn an_out_of_scope_that_names_no_one_else_is_retried_with_the_reason() {
+    // The answer the local coder gave to the quickstart task: the outcome list copied, the
+    // task restated as its summary, nobody named to do it instead.
+    let refusal = format!(
+        "```json\n{}\n```\n",
+        json!({"summary": "Add sub to calc.py", "confidence": 0.8, "outcome": "OUT_OF_SCOPE",
+               "questions": [], "suggestions": []})
+    );
+    let mut rules = happy_rules();
+    rules[1] = stage(
+        "implement",
+        vec![Reply::text(refusal), Reply::text(implement_answer())],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&[]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+    let second = s.requests_for("implement")[1].to_string();
+    assert!(second.contains("named no `suggested_role`"), "{second}");
+    assert!(
+        second.contains("gives this work to the implement stage"),
+        "{second}"
+    );
+}
+
+#[test]
 fn a_summary_that_claims_an_untouched_file_is_flagged() {
     let mut rules = happy_rules();
     rules[1] = stage(

@@ -122,6 +122,38 @@ pub fn parse_meta(answer: &str) -> Result<StageMeta, String> {
         .map_err(|e| format!("the ```json metadata block does not have the required fields ({e})"))
 }
 
+/// Who an OUT_OF_SCOPE may hand the task to.
+const SPECIALISTS: &[&str] = &["architect", "implement", "refactor", "verify", "operator"];
+
+/// Why an outcome gives its routing nothing to act on, when it does not, as feedback for
+/// the stage's retry: an OUT_OF_SCOPE that names no one else to do the work (none, an
+/// unknown role, or the stage itself) is a refusal without a reason the policy can route.
+/// Small models copy the outcome list from the prompt; the fact decides, not the word.
+pub fn unroutable(meta: &StageMeta, stage: &str) -> Option<String> {
+    if meta.outcome != Outcome::OutOfScope {
+        return None;
+    }
+    let named = meta
+        .suggested_role
+        .as_deref()
+        .and_then(super::response::normalize_specialist);
+    match named.as_deref() {
+        Some(r) if r != stage && SPECIALISTS.contains(&r) => None,
+        other => Some(format!(
+            "## YOUR PREVIOUS ANSWER COULD NOT BE USED\n\nYou answered OUT_OF_SCOPE but {}. \
+             The TaskSpec gives this work to the {stage} stage. If it is within your role, do \
+             the work and answer APPROVE; if it really belongs to another stage, answer \
+             OUT_OF_SCOPE with `suggested_role` set to one of {}.\n",
+            match other {
+                None => "named no `suggested_role` to do it instead".to_string(),
+                Some(r) if r == stage => format!("named your own stage (`{r}`) to do it"),
+                Some(r) => format!("named `{r}`, which is not a stage or the operator"),
+            },
+            SPECIALISTS.join(", ")
+        )),
+    }
+}
+
 /// Human text of an outcome's details (for records and messages).
 pub fn outcome_details(meta: &StageMeta) -> String {
     let list = |v: &[String]| {
@@ -188,5 +220,30 @@ mod tests {
         assert!(e.contains("not allowed"), "{e}");
         assert!(parse_meta("```json\n{\"summary\":\"s\"}\n```").is_err());
         assert!(parse_meta("no block").is_err());
+    }
+
+    #[test]
+    fn an_out_of_scope_must_name_someone_else_to_route_to() {
+        let meta = |role: Option<&str>| {
+            let mut m = json_meta("OUT_OF_SCOPE");
+            m.suggested_role = role.map(str::to_string);
+            m
+        };
+        let none = unroutable(&meta(None), "architect").unwrap();
+        assert!(none.contains("named no `suggested_role`"), "{none}");
+        let own = unroutable(&meta(Some("architect")), "architect").unwrap();
+        assert!(own.contains("your own stage"), "{own}");
+        let odd = unroutable(&meta(Some("janitor")), "architect").unwrap();
+        assert!(odd.contains("`janitor`, which is not a stage"), "{odd}");
+        assert_eq!(unroutable(&meta(Some("Verifier")), "architect"), None);
+        assert_eq!(unroutable(&meta(Some("operator")), "implement"), None);
+        assert_eq!(unroutable(&json_meta("NEEDS_INFO"), "implement"), None);
+    }
+
+    fn json_meta(outcome: &str) -> StageMeta {
+        parse_meta(&format!(
+            "```json\n{{\"summary\":\"s\",\"outcome\":\"{outcome}\"}}\n```"
+        ))
+        .unwrap()
     }
 }

@@ -147,6 +147,9 @@ impl Run<'_> {
             }
         };
         if meta.outcome != Outcome::Approve {
+            if let Some(why) = crate::task::outcome::unroutable(&meta, stage.as_str()) {
+                return self.retry(answered.record(AttemptResult::BadAnswer, ""), &why);
+            }
             return self.stop_on_outcome(answered, meta);
         }
         let spec = &self.spec;
