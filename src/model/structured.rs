@@ -170,6 +170,50 @@ pub fn validate(schema: &Value, value: &Value) -> Result<(), Vec<String>> {
     }
 }
 
+/// Brings each number outside its schema's `minimum`/`maximum` to the nearest bound and
+/// lists the changes (`/path: -1 → 0`). Grammar-constrained decoding (llama.cpp turns the
+/// schema into a grammar) enforces an answer's shape but not numeric ranges, so a small
+/// model writes a confidence of -1; the bound keeps the rest of a valid answer. The raw
+/// answer stays in the transcript.
+pub fn clamp_ranges(schema: &Value, value: &mut Value, path: &str, changed: &mut Vec<String>) {
+    match value {
+        Value::Number(n) => {
+            let Some(x) = n.as_f64() else { return };
+            let bound = |k: &str| schema.get(k).and_then(Value::as_f64);
+            let y = match (bound("minimum"), bound("maximum")) {
+                (Some(lo), _) if x < lo => lo,
+                (_, Some(hi)) if x > hi => hi,
+                _ => return,
+            };
+            let integer = n.is_i64() || n.is_u64();
+            *value = match serde_json::Number::from_f64(y) {
+                Some(_) if integer => Value::from(y as i64),
+                Some(f) => Value::Number(f),
+                None => return,
+            };
+            changed.push(format!(
+                "{}: {x} → {y}",
+                if path.is_empty() { "/" } else { path }
+            ));
+        }
+        Value::Object(fields) => {
+            for (k, v) in fields.iter_mut() {
+                if let Some(sub) = schema.get("properties").and_then(|p| p.get(k)) {
+                    clamp_ranges(sub, v, &format!("{path}/{k}"), changed);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items") {
+                for (i, v) in items.iter_mut().enumerate() {
+                    clamp_ranges(sub, v, &format!("{path}/{i}"), changed);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Whether a value is small enough to quote in an error message.
 fn quotable(v: &Value) -> bool {
     match v {
@@ -196,6 +240,17 @@ pub(super) fn check_answer<T: serde::de::DeserializeOwned>(
             why
         })?,
     };
+    let mut json = json;
+    if validate(schema, &json).is_err() {
+        let mut changed = Vec::new();
+        clamp_ranges(schema, &mut json, "", &mut changed);
+        if !changed.is_empty() {
+            tracing::warn!(
+                "numbers outside their schema's range brought to the bound: {}",
+                changed.join(", ")
+            );
+        }
+    }
     validate(schema, &json)?;
     // serde's message quotes the offending value, which the model chose the size of.
     let value = serde_json::from_value(json.clone()).map_err(|e| {
@@ -280,6 +335,35 @@ mod tests {
         let mut big = schema_for::<Outer>("outer").schema;
         fit_to_budget(&mut big, 8192);
         assert!(big["properties"]["items"].get("maxItems").is_none());
+    }
+
+    #[test]
+    fn numbers_out_of_range_are_brought_to_the_bound_and_listed() {
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Alt {
+            #[schemars(range(min = 0.0, max = 1.0))]
+            confidence: f64,
+        }
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)]
+        struct Review {
+            #[schemars(range(min = 1, max = 10))]
+            score: u8,
+            alternatives: Vec<Alt>,
+        }
+        let s = schema_for::<Review>("review").schema;
+        let mut v = serde_json::json!({"score": 12, "alternatives": [{"confidence": -1.0}, {"confidence": 0.5}]});
+        assert!(validate(&s, &v).is_err());
+        let mut changed = Vec::new();
+        clamp_ranges(&s, &mut v, "", &mut changed);
+        assert_eq!(
+            changed,
+            ["/score: 12 → 10", "/alternatives/0/confidence: -1 → 0"]
+        );
+        assert_eq!(v["score"], 10);
+        assert_eq!(v["alternatives"][0]["confidence"], 0.0);
+        assert!(validate(&s, &v).is_ok());
     }
 
     #[test]
