@@ -40,6 +40,7 @@
 //! # Ok(()) }
 //! ```
 
+mod answer;
 mod http;
 mod script;
 mod serve;
@@ -49,6 +50,8 @@ mod wire;
 mod tests;
 #[cfg(test)]
 mod tests_faults;
+#[cfg(test)]
+mod tests_tools;
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -60,7 +63,9 @@ use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-pub use script::{Fault, ModelInfo, Reply, Rule, Script, ScriptError, Served, Usage, WireProtocol};
+pub use script::{
+    Fault, ModelInfo, Reply, Rule, Script, ScriptError, ScriptedCall, Served, Usage, WireProtocol,
+};
 
 /// One request as the server saw it, recorded before it was answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
