@@ -239,23 +239,20 @@ fn block_index(v: &Value) -> u64 {
 mod tests {
     use super::*;
     use crate::model::adapter::tools::settle;
-    use crate::model::adapter::tools::tests::{calls, conversation, stream};
+    use crate::model::adapter::tools::tests::{
+        assert_grep_then_stop, calls, conversation, grep_parameters, stream,
+    };
     use crate::model::types::OutputSchema;
 
     #[test]
     fn encodes_tools_as_tool_use_and_tool_result_blocks() {
         let w = build("http://h/v1", "m", &conversation());
         let b = &w.body;
-        assert_eq!(
-            b["tools"][0],
-            json!({"name": "grep", "description": "Search the files.",
-                "input_schema": {"type": "object", "properties": {"pattern": {"type": "string"}},
-                    "required": ["pattern"], "additionalProperties": false}})
-        );
-        assert_eq!(
-            b["tools"][1]["input_schema"],
-            json!({"type": "object", "properties": {}})
-        );
+        let grep = json!({"name": "grep", "description": "Search the files.",
+            "input_schema": grep_parameters()});
+        let stop = json!({"name": "stop", "description": "End the session.",
+            "input_schema": {"type": "object", "properties": {}}});
+        assert_eq!(b["tools"], json!([grep, stop]));
         assert!(b.get("tool_choice").is_none());
         assert_eq!(w.answer_tool, None);
         let msgs = b["messages"].as_array().unwrap();
@@ -392,13 +389,7 @@ mod tests {
         };
         let r = stream(Box::<Acc>::default(), &events(": \"fn main\"}")).unwrap();
         assert_eq!(r.text, "Looking.");
-        assert_eq!(
-            calls(&r),
-            vec![
-                ("toolu_1", "grep", json!({"pattern": "fn main"})),
-                ("toolu_2", "stop", json!({}))
-            ]
-        );
+        assert_grep_then_stop(&r, ["toolu_1", "toolu_2"], "fn main");
         assert_eq!(
             (
                 r.usage.input_tokens,

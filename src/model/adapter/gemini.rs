@@ -279,7 +279,7 @@ impl StreamAccumulator for Acc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::adapter::tools::tests::{calls, conversation, stream};
+    use crate::model::adapter::tools::tests::{assert_grep_then_stop, conversation, stream};
 
     #[test]
     fn schema_is_reduced_to_the_openapi_subset() {
@@ -347,13 +347,7 @@ mod tests {
             "usageMetadata": {"promptTokenCount": 30, "candidatesTokenCount": 2,
                               "cachedContentTokenCount": 16}});
         let r = parse(&v).unwrap();
-        assert_eq!(
-            calls(&r),
-            vec![
-                ("call_0", "grep", json!({"pattern": "x"})),
-                ("call_1", "stop", json!({}))
-            ]
-        );
+        assert_grep_then_stop(&r, ["call_0", "call_1"], "x");
         assert_eq!(r.tool_calls[0].signature.as_deref(), Some("s1"));
         assert_eq!(
             (r.usage.context_tokens(), r.usage.cache_read_input_tokens),
@@ -388,13 +382,7 @@ mod tests {
         ];
         let r = stream(Box::<Acc>::default(), &events).unwrap();
         assert_eq!(r.text, "Look");
-        assert_eq!(
-            calls(&r),
-            vec![
-                ("call_0", "grep", json!({"pattern": "x"})),
-                ("call_1", "stop", json!({}))
-            ]
-        );
+        assert_grep_then_stop(&r, ["call_0", "call_1"], "x");
         assert_eq!(r.usage.input_tokens, 9);
     }
 }

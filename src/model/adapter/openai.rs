@@ -221,7 +221,9 @@ impl StreamAccumulator for Acc {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::adapter::tools::tests::{calls, conversation, stream};
+    use crate::model::adapter::tools::tests::{
+        assert_grep_then_stop, conversation, grep_parameters, stream,
+    };
     use crate::model::types::OutputSchema;
 
     #[test]
@@ -258,17 +260,12 @@ mod tests {
     fn encodes_tools_calls_and_results() {
         let w = build("http://h/v1", "m", &conversation());
         let b = &w.body;
-        assert_eq!(
-            b["tools"][0],
-            json!({"type": "function", "function": {"name": "grep",
-                "description": "Search the files.",
-                "parameters": {"type": "object", "properties": {"pattern": {"type": "string"}},
-                    "required": ["pattern"], "additionalProperties": false}}})
-        );
-        assert_eq!(
-            b["tools"][1]["function"]["parameters"],
-            json!({"type": "object", "properties": {}})
-        );
+        let function = |f: Value| json!({"type": "function", "function": f});
+        let grep = json!({"name": "grep", "description": "Search the files.",
+            "parameters": grep_parameters()});
+        let stop = json!({"name": "stop", "description": "End the session.",
+            "parameters": {"type": "object", "properties": {}}});
+        assert_eq!(b["tools"], json!([function(grep), function(stop)]));
         assert_eq!(
             b["messages"][2],
             json!({"role": "assistant", "content": "Looking.", "tool_calls": [
@@ -307,13 +304,7 @@ mod tests {
                       "prompt_tokens_details": {"cached_tokens": 40}}});
         let r = parse(&v).unwrap();
         assert_eq!(r.text, "");
-        assert_eq!(
-            calls(&r),
-            vec![
-                ("call_a", "grep", json!({"pattern": "x"})),
-                ("call_1", "stop", json!({}))
-            ]
-        );
+        assert_grep_then_stop(&r, ["call_a", "call_1"], "x");
         assert_eq!(
             (r.usage.context_tokens(), r.usage.cache_read_input_tokens),
             (50, 40)
@@ -356,13 +347,7 @@ mod tests {
         let r = stream(Box::<Acc>::default(), &all).unwrap();
         assert_eq!(r.text, "Hm.");
         assert_eq!(r.finish_reason.as_deref(), Some("tool_calls"));
-        assert_eq!(
-            calls(&r),
-            vec![
-                ("call_a", "grep", json!({"pattern": "x"})),
-                ("call_b", "stop", json!({}))
-            ]
-        );
+        assert_grep_then_stop(&r, ["call_a", "call_b"], "x");
         events.insert(5, chunk(call(1, json!({"arguments": "}"})), Value::Null));
         events.push(done);
         let e = stream(Box::<Acc>::default(), &events).unwrap_err();

@@ -150,6 +150,12 @@ pub(crate) mod tests {
     use crate::model::types::{ChatRequest, ToolSpec};
     use serde_json::json;
 
+    /// The argument schema of [`conversation`]'s `grep` tool.
+    pub(crate) fn grep_parameters() -> Value {
+        json!({"type": "object", "properties": {"pattern": {"type": "string"}},
+               "required": ["pattern"], "additionalProperties": false})
+    }
+
     /// A request offering `grep` (with arguments) and `stop` (without), whose history holds
     /// an assistant turn that called `grep` twice, both results (the second an error), and a
     /// user note after them.
@@ -163,12 +169,7 @@ pub(crate) mod tests {
         let (first, second) = (grep("c1", "fn main"), grep("c2", "["));
         let mut req = ChatRequest::new(Some("sys".into()), "find main", 100);
         req.tools = vec![
-            ToolSpec::new(
-                "grep",
-                "Search the files.",
-                json!({"type": "object", "properties": {"pattern": {"type": "string"}},
-                       "required": ["pattern"], "additionalProperties": false}),
-            ),
+            ToolSpec::new("grep", "Search the files.", grep_parameters()),
             ToolSpec::new("stop", "End the session.", Value::Null),
         ];
         req.messages.extend([
@@ -195,6 +196,16 @@ pub(crate) mod tests {
             })?;
         }
         acc.finish()
+    }
+
+    /// Asserts that `r` called `grep` with `pattern`, then `stop` without arguments, under
+    /// these ids (the calls every adapter test decodes).
+    pub(crate) fn assert_grep_then_stop(r: &ChatResponse, ids: [&str; 2], pattern: &str) {
+        let expected = vec![
+            (ids[0], "grep", json!({ "pattern": pattern })),
+            (ids[1], "stop", json!({})),
+        ];
+        assert_eq!(calls(r), expected);
     }
 
     /// The calls of a response as (id, name, arguments).

@@ -150,10 +150,7 @@ fn openai(ctx: &Ctx<'_>, answer: &Answer, usage: Usage, model: &str) -> Built {
             let calls: Vec<Value> = answer
                 .calls
                 .iter()
-                .map(|c| {
-                    json!({"id": c.id, "type": "function",
-                        "function": {"name": c.name, "arguments": c.arguments.to_string()}})
-                })
+                .map(|c| openai_call(c, c.arguments.to_string()))
                 .collect();
             message["tool_calls"] = json!(calls);
         }
@@ -182,16 +179,20 @@ fn openai(ctx: &Ctx<'_>, answer: &Answer, usage: Usage, model: &str) -> Built {
         deltas.extend(pieces(&answer.text).iter().map(|p| json!({ "content": p })));
     }
     for (index, c) in answer.calls.iter().enumerate() {
-        deltas.push(
-            json!({"tool_calls": [{"index": index, "id": c.id, "type": "function",
-            "function": {"name": c.name, "arguments": ""}}]}),
-        );
+        let mut first = openai_call(c, String::new());
+        first["index"] = json!(index);
+        deltas.push(json!({ "tool_calls": [first] }));
         for piece in pieces(&c.arguments.to_string()) {
             deltas
                 .push(json!({"tool_calls": [{"index": index, "function": {"arguments": piece}}]}));
         }
     }
-    deltas[0]["role"] = json!("assistant");
+    // The first chunk names the role before anything else, as OpenAI's do.
+    if let Some(Value::Object(first)) = deltas.first_mut() {
+        let rest = std::mem::take(first);
+        first.insert("role".into(), json!("assistant"));
+        first.extend(rest);
+    }
     let mut events: Vec<String> = deltas
         .into_iter()
         .map(|delta| {
@@ -210,6 +211,12 @@ fn openai(ctx: &Ctx<'_>, answer: &Answer, usage: Usage, model: &str) -> Built {
     }
     events.push("data: [DONE]\n\n".to_string());
     Built::events(events)
+}
+
+/// One entry of OpenAI's `tool_calls`, with `arguments` as JSON text (empty in the first
+/// chunk of a streamed call, which also carries the call's `index`).
+fn openai_call(c: &Call, arguments: String) -> Value {
+    json!({"id": c.id, "type": "function", "function": {"name": c.name, "arguments": arguments}})
 }
 
 /// Anthropic: a text block, then a `tool_use` block per call; streamed, a tool block starts
