@@ -18,7 +18,10 @@
 //! | `GET /props` | llama.cpp's server properties ([`Served::LlamaCpp`]) |
 //! | `POST /api/show` | Ollama's model details ([`Served::Ollama`]) |
 //!
-//! Every request is recorded before any scripted delay. A request no rule matches gets a 500
+//! A reply can be text, a structured answer, or tool calls ([`Reply::tool_calls`]), each shaped
+//! as the protocol's real service sends it, whole or streamed. Every request is recorded
+//! before any scripted delay, its JSON kept, so a test can check the tools and tool results
+//! a client sent. A request no rule matches gets a 500
 //! with `{"error":{"message":"fake-llm: no rule matched <protocol> model=<m>","type":"no_rule"}}`;
 //! an unknown route gets a 404. Each response carries `Connection: close` and the connection
 //! is closed after it.

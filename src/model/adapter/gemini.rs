@@ -1,6 +1,7 @@
 //! Google Gemini generateContent. Tools are `functionDeclarations`; calls and results travel
-//! as `functionCall` / `functionResponse` parts, matched by name and order (Gemini gives calls
-//! no ids, so the ids of [`ToolCall`] are made up here and never sent).
+//! as `functionCall` / `functionResponse` parts, matched by name and order. Gemini usually
+//! gives calls no ids, so a [`ToolCall`]'s id is the server's when it sent one, else made up
+//! here; either way ids are never sent back, since order and name are what Gemini matches.
 
 use serde_json::{json, Map, Value};
 
