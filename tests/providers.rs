@@ -24,6 +24,8 @@ use tempfile::TempDir;
 
 use crate::common;
 
+mod tools;
+
 // Keys made of fragments that occur nowhere else: the process-wide redactor masks every
 // 8+ character fragment of a registered key, so a key like `fake-openai-...` would garble
 // provider names in other tests' messages.

@@ -211,6 +211,7 @@ impl ModelClient {
             u += Usage {
                 input_tokens: r.input_tokens,
                 output_tokens: r.output_tokens,
+                ..Usage::default()
             };
         }
         u

@@ -16,4 +16,7 @@ pub mod usage;
 
 pub use budget::Spend;
 pub use client::{Completion, EnvLookup, ModelClient, ModelError, ResolvedModel, Structured};
-pub use types::{ChatRequest, ChatResponse, Message, OutputSchema, Speaker, Usage};
+pub use types::{
+    ChatRequest, ChatResponse, Message, OutputSchema, Speaker, ToolCall, ToolResult, ToolSpec,
+    Usage,
+};

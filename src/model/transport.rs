@@ -319,14 +319,18 @@ impl Transport {
                     Err(e) => return Err(TransportError::Body(describe(&e))),
                 }
             }
-            return Ok(acc.finish()?);
+            return Ok(adapter::tools::settle(
+                acc.finish()?,
+                wire.answer_tool.as_deref(),
+            ));
         }
         let body = resp
             .bytes()
             .await
             .map_err(|e| TransportError::Body(describe(&e)))?;
         let body = Redactor::global().redact_bytes(&body);
-        Ok(adapter::parse(protocol, &body)?)
+        let parsed = adapter::parse(protocol, &body)?;
+        Ok(adapter::tools::settle(parsed, wire.answer_tool.as_deref()))
     }
 }
 
@@ -364,6 +368,11 @@ fn redacted_response(mut r: ChatResponse) -> ChatResponse {
     clean(&mut r.text);
     if let Some(v) = &mut r.structured {
         Redactor::global().redact_value(v);
+    }
+    for call in &mut r.tool_calls {
+        clean(&mut call.id);
+        clean(&mut call.name);
+        Redactor::global().redact_value(&mut call.arguments);
     }
     r.model.iter_mut().for_each(clean);
     r.finish_reason.iter_mut().for_each(clean);

@@ -18,7 +18,10 @@
 //! | `GET /props` | llama.cpp's server properties ([`Served::LlamaCpp`]) |
 //! | `POST /api/show` | Ollama's model details ([`Served::Ollama`]) |
 //!
-//! Every request is recorded before any scripted delay. A request no rule matches gets a 500
+//! A reply can be text, a structured answer, or tool calls ([`Reply::tool_calls`]), each shaped
+//! as the protocol's real service sends it, whole or streamed. Every request is recorded
+//! before any scripted delay, its JSON kept, so a test can check the tools and tool results
+//! a client sent. A request no rule matches gets a 500
 //! with `{"error":{"message":"fake-llm: no rule matched <protocol> model=<m>","type":"no_rule"}}`;
 //! an unknown route gets a 404. Each response carries `Connection: close` and the connection
 //! is closed after it.
@@ -40,6 +43,7 @@
 //! # Ok(()) }
 //! ```
 
+mod answer;
 mod http;
 mod script;
 mod serve;
@@ -49,6 +53,8 @@ mod wire;
 mod tests;
 #[cfg(test)]
 mod tests_faults;
+#[cfg(test)]
+mod tests_tools;
 
 use std::collections::BTreeMap;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -60,7 +66,9 @@ use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-pub use script::{Fault, ModelInfo, Reply, Rule, Script, ScriptError, Served, Usage, WireProtocol};
+pub use script::{
+    Fault, ModelInfo, Reply, Rule, Script, ScriptError, ScriptedCall, Served, Usage, WireProtocol,
+};
 
 /// One request as the server saw it, recorded before it was answered.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -1,22 +1,26 @@
-//! Google Gemini generateContent.
+//! Google Gemini generateContent. Tools are `functionDeclarations`; calls and results travel
+//! as `functionCall` / `functionResponse` parts, matched by name and order. Gemini usually
+//! gives calls no ids, so a [`ToolCall`]'s id is the server's when it sent one, else made up
+//! here; either way ids are never sent back, since order and name are what Gemini matches.
 
 use serde_json::{json, Map, Value};
 
+use super::tools;
 use super::{str_at, u64_at, AdapterError, Auth, StreamAccumulator, WireRequest};
 use crate::model::sse::SseEvent;
-use crate::model::types::{ChatRequest, ChatResponse, Speaker, Usage};
+use crate::model::types::{ChatRequest, ChatResponse, Message, Speaker, ToolCall, ToolSpec, Usage};
 
 /// Builds `POST {base}/models/{model}:generateContent` (or the SSE stream variant).
 pub fn build(base_url: &str, model_id: &str, req: &ChatRequest) -> WireRequest {
-    let contents: Vec<Value> = req
-        .messages
-        .iter()
-        .map(|m| {
-            let role = match m.role {
-                Speaker::User => "user",
+    let contents: Vec<Value> = tools::wire_turns(&req.messages)
+        .into_iter()
+        .map(|turn| {
+            let role = match turn[0].role {
                 Speaker::Assistant => "model",
+                Speaker::User | Speaker::Tool => "user",
             };
-            json!({"role": role, "parts": [{"text": m.content}]})
+            let parts: Vec<Value> = turn.iter().flat_map(parts).collect();
+            json!({"role": role, "parts": parts})
         })
         .collect();
     let mut gen = json!({"maxOutputTokens": req.max_tokens});
@@ -28,6 +32,10 @@ pub fn build(base_url: &str, model_id: &str, req: &ChatRequest) -> WireRequest {
         gen["responseSchema"] = openapi_subset(&schema.schema);
     }
     let mut body = json!({"contents": contents, "generationConfig": gen});
+    if !req.tools.is_empty() {
+        let declarations: Vec<Value> = req.tools.iter().map(declaration).collect();
+        body["tools"] = json!([{ "functionDeclarations": declarations }]);
+    }
     if let Some(system) = &req.system {
         body["systemInstruction"] = json!({"parts": [{"text": system}]});
     }
@@ -42,7 +50,53 @@ pub fn build(base_url: &str, model_id: &str, req: &ChatRequest) -> WireRequest {
         headers: vec![],
         auth: Auth::Header("x-goog-api-key"),
         body,
+        answer_tool: None,
     }
+}
+
+/// A message's parts: a tool result is a `functionResponse` (the text as its `output`, or as
+/// its `error`); any other turn is its text and then a `functionCall` per call (with the
+/// `thoughtSignature` the call came with). A plain turn is one text part, as always.
+fn parts(m: &Message) -> Vec<Value> {
+    if m.role == Speaker::Tool {
+        let result = m.tool_result.as_ref();
+        let key = if result.is_some_and(|r| r.is_error) {
+            "error"
+        } else {
+            "output"
+        };
+        return vec![json!({"functionResponse": {
+            "name": result.map(|r| &r.name), "response": {key: m.content}}})];
+    }
+    if m.tool_calls.is_empty() {
+        return vec![json!({"text": m.content})];
+    }
+    let text = Some(&m.content)
+        .filter(|t| !t.is_empty())
+        .map(|t| json!({ "text": t }));
+    let calls = m.tool_calls.iter().map(|c| {
+        let mut part = json!({"functionCall": {"name": c.name, "args": c.arguments}});
+        if let Some(sig) = &c.signature {
+            part["thoughtSignature"] = json!(sig);
+        }
+        part
+    });
+    text.into_iter().chain(calls).collect()
+}
+
+/// A `functionDeclaration`: the schema in the OpenAPI subset, and none at all for a tool
+/// without arguments (Gemini refuses an object schema with no properties).
+fn declaration(t: &ToolSpec) -> Value {
+    let mut d = json!({"name": t.name, "description": t.description});
+    let params = openapi_subset(&t.schema());
+    if params
+        .get("properties")
+        .and_then(Value::as_object)
+        .is_some_and(|p| !p.is_empty())
+    {
+        d["parameters"] = params;
+    }
+    d
 }
 
 /// Converts a JSON schema into the OpenAPI subset Gemini's `responseSchema` accepts:
@@ -128,24 +182,46 @@ pub fn parse(v: &Value) -> Result<ChatResponse, AdapterError> {
     Ok(ChatResponse {
         text: candidate_text(candidate),
         structured: None,
+        tool_calls: candidate_calls(candidate, 0)?,
         usage: usage(v),
         model: str_at(v, &["modelVersion"]),
         finish_reason: str_at(candidate, &["finishReason"]),
     })
 }
 
-fn candidate_text(candidate: &Value) -> String {
+fn candidate_parts(candidate: &Value) -> &[Value] {
     candidate
-        .get("content")
-        .and_then(|c| c.get("parts"))
+        .pointer("/content/parts")
         .and_then(Value::as_array)
-        .map(|parts| {
-            parts
-                .iter()
-                .filter_map(|p| p.get("text").and_then(Value::as_str))
-                .collect::<String>()
+        .map_or(&[], Vec::as_slice)
+}
+
+fn candidate_text(candidate: &Value) -> String {
+    candidate_parts(candidate)
+        .iter()
+        .filter_map(|p| p.get("text").and_then(Value::as_str))
+        .collect()
+}
+
+/// The `functionCall` parts of a candidate; `first` is how many calls came before (in earlier
+/// stream chunks), so made-up ids stay unique.
+fn candidate_calls(candidate: &Value, first: usize) -> Result<Vec<ToolCall>, AdapterError> {
+    candidate_parts(candidate)
+        .iter()
+        .filter_map(|p| Some((p, p.get("functionCall")?)))
+        .enumerate()
+        .map(|(n, (part, call))| {
+            let name = str_at(call, &["name"]).ok_or_else(|| {
+                AdapterError::Malformed("a `functionCall` part has no `name`".into())
+            })?;
+            Ok(ToolCall {
+                id: str_at(call, &["id"]).unwrap_or_else(|| tools::made_up_id(first + n)),
+                arguments: tools::arguments(&name, call.get("args"))?,
+                name,
+                signature: str_at(part, &["thoughtSignature"]),
+            })
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 fn usage(v: &Value) -> Usage {
@@ -153,11 +229,13 @@ fn usage(v: &Value) -> Usage {
         input_tokens: u64_at(v, &["usageMetadata", "promptTokenCount"]),
         output_tokens: u64_at(v, &["usageMetadata", "candidatesTokenCount"])
             + u64_at(v, &["usageMetadata", "thoughtsTokenCount"]),
+        cache_read_input_tokens: u64_at(v, &["usageMetadata", "cachedContentTokenCount"]),
+        cache_creation_input_tokens: 0,
     }
 }
 
 /// Accumulates `streamGenerateContent?alt=sse` chunks; the stream is complete at a chunk
-/// that carries a `finishReason`.
+/// that carries a `finishReason`. Function calls arrive whole, each in some chunk's parts.
 #[derive(Default)]
 pub struct Acc {
     r: ChatResponse,
@@ -175,6 +253,8 @@ impl StreamAccumulator for Acc {
         }
         if let Some(c) = v.get("candidates").and_then(|c| c.get(0)) {
             self.r.text.push_str(&candidate_text(c));
+            let calls = candidate_calls(c, self.r.tool_calls.len())?;
+            self.r.tool_calls.extend(calls);
             if let Some(f) = str_at(c, &["finishReason"]) {
                 self.r.finish_reason = Some(f);
             }
@@ -200,6 +280,7 @@ impl StreamAccumulator for Acc {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::adapter::tools::tests::{assert_grep_then_stop, conversation, stream};
 
     #[test]
     fn schema_is_reduced_to_the_openapi_subset() {
@@ -221,5 +302,88 @@ mod tests {
             w.url,
             "http://h/v1beta/models/g:streamGenerateContent?alt=sse"
         );
+    }
+
+    #[test]
+    fn encodes_function_declarations_calls_and_responses() {
+        let w = build("http://h/v1beta", "g", &conversation());
+        let b = &w.body;
+        assert_eq!(
+            b["tools"],
+            json!([{"functionDeclarations": [
+                {"name": "grep", "description": "Search the files.",
+                 "parameters": {"type": "object", "properties": {"pattern": {"type": "string"}},
+                    "required": ["pattern"]}},
+                {"name": "stop", "description": "End the session."}]}])
+        );
+        let contents = b["contents"].as_array().unwrap();
+        assert_eq!(contents.len(), 3, "{contents:#?}");
+        assert_eq!(
+            contents[0],
+            json!({"role": "user", "parts": [{"text": "find main"}]})
+        );
+        assert_eq!(
+            contents[1],
+            json!({"role": "model", "parts": [{"text": "Looking."},
+                {"functionCall": {"name": "grep", "args": {"pattern": "fn main"}},
+                 "thoughtSignature": "sig-c1"},
+                {"functionCall": {"name": "grep", "args": {"pattern": "["}},
+                 "thoughtSignature": "sig-c2"}]})
+        );
+        assert_eq!(
+            contents[2],
+            json!({"role": "user", "parts": [
+                {"functionResponse": {"name": "grep", "response": {"output": "src/main.rs:1"}}},
+                {"functionResponse": {"name": "grep", "response": {"error": "bad pattern"}}},
+                {"text": "[context 70% full]"}]})
+        );
+    }
+
+    #[test]
+    fn parses_function_calls_with_made_up_ids_and_cached_tokens() {
+        let v = json!({"modelVersion": "g", "candidates": [{"finishReason": "STOP", "content": {
+            "role": "model", "parts": [
+                {"functionCall": {"name": "grep", "args": {"pattern": "x"}}, "thoughtSignature": "s1"},
+                {"functionCall": {"name": "stop"}}]}}],
+            "usageMetadata": {"promptTokenCount": 30, "candidatesTokenCount": 2,
+                              "cachedContentTokenCount": 16}});
+        let r = parse(&v).unwrap();
+        assert_grep_then_stop(&r, ["call_0", "call_1"], "x");
+        assert_eq!(r.tool_calls[0].signature.as_deref(), Some("s1"));
+        assert_eq!(
+            (r.usage.context_tokens(), r.usage.cache_read_input_tokens),
+            (30, 16)
+        );
+        let mut bad = v.clone();
+        bad["candidates"][0]["content"]["parts"][0]["functionCall"]["args"] = json!([1]);
+        assert!(matches!(parse(&bad), Err(AdapterError::Malformed(_))));
+    }
+
+    #[test]
+    fn streamed_function_calls_arrive_whole_in_any_chunk() {
+        let chunk = |parts: Value, finish: Option<&str>| {
+            let mut c = json!({"modelVersion": "g",
+                "candidates": [{"content": {"role": "model", "parts": parts}}]});
+            if let Some(f) = finish {
+                c["candidates"][0]["finishReason"] = json!(f);
+                c["usageMetadata"] = json!({"promptTokenCount": 9, "candidatesTokenCount": 3});
+            }
+            (None, c)
+        };
+        let events = vec![
+            chunk(json!([{"text": "Look"}]), None),
+            chunk(
+                json!([{"functionCall": {"name": "grep", "args": {"pattern": "x"}}}]),
+                None,
+            ),
+            chunk(
+                json!([{"functionCall": {"name": "stop", "args": {}}}]),
+                Some("STOP"),
+            ),
+        ];
+        let r = stream(Box::<Acc>::default(), &events).unwrap();
+        assert_eq!(r.text, "Look");
+        assert_grep_then_stop(&r, ["call_0", "call_1"], "x");
+        assert_eq!(r.usage.input_tokens, 9);
     }
 }

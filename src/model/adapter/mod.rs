@@ -7,6 +7,7 @@
 pub mod anthropic;
 pub mod gemini;
 pub mod openai;
+pub mod tools;
 
 use serde_json::Value;
 
@@ -39,6 +40,10 @@ pub struct WireRequest {
     pub auth: Auth,
     /// JSON body.
     pub body: Value,
+    /// The tool whose call is the structured answer (Anthropic's forced schema tool), so the
+    /// answer can be told apart from the calls of the request's own tools (see
+    /// [`tools::settle`]).
+    pub answer_tool: Option<String>,
 }
 
 /// What went wrong understanding a server's answer.

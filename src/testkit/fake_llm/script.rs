@@ -175,6 +175,11 @@ pub struct Reply {
     /// text. Wins over `text` for OpenAI/Gemini; on Anthropic `text` becomes a preamble block.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub json: Option<serde_json::Value>,
+    /// Tool calls the assistant makes, rendered in each protocol's own shape (OpenAI
+    /// `tool_calls`, Anthropic `tool_use` blocks, Gemini `functionCall` parts), streamed too;
+    /// `text`, if set, comes before them. Excludes `json`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ScriptedCall>,
     /// Raw JSON body sent verbatim (overrides `text`/`json`); meant for error bodies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<serde_json::Value>,
@@ -199,12 +204,29 @@ impl Default for Reply {
             fault: None,
             text: None,
             json: None,
+            tool_calls: Vec::new(),
             body: None,
             raw: None,
             usage: None,
             model: None,
         }
     }
+}
+
+/// One tool call of a scripted answer. In TOML:
+/// `tool_calls = [{ name = "grep", arguments = { pattern = "fn main" } }]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedCall {
+    /// The tool called.
+    pub name: String,
+    /// Its arguments, a JSON object (absent: none).
+    #[serde(default = "empty_object")]
+    pub arguments: serde_json::Value,
+}
+
+fn empty_object() -> serde_json::Value {
+    serde_json::json!({})
 }
 
 fn default_true() -> bool {
@@ -309,6 +331,11 @@ impl Script {
                         reply.status
                     )));
                 }
+                if reply.json.is_some() && !reply.tool_calls.is_empty() {
+                    return Err(ScriptError::Invalid(format!(
+                        "rule {label}: a reply has both `json` and `tool_calls`; pick one"
+                    )));
+                }
             }
         }
         Ok(())
@@ -389,6 +416,28 @@ impl Reply {
             json: Some(value),
             ..Reply::default()
         }
+    }
+
+    /// A 200 answer that calls these tools, each a name and its JSON arguments (see
+    /// [`Reply::tool_calls`](Reply#structfield.tool_calls)); chain [`Reply::with_text`] for
+    /// text before the calls.
+    pub fn tool_calls<N: Into<String>>(calls: Vec<(N, serde_json::Value)>) -> Reply {
+        Reply {
+            tool_calls: calls
+                .into_iter()
+                .map(|(name, arguments)| ScriptedCall {
+                    name: name.into(),
+                    arguments,
+                })
+                .collect(),
+            ..Reply::default()
+        }
+    }
+
+    /// Sets the assistant text (before any tool calls).
+    pub fn with_text(mut self, text: impl Into<String>) -> Reply {
+        self.text = Some(text.into());
+        self
     }
 
     /// An error answer with this status and the protocol's default error body.

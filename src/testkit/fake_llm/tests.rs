@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::wire::pieces;
+use super::answer::pieces;
 use super::*;
 
 /// A client that never goes through a proxy, whatever the environment says.
@@ -32,7 +32,7 @@ async fn get(url: String) -> reqwest::Response {
 }
 
 /// The body of `resp`, parsed as JSON.
-async fn json_of(resp: reqwest::Response) -> Value {
+pub(super) async fn json_of(resp: reqwest::Response) -> Value {
     resp.json().await.expect("the body is JSON")
 }
 
@@ -44,7 +44,7 @@ fn sse_data(text: &str) -> Vec<String> {
         .collect()
 }
 
-fn sse_json(text: &str) -> Vec<Value> {
+pub(super) fn sse_json(text: &str) -> Vec<Value> {
     sse_data(text)
         .iter()
         .filter(|d| d.as_str() != "[DONE]")

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::script::{ModelInfo, Reply, Served, Usage, WireProtocol};
+use super::script::{ModelInfo, Reply, Served, WireProtocol};
 
 /// Content type of plain JSON answers.
 pub(crate) const JSON: &str = "application/json";
@@ -124,7 +124,7 @@ pub(crate) struct Built {
 }
 
 impl Built {
-    fn whole(status: u16, content_type: &'static str, body: Vec<u8>) -> Built {
+    pub(crate) fn whole(status: u16, content_type: &'static str, body: Vec<u8>) -> Built {
         Built {
             status,
             content_type,
@@ -133,7 +133,7 @@ impl Built {
         }
     }
 
-    fn events(events: Vec<String>) -> Built {
+    pub(crate) fn events(events: Vec<String>) -> Built {
         let chunks: Vec<Vec<u8>> = events.into_iter().map(String::into_bytes).collect();
         Built {
             status: 200,
@@ -162,7 +162,7 @@ pub(crate) fn build(ctx: &Ctx<'_>, reply: &Reply) -> Built {
         let body = error_body(ctx.protocol, reply.status, &message);
         return Built::whole(reply.status, JSON, body.to_string().into_bytes());
     }
-    let mut built = success(ctx, reply);
+    let mut built = super::answer::success(ctx, reply);
     built.status = reply.status;
     built
 }
@@ -268,279 +268,6 @@ pub(crate) fn gemini_models_body(ids: &[String]) -> Value {
         })
         .collect();
     json!({ "models": models })
-}
-
-/// What the assistant says.
-enum Answer {
-    Text(String),
-    /// Anthropic tool call, optionally preceded by a text block.
-    Tool {
-        preamble: Option<String>,
-        name: String,
-        input: Value,
-    },
-}
-
-impl Answer {
-    fn chars(&self) -> usize {
-        match self {
-            Answer::Text(t) => t.chars().count(),
-            Answer::Tool {
-                preamble, input, ..
-            } => preamble.as_deref().map_or(0, |p| p.chars().count()) + input.to_string().len(),
-        }
-    }
-}
-
-/// The tool an Anthropic request forces (`tool_choice.name`) or offers first.
-fn anthropic_tool_name(request: Option<&Value>) -> Option<String> {
-    let request = request?;
-    let forced = request
-        .get("tool_choice")
-        .and_then(|c| c.get("name"))
-        .and_then(Value::as_str);
-    let first = request
-        .get("tools")
-        .and_then(Value::as_array)
-        .and_then(|t| t.first())
-        .and_then(|t| t.get("name"))
-        .and_then(Value::as_str);
-    forced.or(first).map(str::to_string)
-}
-
-/// Splits text into 2–4 pieces (fewer only when it has fewer chars) on char boundaries, so
-/// clients must really concatenate deltas.
-pub(crate) fn pieces(text: &str) -> Vec<String> {
-    let chars: Vec<char> = text.chars().collect();
-    if chars.is_empty() {
-        return vec![String::new()];
-    }
-    let n = (2 + chars.len() % 3).min(chars.len());
-    let size = chars.len().div_ceil(n);
-    chars.chunks(size).map(|c| c.iter().collect()).collect()
-}
-
-fn sse_data(value: &Value) -> String {
-    format!("data: {value}\n\n")
-}
-
-fn sse_event(name: &str, value: &Value) -> String {
-    format!("event: {name}\ndata: {value}\n\n")
-}
-
-fn success(ctx: &Ctx<'_>, reply: &Reply) -> Built {
-    let answer = match ctx.protocol {
-        WireProtocol::Anthropic => match (&reply.json, anthropic_tool_name(ctx.request)) {
-            (Some(input), Some(name)) => Answer::Tool {
-                preamble: reply.text.clone(),
-                name,
-                input: input.clone(),
-            },
-            (Some(input), None) => Answer::Text(input.to_string()),
-            (None, _) => Answer::Text(reply.text.clone().unwrap_or_default()),
-        },
-        _ => Answer::Text(match &reply.json {
-            Some(v) => v.to_string(),
-            None => reply.text.clone().unwrap_or_default(),
-        }),
-    };
-    let usage = reply.usage.unwrap_or(Usage {
-        input_tokens: (ctx.request_chars as u64 / 4).max(1),
-        output_tokens: (answer.chars() as u64 / 4).max(1),
-    });
-    let model = reply
-        .model
-        .clone()
-        .or_else(|| ctx.model.map(str::to_string))
-        .unwrap_or_else(|| "fake-model".to_string());
-    match ctx.protocol {
-        WireProtocol::OpenAi => openai(ctx, &answer, usage, &model),
-        WireProtocol::Anthropic => anthropic(ctx, &answer, usage, &model),
-        WireProtocol::Gemini => gemini(ctx, &answer, usage, &model),
-    }
-}
-
-fn openai(ctx: &Ctx<'_>, answer: &Answer, usage: Usage, model: &str) -> Built {
-    let text = match answer {
-        Answer::Text(t) => t.as_str(),
-        // Tool answers only exist for Anthropic; unreachable here but harmless.
-        Answer::Tool { .. } => "",
-    };
-    let id = format!("chatcmpl-fake{}", ctx.seq);
-    let usage_json = json!({"prompt_tokens": usage.input_tokens,
-        "completion_tokens": usage.output_tokens,
-        "total_tokens": usage.input_tokens + usage.output_tokens});
-    if ctx.delivery != Delivery::Sse {
-        let body = json!({
-            "id": id, "object": "chat.completion", "created": 1_700_000_000u64, "model": model,
-            "choices": [{"index": 0,
-                "message": {"role": "assistant", "content": text, "refusal": null},
-                "logprobs": null, "finish_reason": "stop"}],
-            "usage": usage_json,
-        });
-        return Built::whole(200, JSON, body.to_string().into_bytes());
-    }
-    let include_usage = ctx
-        .request
-        .and_then(|r| r.pointer("/stream_options/include_usage"))
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    let chunk = |choices: Value| {
-        let mut c = json!({"id": id, "object": "chat.completion.chunk",
-            "created": 1_700_000_000u64, "model": model, "choices": choices});
-        if include_usage {
-            c["usage"] = Value::Null;
-        }
-        c
-    };
-    let mut events = Vec::new();
-    for (i, piece) in pieces(text).iter().enumerate() {
-        let delta = if i == 0 {
-            json!({"role": "assistant", "content": piece})
-        } else {
-            json!({ "content": piece })
-        };
-        events.push(sse_data(&chunk(
-            json!([{"index": 0, "delta": delta, "logprobs": null, "finish_reason": null}]),
-        )));
-    }
-    events.push(sse_data(&chunk(
-        json!([{"index": 0, "delta": {}, "logprobs": null, "finish_reason": "stop"}]),
-    )));
-    if include_usage {
-        let mut last = chunk(json!([]));
-        last["usage"] = usage_json;
-        events.push(sse_data(&last));
-    }
-    events.push("data: [DONE]\n\n".to_string());
-    Built::events(events)
-}
-
-fn anthropic(ctx: &Ctx<'_>, answer: &Answer, usage: Usage, model: &str) -> Built {
-    let id = format!("msg_fake{}", ctx.seq);
-    let tool_id = format!("toolu_fake{}", ctx.seq);
-    let (blocks, stop_reason) = match answer {
-        Answer::Text(t) => (vec![json!({"type": "text", "text": t})], "end_turn"),
-        Answer::Tool {
-            preamble,
-            name,
-            input,
-        } => {
-            let mut blocks: Vec<Value> = preamble
-                .iter()
-                .map(|p| json!({"type": "text", "text": p}))
-                .collect();
-            blocks.push(json!({"type": "tool_use", "id": tool_id, "name": name, "input": input}));
-            (blocks, "tool_use")
-        }
-    };
-    if ctx.delivery != Delivery::Sse {
-        let body = json!({
-            "id": id, "type": "message", "role": "assistant", "model": model,
-            "content": blocks, "stop_reason": stop_reason, "stop_sequence": null,
-            "usage": {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens},
-        });
-        return Built::whole(200, JSON, body.to_string().into_bytes());
-    }
-    let mut events = vec![
-        sse_event(
-            "message_start",
-            &json!({"type": "message_start", "message": {
-                "id": id, "type": "message", "role": "assistant", "model": model,
-                "content": [], "stop_reason": null, "stop_sequence": null,
-                "usage": {"input_tokens": usage.input_tokens, "output_tokens": 1}}}),
-        ),
-        sse_event("ping", &json!({"type": "ping"})),
-    ];
-    for (index, block) in blocks.iter().enumerate() {
-        let (start, deltas): (Value, Vec<Value>) = if block["type"] == "tool_use" {
-            let mut start = block.clone();
-            start["input"] = json!({});
-            let partial = block["input"].to_string();
-            let deltas = pieces(&partial)
-                .into_iter()
-                .map(|p| json!({"type": "input_json_delta", "partial_json": p}))
-                .collect();
-            (start, deltas)
-        } else {
-            let text = block["text"].as_str().unwrap_or_default();
-            let deltas = pieces(text)
-                .into_iter()
-                .map(|p| json!({"type": "text_delta", "text": p}))
-                .collect();
-            (json!({"type": "text", "text": ""}), deltas)
-        };
-        events.push(sse_event(
-            "content_block_start",
-            &json!({"type": "content_block_start", "index": index, "content_block": start}),
-        ));
-        for delta in deltas {
-            events.push(sse_event(
-                "content_block_delta",
-                &json!({"type": "content_block_delta", "index": index, "delta": delta}),
-            ));
-        }
-        events.push(sse_event(
-            "content_block_stop",
-            &json!({"type": "content_block_stop", "index": index}),
-        ));
-    }
-    events.push(sse_event(
-        "message_delta",
-        &json!({"type": "message_delta",
-            "delta": {"stop_reason": stop_reason, "stop_sequence": null},
-            "usage": {"output_tokens": usage.output_tokens}}),
-    ));
-    events.push(sse_event("message_stop", &json!({"type": "message_stop"})));
-    Built::events(events)
-}
-
-fn gemini(ctx: &Ctx<'_>, answer: &Answer, usage: Usage, model: &str) -> Built {
-    let text = match answer {
-        Answer::Text(t) => t.as_str(),
-        // Tool answers only exist for Anthropic; unreachable here but harmless.
-        Answer::Tool { .. } => "",
-    };
-    let usage_json = json!({"promptTokenCount": usage.input_tokens,
-        "candidatesTokenCount": usage.output_tokens,
-        "totalTokenCount": usage.input_tokens + usage.output_tokens});
-    let response_id = format!("fake{}", ctx.seq);
-    if ctx.delivery == Delivery::Whole {
-        let body = json!({
-            "candidates": [{"content": {"role": "model", "parts": [{"text": text}]},
-                "finishReason": "STOP", "index": 0}],
-            "usageMetadata": usage_json, "modelVersion": model, "responseId": response_id,
-        });
-        return Built::whole(200, JSON, body.to_string().into_bytes());
-    }
-    let parts = pieces(text);
-    let last = parts.len() - 1;
-    let chunks: Vec<Value> = parts
-        .iter()
-        .enumerate()
-        .map(|(i, piece)| {
-            let mut candidate =
-                json!({"content": {"role": "model", "parts": [{"text": piece}]}, "index": 0});
-            let mut chunk = json!({"modelVersion": model, "responseId": response_id});
-            if i == last {
-                candidate["finishReason"] = json!("STOP");
-                chunk["usageMetadata"] = usage_json.clone();
-            }
-            chunk["candidates"] = json!([candidate]);
-            chunk
-        })
-        .collect();
-    if ctx.delivery == Delivery::JsonArray {
-        let body = Value::Array(chunks).to_string().into_bytes();
-        return Built::whole(200, JSON, body);
-    }
-    // Gemini really separates SSE events with CRLF pairs; clients must cope.
-    Built::events(
-        chunks
-            .iter()
-            .map(|c| format!("data: {c}\r\n\r\n"))
-            .collect(),
-    )
 }
 
 /// llama.cpp's `GET /props` for the first model it serves, or `None` (404).
