@@ -249,6 +249,27 @@ fn a_doubtful_rejection_is_deliberated_and_its_note_names_the_session() {
 }
 
 #[test]
+fn a_rejection_the_facts_decided_is_not_deliberated() {
+    // The arbiter approves, unsure (0.70); the verify command fails, so the facts floor the
+    // verdict at REJECT: no panel is asked whether failing tests fail.
+    let mut unsure = review("APPROVE", json!([]));
+    unsure["confidence"] = json!(0.7);
+    let mut rules = chamber_rules(9);
+    rules.push(arbiter("verify", vec![unsure]));
+    rules.extend(happy_rules());
+    let s = Scenario::new(rules);
+    s.env.write_user_config(&format!(
+        "{}\n[verify]\ncommand = \"exit 3\"\ntimeout_secs = 60\n",
+        crate::common::fake_user_config(&s.server.base_url())
+    ));
+    let r = run(&s, &["--max-retries", "0"]);
+    let out = run_json(&r.stdout);
+    assert_ne!(out["status"], "approved", "{out}");
+    assert_eq!(out["chamber"]["sessions"], json!([]), "{out}");
+    assert!(s.requests_for("panel-a").is_empty());
+}
+
+#[test]
 fn with_the_chamber_off_a_low_confidence_stage_stops_as_before() {
     let s = Scenario::new(unsure_implementer(9));
     let r = run(&s, &["--chamber", "off"]);

@@ -54,10 +54,17 @@ pub(super) fn outcome_is_decision(outcome: Outcome) -> bool {
     )
 }
 
-/// Whether an arbiter verdict is a doubtful REJECT or HALT.
+/// Whether an arbiter verdict is a doubtful REJECT or HALT: the model was unsure, and no
+/// fact (a failing verify command, a syntax error, ...) set the verdict by itself. What
+/// the facts decided is not a question for a panel.
 pub(super) fn verdict_is_doubtful(review: &ArbiterReview) -> bool {
+    let facts_decided = review
+        .floor
+        .as_ref()
+        .is_some_and(|f| f.verdict >= review.verdict);
     matches!(review.verdict, Verdict::Reject | Verdict::Halt)
         && DOUBTFUL.contains(&review.confidence)
+        && !facts_decided
 }
 
 impl Run<'_> {
