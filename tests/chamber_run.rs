@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::pipeline::{
     arbiter, architect_answer, happy_rules, implement_answer, issue, on, review, run_json,
-    run_record, stage, Scenario,
+    run_record, stage, verify_answer, Scenario,
 };
 
 const PANEL: &[&str] = &[
@@ -250,21 +250,32 @@ fn a_doubtful_rejection_is_deliberated_and_its_note_names_the_session() {
 
 #[test]
 fn a_rejection_the_facts_decided_is_not_deliberated() {
-    // The arbiter approves, unsure (0.70); the verify command fails, so the facts floor the
-    // verdict at REJECT: no panel is asked whether failing tests fail.
+    // The verify command fails. Once the arbiter approves, unsure (0.70), and the facts floor
+    // the verdict at REJECT; once it rejects, unsure, as the facts do: no panel is asked
+    // whether failing tests fail.
     let mut unsure = review("APPROVE", json!([]));
     unsure["confidence"] = json!(0.7);
+    let mut agrees = review(
+        "REJECT",
+        json!([issue("sub must validate its inputs", "return a - b")]),
+    );
+    agrees["confidence"] = json!(0.8);
     let mut rules = chamber_rules(9);
-    rules.push(arbiter("verify", vec![unsure]));
+    rules.push(stage(
+        "verify",
+        vec![Reply::text(verify_answer()), Reply::text(verify_answer())],
+    ));
+    rules.push(arbiter("verify", vec![unsure, agrees]));
     rules.extend(happy_rules());
     let s = Scenario::new(rules);
     s.env.write_user_config(&format!(
         "{}\n[verify]\ncommand = \"exit 3\"\ntimeout_secs = 60\n",
         crate::common::fake_user_config(&s.server.base_url())
     ));
-    let r = run(&s, &["--max-retries", "0"]);
+    let r = run(&s, &["--max-retries", "1"]);
     let out = run_json(&r.stdout);
     assert_ne!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][3]["attempts"], 2, "{out}");
     assert_eq!(out["chamber"]["sessions"], json!([]), "{out}");
     assert!(s.requests_for("panel-a").is_empty());
 }
