@@ -9,8 +9,8 @@ use git_triad::testkit::fake_llm::{Reply, Rule};
 use serde_json::{json, Value};
 
 use crate::pipeline::{
-    arbiter, architect_answer, implement_answer, on, panel_scenario as scenario, refactor_answer,
-    review, run_json, run_record as record, stage, verify_answer, Scenario,
+    arbiter, architect_answer, implement_answer, log_with, on, panel_scenario as scenario,
+    refactor_answer, review, run_json, run_record as record, stage, verify_answer, Scenario,
 };
 
 /// What every deliberation request of an agent says (ballot, rebuttal, paper).
@@ -198,25 +198,19 @@ fn a_compelling_rebuttal_orders_a_revote_that_sees_the_first_round() {
     let second = s.requests_for("vote-a")[1].to_string();
     assert!(second.contains("EARLIER ROUNDS") && second.contains("strings slip through"));
     // `log` tells the deliberation, in text and markdown.
-    let id = out["run"].as_str().unwrap();
-    let text = s.env.triad(&s.repo, &["log", id]).ok().stdout.clone();
-    for needle in [
-        "consensus:",
-        "model-c (implementer) votes reject",
-        "objection: sub() accepts strings [calc.py:7]",
-        "rebuttal by model-c: strings slip through",
-        "tiebreaker: compelling: vote again — a real gap",
-        "decision: approve (unanimous, 2 round(s))",
-        "observed by model-b: APPROVE",
-    ] {
-        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
-    }
-    let md = s
-        .env
-        .triad(&s.repo, &["log", id, "--format", "markdown"])
-        .ok()
-        .stdout
-        .clone();
+    let (_, md) = log_with(
+        &s,
+        &out,
+        &[
+            "consensus:",
+            "model-c (implementer) votes reject",
+            "objection: sub() accepts strings [calc.py:7]",
+            "rebuttal by model-c: strings slip through",
+            "tiebreaker: compelling: vote again — a real gap",
+            "decision: approve (unanimous, 2 round(s))",
+            "observed by model-b: APPROVE",
+        ],
+    );
     assert!(md.contains("### Consensus"), "{md}");
     assert!(md.contains("**Deliberation 1** — panel: model-a (architect), model-c (implementer), model-d (refactorer); tiebreaker: model-b"), "{md}");
     assert!(md.contains("- round 2"), "{md}");

@@ -815,6 +815,33 @@ pub fn on(model: &str, name: &str, needle: &str, replies: Vec<Reply>) -> Rule {
     r
 }
 
+/// `git triad log <run>` of the run `out` describes, as text and as markdown, after
+/// checking the text holds every one of `needles`.
+pub fn log_with(s: &Scenario, out: &Value, needles: &[&str]) -> (String, String) {
+    let id = out["run"].as_str().unwrap();
+    let text = s.env.triad(&s.repo, &["log", id]).ok().stdout.clone();
+    for needle in needles {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+    let md = s
+        .env
+        .triad(&s.repo, &["log", id, "--format", "markdown"])
+        .ok()
+        .stdout
+        .clone();
+    (text, md)
+}
+
+/// The `type` of every message a run record holds, in order.
+pub fn message_kinds(rec: &Value) -> Vec<String> {
+    rec["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["type"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// A [`Scenario`] whose registry also has `model-d`, so a panel can hold model-a, model-c
 /// and model-d with model-b judging.
 pub fn panel_scenario(rules: Vec<Rule>) -> Scenario {
