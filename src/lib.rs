@@ -21,6 +21,7 @@ pub mod privacy;
 pub mod redact;
 pub mod report;
 pub mod routing;
+pub mod session;
 pub mod task;
 // Test support only: the tests and benches get it through the self dev-dependency in
 // Cargo.toml, so the shipped library and binary never contain the fake server.
