@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use super::review::{build_request, finish, ReviewInput};
-use super::schema::{ArbiterAnswer, ArbiterReview};
+use super::schema::{ArbiterAnswer, ArbiterReview, Floor};
 use crate::code::Finding;
 use crate::config::Role;
 use crate::git::worktree::CommandOutcome;
@@ -56,6 +56,10 @@ pub struct Reviewed {
     pub transcript: Value,
     /// What the call cost.
     pub spend: Spend,
+    /// The verdict the deterministic evidence imposes by itself, whether or not it raised
+    /// the model's (the review records a floor only when it did): a verdict the facts
+    /// already set is not in doubt.
+    pub facts: Option<Floor>,
 }
 
 /// The arbiter: a model client and the models allowed to judge.
@@ -137,6 +141,7 @@ impl<'a> Arbiter<'a> {
             review,
             transcript: judged.transcript,
             spend: judged.spend,
+            facts: super::review::floor(input.findings, input.verify),
         })
     }
 }

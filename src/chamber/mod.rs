@@ -338,11 +338,6 @@ pub struct Session {
 }
 
 impl Session {
-    /// The round in progress (the last one).
-    pub fn round(&self) -> Option<&Round> {
-        self.rounds.last()
-    }
-
     /// The latest synthesis, after the fact checks.
     pub fn synthesis(&self) -> Option<Synthesis> {
         self.rounds.iter().rev().find_map(|r| r.effective.clone())

@@ -9,15 +9,15 @@ use git2::Repository;
 
 use super::answer::{InitialAssessment, PanelAnswer, Synthesis};
 use super::engine::{Chamber, EngineError};
-use super::limits::{self, Guard};
+use super::limits::{self, Used};
 use super::store::{self, Store};
 use super::{Assessment, ContextItem, FounderRole, Level, Session, Status};
 use crate::config::schema::Config;
 use crate::model::{structured, ChatRequest, ModelClient};
 use crate::privacy::Privacy;
 
-/// Characters of one context item a session carries (a large diff is cut, and says so).
-pub const MAX_CONTEXT_CHARS: usize = 12_000;
+/// Bytes of one context item a session carries (a large diff is cut, and says so).
+pub const MAX_CONTEXT_BYTES: usize = 12_000;
 
 /// Resolves one `--context` value: a TaskSpec id (`.triad/tasks/<id>.toml` at HEAD), a file
 /// of the working tree, or a revision (its message and diff). Private files are refused,
@@ -100,11 +100,7 @@ fn commit_item(
 }
 
 fn clip(text: &str) -> String {
-    if text.chars().count() <= MAX_CONTEXT_CHARS {
-        return text.to_string();
-    }
-    let kept: String = text.chars().take(MAX_CONTEXT_CHARS).collect();
-    format!("{kept}\n[... cut at {MAX_CONTEXT_CHARS} characters]")
+    crate::bounded::clip(text, MAX_CONTEXT_BYTES)
 }
 
 /// Everything a new session is opened with.
@@ -139,7 +135,7 @@ pub fn new_session(o: Opening) -> Session {
     Session {
         id,
         created: crate::notes::now_ts(),
-        created_unix: now_unix(),
+        created_unix: crate::notes::now_unix(),
         question: o.question,
         context: o.context,
         assessment: Assessment {
@@ -218,14 +214,14 @@ pub async fn drive(
     chamber.advance(session, &mut save).await
 }
 
-/// The hard stop for `session`: the month's spending before it, from the other sessions.
-pub fn guard_for(repo: &Repository, config: &Config, session: &Session) -> Guard {
+/// What the sessions recorded in this repository used of today's and this month's limits,
+/// leaving out `except` (the session being resumed, whose own spending its guard counts).
+pub fn used(repo: &Repository, except: Option<&str>) -> Used {
     let others: Vec<Session> = store::list(repo)
         .into_iter()
-        .filter(|s| s.id != session.id)
+        .filter(|s| Some(s.id.as_str()) != except)
         .collect();
-    let used = limits::used(&others, now_unix());
-    Guard::new(&config.chamber, used.month_usd)
+    limits::used(&others, crate::notes::now_unix())
 }
 
 /// The synthesis as a block of the stage's prompt.
@@ -262,10 +258,4 @@ pub fn answer_block(session: &Session) -> String {
     }
     out.push_str("\nAct on this decision in this attempt.\n");
     out
-}
-
-fn now_unix() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }

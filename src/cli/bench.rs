@@ -1,7 +1,5 @@
 //! `git triad bench`: measure models on the built-in task set, or report what was measured.
 
-use std::time::{SystemTime, UNIX_EPOCH};
-
 use clap::{Args, ValueEnum};
 
 use super::{out, say, CommandError, CommandResult, Context};
@@ -111,12 +109,7 @@ impl BenchObserver for Lines {
     }
 }
 
-/// The current unix time.
-pub fn now_unix() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
+pub use crate::notes::now_unix;
 
 /// Where the fitness file is, or an error saying how to give one.
 pub fn store_path(ctx: &Context) -> CommandResult<std::path::PathBuf> {

@@ -54,6 +54,13 @@ fn write_canonical(v: &Value, out: &mut String) {
     }
 }
 
+/// The current unix time in seconds (0 on a clock before 1970).
+pub fn now_unix() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 /// The current time as RFC 3339 UTC with milliseconds, e.g. `2026-11-22T02:54:30.123Z`.
 pub fn now_ts() -> String {
     format_ts(SystemTime::now())

@@ -14,7 +14,7 @@ use super::run::{client_for, ensure_local_servers, need_repo};
 use super::{out, say, CommandError, CommandResult, Context};
 use crate::chamber::engine::{Chamber, EngineError};
 use crate::chamber::open::{self, Opening};
-use crate::chamber::{founder, limits, store, trace, FounderRole, Level, Session, Status};
+use crate::chamber::{founder, limits, trace, FounderRole, Level, Session, Status};
 use crate::config::LoadedConfig;
 use crate::exit::ExitCode;
 
@@ -244,7 +244,7 @@ fn ask(ctx: &Context, args: &AskArgs) -> CommandResult {
             "--founder-role is for Level 3 sessions; a Level 2 session runs without you",
         ));
     }
-    let used = limits::used(&store::list(repo), super::bench::now_unix());
+    let used = open::used(repo, None);
     let notices = limits::may_start(&config.chamber, used).map_err(limit_error)?;
     warn(ctx, &notices);
 
@@ -267,7 +267,7 @@ fn ask(ctx: &Context, args: &AskArgs) -> CommandResult {
     if level == Level::Three {
         approve(ctx, &client, &loaded, &session, args.yes)?;
     }
-    drive(ctx, repo, &loaded, &client, &mut session)?;
+    drive(ctx, repo, &loaded, &client, &mut session, used)?;
     finish(&session, args.json)
 }
 
@@ -314,13 +314,15 @@ pub(super) fn approve(
     }
 }
 
-/// Runs the session's remaining phases, every phase recorded.
+/// Runs the session's remaining phases, every phase recorded, within the caps given what
+/// the other sessions `used`.
 pub(super) fn drive(
     ctx: &Context,
     repo: &git2::Repository,
     loaded: &LoadedConfig,
     client: &crate::model::ModelClient,
     session: &mut Session,
+    used: limits::Used,
 ) -> CommandResult<()> {
     let mut models = session.panel.clone();
     models.push(session.arbiter.clone());
@@ -336,7 +338,7 @@ pub(super) fn drive(
         client,
         config: &loaded.config,
         repo_root: repo.workdir(),
-        guard: open::guard_for(repo, &loaded.config, session),
+        guard: limits::Guard::new(&loaded.config.chamber, used.month_usd),
         progress: &progress,
     };
     let rt = super::runtime()?;

@@ -105,7 +105,8 @@ pub(super) fn respond(ctx: &Context, args: &RespondArgs) -> CommandResult {
     if !ctx.quiet {
         say(&format!("chamber: recorded {what}; the session goes on"));
     }
-    drive(ctx, repo, &loaded, &client, &mut session)?;
+    let used = open::used(repo, Some(&session.id));
+    drive(ctx, repo, &loaded, &client, &mut session, used)?;
     finish(&session, false)
 }
 
@@ -187,7 +188,8 @@ pub(super) fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
     if session.assessment.level == Level::Three {
         approve(ctx, &client, &loaded, &session, args.yes)?;
     }
-    drive(ctx, repo, &loaded, &client, &mut session)?;
+    let used = open::used(repo, Some(&session.id));
+    drive(ctx, repo, &loaded, &client, &mut session, used)?;
     finish(&session, false)
 }
 

@@ -6,10 +6,10 @@
 //! have gone without it, and says so in the record.
 
 use super::{BlockOn, Run, RunError, Stage};
-use crate::arbiter::{ArbiterReview, Verdict};
+use crate::arbiter::{ArbiterReview, Floor, Verdict};
 use crate::chamber::engine::{Chamber, EngineError};
 use crate::chamber::open::{self, Opening};
-use crate::chamber::{limits, store, ContextItem, Level, Session, Status};
+use crate::chamber::{limits, ContextItem, Level, Session, Status};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::record::ChamberLink;
 use crate::task::outcome::{Outcome, StageMeta};
@@ -54,14 +54,11 @@ pub(super) fn outcome_is_decision(outcome: Outcome) -> bool {
     )
 }
 
-/// Whether an arbiter verdict is a doubtful REJECT or HALT: the model was unsure, and no
-/// fact (a failing verify command, a syntax error, ...) set the verdict by itself. What
-/// the facts decided is not a question for a panel.
-pub(super) fn verdict_is_doubtful(review: &ArbiterReview) -> bool {
-    let facts_decided = review
-        .floor
-        .as_ref()
-        .is_some_and(|f| f.verdict >= review.verdict);
+/// Whether an arbiter verdict is a doubtful REJECT or HALT: the model was unsure, and the
+/// `facts` (a failing verify command, a syntax error, ...) did not set the verdict by
+/// themselves. What the facts decided is not a question for a panel.
+pub(super) fn verdict_is_doubtful(review: &ArbiterReview, facts: Option<&Floor>) -> bool {
+    let facts_decided = facts.is_some_and(|f| f.verdict >= review.verdict);
     matches!(review.verdict, Verdict::Reject | Verdict::Halt)
         && DOUBTFUL.contains(&review.confidence)
         && !facts_decided
@@ -161,7 +158,7 @@ impl Run<'_> {
             answer: None,
             fallback: fallback.to_string(),
         };
-        let used = limits::used(&store::list(repo), now_unix());
+        let used = open::used(repo, None);
         if let Err(hit) = limits::may_start(&config.chamber, used) {
             link.outcome = format!("not opened: {hit}");
             return self.linked(link, Chambered::Nothing);
@@ -192,7 +189,7 @@ impl Run<'_> {
             client: self.env.client,
             config,
             repo_root: Some(&root),
-            guard: open::guard_for(repo, config, &session),
+            guard: limits::Guard::new(&config.chamber, used.month_usd),
             progress: &progress,
         };
         let result = open::drive(repo, &chamber, &mut session).await_blocking();
@@ -257,10 +254,4 @@ impl Run<'_> {
         self.rec.event(&self.state, &what)?;
         Ok(out)
     }
-}
-
-fn now_unix() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }

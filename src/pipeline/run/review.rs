@@ -96,6 +96,7 @@ impl Run<'_> {
             }
         };
         let review = reviewed.review;
+        let facts = reviewed.facts;
         self.state.spend += reviewed.spend;
         attempt.spend += reviewed.spend;
         attempt.verdict = Some(review.verdict);
@@ -112,15 +113,7 @@ impl Run<'_> {
             &review.issues,
             &review.alternatives,
         );
-        // A failing verify command decides a verify-stage rejection by itself, whether or
-        // not the model's own verdict already matched it (then no floor is recorded).
-        let verify_failed = stage == Stage::Verify
-            && self
-                .state
-                .verify
-                .as_ref()
-                .is_some_and(|v| v.timed_out || v.exit_code != Some(0));
-        let chambered = if chamber::verdict_is_doubtful(&review) && !verify_failed {
+        let chambered = if chamber::verdict_is_doubtful(&review, facts.as_ref()) {
             self.rec.keep(commit);
             let trigger = format!("arbiter {} at {:.2}", review.verdict, review.confidence);
             let question = self.verdict_question(stage, &review);
