@@ -23,6 +23,7 @@ mod resume_kill;
 mod review;
 mod routing;
 mod run_paths;
+mod session;
 mod sha256;
 mod tasks;
 mod truthful;

@@ -19,6 +19,7 @@ pub mod reconcile;
 pub mod review;
 pub(crate) mod routing;
 pub mod run;
+pub mod session;
 pub mod show;
 pub mod task;
 pub mod usage;
@@ -110,6 +111,8 @@ pub enum Command {
     Config(config::ConfigArgs),
     /// Ask a panel of models a decision with no single right answer; an arbiter synthesizes.
     Chamber(chamber::ChamberArgs),
+    /// Talk to a manager that summons orchestrators to do long work through git triad.
+    Session(session::SessionArgs),
     /// List the model registry, or check that a model answers.
     Models(models::ModelsArgs),
     /// Measure models on the built-in task set (graded by facts), or report their fitness.
@@ -256,6 +259,7 @@ pub fn run(cli: Cli) -> CommandResult {
         Command::Hook(args) => hook::run(&ctx, args),
         Command::Config(args) => config::run(&ctx, args),
         Command::Chamber(args) => chamber::run(&ctx, args),
+        Command::Session(args) => session::run(&ctx, args),
         Command::Models(args) => models::run(&ctx, args),
         Command::Bench(args) => bench::run(&ctx, args),
         Command::Usage(args) => usage::run(&ctx, args),

@@ -13,6 +13,7 @@ pub mod layers;
 mod prompts;
 pub mod repo;
 pub mod schema;
+mod session;
 mod validate;
 
 use std::path::{Path, PathBuf};

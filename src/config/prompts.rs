@@ -24,6 +24,8 @@ pub fn default_prompt(role: &str) -> Option<&'static str> {
         "chamber_panelist" => include_str!("../../config/prompts/chamber_panelist.md"),
         "chamber_assessor" => include_str!("../../config/prompts/chamber_assessor.md"),
         "chamber_arbiter" => include_str!("../../config/prompts/chamber_arbiter.md"),
+        "manager" => include_str!("../../config/prompts/manager.md"),
+        "orchestrator" => include_str!("../../config/prompts/orchestrator.md"),
         "protocol" => include_str!("../../config/prompts/_protocol.md"),
         "protocol-whole" => include_str!("../../config/prompts/_protocol_whole.md"),
         _ => return None,

@@ -60,6 +60,9 @@ pub const RESTRICTED_REPO_KEYS: &[&str] = &[
     "prompts.chamber_arbiter",
     "prompts.chamber_assessor",
     "prompts.chamber_panelist",
+    // Who a session's manager and orchestrators are told they are, and what their tools do.
+    "prompts.manager",
+    "prompts.orchestrator",
 ];
 
 /// Numeric settings whose repository value may not be higher than the layers below.
@@ -73,6 +76,7 @@ const CAPS: &[&str] = &[
     "chamber.sessions_per_day",
     "chamber.session_usd",
     "chamber.monthly_usd",
+    "session.session_usd",
 ];
 
 /// Settings with an order, each listed from loosest to tightest: a repository value looser
@@ -103,6 +107,10 @@ const LOWER_ONLY: &[&str] = &[
     "format.timeout_secs",
     "breaker.failure_threshold",
     "chamber.max_tokens",
+    "session.max_tokens",
+    "session.max_exchanges",
+    "session.max_tool_calls",
+    "session.hard_limit",
 ];
 
 /// Numbers a repository may only raise (a breaker that stays open longer).

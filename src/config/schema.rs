@@ -6,6 +6,7 @@ use std::fmt;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::chamber::{ChamberConfig, ProfileChamber};
+pub use super::session::SessionConfig;
 
 /// The wire protocol a provider speaks; each has one adapter in `model::adapter`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -45,6 +46,11 @@ pub enum Role {
     Arbiter,
     /// Breaks ties of a consensus vote; defaults to a model that did not vote.
     Tiebreaker,
+    /// Talks to the human in a `git triad session` and summons orchestrators (seed 002's
+    /// "Arbiter"; named manager here, since the arbiter is the reviewer).
+    Manager,
+    /// Does a session's work through blocking git triad tools, under the manager.
+    Orchestrator,
 }
 
 impl Role {
@@ -58,6 +64,10 @@ impl Role {
         Role::Tiebreaker,
     ];
 
+    /// The roles of a hierarchical session (`git triad session`): not pipeline roles, so
+    /// neither measured by `git triad bench` nor routed by fitness.
+    pub const SESSION: [Role; 2] = [Role::Manager, Role::Orchestrator];
+
     /// The lowercase name used in config keys and prompts.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -67,6 +77,8 @@ impl Role {
             Role::Verifier => "verifier",
             Role::Arbiter => "arbiter",
             Role::Tiebreaker => "tiebreaker",
+            Role::Manager => "manager",
+            Role::Orchestrator => "orchestrator",
         }
     }
 }
@@ -82,8 +94,9 @@ impl std::str::FromStr for Role {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Role::ALL
             .into_iter()
+            .chain(Role::SESSION)
             .find(|r| r.as_str() == s)
-            .ok_or_else(|| format!("unknown role `{s}` (expected one of architect, implementer, refactorer, verifier, arbiter, tiebreaker)"))
+            .ok_or_else(|| format!("unknown role `{s}` (expected one of architect, implementer, refactorer, verifier, arbiter, tiebreaker, manager, orchestrator)"))
     }
 }
 
@@ -217,6 +230,9 @@ pub struct Config {
     /// The deliberation chamber: its panel, its arbiter and its caps (seed 003).
     #[serde(default)]
     pub chamber: ChamberConfig,
+    /// Hierarchical sessions: hand-off limit, loop guards and their cap (seed 002).
+    #[serde(default)]
+    pub session: SessionConfig,
     /// Prompt overrides: role name → file path (relative to the repo root) or inline text.
     #[serde(default)]
     pub prompts: BTreeMap<String, String>,
@@ -243,6 +259,12 @@ pub struct Roles {
     /// Who breaks a consensus tie (empty: the first arbiter-role model that did not vote).
     #[serde(default)]
     pub tiebreaker: RoleConfig,
+    /// The manager of `git triad session`.
+    #[serde(default)]
+    pub manager: RoleConfig,
+    /// The orchestrators of `git triad session`.
+    #[serde(default)]
+    pub orchestrator: RoleConfig,
 }
 
 impl Roles {
@@ -255,6 +277,8 @@ impl Roles {
             Role::Verifier => &self.verifier,
             Role::Arbiter => &self.arbiter,
             Role::Tiebreaker => &self.tiebreaker,
+            Role::Manager => &self.manager,
+            Role::Orchestrator => &self.orchestrator,
         }
     }
 
@@ -267,6 +291,8 @@ impl Roles {
             Role::Verifier => &mut self.verifier,
             Role::Arbiter => &mut self.arbiter,
             Role::Tiebreaker => &mut self.tiebreaker,
+            Role::Manager => &mut self.manager,
+            Role::Orchestrator => &mut self.orchestrator,
         }
     }
 }

@@ -82,6 +82,10 @@ impl LoadedConfig {
             }
             self.check_list(&key, list)?;
         }
+        // Session roles may be empty: `git triad session` then says which key to set.
+        for role in Role::SESSION {
+            self.check_list(&format!("roles.{role}.models"), &c.roles.get(role).models)?;
+        }
         for (pname, profile) in &c.profiles {
             for (role, list) in &profile.roles {
                 self.check_list(&format!("profiles.{pname}.roles.{role}"), list)?;

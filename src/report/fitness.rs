@@ -157,6 +157,7 @@ pub fn column(store: &FitnessStore, config: &Config, model: &str, now: u64) -> S
                 Role::Verifier => "verif",
                 Role::Arbiter => "arb",
                 Role::Tiebreaker => "tie",
+                Role::Manager | Role::Orchestrator => return None,
             };
             match store.freshness(config, model, *role, now) {
                 Freshness::Fresh(e) => Some(format!("{short} {:.2}", e.figures.score)),

@@ -419,7 +419,11 @@ pub fn stage_for(role: Role) -> Stage {
         Role::Architect => Stage::Architect,
         Role::Refactorer => Stage::Refactor,
         Role::Verifier => Stage::Verify,
-        Role::Implementer | Role::Arbiter | Role::Tiebreaker => Stage::Implement,
+        Role::Implementer
+        | Role::Arbiter
+        | Role::Tiebreaker
+        | Role::Manager
+        | Role::Orchestrator => Stage::Implement,
     }
 }
 

@@ -20,8 +20,8 @@ pub const DEFAULT_HARD_LIMIT: f64 = 0.95;
 pub const THINNING_MESSAGE: &str =
     "Context thins. Begin concluding your current thread. Prepare to hand off.";
 
-/// The seed's warning at [`CRITICAL`].
-pub const CRITICAL_MESSAGE: &str = "CONTEXT CRITICAL. Cease new work. Report your progress and remaining tasks to the Arbiter immediately.";
+/// The seed's warning at [`CRITICAL`] (its "Arbiter" is the manager here).
+pub const CRITICAL_MESSAGE: &str = "CONTEXT CRITICAL. Cease new work. Report your progress and remaining tasks to the manager immediately.";
 
 /// How full a window is, in the steps that change what the session does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -61,6 +61,21 @@ impl ContextMeter {
     /// so it replaces (does not add to) what was used.
     pub fn observe(&mut self, usage: &Usage) {
         self.used = usage.context_tokens();
+    }
+
+    /// The window's size in tokens.
+    pub fn window(&self) -> u64 {
+        self.window
+    }
+
+    /// The same meter for a window of another size (the conversation moved to a model
+    /// with a different window), keeping what was used and warned about.
+    pub fn resized(&self, window: u64, hard_limit: f64) -> ContextMeter {
+        ContextMeter {
+            window: window.max(1),
+            hard_limit: hard_limit.clamp(CRITICAL, 1.0),
+            ..self.clone()
+        }
     }
 
     /// Tokens of the window in use.

@@ -274,3 +274,24 @@ impl From<LockError> for CommandError {
         }
     }
 }
+
+impl From<crate::git::GitError> for CommandError {
+    fn from(e: crate::git::GitError) -> Self {
+        match e {
+            crate::git::GitError::Raced(what) => CommandError::new(
+                ExitCode::Busy,
+                format!("another git triad process moved {what} meanwhile; nothing of this one was lost"),
+            )
+            .hint("let the other process finish, then try again"),
+            other => CommandError::failure(format!("cannot record: {other}")),
+        }
+    }
+}
+
+impl From<crate::session::engine::EngineError> for CommandError {
+    fn from(e: crate::session::engine::EngineError) -> Self {
+        match e {
+            crate::session::engine::EngineError::Git(g) => g.into(),
+        }
+    }
+}

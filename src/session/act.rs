@@ -1,0 +1,384 @@
+//! Where an orchestrator's tools act: the session branch `triad/session/<id>`, checked out
+//! in a worktree of its own under `$GIT_DIR/triad/sessions/<id>/work`, so the user's branch,
+//! index and files are never touched; and git triad itself, run as a child process on that
+//! worktree for every command-shaped tool (a blocking subagent with a context of its own).
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use git2::Repository;
+use serde_json::Value;
+
+use super::tools::{arg, args_list, clip_output};
+use crate::privacy::Privacy;
+use crate::task::spec::{self, Requirement, Scope, TaskSpec};
+
+/// Lines `grep` answers at most.
+const GREP_LINES: usize = 60;
+
+/// The session branch of session `id`.
+pub fn branch(id: &str) -> String {
+    format!("triad/session/{id}")
+}
+
+/// The worktree of session `id`.
+pub fn worktree_path(repo: &Repository, id: &str) -> PathBuf {
+    repo.path()
+        .join("triad")
+        .join("sessions")
+        .join(id)
+        .join("work")
+}
+
+fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "git {} failed: {}",
+            args.first().unwrap_or(&""),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Makes sure session `id`'s worktree exists: created with its branch from `base` the first
+/// time, checked out again from the branch when it was removed since.
+pub fn ensure_worktree(repo: &Repository, id: &str, base: &str) -> Result<PathBuf, String> {
+    let path = worktree_path(repo, id);
+    if path.join(".git").exists() {
+        return Ok(path);
+    }
+    let git_dir = repo.path().to_path_buf();
+    let _ = git(&git_dir, &["worktree", "prune"]);
+    let path_s = path.to_string_lossy().to_string();
+    let branch = branch(id);
+    let exists = repo.find_reference(&format!("refs/heads/{branch}")).is_ok();
+    if exists {
+        git(&git_dir, &["worktree", "add", "--quiet", &path_s, &branch])?;
+    } else {
+        git(
+            &git_dir,
+            &["worktree", "add", "--quiet", "-b", &branch, &path_s, base],
+        )?;
+    }
+    Ok(path)
+}
+
+/// What the orchestrator's tools act on.
+pub struct Workshop {
+    /// The session's worktree.
+    pub worktree: PathBuf,
+    /// The git triad program to run for command-shaped tools.
+    pub exe: PathBuf,
+    /// The `-c` overrides of the session, passed on.
+    pub overrides: Vec<String>,
+    /// What never reaches a model.
+    pub privacy: Privacy,
+}
+
+impl Workshop {
+    /// Runs tool `name` (not a routing tool); `Err` is a failure the model is told.
+    pub async fn call(&self, name: &str, args: &Value) -> Result<String, String> {
+        let out = match name {
+            "list_files" => self.list_files(args.get("dir").and_then(Value::as_str).unwrap_or("")),
+            "read_file" => self.read_file(arg(args, "path")?),
+            "grep" => self.grep(
+                arg(args, "pattern")?,
+                args.get("dir").and_then(Value::as_str).unwrap_or(""),
+            ),
+            "create_task" => self.create_task(args),
+            "list_tasks" => self.triad(&["task", "list"], None).await,
+            "list_runs" => self.triad(&["log"], None).await,
+            "show_run" => self.triad(&["log", arg(args, "run_id")?], None).await,
+            "run_pipeline" => {
+                let task = arg(args, "task")?;
+                let workflow = args
+                    .get("workflow")
+                    .and_then(Value::as_str)
+                    .unwrap_or("sequential");
+                self.triad(&["run", "--task", task, "--workflow", workflow], None)
+                    .await
+            }
+            "resume_run" => self.triad(&["resume", arg(args, "run_id")?], None).await,
+            "answer_task" => {
+                let task = arg(args, "task")?;
+                let text = answers_text(args);
+                self.triad(&["task", "answer", task, "-F", "-"], Some(text))
+                    .await
+            }
+            "review_range" => self.triad(&["review", arg(args, "range")?], None).await,
+            "open_chamber" => {
+                let mut argv = vec!["chamber", "ask", arg(args, "question")?];
+                let context = args_list(args, "context");
+                for c in &context {
+                    argv.extend(["--context", c.as_str()]);
+                }
+                self.triad(&argv, None).await
+            }
+            other => Err(format!("there is no tool `{other}`")),
+        }?;
+        Ok(clip_output(&out))
+    }
+
+    fn tree(&self) -> Result<(Repository, git2::Oid), String> {
+        let repo = Repository::open(&self.worktree)
+            .map_err(|e| format!("the session worktree cannot be opened: {e}"))?;
+        let tree = repo
+            .head()
+            .and_then(|h| h.peel_to_tree())
+            .map_err(|e| format!("the session branch has no tree: {e}"))?
+            .id();
+        Ok((repo, tree))
+    }
+
+    /// Every file path of the session branch under `dir`, with its blob, private ones left out.
+    fn files(&self, dir: &str) -> Result<(Repository, Vec<(String, git2::Oid)>), String> {
+        let (repo, tree) = self.tree()?;
+        let dir = dir.trim().trim_matches('/');
+        let mut out = Vec::new();
+        {
+            let tree = repo.find_tree(tree).map_err(|e| e.to_string())?;
+            tree.walk(git2::TreeWalkMode::PreOrder, |root, entry| {
+                if entry.kind() == Some(git2::ObjectType::Blob) {
+                    let path = format!("{root}{}", entry.name().unwrap_or(""));
+                    let under =
+                        dir.is_empty() || path == dir || path.starts_with(&format!("{dir}/"));
+                    if under && self.privacy.by_name(&path).is_none() {
+                        out.push((path, entry.id()));
+                    }
+                }
+                git2::TreeWalkResult::Ok
+            })
+            .map_err(|e| e.to_string())?;
+        }
+        Ok((repo, out))
+    }
+
+    fn list_files(&self, dir: &str) -> Result<String, String> {
+        let (_, files) = self.files(dir)?;
+        if files.is_empty() {
+            return Ok(format!("no files under `{dir}`"));
+        }
+        Ok(files
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect::<Vec<_>>()
+            .join("\n"))
+    }
+
+    fn read_file(&self, path: &str) -> Result<String, String> {
+        let rel = crate::edit::check_path(path).map_err(|e| e.to_string())?;
+        if let Some(why) = self.privacy.by_name(&rel) {
+            return Err(format!(
+                "{rel} is private and never shown to a model: {why}"
+            ));
+        }
+        let (repo, files) = self.files("")?;
+        let Some((_, oid)) = files.iter().find(|(p, _)| *p == rel) else {
+            return Err(format!(
+                "{rel} is not a file of the session branch (list_files shows them)"
+            ));
+        };
+        let blob = repo.find_blob(*oid).map_err(|e| e.to_string())?;
+        if let Some(why) = self.privacy.check(&rel, Some(blob.content())) {
+            return Err(format!(
+                "{rel} is private and never shown to a model: {why}"
+            ));
+        }
+        if blob.content().contains(&0) {
+            return Err(format!("{rel} is a binary file"));
+        }
+        Ok(String::from_utf8_lossy(blob.content()).into_owned())
+    }
+
+    fn grep(&self, pattern: &str, dir: &str) -> Result<String, String> {
+        if pattern.is_empty() {
+            return Err("the pattern is empty".into());
+        }
+        let (repo, files) = self.files(dir)?;
+        let mut hits = Vec::new();
+        let mut more = 0usize;
+        for (path, oid) in files {
+            let Ok(blob) = repo.find_blob(oid) else {
+                continue;
+            };
+            let bytes = blob.content();
+            if bytes.contains(&0) || self.privacy.check(&path, Some(bytes)).is_some() {
+                continue;
+            }
+            for (n, line) in String::from_utf8_lossy(bytes).lines().enumerate() {
+                if line.contains(pattern) {
+                    if hits.len() < GREP_LINES {
+                        hits.push(format!(
+                            "{path}:{}: {}",
+                            n + 1,
+                            crate::bounded::clip(line.trim_end(), 200)
+                        ));
+                    } else {
+                        more += 1;
+                    }
+                }
+            }
+        }
+        if hits.is_empty() {
+            return Ok(format!("no line contains `{pattern}`"));
+        }
+        if more > 0 {
+            hits.push(format!("… and {more} more lines"));
+        }
+        Ok(hits.join("\n"))
+    }
+
+    fn create_task(&self, args: &Value) -> Result<String, String> {
+        let slug = arg(args, "slug")?;
+        if !spec::valid_slug(slug) {
+            return Err(format!(
+                "`{slug}` is not a valid slug: use lowercase letters, digits and dashes"
+            ));
+        }
+        let task = TaskSpec {
+            id: slug.to_string(),
+            title: arg(args, "title")?.to_string(),
+            description: args
+                .get("description")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+            requirements: args_list(args, "requirements")
+                .into_iter()
+                .enumerate()
+                .map(|(i, text)| Requirement {
+                    id: format!("R{}", i + 1),
+                    text,
+                })
+                .collect(),
+            acceptance: args_list(args, "acceptance"),
+            scope: Scope {
+                include: args_list(args, "include"),
+                exclude: Vec::new(),
+            },
+            verify: None,
+        };
+        if task.requirements.is_empty() {
+            return Err("a task needs at least one requirement".into());
+        }
+        let text = toml::to_string(&task).map_err(|e| format!("cannot write the task: {e}"))?;
+        let rel = spec::spec_path(slug);
+        let path = crate::fsguard::inside_repo(&self.worktree, &rel).map_err(|e| e.to_string())?;
+        let replaced = path.exists();
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(&path, &text).map_err(|e| e.to_string())?;
+        git(&self.worktree, &["add", "--", &rel])?;
+        let message = format!(
+            "task: {} {slug}\n\nWritten by a git triad session orchestrator.",
+            if replaced { "update" } else { "add" }
+        );
+        let mut argv = vec!["commit", "--quiet", "--no-verify", "-m", message.as_str()];
+        if git(&self.worktree, &["config", "user.email"]).is_err() {
+            argv.splice(
+                0..0,
+                [
+                    "-c",
+                    "user.name=git-triad",
+                    "-c",
+                    "user.email=git-triad@localhost",
+                ],
+            );
+        }
+        match git(&self.worktree, &argv) {
+            Ok(_) => {}
+            Err(e) if e.contains("nothing to commit") || e.is_empty() => {}
+            Err(e) => return Err(e),
+        }
+        let commit = git(&self.worktree, &["rev-parse", "--short", "HEAD"])?;
+        Ok(format!(
+            "{} {rel} with {} requirement(s), committed on the session branch as {}; next: run_pipeline {{\"task\": \"{slug}\"}}",
+            if replaced { "updated" } else { "wrote" },
+            task.requirements.len(),
+            commit.trim()
+        ))
+    }
+
+    /// Runs `git triad <args>` on the worktree and answers what it printed and what its
+    /// exit status means; a usage error or a failure is the tool's error.
+    async fn triad(&self, args: &[&str], stdin: Option<String>) -> Result<String, String> {
+        let mut cmd = tokio::process::Command::new(&self.exe);
+        cmd.arg("-C").arg(&self.worktree);
+        for o in &self.overrides {
+            cmd.arg("-c").arg(o);
+        }
+        cmd.args(args)
+            .stdin(if stdin.is_some() {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;
+        if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
+            use tokio::io::AsyncWriteExt;
+            let _ = pipe.write_all(text.as_bytes()).await;
+        }
+        let out = child
+            .wait_with_output()
+            .await
+            .map_err(|e| format!("git triad {} did not finish: {e}", args[0]))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let code = out.status.code();
+        let meaning = match code {
+            Some(0) => "done",
+            Some(3) => "HALT: the arbiter stopped the run for a human",
+            Some(4) => "a stage used up its retries",
+            Some(5) => "the budget would have been exceeded; nothing more was spent",
+            Some(6) => "waiting: questions to answer or a decision to make",
+            Some(7) => "busy: another git triad process holds this run",
+            _ => {
+                let tail: Vec<&str> = stderr.lines().rev().take(12).collect();
+                let tail: Vec<&str> = tail.into_iter().rev().collect();
+                return Err(format!(
+                    "git triad {} failed (exit {}):\n{}\n{}",
+                    args[0],
+                    code.map_or("by a signal".to_string(), |c| c.to_string()),
+                    tail.join("\n"),
+                    stdout.trim()
+                ));
+            }
+        };
+        Ok(format!(
+            "exit {} ({meaning})\n{}",
+            code.unwrap_or(-1),
+            stdout.trim()
+        ))
+    }
+}
+
+/// The `Q:`/`A:` text `git triad task answer` reads, from `answers`.
+fn answers_text(args: &Value) -> String {
+    let mut text = String::new();
+    if let Some(list) = args.get("answers").and_then(Value::as_array) {
+        for a in list {
+            let q = a.get("question").and_then(Value::as_str).unwrap_or("");
+            let ans = a.get("answer").and_then(Value::as_str).unwrap_or("");
+            text.push_str(&format!("Q: {}\nA: {}\n\n", one_line(q), ans));
+        }
+    }
+    text
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}

@@ -1,0 +1,603 @@
+//! Hierarchical sessions (`git triad session`, seed 002) over real HTTP (the scripted
+//! tool-calling server) and real git: the manager spawns an orchestrator, which writes a
+//! TaskSpec on the session branch and runs the reviewed pipeline on it, reports, and is
+//! disconnected (once per protocol); a human interjection reaches the manager as `Human:`;
+//! the 70 % and 85 % warnings reach the orchestrator after the right tool result; a forced
+//! hand-off gives the next orchestrator the facts; a full manager hands off to a fresh one;
+//! and a session killed with SIGKILL continues with `--resume`, nothing lost.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use git_triad::testkit::fake_llm::{Reply, Rule, WireProtocol};
+use serde_json::{json, Value};
+
+use crate::common::fake_user_config;
+use crate::pipeline::{happy_rules, Scenario};
+
+/// A needle only the manager's requests hold (its system prompt).
+const MANAGER: &str = "MANAGER OF THAT WHICH WAS";
+/// A needle only orchestrators' requests hold.
+const ORCHESTRATOR: &str = "You are an orchestrator working under the direction of the manager";
+const THINNING: &str = "Context thins. Begin concluding";
+const CRITICAL: &str = "CONTEXT CRITICAL";
+
+/// A rule for `model` speaking `protocol` whose requests hold `needle`, answering `replies`
+/// in order and then nothing (an unexpected extra call fails the session loudly).
+fn rule(
+    name: &str,
+    protocol: WireProtocol,
+    model: &str,
+    needle: &str,
+    replies: Vec<Reply>,
+) -> Rule {
+    let mut r = Rule::named(name)
+        .protocol(protocol)
+        .model(model)
+        .contains(needle)
+        .repeat_last(false);
+    for reply in replies {
+        r = r.reply(reply);
+    }
+    r
+}
+
+fn call(tool: &str, args: Value) -> Reply {
+    Reply::tool_calls(vec![(tool, args)])
+}
+
+/// A scenario whose manager and orchestrators run on `model`, the pipeline on the usual
+/// fake models (model-a builds, model-b reviews).
+fn scenario(model: &str, rules: Vec<Rule>) -> Scenario {
+    let mut s = Scenario::new(rules);
+    s.env.set("FAKE_ANTHROPIC_KEY", "sk-ant-fake-key-for-tests");
+    s.env.set("FAKE_GEMINI_KEY", "fake-gemini-key-for-tests");
+    s.env.write_user_config(&format!(
+        "{}\n[roles.manager]\nmodels = [\"{model}\"]\n[roles.orchestrator]\nmodels = [\"{model}\"]\n",
+        fake_user_config(&s.server.base_url())
+    ));
+    s
+}
+
+fn script(s: &Scenario, lines: &str) -> std::path::PathBuf {
+    let path = s.env.root().join("script.txt");
+    std::fs::write(&path, lines).unwrap();
+    path
+}
+
+fn session(s: &Scenario, script_path: &Path, extra: &[&str]) -> crate::common::Run {
+    let mut args = vec![
+        "session",
+        "--headless",
+        "--script",
+        script_path.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    s.env.triad(&s.repo, &args)
+}
+
+/// The JSON bodies of the requests rule `name` answered.
+fn bodies(s: &Scenario, name: &str) -> Vec<String> {
+    s.requests_for(name).iter().map(Value::to_string).collect()
+}
+
+/// The first user message of the first request rule `name` answered.
+fn first_user(s: &Scenario, name: &str) -> String {
+    let reqs = s.requests_for(name);
+    let msgs = reqs[0]["messages"].as_array().cloned().unwrap_or_default();
+    msgs.iter()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The session id the transcript's first line names.
+fn session_id(stdout: &str) -> String {
+    let first = stdout.lines().next().unwrap_or_default();
+    first
+        .strip_prefix("git triad: session ")
+        .and_then(|r| r.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no session line: {stdout}"))
+        .to_string()
+}
+
+fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
+    let mut rules = vec![
+        rule(
+            "manager",
+            protocol,
+            model,
+            MANAGER,
+            vec![
+                call(
+                    "spawn_orchestrator",
+                    json!({"prompt": "Add sub(a, b) to calc.py, with a task and a reviewed run."}),
+                ),
+                Reply::text("The weaving begins."),
+                call("disconnect_orchestrators", json!({})),
+                Reply::text("It is done. Run approved."),
+            ],
+        ),
+        rule(
+            "orchestrator",
+            protocol,
+            model,
+            ORCHESTRATOR,
+            vec![
+                call(
+                    "create_task",
+                    json!({"slug": "add-sub2", "title": "Add subtraction",
+                           "description": "calc.py needs sub(a, b).",
+                           "requirements": ["sub(a, b) returns a - b"],
+                           "include": ["calc.py", "tests/**"]}),
+                ),
+                call("run_pipeline", json!({"task": "add-sub2"})),
+                Reply::text("Complete. The run of add-sub2 is approved."),
+            ],
+        ),
+    ];
+    rules.extend(happy_rules());
+    let s = scenario(model, rules);
+    let before = crate::common::user_state(&s.env, &s.repo);
+    let script_path = script(&s, "# the whole request\nAdd subtraction to calc.py.\n");
+    let r = session(&s, &script_path, &[]);
+    r.ok();
+    let out = &r.stdout;
+    for needle in [
+        "You: Add subtraction to calc.py.",
+        "◈ Manager: spawn_orchestrator (1)",
+        "git triad: Orchestrator I awakens",
+        "Manager → Orchestrator I: The weaving begins.",
+        "◈ Orchestrator I: create_task (1)",
+        "◈ Orchestrator I: run_pipeline (2)",
+        "→ exit 0 (done)",
+        "Orchestrator I: Complete.",
+        "◈ Manager: disconnect_orchestrators (2)",
+        "Orchestrator I is released (the manager disconnected)",
+        "Manager: It is done. Run approved.",
+    ] {
+        assert!(out.contains(needle), "{needle:?} missing from:\n{out}");
+    }
+
+    // The orchestrator got the spawn prompt and the manager's next words as its first
+    // message; the run's verdict came back as the tool's answer.
+    let orch = bodies(&s, "orchestrator");
+    assert_eq!(orch.len(), 3, "{orch:#?}");
+    assert!(
+        orch[0].contains("Add sub(a, b) to calc.py") && orch[0].contains("The weaving begins.")
+    );
+    assert!(orch[0].contains("run_pipeline"), "the tools are offered");
+    assert!(
+        !orch[0].contains("spawn_orchestrator"),
+        "an orchestrator summons nobody"
+    );
+    assert!(
+        orch[1].contains("committed on the session branch"),
+        "{}",
+        orch[1]
+    );
+    assert!(
+        orch[2].contains("APPROVE"),
+        "the run's verdict: {}",
+        orch[2]
+    );
+    let manager = bodies(&s, "manager");
+    assert_eq!(manager.len(), 4);
+    assert!(manager[1].contains("Orchestrator I awakens. Your words now reach them."));
+    assert!(manager[2].contains("Orchestrator I: Complete."));
+
+    // The task is committed on the session branch, the run is recorded, the user's branch,
+    // index and files are untouched.
+    let id = session_id(out);
+    let branch = format!("triad/session/{id}");
+    let task = s.git(&["show", &format!("{branch}:.triad/tasks/add-sub2.toml")]);
+    assert!(
+        task.contains("sub(a, b) returns a - b") && task.contains("id = \"R1\""),
+        "{task}"
+    );
+    let runs = s.env.triad(&s.repo, &["log"]);
+    assert!(runs.ok().stdout.contains("add-sub2"), "{}", runs.stdout);
+    assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
+
+    // The record: list and show.
+    let list = s.env.triad(&s.repo, &["session", "list"]);
+    assert!(
+        list.ok().stdout.contains(&id) && list.stdout.contains("1 orchestrator(s)"),
+        "{}",
+        list.stdout
+    );
+    assert!(list.stdout.contains("Add subtraction to calc.py."));
+    let show = s.env.triad(&s.repo, &["session", "show", &id]);
+    assert!(
+        show.ok()
+            .stdout
+            .contains("Manager: It is done. Run approved."),
+        "{}",
+        show.stdout
+    );
+    assert!(show.stdout.contains("◈ Orchestrator I: run_pipeline (2)"));
+    let log = s.git(&["log", "--format=%s", &format!("refs/triad/sessions/{id}")]);
+    assert!(
+        log.contains("orchestrator 1 summoned") && log.contains("runs run_pipeline"),
+        "one commit per event: {log}"
+    );
+}
+
+#[test]
+fn openai_a_manager_spawns_an_orchestrator_that_runs_the_reviewed_pipeline_then_disconnects() {
+    spawn_to_disconnect(WireProtocol::OpenAi, "model-c");
+}
+
+#[test]
+fn anthropic_a_manager_spawns_an_orchestrator_that_runs_the_reviewed_pipeline_then_disconnects() {
+    spawn_to_disconnect(WireProtocol::Anthropic, "claude-fake");
+}
+
+#[test]
+fn gemini_a_manager_spawns_an_orchestrator_that_runs_the_reviewed_pipeline_then_disconnects() {
+    spawn_to_disconnect(WireProtocol::Gemini, "gemini-fake");
+}
+
+#[test]
+fn a_human_interjection_reaches_the_manager_tagged_human_while_an_orchestrator_works() {
+    let p = WireProtocol::OpenAi;
+    let s = scenario(
+        "model-c",
+        vec![
+            rule(
+                "manager",
+                p,
+                "model-c",
+                MANAGER,
+                vec![
+                    call(
+                        "spawn_orchestrator",
+                        json!({"prompt": "Add sub to calc.py."}),
+                    ),
+                    Reply::text("So it shall be."),
+                    Reply::text("The mortal speaks. Heed: negatives too."),
+                    call("disconnect_orchestrators", json!({})),
+                    Reply::text("It is done."),
+                ],
+            ),
+            rule(
+                "orchestrator",
+                p,
+                "model-c",
+                ORCHESTRATOR,
+                vec![
+                    Reply::text("Clarifying: integers only?"),
+                    Reply::text("Understood. Nothing more to do."),
+                ],
+            ),
+        ],
+    );
+    let path = script(&s, "Add sub to calc.py.\n+ Handle negative numbers too.\n");
+    let r = session(&s, &path, &[]);
+    r.ok();
+    assert!(
+        r.stdout
+            .contains("You (interjecting): Handle negative numbers too."),
+        "{}",
+        r.stdout
+    );
+    let manager = bodies(&s, "manager");
+    // The orchestrator's question and the interjection arrive together, each tagged.
+    assert!(
+        manager[2].contains("Orchestrator I: Clarifying: integers only?")
+            && manager[2].contains("Human: Handle negative numbers too."),
+        "{}",
+        manager[2]
+    );
+    assert!(
+        !manager[1].contains("Handle negative"),
+        "not before the exchange"
+    );
+    let orch = bodies(&s, "orchestrator");
+    assert!(orch[1].contains("The mortal speaks. Heed: negatives too."));
+    assert!(
+        !orch[1].contains("Human:"),
+        "the human speaks to the manager only"
+    );
+}
+
+/// A session whose orchestrator fills its window step by step: 71 % after its first call,
+/// 87 % after its second; it then reports, and the manager spawns the next one.
+#[test]
+fn context_warnings_come_after_the_tool_result_at_70_and_85_percent_and_the_report_is_handed_on() {
+    let p = WireProtocol::OpenAi;
+    let s = scenario(
+        "model-c",
+        vec![
+            rule(
+                "manager",
+                p,
+                "model-c",
+                MANAGER,
+                vec![
+                    call("spawn_orchestrator", json!({"prompt": "Survey calc.py."})),
+                    Reply::text("Begin."),
+                    call("spawn_orchestrator", json!({"prompt": "Continue the survey."})),
+                    Reply::text("Go on."),
+                    call("disconnect_orchestrators", json!({})),
+                    Reply::text("It is done."),
+                ],
+            ),
+            // Orchestrator II: its first message carries the hand-off of I.
+            rule(
+                "orchestrator-2",
+                p,
+                "model-c",
+                "Hand-off from Orchestrator I",
+                vec![Reply::text("Finished the survey.")],
+            ),
+            rule(
+                "orchestrator-1",
+                p,
+                "model-c",
+                ORCHESTRATOR,
+                vec![
+                    call("list_files", json!({})).usage(22_800, 10),
+                    call("grep", json!({"pattern": "def "})).usage(27_900, 10),
+                    Reply::text("Accomplished: listed files, found add(). Remaining: sub(). Key: calc.py only.")
+                        .usage(28_100, 20),
+                ],
+            ),
+        ],
+    );
+    let path = script(&s, "Survey calc.py.\n");
+    let r = session(&s, &path, &[]);
+    r.ok();
+    let o1 = bodies(&s, "orchestrator-1");
+    assert_eq!(o1.len(), 3, "{o1:#?}");
+    assert!(!o1[0].contains(THINNING) && !o1[0].contains(CRITICAL));
+    assert!(o1[1].contains(THINNING), "71 % after list_files: {}", o1[1]);
+    assert!(!o1[1].contains(CRITICAL));
+    assert!(o1[2].contains(CRITICAL), "87 % after grep: {}", o1[2]);
+    // The warning follows the tool result in the conversation.
+    let msgs = s.requests_for("orchestrator-1")[1]["messages"].clone();
+    let n = msgs.as_array().unwrap().len();
+    assert_eq!(msgs[n - 2]["role"], "tool");
+    assert!(msgs[n - 1]["content"].as_str().unwrap().contains(THINNING));
+    assert!(
+        r.stdout
+            .contains("Orchestrator I is at 71 % of its context window"),
+        "{}",
+        r.stdout
+    );
+    assert!(r
+        .stdout
+        .contains("Orchestrator I hands off with its report"));
+
+    let o2 = bodies(&s, "orchestrator-2");
+    assert!(
+        o2[0].contains("Continue the survey.") && o2[0].contains("Remaining: sub()"),
+        "the report goes into the next orchestrator's first message: {}",
+        o2[0]
+    );
+    assert!(r
+        .stdout
+        .contains("Orchestrator I is released (Orchestrator II was summoned)"));
+    assert!(r.stdout.contains("Manager: It is done."));
+}
+
+#[test]
+fn at_the_hard_limit_the_hand_off_is_forced_with_the_facts_of_the_record() {
+    let p = WireProtocol::OpenAi;
+    let s = scenario(
+        "model-c",
+        vec![
+            rule(
+                "manager",
+                p,
+                "model-c",
+                MANAGER,
+                vec![
+                    call("spawn_orchestrator", json!({"prompt": "Survey calc.py."})),
+                    Reply::text("Begin."),
+                    call(
+                        "spawn_orchestrator",
+                        json!({"prompt": "Continue from the hand-off."}),
+                    ),
+                    Reply::text("Go on."),
+                    call("disconnect_orchestrators", json!({})),
+                    Reply::text("It is done."),
+                ],
+            ),
+            rule(
+                "orchestrator-2",
+                p,
+                "model-c",
+                "Hand-off from Orchestrator I",
+                vec![Reply::text("Finished.")],
+            ),
+            rule(
+                "orchestrator-1",
+                p,
+                "model-c",
+                ORCHESTRATOR,
+                vec![
+                    call("read_file", json!({"path": "calc.py"})).usage(5_000, 10),
+                    // 97 % of 32000: past the 95 % hard limit, whatever it says.
+                    call("grep", json!({"pattern": "x"}))
+                        .with_text("Still working…")
+                        .usage(31_000, 10),
+                ],
+            ),
+        ],
+    );
+    let path = script(&s, "Survey calc.py.\n");
+    let r = session(&s, &path, &[]);
+    r.ok();
+    assert_eq!(
+        bodies(&s, "orchestrator-1").len(),
+        2,
+        "no call after the hard limit"
+    );
+    assert!(
+        r.stdout
+            .contains("Orchestrator I hands off, forced at the hard limit"),
+        "{}",
+        r.stdout
+    );
+    let manager = bodies(&s, "manager");
+    assert!(
+        manager[2].contains("filled 96 % of its context window")
+            || manager[2].contains("filled 97 %"),
+        "{}",
+        manager[2]
+    );
+    let o2 = bodies(&s, "orchestrator-2");
+    assert!(o2[0].contains("Continue from the hand-off."));
+    let first = first_user(&s, "orchestrator-2");
+    assert!(
+        first.contains(r#"read_file {"path":"calc.py"} → def add(a, b):"#),
+        "the facts of what it did: {first}"
+    );
+    assert!(
+        first.contains(r#"grep {"pattern":"x"} → no answer"#),
+        "the call it never got an answer to: {first}"
+    );
+    assert!(first.contains("Its last words: Still working"));
+}
+
+#[test]
+fn a_full_manager_hands_off_to_a_fresh_one_with_its_summary_and_the_waiting_message() {
+    let p = WireProtocol::OpenAi;
+    let s = scenario(
+        "model-c",
+        vec![rule(
+            "manager",
+            p,
+            "model-c",
+            MANAGER,
+            vec![
+                // 29000 of 32000: past 85 %.
+                Reply::text("Speak, seeker.").usage(29_000, 5),
+                Reply::text("SUMMARY: the human greets; wants sub() in calc.py later."),
+                Reply::text("So it shall be.").usage(900, 5),
+            ],
+        )],
+    );
+    let path = script(&s, "Greetings, oracle.\nNow build sub().\n");
+    let r = session(&s, &path, &[]);
+    r.ok();
+    let m = bodies(&s, "manager");
+    assert_eq!(m.len(), 3, "{m:#?}");
+    assert!(
+        m[1].contains("Your context window is nearly full"),
+        "{}",
+        m[1]
+    );
+    assert!(
+        m[1].contains("Now build sub()."),
+        "the waiting line is in what it summarizes"
+    );
+    let fresh = &m[2];
+    assert!(
+        fresh.contains("You take over as the manager from Manager"),
+        "{fresh}"
+    );
+    assert!(fresh.contains("SUMMARY: the human greets"));
+    assert!(
+        fresh.contains("What was waiting for an answer:") && fresh.contains("Now build sub().")
+    );
+    assert!(
+        !fresh.contains("Speak, seeker.") && !fresh.contains("Greetings, oracle."),
+        "a fresh conversation: only the hand-off: {fresh}"
+    );
+    assert!(r.stdout.contains("Manager II takes over"), "{}", r.stdout);
+    assert!(r.stdout.contains("Manager: So it shall be."));
+    let list = s.env.triad(&s.repo, &["session", "list"]);
+    assert!(list.ok().stdout.contains("2 manager(s)"), "{}", list.stdout);
+}
+
+#[test]
+fn a_session_killed_mid_call_resumes_with_nothing_lost() {
+    let p = WireProtocol::OpenAi;
+    let s = scenario(
+        "model-c",
+        vec![
+            rule(
+                "manager",
+                p,
+                "model-c",
+                MANAGER,
+                vec![
+                    call("spawn_orchestrator", json!({"prompt": "Survey calc.py."})),
+                    Reply::text("Begin."),
+                    call("disconnect_orchestrators", json!({})),
+                    Reply::text("It is done."),
+                    Reply::text("Go in peace."),
+                ],
+            ),
+            rule(
+                "orchestrator",
+                p,
+                "model-c",
+                ORCHESTRATOR,
+                vec![
+                    call("list_files", json!({})),
+                    // The session is killed while waiting for this one.
+                    Reply::text("never delivered").delay_ms(60_000),
+                    Reply::text("Survey complete: calc.py holds add()."),
+                ],
+            ),
+        ],
+    );
+    let path = script(&s, "Survey calc.py.\nThank you.\n");
+    let mut child = s
+        .env
+        .command(crate::common::bin(), &s.repo)
+        .args(["session", "--headless", "--script", path.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while s.requests_for("orchestrator").len() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the second orchestrator call never came"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+
+    let r = s.env.triad(
+        &s.repo,
+        &[
+            "session",
+            "--resume",
+            "--headless",
+            "--script",
+            path.to_str().unwrap(),
+        ],
+    );
+    r.ok();
+    assert!(r.stderr.contains("resuming session"), "{}", r.stderr);
+    let orch = s.requests_for("orchestrator");
+    assert_eq!(orch.len(), 3);
+    assert_eq!(
+        orch[1]["messages"], orch[2]["messages"],
+        "the resumed call is the interrupted one, whole"
+    );
+    assert!(
+        r.stdout.contains("Orchestrator I: Survey complete"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("Manager: It is done."));
+    // The first line was taken before the kill; only the second is read now.
+    assert!(!r.stdout.contains("You: Survey calc.py."), "{}", r.stdout);
+    assert!(r.stdout.contains("You: Thank you."));
+    assert!(r.stdout.contains("Manager: Go in peace."));
+    let m = bodies(&s, "manager");
+    assert_eq!(
+        m.len(),
+        5,
+        "the manager was asked exactly as often as scripted"
+    );
+}
