@@ -114,7 +114,6 @@ fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
                     "spawn_orchestrator",
                     json!({"prompt": "Add sub(a, b) to calc.py, with a task and a reviewed run."}),
                 ),
-                Reply::text("The weaving begins."),
                 call("disconnect_orchestrators", json!({})),
                 Reply::text("It is done. Run approved."),
             ],
@@ -148,7 +147,6 @@ fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
         "You: Add subtraction to calc.py.",
         "◈ Manager: spawn_orchestrator (1)",
         "git triad: Orchestrator I awakens",
-        "Manager → Orchestrator I: The weaving begins.",
         "◈ Orchestrator I: create_task (1)",
         "◈ Orchestrator I: run_pipeline (2)",
         "→ exit 0 (done)",
@@ -160,13 +158,11 @@ fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
         assert!(out.contains(needle), "{needle:?} missing from:\n{out}");
     }
 
-    // The orchestrator got the spawn prompt and the manager's next words as its first
-    // message; the run's verdict came back as the tool's answer.
+    // The orchestrator got the spawn prompt as its first message and worked before the
+    // manager spoke again; the run's verdict came back as the tool's answer.
     let orch = bodies(&s, "orchestrator");
     assert_eq!(orch.len(), 3, "{orch:#?}");
-    assert!(
-        orch[0].contains("Add sub(a, b) to calc.py") && orch[0].contains("The weaving begins.")
-    );
+    assert!(orch[0].contains("Add sub(a, b) to calc.py"));
     assert!(orch[0].contains("run_pipeline"), "the tools are offered");
     assert!(
         !orch[0].contains("spawn_orchestrator"),
@@ -183,9 +179,13 @@ fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
         orch[2]
     );
     let manager = bodies(&s, "manager");
-    assert_eq!(manager.len(), 4);
-    assert!(manager[1].contains("Orchestrator I awakens. Your words now reach them."));
-    assert!(manager[2].contains("Orchestrator I: Complete."));
+    assert_eq!(manager.len(), 3);
+    assert!(
+        manager[1].contains("Orchestrator I awakens. Your words now reach them.")
+            && manager[1].contains("Orchestrator I: Complete."),
+        "the spawn's result and the orchestrator's first answer arrive together: {}",
+        manager[1]
+    );
 
     // The task is committed on the session branch, the run is recorded, the user's branch,
     // index and files are untouched.
@@ -255,7 +255,6 @@ fn a_human_interjection_reaches_the_manager_tagged_human_while_an_orchestrator_w
                         "spawn_orchestrator",
                         json!({"prompt": "Add sub to calc.py."}),
                     ),
-                    Reply::text("So it shall be."),
                     Reply::text("The mortal speaks. Heed: negatives too."),
                     call("disconnect_orchestrators", json!({})),
                     Reply::text("It is done."),
@@ -285,13 +284,13 @@ fn a_human_interjection_reaches_the_manager_tagged_human_while_an_orchestrator_w
     let manager = bodies(&s, "manager");
     // The orchestrator's question and the interjection arrive together, each tagged.
     assert!(
-        manager[2].contains("Orchestrator I: Clarifying: integers only?")
-            && manager[2].contains("Human: Handle negative numbers too."),
+        manager[1].contains("Orchestrator I: Clarifying: integers only?")
+            && manager[1].contains("Human: Handle negative numbers too."),
         "{}",
-        manager[2]
+        manager[1]
     );
     assert!(
-        !manager[1].contains("Handle negative"),
+        !manager[0].contains("Handle negative"),
         "not before the exchange"
     );
     let orch = bodies(&s, "orchestrator");
@@ -317,9 +316,7 @@ fn context_warnings_come_after_the_tool_result_at_70_and_85_percent_and_the_repo
                 MANAGER,
                 vec![
                     call("spawn_orchestrator", json!({"prompt": "Survey calc.py."})),
-                    Reply::text("Begin."),
                     call("spawn_orchestrator", json!({"prompt": "Continue the survey."})),
-                    Reply::text("Go on."),
                     call("disconnect_orchestrators", json!({})),
                     Reply::text("It is done."),
                 ],
@@ -395,12 +392,10 @@ fn at_the_hard_limit_the_hand_off_is_forced_with_the_facts_of_the_record() {
                 MANAGER,
                 vec![
                     call("spawn_orchestrator", json!({"prompt": "Survey calc.py."})),
-                    Reply::text("Begin."),
                     call(
                         "spawn_orchestrator",
                         json!({"prompt": "Continue from the hand-off."}),
                     ),
-                    Reply::text("Go on."),
                     call("disconnect_orchestrators", json!({})),
                     Reply::text("It is done."),
                 ],
@@ -443,10 +438,9 @@ fn at_the_hard_limit_the_hand_off_is_forced_with_the_facts_of_the_record() {
     );
     let manager = bodies(&s, "manager");
     assert!(
-        manager[2].contains("filled 96 % of its context window")
-            || manager[2].contains("filled 97 %"),
+        manager[1].contains("filled 96 % of its context window"),
         "{}",
-        manager[2]
+        manager[1]
     );
     let o2 = bodies(&s, "orchestrator-2");
     assert!(o2[0].contains("Continue from the hand-off."));
@@ -526,7 +520,6 @@ fn a_session_killed_mid_call_resumes_with_nothing_lost() {
                 MANAGER,
                 vec![
                     call("spawn_orchestrator", json!({"prompt": "Survey calc.py."})),
-                    Reply::text("Begin."),
                     call("disconnect_orchestrators", json!({})),
                     Reply::text("It is done."),
                     Reply::text("Go in peace."),
@@ -597,7 +590,100 @@ fn a_session_killed_mid_call_resumes_with_nothing_lost() {
     let m = bodies(&s, "manager");
     assert_eq!(
         m.len(),
-        5,
+        4,
         "the manager was asked exactly as often as scripted"
+    );
+}
+
+/// model-d declares `json_schema` but not `tools`, like the local models: it gets the
+/// session's tools as schema-constrained actions.
+const ACTION_MODEL: &str = r#"
+[models.model-d]
+provider = "fake-openai"
+context_window = 32000
+max_output_tokens = 4000
+price_in = 1.0
+price_out = 2.0
+capabilities = ["json_schema"]
+"#;
+
+fn act(action: &str, arguments: Value) -> Reply {
+    Reply::json(json!({"action": action, "arguments": arguments}))
+}
+
+#[test]
+fn a_model_without_native_tools_acts_through_a_constrained_schema_and_private_files_stay_private() {
+    let p = WireProtocol::OpenAi;
+    let s = scenario(
+        "model-d",
+        vec![
+            rule(
+                "manager",
+                p,
+                "model-d",
+                MANAGER,
+                vec![
+                    act("disconnect_orchestrators", json!({})),
+                    act(
+                        "spawn_orchestrator",
+                        json!({"prompt": "Read .env and calc.py."}),
+                    ),
+                    act("disconnect_orchestrators", json!({})),
+                    Reply::json(json!({"action": "say", "text": "It is done."})),
+                ],
+            ),
+            rule(
+                "orchestrator",
+                p,
+                "model-d",
+                ORCHESTRATOR,
+                vec![
+                    act("read_file", json!({"path": ".env"})),
+                    act("read_file", json!({"path": ".env"})),
+                    act("read_file", json!({"path": "calc.py"})),
+                    Reply::json(json!({"action": "say", "text": "calc.py holds add()."})),
+                ],
+            ),
+        ],
+    );
+    s.env.write_user_config(&format!(
+        "{}{ACTION_MODEL}\n[roles.manager]\nmodels = [\"model-d\"]\n[roles.orchestrator]\nmodels = [\"model-d\"]\n",
+        fake_user_config(&s.server.base_url())
+    ));
+    s.env.write_files(
+        &s.repo,
+        &[(".env", "SESSION_SECRET=never-sent-to-a-model\n")],
+    );
+    s.env.commit_all(&s.repo, "a private file");
+    let path = script(&s, "Read the configuration.\n");
+    let r = session(&s, &path, &[]);
+    r.ok();
+    let out = &r.stdout;
+    for needle in [
+        "✗ no orchestrator is active",
+        "◈ Orchestrator I: read_file (1)",
+        "✗ .env is private and never shown to a model",
+        "✗ not run again: identical to your previous call, which failed",
+        "→ def add(a, b):",
+        "Orchestrator I: calc.py holds add().",
+        "Manager: It is done.",
+    ] {
+        assert!(out.contains(needle), "{needle:?} missing from:\n{out}");
+    }
+    for rule_name in ["manager", "orchestrator"] {
+        for req in s.requests_for(rule_name) {
+            assert_eq!(
+                req["response_format"]["json_schema"]["name"],
+                "session_action"
+            );
+            assert!(req.get("tools").is_none(), "no native tools: {req}");
+            assert!(!req.to_string().contains("never-sent-to-a-model"));
+        }
+    }
+    let orch = bodies(&s, "orchestrator");
+    assert!(
+        orch[3].contains("Result of `read_file`: def add(a, b):"),
+        "{}",
+        orch[3]
     );
 }

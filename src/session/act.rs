@@ -347,15 +347,26 @@ impl Workshop {
             Some(6) => "waiting: questions to answer or a decision to make",
             Some(7) => "busy: another git triad process holds this run",
             _ => {
-                let tail: Vec<&str> = stderr.lines().rev().take(12).collect();
-                let tail: Vec<&str> = tail.into_iter().rev().collect();
+                let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
+                // The error line first (what a transcript shows), then its hints.
+                let first = lines
+                    .iter()
+                    .position(|l| l.starts_with("error"))
+                    .unwrap_or(lines.len().saturating_sub(12));
                 return Err(format!(
-                    "git triad {} failed (exit {}):\n{}\n{}",
+                    "git triad {} failed (exit {}): {}\n{}",
                     args[0],
                     code.map_or("by a signal".to_string(), |c| c.to_string()),
-                    tail.join("\n"),
+                    lines[first..]
+                        .iter()
+                        .take(12)
+                        .cloned()
+                        .collect::<Vec<_>>()
+                        .join("\n"),
                     stdout.trim()
-                ));
+                )
+                .trim_end()
+                .to_string());
             }
         };
         Ok(format!(

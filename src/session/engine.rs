@@ -10,7 +10,7 @@ use super::state::State;
 use super::tools::{self, DISCONNECT, SPAWN};
 use crate::config::schema::{Role, SessionConfig};
 use crate::git::GitError;
-use crate::model::{ChatRequest, Message, ModelClient, ModelError, ToolCall};
+use crate::model::{ChatRequest, Message, ModelClient, ModelError, Speaker, ToolCall};
 
 /// Where a session's human lines come from: a terminal, stdin or a script.
 pub trait HumanInput {
@@ -126,12 +126,12 @@ impl<'a> Engine<'a> {
         message: Message,
         from: Option<Conv>,
     ) -> Result<(), EngineError> {
-        let merge = message.role == crate::model::Speaker::User
+        let merge = message.role == Speaker::User
             && message.tool_result.is_none()
             && self.state.conversation(conv).is_some_and(|c| {
-                c.messages.last().is_some_and(|m| {
-                    m.role == crate::model::Speaker::User && m.tool_result.is_none()
-                })
+                c.messages
+                    .last()
+                    .is_some_and(|m| m.role == Speaker::User && m.tool_result.is_none())
             });
         self.record(Event::Message {
             conv,
@@ -172,6 +172,13 @@ impl<'a> Engine<'a> {
         if !self.state.manager.unanswered().is_empty() {
             return self.run_calls(manager).await;
         }
+        // A new orchestrator works until its first answer, which the manager hears with the
+        // spawn's result (the seed's router), instead of talking on before it woke.
+        if let Some(o) = self.state.orchestrator.clone().filter(|o| !o.answered) {
+            if let Some(out) = self.orchestrator_step(o, input).await? {
+                return Ok(out);
+            }
+        }
         if self.state.manager.awaiting() {
             if self.state.manager_full() {
                 return self.hand_off_manager().await;
@@ -197,64 +204,70 @@ impl<'a> Engine<'a> {
             self.message(orch, Message::user(text), Some(manager))?;
             return Ok(None);
         }
-        let Some(orch) = self.state.orchestrator.clone() else {
-            return Ok(Some(Outcome::HumanTurn));
-        };
+        if let Some(o) = self.state.orchestrator.clone() {
+            if let Some(out) = self.orchestrator_step(o, input).await? {
+                return Ok(out);
+            }
+        }
+        Ok(Some(Outcome::HumanTurn))
+    }
+
+    /// The orchestrator's next step: its pending tool calls, its call, or delivering its
+    /// answer to the manager (with any interjection waiting). `None`: nothing to do.
+    async fn orchestrator_step(
+        &mut self,
+        orch: super::state::Conversation,
+        input: &mut dyn HumanInput,
+    ) -> Result<Option<Option<Outcome>>, EngineError> {
+        let manager = self.state.manager.conv;
         if !orch.unanswered().is_empty() {
-            return self.run_calls(orch.conv).await;
+            return self.run_calls(orch.conv).await.map(Some);
         }
         if orch.awaiting() {
             let out = self.call(orch.conv).await?;
-            if out.is_none()
-                && self
-                    .state
-                    .orchestrator
-                    .as_ref()
-                    .is_some_and(|o| o.meter.must_hand_off())
-            {
-                self.forced_hand_off()?;
+            if out.is_none() {
+                self.hand_off_if_full()?;
             }
-            return Ok(out);
+            return Ok(Some(out));
         }
-        if let Some(text) = orch.undelivered().map(str::to_string) {
-            let number = match orch.conv {
-                Conv::Orchestrator(n) => n,
-                Conv::Manager(n) => n,
-            };
-            if orch.meter.pressure() >= Pressure::Critical {
-                self.record(Event::HandOff {
-                    from: number,
-                    content: said(&text),
-                    forced: false,
-                })?;
-            }
-            self.message(
-                manager,
-                Message::user(format!("{}: {}", name(orch.conv), said(&text))),
-                Some(orch.conv),
-            )?;
-            while let Some(line) = input.interjection() {
-                self.record(Event::Human {
-                    text: line.clone(),
-                    interjection: true,
-                })?;
-                self.message(manager, Message::user(format!("Human: {line}")), None)?;
-            }
-            if self.state.exchanges >= self.setup.settings.max_exchanges {
-                let why = format!(
-                    "the manager and {} exchanged {} messages since you last spoke (session.max_exchanges); say how to go on, and the manager answers",
-                    name(orch.conv),
-                    self.state.exchanges
-                );
-                self.record(Event::ToHuman {
-                    speaker: "git triad".into(),
-                    text: why,
-                })?;
-                return Ok(Some(Outcome::HumanTurn));
-            }
+        let Some(text) = orch.undelivered().map(str::to_string) else {
             return Ok(None);
+        };
+        let Conv::Orchestrator(number) = orch.conv else {
+            return Ok(None);
+        };
+        if orch.meter.pressure() >= Pressure::Critical {
+            self.record(Event::HandOff {
+                from: number,
+                content: said(&text),
+                forced: false,
+            })?;
         }
-        Ok(Some(Outcome::HumanTurn))
+        self.message(
+            manager,
+            Message::user(format!("{}: {}", name(orch.conv), said(&text))),
+            Some(orch.conv),
+        )?;
+        while let Some(line) = input.interjection() {
+            self.record(Event::Human {
+                text: line.clone(),
+                interjection: true,
+            })?;
+            self.message(manager, Message::user(format!("Human: {line}")), None)?;
+        }
+        if self.state.exchanges >= self.setup.settings.max_exchanges {
+            let why = format!(
+                "the manager and {} exchanged {} messages since you last spoke (session.max_exchanges); say how to go on, and the manager answers",
+                name(orch.conv),
+                self.state.exchanges
+            );
+            self.record(Event::ToHuman {
+                speaker: "git triad".into(),
+                text: why,
+            })?;
+            return Ok(Some(Some(Outcome::HumanTurn)));
+        }
+        Ok(Some(None))
     }
 
     fn warning_due(&self, conv: Conv) -> Option<String> {
@@ -283,9 +296,21 @@ impl<'a> Engine<'a> {
         };
         let mut candidates = vec![c.model.clone()];
         candidates.extend(configured.iter().filter(|m| **m != c.model).cloned());
+        let actions = self
+            .setup
+            .client
+            .resolve(&c.model)
+            .is_ok_and(|m| super::action::needed(&m.model));
         let mut req = ChatRequest::new(Some(system.clone()), "", self.setup.settings.max_tokens);
-        req.messages = c.messages.clone();
-        req.tools = tools;
+        if actions {
+            req.system = Some(super::action::system(system, &tools));
+            req.schema = Some(super::action::schema(&tools));
+            req.messages = super::action::flatten(&c.messages);
+        } else {
+            req.messages = c.messages.clone();
+            req.tools = tools;
+        }
+        let call_id = format!("act_{}", c.messages.len());
         req.purpose = Some(format!("session {}", name(conv).to_lowercase()));
         let answer = self.setup.client.chat(role, &candidates, &req).await;
         let completion = match answer {
@@ -300,7 +325,26 @@ impl<'a> Engine<'a> {
             usage: completion.response.usage,
             usd: spend.cost_usd,
         })?;
-        let r = completion.response;
+        let mut r = completion.response;
+        if actions {
+            let (text, calls) = super::action::decode(r.structured.as_ref(), &r.text, call_id);
+            r.text = text;
+            r.tool_calls = calls;
+        }
+        // Call ids must be unique in the conversation (Gemini sends none, so every answer's
+        // first call would be `call_0`): a repeated id is suffixed.
+        if let Some(c) = self.state.conversation(conv) {
+            let n = c.messages.len();
+            for call in &mut r.tool_calls {
+                let seen = c
+                    .messages
+                    .iter()
+                    .any(|m| m.tool_calls.iter().any(|x| x.id == call.id));
+                if seen {
+                    call.id = format!("{}-{n}", call.id);
+                }
+            }
+        }
         self.message(
             conv,
             Message::assistant_with_calls(r.text, r.tool_calls),
@@ -329,6 +373,7 @@ impl<'a> Engine<'a> {
             .map(|c| c.unanswered())
             .unwrap_or_default();
         let limit = self.setup.settings.max_tool_calls as usize;
+        let mut spawned = false;
         for call in calls {
             let made = self.calls_since_message(conv);
             let interrupted = self
@@ -338,6 +383,8 @@ impl<'a> Engine<'a> {
                 .any(|(_, id, _)| *id == call.id);
             let result = if interrupted {
                 Err(INTERRUPTED.to_string())
+            } else if spawned {
+                Err(format!("not run: {} answers first; call it again after that answer if it is still needed", self.state.orchestrator.as_ref().map_or("the new orchestrator".to_string(), |o| name(o.conv))))
             } else if made > limit + 5 {
                 let why = format!(
                     "{} kept calling tools past session.max_tool_calls ({limit}) after being told to answer; `git triad session --resume {}` continues",
@@ -346,6 +393,8 @@ impl<'a> Engine<'a> {
                 );
                 self.record(Event::Stopped { why: why.clone() })?;
                 return Ok(Some(Outcome::Stopped { why, budget: false }));
+            } else if let Some(why) = self.repeated_failure(conv, &call) {
+                Err(format!("not run again: identical to your previous call, which failed: {why} Change the arguments, do something else, or answer in text."))
             } else if made > limit {
                 Err(format!("the limit of {limit} tool calls for one message is reached (session.max_tool_calls): answer in text now"))
             } else {
@@ -354,7 +403,9 @@ impl<'a> Engine<'a> {
                     call_id: call.id.clone(),
                     name: call.name.clone(),
                 })?;
-                self.execute(conv, &call).await?
+                let out = self.execute(conv, &call).await?;
+                spawned = call.name == SPAWN && out.is_ok() && matches!(conv, Conv::Manager(_));
+                out
             };
             // The spawn or a disconnect may have released this very conversation.
             if self.state.conversation(conv).is_none() {
@@ -378,6 +429,30 @@ impl<'a> Engine<'a> {
         Ok(None)
     }
 
+    /// The first line of the failure of `conv`'s previous tool call, when `call` is the
+    /// same call again: a model that repeats a failing call verbatim is not indulged.
+    fn repeated_failure(&self, conv: Conv, call: &ToolCall) -> Option<String> {
+        let c = self.state.conversation(conv)?;
+        let mut calls = c
+            .messages
+            .iter()
+            .flat_map(|m| m.tool_calls.iter())
+            .filter(|x| x.id != call.id);
+        let prev = calls.next_back()?;
+        if prev.name != call.name || prev.arguments != call.arguments {
+            return None;
+        }
+        let result = c
+            .messages
+            .iter()
+            .find(|m| m.tool_result.as_ref().is_some_and(|r| r.call_id == prev.id))?;
+        let r = result.tool_result.as_ref()?;
+        r.is_error.then(|| {
+            let first = result.content.lines().next().unwrap_or("").trim();
+            crate::bounded::clip(first, 300)
+        })
+    }
+
     /// Tool calls `conv` made since it last got a message that was not a tool result.
     fn calls_since_message(&self, conv: Conv) -> usize {
         let Some(c) = self.state.conversation(conv) else {
@@ -386,7 +461,7 @@ impl<'a> Engine<'a> {
         let from = c
             .messages
             .iter()
-            .rposition(|m| m.role == crate::model::Speaker::User)
+            .rposition(|m| m.role == Speaker::User)
             .map_or(0, |i| i + 1);
         c.messages[from..].iter().map(|m| m.tool_calls.len()).sum()
     }
@@ -402,10 +477,15 @@ impl<'a> Engine<'a> {
                 Err(e) => Err(e),
             },
             (Conv::Manager(_), DISCONNECT) => {
-                if let Some(o) = self.state.orchestrator.as_ref().map(|o| o.conv) {
-                    self.release(o, "the manager disconnected")?;
+                match self.state.orchestrator.as_ref().map(|o| o.conv) {
+                    Some(o) => {
+                        self.release(o, "the manager disconnected")?;
+                        Ok("The threads are severed. You speak to the mortal once more.".into())
+                    }
+                    None => {
+                        Err("no orchestrator is active: your words already reach the human".into())
+                    }
                 }
-                Ok("The threads are severed. You speak to the mortal once more.".into())
             }
             (Conv::Orchestrator(_), SPAWN | DISCONNECT) => {
                 Err(format!("`{}` is the manager's tool, not yours", call.name))
@@ -461,6 +541,18 @@ impl<'a> Engine<'a> {
             "{} awakens. Your words now reach them.",
             name(Conv::Orchestrator(number))
         ))
+    }
+
+    fn hand_off_if_full(&mut self) -> Result<(), EngineError> {
+        if self
+            .state
+            .orchestrator
+            .as_ref()
+            .is_some_and(|o| o.meter.must_hand_off())
+        {
+            self.forced_hand_off()?;
+        }
+        Ok(())
     }
 
     /// The orchestrator filled its window to the hard limit: it is released, and the facts

@@ -14,6 +14,7 @@
 //! - [`context`]: how full a window is.
 
 pub mod act;
+pub mod action;
 pub mod context;
 pub mod engine;
 pub mod handoff;

@@ -23,6 +23,8 @@ pub struct Conversation {
     pub meter: ContextMeter,
     /// Whether its last final answer has gone where it goes.
     pub delivered: bool,
+    /// Whether any answer of it was delivered yet (a new orchestrator works until then).
+    pub answered: bool,
     /// The tool it runs now, or ran last.
     pub tool: Option<String>,
     /// Tool calls it made.
@@ -37,6 +39,7 @@ impl Conversation {
             messages: Vec::new(),
             meter: ContextMeter::new(window, hard_limit),
             delivered: true,
+            answered: false,
             tool: None,
             tool_calls: 0,
         }
@@ -230,6 +233,7 @@ impl State {
                 if let Some(from) = from {
                     if let Some(c) = self.conversation_mut(*from) {
                         c.delivered = true;
+                        c.answered = true;
                     }
                     if matches!(from, Conv::Orchestrator(_)) {
                         self.exchanges += 1;
