@@ -298,7 +298,110 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
     parallel_on_local_models(&env, &repo);
     // 5. One real chamber session on the local profile's panel.
     chamber_on_local_models(&env, &repo);
+    // 6. One headless manager session whose orchestrator creates a task and starts a run.
+    session_on_local_models(&env, &repo);
     env.triad(&repo, &["local", "stop"]);
+}
+
+/// `git triad session --headless` on the local profile (the coder is manager and
+/// orchestrator, acting through schema-constrained actions): the manager summons an
+/// orchestrator, which writes a TaskSpec on the session branch and starts a real reviewed
+/// run. What the tiny models make of it may be anything, but it must be explained and
+/// recorded: the session ends answered (exit 0) or stopped with its reason (exit 1).
+fn session_on_local_models(env: &TestEnv, repo: &Path) {
+    let script = repo.join(".git").join("session-script.txt");
+    std::fs::write(
+        &script,
+        "Summon an orchestrator now with spawn_orchestrator. Its prompt: Create the task \
+         add-word-count with create_task (a function word_count(text) in textstats.py that \
+         returns the number of words, and a test in tests; include textstats.py and tests/**), \
+         then call run_pipeline with task add-word-count and report the verdict.\nSummon the orchestrator now.\n",
+    )
+    .unwrap();
+    let r = env.triad(
+        repo,
+        &[
+            "-c",
+            "profile=local",
+            "-c",
+            "session.max_tool_calls=4",
+            "-c",
+            "session.max_exchanges=4",
+            "session",
+            "--headless",
+            "--script",
+            script.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        [0, 1].contains(&r.code),
+        "the session ended unexplained (exit {})\nstdout:\n{}\nstderr:\n{}",
+        r.code,
+        r.stdout,
+        r.stderr
+    );
+    if r.code == 1 {
+        assert!(r.stdout.contains("git triad: stopped: "), "{}", r.stdout);
+    }
+    let id = r
+        .stdout
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix("git triad: session "))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no session line: {}", r.stdout))
+        .to_string();
+    let shown = env.triad(repo, &["session", "show", &id, "--json"]);
+    let events: Value = serde_json::from_str(shown.ok().stdout.trim()).unwrap();
+    let results: Vec<&str> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "message" && e["message"]["tool_result"].is_object())
+        .map(|e| e["message"]["content"].as_str().unwrap_or(""))
+        .collect();
+    assert!(
+        results.iter().any(|c| c.starts_with("wrote .triad/tasks/")),
+        "no task was created: {}",
+        r.stdout
+    );
+    assert!(
+        results.iter().any(|c| c.starts_with("exit ")),
+        "no run was started: {}",
+        r.stdout
+    );
+    // The task is on the session branch, never on the user's; the run is in the record.
+    let tasks = env
+        .git(
+            repo,
+            &[
+                "ls-tree",
+                "-r",
+                "--name-only",
+                &format!("triad/session/{id}"),
+                ".triad/tasks",
+            ],
+        )
+        .ok()
+        .stdout
+        .clone();
+    assert!(tasks.lines().count() >= 2, "{tasks}");
+    let mine = env
+        .git(
+            repo,
+            &["ls-tree", "-r", "--name-only", "HEAD", ".triad/tasks"],
+        )
+        .ok()
+        .stdout
+        .clone();
+    assert!(tasks.lines().count() > mine.lines().count());
+    let usage = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["event"] == "usage")
+        .count();
+    assert!(usage >= 3, "the real server's usage is recorded per call");
 }
 
 /// `git triad chamber ask` at Level 2 on the local profile's panel (both local models; the

@@ -71,6 +71,9 @@ pub struct Engine<'a> {
     observer: Observer<'a>,
 }
 
+/// How a repeated failing call is refused, before the failure it repeats.
+const REPEATED: &str = "not run again: identical to your previous call, which failed: ";
+
 /// The tag before an interrupted call's result.
 const INTERRUPTED: &str = "interrupted: the session was stopped while this call ran; what it did may already be recorded (list_runs, list_tasks)";
 
@@ -303,8 +306,17 @@ impl<'a> Engine<'a> {
             .is_ok_and(|m| super::action::needed(&m.model));
         let mut req = ChatRequest::new(Some(system.clone()), "", self.setup.settings.max_tokens);
         if actions {
+            // Greedy decoding: a small model choosing among tools does best without sampling;
+            // past the tool-call limit it can only answer in words.
+            req.temperature = Some(0.0);
+            let allowed =
+                if self.calls_since_message(conv) >= self.setup.settings.max_tool_calls as usize {
+                    Vec::new()
+                } else {
+                    tools.clone()
+                };
             req.system = Some(super::action::system(system, &tools));
-            req.schema = Some(super::action::schema(&tools));
+            req.schema = Some(super::action::schema(&allowed));
             req.messages = super::action::flatten(&c.messages);
         } else {
             req.messages = c.messages.clone();
@@ -393,10 +405,12 @@ impl<'a> Engine<'a> {
                 );
                 self.record(Event::Stopped { why: why.clone() })?;
                 return Ok(Some(Outcome::Stopped { why, budget: false }));
-            } else if let Some(why) = self.repeated_failure(conv, &call) {
-                Err(format!("not run again: identical to your previous call, which failed: {why} Change the arguments, do something else, or answer in text."))
             } else if made > limit {
                 Err(format!("the limit of {limit} tool calls for one message is reached (session.max_tool_calls): answer in text now"))
+            } else if let Some(why) = self.repeated_failure(conv, &call) {
+                Err(format!(
+                    "{REPEATED}{why} Change the arguments, do something else, or answer in text."
+                ))
             } else {
                 self.record(Event::ToolStarted {
                     conv,
@@ -448,7 +462,10 @@ impl<'a> Engine<'a> {
             .find(|m| m.tool_result.as_ref().is_some_and(|r| r.call_id == prev.id))?;
         let r = result.tool_result.as_ref()?;
         r.is_error.then(|| {
-            let first = result.content.lines().next().unwrap_or("").trim();
+            let mut first = result.content.lines().next().unwrap_or("").trim();
+            while let Some(rest) = first.strip_prefix(REPEATED) {
+                first = rest;
+            }
             crate::bounded::clip(first, 300)
         })
     }
