@@ -793,7 +793,7 @@ fn a_verdict_note_that_cannot_be_written_stops_the_run_and_resume_recovers() {
 }
 
 /// A fourth model on the fake OpenAI provider, for panels of three distinct models.
-const MODEL_D: &str = r#"
+pub const MODEL_D: &str = r#"
 [models.model-d]
 provider = "fake-openai"
 context_window = 32000

@@ -42,6 +42,35 @@ fn rule(
     r
 }
 
+/// An OpenAI rule of model-c (the model of the single-protocol tests).
+fn c_rule(name: &str, needle: &str, replies: Vec<Reply>) -> Rule {
+    rule(name, WireProtocol::OpenAi, "model-c", needle, replies)
+}
+
+/// The rules of a hand-off test: a manager that spawns orchestrator I, then II with
+/// `second`, then disconnects; orchestrator II (known by the hand-off in its first message)
+/// answers `ii_answer`; orchestrator I answers `i_replies`.
+fn hand_off_rules(second: &str, ii_answer: &str, i_replies: Vec<Reply>) -> Vec<Rule> {
+    vec![
+        c_rule(
+            "manager",
+            MANAGER,
+            vec![
+                call("spawn_orchestrator", json!({"prompt": "Survey calc.py."})),
+                call("spawn_orchestrator", json!({"prompt": second})),
+                call("disconnect_orchestrators", json!({})),
+                Reply::text("It is done."),
+            ],
+        ),
+        c_rule(
+            "orchestrator-2",
+            "Hand-off from Orchestrator I",
+            vec![Reply::text(ii_answer)],
+        ),
+        c_rule("orchestrator-1", ORCHESTRATOR, i_replies),
+    ]
+}
+
 fn call(tool: &str, args: Value) -> Reply {
     Reply::tool_calls(vec![(tool, args)])
 }
@@ -241,14 +270,11 @@ fn gemini_a_manager_spawns_an_orchestrator_that_runs_the_reviewed_pipeline_then_
 
 #[test]
 fn a_human_interjection_reaches_the_manager_tagged_human_while_an_orchestrator_works() {
-    let p = WireProtocol::OpenAi;
     let s = scenario(
         "model-c",
         vec![
-            rule(
+            c_rule(
                 "manager",
-                p,
-                "model-c",
                 MANAGER,
                 vec![
                     call(
@@ -260,10 +286,8 @@ fn a_human_interjection_reaches_the_manager_tagged_human_while_an_orchestrator_w
                     Reply::text("It is done."),
                 ],
             ),
-            rule(
+            c_rule(
                 "orchestrator",
-                p,
-                "model-c",
                 ORCHESTRATOR,
                 vec![
                     Reply::text("Clarifying: integers only?"),
@@ -305,43 +329,20 @@ fn a_human_interjection_reaches_the_manager_tagged_human_while_an_orchestrator_w
 /// 87 % after its second; it then reports, and the manager spawns the next one.
 #[test]
 fn context_warnings_come_after_the_tool_result_at_70_and_85_percent_and_the_report_is_handed_on() {
-    let p = WireProtocol::OpenAi;
     let s = scenario(
         "model-c",
-        vec![
-            rule(
-                "manager",
-                p,
-                "model-c",
-                MANAGER,
-                vec![
-                    call("spawn_orchestrator", json!({"prompt": "Survey calc.py."})),
-                    call("spawn_orchestrator", json!({"prompt": "Continue the survey."})),
-                    call("disconnect_orchestrators", json!({})),
-                    Reply::text("It is done."),
-                ],
-            ),
-            // Orchestrator II: its first message carries the hand-off of I.
-            rule(
-                "orchestrator-2",
-                p,
-                "model-c",
-                "Hand-off from Orchestrator I",
-                vec![Reply::text("Finished the survey.")],
-            ),
-            rule(
-                "orchestrator-1",
-                p,
-                "model-c",
-                ORCHESTRATOR,
-                vec![
-                    call("list_files", json!({})).usage(22_800, 10),
-                    call("grep", json!({"pattern": "def "})).usage(27_900, 10),
-                    Reply::text("Accomplished: listed files, found add(). Remaining: sub(). Key: calc.py only.")
-                        .usage(28_100, 20),
-                ],
-            ),
-        ],
+        hand_off_rules(
+            "Continue the survey.",
+            "Finished the survey.",
+            vec![
+                call("list_files", json!({})).usage(22_800, 10),
+                call("grep", json!({"pattern": "def "})).usage(27_900, 10),
+                Reply::text(
+                    "Accomplished: listed files, found add(). Remaining: sub(). Key: calc.py only.",
+                )
+                .usage(28_100, 20),
+            ],
+        ),
     );
     let path = script(&s, "Survey calc.py.\n");
     let r = session(&s, &path, &[]);
@@ -381,46 +382,19 @@ fn context_warnings_come_after_the_tool_result_at_70_and_85_percent_and_the_repo
 
 #[test]
 fn at_the_hard_limit_the_hand_off_is_forced_with_the_facts_of_the_record() {
-    let p = WireProtocol::OpenAi;
     let s = scenario(
         "model-c",
-        vec![
-            rule(
-                "manager",
-                p,
-                "model-c",
-                MANAGER,
-                vec![
-                    call("spawn_orchestrator", json!({"prompt": "Survey calc.py."})),
-                    call(
-                        "spawn_orchestrator",
-                        json!({"prompt": "Continue from the hand-off."}),
-                    ),
-                    call("disconnect_orchestrators", json!({})),
-                    Reply::text("It is done."),
-                ],
-            ),
-            rule(
-                "orchestrator-2",
-                p,
-                "model-c",
-                "Hand-off from Orchestrator I",
-                vec![Reply::text("Finished.")],
-            ),
-            rule(
-                "orchestrator-1",
-                p,
-                "model-c",
-                ORCHESTRATOR,
-                vec![
-                    call("read_file", json!({"path": "calc.py"})).usage(5_000, 10),
-                    // 97 % of 32000: past the 95 % hard limit, whatever it says.
-                    call("grep", json!({"pattern": "x"}))
-                        .with_text("Still working…")
-                        .usage(31_000, 10),
-                ],
-            ),
-        ],
+        hand_off_rules(
+            "Continue from the hand-off.",
+            "Finished.",
+            vec![
+                call("read_file", json!({"path": "calc.py"})).usage(5_000, 10),
+                // 97 % of 32000: past the 95 % hard limit, whatever it says.
+                call("grep", json!({"pattern": "x"}))
+                    .with_text("Still working…")
+                    .usage(31_000, 10),
+            ],
+        ),
     );
     let path = script(&s, "Survey calc.py.\n");
     let r = session(&s, &path, &[]);
@@ -458,13 +432,10 @@ fn at_the_hard_limit_the_hand_off_is_forced_with_the_facts_of_the_record() {
 
 #[test]
 fn a_full_manager_hands_off_to_a_fresh_one_with_its_summary_and_the_waiting_message() {
-    let p = WireProtocol::OpenAi;
     let s = scenario(
         "model-c",
-        vec![rule(
+        vec![c_rule(
             "manager",
-            p,
-            "model-c",
             MANAGER,
             vec![
                 // 29000 of 32000: past 85 %.
@@ -509,14 +480,11 @@ fn a_full_manager_hands_off_to_a_fresh_one_with_its_summary_and_the_waiting_mess
 
 #[test]
 fn a_session_killed_mid_call_resumes_with_nothing_lost() {
-    let p = WireProtocol::OpenAi;
     let s = scenario(
         "model-c",
         vec![
-            rule(
+            c_rule(
                 "manager",
-                p,
-                "model-c",
                 MANAGER,
                 vec![
                     call("spawn_orchestrator", json!({"prompt": "Survey calc.py."})),
@@ -525,10 +493,8 @@ fn a_session_killed_mid_call_resumes_with_nothing_lost() {
                     Reply::text("Go in peace."),
                 ],
             ),
-            rule(
+            c_rule(
                 "orchestrator",
-                p,
-                "model-c",
                 ORCHESTRATOR,
                 vec![
                     call("list_files", json!({})),
@@ -595,17 +561,14 @@ fn a_session_killed_mid_call_resumes_with_nothing_lost() {
     );
 }
 
-/// model-d declares `json_schema` but not `tools`, like the local models: it gets the
+/// model-d declaring `json_schema` but not `tools`, like the local models: it gets the
 /// session's tools as schema-constrained actions.
-const ACTION_MODEL: &str = r#"
-[models.model-d]
-provider = "fake-openai"
-context_window = 32000
-max_output_tokens = 4000
-price_in = 1.0
-price_out = 2.0
-capabilities = ["json_schema"]
-"#;
+fn action_model() -> String {
+    format!(
+        "{}capabilities = [\"json_schema\"]\n",
+        crate::pipeline::MODEL_D
+    )
+}
 
 fn act(action: &str, arguments: Value) -> Reply {
     Reply::json(json!({"action": action, "arguments": arguments}))
@@ -613,13 +576,12 @@ fn act(action: &str, arguments: Value) -> Reply {
 
 #[test]
 fn a_model_without_native_tools_acts_through_a_constrained_schema_and_private_files_stay_private() {
-    let p = WireProtocol::OpenAi;
     let s = scenario(
         "model-d",
         vec![
             rule(
                 "manager",
-                p,
+                WireProtocol::OpenAi,
                 "model-d",
                 MANAGER,
                 vec![
@@ -634,7 +596,7 @@ fn a_model_without_native_tools_acts_through_a_constrained_schema_and_private_fi
             ),
             rule(
                 "orchestrator",
-                p,
+                WireProtocol::OpenAi,
                 "model-d",
                 ORCHESTRATOR,
                 vec![
@@ -647,8 +609,9 @@ fn a_model_without_native_tools_acts_through_a_constrained_schema_and_private_fi
         ],
     );
     s.env.write_user_config(&format!(
-        "{}{ACTION_MODEL}\n[roles.manager]\nmodels = [\"model-d\"]\n[roles.orchestrator]\nmodels = [\"model-d\"]\n",
-        fake_user_config(&s.server.base_url())
+        "{}{}\n[roles.manager]\nmodels = [\"model-d\"]\n[roles.orchestrator]\nmodels = [\"model-d\"]\n",
+        fake_user_config(&s.server.base_url()),
+        action_model()
     ));
     s.env.write_files(
         &s.repo,

@@ -15,6 +15,7 @@
 
 pub mod act;
 pub mod action;
+mod calls;
 pub mod context;
 pub mod engine;
 pub mod handoff;
