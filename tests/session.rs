@@ -105,6 +105,22 @@ fn session(s: &Scenario, script_path: &Path, extra: &[&str]) -> crate::common::R
     s.env.triad(&s.repo, &args)
 }
 
+/// Runs a headless session on `script_path`, which must succeed and say every one of
+/// `needles`.
+fn session_saying(s: &Scenario, script_path: &Path, needles: &[&str]) -> crate::common::Run {
+    let r = session(s, script_path, &[]);
+    r.ok();
+    for needle in needles {
+        says(&r.stdout, needle);
+    }
+    r
+}
+
+/// Checks the transcript `out` holds `needle`, showing it whole when not.
+fn says(out: &str, needle: &str) {
+    assert!(out.contains(needle), "{needle:?} missing from:\n{out}");
+}
+
 /// The JSON bodies of the requests rule `name` answered.
 fn bodies(s: &Scenario, name: &str) -> Vec<String> {
     s.requests_for(name).iter().map(Value::to_string).collect()
@@ -169,23 +185,23 @@ fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
     let s = scenario(model, rules);
     let before = crate::common::user_state(&s.env, &s.repo);
     let script_path = script(&s, "# the whole request\nAdd subtraction to calc.py.\n");
-    let r = session(&s, &script_path, &[]);
-    r.ok();
+    let r = session_saying(
+        &s,
+        &script_path,
+        &[
+            "You: Add subtraction to calc.py.",
+            "◈ Manager: spawn_orchestrator (1)",
+            "git triad: Orchestrator I awakens",
+            "◈ Orchestrator I: create_task (1)",
+            "◈ Orchestrator I: run_pipeline (2)",
+            "→ exit 0 (done)",
+            "Orchestrator I: Complete.",
+            "◈ Manager: disconnect_orchestrators (2)",
+            "Orchestrator I is released (the manager disconnected)",
+            "Manager: It is done. Run approved.",
+        ],
+    );
     let out = &r.stdout;
-    for needle in [
-        "You: Add subtraction to calc.py.",
-        "◈ Manager: spawn_orchestrator (1)",
-        "git triad: Orchestrator I awakens",
-        "◈ Orchestrator I: create_task (1)",
-        "◈ Orchestrator I: run_pipeline (2)",
-        "→ exit 0 (done)",
-        "Orchestrator I: Complete.",
-        "◈ Manager: disconnect_orchestrators (2)",
-        "Orchestrator I is released (the manager disconnected)",
-        "Manager: It is done. Run approved.",
-    ] {
-        assert!(out.contains(needle), "{needle:?} missing from:\n{out}");
-    }
 
     // The orchestrator got the spawn prompt as its first message and worked before the
     // manager spoke again; the run's verdict came back as the tool's answer.
@@ -299,11 +315,9 @@ fn a_human_interjection_reaches_the_manager_tagged_human_while_an_orchestrator_w
     let path = script(&s, "Add sub to calc.py.\n+ Handle negative numbers too.\n");
     let r = session(&s, &path, &[]);
     r.ok();
-    assert!(
-        r.stdout
-            .contains("You (interjecting): Handle negative numbers too."),
-        "{}",
-        r.stdout
+    says(
+        &r.stdout,
+        "You (interjecting): Handle negative numbers too.",
     );
     let manager = bodies(&s, "manager");
     // The orchestrator's question and the interjection arrive together, each tagged.
@@ -358,15 +372,8 @@ fn context_warnings_come_after_the_tool_result_at_70_and_85_percent_and_the_repo
     let n = msgs.as_array().unwrap().len();
     assert_eq!(msgs[n - 2]["role"], "tool");
     assert!(msgs[n - 1]["content"].as_str().unwrap().contains(THINNING));
-    assert!(
-        r.stdout
-            .contains("Orchestrator I is at 71 % of its context window"),
-        "{}",
-        r.stdout
-    );
-    assert!(r
-        .stdout
-        .contains("Orchestrator I hands off with its report"));
+    says(&r.stdout, "Orchestrator I is at 71 % of its context window");
+    says(&r.stdout, "Orchestrator I hands off with its report");
 
     let o2 = bodies(&s, "orchestrator-2");
     assert!(
@@ -374,10 +381,11 @@ fn context_warnings_come_after_the_tool_result_at_70_and_85_percent_and_the_repo
         "the report goes into the next orchestrator's first message: {}",
         o2[0]
     );
-    assert!(r
-        .stdout
-        .contains("Orchestrator I is released (Orchestrator II was summoned)"));
-    assert!(r.stdout.contains("Manager: It is done."));
+    says(
+        &r.stdout,
+        "Orchestrator I is released (Orchestrator II was summoned)",
+    );
+    says(&r.stdout, "Manager: It is done.");
 }
 
 #[test]
@@ -404,11 +412,9 @@ fn at_the_hard_limit_the_hand_off_is_forced_with_the_facts_of_the_record() {
         2,
         "no call after the hard limit"
     );
-    assert!(
-        r.stdout
-            .contains("Orchestrator I hands off, forced at the hard limit"),
-        "{}",
-        r.stdout
+    says(
+        &r.stdout,
+        "Orchestrator I hands off, forced at the hard limit",
     );
     let manager = bodies(&s, "manager");
     assert!(
@@ -472,8 +478,8 @@ fn a_full_manager_hands_off_to_a_fresh_one_with_its_summary_and_the_waiting_mess
         !fresh.contains("Speak, seeker.") && !fresh.contains("Greetings, oracle."),
         "a fresh conversation: only the hand-off: {fresh}"
     );
-    assert!(r.stdout.contains("Manager II takes over"), "{}", r.stdout);
-    assert!(r.stdout.contains("Manager: So it shall be."));
+    says(&r.stdout, "Manager II takes over");
+    says(&r.stdout, "Manager: So it shall be.");
     let list = s.env.triad(&s.repo, &["session", "list"]);
     assert!(list.ok().stdout.contains("2 manager(s)"), "{}", list.stdout);
 }
@@ -543,16 +549,12 @@ fn a_session_killed_mid_call_resumes_with_nothing_lost() {
         orch[1]["messages"], orch[2]["messages"],
         "the resumed call is the interrupted one, whole"
     );
-    assert!(
-        r.stdout.contains("Orchestrator I: Survey complete"),
-        "{}",
-        r.stdout
-    );
-    assert!(r.stdout.contains("Manager: It is done."));
+    says(&r.stdout, "Orchestrator I: Survey complete");
+    says(&r.stdout, "Manager: It is done.");
     // The first line was taken before the kill; only the second is read now.
     assert!(!r.stdout.contains("You: Survey calc.py."), "{}", r.stdout);
-    assert!(r.stdout.contains("You: Thank you."));
-    assert!(r.stdout.contains("Manager: Go in peace."));
+    says(&r.stdout, "You: Thank you.");
+    says(&r.stdout, "Manager: Go in peace.");
     let m = bodies(&s, "manager");
     assert_eq!(
         m.len(),
@@ -619,20 +621,19 @@ fn a_model_without_native_tools_acts_through_a_constrained_schema_and_private_fi
     );
     s.env.commit_all(&s.repo, "a private file");
     let path = script(&s, "Read the configuration.\n");
-    let r = session(&s, &path, &[]);
-    r.ok();
-    let out = &r.stdout;
-    for needle in [
-        "✗ no orchestrator is active",
-        "◈ Orchestrator I: read_file (1)",
-        "✗ .env is private and never shown to a model",
-        "✗ not run again: identical to your previous call, which failed",
-        "→ def add(a, b):",
-        "Orchestrator I: calc.py holds add().",
-        "Manager: It is done.",
-    ] {
-        assert!(out.contains(needle), "{needle:?} missing from:\n{out}");
-    }
+    let r = session_saying(
+        &s,
+        &path,
+        &[
+            "✗ no orchestrator is active",
+            "◈ Orchestrator I: read_file (1)",
+            "✗ .env is private and never shown to a model",
+            "✗ not run again: identical to your previous call, which failed",
+            "→ def add(a, b):",
+            "Orchestrator I: calc.py holds add().",
+            "Manager: It is done.",
+        ],
+    );
     for rule_name in ["manager", "orchestrator"] {
         for req in s.requests_for(rule_name) {
             assert_eq!(

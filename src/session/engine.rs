@@ -81,14 +81,7 @@ impl<'a> Engine<'a> {
     ) -> Result<Engine<'a>, EngineError> {
         let window = window_of(setup.client, meta.manager_models.first());
         let state = State::new(meta.clone(), window, setup.settings.hard_limit);
-        let store = Store::open(repo, &meta.id)?;
-        let mut engine = Engine {
-            setup,
-            store,
-            state,
-            observer,
-        };
-        engine.state.events = 0;
+        let mut engine = Engine::resume(setup, repo, state, observer)?;
         engine.record(Event::Started { meta, window })?;
         Ok(engine)
     }
