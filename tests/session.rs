@@ -621,7 +621,7 @@ fn a_model_without_native_tools_acts_through_a_constrained_schema_and_private_fi
     );
     s.env.commit_all(&s.repo, "a private file");
     let path = script(&s, "Read the configuration.\n");
-    let r = session_saying(
+    session_saying(
         &s,
         &path,
         &[
