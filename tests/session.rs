@@ -79,7 +79,8 @@ fn call(tool: &str, args: Value) -> Reply {
 /// fake models (model-a builds, model-b reviews).
 fn scenario(model: &str, rules: Vec<Rule>) -> Scenario {
     let mut s = Scenario::new(rules);
-    s.env.set("FAKE_ANTHROPIC_KEY", "test-value-for-fake-anthropic");
+    s.env
+        .set("FAKE_ANTHROPIC_KEY", "test-value-for-fake-anthropic");
     s.env.set("FAKE_GEMINI_KEY", "test-value-for-fake-gemini");
     s.env.write_user_config(&format!(
         "{}\n[roles.manager]\nmodels = [\"{model}\"]\n[roles.orchestrator]\nmodels = [\"{model}\"]\n",

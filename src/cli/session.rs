@@ -146,22 +146,21 @@ fn show(ctx: &Context, args: &ShowArgs) -> CommandResult {
         ))?;
         return ok();
     }
-    let mut replay: Option<State> = None;
+    // The transcript event by event, each line shown with the session as it was then.
+    let hard_limit = ctx.load_config()?.config.session.hard_limit;
+    let mut then: Option<State> = None;
     let mut s = String::new();
     for e in &events {
-        let st = replay.get_or_insert_with(|| state.clone());
-        if matches!(e, record::Event::Started { .. }) {
-            *st = State::replay(
-                std::slice::from_ref(e),
-                ctx.load_config()?.config.session.hard_limit,
-            )
-            .unwrap_or_else(|| state.clone());
-        } else {
+        if then.is_none() {
+            then = State::replay(std::slice::from_ref(e), hard_limit);
+        } else if let Some(st) = then.as_mut() {
             st.apply(e, st.updated);
         }
-        for line in transcript::lines(e, st) {
-            s.push_str(&line);
-            s.push('\n');
+        if let Some(st) = &then {
+            for line in transcript::lines(e, st) {
+                s.push_str(&line);
+                s.push('\n');
+            }
         }
     }
     s.push_str(&format!(
