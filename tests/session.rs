@@ -652,3 +652,53 @@ fn a_model_without_native_tools_acts_through_a_constrained_schema_and_private_fi
         orch[3]
     );
 }
+
+#[test]
+fn a_model_s_arguments_never_become_options_of_the_commands_its_tools_run() {
+    let s = scenario(
+        "model-c",
+        vec![
+            c_rule(
+                "manager",
+                MANAGER,
+                vec![
+                    call("spawn_orchestrator", json!({"prompt": "Probe."})),
+                    call("disconnect_orchestrators", json!({})),
+                    Reply::text("It is done."),
+                ],
+            ),
+            c_rule(
+                "orchestrator",
+                ORCHESTRATOR,
+                vec![
+                    call(
+                        "answer_task",
+                        json!({"task": "-F/etc/passwd", "answers": []}),
+                    ),
+                    call("show_run", json!({"run_id": "--format=json"})),
+                    call("review_range", json!({"range": "--note"})),
+                    call("read_file", json!({"path": "../../etc/passwd"})),
+                    Reply::text("Nothing worked."),
+                ],
+            ),
+        ],
+    );
+    let path = script(&s, "Probe.\n");
+    session_saying(
+        &s,
+        &path,
+        &[
+            "✗ `-F/etc/passwd` is not a task slug",
+            "✗ `--format=json` is not a run id",
+            "✗ `--note` is not a commit or a range",
+            "Orchestrator I: Nothing worked.",
+        ],
+    );
+    let last = s.requests_for("orchestrator").last().cloned().unwrap();
+    let text = last.to_string();
+    assert!(!text.contains("root:"), "nothing of /etc/passwd: {text}");
+    assert!(
+        s.git(&["notes", "--ref=triad", "list"]).trim().is_empty(),
+        "no note was written by a smuggled --note"
+    );
+}

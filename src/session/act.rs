@@ -96,9 +96,9 @@ impl Workshop {
             "create_task" => self.create_task(args),
             "list_tasks" => self.triad(&["task", "list"], None).await,
             "list_runs" => self.triad(&["log"], None).await,
-            "show_run" => self.triad(&["log", arg(args, "run_id")?], None).await,
+            "show_run" => self.triad(&["log", run_id(args)?], None).await,
             "run_pipeline" => {
-                let task = arg(args, "task")?;
+                let task = slug(args)?;
                 let workflow = args
                     .get("workflow")
                     .and_then(Value::as_str)
@@ -106,20 +106,28 @@ impl Workshop {
                 self.triad(&["run", "--task", task, "--workflow", workflow], None)
                     .await
             }
-            "resume_run" => self.triad(&["resume", arg(args, "run_id")?], None).await,
+            "resume_run" => self.triad(&["resume", run_id(args)?], None).await,
             "answer_task" => {
-                let task = arg(args, "task")?;
+                let task = slug(args)?;
                 let text = answers_text(args);
                 self.triad(&["task", "answer", task, "-F", "-"], Some(text))
                     .await
             }
-            "review_range" => self.triad(&["review", arg(args, "range")?], None).await,
+            "review_range" => {
+                let range = arg(args, "range")?;
+                if range.starts_with('-') || range.trim().is_empty() {
+                    return Err(format!("`{range}` is not a commit or a range"));
+                }
+                self.triad(&["review", "--", range], None).await
+            }
             "open_chamber" => {
-                let mut argv = vec!["chamber", "ask", arg(args, "question")?];
                 let context = args_list(args, "context");
+                let mut argv = vec!["chamber", "ask"];
                 for c in &context {
                     argv.extend(["--context", c.as_str()]);
                 }
+                // After `--`, a question starting with `-` is still the question.
+                argv.extend(["--", arg(args, "question")?]);
                 self.triad(&argv, None).await
             }
             other => Err(format!("there is no tool `{other}`")),
@@ -375,6 +383,32 @@ impl Workshop {
             stdout.trim()
         ))
     }
+}
+
+/// The `task` argument, a valid slug: a model's text never becomes an option of the
+/// command it is passed to (`-F /etc/passwd` as a task name would read that file).
+fn slug(args: &Value) -> Result<&str, String> {
+    let task = arg(args, "task")?;
+    if !spec::valid_slug(task) {
+        return Err(format!(
+            "`{task}` is not a task slug (lowercase letters, digits and dashes)"
+        ));
+    }
+    Ok(task)
+}
+
+/// The `run_id` argument: letters, digits, `-`, `_` and `.`, not starting with `-`.
+fn run_id(args: &Value) -> Result<&str, String> {
+    let id = arg(args, "run_id")?;
+    let ok = !id.is_empty()
+        && !id.starts_with('-')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !ok {
+        return Err(format!("`{id}` is not a run id (list_runs shows them)"));
+    }
+    Ok(id)
 }
 
 /// The `Q:`/`A:` text `git triad task answer` reads, from `answers`.
