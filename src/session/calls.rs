@@ -27,11 +27,7 @@ impl Engine<'_> {
         let mut spawned = false;
         for call in calls {
             let made = self.calls_since_message(conv);
-            let interrupted = self
-                .state
-                .started_calls
-                .iter()
-                .any(|(_, id, _)| *id == call.id);
+            let interrupted = self.state.started_calls.contains(&call.id);
             let result = if interrupted {
                 Err(INTERRUPTED.to_string())
             } else if spawned {

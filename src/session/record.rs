@@ -203,11 +203,6 @@ impl<'r> Store<'r> {
         })
     }
 
-    /// The session's ref.
-    pub fn refname(&self) -> &str {
-        &self.refname
-    }
-
     /// Appends `event` and the summary as they now are: one commit.
     pub fn append(&mut self, event: &Event, summary: &Summary) -> Result<(), GitError> {
         let files = BTreeMap::from([

@@ -1,5 +1,5 @@
 //! A session as its events made it (seed 002's AppState): both conversations, who is
-//! talking to whom, the context of each, the current tool. The engine never changes a
+//! talking to whom, the context of each. The engine never changes a
 //! session but by recording an event and applying it here, so a session rebuilt from its
 //! record after a kill is the session that was running.
 
@@ -25,10 +25,6 @@ pub struct Conversation {
     pub delivered: bool,
     /// Whether any answer of it was delivered yet (a new orchestrator works until then).
     pub answered: bool,
-    /// The tool it runs now, or ran last.
-    pub tool: Option<String>,
-    /// Tool calls it made.
-    pub tool_calls: u32,
 }
 
 impl Conversation {
@@ -40,9 +36,12 @@ impl Conversation {
             meter: ContextMeter::new(window, hard_limit),
             delivered: true,
             answered: false,
-            tool: None,
-            tool_calls: 0,
         }
+    }
+
+    /// Tool calls it made so far.
+    pub fn tool_calls(&self) -> usize {
+        self.messages.iter().map(|m| m.tool_calls.len()).sum()
     }
 
     /// Whether its last message waits for the model's answer.
@@ -121,8 +120,8 @@ pub struct State {
     pub human_said: Vec<String>,
     /// Manager-orchestrator exchanges since the human last spoke.
     pub exchanges: u32,
-    /// Calls started and not answered (a kill interrupted them).
-    pub started_calls: Vec<(Conv, String, String)>,
+    /// Ids of the calls started and not answered (a kill interrupted them).
+    pub started_calls: Vec<String>,
     /// The cost of the session's own calls in USD.
     pub spent_usd: f64,
     /// Why the session last stopped, cleared when the human speaks again.
@@ -251,10 +250,9 @@ impl State {
                 }
                 if message.role == Speaker::Assistant {
                     c.delivered = !message.tool_calls.is_empty();
-                    c.tool_calls += message.tool_calls.len() as u32;
                 }
                 if let Some(r) = &message.tool_result {
-                    self.started_calls.retain(|(_, id, _)| *id != r.call_id);
+                    self.started_calls.retain(|id| *id != r.call_id);
                 }
             }
             Event::Usage {
@@ -279,17 +277,7 @@ impl State {
                     c.meter.warning_due();
                 }
             }
-            Event::ToolStarted {
-                conv,
-                call_id,
-                name,
-            } => {
-                self.started_calls
-                    .push((*conv, call_id.clone(), name.clone()));
-                if let Some(c) = self.conversation_mut(*conv) {
-                    c.tool = Some(name.clone());
-                }
-            }
+            Event::ToolStarted { call_id, .. } => self.started_calls.push(call_id.clone()),
             Event::Spawned {
                 number,
                 model,

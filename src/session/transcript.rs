@@ -73,8 +73,8 @@ fn message_lines(
         return vec![format!("    {mark} {}", crate::bounded::clip(first, 160))];
     }
     if message.role == Speaker::Assistant {
-        let count = state.conversation(conv).map_or(0, |c| c.tool_calls);
-        let n = message.tool_calls.len() as u32;
+        let count = state.conversation(conv).map_or(0, |c| c.tool_calls());
+        let n = message.tool_calls.len();
         return message
             .tool_calls
             .iter()
@@ -84,7 +84,7 @@ fn message_lines(
                     "  ◈ {}: {} ({})",
                     name(conv),
                     c.name,
-                    count.saturating_sub(n) + i as u32 + 1
+                    count.saturating_sub(n) + i + 1
                 )
             })
             .collect();
