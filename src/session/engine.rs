@@ -110,6 +110,8 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
+    /// Adds `message` to `conv` (delivering `from`'s answer, if it carries one); a user
+    /// message joins the last one when that still waits for an answer.
     pub(super) fn message(
         &mut self,
         conv: Conv,
@@ -229,7 +231,7 @@ impl<'a> Engine<'a> {
         if orch.meter.pressure() >= Pressure::Critical {
             self.record(Event::HandOff {
                 from: number,
-                content: said(&text),
+                content: super::handoff::report(&orch, &said(&text)),
                 forced: false,
             })?;
         }
@@ -260,6 +262,7 @@ impl<'a> Engine<'a> {
         Ok(Some(None))
     }
 
+    /// The context warning `conv` is due, without marking it given.
     pub(super) fn warning_due(&self, conv: Conv) -> Option<String> {
         let mut meter = self.state.conversation(conv)?.meter.clone();
         meter.warning_due().map(str::to_string)
@@ -270,22 +273,10 @@ impl<'a> Engine<'a> {
         let Some(c) = self.state.conversation(conv) else {
             return Ok(None);
         };
-        let (role, system, tools, configured) = match conv {
-            Conv::Manager(_) => (
-                Role::Manager,
-                &self.setup.manager_prompt,
-                tools::manager_tools(),
-                &self.state.meta.manager_models,
-            ),
-            Conv::Orchestrator(_) => (
-                Role::Orchestrator,
-                &self.setup.orchestrator_prompt,
-                tools::orchestrator_tools(),
-                &self.state.meta.orchestrator_models,
-            ),
+        let (system, tools) = match conv {
+            Conv::Manager(_) => (&self.setup.manager_prompt, tools::manager_tools()),
+            Conv::Orchestrator(_) => (&self.setup.orchestrator_prompt, tools::orchestrator_tools()),
         };
-        let mut candidates = vec![c.model.clone()];
-        candidates.extend(configured.iter().filter(|m| **m != c.model).cloned());
         let actions = self
             .setup
             .client
@@ -311,20 +302,10 @@ impl<'a> Engine<'a> {
         }
         let call_id = format!("act_{}", c.messages.len());
         req.purpose = Some(format!("session {}", name(conv).to_lowercase()));
-        let answer = self.setup.client.chat(role, &candidates, &req).await;
-        let completion = match answer {
-            Ok(c) => c,
+        let mut r = match self.ask(conv, &req).await? {
+            Ok(r) => r,
             Err(e) => return self.stop_on(conv, e).map(Some),
         };
-        let spend = completion.spend();
-        self.record(Event::Usage {
-            conv,
-            model: completion.model.clone(),
-            window: window_of(self.setup.client, Some(&completion.model)),
-            usage: completion.response.usage,
-            usd: spend.cost_usd,
-        })?;
-        let mut r = completion.response;
         if actions {
             let (text, calls) = super::action::decode(r.structured.as_ref(), &r.text, call_id);
             r.text = text;
@@ -352,6 +333,40 @@ impl<'a> Engine<'a> {
         Ok(None)
     }
 
+    /// Asks `conv`'s model (its current one first, then the role's others) and records what
+    /// the answer used; a model error is returned for the caller to decide on.
+    pub(super) async fn ask(
+        &mut self,
+        conv: Conv,
+        req: &ChatRequest,
+    ) -> Result<Result<crate::model::ChatResponse, ModelError>, EngineError> {
+        let (role, configured) = match conv {
+            Conv::Manager(_) => (Role::Manager, &self.state.meta.manager_models),
+            Conv::Orchestrator(_) => (Role::Orchestrator, &self.state.meta.orchestrator_models),
+        };
+        let current = self.state.conversation(conv).map(|c| c.model.clone());
+        let mut candidates: Vec<String> = current.iter().cloned().collect();
+        candidates.extend(
+            configured
+                .iter()
+                .filter(|m| Some(*m) != current.as_ref())
+                .cloned(),
+        );
+        let completion = match self.setup.client.chat(role, &candidates, req).await {
+            Ok(c) => c,
+            Err(e) => return Ok(Err(e)),
+        };
+        self.record(Event::Usage {
+            conv,
+            model: completion.model.clone(),
+            window: window_of(self.setup.client, Some(&completion.model)),
+            usage: completion.response.usage,
+            usd: completion.spend().cost_usd,
+        })?;
+        Ok(Ok(completion.response))
+    }
+
+    /// Records that the session stopped because `conv`'s model could not be asked.
     pub(super) fn stop_on(&mut self, conv: Conv, e: ModelError) -> Result<Outcome, EngineError> {
         let budget = matches!(e, ModelError::Budget(_));
         let why = format!(

@@ -7,7 +7,6 @@ use super::context::Pressure;
 use super::engine::{window_of, Engine, EngineError, Outcome};
 use super::record::{name, Conv, Event};
 use super::state::{Conversation, State};
-use crate::config::schema::Role;
 use crate::model::{ChatRequest, Message, ModelError, Speaker};
 
 /// What a full manager is asked before a fresh one takes over.
@@ -19,6 +18,28 @@ const CALLS_LISTED: usize = 30;
 /// The facts of what orchestrator `o` did: each tool call with the first line of its answer,
 /// and its last words.
 pub fn facts(o: &Conversation) -> String {
+    let last = o
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Speaker::Assistant && !m.content.trim().is_empty())
+        .map_or("(none)".to_string(), |m| {
+            crate::bounded::clip(m.content.trim(), 1000)
+        });
+    record_of(o, &format!("Its last words: {last}"))
+}
+
+/// An orchestrator's own report past 85 %, whole, followed by what its record shows: the
+/// next orchestrator gets the claim and the facts to check it by.
+pub fn report(o: &Conversation, report: &str) -> String {
+    record_of(
+        o,
+        &format!("Its report, in its own words:\n{}", report.trim()),
+    )
+}
+
+/// The tool calls of `o` with the first line of each answer, `said`, and `o`'s task.
+fn record_of(o: &Conversation, said: &str) -> String {
     let mut lines = Vec::new();
     for (i, m) in o.messages.iter().enumerate() {
         for call in &m.tool_calls {
@@ -55,22 +76,18 @@ pub fn facts(o: &Conversation) -> String {
             format!("- ({} earlier calls left out)", total - CALLS_LISTED),
         );
     }
-    let last = o
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == Speaker::Assistant && !m.content.trim().is_empty())
-        .map_or("(none)".to_string(), |m| {
-            crate::bounded::clip(m.content.trim(), 1000)
-        });
     let task = o.messages.first().map_or(String::new(), |m| {
         crate::bounded::clip(m.content.trim(), 1500)
     });
     format!(
-        "What the record shows {} did ({} tool calls):\n{}\n\nIts last words: {last}\n\nIts task was:\n{task}",
+        "What the record shows {} did ({} tool calls):\n{}\n\n{said}\n\nIts task was:\n{task}",
         name(o.conv),
         total,
-        if lines.is_empty() { "- nothing".to_string() } else { lines.join("\n") }
+        if lines.is_empty() {
+            "- nothing".to_string()
+        } else {
+            lines.join("\n")
+        }
     )
 }
 
@@ -182,32 +199,11 @@ impl Engine<'_> {
             );
             req.messages = self.state.manager.messages.clone();
             req.purpose = Some("session manager hand-off".into());
-            let mut candidates = vec![old.model.clone()];
-            candidates.extend(
-                self.state
-                    .meta
-                    .manager_models
-                    .iter()
-                    .filter(|m| **m != old.model)
-                    .cloned(),
-            );
-            match self
-                .setup
-                .client
-                .chat(Role::Manager, &candidates, &req)
-                .await
-            {
-                Ok(c) => {
-                    self.record(Event::Usage {
-                        conv: old.conv,
-                        model: c.model.clone(),
-                        window: window_of(self.setup.client, Some(&c.model)),
-                        usage: c.response.usage,
-                        usd: c.spend().cost_usd,
-                    })?;
-                    self.message(old.conv, Message::assistant(c.response.text.clone()), None)?;
-                    if !c.response.text.trim().is_empty() {
-                        summary = Some(c.response.text);
+            match self.ask(old.conv, &req).await? {
+                Ok(r) => {
+                    self.message(old.conv, Message::assistant(r.text.clone()), None)?;
+                    if !r.text.trim().is_empty() {
+                        summary = Some(r.text);
                     }
                 }
                 Err(ModelError::Budget(b)) => {
