@@ -183,18 +183,14 @@ impl Workshop {
 
     fn read_file(&self, path: &str) -> Result<String, String> {
         let rel = crate::edit::check_path(path).map_err(|e| e.to_string())?;
-        if let Some(why) = self.privacy.by_name(&rel) {
-            return Err(format!(
-                "{rel} is private and never shown to a model: {why}"
-            ));
-        }
-        let (repo, files) = self.files("")?;
-        let Some((_, oid)) = files.iter().find(|(p, _)| *p == rel) else {
-            return Err(format!(
-                "{rel} is not a file of the session branch (list_files shows them)"
-            ));
-        };
-        let blob = repo.find_blob(*oid).map_err(|e| e.to_string())?;
+        let (repo, tree) = self.tree()?;
+        let blob = repo
+            .find_tree(tree)
+            .and_then(|t| t.get_path(Path::new(&rel)))
+            .and_then(|e| repo.find_blob(e.id()))
+            .map_err(|_| {
+                format!("{rel} is not a file of the session branch (list_files shows them)")
+            })?;
         if let Some(why) = self.privacy.check(&rel, Some(blob.content())) {
             return Err(format!(
                 "{rel} is private and never shown to a model: {why}"
@@ -279,6 +275,8 @@ impl Workshop {
         }
         let text = toml::to_string(&task).map_err(|e| format!("cannot write the task: {e}"))?;
         let rel = spec::spec_path(slug);
+        // The same checks a run makes when it reads the file.
+        TaskSpec::parse(&text, &rel, slug).map_err(|e| e.to_string())?;
         let path = crate::fsguard::inside_repo(&self.worktree, &rel).map_err(|e| e.to_string())?;
         let replaced = path.exists();
         if let Some(parent) = path.parent() {
@@ -286,6 +284,11 @@ impl Workshop {
         }
         std::fs::write(&path, &text).map_err(|e| e.to_string())?;
         git(&self.worktree, &["add", "--", &rel])?;
+        if git(&self.worktree, &["diff", "--cached", "--quiet", "--", &rel]).is_ok() {
+            return Ok(format!(
+                "{rel} already says exactly this on the session branch; next: run_pipeline {{\"task\": \"{slug}\"}}"
+            ));
+        }
         let message = format!(
             "task: {} {slug}\n\nWritten by a git triad session orchestrator.",
             if replaced { "update" } else { "add" }
@@ -302,11 +305,7 @@ impl Workshop {
                 ],
             );
         }
-        match git(&self.worktree, &argv) {
-            Ok(_) => {}
-            Err(e) if e.contains("nothing to commit") || e.is_empty() => {}
-            Err(e) => return Err(e),
-        }
+        git(&self.worktree, &argv)?;
         let commit = git(&self.worktree, &["rev-parse", "--short", "HEAD"])?;
         Ok(format!(
             "{} {rel} with {} requirement(s), committed on the session branch as {}; next: run_pipeline {{\"task\": \"{slug}\"}}",
