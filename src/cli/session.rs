@@ -118,17 +118,29 @@ fn list(ctx: &Context) -> CommandResult {
     ok()
 }
 
+/// The events of session `id`, and the session they make (`hard_limit` from the config);
+/// `each` sees every event with the session as it was right after it.
 fn load(
-    ctx: &Context,
     repo: &git2::Repository,
     id: &str,
+    hard_limit: f64,
+    mut each: impl FnMut(&record::Event, &State),
 ) -> CommandResult<(Vec<record::Event>, State)> {
     let events = record::load(repo, id)?.ok_or_else(|| {
         CommandError::usage(format!("no session `{id}`"))
             .hint("`git triad session list` shows the sessions")
     })?;
-    let hard_limit = ctx.load_config()?.config.session.hard_limit;
-    let state = State::replay(&events, hard_limit).ok_or_else(|| {
+    let mut state: Option<State> = None;
+    for e in &events {
+        match state.as_mut() {
+            None => state = State::replay(std::slice::from_ref(e), hard_limit),
+            Some(st) => st.apply(e, st.updated),
+        }
+        if let Some(st) = &state {
+            each(e, st);
+        }
+    }
+    let state = state.ok_or_else(|| {
         CommandError::failure(format!(
             "the record of session `{id}` does not start with its start"
         ))
@@ -138,30 +150,21 @@ fn load(
 
 fn show(ctx: &Context, args: &ShowArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
-    let (events, state) = load(ctx, repo, &args.id)?;
+    let hard_limit = ctx.load_config()?.config.session.hard_limit;
+    // The transcript event by event, each line shown with the session as it was then.
+    let mut s = String::new();
+    let (events, state) = load(repo, &args.id, hard_limit, |e, st| {
+        for line in transcript::lines(e, st) {
+            s.push_str(&line);
+            s.push('\n');
+        }
+    })?;
     if args.json {
         out(&format!(
             "{}\n",
             serde_json::to_string_pretty(&events).unwrap_or_default()
         ))?;
         return ok();
-    }
-    // The transcript event by event, each line shown with the session as it was then.
-    let hard_limit = ctx.load_config()?.config.session.hard_limit;
-    let mut then: Option<State> = None;
-    let mut s = String::new();
-    for e in &events {
-        if then.is_none() {
-            then = State::replay(std::slice::from_ref(e), hard_limit);
-        } else if let Some(st) = then.as_mut() {
-            st.apply(e, st.updated);
-        }
-        if let Some(st) = &then {
-            for line in transcript::lines(e, st) {
-                s.push_str(&line);
-                s.push('\n');
-            }
-        }
     }
     s.push_str(&format!(
         "\n{} events, {} orchestrator(s), ${:.4}; context: manager {} %{}\n",
@@ -246,6 +249,7 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let loaded = ctx.load_config()?;
     let profile = loaded.active_profile(&ctx.env);
+    let hard_limit = loaded.config.session.hard_limit;
     let resumed = match &args.resume {
         None => None,
         Some(id) if id.is_empty() => {
@@ -253,9 +257,9 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
                 CommandError::usage("there is no session to resume")
                     .hint("start one with `git triad session`")
             })?;
-            Some(load(ctx, repo, &newest.meta.id)?.1)
+            Some(load(repo, &newest.meta.id, hard_limit, |_, _| {})?.1)
         }
-        Some(id) => Some(load(ctx, repo, id)?.1),
+        Some(id) => Some(load(repo, id, hard_limit, |_, _| {})?.1),
     };
     let meta = match &resumed {
         Some(s) => s.meta.clone(),
