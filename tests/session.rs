@@ -382,6 +382,12 @@ fn context_warnings_come_after_the_tool_result_at_70_and_85_percent_and_the_repo
         "the report goes into the next orchestrator's first message: {}",
         o2[0]
     );
+    let first = first_user(&s, "orchestrator-2");
+    assert!(
+        first.contains("What the record shows Orchestrator I did (2 tool calls)")
+            && first.contains("- grep {\"pattern\":\"def \"} → calc.py:1: def add(a, b):"),
+        "with the facts of its record to check the report by: {first}"
+    );
     says(
         &r.stdout,
         "Orchestrator I is released (Orchestrator II was summoned)",
@@ -678,6 +684,14 @@ fn a_model_s_arguments_never_become_options_of_the_commands_its_tools_run() {
                     call("show_run", json!({"run_id": "--format=json"})),
                     call("review_range", json!({"range": "--note"})),
                     call("read_file", json!({"path": "../../etc/passwd"})),
+                    call(
+                        "create_task",
+                        json!({"slug": "same", "title": "Same", "requirements": ["x"]}),
+                    ),
+                    call(
+                        "create_task",
+                        json!({"slug": "same", "title": "Same", "requirements": ["x"]}),
+                    ),
                     Reply::text("Nothing worked."),
                 ],
             ),
@@ -691,6 +705,8 @@ fn a_model_s_arguments_never_become_options_of_the_commands_its_tools_run() {
             "✗ `-F/etc/passwd` is not a task slug",
             "✗ `--format=json` is not a run id",
             "✗ `--note` is not a commit or a range",
+            "→ wrote .triad/tasks/same.toml with 1 requirement(s)",
+            "→ .triad/tasks/same.toml already says exactly this on the session branch",
             "Orchestrator I: Nothing worked.",
         ],
     );
