@@ -1,6 +1,6 @@
 //! The plain renderer of a run's progress: one `triad: …` line on stderr per event.
 
-use crate::pipeline::{Observer, Progress, VerifySkip};
+use crate::pipeline::{Observer, Progress};
 
 /// Prints progress lines on stderr, secrets redacted (nothing with `--quiet`).
 pub struct Lines {
@@ -21,122 +21,8 @@ impl Observer for Lines {
         if !self.enabled {
             return;
         }
-        let line = match *event {
-            Progress::StageStarted {
-                stage,
-                position: (i, of),
-                model,
-                attempt: (n, max),
-            } => format!("[{}/{of} {stage}] {model}, attempt {n} of {max}", i + 1),
-            Progress::Answered {
-                stage,
-                seconds,
-                spend,
-            } => format!(
-                "[{stage}] answered in {seconds:.1} s, {} tokens, ${:.4}",
-                spend.tokens(),
-                spend.cost_usd
-            ),
-            Progress::AttemptRefused {
-                stage,
-                n,
-                result,
-                detail,
-            } => format!("[{stage}] attempt {n} {}: {detail}", result.as_str()),
-            Progress::ReviewStarted { stage, arbiter } => format!("[{stage}] review by {arbiter}"),
-            Progress::Reviewed { stage, review } => {
-                let because = |label: String, f: &Option<crate::arbiter::Floor>| {
-                    f.as_ref()
-                        .map(|f| format!(" ({label}: {})", f.reasons.join("; ")))
-                        .unwrap_or_default()
-                };
-                format!(
-                    "[{stage}] arbiter {}: {}{}{}",
-                    review.arbiter_model,
-                    review.verdict,
-                    because(
-                        format!("the model said {}", review.model_verdict),
-                        &review.derived
-                    ),
-                    because("raised by deterministic evidence".into(), &review.floor),
-                )
-            }
-            Progress::VerifyStarted { command, at } => format!(
-                "verify: running `{command}` in a temporary worktree at {}",
-                at.short()
-            ),
-            Progress::VerifyFinished { outcome } => format!(
-                "verify: exit {} in {} ms",
-                outcome
-                    .exit_code
-                    .map_or("none".to_string(), |c| c.to_string()),
-                outcome.duration_ms
-            ),
-            Progress::VerifySkipped { why } => match why {
-                VerifySkip::Untrusted => format!(
-                    "{} (after reading it, `git config triad.trusted true`)",
-                    why.describe()
-                ),
-                VerifySkip::NotConfigured => why.describe().to_string(),
-            },
-            Progress::Rewound { to, model } => format!("rewound to {to} with model {model}"),
-            Progress::ReconcileStarted { model } => format!(
-                "[reconcile] {} checks the result against the TaskSpec",
-                model.unwrap_or("(no model)")
-            ),
-            Progress::Reconciled {
-                model,
-                verdict,
-                raised,
-            } => format!(
-                "[reconcile] {model}: {verdict}{}",
-                raised
-                    .map(|(from, why)| format!(
-                        " (raised from {from} by facts: {})",
-                        why.join("; ")
-                    ))
-                    .unwrap_or_default()
-            ),
-            Progress::ReconcileRewind { to } => {
-                format!("reconciliation REJECT: rewinding to the {to} stage once")
-            }
-            Progress::ConsensusStarted { voters, tiebreaker } => format!(
-                "[consensus] {} vote on the refactored result; tiebreaker: {}",
-                voters.join(", "),
-                tiebreaker.unwrap_or("none (a deadlock goes to you)")
-            ),
-            Progress::Deliberated { who, what } => format!("[consensus] {who} {what}"),
-            Progress::Explored { who, what } => format!("[parallel] {who} {what}"),
-            Progress::Debated { who, what } => format!("[debate] {who} {what}"),
-            Progress::Chamber { stage, line } => format!("[{stage}] {line}"),
-            Progress::Formatted { command, detail } => format!("[format] `{command}`: {detail}"),
-            Progress::ConsensusDecided {
-                choice,
-                by,
-                observed,
-                degraded,
-            } => format!(
-                "[consensus] decided: {choice} ({by}){}{}",
-                observed
-                    .map(|v| format!("; the arbiter observes {v}"))
-                    .unwrap_or_default(),
-                if degraded {
-                    "; fewer agents voted than were called"
-                } else {
-                    ""
-                }
-            ),
-            // A stop is explained by the summary that follows; a finish is said here.
-            Progress::Ended { state }
-                if state
-                    .stop
-                    .as_ref()
-                    .is_some_and(|r| matches!(r, crate::pipeline::StopReason::Finished { .. })) =>
-            {
-                crate::report::run::message(state)
-            }
-            Progress::Ended { .. } => return,
-        };
-        self.say(&line);
+        if let Some(line) = crate::report::progress::line(event) {
+            self.say(&line);
+        }
     }
 }

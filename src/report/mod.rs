@@ -6,6 +6,7 @@ pub mod debate;
 pub mod deliberation;
 pub mod fitness;
 pub mod parallel;
+pub mod progress;
 pub mod run;
 
 use serde_json::{json, Value};
