@@ -23,6 +23,7 @@ pub mod report;
 pub mod routing;
 pub mod session;
 pub mod task;
+pub mod tui;
 // Test support only: the tests and benches get it through the self dev-dependency in
 // Cargo.toml, so the shipped library and binary never contain the fake server.
 #[cfg(feature = "test-fakes")]

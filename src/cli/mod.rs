@@ -74,6 +74,9 @@ pub struct Cli {
     /// Only errors on stderr.
     #[arg(short, long, global = true, help_heading = "Global options")]
     pub quiet: bool,
+    /// Plain progress lines, not the live terminal view.
+    #[arg(long, global = true, help_heading = "Global options")]
+    pub no_tui: bool,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -137,6 +140,8 @@ pub struct Context {
     pub overrides: Vec<String>,
     /// `--quiet`: no progress on stderr.
     pub quiet: bool,
+    /// `--no-tui`: plain lines even on a terminal.
+    pub no_tui: bool,
 }
 
 impl Context {
@@ -157,6 +162,7 @@ impl Context {
             env: std::env::vars().collect(),
             overrides,
             quiet: false,
+            no_tui: false,
         }
     }
 
@@ -244,6 +250,7 @@ pub fn run(cli: Cli) -> CommandResult {
     };
     let mut ctx = Context::new(cwd, cli.overrides.clone());
     ctx.quiet = cli.quiet;
+    ctx.no_tui = cli.no_tui;
     match &cli.command {
         Command::Run(args) => run::run(&ctx, args),
         Command::Resume(args) => run::resume(&ctx, args),
@@ -293,6 +300,21 @@ pub fn runtime() -> CommandResult<tokio::runtime::Runtime> {
         .enable_all()
         .build()
         .map_err(|e| CommandError::failure(format!("cannot start the async runtime: {e}")))
+}
+
+impl Context {
+    /// Whether a live terminal view may draw on the given descriptors (see
+    /// [`crate::tui::wanted`]); never with `--quiet`.
+    pub fn tui(&self, fds: &[i32]) -> bool {
+        if self
+            .env
+            .iter()
+            .any(|(k, v)| k == "NO_COLOR" && !v.is_empty())
+        {
+            crate::tui::text::no_color();
+        }
+        !self.quiet && crate::tui::wanted(self.no_tui, &self.env, fds)
+    }
 }
 
 /// Exit code for a finished command.

@@ -518,21 +518,30 @@ pub fn with_run<T>(
     body: impl FnOnce(&mut Run<'_>) -> Result<T, pipeline::RunError>,
 ) -> CommandResult<(T, RunState)> {
     let client = client_for(ctx, repo, loaded);
-    let observer = super::progress::Lines {
-        enabled: !ctx.quiet,
+    let verify = VerifyPlan::decide(&spec, &loaded.config, ctx.trusted());
+    let live = ctx.tui(&[2]).then(|| state.clone());
+    let go = |observer: &dyn pipeline::Observer| {
+        let env = RunEnv {
+            repo,
+            config: loaded,
+            client: &client,
+            profile: loaded.active_profile(&ctx.env),
+            verify,
+            observer,
+        };
+        let mut run = Run::new(&env, state, spec);
+        match body(&mut run) {
+            Ok(v) => Ok((v, run.into_state())),
+            Err(e) => Err(super::error::run_error(e, run.state())),
+        }
     };
-    let env = RunEnv {
-        repo,
-        config: loaded,
-        client: &client,
-        profile: loaded.active_profile(&ctx.env),
-        verify: VerifyPlan::decide(&spec, &loaded.config, ctx.trusted()),
-        observer: &observer,
-    };
-    let mut run = Run::new(&env, state, spec);
-    match body(&mut run) {
-        Ok(v) => Ok((v, run.into_state())),
-        Err(e) => Err(super::error::run_error(e, run.state())),
+    // On a terminal the run is shown live on stderr; elsewhere (and with --no-tui) as lines.
+    if let Some(start) = live {
+        crate::tui::run::watch(&client, &start, go)
+    } else {
+        go(&super::progress::Lines {
+            enabled: !ctx.quiet,
+        })
     }
 }
 

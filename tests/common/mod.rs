@@ -14,6 +14,7 @@ use std::process::{Command, Output, Stdio};
 use tempfile::TempDir;
 
 pub mod normalize;
+pub mod pty;
 
 pub use normalize::Normalizer;
 
