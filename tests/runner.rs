@@ -27,4 +27,5 @@ mod session;
 mod sha256;
 mod tasks;
 mod truthful;
+mod tui;
 mod user_output;

@@ -16,15 +16,16 @@ use crate::common::fake_user_config;
 use crate::pipeline::{happy_rules, Scenario};
 
 /// A needle only the manager's requests hold (its system prompt).
-const MANAGER: &str = "MANAGER OF THAT WHICH WAS";
+pub(crate) const MANAGER: &str = "MANAGER OF THAT WHICH WAS";
 /// A needle only orchestrators' requests hold.
-const ORCHESTRATOR: &str = "You are an orchestrator working under the direction of the manager";
+pub(crate) const ORCHESTRATOR: &str =
+    "You are an orchestrator working under the direction of the manager";
 const THINNING: &str = "Context thins. Begin concluding";
 const CRITICAL: &str = "CONTEXT CRITICAL";
 
 /// A rule for `model` speaking `protocol` whose requests hold `needle`, answering `replies`
 /// in order and then nothing (an unexpected extra call fails the session loudly).
-fn rule(
+pub(crate) fn rule(
     name: &str,
     protocol: WireProtocol,
     model: &str,
@@ -71,13 +72,13 @@ fn hand_off_rules(second: &str, ii_answer: &str, i_replies: Vec<Reply>) -> Vec<R
     ]
 }
 
-fn call(tool: &str, args: Value) -> Reply {
+pub(crate) fn call(tool: &str, args: Value) -> Reply {
     Reply::tool_calls(vec![(tool, args)])
 }
 
 /// A scenario whose manager and orchestrators run on `model`, the pipeline on the usual
 /// fake models (model-a builds, model-b reviews).
-fn scenario(model: &str, rules: Vec<Rule>) -> Scenario {
+pub(crate) fn scenario(model: &str, rules: Vec<Rule>) -> Scenario {
     let mut s = Scenario::new(rules);
     s.env
         .set("FAKE_ANTHROPIC_KEY", "test-value-for-fake-anthropic");

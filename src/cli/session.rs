@@ -19,6 +19,7 @@ use crate::session::engine::{Engine, HumanInput, Outcome, Setup};
 use crate::session::record::{self, Meta};
 use crate::session::state::State;
 use crate::session::transcript;
+use crate::tui::session::SessionScreen;
 
 /// Talk to a manager that summons orchestrators to do long work through git triad.
 ///
@@ -32,10 +33,17 @@ use crate::session::transcript;
 /// full manager hands off to a fresh one. Everything is recorded under
 /// refs/triad/sessions/<id> as it happens; --resume continues after a crash or a kill.
 ///
-/// Input (headless, and on a terminal for now): one line per message. A line starting with
-/// `+` is an interjection: while an orchestrator works it reaches the manager as `Human: …`
-/// at the next exchange instead of waiting for the manager to address you. In a --script
-/// file, empty lines and lines starting with `#` are skipped.
+/// On a terminal, the session has a screen: the conversation with tagged speakers, context
+/// bars for the manager and the current orchestrator, the tool at work (`◈ run_pipeline
+/// (3)`) and an input line. A line typed while the models work is an interjection: it
+/// reaches the manager as `Human: …` at the next exchange. Keys: Enter sends, PgUp/PgDn
+/// scroll, Ctrl-U clears the line, Ctrl-D (or /quit) leaves at your next turn, Ctrl-C
+/// leaves at your turn and, pressed twice while the models work, stops at once (the record
+/// keeps everything: --resume continues).
+///
+/// Headless (--headless, --script, --no-tui, or no terminal): one line per message from
+/// stdin; a line starting with `+` is an interjection. In a --script file, empty lines and
+/// lines starting with `#` are skipped.
 ///
 /// Example: git triad session --headless --script plan.txt
 #[derive(Debug, Args)]
@@ -292,12 +300,25 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
             privacy: crate::privacy::Privacy::from_config(&loaded.config),
         },
     };
-    let observer = Box::new(|e: &record::Event, s: &State| {
-        let lines = transcript::lines(e, s);
-        if !lines.is_empty() {
-            let _ = out(&format!("{}\n", lines.join("\n")));
-        }
-    });
+    // On a terminal (stdin and stdout), without --headless or --script: the screen.
+    let screen = if !args.headless && args.script.is_none() && ctx.tui(&[0, 1]) {
+        let title = format!("GIT TRIAD · SESSION {}", meta.id);
+        Some(
+            SessionScreen::open(&title)
+                .map_err(|e| CommandError::failure(format!("cannot open the screen: {e}")))?,
+        )
+    } else {
+        None
+    };
+    let observer: crate::session::engine::Observer<'_> = match &screen {
+        Some((s, _)) => s.observer(),
+        None => Box::new(|e: &record::Event, s: &State| {
+            let lines = transcript::lines(e, s);
+            if !lines.is_empty() {
+                let _ = out(&format!("{}\n", lines.join("\n")));
+            }
+        }),
+    };
     let skip = resumed.as_ref().map_or(0, |s| s.human_lines);
     let mut engine = match resumed {
         Some(state) => {
@@ -311,19 +332,20 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
         }
         None => Engine::start(setup, repo, meta, observer)?,
     };
-    let mut input = match &args.script {
-        Some(path) => {
+    let (screen, mut input): (_, Box<dyn HumanInput>) = match (screen, &args.script) {
+        (Some((screen, typed)), _) => (Some(screen), Box::new(typed)),
+        (None, Some(path)) => {
             let text = std::fs::read_to_string(path).map_err(|e| {
                 CommandError::usage(format!("cannot read the script {}: {e}", path.display()))
             })?;
-            Lines::script(&text, skip)
+            (None, Box::new(Lines::script(&text, skip)))
         }
-        None => Lines::stdin(),
+        (None, None) => (None, Box::new(Lines::stdin())),
     };
     let rt = super::runtime()?;
     let id = engine.state.meta.id.clone();
     let code = loop {
-        match rt.block_on(engine.advance(&mut input))? {
+        match rt.block_on(engine.advance(input.as_mut()))? {
             Outcome::HumanTurn => match input.next_line() {
                 Some(line) => engine.human(&line)?,
                 None => break ExitCode::Ok,
@@ -337,6 +359,12 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
             }
         }
     };
+    if let Some(screen) = screen {
+        screen.close();
+        if let Some(why) = &engine.state.stopped {
+            say(&format!("triad: session {id} stopped: {why}"));
+        }
+    }
     if !ctx.quiet {
         say(&format!(
             "triad: session {id} is recorded: `git triad session show {id}`; continue with `git triad session --resume {id}`"
