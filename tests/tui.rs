@@ -13,8 +13,8 @@ use serde_json::json;
 use crate::common::bin;
 use crate::common::pty::Pty;
 use crate::pipeline::{
-    arbiter, architect_answer, happy_rules, implement_answer, refactor_answer, review, stage,
-    verify_answer, Scenario,
+    arbiter, architect_answer, happy_rules, implement_answer, issue, refactor_answer, review,
+    stage, verify_answer, Scenario,
 };
 use crate::session::{call, rule, scenario, MANAGER, ORCHESTRATOR};
 
@@ -243,4 +243,75 @@ fn session_screen_shows_bars_the_tool_counter_and_tagged_speakers() {
     assert!(after.contains("is recorded"), "{after}");
     assert!(pty.raw().contains("\x1b[?1049l"));
     assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
+}
+
+#[test]
+fn a_models_escape_sequences_are_drawn_as_text_and_ctrl_c_at_your_turn_leaves() {
+    let hostile = "Heed\u{1b}]0;pwned\u{7} this\u{1b}[2J now.";
+    let s = scenario(
+        "model-c",
+        vec![rule(
+            "manager",
+            git_triad::testkit::fake_llm::WireProtocol::OpenAi,
+            "model-c",
+            MANAGER,
+            vec![Reply::text(hostile)],
+        )],
+    );
+    let mut cmd = s.env.command(bin(), &s.repo);
+    cmd.arg("session");
+    let mut pty = Pty::spawn(cmd, 80, 24);
+    pty.wait_for("the first turn", LIMIT, |sc| {
+        sc.contains("Awaiting your command.")
+    });
+    pty.send("hello\r");
+    let said = pty.wait_for("the manager's answer", LIMIT, |sc| {
+        sc.contains("Manager: Heed")
+    });
+    assert!(
+        said.contains("Manager: Heed^[]0;pwned^G this^[[2J now."),
+        "{said}"
+    );
+    let raw = pty.raw();
+    assert!(
+        !raw.contains("\u{1b}]0;") && !raw.contains('\u{7}'),
+        "a sequence from the model reached the terminal: {raw:?}"
+    );
+    // Ctrl-C while it is your turn: the session ends, recorded, the terminal given back.
+    pty.wait_for("your turn again", LIMIT, |sc| {
+        sc.contains("Awaiting your command.")
+    });
+    pty.send("\u{3}");
+    let status = pty.wait(LIMIT);
+    assert!(status.success(), "{status}: {}", pty.screen());
+    assert!(!pty.on_alternate_screen());
+    assert!(pty.screen().contains("is recorded"), "{}", pty.screen());
+}
+
+#[test]
+fn a_halt_whose_reasons_hold_escape_sequences_reaches_the_terminal_as_text() {
+    let halt = review(
+        "HALT",
+        json!([issue("Stop.\u{1b}]0;pwned\u{7}\rAPPROVE", "def sub(a, b):")]),
+    );
+    let s = Scenario::new(vec![
+        stage("architect", vec![Reply::text(architect_answer())]),
+        arbiter("architect", vec![halt]),
+    ]);
+    for extra in [&[][..], &["--no-tui"][..]] {
+        let mut cmd = s.env.command(bin(), &s.repo);
+        cmd.args(["run", "--task", "add-sub"]).args(extra);
+        let mut pty = Pty::spawn(cmd, 100, 30);
+        let status = pty.wait(LIMIT);
+        let (raw, screen) = (pty.raw(), pty.screen());
+        assert_eq!(status.code(), Some(3), "{extra:?}: {screen}");
+        assert!(
+            !raw.contains("\u{1b}]0;") && !raw.contains('\u{7}') && !raw.contains("\rAPPROVE"),
+            "{extra:?}: a sequence from the model reached the terminal: {raw:?}"
+        );
+        assert!(
+            screen.contains("Stop.^[]0;pwned^G^MAPPROVE"),
+            "{extra:?}: {screen}"
+        );
+    }
 }

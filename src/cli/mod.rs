@@ -275,18 +275,27 @@ pub fn run(cli: Cli) -> CommandResult {
     }
 }
 
-/// Writes to stdout, secrets redacted, turning a closed pipe into a quiet exit.
+/// Writes to stdout, secrets redacted, turning a closed pipe into a quiet exit. On a
+/// terminal, control characters (from model text) are shown, not obeyed; a pipe gets the
+/// bytes as they are.
 pub fn out(text: &str) -> CommandResult<()> {
+    use std::io::IsTerminal;
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(crate::redact::redact(text).as_bytes())?;
+    let text = crate::redact::redact(text);
+    let text = if stdout.is_terminal() {
+        crate::tui::text::clean_text(&text)
+    } else {
+        text.into_owned()
+    };
+    stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
     Ok(())
 }
 
-/// Writes one line to stderr, secrets redacted (progress, notes to the user; errors go
-/// through [`CommandError::render`]).
+/// Writes one line to stderr, secrets redacted and control characters shown, not obeyed
+/// (progress, notes to the user; errors go through [`CommandError::render`]).
 pub fn say(line: &str) {
-    let text = format!("{line}\n");
+    let text = format!("{}\n", crate::tui::text::clean_text(line));
     // Like eprintln!, but a closed stderr is not worth a panic.
     let _ = std::io::stderr()
         .lock()

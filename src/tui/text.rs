@@ -190,16 +190,34 @@ pub fn width(s: &str) -> usize {
     s.width()
 }
 
-/// `s` safe to print: a tab becomes spaces, any other control character (escape
-/// sequences included) shows as `�`, so text from a model can only ever be text.
+/// `s` safe to print: a tab becomes spaces, a control character shows in caret notation
+/// (`ESC` as `^[`, as `cat -v` does) and a C1 control as `<U+009B>`, so text from a model
+/// can only ever be text, never a sequence the terminal obeys.
 pub fn clean(s: &str) -> String {
-    s.chars()
-        .map(|c| match c {
-            '\t' => "    ".to_string(),
-            c if c.is_control() => "\u{fffd}".to_string(),
-            c => c.to_string(),
-        })
-        .collect()
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\t' => out.push_str("    "),
+            c if (c as u32) < 0x20 => {
+                out.push('^');
+                out.push(char::from(c as u8 + 0x40));
+            }
+            '\u{7f}' => out.push_str("^?"),
+            c if c.is_control() => out.push_str(&format!("<U+{:04X}>", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// `s` as [`clean`] makes it, line breaks kept: for whole texts written to a terminal
+/// (progress, reports), where a carriage return could otherwise draw one verdict over
+/// another and an escape sequence could do anything.
+pub fn clean_text(s: &str) -> String {
+    if !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return s.to_string();
+    }
+    s.split('\n').map(clean).collect::<Vec<_>>().join("\n")
 }
 
 /// `text` wrapped at word boundaries into lines of at most `width` cells; a word longer
@@ -269,7 +287,10 @@ mod tests {
         let hostile = "ok\x1b]52;c;cm0gLXJmIH4=\x07\x1b[2J done";
         let line = Line::plain(hostile);
         assert!(!line.ansi(80).contains('\x1b'), "{:?}", line.ansi(80));
-        assert!(line.text().starts_with("ok\u{fffd}]52"));
+        assert!(line.text().starts_with("ok^[]52"));
+        assert_eq!(clean("a\u{9b}b\u{7f}"), "a<U+009B>b^?");
+        assert_eq!(clean_text("REJECT\rAPPROVE\nnext"), "REJECT^MAPPROVE\nnext");
+        assert_eq!(clean_text("a\tb\n"), "a\tb\n");
     }
 
     #[test]
