@@ -149,8 +149,16 @@ fn session_id(stdout: &str) -> String {
         .to_string()
 }
 
-fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
-    let mut rules = vec![
+/// The rules of a session that works: the manager spawns an orchestrator and disconnects
+/// it when it reported, then says `manager_end`; the orchestrator writes the add-sub2 task,
+/// runs the pipeline on it and answers `orchestrator_end`.
+pub(crate) fn work_rules(
+    protocol: WireProtocol,
+    model: &str,
+    manager_end: Reply,
+    orchestrator_end: Reply,
+) -> Vec<Rule> {
+    vec![
         rule(
             "manager",
             protocol,
@@ -162,7 +170,7 @@ fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
                     json!({"prompt": "Add sub(a, b) to calc.py, with a task and a reviewed run."}),
                 ),
                 call("disconnect_orchestrators", json!({})),
-                Reply::text("It is done. Run approved."),
+                manager_end,
             ],
         ),
         rule(
@@ -179,10 +187,19 @@ fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
                            "include": ["calc.py", "tests/**"]}),
                 ),
                 call("run_pipeline", json!({"task": "add-sub2"})),
-                Reply::text("Complete. The run of add-sub2 is approved."),
+                orchestrator_end,
             ],
         ),
-    ];
+    ]
+}
+
+fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
+    let mut rules = work_rules(
+        protocol,
+        model,
+        Reply::text("It is done. Run approved."),
+        Reply::text("Complete. The run of add-sub2 is approved."),
+    );
     rules.extend(happy_rules());
     let s = scenario(model, rules);
     let before = crate::common::user_state(&s.env, &s.repo);

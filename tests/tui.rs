@@ -16,7 +16,7 @@ use crate::pipeline::{
     arbiter, architect_answer, happy_rules, implement_answer, issue, refactor_answer, review,
     stage, verify_answer, Scenario,
 };
-use crate::session::{call, rule, scenario, MANAGER, ORCHESTRATOR};
+use crate::session::{rule, scenario, work_rules, MANAGER};
 
 const LIMIT: Duration = Duration::from_secs(120);
 
@@ -129,42 +129,15 @@ fn no_tui_on_a_terminal_prints_the_plain_lines() {
 
 #[test]
 fn session_screen_shows_bars_the_tool_counter_and_tagged_speakers() {
-    let mut rules = vec![
-        rule(
-            "manager",
-            git_triad::testkit::fake_llm::WireProtocol::OpenAi,
-            "model-c",
-            MANAGER,
-            vec![
-                call(
-                    "spawn_orchestrator",
-                    json!({"prompt": "Add sub(a, b) to calc.py, with a task and a reviewed run."}),
-                ),
-                call("disconnect_orchestrators", json!({})),
-                Reply::text("It is done. Run approved.").usage(3000, 40),
-            ],
-        ),
-        rule(
-            "orchestrator",
-            git_triad::testkit::fake_llm::WireProtocol::OpenAi,
-            "model-c",
-            ORCHESTRATOR,
-            vec![
-                call(
-                    "create_task",
-                    json!({"slug": "add-sub2", "title": "Add subtraction",
-                           "description": "calc.py needs sub(a, b).",
-                           "requirements": ["sub(a, b) returns a - b"],
-                           "include": ["calc.py", "tests/**"]}),
-                ),
-                call("run_pipeline", json!({"task": "add-sub2"})).usage(2000, 30),
-                // Slow, so the screen can be read (and typed into) while it works.
-                Reply::text("Complete. The run of add-sub2 is approved.")
-                    .delay_ms(4000)
-                    .usage(5000, 20),
-            ],
-        ),
-    ];
+    let mut rules = work_rules(
+        git_triad::testkit::fake_llm::WireProtocol::OpenAi,
+        "model-c",
+        Reply::text("It is done. Run approved.").usage(3000, 40),
+        // Slow, so the screen can be read (and typed into) while it works.
+        Reply::text("Complete. The run of add-sub2 is approved.")
+            .delay_ms(4000)
+            .usage(5000, 20),
+    );
     rules.extend(happy_rules());
     let s = scenario("model-c", rules);
     let before = crate::common::user_state(&s.env, &s.repo);
@@ -188,7 +161,7 @@ fn session_screen_shows_bars_the_tool_counter_and_tagged_speakers() {
     let working = pty.wait_for("the orchestrator at work", LIMIT, |sc| {
         sc.contains("◈ run_pipeline (2)") && row(sc, &["Orchestrator I ─", "%"]).is_some()
     });
-    // Its context bar: 2030 of the fake window's tokens, the manager's still shown.
+    // Its context bar beside the manager's.
     assert!(row(&working, &["Manager ─", "%"]).is_some(), "{working}");
     assert!(
         row(&working, &["You:", "Add subtraction to calc.py."]).is_some(),
