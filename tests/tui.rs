@@ -28,7 +28,7 @@ fn slow_implement_rules() -> Vec<git_triad::testkit::fake_llm::Rule> {
         stage(
             "implement",
             vec![Reply::text(implement_answer())
-                .delay_ms(2500)
+                .delay_ms(4000)
                 .usage(1200, 340)],
         ),
         stage("refactor", vec![Reply::text(refactor_answer())]),

@@ -16,6 +16,7 @@ pub struct Pty {
     master: std::fs::File,
     parser: Arc<Mutex<vt100::Parser>>,
     raw: Arc<Mutex<Vec<u8>>>,
+    reader: std::thread::JoinHandle<()>,
 }
 
 impl Pty {
@@ -65,7 +66,7 @@ impl Pty {
         let raw = Arc::new(Mutex::new(Vec::new()));
         let mut reader = master.try_clone().unwrap();
         let (p, r) = (Arc::clone(&parser), Arc::clone(&raw));
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             // The read fails (EIO) once the child and its children closed the terminal.
             while let Ok(n) = reader.read(&mut buf) {
@@ -81,6 +82,7 @@ impl Pty {
             master,
             parser,
             raw,
+            reader,
         }
     }
 
@@ -136,7 +138,12 @@ impl Pty {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                std::thread::sleep(Duration::from_millis(300));
+                // Everything it wrote is read once the terminal reports its end (the
+                // reader stops), or after a generous moment if a grandchild holds it.
+                let drained = Instant::now();
+                while !self.reader.is_finished() && drained.elapsed() < Duration::from_secs(5) {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
                 return status;
             }
             if start.elapsed() > limit {
