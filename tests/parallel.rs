@@ -11,8 +11,8 @@ use git_triad::testkit::fake_llm::{Reply, Rule};
 use serde_json::{json, Value};
 
 use crate::pipeline::{
-    answer, arbiter, log_with, message_kinds, on, panel_scenario as scenario, review, run_json,
-    run_record as record, stage, verify_answer, Scenario,
+    answer, arbiter, issue, log_with, message_kinds, on, panel_scenario as scenario, review,
+    run_json, run_record as record, stage, verify_answer, Scenario,
 };
 
 const CANDIDATES: &str = "model-a,model-c,model-d";
@@ -392,4 +392,210 @@ fn fewer_than_two_candidates_is_a_clear_stop() {
     assert!(s
         .git(&["show", &format!("{branch}:calc.py")])
         .contains("sub by model-a"));
+}
+
+/// Candidate `tag`'s solution that does not parse: `def sub(a, b)` has lost its colon.
+fn broken(tag: &str) -> String {
+    solution(tag).replace("def sub(a, b):", "def sub(a, b)")
+}
+
+/// The tournament's judge (model-b) reviewing candidate `model`'s solution.
+fn judge(model: &str, answer: Value) -> Rule {
+    on(
+        "model-b",
+        &format!("judge-{model}"),
+        &format!("sub by {model}"),
+        vec![Reply::json(answer)],
+    )
+}
+
+/// The verify stage and its review, then each candidate's solution (`broken` for model-a
+/// when asked), then `judges`.
+fn tournament_rules(broken_a: bool, judges: Vec<Rule>) -> Vec<Rule> {
+    let mut r = vec![
+        stage("verify", vec![Reply::text(verify_answer())]),
+        arbiter("verify", vec![review("APPROVE", json!([]))]),
+    ];
+    for model in ["model-a", "model-c", "model-d"] {
+        let built = if broken_a && model == "model-a" {
+            broken(model)
+        } else {
+            solution(model)
+        };
+        r.push(on(
+            model,
+            &format!("build-{model}"),
+            "ROLE: candidate",
+            vec![Reply::text(built)],
+        ));
+    }
+    r.extend(judges);
+    r
+}
+
+#[test]
+fn a_tournament_reviews_every_candidate_by_the_evidence_and_the_best_review_goes_on() {
+    let mut unsure = review("APPROVE", json!([]));
+    unsure["confidence"] = json!(0.6);
+    let s = scenario(tournament_rules(
+        true,
+        vec![
+            // The judge approves the broken solution; the syntax evidence overrules it.
+            judge("model-a", review("APPROVE", json!([]))),
+            judge("model-c", unsure),
+            judge("model-d", review("APPROVE", json!([]))),
+        ],
+    ));
+    let r = s.run(&["--workflow", "tournament", "--candidates", CANDIDATES]);
+    let out = run_json(&r.ok().stdout);
+    let p = &record(&s, &out)["parallel"];
+    assert_eq!(p["judges"], json!(["model-b"]), "{p:#}");
+    let verdicts: Vec<(&str, &str)> = p["judgments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            (
+                j["candidate"].as_str().unwrap(),
+                j["verdict"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("model-a", "REJECT"),
+            ("model-c", "APPROVE"),
+            ("model-d", "APPROVE")
+        ],
+        "{p:#}"
+    );
+    // Two APPROVEs: the more confident review wins.
+    assert_eq!(p["winner"]["model"], "model-d", "{p:#}");
+    assert_eq!(p["winner"]["by"], "arbiter");
+    assert!(
+        p["winner"]["justification"]
+            .as_str()
+            .unwrap()
+            .contains("model-a: REJECT"),
+        "{p:#}"
+    );
+    // Nobody voted; the winner went on to Verify as it was built; every loser keeps its
+    // branch.
+    assert!(s
+        .server
+        .requests()
+        .iter()
+        .all(|q| !q.body.contains("ROLE: cross-reviewer")));
+    let branch = out["branch"].as_str().unwrap();
+    assert!(s
+        .git(&["show", &format!("{branch}:calc.py")])
+        .contains("sub by model-d"));
+    for loser in ["model-a", "model-c"] {
+        let calc = s.git(&["show", &format!("{branch}-{loser}:calc.py")]);
+        assert!(calc.contains(&format!("sub by {loser}")), "{calc}");
+    }
+    assert_eq!(out["stages"][1]["model"], "model-d", "{out:#}");
+    log_with(&s, &out, &["tournament: candidate model-d won (arbiter)"]);
+}
+
+#[test]
+fn a_tournament_with_no_acceptable_candidate_stops_and_keeps_every_branch() {
+    let wrong = || review("REJECT", json!([issue("sub is wrong", "def sub(a, b):")]));
+    let s = scenario(tournament_rules(
+        false,
+        vec![
+            judge("model-a", wrong()),
+            judge("model-c", wrong()),
+            judge(
+                "model-d",
+                review("HALT", json!([issue("wrong task", "def sub(a, b):")])),
+            ),
+        ],
+    ));
+    let r = s.run(&["--workflow", "tournament", "--candidates", CANDIDATES]);
+    let out = run_json(&r.expect_code(3).stdout);
+    assert_eq!(out["status"], "halted", "{out:#}");
+    assert!(
+        r.stdout.contains("accepted no candidate") && r.stdout.contains("model-d: HALT"),
+        "{}",
+        r.stdout
+    );
+    assert!(s.requests_for("verify").is_empty(), "nothing went on");
+    let branch = out["branch"].as_str().unwrap();
+    for model in ["model-a", "model-c", "model-d"] {
+        s.git(&["rev-parse", "--verify", &format!("{branch}-{model}")]);
+    }
+}
+
+#[test]
+fn a_tournament_needs_a_judge_that_is_none_of_the_candidates() {
+    let s = scenario(tournament_rules(false, vec![]));
+    let r = s.run(&[
+        "--workflow",
+        "tournament",
+        "--candidates",
+        "model-a,model-b",
+    ]);
+    r.expect_code(2);
+    assert!(
+        r.stderr
+            .contains("no arbiter model is outside the tournament's candidates"),
+        "{}",
+        r.stderr
+    );
+    assert!(s.server.requests().is_empty());
+}
+
+#[test]
+fn tournament_routing_sets_the_best_measured_implementers_against_each_other() {
+    use git_triad::config::Role;
+    use git_triad::routing::TASK_SET_VERSION;
+    let mut rules = vec![
+        stage("verify", vec![Reply::text(verify_answer())]),
+        // model-b judges every candidate (and the verify stage): it approves them all alike.
+        on(
+            "model-b",
+            "judge",
+            "STAGE REVIEWED",
+            vec![Reply::json(review("APPROVE", json!([])))],
+        ),
+    ];
+    for model in ["model-a", "model-c", "model-d"] {
+        rules.push(on(
+            model,
+            &format!("build-{model}"),
+            "ROLE: candidate",
+            vec![Reply::text(solution(model))],
+        ));
+    }
+    let s = scenario(rules);
+    crate::routing::measured(
+        &s,
+        &[
+            ("model-a", Role::Implementer, 0.5, 0.001, TASK_SET_VERSION),
+            ("model-c", Role::Implementer, 0.9, 0.002, TASK_SET_VERSION),
+            ("model-d", Role::Implementer, 0.7, 0.002, TASK_SET_VERSION),
+        ],
+    );
+    let r = s.run(&["--routing", "tournament"]);
+    let out = run_json(&r.ok().stdout);
+    let rec = record(&s, &out);
+    let p = &rec["parallel"];
+    assert_eq!(
+        p["models"],
+        json!(["model-c", "model-d", "model-a"]),
+        "the best measured first: {p:#}"
+    );
+    assert_eq!(p["judges"], json!(["model-b"]));
+    assert_eq!(p["judgments"].as_array().unwrap().len(), 3);
+    // Equal reviews: the best measured candidate, listed first, wins.
+    assert_eq!(p["winner"]["model"], "model-c", "{p:#}");
+    assert_eq!(rec["routing"]["mode"], "tournament");
+    assert!(
+        r.stderr
+            .contains("implementer -> model-c: tournament: model-c has the best score"),
+        "{}",
+        r.stderr
+    );
 }

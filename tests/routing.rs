@@ -16,7 +16,7 @@ use crate::pipeline::{
 };
 
 /// One measurement: model, role, score, USD a task, task set.
-type Fig = (&'static str, Role, f64, f64, u32);
+pub(crate) type Fig = (&'static str, Role, f64, f64, u32);
 
 fn now() -> u64 {
     std::time::SystemTime::now()
@@ -26,7 +26,7 @@ fn now() -> u64 {
 }
 
 /// Writes the user's fitness file as `git triad bench` would have.
-fn measured(s: &Scenario, figures: &[Fig]) {
+pub(crate) fn measured(s: &Scenario, figures: &[Fig]) {
     let mut store = FitnessStore::default();
     for &(model, role, score, cost, task_set) in figures {
         store.record(FitnessEntry {
@@ -297,8 +297,9 @@ fn routing_every_role_by_cost_stays_within_the_quality_band() {
     let bad = s.run(&["--routing", "cheapest"]);
     bad.expect_code(2);
     assert!(
-        bad.stderr
-            .contains("`cheapest` is not a routing mode (quality, cost, speed, hybrid)"),
+        bad.stderr.contains(
+            "`cheapest` is not a routing mode (quality, cost, speed, hybrid, tournament)"
+        ),
         "{}",
         bad.stderr
     );

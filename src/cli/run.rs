@@ -32,8 +32,9 @@ fn parse_workflow(s: &str) -> Result<Workflow, String> {
         "sequential" => Ok(Workflow::Sequential),
         "parallel" => Ok(Workflow::Parallel),
         "debate" => Ok(Workflow::Debate),
+        "tournament" => Ok(Workflow::Tournament),
         _ => Err(format!(
-            "`{s}` is not a workflow (sequential, parallel, debate)"
+            "`{s}` is not a workflow (sequential, parallel, debate, tournament)"
         )),
     }
 }
@@ -106,8 +107,9 @@ pub struct RunArgs {
     /// Spending cap for this run in USD (checked before every call).
     #[arg(long, value_name = "USD", value_parser = parse_budget)]
     pub budget: Option<f64>,
-    /// Pick every role's models by measured fitness: quality, cost, speed or hybrid (see
-    /// `git triad bench`). Without it, only roles whose models start with "auto" are, by the
+    /// Pick every role's models by measured fitness: quality, cost, speed, hybrid, or
+    /// tournament (as quality, and the three best implementers build against each other,
+    /// judged by the arbiter; see `git triad bench`). Without it, only roles whose models start with "auto" are, by the
     /// `routing` setting.
     #[arg(long, value_name = "MODE")]
     pub routing: Option<RoutingMode>,
@@ -127,10 +129,12 @@ pub struct RunArgs {
     /// vote on each other's, never for their own; the winner merges in the best of the rest;
     /// not with --consensus), or debate (the candidate models write position papers with
     /// trade-offs, rebut each other and give final arguments; the tiebreaker judges, and the
-    /// winning position is the architect's input to the sequential stages).
+    /// winning position is the architect's input to the sequential stages), or tournament
+    /// (every candidate builds one alone, at the same time; an arbiter that is none of them
+    /// reviews each with the usual evidence, and the best review goes on to Verify).
     #[arg(long, value_name = "WORKFLOW", value_parser = parse_workflow, default_value = "sequential")]
     pub workflow: Workflow,
-    /// The models of a parallel exploration or a debate, comma-separated (default: the
+    /// The models of a parallel exploration, a debate or a tournament, comma-separated (default: the
     /// implementer role's models); at least two different ones.
     #[arg(long, value_name = "M1,M2,...", value_delimiter = ',')]
     pub candidates: Vec<String>,
@@ -272,6 +276,25 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         }
     }
     let routes = super::routing::routes(ctx, &loaded, profile.as_deref(), args.routing)?;
+    // Tournament routing: the best routed implementers build against each other.
+    let (mut workflow, mut candidates) = (args.workflow, args.candidates.clone());
+    if let Some(r) = routes
+        .as_ref()
+        .filter(|r| r.mode == crate::config::RoutingMode::Tournament)
+    {
+        if workflow == Workflow::Sequential {
+            workflow = Workflow::Tournament;
+        }
+        if candidates.is_empty() {
+            candidates = r
+                .models(Role::Implementer)
+                .unwrap_or_default()
+                .iter()
+                .take(crate::config::schema::TOURNAMENT_K)
+                .cloned()
+                .collect();
+        }
+    }
     let req = RunRequest {
         task: args.task.clone(),
         mode: args.arbiter,
@@ -283,8 +306,8 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         reconcile: args.reconcile,
         reconcile_model: args.reconcile_model.clone(),
         consensus: args.consensus,
-        workflow: args.workflow,
-        candidates: args.candidates.clone(),
+        workflow,
+        candidates,
         chamber: args.chamber,
         routes,
     };
@@ -294,10 +317,10 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         )
         .hint("add --workflow parallel or --workflow debate"));
     }
-    if req.consensus && req.workflow == Workflow::Parallel {
+    if req.consensus && matches!(req.workflow, Workflow::Parallel | Workflow::Tournament) {
         // The consensus sends the refactor stage back; a parallel run has none to send back.
         return Err(CommandError::usage(
-            "--consensus cannot be used with --workflow parallel: the candidates' vote chooses the solution",
+            "--consensus cannot be used with --workflow parallel or tournament: the candidates' vote or the arbiter's reviews choose the solution",
         )
         .hint("drop --consensus, or use --workflow debate or sequential"));
     }

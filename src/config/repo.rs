@@ -92,11 +92,12 @@ const ORDERED: &[(&str, &[&str], &str)] = &[
         &["rewind", "halt"],
         "a committed config may only stop sooner when retries run out, not spend on a rewind",
     ),
-    // By how much cost counts when an `auto` role picks: not at all (quality, speed), a
-    // fifth (hybrid), first (cost).
+    // By how much cost counts when an `auto` role picks: less than not at all (tournament,
+    // which pays several implementers for one stage), not at all (quality, speed), a fifth
+    // (hybrid), first (cost).
     (
         "routing",
-        &["quality", "speed", "hybrid", "cost"],
+        &["tournament", "quality", "speed", "hybrid", "cost"],
         "a committed config may only route toward cheaper models, not away from your routing",
     ),
 ];
@@ -446,6 +447,12 @@ mod tests {
         let loose = r("routing = 'quality'\n");
         assert_eq!(get(&loose.table, "routing"), None);
         assert_eq!(loose.ignored[0].key, "routing");
+        let dearer = r("routing = 'tournament'\n");
+        assert_eq!(
+            get(&dearer.table, "routing"),
+            None,
+            "a tournament costs more"
+        );
         let tight = r("routing = 'cost'\n");
         assert!(tight.ignored.is_empty(), "{:?}", tight.ignored);
         assert_eq!(get(&tight.table, "routing").unwrap().as_str(), Some("cost"));

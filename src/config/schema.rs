@@ -154,15 +154,23 @@ pub enum RoutingMode {
     Speed,
     /// The best weighted balance: 60 % score, 20 % cost, 20 % latency.
     Hybrid,
+    /// Ranked as `quality`, and the implement stage becomes a tournament: the best
+    /// [`TOURNAMENT_K`] implementers build a solution each at once, an arbiter that is none
+    /// of them reviews every one, and the best review goes on.
+    Tournament,
 }
+
+/// How many implementers a `tournament` routing sets against each other.
+pub const TOURNAMENT_K: usize = 3;
 
 impl RoutingMode {
     /// Every mode, in the order the help lists them.
-    pub const ALL: [RoutingMode; 4] = [
+    pub const ALL: [RoutingMode; 5] = [
         RoutingMode::Quality,
         RoutingMode::Cost,
         RoutingMode::Speed,
         RoutingMode::Hybrid,
+        RoutingMode::Tournament,
     ];
 
     /// The lowercase name used in config and on the command line.
@@ -172,6 +180,7 @@ impl RoutingMode {
             RoutingMode::Cost => "cost",
             RoutingMode::Speed => "speed",
             RoutingMode::Hybrid => "hybrid",
+            RoutingMode::Tournament => "tournament",
         }
     }
 }
@@ -188,7 +197,9 @@ impl std::str::FromStr for RoutingMode {
         RoutingMode::ALL
             .into_iter()
             .find(|m| m.as_str() == s)
-            .ok_or_else(|| format!("`{s}` is not a routing mode (quality, cost, speed, hybrid)"))
+            .ok_or_else(|| {
+                format!("`{s}` is not a routing mode (quality, cost, speed, hybrid, tournament)")
+            })
     }
 }
 

@@ -65,6 +65,10 @@ pub enum Workflow {
     /// rebut each other and give final arguments; the tiebreaker judges, and the winning
     /// position is the architect's input to the usual sequential stages (seed 001 §5.3).
     Debate,
+    /// Several models build a solution each, at the same time; an arbiter that is none of
+    /// them reviews every solution with the usual evidence and the best review wins; the
+    /// winner goes on to Verify as it was built (seed 001 §7, Tournament).
+    Tournament,
 }
 
 impl Workflow {
@@ -74,6 +78,7 @@ impl Workflow {
             Workflow::Sequential => "sequential",
             Workflow::Parallel => "parallel",
             Workflow::Debate => "debate",
+            Workflow::Tournament => "tournament",
         }
     }
 }
@@ -144,8 +149,11 @@ pub enum StartError {
         arbiters: Vec<String>,
     },
     /// A parallel exploration or a debate needs at least two different models.
-    #[error("{} needs at least two different candidate models; it has {}", if *.0 == Workflow::Debate { "a debate" } else { "parallel exploration" }, if .1.is_empty() { "none".to_string() } else { .1.join(", ") })]
+    #[error("{} needs at least two different candidate models; it has {}", match .0 { Workflow::Debate => "a debate", Workflow::Tournament => "a tournament", _ => "parallel exploration" }, if .1.is_empty() { "none".to_string() } else { .1.join(", ") })]
     TooFewCandidates(Workflow, Vec<String>),
+    /// Every arbiter model is one of the tournament's candidates.
+    #[error("no arbiter model is outside the tournament's candidates ({})", .0.join(", "))]
+    NoTournamentJudge(Vec<String>),
     /// The reconciliation model is the verifier's.
     #[error("the reconciliation would be judged by the verifier's own model `{0}`")]
     ReconcilerIsVerifier(String),
@@ -353,6 +361,28 @@ pub fn plan(
         Workflow::Debate => {
             let (models, tiebreaker) = panel_plan(loaded, profile, req)?;
             (None, Some(DebateState::new(models, tiebreaker)))
+        }
+        Workflow::Tournament => {
+            let (models, _) = panel_plan(loaded, profile, req)?;
+            // The judges: the arbiter role's models that are none of the candidates.
+            let judges: Vec<String> = loaded
+                .role_models(Role::Arbiter, profile)
+                .into_iter()
+                .filter(|m| {
+                    !models
+                        .iter()
+                        .any(|k| k == m || same_wire_model(loaded, k, m))
+                })
+                .collect();
+            if judges.is_empty() {
+                return Err(StartError::NoTournamentJudge(models));
+            }
+            let p = ParallelState {
+                models,
+                judges,
+                ..Default::default()
+            };
+            (Some(p), None)
         }
     };
 

@@ -7,10 +7,11 @@ use crate::pipeline::record::ParallelState;
 
 /// The parallel-exploration section of a run's detail.
 pub fn render(p: &ParallelState, md: bool) -> String {
-    let mut o = String::from(if md {
-        "\n### Parallel exploration\n\n"
-    } else {
-        "\nparallel exploration:\n"
+    let mut o = String::from(match (md, p.tournament()) {
+        (true, false) => "\n### Parallel exploration\n\n",
+        (false, false) => "\nparallel exploration:\n",
+        (true, true) => "\n### Tournament\n\n",
+        (false, true) => "\ntournament:\n",
     });
     let present = p.present().count();
     let panel = if p.candidates.is_empty() {
@@ -27,9 +28,13 @@ pub fn render(p: &ParallelState, md: bool) -> String {
         md,
         1,
         &format!(
-            "{panel} (fan-out {} ms); tiebreaker: {}",
+            "{panel} (fan-out {} ms); {}",
             p.fanout_ms,
-            p.tiebreaker.as_deref().unwrap_or("none")
+            if p.tournament() {
+                format!("judged by: {}", p.judges.join(", "))
+            } else {
+                format!("tiebreaker: {}", p.tiebreaker.as_deref().unwrap_or("none"))
+            }
         ),
     ));
     let label = |m: &str| p.candidate(m).map_or("?", |c| c.label.as_str());
@@ -79,7 +84,29 @@ pub fn render(p: &ParallelState, md: bool) -> String {
             (None, None) => {}
         }
     }
-    if let Some(w) = &p.winner {
+    for j in &p.judgments {
+        let s = match (&j.arbiter, j.verdict) {
+            (Some(a), Some(v)) => format!(
+                "{a} reviews {} ({}): {v}, confidence {:.2}, issues {}/{}/{} (critical/warning/suggestion) — {}",
+                label(&j.candidate),
+                j.candidate,
+                j.confidence,
+                j.issues[0],
+                j.issues[1],
+                j.issues[2],
+                j.detail
+            ),
+            _ => format!("{} ({}): {}", label(&j.candidate), j.candidate, j.detail),
+        };
+        o.push_str(&line(md, 2, &s));
+    }
+    if let Some(w) = p.winner.as_ref().filter(|_| p.tournament()) {
+        o.push_str(&line(
+            md,
+            1,
+            &format!("winner: {} (arbiter) — {}", w.model, w.justification),
+        ));
+    } else if let Some(w) = &p.winner {
         let votes: Vec<String> = w.votes.iter().map(|(m, n)| format!("{m} {n}")).collect();
         let mut s = format!(
             "winner: {} ({}; votes: {})",

@@ -197,7 +197,7 @@ pub fn rank(mode: RoutingMode, mut ms: Vec<Measured>) -> (Vec<Measured>, String)
     let best = ms.first().map_or(0.0, |m| m.score);
     let band = best * QUALITY_BAND;
     let why = match mode {
-        RoutingMode::Quality => {
+        RoutingMode::Quality | RoutingMode::Tournament => {
             format!("{} has the best score ({})", ms[0].model, describe(&ms[0]))
         }
         RoutingMode::Cost | RoutingMode::Speed => {

@@ -166,6 +166,9 @@ impl From<StartError> for CommandError {
         StartError::TooFewCandidates(..) => {
             "name them with --candidates <M1,M2,...> or `-c roles.implementer.models='[\"<m1>\", \"<m2>\"]'` (`git triad models list` shows the registered models)".into()
         }
+        StartError::NoTournamentJudge(_) => {
+            "a tournament's arbiter judges every candidate, so it must be none of them: add another model to roles.arbiter.models, or fewer --candidates".into()
+        }
         StartError::Chamber(_) => {
             "set a panel of two or three registered models (-c chamber.panel=m1,m2 -c chamber.arbiter=m3), or run with --chamber off".into()
         }

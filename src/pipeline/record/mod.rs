@@ -17,7 +17,9 @@ pub use debate::{
     Absence, Against, DebateNext, DebatePhase, DebateState, Debater, Judgment, Speech,
 };
 pub use format::FormatRecord;
-pub use parallel::{Candidate, CrossReview, ParallelState, Rating, Synthesis, Winner, WonBy};
+pub use parallel::{
+    Candidate, CandidateReview, CrossReview, ParallelState, Rating, Synthesis, Winner, WonBy,
+};
 pub use recorder::{list_runs, Recorder};
 pub use stop::{one_line, ModelFailure, NoRewind, StopReason};
 

@@ -32,9 +32,22 @@ pub struct ParallelState {
     pub synthesis: Option<Synthesis>,
     /// Whether the exploration is over and the run goes on to Verify.
     pub done: bool,
+    /// A tournament (`--workflow tournament`, `--routing tournament`): the arbiters, none
+    /// of them a candidate, that review every candidate instead of a vote; empty for a
+    /// parallel exploration.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judges: Vec<String>,
+    /// A tournament's reviews, one per present candidate once reviewed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub judgments: Vec<CandidateReview>,
 }
 
 impl ParallelState {
+    /// Whether this is a tournament: the arbiter picks, nobody votes.
+    pub fn tournament(&self) -> bool {
+        !self.judges.is_empty()
+    }
+
     /// The candidates that built a solution.
     pub fn present(&self) -> impl Iterator<Item = &Candidate> {
         self.candidates.iter().filter(|c| c.commit.is_some())
@@ -120,6 +133,8 @@ pub enum WonBy {
     Majority,
     /// The top of the vote was tied; the tiebreaker chose among the tied.
     Tiebreaker,
+    /// A tournament: the arbiter's review of it was the best.
+    Arbiter,
 }
 
 impl WonBy {
@@ -128,6 +143,7 @@ impl WonBy {
         match self {
             WonBy::Majority => "majority",
             WonBy::Tiebreaker => "tiebreaker",
+            WonBy::Arbiter => "arbiter",
         }
     }
 }
@@ -158,4 +174,43 @@ pub struct Synthesis {
     pub detail: String,
     /// What the call cost.
     pub spend: Spend,
+}
+
+/// A tournament arbiter's review of one candidate, by the evidence it reviews any stage
+/// with (the diff against the base, syntax and import findings, the deterministic floor).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CandidateReview {
+    /// The candidate's model.
+    pub candidate: String,
+    /// The arbiter that answered; `None` when none could.
+    pub arbiter: Option<String>,
+    /// The verdict in force (after the floor); `None` when no arbiter could answer.
+    pub verdict: Option<crate::arbiter::Verdict>,
+    /// Issues by severity: critical, major, minor.
+    pub issues: [u32; 3],
+    /// The arbiter's confidence, 0–1.
+    pub confidence: f64,
+    /// The first line of its reasoning, or why there is no review.
+    pub detail: String,
+}
+
+impl CandidateReview {
+    /// The order of merit, best first: the verdict, then the weight of the issues, then
+    /// the confidence (reversed).
+    pub fn rank(&self) -> (u8, u32, i64) {
+        use crate::arbiter::Verdict;
+        let verdict = match self.verdict {
+            Some(Verdict::Approve) => 0,
+            Some(Verdict::Flag) => 1,
+            Some(Verdict::Reject) => 2,
+            Some(Verdict::Halt) => 3,
+            None => 4,
+        };
+        let [critical, major, minor] = self.issues;
+        (
+            verdict,
+            critical * 100 + major * 10 + minor,
+            -((self.confidence * 1000.0) as i64),
+        )
+    }
 }

@@ -11,6 +11,7 @@
 //! arbiter and the reconciliation work as in any run.
 
 mod build;
+mod judge;
 mod text;
 mod vote;
 
@@ -50,6 +51,9 @@ impl Run<'_> {
         };
         if p.candidates.is_empty() {
             return self.fan_out(&p.models);
+        }
+        if p.winner.is_none() && p.tournament() {
+            return self.tournament_step(&p);
         }
         if p.winner.is_none() {
             let next = p.present().find(|c| {
@@ -219,7 +223,7 @@ impl Run<'_> {
         }
         if present < 2 {
             let detail = format!(
-                "{present} of {} candidates built a solution, and a vote needs two ({fates})",
+                "{present} of {} candidates built a solution, and a choice needs two ({fates})",
                 models.len()
             );
             return self.halt(
@@ -382,7 +386,12 @@ impl Run<'_> {
             git::FileStat::of(&git::diff_trees(repo, Some(&bt), &tt).ctx("diffing the result")?);
         let present = p.present().count();
         let detail = format!(
-            "parallel exploration: candidate {} won ({}) among {present} of {} candidates{}",
+            "{}: candidate {} won ({}) among {present} of {} candidates{}",
+            if p.tournament() {
+                "tournament"
+            } else {
+                "parallel exploration"
+            },
             w.model,
             w.by.as_str(),
             p.models.len(),

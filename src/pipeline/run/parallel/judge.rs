@@ -1,0 +1,202 @@
+//! A tournament's judging: instead of the candidates voting, an arbiter that is none of
+//! them reviews each candidate's solution exactly as it reviews a stage (the diff against
+//! the base, the syntax and import findings, the deterministic floor the model cannot
+//! overrule), one candidate a phase so a killed run resumes where it was. The best review
+//! wins: the verdict first, then the weight of the issues, then the confidence; a winner
+//! needs APPROVE or FLAG, so a tournament of broken solutions stops instead of passing one
+//! on. The winner goes on to Verify as it was built; every loser keeps its branch.
+
+use crate::arbiter::gather::gather;
+use crate::arbiter::review::ReviewInput;
+use crate::arbiter::schema::Severity;
+use crate::arbiter::service::Arbiter;
+use crate::arbiter::Verdict;
+use crate::config::prompt;
+use crate::git::{Context as _, TreeFiles};
+use crate::model::{ModelError, Spend};
+use crate::pipeline::record::{
+    CandidateReview, ParallelState, RunStatus, StopReason, Synthesis, Winner, WonBy,
+};
+use crate::pipeline::run::{BlockOn, Flow, Run, RunError};
+
+impl Run<'_> {
+    /// The tournament's next phase: the next unjudged candidate's review, or the pick.
+    pub(super) fn tournament_step(&mut self, p: &ParallelState) -> Result<Flow, RunError> {
+        let next = p
+            .present()
+            .find(|c| !p.judgments.iter().any(|j| j.candidate == c.model));
+        match next {
+            Some(c) => {
+                let model = c.model.clone();
+                self.judge_candidate(p, &model)
+            }
+            None => self.pick(p),
+        }
+    }
+
+    /// The judges review `candidate`'s solution against the base.
+    fn judge_candidate(&mut self, p: &ParallelState, candidate: &str) -> Result<Flow, RunError> {
+        let repo = self.env.repo;
+        let Some(c) = p.candidate(candidate) else {
+            return Ok(Flow::Continue);
+        };
+        let Some(commit) = &c.commit else {
+            return Ok(Flow::Continue);
+        };
+        let base = repo
+            .find_commit(self.state.base.oid()?)
+            .and_then(|c| c.tree())
+            .ctx("reading the base tree")?;
+        let tree = repo
+            .find_commit(commit.oid()?)
+            .and_then(|c| c.tree())
+            .ctx("reading a candidate's tree")?;
+        let g = gather(repo, Some(&base), &tree, None, Some(&self.privacy))
+            .ctx("diffing a candidate")?;
+        let task = self.spec.render();
+        let requirement_ids: Vec<String> = self
+            .spec
+            .requirements
+            .iter()
+            .map(|r| r.id.clone())
+            .collect();
+        let notes = format!(
+            "summary: {}\n(a tournament candidate, built alone)",
+            c.detail
+        );
+        let input = ReviewInput {
+            stage: "implement",
+            reviewed_model: candidate,
+            task: &task,
+            diff: &g.diff_text,
+            stage_notes: &notes,
+            findings: &g.findings,
+            previous_flags: &[],
+            verify: None,
+            requirement_ids: &requirement_ids,
+        };
+        let system = prompt(
+            &self.env.config.config,
+            "arbiter",
+            Some(&self.env.repo_root()),
+        );
+        let files = TreeFiles::new(repo, tree);
+        let read = |path: &str| files.text(path);
+        let arbiter = Arbiter::new(self.env.client, p.judges.clone());
+        self.explored(
+            arbiter.first().unwrap_or("arbiter"),
+            &format!("reviews candidate {} ({candidate})", c.label),
+        );
+        let judgment = match arbiter.review(&system, &input, &read).await_blocking() {
+            Err(e @ ModelError::Budget(_)) => return self.model_failed("tournament", e),
+            Err(e) => CandidateReview {
+                candidate: candidate.to_string(),
+                arbiter: None,
+                verdict: None,
+                issues: [0; 3],
+                confidence: 0.0,
+                detail: format!(
+                    "no review: {}",
+                    crate::bounded::clip(&crate::redact::redact(&e.to_string()), 300)
+                ),
+            },
+            Ok(reviewed) => {
+                self.state.spend += reviewed.spend;
+                let mut transcript = reviewed.transcript.clone();
+                transcript["stage"] = serde_json::json!("tournament");
+                transcript["role"] = serde_json::json!("arbiter");
+                transcript["candidate"] = serde_json::json!(candidate);
+                self.rec
+                    .transcript(&mut self.state, "tournament", "arbiter", &transcript);
+                let r = &reviewed.review;
+                let count =
+                    |s: Severity| r.issues.iter().filter(|i| i.severity == s).count() as u32;
+                CandidateReview {
+                    candidate: candidate.to_string(),
+                    arbiter: Some(r.arbiter_model.clone()),
+                    verdict: Some(r.verdict),
+                    issues: [
+                        count(Severity::Critical),
+                        count(Severity::Warning),
+                        count(Severity::Suggestion),
+                    ],
+                    confidence: r.confidence,
+                    detail: crate::bounded::clip(
+                        r.reasoning.lines().next().unwrap_or_default(),
+                        300,
+                    ),
+                }
+            }
+        };
+        let what = match (&judgment.arbiter, judgment.verdict) {
+            (Some(a), Some(v)) => format!(
+                "{a}: candidate {} ({candidate}) {v}, issues {}/{}/{} (critical/warning/suggestion)",
+                c.label, judgment.issues[0], judgment.issues[1], judgment.issues[2]
+            ),
+            _ => format!("candidate {} ({candidate}): {}", c.label, judgment.detail),
+        };
+        self.parallel_mut().judgments.push(judgment);
+        self.explored("tournament", &what);
+        self.rec
+            .event(&self.state, &format!("tournament: {what}"))?;
+        Ok(Flow::Continue)
+    }
+
+    /// The best review wins and goes on as it was built; with no APPROVE or FLAG among
+    /// them, the run stops with every candidate's review.
+    fn pick(&mut self, p: &ParallelState) -> Result<Flow, RunError> {
+        let mut ranked: Vec<&CandidateReview> = p.judgments.iter().collect();
+        // Stable: among equals, the candidate listed first.
+        ranked.sort_by_key(|j| j.rank());
+        let reviews = p
+            .judgments
+            .iter()
+            .map(|j| {
+                format!(
+                    "{}: {}",
+                    j.candidate,
+                    j.verdict.map_or("no review".to_string(), |v| v.to_string())
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let best = ranked
+            .first()
+            .filter(|j| matches!(j.verdict, Some(Verdict::Approve | Verdict::Flag)));
+        let Some(best) = best else {
+            let detail = format!(
+                "the tournament's arbiter accepted no candidate ({reviews}); every candidate's branch stays for you to judge"
+            );
+            return self.halt(
+                RunStatus::Halted,
+                StopReason::Parallel { detail },
+                "tournament: no candidate accepted",
+            );
+        };
+        let model = best.candidate.clone();
+        let justification = format!(
+            "the best review: {} by {} ({}); all: {reviews}",
+            best.verdict.map_or("-".into(), |v| v.to_string()),
+            best.arbiter.as_deref().unwrap_or("?"),
+            best.detail
+        );
+        let pm = self.parallel_mut();
+        pm.winner = Some(Winner {
+            model: model.clone(),
+            by: WonBy::Arbiter,
+            votes: Vec::new(),
+            justification: justification.clone(),
+        });
+        pm.synthesis = Some(Synthesis {
+            model: model.clone(),
+            commit: None,
+            detail: "a tournament's winner goes on as it was built".into(),
+            spend: Spend::default(),
+        });
+        let what = format!("{model} wins: {justification}");
+        self.explored("tournament", &what);
+        self.rec
+            .event(&self.state, &format!("tournament: {what}"))?;
+        Ok(Flow::Continue)
+    }
+}
