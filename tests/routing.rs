@@ -316,3 +316,48 @@ fn auto_comes_first_or_not_at_all() {
         run.stderr
     );
 }
+
+#[test]
+fn a_model_holds_at_most_max_stages_per_model_while_its_role_lists_another() {
+    let mut rules = stages_of("model-a");
+    rules.extend(stages_of("model-c"));
+    rules.push(approving("model-b"));
+    let s = Scenario::new(rules);
+    let lists: Vec<String> = ["architect", "implementer", "refactorer", "verifier"]
+        .iter()
+        .map(|r| format!(r#"roles.{r}.models=["model-a", "model-c"]"#))
+        .collect();
+    let models_with = |limit: Option<&str>| -> Vec<String> {
+        let mut args: Vec<&str> = lists.iter().flat_map(|l| ["-c", l.as_str()]).collect();
+        if let Some(l) = limit {
+            args.extend(["-c", l]);
+        }
+        let out = run_json(&s.run(&args).ok().stdout);
+        (0..4)
+            .map(|i| out["stages"][i]["model"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(models_with(None), ["model-a"; 4], "no limit by default");
+    assert_eq!(
+        models_with(Some("max_stages_per_model=2")),
+        ["model-a", "model-a", "model-c", "model-c"]
+    );
+    // One each while both can; then model-a, first listed, as there is no third model.
+    assert_eq!(
+        models_with(Some("max_stages_per_model=1")),
+        ["model-a", "model-c", "model-a", "model-a"]
+    );
+    // model-c really built what it was given: refactor and verify once, implement once.
+    for (role, n) in [
+        ("architect", 0),
+        ("implementer", 1),
+        ("refactorer", 1),
+        ("verifier", 1),
+    ] {
+        assert_eq!(
+            s.requests_for(&format!("model-c-{role}")).len(),
+            n,
+            "{role}"
+        );
+    }
+}

@@ -212,6 +212,10 @@ pub struct Config {
     /// How roles whose models are `auto` pick by measured fitness.
     #[serde(default)]
     pub routing: RoutingMode,
+    /// How many of a run's stages one model may hold while its role lists another that
+    /// holds fewer; 0 is no limit.
+    #[serde(default)]
+    pub max_stages_per_model: u32,
     /// Model preferences per role.
     pub roles: Roles,
     /// Named alternative role assignments.

@@ -263,7 +263,7 @@ pub fn assign_models(
     // Two registry names can be one model on the wire (same provider, same id): the rule is
     // about models, not names.
     let same = |a: &str, b: &str| a == b || same_wire_model(loaded, a, b);
-    let mut stages = Vec::new();
+    let mut stages: Vec<StageRecord> = Vec::new();
     for stage in Stage::ALL {
         let role = stage.role();
         let models = match req.stage_models.get(&role) {
@@ -271,7 +271,7 @@ pub fn assign_models(
                 known(m)?;
                 vec![m.clone()]
             }
-            None => list_of(role),
+            None => spread(list_of(role), &stages, c.max_stages_per_model, &same),
         };
         let primary = models.first().cloned().ok_or(StartError::NoModel(role))?;
         let reviewed = stage.reviewed(mode);
@@ -323,6 +323,31 @@ pub fn assign_models(
         });
     }
     Ok(stages)
+}
+
+/// `models` with its first model that holds fewer than `max` of the stages planned so far
+/// moved to the front (`max_stages_per_model`); unchanged with no limit, or when every model
+/// of the list is at it. A model named for a stage on the command line is never moved.
+fn spread(
+    mut models: Vec<String>,
+    planned: &[StageRecord],
+    max: u32,
+    same: &dyn Fn(&str, &str) -> bool,
+) -> Vec<String> {
+    if max == 0 {
+        return models;
+    }
+    let held = |m: &str| {
+        planned
+            .iter()
+            .filter(|s| s.models.first().is_some_and(|p| same(p, m)))
+            .count() as u32
+    };
+    if let Some(i) = models.iter().position(|m| held(m) < max) {
+        let free = models.remove(i);
+        models.insert(0, free);
+    }
+    models
 }
 
 /// Plans a run and returns its initial state and the committed TaskSpec (nothing is
