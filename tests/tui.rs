@@ -208,6 +208,18 @@ fn session_screen_shows_bars_the_tool_counter_and_tagged_speakers() {
     });
     assert!(back.contains("git triad: session"), "{back}");
 
+    // A bigger window: the frame follows it.
+    pty.resize(100, 30);
+    let wide = pty.wait_for("the frame at 100×30", LIMIT, |sc| {
+        sc.lines().nth(29).is_some_and(|l| l.starts_with('╚'))
+    });
+    assert!(
+        wide.lines()
+            .next()
+            .is_some_and(|l| l.chars().count() == 100),
+        "{wide}"
+    );
+
     pty.send("/quit\r");
     let status = pty.wait(LIMIT);
     let after = pty.screen();

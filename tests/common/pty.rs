@@ -101,6 +101,25 @@ impl Pty {
         self.parser.lock().unwrap().screen().alternate_screen()
     }
 
+    /// Resizes the terminal to `cols`×`rows`, as a window manager would (the child is told
+    /// by SIGWINCH), and the emulator with it.
+    pub fn resize(&mut self, cols: u16, rows: u16) {
+        use std::os::fd::AsRawFd;
+        let ws = libc::winsize {
+            ws_row: rows,
+            ws_col: cols,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        self.parser.lock().unwrap().screen_mut().set_size(
+            rows.try_into().expect("rows"),
+            cols.try_into().expect("cols"),
+        );
+        // SAFETY: TIOCSWINSZ reads the winsize we own.
+        let rc = unsafe { libc::ioctl(self.master.as_raw_fd(), libc::TIOCSWINSZ as _, &ws) };
+        assert_eq!(rc, 0, "TIOCSWINSZ: {}", std::io::Error::last_os_error());
+    }
+
     /// Types `keys`.
     pub fn send(&mut self, keys: &str) {
         self.master.write_all(keys.as_bytes()).unwrap();
