@@ -28,8 +28,12 @@ fn init_tracing(verbose: u8, quiet: bool) {
     };
     let filter = EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| EnvFilter::new(format!("git_triad={level},warn")));
+    // Colours only for a terminal that wants them: a log file gets plain text.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(ansi)
         .with_writer(git_triad::redact::RedactedStderr)
         .without_time()
         .with_target(false)

@@ -399,7 +399,7 @@ pub fn watch<T>(
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .story
-            .push(line);
+            .push(text::uncolored(&line));
         story.1.send(false).is_ok()
     });
     // Without a pipe, the view draws on stderr itself (a stray line may tear a frame).

@@ -246,7 +246,7 @@ impl Ui {
                 self.armed = false;
                 self.notice = None;
             }
-            Msg::Stderr(l) => self.push(format!("stderr: {l}")),
+            Msg::Stderr(l) => self.push(format!("stderr: {}", text::uncolored(&l))),
             Msg::Key(k) => self.key(k),
             Msg::Close => {}
         }

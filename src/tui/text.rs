@@ -210,6 +210,26 @@ pub fn clean(s: &str) -> String {
     out
 }
 
+/// `s` without its colour sequences (`ESC [ … m`): for lines captured from stderr, where
+/// our own log lines arrive coloured; whatever else is left is then shown by [`clean`].
+pub fn uncolored(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(at) = rest.find("\x1b[") {
+        out.push_str(&rest[..at]);
+        let seq = &rest[at + 2..];
+        match seq.find(|c: char| !(c.is_ascii_digit() || c == ';')) {
+            Some(end) if seq[end..].starts_with('m') => rest = &seq[end + 1..],
+            _ => {
+                out.push('\x1b');
+                rest = &rest[at + 1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// `s` as [`clean`] makes it, line breaks kept: for whole texts written to a terminal
 /// (progress, reports), where a carriage return could otherwise draw one verdict over
 /// another and an escape sequence could do anything.
@@ -291,6 +311,11 @@ mod tests {
         assert_eq!(clean("a\u{9b}b\u{7f}"), "a<U+009B>b^?");
         assert_eq!(clean_text("REJECT\rAPPROVE\nnext"), "REJECT^MAPPROVE\nnext");
         assert_eq!(clean_text("a\tb\n"), "a\tb\n");
+        assert_eq!(
+            uncolored("\x1b[33m WARN\x1b[0m x \x1b[2J"),
+            " WARN x \x1b[2J"
+        );
+        assert_eq!(clean(&uncolored("\x1b[1;31mred\x1b[m")), "red");
     }
 
     #[test]
