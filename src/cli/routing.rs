@@ -59,3 +59,32 @@ pub fn say_routes(routing: &Routing) {
         ));
     }
 }
+
+/// Under tournament routing, the workflow is a tournament (unless another one was asked
+/// for) and its candidates, unless named, are the best [`crate::config::TOURNAMENT_K`]
+/// routed implementers; otherwise `workflow` and `candidates` as given.
+pub fn tournament(
+    routes: Option<&Routing>,
+    workflow: crate::pipeline::Workflow,
+    candidates: &[String],
+) -> (crate::pipeline::Workflow, Vec<String>) {
+    use crate::pipeline::Workflow;
+    let Some(r) = routes.filter(|r| r.mode == crate::config::RoutingMode::Tournament) else {
+        return (workflow, candidates.to_vec());
+    };
+    let workflow = match workflow {
+        Workflow::Sequential => Workflow::Tournament,
+        w => w,
+    };
+    if !candidates.is_empty() {
+        return (workflow, candidates.to_vec());
+    }
+    let best = r
+        .models(crate::config::Role::Implementer)
+        .unwrap_or_default()
+        .iter()
+        .take(crate::config::TOURNAMENT_K)
+        .cloned()
+        .collect();
+    (workflow, best)
+}

@@ -276,25 +276,8 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         }
     }
     let routes = super::routing::routes(ctx, &loaded, profile.as_deref(), args.routing)?;
-    // Tournament routing: the best routed implementers build against each other.
-    let (mut workflow, mut candidates) = (args.workflow, args.candidates.clone());
-    if let Some(r) = routes
-        .as_ref()
-        .filter(|r| r.mode == crate::config::RoutingMode::Tournament)
-    {
-        if workflow == Workflow::Sequential {
-            workflow = Workflow::Tournament;
-        }
-        if candidates.is_empty() {
-            candidates = r
-                .models(Role::Implementer)
-                .unwrap_or_default()
-                .iter()
-                .take(crate::config::schema::TOURNAMENT_K)
-                .cloned()
-                .collect();
-        }
-    }
+    let (workflow, candidates) =
+        super::routing::tournament(routes.as_ref(), args.workflow, &args.candidates);
     let req = RunRequest {
         task: args.task.clone(),
         mode: args.arbiter,

@@ -12,6 +12,7 @@ mod chamber;
 pub mod layers;
 mod prompts;
 pub mod repo;
+mod routing;
 pub mod schema;
 mod session;
 mod validate;
@@ -24,6 +25,7 @@ pub use chamber::{ChamberConfig, ProfileChamber};
 pub use layers::{Layer, Origins};
 pub use prompts::{default_prompt, prompt};
 pub use repo::{restricted_keys, IgnoredValue, RESTRICTED_REPO_KEYS};
+pub use routing::{RoutingMode, TOURNAMENT_K};
 pub use schema::*;
 
 /// The built-in defaults, compiled in. A broken default is a bug caught by the tests.
