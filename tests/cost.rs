@@ -141,3 +141,83 @@ fn an_estimate_calls_nothing_and_says_what_it_does_not_know() {
     assert_eq!(full["calls"][4]["model"], "model-b");
     assert_eq!(full["calls"][4]["basis"]["source"], "ledger: 2 call(s)");
 }
+
+/// Cost routing under budget pressure: model-a is dear ($100/M, and its architect answer
+/// reports 2500 tokens: $0.25 of a $0.30 budget), model-c cheap ($0.10/M). In bookend mode
+/// implement and refactor are not reviewed: they switch to model-c; the reviewed verify
+/// stage keeps model-a, and the budget stops it. Without cost routing nothing switches.
+#[test]
+fn under_cost_routing_and_budget_pressure_unreviewed_stages_take_the_cheapest_model() {
+    use crate::pipeline::{architect_answer, implement_answer, on, refactor_answer, stage};
+    use git_triad::testkit::fake_llm::Reply;
+    let rules = vec![
+        stage(
+            "architect",
+            vec![Reply::text(architect_answer()).usage(1000, 1500)],
+        ),
+        stage("implement", vec![Reply::text(implement_answer())]),
+        on(
+            "model-c",
+            "c-implement",
+            "ROLE: implementer",
+            vec![Reply::text(implement_answer())],
+        ),
+        on(
+            "model-c",
+            "c-refactor",
+            "ROLE: refactorer",
+            vec![Reply::text(refactor_answer())],
+        ),
+        arbiter("architect", vec![review("APPROVE", serde_json::json!([]))]),
+    ];
+    let s = Scenario::new(rules);
+    let setting = [
+        "-c",
+        "models.model-a.price_in=100",
+        "-c",
+        "models.model-a.price_out=100",
+        "-c",
+        "models.model-a.max_output_tokens=500",
+        "-c",
+        "models.model-c.price_in=0.1",
+        "-c",
+        "models.model-c.price_out=0.1",
+        "-c",
+        r#"roles.implementer.models=["model-a", "model-c"]"#,
+        "-c",
+        r#"roles.refactorer.models=["model-a", "model-c"]"#,
+        "--budget",
+        "0.3",
+    ];
+    let mut args = setting.to_vec();
+    args.extend(["-c", "routing=cost"]);
+    let r = s.run(&args);
+    let out = run_json(&r.expect_code(5).stdout);
+    assert_eq!(out["stages"][0]["model"], "model-a", "{out:#}");
+    assert_eq!(out["stages"][1]["model"], "model-c", "{out:#}");
+    assert_eq!(out["stages"][2]["model"], "model-c", "{out:#}");
+    assert_eq!(
+        out["stages"][3]["model"], "model-a",
+        "verify is reviewed: {out:#}"
+    );
+    assert_eq!(s.requests_for("c-implement").len(), 1);
+    assert_eq!(s.requests_for("c-refactor").len(), 1);
+    assert!(s.requests_for("implement").is_empty());
+    assert!(
+        r.stderr.contains("[implement] cost routing: $0.25")
+            && r.stderr
+                .contains("asks the cheaper model-c instead of model-a"),
+        "{}",
+        r.stderr
+    );
+
+    // The same run routed by quality: implement keeps model-a, and the budget stops it.
+    let r = s.run(&setting);
+    let out = run_json(&r.expect_code(5).stdout);
+    assert_eq!(out["stages"][1]["model"], "model-a", "{out:#}");
+    assert_eq!(
+        s.requests_for("c-implement").len(),
+        1,
+        "no new call to model-c"
+    );
+}

@@ -154,6 +154,19 @@ pub enum Progress<'a> {
         /// What became of it, in a sentence.
         detail: &'a str,
     },
+    /// Under cost routing and budget pressure, an unreviewed stage takes a cheaper model.
+    Economized {
+        /// The stage.
+        stage: Stage,
+        /// The model it would have asked.
+        from: &'a str,
+        /// The cheaper model it asks.
+        to: &'a str,
+        /// USD spent so far.
+        spent: f64,
+        /// The run's budget.
+        budget: f64,
+    },
     /// The run stopped or finished; its state says why.
     Ended {
         /// The final state.

@@ -90,6 +90,15 @@ pub fn line(event: &Progress<'_>) -> Option<String> {
         Progress::Explored { who, what } => format!("[parallel] {who} {what}"),
         Progress::Debated { who, what } => format!("[debate] {who} {what}"),
         Progress::Chamber { stage, line } => format!("[{stage}] {line}"),
+        Progress::Economized {
+            stage,
+            from,
+            to,
+            spent,
+            budget,
+        } => format!(
+            "[{stage}] cost routing: ${spent:.4} of the ${budget:.2} budget spent, so this unreviewed stage asks the cheaper {to} instead of {from}"
+        ),
         Progress::Formatted { command, detail } => format!("[format] `{command}`: {detail}"),
         Progress::ConsensusDecided {
             choice,

@@ -155,6 +155,11 @@ impl View {
                 r.done = false;
                 r.note = "rewound".into();
             }
+            Progress::Economized { stage, to, .. } => {
+                let r = self.row(stage.as_str());
+                r.model = to.into();
+                r.note = "cheaper model: budget".into();
+            }
             Progress::ReconcileStarted { model } => {
                 let r = self.row("reconcile");
                 r.model = model.unwrap_or("(no model)").into();

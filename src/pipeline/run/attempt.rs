@@ -76,6 +76,7 @@ impl Run<'_> {
         ) {
             tracing::warn!("could not record the task's state: {e}");
         }
+        self.economize(idx)?;
         let candidates = {
             let s = &self.state.stages[idx];
             s.models[s.model_index.min(s.models.len())..].to_vec()

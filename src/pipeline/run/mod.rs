@@ -13,6 +13,7 @@ mod chamber;
 mod checks;
 mod consensus;
 mod debate;
+mod economy;
 mod format;
 mod observe;
 mod parallel;
