@@ -147,15 +147,18 @@ fn bench_grades_by_facts_and_keeps_the_figures_per_user() {
     ] {
         let good = entry(&store, "model-a", role);
         assert_eq!(good["figures"]["score"], 1.0, "model-a as {role}: {good:#}");
-        assert_eq!(good["task_set"], 1);
+        assert_eq!(good["task_set"], 2);
         assert_eq!(good["wire_id"], "model-a");
         let idle = entry(&store, "model-b", role);
         assert_eq!(idle["figures"]["score"], 0.0, "model-b as {role}: {idle:#}");
     }
     let implementer = &entry(&store, "model-a", "implementer")["figures"];
-    assert_eq!(implementer["attempts"], 3);
-    assert_eq!(implementer["passed"], 3);
-    assert_eq!(implementer["input_tokens"], 3000);
+    assert_eq!(
+        implementer["attempts"], 4,
+        "three Python tasks and one Rust"
+    );
+    assert_eq!(implementer["passed"], 4);
+    assert_eq!(implementer["input_tokens"], 4000);
     let arbiter = &entry(&store, "model-b", "arbiter")["figures"];
     assert_eq!(
         (
@@ -192,7 +195,7 @@ fn bench_grades_by_facts_and_keeps_the_figures_per_user() {
         .all(|r| !r.body.contains("test_hidden") && !r.body.contains("MMMCMXCIX")));
     // The bench's calls are in the repository's ledger like any other.
     let ledger = std::fs::read_to_string(b.repo.join(".git/triad/ledger.jsonl")).unwrap();
-    assert_eq!(ledger.lines().count(), 2 * (7 + 10));
+    assert_eq!(ledger.lines().count(), 2 * (10 + 10));
 }
 
 #[test]
@@ -217,7 +220,7 @@ fn the_report_and_the_model_list_show_what_was_measured() {
             .stdout,
     )
     .unwrap();
-    assert_eq!(json["task_set"], 1);
+    assert_eq!(json["task_set"], 2);
     assert_eq!(json["entries"].as_array().unwrap().len(), 10);
     assert!(json["entries"]
         .as_array()
@@ -409,4 +412,43 @@ fn a_reviewer_kinder_to_its_own_failing_answers_shows_it() {
         "{}",
         report.stdout
     );
+}
+
+#[test]
+fn a_task_whose_tests_cannot_run_here_is_left_out_and_said() {
+    let mut b = Bench::new(rules("model-a", EditFormat::Diff, "model-b"), "");
+    // A PATH with python3, sh and git but no rustc.
+    let bin = b.env.root().join("bin-without-rustc");
+    std::fs::create_dir_all(&bin).unwrap();
+    // The interpreter itself (a pyenv shim would need pyenv on PATH), sh and git.
+    std::os::unix::fs::symlink("/bin/sh", bin.join("sh")).unwrap();
+    let python = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .expect("python3");
+    let python = String::from_utf8(python.stdout).unwrap().trim().to_string();
+    std::os::unix::fs::symlink(python, bin.join("python3")).unwrap();
+    let git = std::env::split_paths(&std::env::var_os("PATH").unwrap())
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .expect("git on PATH");
+    std::os::unix::fs::symlink(git, bin.join("git")).unwrap();
+    b.env.set("PATH", bin.to_str().unwrap());
+    let run = b.triad(&["bench", "--models", "model-a", "--roles", "implementer"]);
+    run.ok();
+    assert!(
+        run.stderr.contains(
+            "bench: left out, as their tests cannot run here: arch-rust-queue (needs rustc), impl-rust-rle (needs rustc), refactor-rust-mean (needs rustc)"
+        ),
+        "{}",
+        run.stderr
+    );
+    let store = b.store();
+    let implementer = entry(&store, "model-a", "implementer");
+    assert_eq!(
+        implementer["tasks"], "standard without 3",
+        "{implementer:#}"
+    );
+    assert_eq!(implementer["figures"]["attempts"], 3);
+    assert_eq!(implementer["figures"]["score"], 1.0, "{implementer:#}");
 }

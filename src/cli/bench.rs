@@ -194,13 +194,31 @@ pub fn run(ctx: &Context, args: &BenchArgs) -> CommandResult {
     } else {
         args.roles.clone()
     };
-    let tasks = TaskSet::select(&args.tasks).map_err(|e| {
+    let mut tasks = TaskSet::select(&args.tasks).map_err(|e| {
         CommandError::usage(e).hint(format!(
             "use {}, or ids from: {}",
             SET_NAMES.join(" or "),
             TaskSet::standard().ids().join(", ")
         ))
     })?;
+    // A task whose tests cannot run here is left out and said, not failed for every model;
+    // the figures then name the set they were measured on.
+    let left_out: Vec<String> = tasks
+        .build
+        .iter()
+        .filter(|t| !t.missing().is_empty())
+        .map(|t| format!("{} (needs {})", t.id, t.missing().join(", ")))
+        .collect();
+    if !left_out.is_empty() {
+        tasks.build.retain(|t| t.missing().is_empty());
+        tasks.name = format!("{} without {}", tasks.name, left_out.len());
+        if !ctx.quiet {
+            say(&format!(
+                "bench: left out, as their tests cannot run here: {}",
+                left_out.join(", ")
+            ));
+        }
+    }
     let builds = tasks.build.iter().any(|t| roles.contains(&t.role));
     if builds && crate::routing::grade::python().is_none() {
         return Err(CommandError::failure(format!(

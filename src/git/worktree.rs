@@ -90,9 +90,20 @@ pub struct CommandOutcome {
 }
 
 /// Environment variables the verify command gets, when they are set: enough for a build or a
-/// test run to find programs, a home, a temporary directory, a locale and a terminal. (`LC_*`
-/// are passed too.) Whatever else the user needs is written into the command itself.
-pub const PASSED_ENV: &[&str] = &["PATH", "HOME", "TMPDIR", "LANG", "TERM", "USER"];
+/// test run to find programs (rustup's toolchain included), a home, a temporary directory, a
+/// locale and a terminal. (`LC_*` are passed too.) Whatever else the user needs is written
+/// into the command itself.
+pub const PASSED_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "TMPDIR",
+    "LANG",
+    "TERM",
+    "USER",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "CARGO_HOME",
+];
 
 /// Most bytes of the command's output kept while it runs; older output is dropped.
 pub const KEPT_OUTPUT_BYTES: usize = 128 * 1024;
@@ -336,6 +347,7 @@ mod tests {
             ("PATH", "/bin"),
             ("HOME", "/h"),
             ("LC_ALL", "C"),
+            ("RUSTUP_HOME", "/r"),
             ("OPENAI_API_KEY", "sk-1"),
             ("LC_API_KEY", "sk-2"),
             ("GITHUB_TOKEN", "t"),
@@ -349,7 +361,7 @@ mod tests {
             .into_iter()
             .map(|(k, _)| k.into_string().unwrap())
             .collect();
-        assert_eq!(kept, ["PATH", "HOME", "LC_ALL"]);
+        assert_eq!(kept, ["PATH", "HOME", "LC_ALL", "RUSTUP_HOME"]);
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The standard task set of `git triad bench`, compiled in from `bench/tasks/`.
 //!
 //! Two kinds of task, each graded by facts:
-//! - a [`BuildTask`] (architect, implementer, refactorer) is a small repository, a TaskSpec
-//!   and hidden Python tests: the model's answer goes through the edit parsing and applying of
-//!   a run, then the tests must pass and the files it must (not) change must (not) change;
+//! - a [`BuildTask`] (architect, implementer, refactorer) is a small repository in Python or
+//!   Rust, a TaskSpec and hidden tests (Python scripts; a Rust task's compiles the answer
+//!   with its hidden tests by `rustc --test` and runs them): the model's answer goes through
+//!   the edit parsing and applying of a run, then the tests must pass and the files it must
+//!   (not) change must (not) change;
 //! - a [`ReviewCase`] (arbiter, verifier) is a real change with one injected bug, or a clean
 //!   control: a review catches the bug when it anchors an issue on the bug's lines, and
 //!   rejecting a clean change is a false positive.
@@ -22,7 +24,7 @@ use crate::task::TaskSpec;
 
 /// The version of the task set. Figures measured with another version are stale: bump it
 /// whenever a task, a hidden test or a grading rule changes what a score means.
-pub const TASK_SET_VERSION: u32 = 1;
+pub const TASK_SET_VERSION: u32 = 2;
 
 /// The build tasks, by file name.
 const BUILD: &[(&str, &str)] = &[
@@ -53,6 +55,18 @@ const BUILD: &[(&str, &str)] = &[
     (
         "refactor-words",
         include_str!("../../bench/tasks/build/refactor-words.toml"),
+    ),
+    (
+        "arch-rust-queue",
+        include_str!("../../bench/tasks/build/arch-rust-queue.toml"),
+    ),
+    (
+        "impl-rust-rle",
+        include_str!("../../bench/tasks/build/impl-rust-rle.toml"),
+    ),
+    (
+        "refactor-rust-mean",
+        include_str!("../../bench/tasks/build/refactor-rust-mean.toml"),
     ),
 ];
 
@@ -114,6 +128,10 @@ pub struct BuildTask {
     pub id: String,
     /// The role it measures: architect, implementer or refactorer.
     pub role: Role,
+    /// Programs its hidden tests need besides python3 (`rustc`); without them on PATH the
+    /// task is left out of a bench, and said so, rather than failed for every model.
+    #[serde(default)]
+    pub requires: Vec<String>,
     /// What the model is asked, as a run would show it.
     pub spec: TaskSpec,
     /// The repository before the previous stage, when the task continues one: the model is
@@ -332,6 +350,16 @@ fn approve_meta(summary: &str) -> String {
 }
 
 impl BuildTask {
+    /// The programs of [`BuildTask::requires`] that are not on PATH.
+    pub fn missing(&self) -> Vec<&str> {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        self.requires
+            .iter()
+            .filter(|p| !std::env::split_paths(&path).any(|d| d.join(p.as_str()).is_file()))
+            .map(String::as_str)
+            .collect()
+    }
+
     /// An answer writing `files` (path → whole new content) in `format`: whole files, or
     /// SEARCH/REPLACE blocks replacing each file's whole text (an empty SEARCH for a new one).
     pub fn answer_writing(&self, files: &BTreeMap<String, String>, format: EditFormat) -> String {
@@ -339,7 +367,12 @@ impl BuildTask {
         for (path, new) in files {
             match format {
                 EditFormat::Whole => {
-                    answer.push_str(&format!("{path}\n```python\n{new}"));
+                    let lang = match path.rsplit('.').next() {
+                        Some("rs") => "rust",
+                        Some("toml") => "toml",
+                        _ => "python",
+                    };
+                    answer.push_str(&format!("{path}\n```{lang}\n{new}"));
                     if !new.ends_with('\n') {
                         answer.push('\n');
                     }
