@@ -452,3 +452,83 @@ fn a_task_whose_tests_cannot_run_here_is_left_out_and_said() {
     assert_eq!(implementer["figures"]["attempts"], 3);
     assert_eq!(implementer["figures"]["score"], 1.0, "{implementer:#}");
 }
+
+#[test]
+fn measurements_are_shared_through_a_ref_and_taken_in_only_on_import() {
+    let b = Bench::new(rules("model-a", EditFormat::Diff, "model-b"), "");
+    b.triad(&["bench", "--models", "model-a", "--roles", "implementer"])
+        .ok();
+    let shared = b.triad(&["bench", "--share"]);
+    assert!(
+        shared
+            .ok()
+            .stdout
+            .contains("shared 1 measurement(s) on refs/triad/fitness"),
+        "{}",
+        shared.stdout
+    );
+    let held = b
+        .env
+        .git(&b.repo, &["show", "refs/triad/fitness:fitness.json"]);
+    assert!(held.ok().stdout.contains("\"model-a\""), "{}", held.stdout);
+
+    // Another user clones and fetches the ref: nothing of it counts until they import it.
+    let other = TestEnv::new();
+    other.write_user_config(&fake_user_config(&b.server.base_url()));
+    let clone = other.root().join("clone");
+    other
+        .git(
+            other.root(),
+            &[
+                "clone",
+                "-q",
+                b.repo.to_str().unwrap(),
+                clone.to_str().unwrap(),
+            ],
+        )
+        .ok();
+    other
+        .git(
+            &clone,
+            &[
+                "fetch",
+                "-q",
+                "origin",
+                "refs/triad/fitness:refs/triad/fitness",
+            ],
+        )
+        .ok();
+    let before = other.triad(&clone, &["bench", "--report"]);
+    assert!(!before.ok().stdout.contains("model-a"), "{}", before.stdout);
+    let imported = other.triad(&clone, &["bench", "--import"]);
+    assert!(
+        imported
+            .ok()
+            .stdout
+            .contains("imported 1 of 1 measurement(s) from refs/triad/fitness at"),
+        "{}",
+        imported.stdout
+    );
+    let after = other.triad(&clone, &["bench", "--report"]);
+    assert!(
+        after.ok().stdout.contains("implementer  model-a  1.00"),
+        "{}",
+        after.stdout
+    );
+    // Nothing newer the second time; a repository without the ref says how to get it.
+    let again = other.triad(&clone, &["bench", "--import"]);
+    assert!(
+        again.ok().stdout.contains("imported 0 of 1"),
+        "{}",
+        again.stdout
+    );
+    let bare = other.repo("bare", &[("README.md", "x\n")]);
+    let none = other.triad(&bare, &["bench", "--import"]);
+    none.expect_code(2);
+    assert!(
+        none.stderr
+            .contains("git fetch <remote> refs/triad/fitness"),
+        "{}",
+        none.stderr
+    );
+}

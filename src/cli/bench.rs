@@ -64,8 +64,16 @@ pub struct BenchArgs {
     #[arg(long, value_name = "USD", value_parser = super::run::parse_budget)]
     pub budget: Option<f64>,
     /// Show the stored measurements instead of measuring; no model is called.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["share", "import"])]
     pub report: bool,
+    /// Commit your measurements to refs/triad/fitness in this repository, to push and share;
+    /// no model is called.
+    #[arg(long, conflicts_with = "import")]
+    pub share: bool,
+    /// Take the measurements of this repository's refs/triad/fitness (fetched from a
+    /// teammate) into your own where they are newer; never done without you asking.
+    #[arg(long)]
+    pub import: bool,
     /// Format of the report, and of the summary printed after measuring.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
@@ -131,6 +139,46 @@ pub fn load_store(ctx: &Context) -> CommandResult<FitnessStore> {
     })
 }
 
+/// `--share` (commit the user's store on the ref) or `--import` (take the ref's newer
+/// measurements into the user's store).
+fn share(ctx: &Context, publish: bool) -> CommandResult {
+    use crate::routing::share::{self, FITNESS_REF};
+    let repo = super::run::need_repo(ctx)?;
+    let failed = |e: share::ShareError| CommandError::failure(e);
+    let mut mine = load_store(ctx)?;
+    if publish {
+        if mine.entries.is_empty() {
+            return Err(
+                CommandError::usage("nothing is measured yet, so nothing is shared")
+                    .hint("measure first: `git triad bench`"),
+            );
+        }
+        let commit = share::publish(repo, &mine).map_err(failed)?;
+        out(&format!(
+            "shared {} measurement(s) on {FITNESS_REF} ({}); push it with `git push <remote> {FITNESS_REF}`\n",
+            mine.entries.len(),
+            &commit[..10.min(commit.len())]
+        ))?;
+        return super::ok();
+    }
+    let shared = share::read(repo).map_err(failed)?.ok_or_else(|| {
+        CommandError::usage(format!("this repository has no {FITNESS_REF}")).hint(format!(
+            "fetch it first: `git fetch <remote> {FITNESS_REF}:{FITNESS_REF}`"
+        ))
+    })?;
+    let offered = shared.entries.len();
+    let tip = crate::git::ref_target(repo, FITNESS_REF).map_or(String::new(), |o| o.to_string());
+    let origin = format!("{FITNESS_REF} at {}", &tip[..10.min(tip.len())]);
+    let taken = share::import(&mut mine, shared, &origin);
+    let path = store_path(ctx)?;
+    mine.save(&path).map_err(CommandError::failure)?;
+    out(&format!(
+        "imported {taken} of {offered} measurement(s) from {origin} into {}; `git triad bench --report` shows them\n",
+        path.display()
+    ))?;
+    super::ok()
+}
+
 fn render(store: &FitnessStore, loaded: &LoadedConfig, format: ReportFormat) -> String {
     let now = now_unix();
     match format {
@@ -164,6 +212,9 @@ pub fn run(ctx: &Context, args: &BenchArgs) -> CommandResult {
         let store = load_store(ctx)?;
         out(&render(&store, &loaded, args.format))?;
         return super::ok();
+    }
+    if args.share || args.import {
+        return share(ctx, args.share);
     }
     let profile = loaded.active_profile(&ctx.env);
     let models = if args.models.is_empty() {
