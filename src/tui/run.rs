@@ -169,7 +169,8 @@ impl View {
                 let r = self.row("reconcile");
                 r.doing = None;
                 r.verdict = Some(verdict);
-                r.done = true;
+                // A REJECT sends the run back; only APPROVE or FLAG is a reconciled result.
+                r.done = matches!(verdict, Verdict::Approve | Verdict::Flag);
             }
             Progress::VerifyStarted { command, .. } => {
                 self.activity = Some((format!("verify: `{command}`"), now))
@@ -453,4 +454,62 @@ pub fn watch<T>(
         painter.paint(2, &view, client, tick());
         result
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::Stage;
+
+    fn view() -> View {
+        View {
+            title: "run".into(),
+            rows: Vec::new(),
+            activity: None,
+            story: Vec::new(),
+            before: Spend::default(),
+            budget: None,
+            started: Instant::now(),
+            ended: false,
+        }
+    }
+
+    fn shown(v: &View) -> Vec<String> {
+        v.lines(Spend::default(), 0)
+            .iter()
+            .map(Line::text)
+            .collect()
+    }
+
+    #[test]
+    fn marks_follow_what_the_run_decided() {
+        let mut v = view();
+        let start = |stage, position| Progress::StageStarted {
+            stage,
+            position: (position, 4),
+            model: "m",
+            attempt: (1, 3),
+        };
+        v.apply(&start(Stage::Implement, 1));
+        v.apply(&start(Stage::Refactor, 2));
+        v.apply(&Progress::ReconcileStarted { model: Some("r") });
+        v.apply(&Progress::Reconciled {
+            model: "r",
+            verdict: Verdict::Reject,
+            raised: None,
+        });
+        let text = shown(&v);
+        // An unreviewed stage is accepted once the next one starts.
+        assert!(
+            text.iter().any(|l| l.starts_with("  ✓ implement")),
+            "{text:#?}"
+        );
+        // A reconciliation REJECT sends the run back: never a tick.
+        assert!(
+            text.iter()
+                .any(|l| l.starts_with("  ↻ reconcile") && l.contains("REJECT")),
+            "{text:#?}"
+        );
+        assert!(v.story.iter().any(|l| l.contains("[reconcile] r: REJECT")));
+    }
 }
