@@ -127,9 +127,22 @@ const SPECIALISTS: &[&str] = &["architect", "implement", "refactor", "verify", "
 
 /// Why an outcome gives its routing nothing to act on, when it does not, as feedback for
 /// the stage's retry: an OUT_OF_SCOPE that names no one else to do the work (none, an
-/// unknown role, or the stage itself) is a refusal without a reason the policy can route.
-/// Small models copy the outcome list from the prompt; the fact decides, not the word.
+/// unknown role, or the stage itself), or a refusal without the details that would unblock
+/// it (a NEEDS_INFO with no question, a BLOCKED with no dependency, a TOO_COSTLY with no
+/// alternative, a POLICY_VIOLATION citing no rule), is a refusal the
+/// policy cannot route. Small models copy the outcome list from the prompt; the fact
+/// decides, not the word.
 pub fn unroutable(meta: &StageMeta, stage: &str) -> Option<String> {
+    if let Some(missing) = missing_details(meta) {
+        return Some(format!(
+            "## YOUR PREVIOUS ANSWER COULD NOT BE USED\n\nYou answered {} but {missing}. \
+             A refusal must say what would unblock it. If you can do the work of the {stage} \
+             stage, do it and answer APPROVE; otherwise answer {} again with {}.\n",
+            meta.outcome.as_str(),
+            meta.outcome.as_str(),
+            what_it_needs(meta.outcome)
+        ));
+    }
     if meta.outcome != Outcome::OutOfScope {
         return None;
     }
@@ -151,6 +164,35 @@ pub fn unroutable(meta: &StageMeta, stage: &str) -> Option<String> {
             },
             SPECIALISTS.join(", ")
         )),
+    }
+}
+
+/// What a refusal left empty that its routing needs, if anything.
+fn missing_details(meta: &StageMeta) -> Option<&'static str> {
+    let blank = |v: &[String]| v.iter().all(|q| q.trim().is_empty());
+    let none = |v: &[Value]| {
+        v.iter()
+            .all(|x| x.is_null() || x.as_str().is_some_and(|t| t.trim().is_empty()))
+    };
+    match meta.outcome {
+        Outcome::NeedsInfo if blank(&meta.questions) => Some("asked no question"),
+        Outcome::Blocked if meta.dependencies.iter().all(|d| d.task.trim().is_empty()) => {
+            Some("listed no dependency")
+        }
+        Outcome::TooCostly if none(&meta.alternatives) => Some("proposed no cheaper path"),
+        Outcome::PolicyViolation if none(&meta.policy_refs) => Some("cited no rule"),
+        _ => None,
+    }
+}
+
+/// The details an outcome must carry, as the prompt names them.
+fn what_it_needs(outcome: Outcome) -> &'static str {
+    match outcome {
+        Outcome::NeedsInfo => "your questions in `questions`",
+        Outcome::Blocked => "what must happen first in `dependencies` as {\"task\", \"owner\"}",
+        Outcome::TooCostly => "a cheaper path in `alternatives`",
+        Outcome::PolicyViolation => "the rule in `policy_refs` as {\"id\", \"reason\"}",
+        Outcome::Approve | Outcome::OutOfScope | Outcome::LowConfidence => "its details",
     }
 }
 
@@ -237,7 +279,29 @@ mod tests {
         assert!(odd.contains("`janitor`, which is not a stage"), "{odd}");
         assert_eq!(unroutable(&meta(Some("Verifier")), "architect"), None);
         assert_eq!(unroutable(&meta(Some("operator")), "implement"), None);
-        assert_eq!(unroutable(&json_meta("NEEDS_INFO"), "implement"), None);
+        let mut asked = json_meta("NEEDS_INFO");
+        asked.questions = vec!["Which encoding?".into()];
+        assert_eq!(unroutable(&asked, "implement"), None);
+    }
+
+    #[test]
+    fn a_refusal_without_its_details_cannot_be_routed() {
+        let silent = unroutable(&json_meta("NEEDS_INFO"), "verify").unwrap();
+        assert!(
+            silent.contains("NEEDS_INFO but asked no question"),
+            "{silent}"
+        );
+        assert!(silent.contains("`questions`"), "{silent}");
+        let mut blank = json_meta("NEEDS_INFO");
+        blank.questions = vec!["  ".into()];
+        assert!(unroutable(&blank, "verify").is_some());
+        let blocked = unroutable(&json_meta("BLOCKED"), "implement").unwrap();
+        assert!(blocked.contains("listed no dependency"), "{blocked}");
+        // An unsure stage may say so without a list: the chamber or a human can still help.
+        assert_eq!(unroutable(&json_meta("LOW_CONFIDENCE"), "implement"), None);
+        assert!(unroutable(&json_meta("TOO_COSTLY"), "implement").is_some());
+        assert!(unroutable(&json_meta("POLICY_VIOLATION"), "implement").is_some());
+        assert_eq!(unroutable(&json_meta("APPROVE"), "implement"), None);
     }
 
     fn json_meta(outcome: &str) -> StageMeta {
