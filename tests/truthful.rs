@@ -404,3 +404,158 @@ fn a_model_set_to_whole_files_writes_them_whole_and_is_asked_to() {
         .to_string();
     assert!(architect.starts_with("root ::= file* meta"), "{architect}");
 }
+
+/// The pipeline's task with a second requirement that names the test file to change.
+const TASK_WITH_TEST: &str = r#"title = "Add subtraction"
+description = "calc.py needs a sub function, with a test."
+
+[[requirements]]
+id = "R1"
+text = "sub(a, b) returns a - b"
+
+[[requirements]]
+id = "R2"
+text = "tests/test_calc.py has a test for sub"
+
+[scope]
+include = ["calc.py", "tests/**"]
+"#;
+
+#[test]
+fn an_implementer_whose_change_leaves_a_named_requirement_undone_is_retried() {
+    let with_test = answer(
+        "calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    return a - b\n>>>>>>> REPLACE\n\
+         tests/test_calc.py\n<<<<<<< SEARCH\n=======\nfrom calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n>>>>>>> REPLACE\n",
+        "implement sub() and its test",
+    );
+    let mut rules = happy_rules();
+    // The first answer says it added the test but writes only calc.py.
+    let claimed = answer(
+        "calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    return a - b\n>>>>>>> REPLACE\n",
+        "implemented sub() and added a test in tests/test_calc.py",
+    );
+    rules[1] = stage(
+        "implement",
+        vec![Reply::text(claimed.clone()), Reply::text(with_test)],
+    );
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(answer("", "nothing to refactor"))],
+    );
+    let s = Scenario::new(rules);
+    s.env
+        .write_files(&s.repo, &[(".triad/tasks/add-sub.toml", TASK_WITH_TEST)]);
+    s.env.commit_all(&s.repo, "task naming its test file");
+    let r = s.run(&[]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+    // The retry named the requirement, the file and how to answer.
+    let second = s.requests_for("implement")[1].to_string();
+    assert!(
+        second.contains("YOUR CHANGE LEAVES THE TASK UNDONE"),
+        "{second}"
+    );
+    assert!(
+        second.contains("R2 names tests/test_calc.py, which the change leaves as it was"),
+        "{second}"
+    );
+    assert!(second.contains("SEARCH/REPLACE"), "{second}");
+    let branch = out["branch"].as_str().unwrap();
+    s.git(&["cat-file", "-e", &format!("{branch}:tests/test_calc.py")]);
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.stdout
+            .contains("incomplete — R2 names tests/test_calc.py"),
+        "{}",
+        log.stdout
+    );
+
+    // Never complete: the last attempt goes on with the gap on the record, and the facts at
+    // the end (the reconciliation's) still decide.
+    let mut rules = happy_rules();
+    rules[1] = stage("implement", vec![Reply::text(claimed)]);
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(answer("", "nothing to refactor"))],
+    );
+    let s = Scenario::new(rules);
+    s.env
+        .write_files(&s.repo, &[(".triad/tasks/add-sub.toml", TASK_WITH_TEST)]);
+    s.env.commit_all(&s.repo, "task naming its test file");
+    let r = s.run(&[]);
+    let out = run_json(&r.stdout);
+    assert_eq!(out["stages"][1]["attempts"], 3, "{out}");
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.stdout.contains(
+            "accepted — implemented sub() and added a test in tests/test_calc.py (facts: R2 names tests/test_calc.py, which the change leaves as it was)"
+        ),
+        "{}",
+        log.stdout
+    );
+}
+
+#[test]
+fn a_needs_info_that_asks_nothing_is_retried_not_sent_to_the_user() {
+    // What the local 1.5B coder answered at the verify stage of the quickstart task.
+    let silent = format!(
+        "```json\n{}\n```\n",
+        json!({"summary": "The verify stage needs information", "confidence": 0.6,
+               "outcome": "NEEDS_INFO", "questions": []})
+    );
+    let mut rules = happy_rules();
+    rules[3] = stage(
+        "verify",
+        vec![Reply::text(silent), Reply::text(verify_answer())],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&[]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][3]["attempts"], 2, "{out}");
+    let second = s.requests_for("verify")[1].to_string();
+    assert!(
+        second.contains("NEEDS_INFO but asked no question"),
+        "{second}"
+    );
+}
+
+#[test]
+fn a_whole_file_answer_that_would_delete_code_is_refused_and_retried() {
+    let mut rules = whole_file_rules();
+    // What the local 1.5B coder wrote for every file once: a placeholder instead of the file.
+    let placeholder = answer(
+        "calc.py\n```python\nobj['path']\n```\n",
+        "implemented sub()",
+    );
+    rules[1] = stage(
+        "implement",
+        vec![
+            Reply::text(placeholder),
+            Reply::text(answer(
+                "calc.py\n```python\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n```\n",
+                "implement sub()",
+            )),
+        ],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&["-c", "models.model-a.edit_format=whole"]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+    let second = s.requests_for("implement")[1].to_string();
+    assert!(second.contains("YOUR ANSWER WOULD DELETE CODE"), "{second}");
+    assert!(second.contains("- calc.py: add"), "{second}");
+    let branch = out["branch"].as_str().unwrap();
+    assert!(s
+        .git(&["show", &format!("{branch}:calc.py")])
+        .contains("def add(a, b)"));
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.stdout
+            .contains("edits_failed — would delete add from calc.py"),
+        "{}",
+        log.stdout
+    );
+}

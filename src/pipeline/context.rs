@@ -137,7 +137,7 @@ pub fn context_message(c: &StageContext<'_>) -> String {
         }
     }
     shown.sort();
-    s.push_str("\n## Current files (full text; copy SEARCH lines exactly from here)\n");
+    s.push_str("\n## Current files (full text, exactly as they are now)\n");
     for p in &shown {
         s.push_str(&format!("\n{p}\n```\n{}", texts[p]));
         if !texts[p].ends_with('\n') {

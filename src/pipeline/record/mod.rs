@@ -107,6 +107,9 @@ pub enum AttemptResult {
     BadAnswer,
     /// It changed nothing where the stage must, or claimed changes it did not make; retried.
     NoChange,
+    /// Its change visibly leaves a requirement of the TaskSpec undone (a file the
+    /// requirement names left as it was, a function it names found nowhere); retried.
+    Incomplete,
     /// It answered an outcome other than APPROVE; the run stopped.
     Outcome,
     /// The arbiter halted the run on it.
@@ -122,6 +125,7 @@ impl AttemptResult {
             AttemptResult::EditsFailed => "edits_failed",
             AttemptResult::BadAnswer => "bad_answer",
             AttemptResult::NoChange => "no_change",
+            AttemptResult::Incomplete => "incomplete",
             AttemptResult::Outcome => "outcome",
             AttemptResult::Halted => "halted",
         }

@@ -3,7 +3,9 @@
 
 use std::time::Instant;
 
-use super::checks::StageFacts;
+use super::checks::{
+    dropped_definitions, dropped_feedback, unmet_feedback, unmet_requirements, StageFacts, Unmet,
+};
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::review::finding_issue;
 use crate::code::Finding;
@@ -167,6 +169,26 @@ impl Run<'_> {
                 return self.edits_failed(answered, &failures, ok_count);
             }
         };
+        if whole {
+            let spec = &self.spec;
+            let spec_text = [&spec.title, &spec.description]
+                .into_iter()
+                .chain(spec.requirements.iter().map(|r| &r.text))
+                .chain(&spec.acceptance)
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join("\n");
+            let dropped = dropped_definitions(&|p| files.text(p), &applied.files, &spec_text);
+            if !dropped.is_empty() {
+                let detail = dropped
+                    .iter()
+                    .map(|(p, names)| format!("would delete {} from {p}", names.join(", ")))
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                let refused = answered.record(AttemptResult::EditsFailed, detail);
+                return self.retry(refused, &dropped_feedback(&dropped));
+            }
+        }
         if stage == Stage::Verify {
             // A summary that does not read as one counts as none (the reconciliation's facts
             // then say so).
@@ -198,7 +220,29 @@ impl Run<'_> {
             let refused = answered.record(AttemptResult::NoChange, "no edit changed a file");
             return self.retry(refused, &feedback);
         }
-        let claims = self.claims(stage, &facts, &new_tree, &meta.summary)?;
+        let mut claims = self.claims(stage, &facts, &new_tree, &meta.summary)?;
+        let mut undone = String::new();
+        if stage == Stage::Implement {
+            let unmet = self.unmet(&new_tree)?;
+            if !unmet.is_empty() && epoch_n <= self.state.max_retries {
+                let detail = one_line(
+                    &unmet
+                        .iter()
+                        .map(|u| u.why.as_str())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                    "requirements unmet",
+                );
+                let refused = answered.record(AttemptResult::Incomplete, detail);
+                return self.retry(refused, &unmet_feedback(&unmet, &self.spec, whole));
+            }
+            // No attempt left: it goes on, and the record says what it left undone.
+            claims.extend(unmet.iter().map(Unmet::finding));
+            if !unmet.is_empty() {
+                let gaps: Vec<&str> = unmet.iter().map(|u| u.why.as_str()).collect();
+                undone = format!(" (facts: {})", gaps.join("; "));
+            }
+        }
 
         // Commit the stage from the in-memory tree.
         let summary = one_line(&meta.summary, &format!("{stage} stage"));
@@ -207,7 +251,7 @@ impl Run<'_> {
             self.state.run_id, answered.model
         );
         let commit = git::commit(repo, tree, &[parent], &message)?;
-        let mut attempt = answered.record(AttemptResult::Accepted, summary);
+        let mut attempt = answered.record(AttemptResult::Accepted, format!("{summary}{undone}"));
         attempt.commit = Some(ObjectId::from(commit));
         attempt.changed = facts.changed;
 
@@ -228,6 +272,21 @@ impl Run<'_> {
             &format!("{stage} attempt {n} committed for review"),
         )?;
         self.review_and_decide_pending(epoch_n, claims)
+    }
+
+    /// The TaskSpec's requirements that the run's change up to `new_tree` visibly leaves
+    /// undone (see [`unmet_requirements`]).
+    fn unmet(&self, new_tree: &git2::Tree<'_>) -> Result<Vec<Unmet>, RunError> {
+        let repo = self.env.repo;
+        let base = repo
+            .find_commit(self.state.base.oid()?)
+            .and_then(|c| c.tree())
+            .ctx("reading the base tree")?;
+        let run = git::diff_trees(repo, Some(&base), new_tree).ctx("diffing the run")?;
+        let files = TreeFiles::new(repo, new_tree.clone());
+        let contains =
+            |path: &str, word: &str| files.text(path).is_some_and(|text| text.contains(word));
+        Ok(unmet_requirements(&self.spec, &run, &contains))
     }
 
     /// What the stage's summary claims that its diff does not show (`facts`, the stage's

@@ -2,7 +2,9 @@
 //! changed, whether it changed anything where it must, and whether its summary claims files
 //! or functions its diff does not show. A model's word is not evidence.
 
-use crate::code::Finding;
+use std::collections::BTreeMap;
+
+use crate::code::{outline, Finding, Lang};
 use crate::git::{FileDiff, FileStat};
 use crate::pipeline::stage::Stage;
 use crate::task::TaskSpec;
@@ -30,7 +32,9 @@ impl Claims {
         for raw in summary.split_whitespace() {
             let backticked = raw.contains('`');
             let word = raw.trim_matches(|ch: char| "`'\".,;:!?[]{}".contains(ch));
-            let head = word.split('(').next().unwrap_or("");
+            // `textstats.char_count(text)` names `char_count`.
+            let call = word.split('(').next().unwrap_or("");
+            let head = call.rsplit('.').next().unwrap_or(call);
             let is_ident = |t: &str| {
                 t.len() >= 2
                     && t.chars().all(|ch| ch.is_alphanumeric() || ch == '_')
@@ -54,6 +58,159 @@ fn push(list: &mut Vec<String>, word: &str) {
     if !list.iter().any(|w| w == word) {
         list.push(word.to_string());
     }
+}
+
+/// A requirement of the TaskSpec that the run's change visibly leaves undone.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Unmet {
+    /// The requirement's id.
+    pub id: String,
+    /// What is missing, as a sentence a model can act on.
+    pub why: String,
+}
+
+/// Words that make a requirement about leaving a file alone rather than changing it.
+const HANDS_OFF: &[&str] = &["not", "never", "unchanged", "untouched", "keep", "preserve"];
+
+/// What the TaskSpec's requirements name that the run's change (`run`, the diff from the
+/// base to the stage's tree) does not show: a file in scope that a requirement names and
+/// the run leaves as it was, or a function a requirement names as code
+/// (`char_count(text)`, `` `char_count` ``) that no file the run changed, nor any file the
+/// requirements name, contains (`contains(path, word)` reads the stage's tree). A
+/// requirement that asks to leave a file alone names no file to change.
+pub(super) fn unmet_requirements(
+    spec: &TaskSpec,
+    run: &[FileDiff],
+    contains: &dyn Fn(&str, &str) -> bool,
+) -> Vec<Unmet> {
+    let changed: Vec<&str> = run.iter().map(|f| f.path.as_str()).collect();
+    let mut named_files: Vec<String> = Vec::new();
+    for r in &spec.requirements {
+        named_files.extend(Claims::of(&r.text).files);
+    }
+    let mut unmet = Vec::new();
+    for r in &spec.requirements {
+        let claims = Claims::of(&r.text);
+        let lower = r.text.to_lowercase();
+        let hands_off = lower
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| HANDS_OFF.contains(&w));
+        for file in claims.files.iter().filter(|f| spec.in_scope(f)) {
+            if !hands_off && !changed.iter().any(|c| names(file, c)) {
+                unmet.push(Unmet {
+                    id: r.id.clone(),
+                    why: format!("{} names {file}, which the change leaves as it was", r.id),
+                });
+            }
+        }
+        for word in &claims.symbols {
+            let found = changed
+                .iter()
+                .map(|c| c.to_string())
+                .chain(named_files.iter().cloned())
+                .any(|path| contains(&path, word));
+            if !found {
+                unmet.push(Unmet {
+                    id: r.id.clone(),
+                    why: format!(
+                        "{} names {word}, which no file the change touches contains",
+                        r.id
+                    ),
+                });
+            }
+        }
+    }
+    unmet
+}
+
+/// The finding kind of a requirement the implement stage's last attempt still leaves undone.
+pub(super) const UNMET_REQUIREMENT: &str = "unmet_requirement";
+
+impl Unmet {
+    /// As a tool finding, recorded when no attempt is left to retry it.
+    pub fn finding(&self) -> Finding {
+        Finding {
+            kind: UNMET_REQUIREMENT.into(),
+            category: "completeness".into(),
+            severity: "warning".into(),
+            path: String::new(),
+            line: 0,
+            end_line: 0,
+            symbol: None,
+            import: None,
+            reason: format!("after the implement stage, {}", self.why),
+        }
+    }
+}
+
+/// The retry feedback for an implement stage whose change leaves requirements undone.
+pub(super) fn unmet_feedback(unmet: &[Unmet], spec: &TaskSpec, whole: bool) -> String {
+    let how = if whole {
+        "Write each file you change in full: its path on a line by itself, then a fenced block with its complete new content, keeping every line that must stay"
+    } else {
+        "Write SEARCH/REPLACE edit blocks for every file the task needs"
+    };
+    let texts: Vec<String> = spec
+        .requirements
+        .iter()
+        .filter(|r| unmet.iter().any(|u| u.id == r.id))
+        .map(|r| format!("- {}: {}", r.id, r.text))
+        .collect();
+    format!(
+        "## YOUR CHANGE LEAVES THE TASK UNDONE\n\nYour answer was applied, but the facts show requirements it does not meet:\n{}\n\nThe requirements:\n{}\n\n{how}, then the ```json metadata block.\n",
+        unmet
+            .iter()
+            .map(|u| format!("- {}", u.why))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        texts.join("\n")
+    )
+}
+
+/// What a whole-file answer would delete without being asked: per file it rewrote, the
+/// definitions the file had (`before`) that its new text (`after`) no longer defines and
+/// that the TaskSpec's words (`spec`: its title, description, requirements and acceptance)
+/// never name. Small models asked for whole files
+/// often write only what they added, or a placeholder.
+pub(super) fn dropped_definitions(
+    before: &dyn Fn(&str) -> Option<String>,
+    after: &BTreeMap<String, String>,
+    spec: &str,
+) -> Vec<(String, Vec<String>)> {
+    let named: Vec<&str> = spec
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let mut dropped = Vec::new();
+    for (path, new) in after {
+        let (Some(lang), Some(old)) = (Lang::from_path(path), before(path)) else {
+            continue;
+        };
+        let kept: Vec<String> = outline(lang, new).into_iter().map(|s| s.name).collect();
+        let mut gone: Vec<String> = Vec::new();
+        for sym in outline(lang, &old) {
+            let name = sym.name.as_str();
+            if !kept.contains(&sym.name) && !named.contains(&name) && !gone.contains(&sym.name) {
+                gone.push(sym.name);
+            }
+        }
+        if !gone.is_empty() {
+            dropped.push((path.clone(), gone));
+        }
+    }
+    dropped
+}
+
+/// The retry feedback for a whole-file answer that would delete code.
+pub(super) fn dropped_feedback(dropped: &[(String, Vec<String>)]) -> String {
+    let lines: Vec<String> = dropped
+        .iter()
+        .map(|(path, names)| format!("- {path}: {}", names.join(", ")))
+        .collect();
+    format!(
+        "## YOUR ANSWER WOULD DELETE CODE\n\nA whole-file answer replaces each file with exactly what you write. Yours would delete these definitions, which the task does not ask to remove:\n{}\n\nWrite each file you change in full: every line you keep, then the lines you add, exactly as the file must be after your change. Then the ```json metadata block.\n",
+        lines.join("\n")
+    )
 }
 
 /// Whether `claim` names `path` (`textstats.py` names `src/textstats.py`).
@@ -183,6 +340,74 @@ mod tests {
         assert!(findings
             .iter()
             .all(|f| f.kind == crate::arbiter::review::UNSUPPORTED_CLAIM));
+    }
+
+    #[test]
+    fn requirements_name_files_to_change_and_functions_to_find() {
+        let spec = TaskSpec::parse(
+            "title = \"t\"\ndescription = \"d\"\n\
+             [[requirements]]\nid = \"R1\"\ntext = \"textstats.char_count(text) counts characters\"\n\
+             [[requirements]]\nid = \"R2\"\ntext = \"tests/test_textstats.py has a test for char_count\"\n\
+             [[requirements]]\nid = \"R3\"\ntext = \"README.md is not changed\"\n",
+            "t.toml",
+            "t",
+        )
+        .unwrap();
+        let diff = |paths: &[&str]| -> Vec<FileDiff> {
+            paths
+                .iter()
+                .map(|p| FileDiff {
+                    path: p.to_string(),
+                    status: "modified".into(),
+                    binary: false,
+                    withheld: false,
+                    hunks: Vec::new(),
+                })
+                .collect()
+        };
+        let nowhere = |_: &str, _: &str| false;
+        let unmet = unmet_requirements(&spec, &diff(&["textstats.py"]), &nowhere);
+        let ids: Vec<&str> = unmet.iter().map(|u| u.id.as_str()).collect();
+        assert_eq!(ids, ["R1", "R2"], "{unmet:?}");
+        assert!(unmet[0].why.contains("char_count"), "{unmet:?}");
+        assert!(
+            unmet[1].why.contains("tests/test_textstats.py"),
+            "{unmet:?}"
+        );
+        let in_textstats = |path: &str, word: &str| path == "textstats.py" && word == "char_count";
+        let both = diff(&["textstats.py", "tests/test_textstats.py"]);
+        assert_eq!(unmet_requirements(&spec, &both, &in_textstats), []);
+        let feedback = unmet_feedback(&unmet, &spec, true);
+        assert!(
+            feedback.contains("R2: tests/test_textstats.py has a test"),
+            "{feedback}"
+        );
+        assert!(!feedback.contains("R3"), "{feedback}");
+    }
+
+    #[test]
+    fn a_whole_file_that_loses_definitions_is_caught_unless_the_task_names_them() {
+        let old = "def word_count(t):\n    return 1\n\n\ndef line_count(t):\n    return 2\n";
+        let before = |p: &str| (p == "textstats.py").then(|| old.to_string());
+        let mut after = BTreeMap::new();
+        after.insert(
+            "textstats.py".to_string(),
+            "def char_count(t):\n    return 0\n\n\ndef line_count(t):\n    return 2\n".to_string(),
+        );
+        after.insert("new.py".to_string(), "x = 1\n".to_string());
+        let dropped = dropped_definitions(&before, &after, "add char_count");
+        assert_eq!(
+            dropped,
+            [("textstats.py".to_string(), vec!["word_count".to_string()])]
+        );
+        assert!(dropped_feedback(&dropped).contains("- textstats.py: word_count"));
+        assert_eq!(
+            dropped_definitions(&before, &after, "replace word_count by char_count"),
+            []
+        );
+        after.insert("textstats.py".to_string(), "obj['path']\n".to_string());
+        let placeholder = dropped_definitions(&before, &after, "");
+        assert_eq!(placeholder[0].1, ["word_count", "line_count"]);
     }
 
     #[test]
