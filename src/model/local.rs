@@ -25,6 +25,11 @@ pub struct LocalServer {
 /// The servers of the built-in `local` profile.
 pub const SERVERS: &[LocalServer] = &[
     LocalServer {
+        provider: "triad-local-coder-1-5b",
+        file: "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        context: 8192,
+    },
+    LocalServer {
         provider: "triad-local-coder",
         file: "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         context: 8192,
