@@ -1,5 +1,6 @@
 //! End to end against REAL local models: llama.cpp's llama-server serving
-//! Qwen2.5-Coder-0.5B (stages) and SmolLM2-135M (arbiter), prepared by `scripts/local-models`.
+//! Qwen2.5-Coder-1.5B (stages), Qwen2.5-Coder-0.5B (arbiter) and SmolLM2-135M (a candidate of
+//! the parallel run), prepared by `scripts/local-models`.
 //!
 //! Asserts structure, not model quality: whatever the tiny models answer, the run ends in a
 //! recorded, explained outcome; every stage commit exists; every note line parses as a
@@ -167,6 +168,7 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
     let cache = real_cache();
     for needed in [
         "bin/llama-server",
+        "models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
         "models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         "models/smollm2-135m-instruct-q4_1.gguf",
     ] {
@@ -248,7 +250,7 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
     //    chat request open: the run is killed while that call is in flight.
     let door = HoldingDoor::open();
     env.write_user_config(&format!(
-        "{SLOW_CPU}[providers.triad-local-coder]\nbase_url = \"{}\"\n",
+        "{SLOW_CPU}[providers.triad-local-coder-1-5b]\nbase_url = \"{}\"\n",
         door.base_url()
     ));
     let mut child = env
@@ -303,7 +305,7 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
     env.triad(&repo, &["local", "stop"]);
 }
 
-/// `git triad session --headless` on the local profile (the coder is manager and
+/// `git triad session --headless` on the local profile (the 1.5B coder is manager and
 /// orchestrator, acting through schema-constrained actions): the manager summons an
 /// orchestrator, which writes a TaskSpec on the session branch and starts a real reviewed
 /// run. What the tiny models make of it may be anything, but it must be explained and
@@ -404,8 +406,8 @@ fn session_on_local_models(env: &TestEnv, repo: &Path) {
     assert!(usage >= 3, "the real server's usage is recorded per call");
 }
 
-/// `git triad chamber ask` at Level 2 on the local profile's panel (both local models; the
-/// coder also arbitrates): the panel answers, the rules decide on cross-examination, the
+/// `git triad chamber ask` at Level 2 on the local profile's panel (the two coders; the
+/// larger also arbitrates): the panel answers, the rules decide on cross-examination, the
 /// arbiter synthesizes or says there is no consensus, and the whole trace is in git with
 /// the real server's ids, tokens and latency.
 fn chamber_on_local_models(env: &TestEnv, repo: &Path) {
@@ -436,11 +438,17 @@ fn chamber_on_local_models(env: &TestEnv, repo: &Path) {
     );
     let session: Value = serde_json::from_str(r.stdout.trim()).unwrap();
     let id = session["id"].as_str().unwrap();
-    assert_eq!(session["arbiter"], "local-qwen-coder");
+    assert_eq!(session["arbiter"], "local-qwen-coder-1-5b");
+    assert_eq!(
+        session["panel"],
+        serde_json::json!(["local-qwen-coder-1-5b", "local-qwen-coder"])
+    );
     assert_eq!(session["arbiter_is_panelist"], true);
     let round = &session["rounds"][0];
     let answers = round["answers"].as_array().unwrap();
     assert_eq!(answers.len(), 2, "{session}");
+    let answered: Vec<&str> = answers.iter().filter_map(|a| a["model"].as_str()).collect();
+    assert_eq!(answered, ["local-qwen-coder-1-5b", "local-qwen-coder"], "{session}");
     for t in answers.iter().chain([&round["synthesis"]]) {
         assert!(t["answer"].is_object(), "a turn without an answer: {t}");
         assert!(t["spend"]["latency_ms"].as_u64().unwrap() > 0, "{t}");
@@ -470,11 +478,10 @@ fn chamber_on_local_models(env: &TestEnv, repo: &Path) {
         .clone();
     assert!(trace.contains(question), "{trace}");
     assert!(
-        trace.contains("Synthesized by local-qwen-coder (arbiter)"),
+        trace.contains("Synthesized by local-qwen-coder-1-5b (arbiter)"),
         "{trace}"
     );
     assert!(trace.contains("Divergence detection"), "{trace}");
-    assert!(trace.contains("local-smollm2"), "{trace}");
 }
 
 /// `--workflow parallel` with the two local models as candidates: each builds on its own

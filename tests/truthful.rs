@@ -559,3 +559,34 @@ fn a_whole_file_answer_that_would_delete_code_is_refused_and_retried() {
         log.stdout
     );
 }
+
+#[test]
+fn a_whole_file_answer_with_only_the_new_function_is_read_by_definitions() {
+    let mut rules = whole_file_rules();
+    // The function alone, as small models write it when asked for the whole file.
+    rules[1] = stage(
+        "implement",
+        vec![Reply::text(answer(
+            "calc.py\n```python\ndef sub(a, b):\n    return a - b\n```\n",
+            "implement sub()",
+        ))],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&["-c", "models.model-a.edit_format=whole"]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][1]["attempts"], 1, "{out}");
+    let branch = out["branch"].as_str().unwrap();
+    let calc = s.git(&["show", &format!("{branch}:calc.py")]);
+    assert_eq!(
+        calc,
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+    );
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.stdout
+            .contains("implement sub() (calc.py read as a partial answer, keeping add)"),
+        "{}",
+        log.stdout
+    );
+}

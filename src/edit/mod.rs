@@ -2,6 +2,7 @@
 
 pub mod apply;
 pub mod grammar;
+pub mod merge;
 pub mod parse;
 pub mod path;
 pub mod report;

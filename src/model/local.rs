@@ -20,7 +20,23 @@ pub struct LocalServer {
     pub file: &'static str,
     /// Context size given to llama-server.
     pub context: u32,
+    /// The server's default sampling, as the model's makers recommend it (a request that
+    /// sets its own wins): llama-server's own defaults are not tuned to any model, and a
+    /// small coder sampled at them loops and drifts more.
+    pub sampling: &'static [&'static str],
 }
+
+/// Qwen2.5-Coder-Instruct's recommended sampling (its `generation_config.json`).
+const QWEN_CODER_SAMPLING: &[&str] = &[
+    "--temp",
+    "0.7",
+    "--top-p",
+    "0.8",
+    "--top-k",
+    "20",
+    "--repeat-penalty",
+    "1.05",
+];
 
 /// The servers of the built-in `local` profile.
 pub const SERVERS: &[LocalServer] = &[
@@ -28,16 +44,20 @@ pub const SERVERS: &[LocalServer] = &[
         provider: "triad-local-coder-1-5b",
         file: "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
         context: 8192,
+        sampling: QWEN_CODER_SAMPLING,
     },
     LocalServer {
         provider: "triad-local-coder",
         file: "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
         context: 8192,
+        sampling: QWEN_CODER_SAMPLING,
     },
     LocalServer {
         provider: "triad-local-small",
         file: "smollm2-135m-instruct-q4_1.gguf",
         context: 8192,
+        // SmolLM2-Instruct's model card samples at a low temperature.
+        sampling: &["--temp", "0.2", "--top-p", "0.9"],
     },
 ];
 
@@ -212,6 +232,7 @@ pub fn start(
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .args(["--alias", &model_id])
             .args(["-c", &s.context.to_string(), "-np", "1", "-t", "2"])
+            .args(s.sampling)
             .stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log);

@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::checks::{
-    dropped_definitions, dropped_feedback, unmet_feedback, unmet_requirements, StageFacts, Unmet,
+    dropped_feedback, settle_whole_files, unmet_feedback, unmet_requirements, StageFacts, Unmet,
 };
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::review::finding_issue;
@@ -160,7 +160,7 @@ impl Run<'_> {
             files: &files,
             privacy: &self.privacy,
         };
-        let applied = match apply_blocks(&guarded, &blocks, &|p| {
+        let mut applied = match apply_blocks(&guarded, &blocks, &|p| {
             spec.in_scope(p) && !p.starts_with(".triad/")
         }) {
             Ok(a) => a,
@@ -169,24 +169,20 @@ impl Run<'_> {
                 return self.edits_failed(answered, &failures, ok_count);
             }
         };
+        let mut notes = String::new();
         if whole {
-            let spec = &self.spec;
-            let spec_text = [&spec.title, &spec.description]
-                .into_iter()
-                .chain(spec.requirements.iter().map(|r| &r.text))
-                .chain(&spec.acceptance)
-                .map(String::as_str)
-                .collect::<Vec<_>>()
-                .join("\n");
-            let dropped = dropped_definitions(&|p| files.text(p), &applied.files, &spec_text);
-            if !dropped.is_empty() {
-                let detail = dropped
-                    .iter()
-                    .map(|(p, names)| format!("would delete {} from {p}", names.join(", ")))
-                    .collect::<Vec<_>>()
-                    .join("; ");
-                let refused = answered.record(AttemptResult::EditsFailed, detail);
-                return self.retry(refused, &dropped_feedback(&dropped));
+            match settle_whole_files(&|p| files.text(p), &mut applied.files, &self.spec) {
+                Ok(read) if read.is_empty() => {}
+                Ok(read) => notes = format!(" ({})", read.join("; ")),
+                Err(dropped) => {
+                    let detail = dropped
+                        .iter()
+                        .map(|(p, names)| format!("would delete {} from {p}", names.join(", ")))
+                        .collect::<Vec<_>>()
+                        .join("; ");
+                    let refused = answered.record(AttemptResult::EditsFailed, detail);
+                    return self.retry(refused, &dropped_feedback(&dropped));
+                }
             }
         }
         if stage == Stage::Verify {
@@ -221,7 +217,6 @@ impl Run<'_> {
             return self.retry(refused, &feedback);
         }
         let mut claims = self.claims(stage, &facts, &new_tree, &meta.summary)?;
-        let mut undone = String::new();
         if stage == Stage::Implement {
             let unmet = self.unmet(&new_tree)?;
             if !unmet.is_empty() && epoch_n <= self.state.max_retries {
@@ -240,7 +235,7 @@ impl Run<'_> {
             claims.extend(unmet.iter().map(Unmet::finding));
             if !unmet.is_empty() {
                 let gaps: Vec<&str> = unmet.iter().map(|u| u.why.as_str()).collect();
-                undone = format!(" (facts: {})", gaps.join("; "));
+                notes.push_str(&format!(" (facts: {})", gaps.join("; ")));
             }
         }
 
@@ -251,7 +246,7 @@ impl Run<'_> {
             self.state.run_id, answered.model
         );
         let commit = git::commit(repo, tree, &[parent], &message)?;
-        let mut attempt = answered.record(AttemptResult::Accepted, format!("{summary}{undone}"));
+        let mut attempt = answered.record(AttemptResult::Accepted, format!("{summary}{notes}"));
         attempt.commit = Some(ObjectId::from(commit));
         attempt.changed = facts.changed;
 

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::code::{outline, Finding, Lang};
+use crate::edit::merge::merge_partial;
 use crate::git::{FileDiff, FileStat};
 use crate::pipeline::stage::Stage;
 use crate::task::TaskSpec;
@@ -172,7 +173,7 @@ pub(super) fn unmet_feedback(unmet: &[Unmet], spec: &TaskSpec, whole: bool) -> S
 /// that the TaskSpec's words (`spec`: its title, description, requirements and acceptance)
 /// never name. Small models asked for whole files
 /// often write only what they added, or a placeholder.
-pub(super) fn dropped_definitions(
+fn dropped_definitions(
     before: &dyn Fn(&str) -> Option<String>,
     after: &BTreeMap<String, String>,
     spec: &str,
@@ -199,6 +200,51 @@ pub(super) fn dropped_definitions(
         }
     }
     dropped
+}
+
+/// Settles a whole-file answer's files (`after`, by path): a file that would lose
+/// definitions the TaskSpec never names is read by definitions instead (see
+/// [`merge_partial`]) where that gives a file that parses; what would still lose
+/// definitions is the error, for the retry. Returns what was read as partial, for the record.
+pub(super) fn settle_whole_files(
+    before: &dyn Fn(&str) -> Option<String>,
+    after: &mut BTreeMap<String, String>,
+    spec: &TaskSpec,
+) -> Result<Vec<String>, Vec<(String, Vec<String>)>> {
+    let words = [&spec.title, &spec.description]
+        .into_iter()
+        .chain(spec.requirements.iter().map(|r| &r.text))
+        .chain(&spec.acceptance)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut read = Vec::new();
+    let mut dropped = dropped_definitions(before, after, &words);
+    dropped.retain(|(path, _)| {
+        let (Some(lang), Some(old)) = (Lang::from_path(path), before(path)) else {
+            return true;
+        };
+        match merge_partial(lang, &old, &after[path]) {
+            Some(m) => {
+                read.push(format!(
+                    "{path} read as a partial answer, keeping {}",
+                    if m.kept.is_empty() {
+                        "the members it left out".to_string()
+                    } else {
+                        m.kept.join(", ")
+                    }
+                ));
+                after.insert(path.clone(), m.text);
+                false
+            }
+            None => true,
+        }
+    });
+    if dropped.is_empty() {
+        Ok(read)
+    } else {
+        Err(dropped)
+    }
 }
 
 /// The retry feedback for a whole-file answer that would delete code.
