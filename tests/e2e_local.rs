@@ -448,7 +448,11 @@ fn chamber_on_local_models(env: &TestEnv, repo: &Path) {
     let answers = round["answers"].as_array().unwrap();
     assert_eq!(answers.len(), 2, "{session}");
     let answered: Vec<&str> = answers.iter().filter_map(|a| a["model"].as_str()).collect();
-    assert_eq!(answered, ["local-qwen-coder-1-5b", "local-qwen-coder"], "{session}");
+    assert_eq!(
+        answered,
+        ["local-qwen-coder-1-5b", "local-qwen-coder"],
+        "{session}"
+    );
     for t in answers.iter().chain([&round["synthesis"]]) {
         assert!(t["answer"].is_object(), "a turn without an answer: {t}");
         assert!(t["spend"]["latency_ms"].as_u64().unwrap() > 0, "{t}");

@@ -48,7 +48,9 @@ pub fn merge_partial(lang: Lang, old: &str, answer: &str) -> Option<Merged> {
             .map(|l| l.to_string())
             .collect()
     };
-    let after_last = old_top.last().map_or(old_lines.len(), |s| s.end_line as usize);
+    let after_last = old_top
+        .last()
+        .map_or(old_lines.len(), |s| s.end_line as usize);
     let mut splices = Vec::new();
     let mut appended: Vec<String> = Vec::new();
     for n in &new_top {
@@ -198,7 +200,9 @@ mod tests {
         assert_eq!(m.kept, ["word_count", "line_count"]);
         assert!(m.text.starts_with(STATS), "{}", m.text);
         assert!(
-            m.text.ends_with("\n\n\ndef char_count(text):\n    return sum(1 for c in text if not c.isspace())\n"),
+            m.text.ends_with(
+                "\n\n\ndef char_count(text):\n    return sum(1 for c in text if not c.isspace())\n"
+            ),
             "{}",
             m.text
         );
@@ -215,7 +219,8 @@ mod tests {
 
     #[test]
     fn a_rewritten_function_replaces_its_namesake_in_place() {
-        let answer = "def word_count(text):\n    \"\"\"Words.\"\"\"\n    return len(text.split())\n";
+        let answer =
+            "def word_count(text):\n    \"\"\"Words.\"\"\"\n    return len(text.split())\n";
         let m = merge_partial(Lang::Python, STATS, answer).unwrap();
         assert!(m.text.contains("    \"\"\"Words.\"\"\"\n"), "{}", m.text);
         assert_eq!(m.text.matches("def word_count").count(), 1);
