@@ -405,55 +405,80 @@ fn a_model_set_to_whole_files_writes_them_whole_and_is_asked_to() {
     assert!(architect.starts_with("root ::= file* meta"), "{architect}");
 }
 
-/// The pipeline's task with a second requirement that names the test file to change.
-const TASK_WITH_TEST: &str = r#"title = "Add subtraction"
-description = "calc.py needs a sub function, with a test."
+/// A task with a function the architect does not scaffold and a test file to change.
+const TASK_WITH_TEST: &str = r#"title = "Add multiplication"
+description = "calc.py needs a mul function, with a test."
 
 [[requirements]]
 id = "R1"
-text = "sub(a, b) returns a - b"
+text = "mul(a, b) returns a * b"
 
 [[requirements]]
 id = "R2"
-text = "tests/test_calc.py has a test for sub"
+text = "tests/test_calc.py has a test for mul"
 
 [scope]
 include = ["calc.py", "tests/**"]
 "#;
 
-#[test]
-fn an_implementer_whose_change_leaves_a_named_requirement_undone_is_retried() {
-    let with_test = answer(
-        "calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    return a - b\n>>>>>>> REPLACE\n\
-         tests/test_calc.py\n<<<<<<< SEARCH\n=======\nfrom calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n>>>>>>> REPLACE\n",
-        "implement sub() and its test",
-    );
+/// An implement answer that adds `mul` to calc.py (after the architect's scaffold).
+fn mul_answer(summary: &str) -> String {
+    answer(
+        "calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n>>>>>>> REPLACE\n",
+        summary,
+    )
+}
+
+fn test_answer() -> String {
+    answer(
+        "tests/test_calc.py\n<<<<<<< SEARCH\n=======\nfrom calc import mul\n\n\ndef test_mul():\n    assert mul(3, 2) == 6\n>>>>>>> REPLACE\n",
+        "add a test for mul()",
+    )
+}
+
+fn mul_scenario(implement: Vec<Reply>, refactor: Vec<Reply>) -> Scenario {
     let mut rules = happy_rules();
-    // The first answer says it added the test but writes only calc.py.
-    let claimed = answer(
-        "calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    return a - b\n>>>>>>> REPLACE\n",
-        "implemented sub() and added a test in tests/test_calc.py",
-    );
-    rules[1] = stage(
-        "implement",
-        vec![Reply::text(claimed.clone()), Reply::text(with_test)],
-    );
-    rules[2] = stage(
-        "refactor",
-        vec![Reply::text(answer("", "nothing to refactor"))],
-    );
+    rules[1] = stage("implement", implement);
+    rules[2] = stage("refactor", refactor);
     let s = Scenario::new(rules);
     s.env
         .write_files(&s.repo, &[(".triad/tasks/add-sub.toml", TASK_WITH_TEST)]);
-    s.env.commit_all(&s.repo, "task naming its test file");
+    s.env
+        .commit_all(&s.repo, "task naming its function and test file");
+    s
+}
+
+#[test]
+fn a_building_stage_whose_change_leaves_a_named_requirement_undone_is_asked_again() {
+    // The implement stage first changes only the scaffold (no requirement met: asked again),
+    // then adds mul but no test (R1 met: it goes on, R2 travels as a flag); the refactor
+    // stage first changes nothing (asked again with R2), then writes the test.
+    let scaffold_only = answer(
+        "calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    return a - b\n>>>>>>> REPLACE\n",
+        "implemented mul() and added a test in tests/test_calc.py",
+    );
+    let s = mul_scenario(
+        vec![
+            Reply::text(scaffold_only),
+            Reply::text(mul_answer("implemented mul()")),
+        ],
+        vec![
+            Reply::text(answer("", "nothing to refactor")),
+            Reply::text(test_answer()),
+        ],
+    );
     let r = s.run(&[]);
     let out = run_json(&r.ok().stdout);
     assert_eq!(out["status"], "approved", "{out}");
     assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
-    // The retry named the requirement, the file and how to answer.
+    assert_eq!(out["stages"][2]["attempts"], 2, "{out}");
     let second = s.requests_for("implement")[1].to_string();
     assert!(
         second.contains("YOUR CHANGE LEAVES THE TASK UNDONE"),
+        "{second}"
+    );
+    assert!(
+        second.contains("R1 names mul, which no file the change touches contains"),
         "{second}"
     );
     assert!(
@@ -461,35 +486,52 @@ fn an_implementer_whose_change_leaves_a_named_requirement_undone_is_retried() {
         "{second}"
     );
     assert!(second.contains("SEARCH/REPLACE"), "{second}");
+    // The refactor stage was told what the implement stage left undone, then held to it.
+    let refactor = s.requests_for("refactor");
+    assert!(
+        refactor[0]
+            .to_string()
+            .contains("the requirements are not all met: R2 names tests/test_calc.py"),
+        "{}",
+        refactor[0]
+    );
+    assert!(
+        refactor[1]
+            .to_string()
+            .contains("YOUR CHANGE LEAVES THE TASK UNDONE"),
+        "{}",
+        refactor[1]
+    );
     let branch = out["branch"].as_str().unwrap();
     s.git(&["cat-file", "-e", &format!("{branch}:tests/test_calc.py")]);
     let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
     assert!(
         log.stdout
-            .contains("incomplete — R2 names tests/test_calc.py"),
+            .contains("incomplete — R1 names mul, which no file the change touches contains"),
+        "{}",
+        log.stdout
+    );
+    assert!(
+        log.stdout.contains(
+            "accepted — implemented mul() (facts: R2 names tests/test_calc.py, which the change leaves as it was)"
+        ),
         "{}",
         log.stdout
     );
 
-    // Never complete: the last attempt goes on with the gap on the record, and the facts at
-    // the end (the reconciliation's) still decide.
-    let mut rules = happy_rules();
-    rules[1] = stage("implement", vec![Reply::text(claimed)]);
-    rules[2] = stage(
-        "refactor",
+    // Never complete: the refactor stage's last attempt goes on with the gap on its record,
+    // and the facts at the end still decide.
+    let s = mul_scenario(
+        vec![Reply::text(mul_answer("implemented mul()"))],
         vec![Reply::text(answer("", "nothing to refactor"))],
     );
-    let s = Scenario::new(rules);
-    s.env
-        .write_files(&s.repo, &[(".triad/tasks/add-sub.toml", TASK_WITH_TEST)]);
-    s.env.commit_all(&s.repo, "task naming its test file");
     let r = s.run(&[]);
     let out = run_json(&r.stdout);
-    assert_eq!(out["stages"][1]["attempts"], 3, "{out}");
+    assert_eq!(out["stages"][2]["attempts"], 3, "{out}");
     let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
     assert!(
         log.stdout.contains(
-            "accepted — implemented sub() and added a test in tests/test_calc.py (facts: R2 names tests/test_calc.py, which the change leaves as it was)"
+            "accepted — nothing to refactor (facts: R2 names tests/test_calc.py, which the change leaves as it was)"
         ),
         "{}",
         log.stdout

@@ -4,7 +4,8 @@
 use std::time::Instant;
 
 use super::checks::{
-    dropped_feedback, settle_whole_files, unmet_feedback, unmet_requirements, StageFacts, Unmet,
+    advanced, dropped_feedback, settle_whole_files, unmet_feedback, unmet_requirements, StageFacts,
+    Unmet,
 };
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::review::finding_issue;
@@ -217,9 +218,13 @@ impl Run<'_> {
             return self.retry(refused, &feedback);
         }
         let mut claims = self.claims(stage, &facts, &new_tree, &meta.summary)?;
-        if stage == Stage::Implement {
+        if matches!(stage, Stage::Implement | Stage::Refactor) {
+            // The building stages are held to the requirements' facts. An implement stage
+            // that met some of them goes on: what it left undone travels to the refactor
+            // stage as a flag, which is then held to it.
             let unmet = self.unmet(&new_tree)?;
-            if !unmet.is_empty() && epoch_n <= self.state.max_retries {
+            let progressed = stage == Stage::Implement && advanced(&self.spec, &unmet);
+            if !unmet.is_empty() && !progressed && epoch_n <= self.state.max_retries {
                 let detail = one_line(
                     &unmet
                         .iter()
@@ -231,7 +236,7 @@ impl Run<'_> {
                 let refused = answered.record(AttemptResult::Incomplete, detail);
                 return self.retry(refused, &unmet_feedback(&unmet, &self.spec, whole));
             }
-            // No attempt left: it goes on, and the record says what it left undone.
+            // Otherwise it goes on, and the record says what it left undone.
             claims.extend(unmet.iter().map(Unmet::finding));
             if !unmet.is_empty() {
                 let gaps: Vec<&str> = unmet.iter().map(|u| u.why.as_str()).collect();

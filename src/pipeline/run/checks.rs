@@ -73,6 +73,13 @@ pub(super) struct Unmet {
 /// Words that make a requirement about leaving a file alone rather than changing it.
 const HANDS_OFF: &[&str] = &["not", "never", "unchanged", "untouched", "keep", "preserve"];
 
+/// Whether a requirement asks to leave its files alone.
+fn hands_off(text: &str) -> bool {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| HANDS_OFF.contains(&w))
+}
+
 /// What the TaskSpec's requirements name that the run's change (`run`, the diff from the
 /// base to the stage's tree) does not show: a file in scope that a requirement names and
 /// the run leaves as it was, or a function a requirement names as code
@@ -92,10 +99,7 @@ pub(super) fn unmet_requirements(
     let mut unmet = Vec::new();
     for r in &spec.requirements {
         let claims = Claims::of(&r.text);
-        let lower = r.text.to_lowercase();
-        let hands_off = lower
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|w| HANDS_OFF.contains(&w));
+        let hands_off = hands_off(&r.text);
         for file in claims.files.iter().filter(|f| spec.in_scope(f)) {
             if !hands_off && !changed.iter().any(|c| names(file, c)) {
                 unmet.push(Unmet {
@@ -124,11 +128,11 @@ pub(super) fn unmet_requirements(
     unmet
 }
 
-/// The finding kind of a requirement the implement stage's last attempt still leaves undone.
+/// The finding kind of a requirement a building stage's accepted change still leaves undone.
 pub(super) const UNMET_REQUIREMENT: &str = "unmet_requirement";
 
 impl Unmet {
-    /// As a tool finding, recorded when no attempt is left to retry it.
+    /// As a tool finding: recorded, and a flag for the next stage.
     pub fn finding(&self) -> Finding {
         Finding {
             kind: UNMET_REQUIREMENT.into(),
@@ -139,12 +143,23 @@ impl Unmet {
             end_line: 0,
             symbol: None,
             import: None,
-            reason: format!("after the implement stage, {}", self.why),
+            reason: format!("the requirements are not all met: {}", self.why),
         }
     }
 }
 
-/// The retry feedback for an implement stage whose change leaves requirements undone.
+/// Whether a change met at least one requirement the facts can check (one that names a
+/// file in scope to change or a function as code), given what it left `unmet`.
+pub(super) fn advanced(spec: &TaskSpec, unmet: &[Unmet]) -> bool {
+    spec.requirements.iter().any(|r| {
+        let c = Claims::of(&r.text);
+        let checkable = !c.symbols.is_empty()
+            || (!hands_off(&r.text) && c.files.iter().any(|f| spec.in_scope(f)));
+        checkable && !unmet.iter().any(|u| u.id == r.id)
+    })
+}
+
+/// The retry feedback for a building stage whose change leaves requirements undone.
 pub(super) fn unmet_feedback(unmet: &[Unmet], spec: &TaskSpec, whole: bool) -> String {
     let how = if whole {
         "Write each file you change in full: its path on a line by itself, then a fenced block with its complete new content, keeping every line that must stay"
@@ -423,6 +438,8 @@ mod tests {
         let in_textstats = |path: &str, word: &str| path == "textstats.py" && word == "char_count";
         let both = diff(&["textstats.py", "tests/test_textstats.py"]);
         assert_eq!(unmet_requirements(&spec, &both, &in_textstats), []);
+        assert!(advanced(&spec, &unmet[1..]), "R1 met, R2 not");
+        assert!(!advanced(&spec, &unmet));
         let feedback = unmet_feedback(&unmet, &spec, true);
         assert!(
             feedback.contains("R2: tests/test_textstats.py has a test"),
