@@ -277,13 +277,8 @@ impl Run<'_> {
     /// The TaskSpec's requirements that the run's change up to `new_tree` visibly leaves
     /// undone (see [`unmet_requirements`]).
     fn unmet(&self, new_tree: &git2::Tree<'_>) -> Result<Vec<Unmet>, RunError> {
-        let repo = self.env.repo;
-        let base = repo
-            .find_commit(self.state.base.oid()?)
-            .and_then(|c| c.tree())
-            .ctx("reading the base tree")?;
-        let run = git::diff_trees(repo, Some(&base), new_tree).ctx("diffing the run")?;
-        let files = TreeFiles::new(repo, new_tree.clone());
+        let run = self.run_diff(new_tree)?;
+        let files = TreeFiles::new(self.env.repo, new_tree.clone());
         let contains =
             |path: &str, word: &str| files.text(path).is_some_and(|text| text.contains(word));
         Ok(unmet_requirements(&self.spec, &run, &contains))
@@ -302,13 +297,18 @@ impl Run<'_> {
         if stage != Stage::Verify {
             return Ok(facts.claim_findings(stage));
         }
+        let run = self.run_diff(new_tree)?;
+        Ok(StageFacts::of(&run, summary).claim_findings(stage))
+    }
+
+    /// The whole run's change: the diff from the run's base to `new_tree`.
+    fn run_diff(&self, new_tree: &git2::Tree<'_>) -> Result<Vec<git::FileDiff>, RunError> {
         let repo = self.env.repo;
         let base = repo
             .find_commit(self.state.base.oid()?)
             .and_then(|c| c.tree())
             .ctx("reading the base tree")?;
-        let run = git::diff_trees(repo, Some(&base), new_tree).ctx("diffing the run")?;
-        Ok(StageFacts::of(&run, summary).claim_findings(stage))
+        Ok(git::diff_trees(repo, Some(&base), new_tree).ctx("diffing the run")?)
     }
 }
 
