@@ -632,3 +632,49 @@ fn a_whole_file_answer_with_only_the_new_function_is_read_by_definitions() {
         log.stdout
     );
 }
+
+#[test]
+fn a_verifier_that_fixes_the_failing_command_is_judged_by_the_command_at_its_fix() {
+    let mut rules = happy_rules();
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(answer(
+            "tests/test_calc.py\n<<<<<<< SEARCH\n=======\nfrom calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2  # BROKEN\n>>>>>>> REPLACE\n",
+            "add a test for sub()",
+        ))],
+    );
+    // The verifier sees the command fail and fixes the defect with an edit block.
+    let fixed = verify_answer().replacen(
+        "Looks complete.",
+        "tests/test_calc.py\n<<<<<<< SEARCH\n    assert sub(3, 1) == 2  # BROKEN\n=======\n    assert sub(3, 1) == 2\n>>>>>>> REPLACE\n",
+        1,
+    );
+    rules[3] = stage("verify", vec![Reply::text(fixed)]);
+    let s = Scenario::new(rules);
+    let config = format!(
+        "{}\n[verify]\ncommand = \"! grep -rq BROKEN tests\"\ntimeout_secs = 60\n",
+        fake_user_config(&s.server.base_url())
+    );
+    s.env.write_user_config(&config);
+    let r = s.run(&[]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);
+    // The command ran before the verifier (failing) and again at its fix (passing).
+    let runs: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains("verify: exit"))
+        .collect();
+    assert_eq!(runs.len(), 2, "{}", r.stderr);
+    assert!(
+        runs[0].contains("exit 1") && runs[1].contains("exit 0"),
+        "{runs:?}"
+    );
+    let branch = out["branch"].as_str().unwrap();
+    assert!(!s
+        .git(&["show", &format!("{branch}:tests/test_calc.py")])
+        .contains("BROKEN"));
+    // The arbiter was shown the result at the fix.
+    let review = s.requests_for("arbiter-verify")[0].to_string();
+    assert!(review.contains("exit code: 0"), "{review}");
+}

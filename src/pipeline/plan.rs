@@ -432,6 +432,7 @@ pub fn plan(
         all_flags: Vec::new(),
         feedback: String::new(),
         verify: None,
+        verify_at: None,
         implementation_summary: None,
         spend: Default::default(),
         budget_usd: budget,

@@ -100,6 +100,7 @@ pub fn parse_meta(answer: &str) -> Result<StageMeta, String> {
         return Err("your answer has no fenced ```json metadata block at the end; add one with summary, confidence and outcome".into());
     };
     let value: Value = serde_json::from_str(json)
+        .or_else(|e| serde_json::from_str(&escape_raw_controls(json)).map_err(|_| e))
         .map_err(|e| format!("the ```json metadata block is not valid JSON ({e})"))?;
     if let Some(o) = value.get("outcome").and_then(Value::as_str) {
         let known = [
@@ -120,6 +121,35 @@ pub fn parse_meta(answer: &str) -> Result<StageMeta, String> {
     }
     serde_json::from_value(value)
         .map_err(|e| format!("the ```json metadata block does not have the required fields ({e})"))
+}
+
+/// `json` with the raw control characters inside its strings escaped (a line break typed
+/// into a summary is the commonest way a small model's metadata fails to parse); the text
+/// outside strings and everything else is left as written.
+fn escape_raw_controls(json: &str) -> String {
+    let mut out = String::with_capacity(json.len());
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        if in_string && !escaped && (c as u32) < 0x20 {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                other => out.push_str(&format!("\\u{:04x}", other as u32)),
+            }
+            continue;
+        }
+        if in_string && c == '\\' && !escaped {
+            escaped = true;
+        } else {
+            if c == '"' && !escaped {
+                in_string = !in_string;
+            }
+            escaped = false;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// Who an OUT_OF_SCOPE may hand the task to.
@@ -262,6 +292,19 @@ mod tests {
         assert!(e.contains("not allowed"), "{e}");
         assert!(parse_meta("```json\n{\"summary\":\"s\"}\n```").is_err());
         assert!(parse_meta("no block").is_err());
+    }
+
+    #[test]
+    fn a_line_break_typed_inside_a_string_still_reads() {
+        let meta = parse_meta(
+            "```json\n{\"summary\": \"fixed the test\nand the code\", \"outcome\": \"APPROVE\",\n \"questions\": [\"a\\\"b\tc\"]}\n```",
+        )
+        .unwrap();
+        assert_eq!(meta.summary, "fixed the test\nand the code");
+        assert_eq!(meta.questions, ["a\"b\tc"]);
+        // Broken JSON stays broken, with serde's own reason.
+        let e = parse_meta("```json\n{\"summary\": \"x\" \"outcome\"}\n```").unwrap_err();
+        assert!(e.contains("not valid JSON"), "{e}");
     }
 
     #[test]

@@ -239,6 +239,10 @@ pub struct RunState {
     pub feedback: String,
     /// The verify command's result.
     pub verify: Option<CommandOutcome>,
+    /// The commit the verify command ran at: a verifier that fixes something has the
+    /// command run again at its own commit, and a retry after it at the tip again.
+    #[serde(default)]
+    pub verify_at: Option<ObjectId>,
     /// The verifier's implementation summary.
     pub implementation_summary: Option<ImplementationSummary>,
     /// What every call of the run cost so far.

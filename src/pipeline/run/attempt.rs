@@ -255,6 +255,11 @@ impl Run<'_> {
         attempt.commit = Some(ObjectId::from(commit));
         attempt.changed = facts.changed;
 
+        if stage == Stage::Verify && !attempt.changed.is_empty() {
+            // The verifier fixed something: the command's result at its commit is the fact
+            // the review and the reconciliation weigh, not the one from before the fix.
+            self.run_verify(ObjectId::from(commit))?;
+        }
         if !self.state.stages[idx].reviewed {
             // Unreviewed, a claim without evidence travels as a flag to the next stage and
             // to every later review.

@@ -230,7 +230,7 @@ impl<'a> Run<'a> {
 
     /// One step at `stage`: the review of an attempt a killed run left committed, else
     /// escalate when its retries are used up, else run the verify command first (verify
-    /// stage), then one attempt.
+    /// stage, unless it ran at the tip already), then one attempt.
     fn step(&mut self, stage: Stage) -> Result<Flow, RunError> {
         if self.state.under_review.is_some() {
             return self.resume_review();
@@ -238,8 +238,12 @@ impl<'a> Run<'a> {
         if self.state.stages[self.state.current].attempts_in_epoch() > self.state.max_retries {
             return self.escalate();
         }
-        if stage == Stage::Verify && self.state.verify.is_none() {
-            self.run_verify()?;
+        if stage == Stage::Verify {
+            // At the tip: not again if it ran there, again if a rejected fix moved it.
+            let tip = self.state.tip().clone();
+            if self.state.verify.is_none() || self.state.verify_at.as_ref() != Some(&tip) {
+                self.run_verify(tip)?;
+            }
         }
         self.attempt()
     }

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::{Run, RunError};
 use crate::config::Config;
 use crate::git::worktree::{run_command, CommandOutcome, TempWorktree};
+use crate::git::ObjectId;
 use crate::pipeline::observer::Progress;
 use crate::privacy::mask_key_shaped;
 use crate::redact::redact;
@@ -84,9 +85,9 @@ impl VerifyPlan {
 }
 
 impl Run<'_> {
-    /// Runs the verify command at the tip and records its outcome (a fact for the verifier
+    /// Runs the verify command at `tip` and records its outcome (a fact for the verifier
     /// and the arbiter).
-    pub(super) fn run_verify(&mut self) -> Result<(), RunError> {
+    pub(super) fn run_verify(&mut self, tip: ObjectId) -> Result<(), RunError> {
         let (command, timeout) = match &self.env.verify {
             VerifyPlan::Run { command, timeout } => (command.clone(), *timeout),
             VerifyPlan::Skip(why) => {
@@ -96,7 +97,6 @@ impl Run<'_> {
                 return Ok(());
             }
         };
-        let tip = self.state.tip().clone();
         self.env.observer.progress(&Progress::VerifyStarted {
             command: &command,
             at: &tip,
@@ -120,6 +120,7 @@ impl Run<'_> {
             .observer
             .progress(&Progress::VerifyFinished { outcome: &outcome });
         self.state.verify = Some(outcome);
+        self.state.verify_at = Some(tip);
         self.rec.event(&self.state, "verify command ran")?;
         Ok(())
     }
