@@ -674,6 +674,12 @@ fn a_verifier_that_fixes_the_failing_command_is_judged_by_the_command_at_its_fix
     assert!(!s
         .git(&["show", &format!("{branch}:tests/test_calc.py")])
         .contains("BROKEN"));
+    // The verifier was told the failing command is its defect to fix.
+    let asked = s.requests_for("verify")[0].to_string();
+    assert!(
+        asked.contains("The command FAILS, so the run cannot pass"),
+        "{asked}"
+    );
     // The arbiter was shown the result at the fix.
     let review = s.requests_for("arbiter-verify")[0].to_string();
     assert!(review.contains("exit code: 0"), "{review}");

@@ -84,6 +84,14 @@ impl VerifyPlan {
     }
 }
 
+/// What the verifier is told when the command fails: that is an outright defect, the one
+/// thing its stage exists to fix, and nothing else makes the run pass.
+const FAILING: &str =
+    "\nThe command FAILS, so the run cannot pass as it is: no review can approve a failing \
+command. This is an outright defect: fix it now by changing the file the output points at (the \
+code, or a test whose expected value contradicts the TaskSpec's acceptance criteria), in your \
+answer format, and say in `summary` what you fixed. The command runs again on your fix.\n";
+
 impl Run<'_> {
     /// Runs the verify command at `tip` and records its outcome (a fact for the verifier
     /// and the arbiter).
@@ -128,13 +136,19 @@ impl Run<'_> {
     /// The verify command's result as the verifier is shown it.
     pub(super) fn verify_facts(&self) -> String {
         match (&self.state.verify, &self.env.verify) {
-            (Some(v), _) => format!(
-                "## Verify command result (a fact)\ncommand: {}\nexit code: {}\noutput tail:\n{}\n",
-                v.command,
-                v.exit_code
-                    .map_or("none (killed)".to_string(), |c| c.to_string()),
-                v.tail
-            ),
+            (Some(v), _) => {
+                let mut s = format!(
+                    "## Verify command result (a fact)\ncommand: {}\nexit code: {}\noutput tail:\n{}\n",
+                    v.command,
+                    v.exit_code
+                        .map_or("none (killed)".to_string(), |c| c.to_string()),
+                    v.tail
+                );
+                if v.exit_code != Some(0) {
+                    s.push_str(FAILING);
+                }
+                s
+            }
             (None, VerifyPlan::Skip(why)) => {
                 format!("## Verify command\nnot run: {}\n", why.describe())
             }
