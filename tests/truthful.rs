@@ -118,6 +118,13 @@ fn a_summary_that_claims_an_untouched_file_is_flagged() {
             .contains("names docs/usage.md, which its diff does not touch"),
         "{note}"
     );
+    // The next stage is told what to do about the claim, not about imports.
+    let flagged = s.requests_for("refactor")[0].to_string();
+    assert!(
+        flagged.contains("make the change the summary describes"),
+        "{flagged}"
+    );
+    assert!(!flagged.contains("import only modules"), "{flagged}");
 }
 
 #[test]

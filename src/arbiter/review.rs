@@ -118,6 +118,8 @@ pub fn finding_issue(f: &Finding) -> Issue {
         description: f.reason.clone(),
         suggestion: match f.kind.as_str() {
             "syntax_error" => "fix the syntax so the file parses".into(),
+            UNSUPPORTED_CLAIM => "make the change the summary describes, or describe only the change that was made".into(),
+            "unmet_requirement" => "make the change the requirement names".into(),
             _ => "import only modules that exist in the repository, the standard library or the declared dependencies (declare new dependencies explicitly)".into(),
         },
         evidence: format!("deterministic check ({})", f.kind),
