@@ -691,3 +691,29 @@ fn a_verifier_that_fixes_the_failing_command_is_judged_by_the_command_at_its_fix
     let review = s.requests_for("arbiter-verify")[0].to_string();
     assert!(review.contains("exit code: 0"), "{review}");
 }
+
+#[test]
+fn the_files_the_task_names_are_shown_first() {
+    let s = mul_scenario(
+        vec![Reply::text(mul_answer("implemented mul()"))],
+        vec![Reply::text(test_answer())],
+    );
+    s.env.write_files(
+        &s.repo,
+        &[("tests/__init__.py", ""), ("tests/test_calc.py", "\n")],
+    );
+    s.env.commit_all(&s.repo, "a test package");
+    let r = s.run(&[]);
+    r.ok();
+    let asked = s.requests_for("implement")[0]["messages"][1]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let named = asked
+        .find("\ntests/test_calc.py\n```")
+        .expect("test file shown");
+    let other = asked
+        .find("\ntests/__init__.py\n```")
+        .expect("package file shown");
+    assert!(named < other, "{asked}");
+}

@@ -136,7 +136,10 @@ pub fn context_message(c: &StageContext<'_>) -> String {
             omitted.push(p.clone());
         }
     }
-    shown.sort();
+    // The files the TaskSpec names come first: a small model writes the first file it was
+    // shown (an empty `tests/__init__.py` got the new test).
+    let task_text = c.task.render();
+    shown.sort_by_key(|p| (!task_text.contains(p.as_str()), p.clone()));
     s.push_str("\n## Current files (full text, exactly as they are now)\n");
     for p in &shown {
         s.push_str(&format!("\n{p}\n```\n{}", texts[p]));
