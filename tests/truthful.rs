@@ -485,7 +485,7 @@ fn a_building_stage_whose_change_leaves_a_named_requirement_undone_is_asked_agai
         "{second}"
     );
     assert!(
-        second.contains("R1 names mul, which no file the change touches contains"),
+        second.contains("R1 names mul, which no file the change touches defines"),
         "{second}"
     );
     assert!(
@@ -514,7 +514,7 @@ fn a_building_stage_whose_change_leaves_a_named_requirement_undone_is_asked_agai
     let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
     assert!(
         log.stdout
-            .contains("incomplete — R1 names mul, which no file the change touches contains"),
+            .contains("incomplete — R1 names mul, which no file the change touches defines"),
         "{}",
         log.stdout
     );
@@ -716,4 +716,23 @@ fn the_files_the_task_names_are_shown_first() {
         .find("\ntests/__init__.py\n```")
         .expect("package file shown");
     assert!(named < other, "{asked}");
+}
+
+#[test]
+fn a_function_only_called_by_a_test_is_not_the_function() {
+    // The implement stage writes a test that calls mul and never defines mul.
+    let s = mul_scenario(
+        vec![Reply::text(test_answer())],
+        vec![Reply::text(answer("", "nothing to refactor"))],
+    );
+    let r = s.run(&[]);
+    let out = run_json(&r.stdout);
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.stdout.contains(
+            "accepted — add a test for mul() (facts: R1 names mul, which no file the change touches defines)"
+        ),
+        "{}",
+        log.stdout
+    );
 }

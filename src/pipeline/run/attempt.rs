@@ -9,7 +9,7 @@ use super::checks::{
 };
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::review::finding_issue;
-use crate::code::Finding;
+use crate::code::{outline, Finding, Lang};
 use crate::config::EditFormat;
 use crate::edit::{
     apply_blocks, check_path, parse_edit_blocks, parse_whole_files, render_failures,
@@ -284,9 +284,17 @@ impl Run<'_> {
     fn unmet(&self, new_tree: &git2::Tree<'_>) -> Result<Vec<Unmet>, RunError> {
         let run = self.run_diff(new_tree)?;
         let files = TreeFiles::new(self.env.repo, new_tree.clone());
-        let contains =
-            |path: &str, word: &str| files.text(path).is_some_and(|text| text.contains(word));
-        Ok(unmet_requirements(&self.spec, &run, &contains))
+        // A function a requirement names must be defined, not only called (a test that calls
+        // it is not the function); in a language without outlines, mentioned.
+        let defines = |path: &str, word: &str| {
+            files
+                .text(path)
+                .is_some_and(|text| match Lang::from_path(path) {
+                    Some(lang) => outline(lang, &text).iter().any(|s| s.name == word),
+                    None => text.contains(word),
+                })
+        };
+        Ok(unmet_requirements(&self.spec, &run, &defines))
     }
 
     /// What the stage's summary claims that its diff does not show (`facts`, the stage's

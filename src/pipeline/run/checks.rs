@@ -84,7 +84,7 @@ fn hands_off(text: &str) -> bool {
 /// base to the stage's tree) does not show: a file in scope that a requirement names and
 /// the run leaves as it was, or a function a requirement names as code
 /// (`char_count(text)`, `` `char_count` ``) that no file the run changed, nor any file the
-/// requirements name, contains (`contains(path, word)` reads the stage's tree). A
+/// requirements name, defines (`contains(path, word)` reads the stage's tree). A
 /// requirement that asks to leave a file alone names no file to change.
 pub(super) fn unmet_requirements(
     spec: &TaskSpec,
@@ -118,7 +118,7 @@ pub(super) fn unmet_requirements(
                 unmet.push(Unmet {
                     id: r.id.clone(),
                     why: format!(
-                        "{} names {word}, which no file the change touches contains",
+                        "{} names {word}, which no file the change touches defines",
                         r.id
                     ),
                 });
