@@ -151,11 +151,15 @@ impl Unmet {
 /// Whether a change met at least one requirement the facts can check (one that names a
 /// file in scope to change or a function as code), given what it left `unmet`.
 pub(super) fn advanced(spec: &TaskSpec, unmet: &[Unmet]) -> bool {
-    spec.requirements.iter().any(|r| {
+    checkable(spec).any(|r| !unmet.iter().any(|u| u.id == r.id))
+}
+
+/// The requirements the facts can check: those naming a function as code, or a file in
+/// scope to change. A task with none of them needs no run diff.
+pub(super) fn checkable(spec: &TaskSpec) -> impl Iterator<Item = &crate::task::Requirement> {
+    spec.requirements.iter().filter(|r| {
         let c = Claims::of(&r.text);
-        let checkable = !c.symbols.is_empty()
-            || (!hands_off(&r.text) && c.files.iter().any(|f| spec.in_scope(f)));
-        checkable && !unmet.iter().any(|u| u.id == r.id)
+        !c.symbols.is_empty() || (!hands_off(&r.text) && c.files.iter().any(|f| spec.in_scope(f)))
     })
 }
 
