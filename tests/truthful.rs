@@ -659,7 +659,8 @@ fn a_verifier_that_fixes_the_failing_command_is_judged_by_the_command_at_its_fix
     rules[3] = stage("verify", vec![Reply::text(fixed)]);
     let s = Scenario::new(rules);
     let config = format!(
-        "{}\n[verify]\ncommand = \"! grep -rq BROKEN tests\"\ntimeout_secs = 60\n",
+        // Off while building: the refactor stage's broken test reaches the verifier.
+        "{}\n[verify]\ncommand = \"! grep -rq BROKEN tests\"\ntimeout_secs = 60\nwhile_building = false\n",
         fake_user_config(&s.server.base_url())
     );
     s.env.write_user_config(&config);
@@ -735,4 +736,134 @@ fn a_function_only_called_by_a_test_is_not_the_function() {
         "{}",
         log.stdout
     );
+}
+
+/// The refactor answer that adds a test the verify command fails on (`BROKEN`).
+fn broken_test_answer() -> String {
+    answer(
+        "tests/test_calc.py\n<<<<<<< SEARCH\n=======\nfrom calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2  # BROKEN\n>>>>>>> REPLACE\n",
+        "add a test for sub()",
+    )
+}
+
+/// A scenario whose verify command fails on any `BROKEN` under tests/ (`extra` goes into
+/// the user's `[verify]` table).
+fn breaking_scenario(refactor: Vec<Reply>, command: &str, extra: &str) -> Scenario {
+    let mut rules = happy_rules();
+    rules[2] = stage("refactor", refactor);
+    let s = Scenario::new(rules);
+    let config = format!(
+        "{}\n[verify]\ncommand = \"{command}\"\ntimeout_secs = 60\n{extra}",
+        fake_user_config(&s.server.base_url())
+    );
+    s.env.write_user_config(&config);
+    s
+}
+
+#[test]
+fn a_building_stage_that_breaks_the_verify_command_is_asked_again_on_its_change() {
+    // The fix is an edit of the line the failing attempt wrote: it applies only if the
+    // second attempt works on the first one's change.
+    let fix = answer(
+        "tests/test_calc.py\n<<<<<<< SEARCH\n    assert sub(3, 1) == 2  # BROKEN\n=======\n    assert sub(3, 1) == 2\n>>>>>>> REPLACE\n",
+        "fixed the test",
+    );
+    let s = breaking_scenario(
+        vec![Reply::text(broken_test_answer()), Reply::text(fix)],
+        "! grep -rq BROKEN tests",
+        "",
+    );
+    let r = s.run(&[]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);
+    assert_eq!(out["stages"][2]["attempts"], 2, "{out}");
+    let second = s.requests_for("refactor")[1].to_string();
+    assert!(
+        second.contains("YOUR CHANGE MAKES THE VERIFY COMMAND FAIL"),
+        "{second}"
+    );
+    assert!(
+        second.contains("exits with 1; before the run it passed"),
+        "{second}"
+    );
+    assert!(
+        second.contains("# BROKEN"),
+        "the failing change is shown: {second}"
+    );
+    // One commit per stage on the branch: the failing attempt is on the record, not in the
+    // history, and the accepted one's diff is the whole stage's.
+    let branch = out["branch"].as_str().unwrap();
+    let subjects = s.git(&["log", "--format=%s", &format!("main..{branch}")]);
+    assert_eq!(subjects.matches("triad(refactor)").count(), 1, "{subjects}");
+    let test = s.git(&["show", &format!("{branch}:tests/test_calc.py")]);
+    assert!(
+        test.contains("def test_sub") && !test.contains("BROKEN"),
+        "{test}"
+    );
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.stdout
+            .contains("failing — add a test for sub(): the verify command fails with it (exit 1)"),
+        "{}",
+        log.stdout
+    );
+    // At the base once (it passed), at each building commit, and for Verify.
+    let runs = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains("verify: exit"))
+        .count();
+    assert_eq!(runs, 5, "{}", r.stderr);
+
+    // Never fixed: the last attempt goes on with the failure on its record, and the
+    // verify command's result floors the verdict.
+    let s = breaking_scenario(
+        vec![Reply::text(broken_test_answer())],
+        "! grep -rq BROKEN tests",
+        "",
+    );
+    let r = s.run(&["--max-retries", "1"]);
+    let out = run_json(&r.stdout);
+    assert_ne!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][2]["attempts"], 2, "{out}");
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.stdout.contains(
+            "accepted — add a test for sub() (facts: the verify command fails with this change, exit 1)"
+        ),
+        "{}",
+        log.stdout
+    );
+}
+
+#[test]
+fn a_command_that_failed_before_the_run_or_is_off_holds_no_building_stage_back() {
+    // Failing at the base: the building stages go on (asked once at the base), the
+    // verifier still sees the failure.
+    let s = breaking_scenario(vec![Reply::text(broken_test_answer())], "exit 3", "");
+    let r = s.run(&[]);
+    let out = run_json(&r.stdout);
+    assert_eq!(out["stages"][1]["attempts"], 1, "{out}");
+    assert_eq!(out["stages"][2]["attempts"], 1, "{out}");
+    let runs = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains("verify: exit"))
+        .count();
+    assert_eq!(runs, 3, "implement, the base, verify: {}", r.stderr);
+    // Turned off: only the Verify stage runs it.
+    let s = breaking_scenario(
+        vec![Reply::text(broken_test_answer())],
+        "! grep -rq BROKEN tests",
+        "while_building = false\n",
+    );
+    let r = s.run(&["--max-retries", "0"]);
+    let out = run_json(&r.stdout);
+    assert_eq!(out["stages"][2]["attempts"], 1, "{out}");
+    let runs = r
+        .stderr
+        .lines()
+        .filter(|l| l.contains("verify: exit"))
+        .count();
+    assert_eq!(runs, 1, "{}", r.stderr);
 }

@@ -8,7 +8,7 @@
 //!   clone is trusted;
 //! - limits a repository may only tighten (budget caps, the verify timeout and breaker
 //!   threshold lower; review depth higher; `halt` over `rewind` when retries run out; a
-//!   `routing` that weighs cost more) keep the value below when the repository's would
+//!   `routing` that weighs cost more; checks only turned on) keep the value below when the repository's would
 //!   loosen it, and say so;
 //! - lists a repository may only add to (`hooks.pre_push.block_on`, `privacy.withhold`) are
 //!   the union of the list below and the repository's, never losing an entry.
@@ -116,6 +116,12 @@ const LOWER_ONLY: &[&str] = &[
 
 /// Numbers a repository may only raise (a breaker that stays open longer).
 const HIGHER_ONLY: &[&str] = &["breaker.open_secs"];
+
+/// Checks a repository may turn on but not off, with why its `false` is ignored.
+const ON_ONLY: &[(&str, &str)] = &[(
+    "verify.while_building",
+    "a committed config may only ask for more checks, not turn the building stages' verify off",
+)];
 
 /// Lists a repository may only add to, with why an entry it drops stays.
 const ADD_ONLY: &[(&str, &str)] = &[
@@ -242,6 +248,14 @@ pub fn restrict(
                 } else {
                     "a committed config may only raise this limit"
                 };
+                ignore(&mut table, key, kept.clone(), why);
+            }
+        }
+    }
+    for (key, why) in ON_ONLY {
+        let asked = get(&table, key).and_then(Value::as_bool);
+        if let (Some(false), Some(kept)) = (asked, get(below, key)) {
+            if kept.as_bool() == Some(true) {
                 ignore(&mut table, key, kept.clone(), why);
             }
         }
@@ -456,6 +470,30 @@ mod tests {
         let tight = r("routing = 'cost'\n");
         assert!(tight.ignored.is_empty(), "{:?}", tight.ignored);
         assert_eq!(get(&tight.table, "routing").unwrap().as_str(), Some("cost"));
+    }
+
+    #[test]
+    fn a_check_may_be_turned_on_not_off() {
+        let r = |below: &str, text: &str| {
+            let below: Table = below.parse().unwrap();
+            restrict(text.parse().unwrap(), &below, false, Path::new("c.toml")).unwrap()
+        };
+        let off = r(
+            "[verify]\nwhile_building = true\n",
+            "[verify]\nwhile_building = false\n",
+        );
+        assert_eq!(get(&off.table, "verify.while_building"), None);
+        assert_eq!(off.ignored[0].key, "verify.while_building");
+        assert_eq!(off.ignored[0].kept, Value::Boolean(true));
+        let on = r(
+            "[verify]\nwhile_building = false\n",
+            "[verify]\nwhile_building = true\n",
+        );
+        assert!(on.ignored.is_empty(), "{:?}", on.ignored);
+        assert_eq!(
+            get(&on.table, "verify.while_building"),
+            Some(&Value::Boolean(true))
+        );
     }
 
     #[test]

@@ -382,6 +382,15 @@ pub struct VerifyConfig {
     pub command: String,
     /// Seconds before the command is killed.
     pub timeout_secs: u64,
+    /// Whether the command also runs after each building stage (implement, refactor), whose
+    /// change is asked again with the output when it makes a passing command fail.
+    #[serde(default = "yes")]
+    pub while_building: bool,
+}
+
+/// `true`, for settings that are on unless turned off.
+fn yes() -> bool {
+    true
 }
 
 /// The formatter (seed 001 §9): a trusted command, like the verify command, run on the

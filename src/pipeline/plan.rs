@@ -320,6 +320,7 @@ pub fn assign_models(
             attempts: Vec::new(),
             reviewed,
             epoch_start: 0,
+            draft: None,
         });
     }
     Ok(stages)
@@ -433,6 +434,7 @@ pub fn plan(
         feedback: String::new(),
         verify: None,
         verify_at: None,
+        base_verify: None,
         implementation_summary: None,
         spend: Default::default(),
         budget_usd: budget,

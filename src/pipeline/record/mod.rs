@@ -110,6 +110,9 @@ pub enum AttemptResult {
     /// Its change visibly leaves a requirement of the TaskSpec undone (a file the
     /// requirement names left as it was, a function it names found nowhere); retried.
     Incomplete,
+    /// Its change makes the verify command fail where it passed at the run's base; retried
+    /// on top of that change, with the command's output.
+    Failing,
     /// It answered an outcome other than APPROVE; the run stopped.
     Outcome,
     /// The arbiter halted the run on it.
@@ -126,6 +129,7 @@ impl AttemptResult {
             AttemptResult::BadAnswer => "bad_answer",
             AttemptResult::NoChange => "no_change",
             AttemptResult::Incomplete => "incomplete",
+            AttemptResult::Failing => "failing",
             AttemptResult::Outcome => "outcome",
             AttemptResult::Halted => "halted",
         }
@@ -177,6 +181,11 @@ pub struct StageRecord {
     pub reviewed: bool,
     /// Index into `attempts` where the current retry budget began (a rewind resets it).
     pub epoch_start: usize,
+    /// The commit of an attempt whose change made the verify command fail: the next attempt
+    /// is shown its files and builds on them (its own commit's parent stays the stage's).
+    /// Cleared once an attempt is committed as the stage's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft: Option<ObjectId>,
 }
 
 impl StageRecord {
@@ -243,6 +252,10 @@ pub struct RunState {
     /// command run again at its own commit, and a retry after it at the tip again.
     #[serde(default)]
     pub verify_at: Option<ObjectId>,
+    /// Whether the verify command passed at the run's base, once a building stage's change
+    /// made it fail (a command that already failed there holds no building stage back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_verify: Option<bool>,
     /// The verifier's implementation summary.
     pub implementation_summary: Option<ImplementationSummary>,
     /// What every call of the run cost so far.

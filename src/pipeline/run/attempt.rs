@@ -7,6 +7,7 @@ use super::checks::{
     advanced, checkable, dropped_feedback, settle_whole_files, unmet_feedback, unmet_requirements,
     StageFacts, Unmet,
 };
+use super::verify::failing_feedback;
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::review::finding_issue;
 use crate::code::{outline, Finding, Lang};
@@ -68,7 +69,16 @@ impl Run<'_> {
             .find_commit(parent)
             .and_then(|c| c.tree())
             .ctx("reading the stage's parent tree")?;
-        let files = TreeFiles::new(repo, parent_tree.clone());
+        // After a change that made the verify command fail, the next attempt works on that
+        // change: it is shown its files and its edits apply to them.
+        let work_tree = match &self.state.stages[idx].draft {
+            Some(draft) => repo
+                .find_commit(draft.oid()?)
+                .and_then(|c| c.tree())
+                .ctx("reading the failing attempt's tree")?,
+            None => parent_tree.clone(),
+        };
+        let files = TreeFiles::new(repo, work_tree.clone());
         let req = self.stage_request(&parent_tree, &files)?;
 
         if let Err(e) = crate::task::workflow::on_stage_start(
@@ -196,12 +206,12 @@ impl Run<'_> {
         }
 
         // The facts of the answer before anything is committed.
-        let tree = match git::build_tree(repo, &parent_tree, &applied.files) {
+        let tree = match git::build_tree(repo, &work_tree, &applied.files) {
             Ok(t) => t,
             Err(e) => {
                 // A path the edit checks let through but git cannot store is the model's
                 // mistake to fix, not the end of the run.
-                let refused = git::unstorable(repo, &parent_tree, &applied.files);
+                let refused = git::unstorable(repo, &work_tree, &applied.files);
                 if refused.is_empty() {
                     return Err(e.into());
                 }
@@ -251,6 +261,28 @@ impl Run<'_> {
             self.state.run_id, answered.model
         );
         let commit = git::commit(repo, tree, &[parent], &message)?;
+        if matches!(stage, Stage::Implement | Stage::Refactor) {
+            if let Some(failed) = self.breaks_verify(&ObjectId::from(commit))? {
+                let status = failed
+                    .exit_code
+                    .map_or("killed".to_string(), |c| format!("exit {c}"));
+                if epoch_n <= self.state.max_retries {
+                    let mut refused = answered.record(
+                        AttemptResult::Failing,
+                        format!("{summary}: the verify command fails with it ({status})"),
+                    );
+                    refused.commit = Some(ObjectId::from(commit));
+                    refused.changed = facts.changed;
+                    self.rec.keep(commit);
+                    self.state.stages[idx].draft = Some(ObjectId::from(commit));
+                    return self.retry(refused, &failing_feedback(&failed, &self.spec));
+                }
+                notes.push_str(&format!(
+                    " (facts: the verify command fails with this change, {status})"
+                ));
+            }
+        }
+        self.state.stages[idx].draft = None;
         let mut attempt = answered.record(AttemptResult::Accepted, format!("{summary}{notes}"));
         attempt.commit = Some(ObjectId::from(commit));
         attempt.changed = facts.changed;

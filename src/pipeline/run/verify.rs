@@ -17,6 +17,10 @@ use crate::task::TaskSpec;
 /// Lines of the command's output kept for the record and the arbiter.
 const TAIL_LINES: usize = 60;
 
+/// Lines of a failing command's output a building stage is shown (a small model's context
+/// is 8k tokens; a test runner's last lines hold the failure).
+const BUILDING_TAIL_LINES: usize = 30;
+
 /// Why the verify command is not run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -96,21 +100,66 @@ impl Run<'_> {
     /// Runs the verify command at `tip` and records its outcome (a fact for the verifier
     /// and the arbiter).
     pub(super) fn run_verify(&mut self, tip: ObjectId) -> Result<(), RunError> {
-        let (command, timeout) = match &self.env.verify {
-            VerifyPlan::Run { command, timeout } => (command.clone(), *timeout),
-            VerifyPlan::Skip(why) => {
+        let Some(outcome) = self.command_at(&tip) else {
+            if let VerifyPlan::Skip(why) = &self.env.verify {
                 self.env
                     .observer
                     .progress(&Progress::VerifySkipped { why: *why });
-                return Ok(());
             }
+            return Ok(());
         };
-        self.env.observer.progress(&Progress::VerifyStarted {
-            command: &command,
-            at: &tip,
-        });
-        let outcome = match TempWorktree::add(&self.env.repo_root(), tip.as_str()) {
-            Ok(wt) => run_command(wt.path(), &command, timeout, TAIL_LINES),
+        self.state.verify = Some(outcome);
+        self.state.verify_at = Some(tip);
+        self.rec.event(&self.state, "verify command ran")?;
+        Ok(())
+    }
+
+    /// The verify command's failure at a building stage's commit `at`, when the command
+    /// passed at the run's base (asked once, the first time a stage fails it): the change
+    /// broke it. `None` when it passes, does not run, is off while building
+    /// (`verify.while_building`), or failed before the run began.
+    pub(super) fn breaks_verify(
+        &mut self,
+        at: &ObjectId,
+    ) -> Result<Option<CommandOutcome>, RunError> {
+        let on = self.env.config.config.verify.while_building;
+        if !on || self.state.base_verify == Some(false) {
+            return Ok(None);
+        }
+        let Some(outcome) = self.command_at(at) else {
+            return Ok(None);
+        };
+        if outcome.exit_code == Some(0) {
+            return Ok(None);
+        }
+        if self.state.base_verify.is_none() {
+            let base = self.state.base.clone();
+            let passed = self
+                .command_at(&base)
+                .is_some_and(|o| o.exit_code == Some(0));
+            self.state.base_verify = Some(passed);
+            self.rec
+                .event(&self.state, "verify command ran at the run's base")?;
+            if !passed {
+                return Ok(None);
+            }
+        }
+        Ok(Some(outcome))
+    }
+
+    /// Runs the verify command in a temporary worktree at `at`, with progress; `None` when
+    /// the run's plan is not to run one. Its output is masked: the command runs code a model
+    /// wrote, which may have read a key from a file, and the output goes to records and
+    /// models.
+    fn command_at(&self, at: &ObjectId) -> Option<CommandOutcome> {
+        let VerifyPlan::Run { command, timeout } = &self.env.verify else {
+            return None;
+        };
+        self.env
+            .observer
+            .progress(&Progress::VerifyStarted { command, at });
+        let mut outcome = match TempWorktree::add(&self.env.repo_root(), at.as_str()) {
+            Ok(wt) => run_command(wt.path(), command, *timeout, TAIL_LINES),
             Err(e) => CommandOutcome {
                 command: command.clone(),
                 exit_code: None,
@@ -119,18 +168,12 @@ impl Run<'_> {
                 duration_ms: 0,
             },
         };
-        // Its output goes into the record and to the verifier and the arbiter: the command
-        // runs code a model wrote, which may have read a key from a file.
-        let mut outcome = outcome;
         outcome.tail = mask_key_shaped(&outcome.tail).into_owned();
         outcome.command = redact(&outcome.command).into_owned();
         self.env
             .observer
             .progress(&Progress::VerifyFinished { outcome: &outcome });
-        self.state.verify = Some(outcome);
-        self.state.verify_at = Some(tip);
-        self.rec.event(&self.state, "verify command ran")?;
-        Ok(())
+        Some(outcome)
     }
 
     /// The verify command's result as the verifier is shown it.
@@ -157,6 +200,38 @@ impl Run<'_> {
             }
         }
     }
+}
+
+/// What a building stage is told when its change made the verify command fail: the output,
+/// that its change is kept in the files shown, and the TaskSpec's acceptance criteria to
+/// tell a wrong test from wrong code.
+pub(super) fn failing_feedback(outcome: &CommandOutcome, spec: &TaskSpec) -> String {
+    let lines: Vec<&str> = outcome.tail.lines().collect();
+    let tail = lines[lines.len().saturating_sub(BUILDING_TAIL_LINES)..].join("\n");
+    let status = match (outcome.exit_code, outcome.timed_out) {
+        (_, true) => "was killed: it took too long".to_string(),
+        (Some(c), _) => format!("exits with {c}"),
+        (None, _) => "was killed".to_string(),
+    };
+    let mut s = format!(
+        "## YOUR CHANGE MAKES THE VERIFY COMMAND FAIL\n\nYour previous answer is applied: the \
+files below are as it left them. With it, `{}` {status}; before the run it passed. The end of \
+its output:\n```\n{tail}\n```\nFix what the output points at, in the files below: the code, \
+or a test whose expected value is wrong",
+        outcome.command
+    );
+    if spec.acceptance.is_empty() {
+        s.push_str(".\n");
+    } else {
+        s.push_str(" by the task's acceptance criteria:\n");
+        for a in &spec.acceptance {
+            s.push_str(&format!("- {a}\n"));
+        }
+    }
+    s.push_str(
+        "Answer in your answer format with the files corrected; keep the rest of your change.\n",
+    );
+    s
 }
 
 #[cfg(test)]
