@@ -457,9 +457,9 @@ fn mul_scenario(implement: Vec<Reply>, refactor: Vec<Reply>) -> Scenario {
 
 #[test]
 fn a_building_stage_whose_change_leaves_a_named_requirement_undone_is_asked_again() {
-    // The implement stage first changes only the scaffold (no requirement met: asked again),
-    // then adds mul but no test (R1 met: it goes on, R2 travels as a flag); the refactor
-    // stage first changes nothing (asked again with R2), then writes the test.
+    // The implement stage first changes only the scaffold (no requirement met: asked again
+    // from the start), then adds mul but no test (R1 met: kept, and asked for the rest),
+    // then adds the test on top of its kept change.
     let scaffold_only = answer(
         "calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    return a - b\n>>>>>>> REPLACE\n",
         "implemented mul() and added a test in tests/test_calc.py",
@@ -468,18 +468,17 @@ fn a_building_stage_whose_change_leaves_a_named_requirement_undone_is_asked_agai
         vec![
             Reply::text(scaffold_only),
             Reply::text(mul_answer("implemented mul()")),
-        ],
-        vec![
-            Reply::text(answer("", "nothing to refactor")),
             Reply::text(test_answer()),
         ],
+        vec![Reply::text(answer("", "nothing to refactor"))],
     );
     let r = s.run(&[]);
     let out = run_json(&r.ok().stdout);
     assert_eq!(out["status"], "approved", "{out}");
-    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
-    assert_eq!(out["stages"][2]["attempts"], 2, "{out}");
-    let second = s.requests_for("implement")[1].to_string();
+    assert_eq!(out["stages"][1]["attempts"], 3, "{out}");
+    assert_eq!(out["stages"][2]["attempts"], 1, "{out}");
+    let asked = s.requests_for("implement");
+    let second = asked[1].to_string();
     assert!(
         second.contains("YOUR CHANGE LEAVES THE TASK UNDONE"),
         "{second}"
@@ -493,24 +492,30 @@ fn a_building_stage_whose_change_leaves_a_named_requirement_undone_is_asked_agai
         "{second}"
     );
     assert!(second.contains("SEARCH/REPLACE"), "{second}");
-    // The refactor stage was told what the implement stage left undone, then held to it.
-    let refactor = s.requests_for("refactor");
+    assert!(!second.contains("def mul"), "started over: {second}");
+    // The third attempt is shown the kept change and told only what remains.
+    let third = asked[2].to_string();
     assert!(
-        refactor[0]
-            .to_string()
-            .contains("the requirements are not all met: R2 names tests/test_calc.py"),
-        "{}",
-        refactor[0]
+        third.contains("is kept: the files below include it"),
+        "{third}"
     );
+    assert!(third.contains("def mul(a, b)"), "{third}");
     assert!(
-        refactor[1]
-            .to_string()
-            .contains("YOUR CHANGE LEAVES THE TASK UNDONE"),
-        "{}",
-        refactor[1]
+        third.contains("Do that now:\\n- R2: tests/test_calc.py has a test for mul"),
+        "{third}"
     );
+    assert!(!third.contains("R1 names mul"), "{third}");
     let branch = out["branch"].as_str().unwrap();
     s.git(&["cat-file", "-e", &format!("{branch}:tests/test_calc.py")]);
+    assert!(s
+        .git(&["show", &format!("{branch}:calc.py")])
+        .contains("def mul"));
+    let subjects = s.git(&["log", "--format=%s", &format!("main..{branch}")]);
+    assert_eq!(
+        subjects.matches("triad(implement)").count(),
+        1,
+        "{subjects}"
+    );
     let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
     assert!(
         log.stdout
@@ -520,7 +525,7 @@ fn a_building_stage_whose_change_leaves_a_named_requirement_undone_is_asked_agai
     );
     assert!(
         log.stdout.contains(
-            "accepted — implemented mul() (facts: R2 names tests/test_calc.py, which the change leaves as it was)"
+            "incomplete — R2 names tests/test_calc.py, which the change leaves as it was; kept for the next attempt"
         ),
         "{}",
         log.stdout
@@ -534,8 +539,18 @@ fn a_building_stage_whose_change_leaves_a_named_requirement_undone_is_asked_agai
     );
     let r = s.run(&[]);
     let out = run_json(&r.stdout);
+    // The implementer repeats its answer on its kept change (its edit is already there):
+    // the last attempt goes on with the gap on its record.
+    assert_eq!(out["stages"][1]["attempts"], 3, "{out}");
     assert_eq!(out["stages"][2]["attempts"], 3, "{out}");
     let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.stdout.contains(
+            "accepted — implemented mul() (facts: R2 names tests/test_calc.py, which the change leaves as it was)"
+        ),
+        "{}",
+        log.stdout
+    );
     assert!(
         log.stdout.contains(
             "accepted — nothing to refactor (facts: R2 names tests/test_calc.py, which the change leaves as it was)"
@@ -802,8 +817,9 @@ fn a_building_stage_that_breaks_the_verify_command_is_asked_again_on_its_change(
     );
     let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
     assert!(
-        log.stdout
-            .contains("failing — add a test for sub(): the verify command fails with it (exit 1)"),
+        log.stdout.contains(
+            "failing — the verify command fails with it (exit 1); kept for the next attempt"
+        ),
         "{}",
         log.stdout
     );

@@ -3,11 +3,10 @@
 
 use std::time::Instant;
 
+use super::building::Held;
 use super::checks::{
-    advanced, checkable, dropped_feedback, settle_whole_files, unmet_feedback, unmet_requirements,
-    StageFacts, Unmet,
+    checkable, dropped_feedback, settle_whole_files, unmet_requirements, StageFacts, Unmet,
 };
-use super::verify::failing_feedback;
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::review::finding_issue;
 use crate::code::{outline, Finding, Lang};
@@ -228,31 +227,6 @@ impl Run<'_> {
             return self.retry(refused, &feedback);
         }
         let mut claims = self.claims(stage, &facts, &new_tree, &meta.summary)?;
-        if matches!(stage, Stage::Implement | Stage::Refactor) {
-            // The building stages are held to the requirements' facts. An implement stage
-            // that met some of them goes on: what it left undone travels to the refactor
-            // stage as a flag, which is then held to it.
-            let unmet = self.unmet(&new_tree)?;
-            let progressed = stage == Stage::Implement && advanced(&self.spec, &unmet);
-            if !unmet.is_empty() && !progressed && epoch_n <= self.state.max_retries {
-                let detail = one_line(
-                    &unmet
-                        .iter()
-                        .map(|u| u.why.as_str())
-                        .collect::<Vec<_>>()
-                        .join("; "),
-                    "requirements unmet",
-                );
-                let refused = answered.record(AttemptResult::Incomplete, detail);
-                return self.retry(refused, &unmet_feedback(&unmet, &self.spec, whole));
-            }
-            // Otherwise it goes on, and the record says what it left undone.
-            claims.extend(unmet.iter().map(Unmet::finding));
-            if !unmet.is_empty() {
-                let gaps: Vec<&str> = unmet.iter().map(|u| u.why.as_str()).collect();
-                notes.push_str(&format!(" (facts: {})", gaps.join("; ")));
-            }
-        }
 
         // Commit the stage from the in-memory tree.
         let summary = one_line(&meta.summary, &format!("{stage} stage"));
@@ -262,24 +236,30 @@ impl Run<'_> {
         );
         let commit = git::commit(repo, tree, &[parent], &message)?;
         if matches!(stage, Stage::Implement | Stage::Refactor) {
-            if let Some(failed) = self.breaks_verify(&ObjectId::from(commit))? {
-                let status = failed
-                    .exit_code
-                    .map_or("killed".to_string(), |c| format!("exit {c}"));
-                if epoch_n <= self.state.max_retries {
-                    let mut refused = answered.record(
-                        AttemptResult::Failing,
-                        format!("{summary}: the verify command fails with it ({status})"),
-                    );
+            // The building stages are held to the requirements' facts and the verify command.
+            match self.hold_building(stage, commit, &new_tree, whole, epoch_n)? {
+                Held::GoesOn {
+                    notes: more,
+                    findings,
+                } => {
+                    notes.push_str(&more);
+                    claims.extend(findings);
+                }
+                Held::Again {
+                    result,
+                    detail,
+                    feedback,
+                    keep,
+                } => {
+                    let mut refused = answered.record(result, detail);
                     refused.commit = Some(ObjectId::from(commit));
                     refused.changed = facts.changed;
-                    self.rec.keep(commit);
-                    self.state.stages[idx].draft = Some(ObjectId::from(commit));
-                    return self.retry(refused, &failing_feedback(&failed, &self.spec));
+                    if keep {
+                        self.rec.keep(commit);
+                        self.state.stages[idx].draft = Some(ObjectId::from(commit));
+                    }
+                    return self.retry(refused, &feedback);
                 }
-                notes.push_str(&format!(
-                    " (facts: the verify command fails with this change, {status})"
-                ));
             }
         }
         self.state.stages[idx].draft = None;
@@ -313,7 +293,7 @@ impl Run<'_> {
 
     /// The TaskSpec's requirements that the run's change up to `new_tree` visibly leaves
     /// undone (see [`unmet_requirements`]).
-    fn unmet(&self, new_tree: &git2::Tree<'_>) -> Result<Vec<Unmet>, RunError> {
+    pub(super) fn unmet(&self, new_tree: &git2::Tree<'_>) -> Result<Vec<Unmet>, RunError> {
         if checkable(&self.spec).next().is_none() {
             return Ok(Vec::new());
         }

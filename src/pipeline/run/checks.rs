@@ -163,8 +163,9 @@ pub(super) fn checkable(spec: &TaskSpec) -> impl Iterator<Item = &crate::task::R
     })
 }
 
-/// The retry feedback for a building stage whose change leaves requirements undone.
-pub(super) fn unmet_feedback(unmet: &[Unmet], spec: &TaskSpec, whole: bool) -> String {
+/// The retry feedback for a building stage whose change leaves requirements undone;
+/// `kept`: the change stays, and the next attempt is shown it and builds on it.
+pub(super) fn unmet_feedback(unmet: &[Unmet], spec: &TaskSpec, whole: bool, kept: bool) -> String {
     let how = if whole {
         "Write each file you change in full: its path on a line by itself, then a fenced block with its complete new content, keeping every line that must stay"
     } else {
@@ -176,8 +177,18 @@ pub(super) fn unmet_feedback(unmet: &[Unmet], spec: &TaskSpec, whole: bool) -> S
         .filter(|r| unmet.iter().any(|u| u.id == r.id))
         .map(|r| format!("- {}: {}", r.id, r.text))
         .collect();
+    let applied = if kept {
+        "Your answer was applied and is kept: the files below include it. The facts show what it leaves undone"
+    } else {
+        "Your answer was applied, but the facts show requirements it does not meet"
+    };
+    let todo = if kept {
+        "Do that now"
+    } else {
+        "The requirements"
+    };
     format!(
-        "## YOUR CHANGE LEAVES THE TASK UNDONE\n\nYour answer was applied, but the facts show requirements it does not meet:\n{}\n\nThe requirements:\n{}\n\n{how}, then the ```json metadata block.\n",
+        "## YOUR CHANGE LEAVES THE TASK UNDONE\n\n{applied}:\n{}\n\n{todo}:\n{}\n\n{how}, then the ```json metadata block.\n",
         unmet
             .iter()
             .map(|u| format!("- {}", u.why))
@@ -444,12 +455,22 @@ mod tests {
         assert_eq!(unmet_requirements(&spec, &both, &in_textstats), []);
         assert!(advanced(&spec, &unmet[1..]), "R1 met, R2 not");
         assert!(!advanced(&spec, &unmet));
-        let feedback = unmet_feedback(&unmet, &spec, true);
+        let feedback = unmet_feedback(&unmet, &spec, true, false);
         assert!(
             feedback.contains("R2: tests/test_textstats.py has a test"),
             "{feedback}"
         );
         assert!(!feedback.contains("R3"), "{feedback}");
+        assert!(feedback.contains("The requirements:"), "{feedback}");
+        let kept = unmet_feedback(&unmet[1..], &spec, true, true);
+        assert!(
+            kept.contains("is kept: the files below include it"),
+            "{kept}"
+        );
+        assert!(
+            kept.contains("Do that now:\n- R2: tests/test_textstats.py has a test"),
+            "{kept}"
+        );
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 mod attempt;
 mod branch;
+mod building;
 mod chamber;
 mod checks;
 mod consensus;
