@@ -1,4 +1,4 @@
-//! The standard task set of `git triad bench`, compiled in from `bench/tasks/`.
+//! The standard task set of `git triad bench`, compiled in from `config/bench-tasks/`.
 //!
 //! Two kinds of task, each graded by facts:
 //! - a [`BuildTask`] (architect, implementer, refactorer) is a small repository in Python or
@@ -30,43 +30,43 @@ pub const TASK_SET_VERSION: u32 = 2;
 const BUILD: &[(&str, &str)] = &[
     (
         "arch-stack",
-        include_str!("../../bench/tasks/build/arch-stack.toml"),
+        include_str!("../../config/bench-tasks/build/arch-stack.toml"),
     ),
     (
         "arch-settings",
-        include_str!("../../bench/tasks/build/arch-settings.toml"),
+        include_str!("../../config/bench-tasks/build/arch-settings.toml"),
     ),
     (
         "impl-slugify",
-        include_str!("../../bench/tasks/build/impl-slugify.toml"),
+        include_str!("../../config/bench-tasks/build/impl-slugify.toml"),
     ),
     (
         "impl-roman",
-        include_str!("../../bench/tasks/build/impl-roman.toml"),
+        include_str!("../../config/bench-tasks/build/impl-roman.toml"),
     ),
     (
         "impl-intervals",
-        include_str!("../../bench/tasks/build/impl-intervals.toml"),
+        include_str!("../../config/bench-tasks/build/impl-intervals.toml"),
     ),
     (
         "refactor-prices",
-        include_str!("../../bench/tasks/build/refactor-prices.toml"),
+        include_str!("../../config/bench-tasks/build/refactor-prices.toml"),
     ),
     (
         "refactor-words",
-        include_str!("../../bench/tasks/build/refactor-words.toml"),
+        include_str!("../../config/bench-tasks/build/refactor-words.toml"),
     ),
     (
         "arch-rust-queue",
-        include_str!("../../bench/tasks/build/arch-rust-queue.toml"),
+        include_str!("../../config/bench-tasks/build/arch-rust-queue.toml"),
     ),
     (
         "impl-rust-rle",
-        include_str!("../../bench/tasks/build/impl-rust-rle.toml"),
+        include_str!("../../config/bench-tasks/build/impl-rust-rle.toml"),
     ),
     (
         "refactor-rust-mean",
-        include_str!("../../bench/tasks/build/refactor-rust-mean.toml"),
+        include_str!("../../config/bench-tasks/build/refactor-rust-mean.toml"),
     ),
 ];
 
@@ -74,43 +74,43 @@ const BUILD: &[(&str, &str)] = &[
 const REVIEW: &[(&str, &str)] = &[
     (
         "bug-page-offset",
-        include_str!("../../bench/tasks/review/bug-page-offset.toml"),
+        include_str!("../../config/bench-tasks/review/bug-page-offset.toml"),
     ),
     (
         "bug-discount-sign",
-        include_str!("../../bench/tasks/review/bug-discount-sign.toml"),
+        include_str!("../../config/bench-tasks/review/bug-discount-sign.toml"),
     ),
     (
         "bug-median-even",
-        include_str!("../../bench/tasks/review/bug-median-even.toml"),
+        include_str!("../../config/bench-tasks/review/bug-median-even.toml"),
     ),
     (
         "bug-json-parse",
-        include_str!("../../bench/tasks/review/bug-json-parse.toml"),
+        include_str!("../../config/bench-tasks/review/bug-json-parse.toml"),
     ),
     (
         "bug-sql-injection",
-        include_str!("../../bench/tasks/review/bug-sql-injection.toml"),
+        include_str!("../../config/bench-tasks/review/bug-sql-injection.toml"),
     ),
     (
         "bug-window-end",
-        include_str!("../../bench/tasks/review/bug-window-end.toml"),
+        include_str!("../../config/bench-tasks/review/bug-window-end.toml"),
     ),
     (
         "clean-clamp",
-        include_str!("../../bench/tasks/review/clean-clamp.toml"),
+        include_str!("../../config/bench-tasks/review/clean-clamp.toml"),
     ),
     (
         "clean-chunks",
-        include_str!("../../bench/tasks/review/clean-chunks.toml"),
+        include_str!("../../config/bench-tasks/review/clean-chunks.toml"),
     ),
     (
         "clean-median",
-        include_str!("../../bench/tasks/review/clean-median.toml"),
+        include_str!("../../config/bench-tasks/review/clean-median.toml"),
     ),
     (
         "clean-sql-params",
-        include_str!("../../bench/tasks/review/clean-sql-params.toml"),
+        include_str!("../../config/bench-tasks/review/clean-sql-params.toml"),
     ),
 ];
 
