@@ -753,6 +753,14 @@ fn a_function_only_called_by_a_test_is_not_the_function() {
     );
 }
 
+/// How many times the verify command ran, by the run's progress lines.
+fn verify_runs(stderr: &str) -> usize {
+    stderr
+        .lines()
+        .filter(|l| l.contains("verify: exit"))
+        .count()
+}
+
 /// The refactor answer that adds a test the verify command fails on (`BROKEN`).
 fn broken_test_answer() -> String {
     answer(
@@ -824,11 +832,7 @@ fn a_building_stage_that_breaks_the_verify_command_is_asked_again_on_its_change(
         log.stdout
     );
     // At the base once (it passed), at each building commit, and for Verify.
-    let runs = r
-        .stderr
-        .lines()
-        .filter(|l| l.contains("verify: exit"))
-        .count();
+    let runs = verify_runs(&r.stderr);
     assert_eq!(runs, 5, "{}", r.stderr);
 
     // Never fixed: the last attempt goes on with the failure on its record, and the
@@ -861,11 +865,7 @@ fn a_command_that_failed_before_the_run_or_is_off_holds_no_building_stage_back()
     let out = run_json(&r.stdout);
     assert_eq!(out["stages"][1]["attempts"], 1, "{out}");
     assert_eq!(out["stages"][2]["attempts"], 1, "{out}");
-    let runs = r
-        .stderr
-        .lines()
-        .filter(|l| l.contains("verify: exit"))
-        .count();
+    let runs = verify_runs(&r.stderr);
     assert_eq!(runs, 3, "implement, the base, verify: {}", r.stderr);
     // Turned off: only the Verify stage runs it.
     let s = breaking_scenario(
@@ -876,10 +876,6 @@ fn a_command_that_failed_before_the_run_or_is_off_holds_no_building_stage_back()
     let r = s.run(&["--max-retries", "0"]);
     let out = run_json(&r.stdout);
     assert_eq!(out["stages"][2]["attempts"], 1, "{out}");
-    let runs = r
-        .stderr
-        .lines()
-        .filter(|l| l.contains("verify: exit"))
-        .count();
+    let runs = verify_runs(&r.stderr);
     assert_eq!(runs, 1, "{}", r.stderr);
 }
