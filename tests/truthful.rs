@@ -791,22 +791,37 @@ fn a_building_stage_that_breaks_the_verify_command_is_asked_again_on_its_change(
         "tests/test_calc.py\n<<<<<<< SEARCH\n    assert sub(3, 1) == 2  # BROKEN\n=======\n    assert sub(3, 1) == 2\n>>>>>>> REPLACE\n",
         "fixed the test",
     );
+    // Between them, an answer that changes nothing is told so.
     let s = breaking_scenario(
-        vec![Reply::text(broken_test_answer()), Reply::text(fix)],
-        "! grep -rq BROKEN tests",
+        vec![
+            Reply::text(broken_test_answer()),
+            Reply::text(answer("", "the code is clean")),
+            Reply::text(fix),
+        ],
+        "! grep -rn BROKEN tests",
         "",
     );
     let r = s.run(&[]);
     let out = run_json(&r.ok().stdout);
     assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);
-    assert_eq!(out["stages"][2]["attempts"], 2, "{out}");
-    let second = s.requests_for("refactor")[1].to_string();
+    assert_eq!(out["stages"][2]["attempts"], 3, "{out}");
+    let asked = s.requests_for("refactor");
+    let third = asked[2].to_string();
+    assert!(
+        third.contains("THE VERIFY COMMAND FAILS, AND YOUR ANSWER CHANGED NOTHING"),
+        "{third}"
+    );
+    let second = asked[1].to_string();
+    assert!(
+        second.contains("The output points at tests/test_calc.py (line 5)."),
+        "{second}"
+    );
     assert!(
         second.contains("YOUR CHANGE MAKES THE VERIFY COMMAND FAIL"),
         "{second}"
     );
     assert!(
-        second.contains("exits with 1; before the run it passed"),
+        second.contains("exits with 1; at the run's base it passed"),
         "{second}"
     );
     assert!(
@@ -833,7 +848,7 @@ fn a_building_stage_that_breaks_the_verify_command_is_asked_again_on_its_change(
     );
     // At the base once (it passed), at each building commit, and for Verify.
     let runs = verify_runs(&r.stderr);
-    assert_eq!(runs, 5, "{}", r.stderr);
+    assert_eq!(runs, 6, "{}", r.stderr);
 
     // Never fixed: the last attempt goes on with the failure on its record, and the
     // verify command's result floors the verdict.

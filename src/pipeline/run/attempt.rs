@@ -237,7 +237,8 @@ impl Run<'_> {
         let commit = git::commit(repo, tree, &[parent], &message)?;
         if matches!(stage, Stage::Implement | Stage::Refactor) {
             // The building stages are held to the requirements' facts and the verify command.
-            match self.hold_building(stage, commit, &new_tree, whole, epoch_n)? {
+            let noop = tree == work_tree.id();
+            match self.hold_building(stage, commit, &new_tree, whole, noop, epoch_n)? {
                 Held::GoesOn {
                     notes: more,
                     findings,

@@ -6,12 +6,17 @@
 use git2::{Oid, Tree};
 
 use super::checks::{advanced, unmet_feedback, Unmet};
-use super::verify::failing_feedback;
 use super::{Run, RunError};
 use crate::code::Finding;
-use crate::git::ObjectId;
+use crate::git::worktree::CommandOutcome;
+use crate::git::{ObjectId, TreeFiles};
 use crate::pipeline::record::AttemptResult;
 use crate::pipeline::stage::Stage;
+use crate::task::TaskSpec;
+
+/// Lines of a failing command's output a building stage is shown (a small model's context
+/// is 8k tokens; a test runner's last lines hold the failure).
+const TAIL_LINES: usize = 30;
 
 /// What becomes of a building stage's attempt.
 pub(super) enum Held {
@@ -38,13 +43,15 @@ pub(super) enum Held {
 
 impl Run<'_> {
     /// Holds the building stage's attempt `epoch_n`, committed as `commit` with `new_tree`,
-    /// to the facts. `whole`: the model writes whole files (the feedback says how to answer).
+    /// to the facts. `whole`: the model writes whole files (the feedback says how to answer);
+    /// `noop`: the answer changed nothing in the files it was shown.
     pub(super) fn hold_building(
         &mut self,
         stage: Stage,
         commit: Oid,
         new_tree: &Tree<'_>,
         whole: bool,
+        noop: bool,
         epoch_n: u32,
     ) -> Result<Held, RunError> {
         let unmet = self.unmet(new_tree)?;
@@ -78,7 +85,14 @@ impl Run<'_> {
                 result = AttemptResult::Incomplete;
             }
             if let (Some(b), Some(status)) = (&broken, &status) {
-                feedback.push_str(&failing_feedback(b, &self.spec));
+                let files = TreeFiles::new(self.env.repo, new_tree.clone());
+                let paths: Vec<String> = files
+                    .paths()
+                    .into_iter()
+                    .filter(|p| self.spec.in_scope(p) && !p.starts_with(".triad/"))
+                    .collect();
+                let pointed = pointed_at(&b.tail, &paths);
+                feedback.push_str(&failing_feedback(b, &self.spec, &pointed, noop));
                 detail.push(format!("the verify command fails with it ({status})"));
             }
             detail.push("kept for the next attempt".into());
@@ -102,5 +116,166 @@ impl Run<'_> {
             notes,
             findings: unmet.iter().map(Unmet::finding).collect(),
         })
+    }
+}
+
+/// The files of `paths` a command's output names, in the order it first names them, each
+/// with the line it gives (`File "…/x.py", line 8` as Python prints it, `x.rs:8:` as
+/// compilers and most runners do). A path counts only whole: `textstats.py` is not named by
+/// `test_textstats.py`.
+pub(super) fn pointed_at(output: &str, paths: &[String]) -> Vec<(String, Option<u32>)> {
+    let mut found: Vec<(usize, String, Option<u32>)> = Vec::new();
+    for path in paths {
+        let hit = output.match_indices(path.as_str()).find(|(at, _)| {
+            let before = output[..*at].chars().next_back();
+            let after = output[at + path.len()..].chars().next();
+            let edge =
+                |c: Option<char>| !c.is_some_and(|c| c.is_alphanumeric() || "_.-".contains(c));
+            edge(before) && edge(after)
+        });
+        if let Some((at, _)) = hit {
+            let rest = &output[at + path.len()..];
+            let digits = |s: &str| {
+                let n: String = s.chars().take_while(char::is_ascii_digit).collect();
+                n.parse().ok()
+            };
+            let line = rest
+                .strip_prefix("\", line ")
+                .or_else(|| rest.strip_prefix(':'))
+                .and_then(digits);
+            found.push((at, path.clone(), line));
+        }
+    }
+    found.sort();
+    found.into_iter().map(|(_, p, l)| (p, l)).collect()
+}
+
+/// What a building stage is told when the verify command fails with its work: the output,
+/// the files it points at, that the work so far is kept in the files shown, and the
+/// TaskSpec's acceptance criteria to tell a wrong test from wrong code. `noop`: the answer
+/// changed nothing.
+fn failing_feedback(
+    outcome: &CommandOutcome,
+    spec: &TaskSpec,
+    pointed: &[(String, Option<u32>)],
+    noop: bool,
+) -> String {
+    let lines: Vec<&str> = outcome.tail.lines().collect();
+    let tail = lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n");
+    let status = match (outcome.exit_code, outcome.timed_out) {
+        (_, true) => "was killed: it took too long".to_string(),
+        (Some(c), _) => format!("exits with {c}"),
+        (None, _) => "was killed".to_string(),
+    };
+    let (heading, opening) = if noop {
+        (
+            "THE VERIFY COMMAND FAILS, AND YOUR ANSWER CHANGED NOTHING",
+            "Your answer changed no file, so the command still fails. ",
+        )
+    } else {
+        ("YOUR CHANGE MAKES THE VERIFY COMMAND FAIL", "")
+    };
+    let mut s = format!(
+        "## {heading}\n\n{opening}The files below hold the stage's work so far (your previous \
+answers' changes are kept). With them, `{}` {status}; at the run's base it passed. The end of \
+its output:\n```\n{tail}\n```\n",
+        outcome.command
+    );
+    if !pointed.is_empty() {
+        let named: Vec<String> = pointed
+            .iter()
+            .map(|(p, line)| match line {
+                Some(n) => format!("{p} (line {n})"),
+                None => p.clone(),
+            })
+            .collect();
+        s.push_str(&format!("The output points at {}.\n", named.join(", ")));
+    }
+    s.push_str("Fix it there: the code, or a test whose expected value is wrong");
+    if spec.acceptance.is_empty() {
+        s.push_str(".\n");
+    } else {
+        s.push_str(" by the task's acceptance criteria:\n");
+        for a in &spec.acceptance {
+            s.push_str(&format!("- {a}\n"));
+        }
+    }
+    s.push_str("Write the corrected files in your answer format; keep the rest of the change.\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths() -> Vec<String> {
+        ["textstats.py", "tests/test_textstats.py", "src/lib.rs"]
+            .map(String::from)
+            .to_vec()
+    }
+
+    #[test]
+    fn the_files_a_failure_names_are_found_whole_with_their_lines() {
+        let python = "Traceback (most recent call last):\n  File \"/tmp/git-triad-verify-x/wt/tests/test_textstats.py\", line 8, in test_word_count\nNameError: name 'word_count' is not defined\n";
+        assert_eq!(
+            pointed_at(python, &paths()),
+            [("tests/test_textstats.py".to_string(), Some(8))]
+        );
+        let rust = "error[E0425]: cannot find value `x`\n --> src/lib.rs:12:5\n";
+        assert_eq!(
+            pointed_at(rust, &paths()),
+            [("src/lib.rs".to_string(), Some(12))]
+        );
+        let both = "FAIL textstats.py\nsee ./tests/test_textstats.py\n";
+        assert_eq!(
+            pointed_at(both, &paths()),
+            [
+                ("textstats.py".to_string(), None),
+                ("tests/test_textstats.py".to_string(), None)
+            ]
+        );
+        assert!(pointed_at("all my_textstats.py.bak broke", &paths()).is_empty());
+    }
+
+    #[test]
+    fn a_failure_is_told_with_where_it_points_and_what_the_task_accepts() {
+        let outcome = CommandOutcome {
+            command: "python3 -m unittest".into(),
+            exit_code: Some(1),
+            timed_out: false,
+            tail: (1..=50).map(|i| format!("line {i}\n")).collect(),
+            duration_ms: 5,
+        };
+        let spec = TaskSpec::parse(
+            "title = \"t\"\nacceptance = [\"f('a b') == 2\"]\n",
+            ".triad/tasks/t.toml",
+            "t",
+        )
+        .unwrap();
+        let pointed = [("tests/t.py".to_string(), Some(8))];
+        let text = failing_feedback(&outcome, &spec, &pointed, false);
+        assert!(
+            text.starts_with("## YOUR CHANGE MAKES THE VERIFY COMMAND FAIL"),
+            "{text}"
+        );
+        assert!(
+            text.contains("exits with 1; at the run's base it passed"),
+            "{text}"
+        );
+        assert!(
+            text.contains("line 50") && !text.contains("line 20\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("The output points at tests/t.py (line 8)."),
+            "{text}"
+        );
+        assert!(
+            text.contains("acceptance criteria:\n- f('a b') == 2"),
+            "{text}"
+        );
+        let noop = failing_feedback(&outcome, &spec, &[], true);
+        assert!(noop.contains("YOUR ANSWER CHANGED NOTHING"), "{noop}");
+        assert!(!noop.contains("points at"), "{noop}");
     }
 }

@@ -17,10 +17,6 @@ use crate::task::TaskSpec;
 /// Lines of the command's output kept for the record and the arbiter.
 const TAIL_LINES: usize = 60;
 
-/// Lines of a failing command's output a building stage is shown (a small model's context
-/// is 8k tokens; a test runner's last lines hold the failure).
-const BUILDING_TAIL_LINES: usize = 30;
-
 /// Why the verify command is not run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -200,38 +196,6 @@ impl Run<'_> {
             }
         }
     }
-}
-
-/// What a building stage is told when its change made the verify command fail: the output,
-/// that its change is kept in the files shown, and the TaskSpec's acceptance criteria to
-/// tell a wrong test from wrong code.
-pub(super) fn failing_feedback(outcome: &CommandOutcome, spec: &TaskSpec) -> String {
-    let lines: Vec<&str> = outcome.tail.lines().collect();
-    let tail = lines[lines.len().saturating_sub(BUILDING_TAIL_LINES)..].join("\n");
-    let status = match (outcome.exit_code, outcome.timed_out) {
-        (_, true) => "was killed: it took too long".to_string(),
-        (Some(c), _) => format!("exits with {c}"),
-        (None, _) => "was killed".to_string(),
-    };
-    let mut s = format!(
-        "## YOUR CHANGE MAKES THE VERIFY COMMAND FAIL\n\nYour previous answer is applied: the \
-files below are as it left them. With it, `{}` {status}; before the run it passed. The end of \
-its output:\n```\n{tail}\n```\nFix what the output points at, in the files below: the code, \
-or a test whose expected value is wrong",
-        outcome.command
-    );
-    if spec.acceptance.is_empty() {
-        s.push_str(".\n");
-    } else {
-        s.push_str(" by the task's acceptance criteria:\n");
-        for a in &spec.acceptance {
-            s.push_str(&format!("- {a}\n"));
-        }
-    }
-    s.push_str(
-        "Answer in your answer format with the files corrected; keep the rest of your change.\n",
-    );
-    s
 }
 
 #[cfg(test)]
