@@ -675,7 +675,7 @@ fn a_verifier_that_fixes_the_failing_command_is_judged_by_the_command_at_its_fix
     let s = Scenario::new(rules);
     let config = format!(
         // Off while building: the refactor stage's broken test reaches the verifier.
-        "{}\n[verify]\ncommand = \"! grep -rq BROKEN tests\"\ntimeout_secs = 60\nwhile_building = false\n",
+        "{}\n[verify]\ncommand = \"! grep -rn BROKEN tests\"\ntimeout_secs = 60\nwhile_building = false\n",
         fake_user_config(&s.server.base_url())
     );
     s.env.write_user_config(&config);
@@ -701,6 +701,10 @@ fn a_verifier_that_fixes_the_failing_command_is_judged_by_the_command_at_its_fix
     let asked = s.requests_for("verify")[0].to_string();
     assert!(
         asked.contains("The command FAILS, so the run cannot pass"),
+        "{asked}"
+    );
+    assert!(
+        asked.contains("The output points at tests/test_calc.py (line 5)."),
         "{asked}"
     );
     // The arbiter was shown the result at the fix.

@@ -85,13 +85,7 @@ impl Run<'_> {
                 result = AttemptResult::Incomplete;
             }
             if let (Some(b), Some(status)) = (&broken, &status) {
-                let files = TreeFiles::new(self.env.repo, new_tree.clone());
-                let paths: Vec<String> = files
-                    .paths()
-                    .into_iter()
-                    .filter(|p| self.spec.in_scope(p) && !p.starts_with(".triad/"))
-                    .collect();
-                let pointed = pointed_at(&b.tail, &paths);
+                let pointed = pointed_at(&b.tail, &self.scope_paths(new_tree));
                 feedback.push_str(&failing_feedback(b, &self.spec, &pointed, noop));
                 detail.push(format!("the verify command fails with it ({status})"));
             }
@@ -117,6 +111,32 @@ impl Run<'_> {
             findings: unmet.iter().map(Unmet::finding).collect(),
         })
     }
+}
+
+impl Run<'_> {
+    /// The files of `tree` the TaskSpec lets the stages change.
+    pub(super) fn scope_paths(&self, tree: &Tree<'_>) -> Vec<String> {
+        TreeFiles::new(self.env.repo, tree.clone())
+            .paths()
+            .into_iter()
+            .filter(|p| self.spec.in_scope(p) && !p.starts_with(".triad/"))
+            .collect()
+    }
+}
+
+/// What a failing command's output `pointed` at, as a sentence (empty when nothing).
+pub(super) fn points_at(pointed: &[(String, Option<u32>)]) -> String {
+    if pointed.is_empty() {
+        return String::new();
+    }
+    let named: Vec<String> = pointed
+        .iter()
+        .map(|(p, line)| match line {
+            Some(n) => format!("{p} (line {n})"),
+            None => p.clone(),
+        })
+        .collect();
+    format!("The output points at {}.\n", named.join(", "))
 }
 
 /// The files of `paths` a command's output names, in the order it first names them, each
@@ -181,16 +201,7 @@ answers' changes are kept). With them, `{}` {status}; at the run's base it passe
 its output:\n```\n{tail}\n```\n",
         outcome.command
     );
-    if !pointed.is_empty() {
-        let named: Vec<String> = pointed
-            .iter()
-            .map(|(p, line)| match line {
-                Some(n) => format!("{p} (line {n})"),
-                None => p.clone(),
-            })
-            .collect();
-        s.push_str(&format!("The output points at {}.\n", named.join(", ")));
-    }
+    s.push_str(&points_at(pointed));
     s.push_str("Fix it there: the code, or a test whose expected value is wrong");
     if spec.acceptance.is_empty() {
         s.push_str(".\n");

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::building::{pointed_at, points_at};
 use super::{Run, RunError};
 use crate::config::Config;
 use crate::git::worktree::{run_command, CommandOutcome, TempWorktree};
@@ -172,6 +173,17 @@ impl Run<'_> {
         Some(outcome)
     }
 
+    /// Where the failing command's output `tail` points, in the tree it ran at.
+    fn pointed_at_verify(&self, tail: &str) -> String {
+        let tree = self.state.verify_at.as_ref().and_then(|at| {
+            let oid = at.oid().ok()?;
+            self.env.repo.find_commit(oid).and_then(|c| c.tree()).ok()
+        });
+        tree.map_or_else(String::new, |t| {
+            points_at(&pointed_at(tail, &self.scope_paths(&t)))
+        })
+    }
+
     /// The verify command's result as the verifier is shown it.
     pub(super) fn verify_facts(&self) -> String {
         match (&self.state.verify, &self.env.verify) {
@@ -184,6 +196,7 @@ impl Run<'_> {
                     v.tail
                 );
                 if v.exit_code != Some(0) {
+                    s.push_str(&self.pointed_at_verify(&v.tail));
                     s.push_str(FAILING);
                 }
                 s
