@@ -457,11 +457,11 @@ fn mul_scenario(implement: Vec<Reply>, refactor: Vec<Reply>) -> Scenario {
 
 #[test]
 fn a_building_stage_whose_change_leaves_a_named_requirement_undone_is_asked_again() {
-    // The implement stage first changes only the scaffold (no requirement met: asked again
-    // from the start), then adds mul but no test (R1 met: kept, and asked for the rest),
-    // then adds the test on top of its kept change.
+    // The implement stage first turns add into mul (no requirement met: asked again from
+    // the start, told what it rewrote instead), then adds mul but no test (R1 met: kept,
+    // and asked for the rest), then adds the test on top of its kept change.
     let scaffold_only = answer(
-        "calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    return a - b\n>>>>>>> REPLACE\n",
+        "calc.py\n<<<<<<< SEARCH\n    return a + b\n=======\n    return a * b\n>>>>>>> REPLACE\n",
         "implemented mul() and added a test in tests/test_calc.py",
     );
     let s = mul_scenario(
@@ -492,6 +492,10 @@ fn a_building_stage_whose_change_leaves_a_named_requirement_undone_is_asked_agai
         "{second}"
     );
     assert!(second.contains("SEARCH/REPLACE"), "{second}");
+    assert!(
+        second.contains("Instead, your change rewrote add in calc.py, which the task does not name. Leave it as it was, and add mul as a new definition of its own."),
+        "{second}"
+    );
     assert!(!second.contains("def mul"), "started over: {second}");
     // The third attempt is shown the kept change and told only what remains.
     let third = asked[2].to_string();

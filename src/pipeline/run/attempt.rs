@@ -331,7 +331,10 @@ impl Run<'_> {
     }
 
     /// The whole run's change: the diff from the run's base to `new_tree`.
-    fn run_diff(&self, new_tree: &git2::Tree<'_>) -> Result<Vec<git::FileDiff>, RunError> {
+    pub(super) fn run_diff(
+        &self,
+        new_tree: &git2::Tree<'_>,
+    ) -> Result<Vec<git::FileDiff>, RunError> {
         let repo = self.env.repo;
         let base = repo
             .find_commit(self.state.base.oid()?)

@@ -5,11 +5,11 @@
 
 use git2::{Oid, Tree};
 
-use super::checks::{advanced, unmet_feedback, Unmet};
+use super::checks::{advanced, rewritten_unnamed, unmet_feedback, Unmet};
 use super::{Run, RunError};
 use crate::code::Finding;
 use crate::git::worktree::CommandOutcome;
-use crate::git::{ObjectId, TreeFiles};
+use crate::git::{Context as _, ObjectId, TreeFiles};
 use crate::pipeline::record::AttemptResult;
 use crate::pipeline::stage::Stage;
 use crate::task::TaskSpec;
@@ -63,10 +63,12 @@ impl Run<'_> {
         let retries_left = epoch_n <= self.state.max_retries;
         let progressed = stage == Stage::Implement && advanced(&self.spec, &unmet);
         if !unmet.is_empty() && !progressed && retries_left {
+            let feedback = unmet_feedback(&unmet, &self.spec, whole, false)
+                + &self.instead(new_tree, &unmet)?;
             return Ok(Held::Again {
                 result: AttemptResult::Incomplete,
                 detail: gaps,
-                feedback: unmet_feedback(&unmet, &self.spec, whole, false),
+                feedback,
                 keep: false,
             });
         }
@@ -81,6 +83,7 @@ impl Run<'_> {
             let mut result = AttemptResult::Failing;
             if !unmet.is_empty() {
                 feedback.push_str(&unmet_feedback(&unmet, &self.spec, whole, true));
+                feedback.push_str(&self.instead(new_tree, &unmet)?);
                 detail.push(gaps.clone());
                 result = AttemptResult::Incomplete;
             }
@@ -114,6 +117,46 @@ impl Run<'_> {
 }
 
 impl Run<'_> {
+    /// When the change leaves functions the requirements name undefined, what it rewrote
+    /// instead: the functions of the run's change, up to `new_tree`, that the TaskSpec never
+    /// names, as a sentence for the retry (empty when none).
+    fn instead(&self, new_tree: &Tree<'_>, unmet: &[Unmet]) -> Result<String, RunError> {
+        let missing: Vec<&str> = unmet
+            .iter()
+            .filter_map(|u| u.undefined.as_deref())
+            .collect();
+        if missing.is_empty() {
+            return Ok(String::new());
+        }
+        let repo = self.env.repo;
+        let base = repo
+            .find_commit(self.state.base.oid()?)
+            .and_then(|c| c.tree())
+            .ctx("reading the base tree")?;
+        let (before, after) = (
+            TreeFiles::new(repo, base),
+            TreeFiles::new(repo, new_tree.clone()),
+        );
+        let mut rewritten = Vec::new();
+        for file in self.run_diff(new_tree)? {
+            if let (Some(old), Some(new)) = (before.text(&file.path), after.text(&file.path)) {
+                for name in rewritten_unnamed(&file.path, &old, &new, &self.spec) {
+                    rewritten.push(format!("{name} in {}", file.path));
+                }
+            }
+        }
+        if rewritten.is_empty() {
+            return Ok(String::new());
+        }
+        Ok(format!(
+            "Instead, your change rewrote {}, which the task does not name. Leave {} as it was, \
+and add {} as a new definition of its own.\n",
+            rewritten.join(", "),
+            if rewritten.len() == 1 { "it" } else { "them" },
+            missing.join(", ")
+        ))
+    }
+
     /// The files of `tree` the TaskSpec lets the stages change.
     pub(super) fn scope_paths(&self, tree: &Tree<'_>) -> Vec<String> {
         TreeFiles::new(self.env.repo, tree.clone())

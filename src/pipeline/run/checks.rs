@@ -68,6 +68,8 @@ pub(super) struct Unmet {
     pub id: String,
     /// What is missing, as a sentence a model can act on.
     pub why: String,
+    /// The function it names that no touched file defines (none: a file left as it was).
+    pub undefined: Option<String>,
 }
 
 /// Words that make a requirement about leaving a file alone rather than changing it.
@@ -105,6 +107,7 @@ pub(super) fn unmet_requirements(
                 unmet.push(Unmet {
                     id: r.id.clone(),
                     why: format!("{} names {file}, which the change leaves as it was", r.id),
+                    undefined: None,
                 });
             }
         }
@@ -121,6 +124,7 @@ pub(super) fn unmet_requirements(
                         "{} names {word}, which no file the change touches defines",
                         r.id
                     ),
+                    undefined: Some(word.clone()),
                 });
             }
         }
@@ -232,6 +236,60 @@ fn dropped_definitions(
     dropped
 }
 
+/// Every word of the TaskSpec a model reads: its title, description, requirements and
+/// acceptance criteria.
+fn spec_words(spec: &TaskSpec) -> String {
+    [&spec.title, &spec.description]
+        .into_iter()
+        .chain(spec.requirements.iter().map(|r| &r.text))
+        .chain(&spec.acceptance)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The functions and methods a change rewrote that the TaskSpec never names: defined in
+/// both `before` and `after` (one file's texts), with different text. A small model asked for
+/// a new function often turns the nearest existing one into it instead.
+pub(super) fn rewritten_unnamed(
+    path: &str,
+    before: &str,
+    after: &str,
+    spec: &TaskSpec,
+) -> Vec<String> {
+    let Some(lang) = Lang::from_path(path) else {
+        return Vec::new();
+    };
+    let words = spec_words(spec);
+    let named: Vec<&str> = words
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .collect();
+    let body = |text: &str, s: &crate::code::Symbol| -> String {
+        text.lines()
+            .skip(s.start_line.saturating_sub(1) as usize)
+            .take((s.end_line + 1).saturating_sub(s.start_line) as usize)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let callable =
+        |s: &crate::code::Symbol| ["function", "method", "fn"].contains(&s.kind.as_str());
+    let old = outline(lang, before);
+    let mut out = Vec::new();
+    for new in outline(lang, after).iter().filter(|s| callable(s)) {
+        let Some(was) = old
+            .iter()
+            .find(|o| o.name == new.name && o.kind == new.kind)
+        else {
+            continue;
+        };
+        let changed = body(before, was) != body(after, new);
+        if changed && !named.contains(&new.name.as_str()) && !out.contains(&new.name) {
+            out.push(new.name.clone());
+        }
+    }
+    out
+}
+
 /// Settles a whole-file answer's files (`after`, by path): a file that would lose
 /// definitions the TaskSpec never names is read by definitions instead (see
 /// [`merge_partial`]) where that gives a file that parses; what would still lose
@@ -241,13 +299,7 @@ pub(super) fn settle_whole_files(
     after: &mut BTreeMap<String, String>,
     spec: &TaskSpec,
 ) -> Result<Vec<String>, Vec<(String, Vec<String>)>> {
-    let words = [&spec.title, &spec.description]
-        .into_iter()
-        .chain(spec.requirements.iter().map(|r| &r.text))
-        .chain(&spec.acceptance)
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .join("\n");
+    let words = spec_words(spec);
     let mut read = Vec::new();
     let mut dropped = dropped_definitions(before, after, &words);
     dropped.retain(|(path, _)| {
@@ -471,6 +523,26 @@ mod tests {
             kept.contains("Do that now:\n- R2: tests/test_textstats.py has a test"),
             "{kept}"
         );
+    }
+
+    #[test]
+    fn a_rewritten_function_the_task_never_names_is_found() {
+        let spec = TaskSpec::parse(
+            "title = \"Add char_count\"\n[[requirements]]\nid = \"R1\"\ntext = \"char_count(text) counts; line_count stays\"\n",
+            ".triad/tasks/t.toml",
+            "t",
+        )
+        .unwrap();
+        let before =
+            "def word_count(t):\n    return len(t.split())\n\n\ndef line_count(t):\n    return 1\n";
+        let after = "def word_count(t):\n    return len(t)\n\n\ndef line_count(t):\n    return 2\n\n\ndef new(t):\n    return 0\n";
+        // line_count is named by the task; `new` did not exist before.
+        assert_eq!(
+            rewritten_unnamed("textstats.py", before, after, &spec),
+            ["word_count"]
+        );
+        assert!(rewritten_unnamed("textstats.py", before, before, &spec).is_empty());
+        assert!(rewritten_unnamed("notes.txt", before, after, &spec).is_empty());
     }
 
     #[test]
