@@ -336,10 +336,7 @@ impl Run<'_> {
         new_tree: &git2::Tree<'_>,
     ) -> Result<Vec<git::FileDiff>, RunError> {
         let repo = self.env.repo;
-        let base = repo
-            .find_commit(self.state.base.oid()?)
-            .and_then(|c| c.tree())
-            .ctx("reading the base tree")?;
+        let base = self.base_tree()?;
         Ok(git::diff_trees(repo, Some(&base), new_tree).ctx("diffing the run")?)
     }
 }

@@ -9,7 +9,7 @@ use super::checks::{advanced, rewritten_unnamed, unmet_feedback, Unmet};
 use super::{Run, RunError};
 use crate::code::Finding;
 use crate::git::worktree::CommandOutcome;
-use crate::git::{Context as _, ObjectId, TreeFiles};
+use crate::git::{ObjectId, TreeFiles};
 use crate::pipeline::record::AttemptResult;
 use crate::pipeline::stage::Stage;
 use crate::task::TaskSpec;
@@ -129,10 +129,7 @@ impl Run<'_> {
             return Ok(String::new());
         }
         let repo = self.env.repo;
-        let base = repo
-            .find_commit(self.state.base.oid()?)
-            .and_then(|c| c.tree())
-            .ctx("reading the base tree")?;
+        let base = self.base_tree()?;
         let (before, after) = (
             TreeFiles::new(repo, base),
             TreeFiles::new(repo, new_tree.clone()),

@@ -54,7 +54,7 @@ impl Run<'_> {
                 .and_then(|c| c.tree())
                 .ctx("reading a tree for the formatter")
         };
-        let base_tree = tree_of(self.state.base.oid()?)?;
+        let base_tree = self.base_tree()?;
         let input_tree = tree_of(input_oid)?;
         // The run's own files: what the formatter may change.
         let ours: Vec<String> = git::diff_trees(repo, Some(&base_tree), &input_tree)

@@ -36,7 +36,7 @@ use super::observer::{Observer, Progress};
 use super::record::{Recorder, RunState, RunStatus, StopReason};
 use super::stage::Stage;
 use crate::config::LoadedConfig;
-use crate::git::{GitError, ObjectId};
+use crate::git::{Context as _, GitError, ObjectId};
 use crate::model::ModelClient;
 use crate::privacy::Privacy;
 use crate::task::{Actor, TaskSpec};
@@ -134,6 +134,16 @@ impl<'a> Run<'a> {
     /// The state, for a caller that is done with the run.
     pub fn into_state(self) -> RunState {
         self.state
+    }
+
+    /// The tree of the run's base (HEAD when it started): what the run's change is against.
+    pub(super) fn base_tree(&self) -> Result<git2::Tree<'a>, RunError> {
+        let oid = self.state.base.oid()?;
+        let repo = self.env.repo;
+        Ok(repo
+            .find_commit(oid)
+            .and_then(|c| c.tree())
+            .ctx("reading the base tree")?)
     }
 
     /// Writes the first event and creates the scratch branch at the base.

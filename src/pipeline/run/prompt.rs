@@ -40,10 +40,7 @@ impl Run<'_> {
         } else {
             String::new()
         };
-        let base_tree = repo
-            .find_commit(self.state.base.oid()?)
-            .and_then(|c| c.tree())
-            .ctx("reading the base tree")?;
+        let base_tree = self.base_tree()?;
         let run_diff = git::diff_trees(repo, Some(&base_tree), parent_tree).ctx("diffing")?;
         let changed_so_far: Vec<String> = run_diff.iter().map(|f| f.path.clone()).collect();
         let flags = feedback::flag_block(

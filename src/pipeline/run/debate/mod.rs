@@ -24,7 +24,7 @@ use super::parallel::join_all;
 use super::{BlockOn, Flow, Run, RunError};
 use crate::config::{prompt, Role};
 use crate::consensus::envelope::{Message, MessageKind};
-use crate::git::{Context as _, TreeFiles};
+use crate::git::TreeFiles;
 use crate::model::{ChatRequest, ModelError};
 use crate::pipeline::context::{context_message, StageContext};
 use crate::pipeline::observer::Progress;
@@ -89,10 +89,7 @@ impl Run<'_> {
     /// The task and the code as the architect would be shown them, without its question.
     fn debate_context(&self, d: &DebateState) -> Result<String, RunError> {
         let repo = self.env.repo;
-        let base = repo
-            .find_commit(self.state.base.oid()?)
-            .and_then(|c| c.tree())
-            .ctx("reading the base tree")?;
+        let base = self.base_tree()?;
         let files = TreeFiles::new(repo, base);
         // Smaller than a stage's: a debate is about the design, and every debater gets it
         // three times.

@@ -62,10 +62,7 @@ impl Run<'_> {
     ) -> Result<ChatRequest, RunError> {
         let repo = self.env.repo;
         let files = TreeFiles::new(repo, parent.clone());
-        let base = repo
-            .find_commit(self.state.base.oid()?)
-            .and_then(|c| c.tree())
-            .ctx("reading the base tree")?;
+        let base = self.base_tree()?;
         let changed: Vec<String> = git::diff_trees(repo, Some(&base), parent)
             .ctx("diffing")?
             .iter()

@@ -43,10 +43,7 @@ impl Run<'_> {
         let Some(commit) = &c.commit else {
             return Ok(Flow::Continue);
         };
-        let base = repo
-            .find_commit(self.state.base.oid()?)
-            .and_then(|c| c.tree())
-            .ctx("reading the base tree")?;
+        let base = self.base_tree()?;
         let tree = repo
             .find_commit(commit.oid()?)
             .and_then(|c| c.tree())
