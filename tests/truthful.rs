@@ -708,7 +708,7 @@ fn a_verifier_that_fixes_the_failing_command_is_judged_by_the_command_at_its_fix
         "{asked}"
     );
     assert!(
-        asked.contains("The output points at tests/test_calc.py (line 5)."),
+        asked.contains("The output points at:\\n- tests/test_calc.py line 5: `assert sub(3, 1) == 2  # BROKEN`"),
         "{asked}"
     );
     // The arbiter was shown the result at the fix.
@@ -821,7 +821,7 @@ fn a_building_stage_that_breaks_the_verify_command_is_asked_again_on_its_change(
     );
     let second = asked[1].to_string();
     assert!(
-        second.contains("The output points at tests/test_calc.py (line 5)."),
+        second.contains("The output points at:\\n- tests/test_calc.py line 5: `assert sub(3, 1) == 2  # BROKEN`"),
         "{second}"
     );
     assert!(

@@ -88,7 +88,7 @@ impl Run<'_> {
                 result = AttemptResult::Incomplete;
             }
             if let (Some(b), Some(status)) = (&broken, &status) {
-                let pointed = pointed_at(&b.tail, &self.scope_paths(new_tree));
+                let pointed = self.pointed(&b.tail, new_tree);
                 feedback.push_str(&failing_feedback(b, &self.spec, &pointed, noop));
                 detail.push(format!("the verify command fails with it ({status})"));
             }
@@ -159,24 +159,61 @@ and add {} as a new definition of its own.\n",
         TreeFiles::new(self.env.repo, tree.clone())
             .paths()
             .into_iter()
-            .filter(|p| self.spec.in_scope(p) && !p.starts_with(".triad/"))
+            .filter(|p| {
+                self.spec.in_scope(p)
+                    && !p.starts_with(".triad/")
+                    && self.privacy.by_name(p).is_none()
+            })
             .collect()
     }
 }
 
-/// What a failing command's output `pointed` at, as a sentence (empty when nothing).
-pub(super) fn points_at(pointed: &[(String, Option<u32>)]) -> String {
+/// A place a failing command's output names: a file of the task, the line it gives, and
+/// that line's text (when the file may be shown to a model).
+pub(super) struct Pointed {
+    /// The file, from the repository's root.
+    pub path: String,
+    /// The 1-based line the output gives.
+    pub line: Option<u32>,
+    /// The line's text, trimmed.
+    pub text: Option<String>,
+}
+
+impl Run<'_> {
+    /// Where a failing command's `output` points among the task's files of `tree`.
+    pub(super) fn pointed(&self, output: &str, tree: &Tree<'_>) -> Vec<Pointed> {
+        let files = TreeFiles::new(self.env.repo, tree.clone());
+        pointed_at(output, &self.scope_paths(tree))
+            .into_iter()
+            .map(|(path, line)| {
+                let text = line.and_then(|n| {
+                    let body = files.text(&path)?;
+                    if self.privacy.check(&path, Some(body.as_bytes())).is_some() {
+                        return None;
+                    }
+                    let at = (n as usize).checked_sub(1)?;
+                    body.lines().nth(at).map(|l| l.trim().to_string())
+                });
+                Pointed { path, line, text }
+            })
+            .collect()
+    }
+}
+
+/// Where a failing command's output points, as lines for a model (empty when nowhere).
+pub(super) fn points_at(pointed: &[Pointed]) -> String {
     if pointed.is_empty() {
         return String::new();
     }
-    let named: Vec<String> = pointed
-        .iter()
-        .map(|(p, line)| match line {
-            Some(n) => format!("{p} (line {n})"),
-            None => p.clone(),
-        })
-        .collect();
-    format!("The output points at {}.\n", named.join(", "))
+    let mut s = "The output points at:\n".to_string();
+    for p in pointed {
+        match (p.line, &p.text) {
+            (Some(n), Some(text)) => s.push_str(&format!("- {} line {n}: `{text}`\n", p.path)),
+            (Some(n), None) => s.push_str(&format!("- {} line {n}\n", p.path)),
+            _ => s.push_str(&format!("- {}\n", p.path)),
+        }
+    }
+    s
 }
 
 /// The files of `paths` a command's output names, in the order it first names them, each
@@ -217,7 +254,7 @@ pub(super) fn pointed_at(output: &str, paths: &[String]) -> Vec<(String, Option<
 fn failing_feedback(
     outcome: &CommandOutcome,
     spec: &TaskSpec,
-    pointed: &[(String, Option<u32>)],
+    pointed: &[Pointed],
     noop: bool,
 ) -> String {
     let lines: Vec<&str> = outcome.tail.lines().collect();
@@ -242,14 +279,18 @@ its output:\n```\n{tail}\n```\n",
         outcome.command
     );
     s.push_str(&points_at(pointed));
-    s.push_str("Fix it there: the code, or a test whose expected value is wrong");
     if spec.acceptance.is_empty() {
-        s.push_str(".\n");
+        s.push_str("Fix it there: the code, or a test whose expected value is wrong.\n");
     } else {
-        s.push_str(" by the task's acceptance criteria:\n");
+        s.push_str(
+            "Fix it there. Where the failing line is a test, check its expected value against \
+the task's acceptance criteria; unless it is one of them, test the criteria's own examples \
+instead:\n",
+        );
         for a in &spec.acceptance {
             s.push_str(&format!("- {a}\n"));
         }
+        s.push_str("Otherwise, fix the code.\n");
     }
     s.push_str("Write the corrected files in your answer format; keep the rest of the change.\n");
     s
@@ -303,7 +344,11 @@ mod tests {
             "t",
         )
         .unwrap();
-        let pointed = [("tests/t.py".to_string(), Some(8))];
+        let pointed = [Pointed {
+            path: "tests/t.py".into(),
+            line: Some(8),
+            text: Some("assert f('a b  c') == 2".into()),
+        }];
         let text = failing_feedback(&outcome, &spec, &pointed, false);
         assert!(
             text.starts_with("## YOUR CHANGE MAKES THE VERIFY COMMAND FAIL"),
@@ -318,11 +363,13 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("The output points at tests/t.py (line 8)."),
+            text.contains(
+                "The output points at:\n- tests/t.py line 8: `assert f('a b  c') == 2`\n"
+            ),
             "{text}"
         );
         assert!(
-            text.contains("acceptance criteria:\n- f('a b') == 2"),
+            text.contains("test the criteria's own examples instead:\n- f('a b') == 2\nOtherwise, fix the code."),
             "{text}"
         );
         let noop = failing_feedback(&outcome, &spec, &[], true);

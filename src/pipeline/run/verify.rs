@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::building::{pointed_at, points_at};
+use super::building::points_at;
 use super::{Run, RunError};
 use crate::config::Config;
 use crate::git::worktree::{run_command, CommandOutcome, TempWorktree};
@@ -179,9 +179,7 @@ impl Run<'_> {
             let oid = at.oid().ok()?;
             self.env.repo.find_commit(oid).and_then(|c| c.tree()).ok()
         });
-        tree.map_or_else(String::new, |t| {
-            points_at(&pointed_at(tail, &self.scope_paths(&t)))
-        })
+        tree.map_or_else(String::new, |t| points_at(&self.pointed(tail, &t)))
     }
 
     /// The verify command's result as the verifier is shown it.
