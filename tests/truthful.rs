@@ -509,6 +509,10 @@ fn a_building_stage_whose_change_leaves_a_named_requirement_undone_is_asked_agai
         "{third}"
     );
     assert!(!third.contains("R1 names mul"), "{third}");
+    assert!(
+        third.contains("Write SEARCH/REPLACE edit blocks for tests/test_calc.py, then"),
+        "{third}"
+    );
     let branch = out["branch"].as_str().unwrap();
     s.git(&["cat-file", "-e", &format!("{branch}:tests/test_calc.py")]);
     assert!(s

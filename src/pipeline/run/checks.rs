@@ -70,6 +70,8 @@ pub(super) struct Unmet {
     pub why: String,
     /// The function it names that no touched file defines (none: a file left as it was).
     pub undefined: Option<String>,
+    /// The file it names that the change leaves as it was.
+    pub untouched: Option<String>,
 }
 
 /// Words that make a requirement about leaving a file alone rather than changing it.
@@ -108,6 +110,7 @@ pub(super) fn unmet_requirements(
                     id: r.id.clone(),
                     why: format!("{} names {file}, which the change leaves as it was", r.id),
                     undefined: None,
+                    untouched: Some(file.clone()),
                 });
             }
         }
@@ -125,6 +128,7 @@ pub(super) fn unmet_requirements(
                         r.id
                     ),
                     undefined: Some(word.clone()),
+                    untouched: None,
                 });
             }
         }
@@ -170,10 +174,20 @@ pub(super) fn checkable(spec: &TaskSpec) -> impl Iterator<Item = &crate::task::R
 /// The retry feedback for a building stage whose change leaves requirements undone;
 /// `kept`: the change stays, and the next attempt is shown it and builds on it.
 pub(super) fn unmet_feedback(unmet: &[Unmet], spec: &TaskSpec, whole: bool, kept: bool) -> String {
-    let how = if whole {
-        "Write each file you change in full: its path on a line by itself, then a fenced block with its complete new content, keeping every line that must stay"
-    } else {
-        "Write SEARCH/REPLACE edit blocks for every file the task needs"
+    // With the change kept and only named files left to change, the answer is those files.
+    let left: Vec<&str> = unmet
+        .iter()
+        .filter_map(|u| u.untouched.as_deref())
+        .collect();
+    let only = kept && !left.is_empty() && left.len() == unmet.len();
+    let how = match (whole, only) {
+        (true, true) => format!(
+            "Write {} in full (only that; the other files keep your change): its path on a line by itself, then a fenced block with its complete new content, keeping every line that must stay",
+            left.join(" and ")
+        ),
+        (true, false) => "Write each file you change in full: its path on a line by itself, then a fenced block with its complete new content, keeping every line that must stay".to_string(),
+        (false, true) => format!("Write SEARCH/REPLACE edit blocks for {}", left.join(" and ")),
+        (false, false) => "Write SEARCH/REPLACE edit blocks for every file the task needs".to_string(),
     };
     let texts: Vec<String> = spec
         .requirements
