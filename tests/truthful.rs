@@ -664,6 +664,42 @@ fn a_whole_file_answer_with_only_the_new_function_is_read_by_definitions() {
 }
 
 #[test]
+fn a_whole_file_answer_that_drops_an_import_it_still_uses_keeps_it() {
+    let mut rules = whole_file_rules();
+    // The import line rewritten for the new name instead of extended, as small models do.
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(answer(
+            "tests/test_calc.py\n```python\nfrom calc import sub\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n```\n",
+            "add a test for sub()",
+        ))],
+    );
+    let s = Scenario::new(rules);
+    s.env.write_files(
+        &s.repo,
+        &[(
+            "tests/test_calc.py",
+            "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        )],
+    );
+    s.env.commit_all(&s.repo, "a test for add");
+    let r = s.run(&["-c", "models.model-a.edit_format=whole"]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    let branch = out["branch"].as_str().unwrap();
+    let test = s.git(&["show", &format!("{branch}:tests/test_calc.py")]);
+    assert!(test.starts_with("from calc import sub, add\n"), "{test}");
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.stdout.contains(
+            "add a test for sub() (tests/test_calc.py kept the import of add, which it still uses)"
+        ),
+        "{}",
+        log.stdout
+    );
+}
+
+#[test]
 fn a_verifier_that_fixes_the_failing_command_is_judged_by_the_command_at_its_fix() {
     let mut rules = happy_rules();
     rules[2] = stage(

@@ -2,6 +2,7 @@
 
 pub mod apply;
 pub mod grammar;
+pub mod imports;
 pub mod merge;
 pub mod parse;
 pub mod path;

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::code::{outline, Finding, Lang};
+use crate::edit::imports::keep_used_imports;
 use crate::edit::merge::merge_partial;
 use crate::git::{FileDiff, FileStat};
 use crate::pipeline::stage::Stage;
@@ -307,7 +308,8 @@ pub(super) fn rewritten_unnamed(
 /// Settles a whole-file answer's files (`after`, by path): a file that would lose
 /// definitions the TaskSpec never names is read by definitions instead (see
 /// [`merge_partial`]) where that gives a file that parses; what would still lose
-/// definitions is the error, for the retry. Returns what was read as partial, for the record.
+/// definitions is the error, for the retry. An import dropped but still used is kept (see
+/// [`keep_used_imports`]). Returns what was read so, for the record.
 pub(super) fn settle_whole_files(
     before: &dyn Fn(&str) -> Option<String>,
     after: &mut BTreeMap<String, String>,
@@ -336,11 +338,22 @@ pub(super) fn settle_whole_files(
             None => true,
         }
     });
-    if dropped.is_empty() {
-        Ok(read)
-    } else {
-        Err(dropped)
+    if !dropped.is_empty() {
+        return Err(dropped);
     }
+    for (path, text) in after.iter_mut() {
+        let (Some(lang), Some(old)) = (Lang::from_path(path), before(path)) else {
+            continue;
+        };
+        if let Some((kept, names)) = keep_used_imports(lang, &old, text) {
+            read.push(format!(
+                "{path} kept the import of {}, which it still uses",
+                names.join(", ")
+            ));
+            *text = kept;
+        }
+    }
+    Ok(read)
 }
 
 /// The retry feedback for a whole-file answer that would delete code.
