@@ -116,6 +116,10 @@ fn a_silently_dropped_requirement_rewinds_once_then_passes() {
         fb.contains("RECONCILIATION FEEDBACK") && fb.contains("R2"),
         "{fb}"
     );
+    // It redoes the work on top of the rejected change (the refactor stage's test is in
+    // the files it is shown), not from nothing.
+    assert!(!imp[0].to_string().contains("def test_sub"));
+    assert!(fb.contains("def test_sub"), "the rejected change is kept: {fb}");
     // Both reconciliations are recorded on the final commits as `reconciliation` lines.
     let final_commit = out["stages"][3]["commit"].as_str().unwrap();
     let lines = note_lines(&s, final_commit);

@@ -172,7 +172,11 @@ impl Run<'_> {
                     s.commit = None;
                     s.verdict = None;
                     s.epoch_start = s.attempts.len();
+                    s.draft = None;
                 }
+                // The stage redoes the work on top of the rejected change, not from nothing:
+                // the gaps are what is asked of it, and what was right stays.
+                self.state.stages[target.index()].draft = Some(old_tip.into());
                 self.state.current = target.index();
                 self.state.verify = None;
                 self.state.implementation_summary = None;
