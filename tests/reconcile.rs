@@ -119,7 +119,10 @@ fn a_silently_dropped_requirement_rewinds_once_then_passes() {
     // It redoes the work on top of the rejected change (the refactor stage's test is in
     // the files it is shown), not from nothing.
     assert!(!imp[0].to_string().contains("def test_sub"));
-    assert!(fb.contains("def test_sub"), "the rejected change is kept: {fb}");
+    assert!(
+        fb.contains("def test_sub"),
+        "the rejected change is kept: {fb}"
+    );
     // Both reconciliations are recorded on the final commits as `reconciliation` lines.
     let final_commit = out["stages"][3]["commit"].as_str().unwrap();
     let lines = note_lines(&s, final_commit);
@@ -262,4 +265,41 @@ fn the_reconciliation_model_must_differ_from_the_verifier() {
     assert!(s.server.requests().is_empty());
     // --reconcile-model without --reconcile is a usage error too.
     s.run(&["--reconcile-model", "model-b"]).expect_code(2);
+}
+
+#[test]
+fn a_verifier_that_leaves_out_its_summary_is_asked_for_it_not_the_change_sent_back() {
+    let complete = summary(
+        json!([{"id": "R1", "evidence": "calc.py:sub"}, {"id": "R2", "evidence": "calc.py:neg"}]),
+        json!(["tests/test_calc.py::test_sub"]),
+        json!(["tests/test_calc.py"]),
+    );
+    let bare = answer("", "verified");
+    let s = scenario(
+        vec![Reply::text(bare), Reply::text(verify_with(complete))],
+        Some(refactor_with_test()),
+        vec![rec_answer("APPROVE", "none", json!([]))],
+    );
+    let r = s.run(&["--reconcile"]);
+    let out: Value = serde_json::from_str(r.ok().stdout.trim()).unwrap();
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][3]["attempts"], 2, "{out}");
+    assert_eq!(
+        s.requests_for("implement").len(),
+        1,
+        "nothing was sent back"
+    );
+    let second = s.requests_for("verify")[1].to_string();
+    assert!(
+        second.contains("YOUR ANSWER HAS NO IMPLEMENTATION SUMMARY")
+            && second.contains("it has no `implementation_summary`"),
+        "{second}"
+    );
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.stdout
+            .contains("bad_answer — it has no `implementation_summary`"),
+        "{}",
+        log.stdout
+    );
 }

@@ -198,10 +198,20 @@ impl Run<'_> {
         if stage == Stage::Verify {
             // A summary that does not read as one counts as none (the reconciliation's facts
             // then say so).
-            self.state.implementation_summary = meta
-                .implementation_summary
-                .clone()
-                .and_then(|v| serde_json::from_value::<ImplementationSummary>(v).ok());
+            let summary = match meta.implementation_summary.clone() {
+                None => Err("it has no `implementation_summary`".to_string()),
+                Some(v) => serde_json::from_value::<ImplementationSummary>(v)
+                    .map_err(|e| format!("its `implementation_summary` does not read: {e}")),
+            };
+            // The reconciliation weighs it: a verifier that leaves it out is asked for it
+            // while it has attempts left, rather than the whole change being sent back.
+            if let (Err(why), true) = (&summary, self.state.reconcile.is_some()) {
+                if epoch_n <= self.state.max_retries {
+                    let refused = answered.record(AttemptResult::BadAnswer, why.clone());
+                    return self.retry(refused, &no_summary_feedback(why));
+                }
+            }
+            self.state.implementation_summary = summary.ok();
         }
 
         // The facts of the answer before anything is committed.
@@ -366,6 +376,18 @@ impl Run<'_> {
         let text = render_failures(failures, applied_ok);
         self.retry(answered.record(AttemptResult::EditsFailed, detail), &text)
     }
+}
+
+/// The retry feedback for a verifier whose metadata lacks a readable implementation summary
+/// (`why`), which the reconciliation needs.
+fn no_summary_feedback(why: &str) -> String {
+    format!(
+        "## YOUR ANSWER HAS NO IMPLEMENTATION SUMMARY\n\nYour metadata block could not be used: \
+{why}. The reconciliation checks the run against it, so the verify stage must write it: answer \
+again with your whole answer, and put `implementation_summary` in the ```json metadata block, \
+exactly as your instructions show it (task_echo, requirements with id and evidence, \
+files_created, files_modified, test_coverage, deviations, omissions).\n"
+    )
 }
 
 /// Block failures for files git refused to store, each at the answer line of the block
