@@ -5,7 +5,8 @@
 
 use git2::{Oid, Tree};
 
-use super::checks::{advanced, rewritten_unnamed, unmet_feedback, Unmet};
+use super::checks::{advanced, unmet_feedback, Unmet};
+use super::whole::rewritten_unnamed;
 use super::{Run, RunError};
 use crate::code::Finding;
 use crate::git::worktree::CommandOutcome;

@@ -24,6 +24,7 @@ mod review;
 mod suggest;
 mod transition;
 mod verify;
+mod whole;
 
 use std::path::PathBuf;
 
