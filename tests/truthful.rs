@@ -410,6 +410,16 @@ fn a_model_set_to_whole_files_writes_them_whole_and_is_asked_to() {
         .unwrap()
         .to_string();
     assert!(architect.starts_with("root ::= file* meta"), "{architect}");
+    assert!(!architect.contains("implementation_summary"), "{architect}");
+    // The verifier's metadata opens with its implementation summary, an object.
+    let verify = s.requests_for("verify")[0]["grammar"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        verify.contains(r#"meta ::= "```json\n{" [ \n]* "\"implementation_summary\"" [ \n]* ":" [ \n]* "{" [^`]*"#),
+        "{verify}"
+    );
 }
 
 /// A task with a function the architect does not scaffold and a test file to change.

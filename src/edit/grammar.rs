@@ -5,8 +5,11 @@
 /// The grammar of a whole-file answer: files (each its path on a line, then a fenced block
 /// with its content), then the fenced JSON metadata block. The paths are `paths` (the files
 /// in scope: a small model offered any path invents files); with none, any relative path
-/// with a file ending. With `at_least_one`, the answer must write a file.
-pub fn whole_file_answer(paths: &[String], at_least_one: bool) -> String {
+/// with a file ending. With `at_least_one`, the answer must write a file. With `opens`, the
+/// metadata opens with that key, holding an object (the verifier's `implementation_summary`,
+/// which small models leave out unless held to it; a key required anywhere would let the
+/// model wander until it wrote one).
+pub fn whole_file_answer(paths: &[String], at_least_one: bool, opens: Option<&str>) -> String {
     let mut known: Vec<String> = paths
         .iter()
         .map(|p| format!("\"{}\"", p.replace('\\', "\\\\").replace('"', "\\\"")))
@@ -21,10 +24,13 @@ file ::= path "\n```" lang "\n" line* "```\n\n"
 lang ::= "python" | "rust" | "toml" | "text" | ""
 path ::= {paths}
 line ::= [^`\n] [^\n]* "\n" | "\n"
-meta ::= "```json\n{{" [^`]* "}}\n```\n"
+meta ::= "```json\n{{"{first} [^`]* "}}\n```\n"
 "#,
         files = if at_least_one { "file file*" } else { "file*" },
         paths = known.join(" | "),
+        first = opens.map_or(String::new(), |k| format!(
+            " [ \\n]* \"\\\"{k}\\\"\" [ \\n]* \":\" [ \\n]* \"{{\""
+        )),
     )
 }
 
@@ -34,16 +40,27 @@ mod tests {
 
     #[test]
     fn the_grammar_names_the_files_and_requires_one_when_asked() {
-        let g = whole_file_answer(&["textstats.py".into(), "tests/t.py".into()], true);
+        let g = whole_file_answer(&["textstats.py".into(), "tests/t.py".into()], true, None);
         assert!(g.starts_with("root ::= file file* meta\n"), "{g}");
         assert!(
             g.contains("path ::= \"textstats.py\" | \"tests/t.py\"\n"),
             "{g}"
         );
-        let any = whole_file_answer(&[], false);
+        let any = whole_file_answer(&[], false, None);
         assert!(
             any.starts_with("root ::= file* meta\n") && any.contains("[a-z]+"),
             "{any}"
+        );
+        assert!(
+            any.contains("meta ::= \"```json\\n{\" [^`]* \"}\\n```\\n\"\n"),
+            "{any}"
+        );
+        let verify = whole_file_answer(&[], false, Some("implementation_summary"));
+        assert!(
+            verify.contains(
+                "meta ::= \"```json\\n{\" [ \\n]* \"\\\"implementation_summary\\\"\" [ \\n]* \":\" [ \\n]* \"{\" [^`]* \"}\\n```\\n\"\n"
+            ),
+            "{verify}"
         );
     }
 }

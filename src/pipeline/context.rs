@@ -232,7 +232,13 @@ pub fn stage_request(
                 .filter(|p| c.task.in_scope(p) && !p.starts_with(".triad/"))
                 .filter(|p| c.privacy.check(p, c.files.bytes(p).as_deref()).is_none())
                 .collect();
-            req.grammar = Some(whole_file_answer(&writable, c.stage == Stage::Implement));
+            // The verifier's metadata must carry its implementation summary.
+            let opens = (c.stage == Stage::Verify).then_some("implementation_summary");
+            req.grammar = Some(whole_file_answer(
+                &writable,
+                c.stage == Stage::Implement,
+                opens,
+            ));
         }
     }
     req
