@@ -707,6 +707,39 @@ fn a_whole_file_answer_that_drops_an_import_it_still_uses_keeps_it() {
         "{}",
         log.stdout
     );
+
+    // A new test that calls the new function without importing it: the module the file
+    // already imports from defines it, so the import line gets it.
+    let mut rules = whole_file_rules();
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(answer(
+            "tests/test_calc.py\n```python\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n```\n",
+            "add a test for sub()",
+        ))],
+    );
+    let s = Scenario::new(rules);
+    s.env.write_files(
+        &s.repo,
+        &[(
+            "tests/test_calc.py",
+            "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        )],
+    );
+    s.env.commit_all(&s.repo, "a test for add");
+    let r = s.run(&["-c", "models.model-a.edit_format=whole"]);
+    let out = run_json(&r.ok().stdout);
+    let branch = out["branch"].as_str().unwrap();
+    let test = s.git(&["show", &format!("{branch}:tests/test_calc.py")]);
+    assert!(test.starts_with("from calc import add, sub\n"), "{test}");
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.stdout.contains(
+            "(tests/test_calc.py imports sub from the module it already imports from, as it uses it)"
+        ),
+        "{}",
+        log.stdout
+    );
 }
 
 #[test]

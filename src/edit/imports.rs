@@ -110,6 +110,77 @@ pub fn keep_used_imports(lang: Lang, old: &str, answer: &str) -> Option<(String,
     Some((text, restored))
 }
 
+/// `answer` (a whole Python file) with the names it uses but never binds added to its
+/// `from M import …` line, where module `M` (its text read by `module`, given `M`) defines
+/// them at its top level; and the names added. A new test that calls the new function
+/// without importing it is the commonest NameError of small models; nothing else is guessed:
+/// no module the file does not already import from.
+pub fn complete_from_imports(
+    lang: Lang,
+    answer: &str,
+    module: &dyn Fn(&str) -> Option<String>,
+) -> Option<(String, Vec<String>)> {
+    if lang != Lang::Python {
+        return None;
+    }
+    let mut lines: Vec<String> = answer.lines().map(str::to_string).collect();
+    let imports: Vec<(usize, ImportLine)> = lines
+        .iter()
+        .enumerate()
+        .filter(|(_, l)| !l.starts_with([' ', '\t']))
+        .filter_map(|(i, l)| read_import(l).map(|r| (i, r)))
+        .collect();
+    let body: String = lines
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !imports.iter().any(|(j, _)| j == i))
+        .map(|(_, l)| l.as_str())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let bound: Vec<&str> = imports
+        .iter()
+        .flat_map(|(_, n)| n.bound.iter().map(String::as_str))
+        .collect();
+    let defined: Vec<String> = outline(lang, answer).into_iter().map(|s| s.name).collect();
+    let assigned = |name: &str| {
+        body.lines().any(|l| {
+            let l = l.trim_start();
+            l.strip_prefix(name).is_some_and(|rest| {
+                rest.trim_start().starts_with('=') && !rest.trim_start().starts_with("==")
+            })
+        })
+    };
+    let mut added = Vec::new();
+    for (i, line) in &imports {
+        let Some(m) = &line.from else { continue };
+        let Some(text) = module(m) else { continue };
+        let top: Vec<String> = outline(lang, &text)
+            .into_iter()
+            .filter(|s| s.kind == "function" || s.kind == "class")
+            .map(|s| s.name)
+            .collect();
+        for name in top {
+            let missing = !bound.contains(&name.as_str())
+                && !defined.contains(&name)
+                && !added.contains(&name)
+                && uses(&body, &name)
+                && !assigned(&name);
+            if missing {
+                lines[*i].push_str(&format!(", {name}"));
+                added.push(name);
+            }
+        }
+    }
+    if added.is_empty() {
+        return None;
+    }
+    let mut text = lines.join("\n");
+    if answer.ends_with('\n') {
+        text.push('\n');
+    }
+    Some((text, added))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,5 +224,33 @@ mod tests {
         let answer = "from textstats import word_count\n\nword_count(my_line_count)\n";
         assert_eq!(keep_used_imports(Lang::Python, OLD, answer), None);
         assert_eq!(keep_used_imports(Lang::Rust, "use a::b;\n", "b();\n"), None);
+    }
+
+    #[test]
+    fn a_used_name_the_imported_module_defines_joins_its_import() {
+        let textstats = "def word_count(t):\n    return 1\n\n\ndef char_count(t):\n    return 2\n\n\ndef unused(t):\n    return 3\n";
+        let module = |m: &str| (m == "textstats").then(|| textstats.to_string());
+        let answer = "import unittest\n\nfrom textstats import word_count\n\n\nclass T(unittest.TestCase):\n    def test_c(self):\n        self.assertEqual(char_count(\"a b  c\"), 3)\n";
+        let (text, added) = complete_from_imports(Lang::Python, answer, &module).unwrap();
+        assert_eq!(added, ["char_count"]);
+        assert!(
+            text.contains("from textstats import word_count, char_count\n"),
+            "{text}"
+        );
+        // Bound already, defined or assigned here, or from a module the file does not import:
+        // nothing to add.
+        assert_eq!(complete_from_imports(Lang::Python, &text, &module), None);
+        let local = format!("{answer}\n\ndef char_count(t):\n    return 0\n");
+        assert_eq!(complete_from_imports(Lang::Python, &local, &module), None);
+        let assigned = answer.replace("    def test_c", "    char_count = len\n\n    def test_c");
+        assert_eq!(
+            complete_from_imports(Lang::Python, &assigned, &module),
+            None
+        );
+        let elsewhere = answer.replace("from textstats", "from other");
+        assert_eq!(
+            complete_from_imports(Lang::Python, &elsewhere, &module),
+            None
+        );
     }
 }

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::code::{outline, Lang};
-use crate::edit::imports::keep_used_imports;
+use crate::edit::imports::{complete_from_imports, keep_used_imports};
 use crate::edit::merge::merge_partial;
 use crate::task::TaskSpec;
 
@@ -143,6 +143,24 @@ pub(super) fn settle_whole_files(
                 names.join(", ")
             ));
             *text = kept;
+        }
+    }
+    // A module's text as the answer leaves it: written by the answer, else as it was.
+    let written = after.clone();
+    let module = |m: &str| {
+        let path = format!("{}.py", m.replace('.', "/"));
+        written.get(&path).cloned().or_else(|| before(&path))
+    };
+    for (path, text) in after.iter_mut() {
+        let Some(lang) = Lang::from_path(path) else {
+            continue;
+        };
+        if let Some((completed, names)) = complete_from_imports(lang, text, &module) {
+            read.push(format!(
+                "{path} imports {} from the module it already imports from, as it uses it",
+                names.join(", ")
+            ));
+            *text = completed;
         }
     }
     Ok(read)
