@@ -303,3 +303,44 @@ fn a_verifier_that_leaves_out_its_summary_is_asked_for_it_not_the_change_sent_ba
         log.stdout
     );
 }
+
+#[test]
+fn a_reconciliation_reject_that_found_nothing_is_acted_on_as_a_flag() {
+    let complete = summary(
+        json!([{"id": "R1", "evidence": "calc.py:sub"}, {"id": "R2", "evidence": "calc.py:neg"}]),
+        json!(["tests/test_calc.py::test_sub"]),
+        json!(["tests/test_calc.py"]),
+    );
+    // REJECT, with every check passed or not applicable and no requirement missing.
+    let unfounded = json!({"verdict": "REJECT", "confidence": 0.5,
+        "reasoning": "The output does not match the TaskSpec.",
+        "checks": [{"check": "completeness", "status": "not_applicable", "detail": "x"}],
+        "requirements": [], "rewind_to": "implement", "gaps": ["does not match"]});
+    let s = scenario(
+        vec![Reply::text(verify_with(complete))],
+        Some(refactor_with_test()),
+        vec![unfounded],
+    );
+    let r = s.run(&["--reconcile"]);
+    let out: Value = serde_json::from_str(r.ok().stdout.trim()).unwrap();
+    assert_eq!(out["status"], "flagged", "{out}");
+    assert_eq!(
+        s.requests_for("implement").len(),
+        1,
+        "nothing was sent back"
+    );
+    let final_commit = out["stages"][3]["commit"].as_str().unwrap();
+    let rec: Vec<Value> = note_lines(&s, final_commit)
+        .into_iter()
+        .filter(|l| l["kind"] == "reconciliation")
+        .collect();
+    assert_eq!(rec[0]["model_verdict"], "REJECT", "{rec:?}");
+    assert_eq!(rec[0]["verdict"], "FLAG", "{rec:?}");
+    assert!(
+        rec[0]["reasoning"]
+            .as_str()
+            .unwrap()
+            .contains("acted on as FLAG: no check marked gap and no requirement marked missing"),
+        "{rec:?}"
+    );
+}

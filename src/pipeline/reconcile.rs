@@ -331,6 +331,21 @@ pub struct ReconcileAnswer {
     pub gaps: Vec<String>,
 }
 
+impl ReconcileAnswer {
+    /// The verdict its own findings support: a REJECT or HALT that marks no check `gap` and
+    /// no requirement `partial`, `missing` or `omitted` rests on nothing it found, and is
+    /// acted on as a FLAG (the doubt stays on the record); anything else as given.
+    pub fn supported_verdict(&self) -> Verdict {
+        let found = self.checks.iter().any(|c| c.status == "gap")
+            || self.requirements.iter().any(|r| r.status != "delivered");
+        if self.verdict > Verdict::Flag && !found {
+            Verdict::Flag
+        } else {
+            self.verdict
+        }
+    }
+}
+
 /// Builds the reconciliation request.
 pub fn build_request(
     system: &str,

@@ -93,10 +93,18 @@ impl Run<'_> {
             Err(e) => return self.model_failed("reconcile", e),
         };
         self.state.spend += judged.spend;
-        let answer = judged.value;
+        let mut answer = judged.value;
+        // A model's word is not evidence: its REJECT counts as far as what it found.
+        let supported = answer.supported_verdict();
+        if supported != answer.verdict {
+            answer.reasoning = format!(
+                "{} [acted on as {supported}: no check marked gap and no requirement marked missing]",
+                answer.reasoning
+            );
+        }
         let verdict = floor
             .as_ref()
-            .map_or(answer.verdict, |f| answer.verdict.max(f.verdict));
+            .map_or(supported, |f| supported.max(f.verdict));
         let mut transcript = judged.transcript;
         transcript["stage"] = json!("reconcile");
         transcript["facts"] = serde_json::to_value(&facts).unwrap_or_default();
