@@ -673,14 +673,14 @@ fn a_whole_file_answer_with_only_the_new_function_is_read_by_definitions() {
     );
 }
 
-#[test]
-fn a_whole_file_answer_that_drops_an_import_it_still_uses_keeps_it() {
+/// A whole-file refactor answer of tests/test_calc.py (whose import line is `import`) over a
+/// committed test of add: the test file on the run's branch, and `git triad log` of the run.
+fn test_file_answered(import: &str) -> (String, String) {
     let mut rules = whole_file_rules();
-    // The import line rewritten for the new name instead of extended, as small models do.
     rules[2] = stage(
         "refactor",
         vec![Reply::text(answer(
-            "tests/test_calc.py\n```python\nfrom calc import sub\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n```\n",
+            &format!("tests/test_calc.py\n```python\n{import}\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n```\n"),
             "add a test for sub()",
         ))],
     );
@@ -698,47 +698,30 @@ fn a_whole_file_answer_that_drops_an_import_it_still_uses_keeps_it() {
     assert_eq!(out["status"], "approved", "{out}");
     let branch = out["branch"].as_str().unwrap();
     let test = s.git(&["show", &format!("{branch}:tests/test_calc.py")]);
-    assert!(test.starts_with("from calc import sub, add\n"), "{test}");
     let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    (test, log.stdout)
+}
+
+#[test]
+fn a_whole_file_answer_that_drops_an_import_it_still_uses_keeps_it() {
+    // The import line rewritten for the new name instead of extended, as small models do.
+    let (test, log) = test_file_answered("from calc import sub");
+    assert!(test.starts_with("from calc import sub, add\n"), "{test}");
     assert!(
-        log.stdout.contains(
+        log.contains(
             "add a test for sub() (tests/test_calc.py kept the import of add, which it still uses)"
         ),
-        "{}",
-        log.stdout
+        "{log}"
     );
-
     // A new test that calls the new function without importing it: the module the file
     // already imports from defines it, so the import line gets it.
-    let mut rules = whole_file_rules();
-    rules[2] = stage(
-        "refactor",
-        vec![Reply::text(answer(
-            "tests/test_calc.py\n```python\nfrom calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n```\n",
-            "add a test for sub()",
-        ))],
-    );
-    let s = Scenario::new(rules);
-    s.env.write_files(
-        &s.repo,
-        &[(
-            "tests/test_calc.py",
-            "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
-        )],
-    );
-    s.env.commit_all(&s.repo, "a test for add");
-    let r = s.run(&["-c", "models.model-a.edit_format=whole"]);
-    let out = run_json(&r.ok().stdout);
-    let branch = out["branch"].as_str().unwrap();
-    let test = s.git(&["show", &format!("{branch}:tests/test_calc.py")]);
+    let (test, log) = test_file_answered("from calc import add");
     assert!(test.starts_with("from calc import add, sub\n"), "{test}");
-    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
     assert!(
-        log.stdout.contains(
+        log.contains(
             "(tests/test_calc.py imports sub from the module it already imports from, as it uses it)"
         ),
-        "{}",
-        log.stdout
+        "{log}"
     );
 }
 
