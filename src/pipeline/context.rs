@@ -81,7 +81,7 @@ pub fn context_message(c: &StageContext<'_>) -> String {
         .files
         .paths()
         .into_iter()
-        .filter(|p| c.task.in_scope(p) && !p.starts_with(".triad/"))
+        .filter(|p| c.task.writable(p))
         .collect();
 
     s.push_str("\n## Repository map (files in scope)\n");
@@ -229,7 +229,7 @@ pub fn stage_request(
                 .files
                 .paths()
                 .into_iter()
-                .filter(|p| c.task.in_scope(p) && !p.starts_with(".triad/"))
+                .filter(|p| c.task.writable(p))
                 .filter(|p| c.privacy.check(p, c.files.bytes(p).as_deref()).is_none())
                 .collect();
             // The verifier's metadata must carry its implementation summary.

@@ -238,9 +238,7 @@ pub fn grade_build(
         privacy,
     };
     let spec = &task.spec;
-    let applied = match apply_blocks(&guarded, &blocks, &|p| {
-        spec.in_scope(p) && !p.starts_with(".triad/")
-    }) {
+    let applied = match apply_blocks(&guarded, &blocks, &|p| spec.writable(p)) {
         Ok(a) => a,
         Err(failures) => {
             let first = failures

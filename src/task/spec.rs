@@ -130,6 +130,12 @@ impl TaskSpec {
         included && !self.scope.exclude.iter().any(|p| glob::matches(p, path))
     }
 
+    /// Whether a stage may see and change `path`: inside the task's scope, and not the
+    /// project's own `.triad/` records (TaskSpecs, config), whatever the scope says.
+    pub fn writable(&self, path: &str) -> bool {
+        self.in_scope(path) && !path.starts_with(".triad/")
+    }
+
     /// The TaskSpec as prompt text.
     pub fn render(&self) -> String {
         let mut s = format!(

@@ -169,9 +169,7 @@ impl Run<'_> {
             files: &files,
             privacy: &self.privacy,
         };
-        let mut applied = match apply_blocks(&guarded, &blocks, &|p| {
-            spec.in_scope(p) && !p.starts_with(".triad/")
-        }) {
+        let mut applied = match apply_blocks(&guarded, &blocks, &|p| spec.writable(p)) {
             Ok(a) => a,
             Err(failures) => {
                 let ok_count = blocks.len().saturating_sub(failures.len());

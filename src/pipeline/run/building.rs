@@ -160,11 +160,7 @@ and add {} as a new definition of its own.\n",
         TreeFiles::new(self.env.repo, tree.clone())
             .paths()
             .into_iter()
-            .filter(|p| {
-                self.spec.in_scope(p)
-                    && !p.starts_with(".triad/")
-                    && self.privacy.by_name(p).is_none()
-            })
+            .filter(|p| self.spec.writable(p) && self.privacy.by_name(p).is_none())
             .collect()
     }
 }

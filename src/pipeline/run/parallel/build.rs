@@ -148,9 +148,7 @@ impl Run<'_> {
             privacy: &self.privacy,
         };
         let spec = &self.spec;
-        let applied = match apply_blocks(&guarded, &blocks, &|p| {
-            spec.in_scope(p) && !p.starts_with(".triad/")
-        }) {
+        let applied = match apply_blocks(&guarded, &blocks, &|p| spec.writable(p)) {
             Ok(a) => a,
             Err(failures) => {
                 let ok = blocks.len().saturating_sub(failures.len());
