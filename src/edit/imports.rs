@@ -55,43 +55,87 @@ fn uses(text: &str, word: &str) -> bool {
     })
 }
 
+/// A Python file read for its imports: its lines, its top-level import lines (by index), the
+/// rest of its text, and the names its definitions bind.
+struct PyFile {
+    lines: Vec<String>,
+    imports: Vec<(usize, ImportLine)>,
+    body: String,
+    defined: Vec<String>,
+}
+
+impl PyFile {
+    fn read(text: &str) -> PyFile {
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        let imports: Vec<(usize, ImportLine)> = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| !l.starts_with([' ', '\t']))
+            .filter_map(|(i, l)| read_import(l).map(|r| (i, r)))
+            .collect();
+        let body = lines
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !imports.iter().any(|(j, _)| j == i))
+            .map(|(_, l)| l.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let defined = outline(Lang::Python, text)
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        PyFile {
+            lines,
+            imports,
+            body,
+            defined,
+        }
+    }
+
+    /// Whether the file uses `name` outside its imports, and neither an import nor a
+    /// definition of it binds it.
+    fn uses_unbound(&self, name: &str) -> bool {
+        !self
+            .imports
+            .iter()
+            .any(|(_, n)| n.bound.iter().any(|b| b == name))
+            && !self.defined.iter().any(|d| d == name)
+            && uses(&self.body, name)
+    }
+
+    /// The text, with the trailing newline `like` has.
+    fn text(&self, like: &str) -> String {
+        let mut text = self.lines.join("\n");
+        if like.ends_with('\n') {
+            text.push('\n');
+        }
+        text
+    }
+}
+
 /// `answer` (a whole-file answer for a file whose text was `old`) with the imports it
 /// dropped but still uses put back, and the names put back; `None` when there are none.
 pub fn keep_used_imports(lang: Lang, old: &str, answer: &str) -> Option<(String, Vec<String>)> {
     if lang != Lang::Python {
         return None;
     }
-    let top = |l: &&str| !l.starts_with([' ', '\t']);
-    let new_lines: Vec<String> = answer.lines().map(str::to_string).collect();
-    let new_imports: Vec<(usize, ImportLine)> = new_lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| top(&l.as_str()))
-        .filter_map(|(i, l)| read_import(l).map(|r| (i, r)))
-        .collect();
-    let body: String = new_lines
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !new_imports.iter().any(|(j, _)| j == i))
-        .map(|(_, l)| l.as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
-    let defined: Vec<String> = outline(lang, answer).into_iter().map(|s| s.name).collect();
-    let mut lines = new_lines.clone();
+    let mut file = PyFile::read(answer);
     let mut restored = Vec::new();
     let mut added: Vec<String> = Vec::new();
+    let top = |l: &&str| !l.starts_with([' ', '\t']);
     for old_line in old.lines().filter(top).filter_map(read_import) {
         for (name, item) in old_line.bound.iter().zip(&old_line.items) {
-            let still_bound = new_imports.iter().any(|(_, n)| n.bound.contains(name));
-            if still_bound || defined.contains(name) || !uses(&body, name) {
+            if !file.uses_unbound(name) {
                 continue;
             }
             // Back into the answer's import from the same module, else a line of its own.
-            let same = new_imports
+            let same = file
+                .imports
                 .iter()
-                .find(|(_, n)| n.from.is_some() && n.from == old_line.from);
+                .find(|(_, n)| n.from.is_some() && n.from == old_line.from)
+                .map(|(i, _)| *i);
             match (same, &old_line.from) {
-                (Some((i, _)), Some(_)) => lines[*i].push_str(&format!(", {item}")),
+                (Some(i), Some(_)) => file.lines[i].push_str(&format!(", {item}")),
                 (_, Some(module)) => added.push(format!("from {module} import {item}")),
                 (_, None) => added.push(format!("import {item}")),
             }
@@ -101,20 +145,16 @@ pub fn keep_used_imports(lang: Lang, old: &str, answer: &str) -> Option<(String,
     if restored.is_empty() {
         return None;
     }
-    let at = new_imports.last().map_or(0, |(i, _)| i + 1);
-    lines.splice(at..at, added);
-    let mut text = lines.join("\n");
-    if answer.ends_with('\n') {
-        text.push('\n');
-    }
-    Some((text, restored))
+    let at = file.imports.last().map_or(0, |(i, _)| i + 1);
+    file.lines.splice(at..at, added);
+    Some((file.text(answer), restored))
 }
 
 /// `answer` (a whole Python file) with the names it uses but never binds added to its
 /// `from M import …` line, where module `M` (its text read by `module`, given `M`) defines
 /// them at its top level; and the names added. A new test that calls the new function
 /// without importing it is the commonest NameError of small models; nothing else is guessed:
-/// no module the file does not already import from.
+/// no module the file does not already import from, no name the file assigns.
 pub fn complete_from_imports(
     lang: Lang,
     answer: &str,
@@ -123,62 +163,36 @@ pub fn complete_from_imports(
     if lang != Lang::Python {
         return None;
     }
-    let mut lines: Vec<String> = answer.lines().map(str::to_string).collect();
-    let imports: Vec<(usize, ImportLine)> = lines
-        .iter()
-        .enumerate()
-        .filter(|(_, l)| !l.starts_with([' ', '\t']))
-        .filter_map(|(i, l)| read_import(l).map(|r| (i, r)))
-        .collect();
-    let body: String = lines
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !imports.iter().any(|(j, _)| j == i))
-        .map(|(_, l)| l.as_str())
-        .collect::<Vec<_>>()
-        .join("\n");
-    let bound: Vec<&str> = imports
-        .iter()
-        .flat_map(|(_, n)| n.bound.iter().map(String::as_str))
-        .collect();
-    let defined: Vec<String> = outline(lang, answer).into_iter().map(|s| s.name).collect();
+    let mut file = PyFile::read(answer);
     let assigned = |name: &str| {
-        body.lines().any(|l| {
+        file.body.lines().any(|l| {
             let l = l.trim_start();
             l.strip_prefix(name).is_some_and(|rest| {
                 rest.trim_start().starts_with('=') && !rest.trim_start().starts_with("==")
             })
         })
     };
-    let mut added = Vec::new();
-    for (i, line) in &imports {
+    let mut added: Vec<(usize, String)> = Vec::new();
+    for (i, line) in &file.imports {
         let Some(m) = &line.from else { continue };
         let Some(text) = module(m) else { continue };
-        let top: Vec<String> = outline(lang, &text)
-            .into_iter()
-            .filter(|s| s.kind == "function" || s.kind == "class")
-            .map(|s| s.name)
-            .collect();
-        for name in top {
-            let missing = !bound.contains(&name.as_str())
-                && !defined.contains(&name)
-                && !added.contains(&name)
-                && uses(&body, &name)
-                && !assigned(&name);
-            if missing {
-                lines[*i].push_str(&format!(", {name}"));
-                added.push(name);
+        for sym in outline(lang, &text) {
+            let name = sym.name;
+            let top = sym.kind == "function" || sym.kind == "class";
+            let new = !added.iter().any(|(_, a)| *a == name);
+            if top && new && file.uses_unbound(&name) && !assigned(&name) {
+                added.push((*i, name));
             }
         }
     }
     if added.is_empty() {
         return None;
     }
-    let mut text = lines.join("\n");
-    if answer.ends_with('\n') {
-        text.push('\n');
+    for (i, name) in &added {
+        file.lines[*i].push_str(&format!(", {name}"));
     }
-    Some((text, added))
+    let names = added.into_iter().map(|(_, n)| n).collect();
+    Some((file.text(answer), names))
 }
 
 #[cfg(test)]

@@ -101,7 +101,8 @@ pub(super) fn rewritten_unnamed(
 /// definitions the TaskSpec never names is read by definitions instead (see
 /// [`merge_partial`]) where that gives a file that parses; what would still lose
 /// definitions is the error, for the retry. An import dropped but still used is kept (see
-/// [`keep_used_imports`]). Returns what was read so, for the record.
+/// [`keep_used_imports`]), and a name used but never imported joins the import of the module
+/// that defines it (see [`complete_from_imports`]). Returns what was read so, for the record.
 pub(super) fn settle_whole_files(
     before: &dyn Fn(&str) -> Option<String>,
     after: &mut BTreeMap<String, String>,
@@ -146,22 +147,23 @@ pub(super) fn settle_whole_files(
         }
     }
     // A module's text as the answer leaves it: written by the answer, else as it was.
-    let written = after.clone();
     let module = |m: &str| {
         let path = format!("{}.py", m.replace('.', "/"));
-        written.get(&path).cloned().or_else(|| before(&path))
+        after.get(&path).cloned().or_else(|| before(&path))
     };
-    for (path, text) in after.iter_mut() {
-        let Some(lang) = Lang::from_path(path) else {
-            continue;
-        };
-        if let Some((completed, names)) = complete_from_imports(lang, text, &module) {
-            read.push(format!(
-                "{path} imports {} from the module it already imports from, as it uses it",
-                names.join(", ")
-            ));
-            *text = completed;
-        }
+    let completed: Vec<(String, String, Vec<String>)> = after
+        .iter()
+        .filter_map(|(path, text)| {
+            let (text, names) = complete_from_imports(Lang::from_path(path)?, text, &module)?;
+            Some((path.clone(), text, names))
+        })
+        .collect();
+    for (path, text, names) in completed {
+        read.push(format!(
+            "{path} imports {} from the module it already imports from, as it uses it",
+            names.join(", ")
+        ));
+        after.insert(path, text);
     }
     Ok(read)
 }
