@@ -809,6 +809,44 @@ fn the_files_the_task_names_are_shown_first() {
 }
 
 #[test]
+fn a_test_file_that_only_imports_the_function_is_asked_for_its_test() {
+    // The implement stage adds mul and a test file that imports it and tests nothing (seen
+    // on the local coder: the import line was its whole "unit test"). R1 is met, the change
+    // is kept, and the next attempt is asked for that file alone.
+    let imports_only = answer(
+        "calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n>>>>>>> REPLACE\n\ntests/test_calc.py\n<<<<<<< SEARCH\n=======\nfrom calc import mul\n>>>>>>> REPLACE\n",
+        "implemented mul() and added a unit test for it",
+    );
+    let the_test = answer(
+        "tests/test_calc.py\n<<<<<<< SEARCH\nfrom calc import mul\n=======\nfrom calc import mul\n\n\ndef test_mul():\n    assert mul(3, 2) == 6\n>>>>>>> REPLACE\n",
+        "added the test for mul()",
+    );
+    let s = mul_scenario(
+        vec![Reply::text(imports_only), Reply::text(the_test)],
+        vec![Reply::text(answer("", "nothing to refactor"))],
+    );
+    let r = s.run(&[]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+    let asked = s.requests_for("implement")[1].to_string();
+    assert!(
+        asked.contains(
+            "R2 names mul in tests/test_calc.py, which never uses it (an import is not a use)"
+        ),
+        "{asked}"
+    );
+    assert!(
+        asked.contains("Write SEARCH/REPLACE edit blocks for tests/test_calc.py, then"),
+        "{asked}"
+    );
+    let branch = out["branch"].as_str().unwrap();
+    assert!(s
+        .git(&["show", &format!("{branch}:tests/test_calc.py")])
+        .contains("def test_mul"));
+}
+
+#[test]
 fn a_function_only_called_by_a_test_is_not_the_function() {
     // The implement stage writes a test that calls mul and never defines mul.
     let s = mul_scenario(

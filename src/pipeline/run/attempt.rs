@@ -8,7 +8,7 @@ use super::checks::{checkable, unmet_requirements, StageFacts, Unmet};
 use super::whole::{dropped_feedback, settle_whole_files};
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::review::finding_issue;
-use crate::code::{outline, Finding, Lang};
+use crate::code::Finding;
 use crate::config::EditFormat;
 use crate::edit::{
     apply_blocks, check_path, parse_edit_blocks, parse_whole_files, render_failures,
@@ -307,17 +307,7 @@ impl Run<'_> {
         }
         let run = self.run_diff(new_tree)?;
         let files = TreeFiles::new(self.env.repo, new_tree.clone());
-        // A function a requirement names must be defined, not only called (a test that calls
-        // it is not the function); in a language without outlines, mentioned.
-        let defines = |path: &str, word: &str| {
-            files
-                .text(path)
-                .is_some_and(|text| match Lang::from_path(path) {
-                    Some(lang) => outline(lang, &text).iter().any(|s| s.name == word),
-                    None => text.contains(word),
-                })
-        };
-        Ok(unmet_requirements(&self.spec, &run, &defines))
+        Ok(unmet_requirements(&self.spec, &run, &|p| files.text(p)))
     }
 
     /// What the stage's summary claims that its diff does not show (`facts`, the stage's

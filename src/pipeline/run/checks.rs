@@ -2,7 +2,7 @@
 //! changed, whether it changed anything where it must, and whether its summary claims files
 //! or functions its diff does not show. A model's word is not evidence.
 
-use crate::code::Finding;
+use crate::code::{outline, Finding, Lang};
 use crate::git::{FileDiff, FileStat};
 use crate::pipeline::stage::Stage;
 use crate::task::TaskSpec;
@@ -67,7 +67,8 @@ pub(super) struct Unmet {
     pub why: String,
     /// The function it names that no touched file defines (none: a file left as it was).
     pub undefined: Option<String>,
-    /// The file it names that the change leaves as it was.
+    /// The file it names that the change must still write: left as it was, or changed
+    /// without what the requirement names.
     pub untouched: Option<String>,
 }
 
@@ -82,32 +83,55 @@ fn hands_off(text: &str) -> bool {
 }
 
 /// What the TaskSpec's requirements name that the run's change (`run`, the diff from the
-/// base to the stage's tree) does not show: a file in scope that a requirement names and
-/// the run leaves as it was, or a function a requirement names as code
-/// (`char_count(text)`, `` `char_count` ``) that no file the run changed, nor any file the
-/// requirements name, defines (`contains(path, word)` reads the stage's tree). A
-/// requirement that asks to leave a file alone names no file to change.
+/// base to the stage's tree, whose files `read` gives) does not show:
+/// - a file in scope that a requirement names and the run leaves as it was;
+/// - a function a requirement names as code (`char_count(text)`, `` `char_count` ``) that
+///   no file the run changed, nor any file the requirements name, defines;
+/// - a function of the task that a requirement names beside a file of its own (R2 "tests/
+///   test_textstats.py has a test for char_count"), where that file neither defines nor uses
+///   it: an import line is not a use, so a test file that only imports the function has no
+///   test for it.
+///
+/// A requirement that asks to leave a file alone names no file to change.
 pub(super) fn unmet_requirements(
     spec: &TaskSpec,
     run: &[FileDiff],
-    contains: &dyn Fn(&str, &str) -> bool,
+    read: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<Unmet> {
     let changed: Vec<&str> = run.iter().map(|f| f.path.as_str()).collect();
     let mut named_files: Vec<String> = Vec::new();
+    // The functions the task names as code anywhere; a requirement naming one in plain
+    // words names it too.
+    let mut functions: Vec<String> = Vec::new();
     for r in &spec.requirements {
-        named_files.extend(Claims::of(&r.text).files);
+        let claims = Claims::of(&r.text);
+        named_files.extend(claims.files);
+        for s in claims.symbols {
+            push(&mut functions, &s);
+        }
     }
+    let defines = |path: &str, word: &str| {
+        read(path).is_some_and(|text| match Lang::from_path(path) {
+            Some(lang) => outline(lang, &text).iter().any(|s| s.name == word),
+            None => text.contains(word),
+        })
+    };
     let mut unmet = Vec::new();
     for r in &spec.requirements {
         let claims = Claims::of(&r.text);
         let hands_off = hands_off(&r.text);
-        for file in claims.files.iter().filter(|f| spec.in_scope(f)) {
-            if !hands_off && !changed.iter().any(|c| names(file, c)) {
+        let files: Vec<&String> = claims
+            .files
+            .iter()
+            .filter(|f| !hands_off && spec.in_scope(f))
+            .collect();
+        for file in &files {
+            if !changed.iter().any(|c| names(file, c)) {
                 unmet.push(Unmet {
                     id: r.id.clone(),
                     why: format!("{} names {file}, which the change leaves as it was", r.id),
                     undefined: None,
-                    untouched: Some(file.clone()),
+                    untouched: Some(file.to_string()),
                 });
             }
         }
@@ -116,7 +140,7 @@ pub(super) fn unmet_requirements(
                 .iter()
                 .map(|c| c.to_string())
                 .chain(named_files.iter().cloned())
-                .any(|path| contains(&path, word));
+                .any(|path| defines(&path, word));
             if !found {
                 unmet.push(Unmet {
                     id: r.id.clone(),
@@ -129,8 +153,59 @@ pub(super) fn unmet_requirements(
                 });
             }
         }
+        let words = identifiers(&r.text);
+        for word in functions.iter().filter(|f| words.contains(&f.as_str())) {
+            for file in &files {
+                let Some(path) = changed.iter().find(|c| names(file, c)) else {
+                    continue; // already unmet: the file is left as it was
+                };
+                let used = read(path).is_some_and(|t| uses(&t, word));
+                if !used && !defines(path, word) {
+                    unmet.push(Unmet {
+                        id: r.id.clone(),
+                        why: format!(
+                            "{} names {word} in {file}, which never uses it (an import is not a use)",
+                            r.id
+                        ),
+                        undefined: None,
+                        untouched: Some(file.to_string()),
+                    });
+                }
+            }
+        }
     }
     unmet
+}
+
+/// The identifiers of a text, in order.
+fn identifiers(text: &str) -> Vec<&str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// Whether `text` uses the identifier `word` on a line that is not an import (a Python
+/// import in parentheses runs to its closing one).
+fn uses(text: &str, word: &str) -> bool {
+    const IMPORTS: &[&str] = &[
+        "import ", "from ", "use ", "pub use ", "#include", "require",
+    ];
+    let mut in_import = false;
+    for line in text.lines() {
+        let l = line.trim_start();
+        if in_import {
+            in_import = !l.contains(')');
+            continue;
+        }
+        if IMPORTS.iter().any(|i| l.starts_with(i)) {
+            in_import = l.contains('(') && !l.contains(')');
+            continue;
+        }
+        if identifiers(l).contains(&word) {
+            return true;
+        }
+    }
+    false
 }
 
 /// The finding kind of a requirement a building stage's accepted change still leaves undone.
@@ -365,8 +440,8 @@ mod tests {
                 })
                 .collect()
         };
-        let nowhere = |_: &str, _: &str| false;
-        let unmet = unmet_requirements(&spec, &diff(&["textstats.py"]), &nowhere);
+        let nothing = |_: &str| None;
+        let unmet = unmet_requirements(&spec, &diff(&["textstats.py"]), &nothing);
         let ids: Vec<&str> = unmet.iter().map(|u| u.id.as_str()).collect();
         assert_eq!(ids, ["R1", "R2"], "{unmet:?}");
         assert!(unmet[0].why.contains("char_count"), "{unmet:?}");
@@ -374,9 +449,18 @@ mod tests {
             unmet[1].why.contains("tests/test_textstats.py"),
             "{unmet:?}"
         );
-        let in_textstats = |path: &str, word: &str| path == "textstats.py" && word == "char_count";
         let both = diff(&["textstats.py", "tests/test_textstats.py"]);
-        assert_eq!(unmet_requirements(&spec, &both, &in_textstats), []);
+        let tested = |path: &str| {
+            match path {
+            "textstats.py" => Some("def char_count(text):\n    return 0\n".to_string()),
+            "tests/test_textstats.py" => Some(
+                "from textstats import char_count\n\ndef test_c():\n    assert char_count('') == 0\n"
+                    .to_string(),
+            ),
+            _ => None,
+        }
+        };
+        assert_eq!(unmet_requirements(&spec, &both, &tested), []);
         assert!(advanced(&spec, &unmet[1..]), "R1 met, R2 not");
         assert!(!advanced(&spec, &unmet));
         let feedback = unmet_feedback(&unmet, &spec, true, false);
@@ -395,6 +479,50 @@ mod tests {
             kept.contains("Do that now:\n- R2: tests/test_textstats.py has a test"),
             "{kept}"
         );
+    }
+
+    #[test]
+    fn a_test_file_that_only_imports_the_function_has_no_test_for_it() {
+        let spec = TaskSpec::parse(
+            "title = \"t\"\ndescription = \"d\"\n\
+             [[requirements]]\nid = \"R1\"\ntext = \"textstats.char_count(text) counts characters\"\n\
+             [[requirements]]\nid = \"R2\"\ntext = \"tests/test_textstats.py has a test for char_count\"\n",
+            "t.toml",
+            "t",
+        )
+        .unwrap();
+        let run: Vec<FileDiff> = ["textstats.py", "tests/test_textstats.py"]
+            .iter()
+            .map(|p| FileDiff {
+                path: p.to_string(),
+                status: "modified".into(),
+                binary: false,
+                withheld: false,
+                hunks: Vec::new(),
+            })
+            .collect();
+        let with_test = |test: &'static str| {
+            move |path: &str| match path {
+                "textstats.py" => Some("def char_count(text):\n    return 0\n".to_string()),
+                "tests/test_textstats.py" => Some(test.to_string()),
+                _ => None,
+            }
+        };
+        for imports_only in [
+            "from textstats import char_count, word_count\n\ndef test_w():\n    assert word_count('') == 0\n",
+            "from textstats import (\n    char_count,\n    word_count,\n)\n\ndef test_w():\n    assert word_count('') == 0\n",
+        ] {
+            let unmet = unmet_requirements(&spec, &run, &with_test(imports_only));
+            assert_eq!(unmet.len(), 1, "{unmet:?}");
+            assert_eq!(unmet[0].id, "R2");
+            assert_eq!(unmet[0].untouched.as_deref(), Some("tests/test_textstats.py"));
+            assert!(unmet[0].why.contains("never uses it"), "{unmet:?}");
+            // Only that file is left to write: the kept change is asked for it alone.
+            let kept = unmet_feedback(&unmet, &spec, true, true);
+            assert!(kept.contains("Write tests/test_textstats.py in full"), "{kept}");
+        }
+        let called = "from textstats import char_count\n\nclass T:\n    def test_c(self):\n        self.assertEqual(char_count('a b'), 2)\n";
+        assert_eq!(unmet_requirements(&spec, &run, &with_test(called)), []);
     }
 
     #[test]
