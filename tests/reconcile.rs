@@ -344,3 +344,65 @@ fn a_reconciliation_reject_that_found_nothing_is_acted_on_as_a_flag() {
         "{rec:?}"
     );
 }
+
+#[test]
+fn a_requirement_marked_missing_that_the_facts_show_delivered_is_no_finding() {
+    let complete = || {
+        summary(
+            json!([{"id": "R1", "evidence": "calc.py:sub"}, {"id": "R2", "evidence": "calc.py:neg"}]),
+            json!(["tests/test_calc.py::test_sub"]),
+            json!(["tests/test_calc.py"]),
+        )
+    };
+    // The local reconciler's answer: R1 "missing", with evidence pointing at where it is.
+    let missing = |id: &str| {
+        json!({"verdict": "REJECT", "confidence": 0.5,
+            "reasoning": "The output does not match the TaskSpec.",
+            "checks": [{"check": "test_to_spec", "status": "not_applicable", "detail": "x"}],
+            "requirements": [{"id": id, "status": "missing", "evidence": "file:calc.py:1-3"}],
+            "rewind_to": "implement", "gaps": [format!("requirement {id} is missing")]})
+    };
+    // R1 names sub(a, b): the final tree defines it, so "missing" is contradicted.
+    let s = scenario(
+        vec![Reply::text(verify_with(complete()))],
+        Some(refactor_with_test()),
+        vec![missing("R1")],
+    );
+    let r = s.run(&["--reconcile"]);
+    let out: Value = serde_json::from_str(r.ok().stdout.trim()).unwrap();
+    assert_eq!(out["status"], "flagged", "{out}");
+    assert_eq!(s.requests_for("implement").len(), 1, "nothing sent back");
+    let final_commit = out["stages"][3]["commit"].as_str().unwrap();
+    let rec: Vec<Value> = note_lines(&s, final_commit)
+        .into_iter()
+        .filter(|l| l["kind"] == "reconciliation")
+        .collect();
+    assert_eq!(rec[0]["model_verdict"], "REJECT", "{rec:?}");
+    assert_eq!(rec[0]["verdict"], "FLAG", "{rec:?}");
+    assert_eq!(
+        rec[0]["facts"]["requirements_met"],
+        json!(["R1"]),
+        "{rec:?}"
+    );
+    assert!(
+        rec[0]["reasoning"].as_str().unwrap().contains(
+            "[acted on as FLAG: no check marked gap, and R1 marked missing, which the facts show delivered]"
+        ),
+        "{rec:?}"
+    );
+
+    // R2 is in words: no fact checks it, so the judge's "missing" stands and is sent back.
+    let s = scenario(
+        vec![
+            Reply::text(verify_with(complete())),
+            Reply::text(verify_with(complete())),
+        ],
+        Some(refactor_with_test()),
+        vec![missing("R2"), rec_answer("APPROVE", "none", json!([]))],
+    );
+    let r = s.run(&["--reconcile"]);
+    let out: Value = serde_json::from_str(r.ok().stdout.trim()).unwrap();
+    assert_eq!(s.requests_for("implement").len(), 2, "{out}");
+    let asked = s.requests_for("implement")[1].to_string();
+    assert!(asked.contains("requirement R2 is missing"), "{asked}");
+}

@@ -93,6 +93,14 @@ pub struct Facts {
     /// deviation (silently dropped, seed 000 §B11.4).
     #[serde(default)]
     pub dropped_suggestions: Vec<String>,
+    /// Requirement ids the final tree visibly delivers, by the checks every building stage
+    /// runs (a named function defined, a named file changed and using it): a judge that
+    /// marks one `missing` is contradicted by the facts.
+    #[serde(default)]
+    pub requirements_met: Vec<String>,
+    /// What the final tree visibly leaves undone, one sentence a requirement gap.
+    #[serde(default)]
+    pub requirements_unmet: Vec<String>,
 }
 
 /// The name a test entry refers to: `tests/test_a.py::test_x` → `test_x`, `Suite.test_y` →
@@ -247,6 +255,16 @@ pub fn floor(f: &Facts) -> Option<Floor> {
             &mut v,
         );
     }
+    if !f.requirements_unmet.is_empty() {
+        raise(
+            Verdict::Flag,
+            format!(
+                "the final tree leaves requirements undone: {}",
+                f.requirements_unmet.join("; ")
+            ),
+            &mut v,
+        );
+    }
     if !f.unlisted_changes.is_empty() {
         raise(
             Verdict::Flag,
@@ -332,12 +350,26 @@ pub struct ReconcileAnswer {
 }
 
 impl ReconcileAnswer {
-    /// The verdict its own findings support: a REJECT or HALT that marks no check `gap` and
-    /// no requirement `partial`, `missing` or `omitted` rests on nothing it found, and is
-    /// acted on as a FLAG (the doubt stays on the record); anything else as given.
-    pub fn supported_verdict(&self) -> Verdict {
+    /// The requirements it marks `missing` that the facts show delivered (`met`).
+    pub fn contradicted(&self, met: &[String]) -> Vec<String> {
+        self.requirements
+            .iter()
+            .filter(|r| r.status == "missing" && met.iter().any(|m| m == r.id.trim()))
+            .map(|r| r.id.trim().to_string())
+            .collect()
+    }
+
+    /// The verdict its own findings support: a REJECT or HALT that marks no check `gap`
+    /// and no requirement `partial`, `missing` or `omitted` rests on nothing it found, and
+    /// is acted on as a FLAG (the doubt stays on the record); a requirement marked
+    /// `missing` that the facts show delivered (`met`) is not a finding. Anything else as
+    /// given.
+    pub fn supported_verdict(&self, met: &[String]) -> Verdict {
+        let contradicted = self.contradicted(met);
         let found = self.checks.iter().any(|c| c.status == "gap")
-            || self.requirements.iter().any(|r| r.status != "delivered");
+            || self.requirements.iter().any(|r| {
+                r.status != "delivered" && !contradicted.contains(&r.id.trim().to_string())
+            });
         if self.verdict > Verdict::Flag && !found {
             Verdict::Flag
         } else {
@@ -430,6 +462,19 @@ mod tests {
             ..Facts::default()
         };
         assert_eq!(floor(&f).unwrap().verdict, Verdict::Reject);
+        let f = Facts {
+            summary_present: true,
+            requirements_unmet: vec![
+                "R2 names tests/t.py, which the change leaves as it was".into()
+            ],
+            ..Facts::default()
+        };
+        let fl = floor(&f).unwrap();
+        assert_eq!(fl.verdict, Verdict::Flag);
+        assert!(
+            fl.reasons[0].contains("leaves requirements undone: R2 names"),
+            "{fl:?}"
+        );
         assert!(floor(&Facts {
             summary_present: true,
             ..Facts::default()

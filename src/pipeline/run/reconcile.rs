@@ -3,6 +3,7 @@
 
 use serde_json::json;
 
+use super::checks::checkable;
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::service::{candidates, Arbiter};
 use crate::arbiter::{Floor, Verdict};
@@ -37,6 +38,19 @@ impl Run<'_> {
             self.state.implementation_summary.as_ref(),
             self.state.tip().as_str(),
         );
+        let final_tree = repo
+            .find_commit(final_commit)
+            .and_then(|c| c.tree())
+            .map_err(|source| GitError::Git {
+                what: "reading the final tree".into(),
+                source,
+            })?;
+        let unmet = self.unmet(&final_tree)?;
+        facts.requirements_met = checkable(&self.spec)
+            .filter(|r| !unmet.iter().any(|u| u.id == r.id))
+            .map(|r| r.id.clone())
+            .collect();
+        facts.requirements_unmet = unmet.into_iter().map(|u| u.why).collect();
         let floor = reconcile::floor(&facts);
         let scaffold = match &self.state.stages[Stage::Architect.index()].commit {
             Some(arch) => {
@@ -95,12 +109,18 @@ impl Run<'_> {
         self.state.spend += judged.spend;
         let mut answer = judged.value;
         // A model's word is not evidence: its REJECT counts as far as what it found.
-        let supported = answer.supported_verdict();
+        let supported = answer.supported_verdict(&facts.requirements_met);
         if supported != answer.verdict {
-            answer.reasoning = format!(
-                "{} [acted on as {supported}: no check marked gap and no requirement marked missing]",
-                answer.reasoning
-            );
+            let contradicted = answer.contradicted(&facts.requirements_met);
+            let why = if contradicted.is_empty() {
+                "no check marked gap and no requirement marked missing".to_string()
+            } else {
+                format!(
+                    "no check marked gap, and {} marked missing, which the facts show delivered",
+                    contradicted.join(", ")
+                )
+            };
+            answer.reasoning = format!("{} [acted on as {supported}: {why}]", answer.reasoning);
         }
         let verdict = floor
             .as_ref()
