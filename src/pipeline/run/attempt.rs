@@ -4,7 +4,8 @@
 use std::time::Instant;
 
 use super::building::Held;
-use super::checks::{checkable, unmet_requirements, StageFacts, Unmet};
+use super::checks::StageFacts;
+use super::requirements::{checkable, unmet_requirements, Unmet};
 use super::whole::{dropped_feedback, settle_whole_files};
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::review::finding_issue;

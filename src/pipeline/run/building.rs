@@ -5,7 +5,7 @@
 
 use git2::{Oid, Tree};
 
-use super::checks::{advanced, unmet_feedback, Unmet};
+use super::requirements::{advanced, unmet_feedback, Unmet};
 use super::whole::rewritten_unnamed;
 use super::{Run, RunError};
 use crate::code::Finding;

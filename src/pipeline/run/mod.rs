@@ -20,6 +20,7 @@ mod observe;
 mod parallel;
 mod prompt;
 mod reconcile;
+mod requirements;
 mod review;
 mod suggest;
 mod transition;

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::checks::checkable;
+use super::requirements::checkable;
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::service::{candidates, Arbiter};
 use crate::arbiter::{Floor, Verdict};
