@@ -127,6 +127,17 @@ pub fn test_name(entry: &str) -> Option<String> {
     ok.then(|| last.to_string())
 }
 
+/// The file a test entry names as a whole (`tests/test_calc.py`, `test_calc.py`), not a
+/// test in it (`tests/test_calc.py::test_sub`); `None` for a test name or prose.
+pub fn test_file(entry: &str) -> Option<String> {
+    let t = entry.trim().trim_matches('`');
+    let file = !t.is_empty()
+        && !t.contains(char::is_whitespace)
+        && !t.contains("::")
+        && (t.contains('/') || Lang::from_path(t).is_some());
+    file.then(|| t.trim_start_matches("./").to_string())
+}
+
 /// Checks the summary against the final tree and the TaskSpec.
 pub fn facts(
     repo: &Repository,
@@ -175,7 +186,16 @@ pub fn facts(
         }
     }
     for entry in &s.test_coverage {
-        if let Some(name) = test_name(entry) {
+        if let Some(path) = test_file(entry) {
+            let found = all_paths
+                .iter()
+                .any(|p| *p == path || p.ends_with(&format!("/{path}")));
+            if found {
+                f.tests_found.push(entry.clone());
+            } else {
+                f.missing_tests.push(entry.clone());
+            }
+        } else if let Some(name) = test_name(entry) {
             if defined.contains(&name) {
                 f.tests_found.push(entry.clone());
             } else {
@@ -215,12 +235,28 @@ pub fn floor(f: &Facts) -> Option<Floor> {
             &mut v,
         );
     }
-    if !f.unmapped_requirements.is_empty() {
+    // A requirement the summary leaves out while the final tree visibly delivers it is a
+    // gap in the paperwork, not in the change.
+    let (delivered, dropped): (Vec<&String>, Vec<&String>) = f
+        .unmapped_requirements
+        .iter()
+        .partition(|id| f.requirements_met.contains(id));
+    if !dropped.is_empty() {
         raise(
             Verdict::Reject,
             format!(
                 "requirements silently dropped (neither delivered nor listed as omitted): {}",
-                f.unmapped_requirements.join(", ")
+                join(&dropped)
+            ),
+            &mut v,
+        );
+    }
+    if !delivered.is_empty() {
+        raise(
+            Verdict::Flag,
+            format!(
+                "the summary leaves out requirements the facts show delivered: {}",
+                join(&delivered)
             ),
             &mut v,
         );
@@ -276,6 +312,13 @@ pub fn floor(f: &Facts) -> Option<Floor> {
         );
     }
     v.map(|verdict| Floor { verdict, reasons })
+}
+
+fn join(ids: &[&String]) -> String {
+    ids.iter()
+        .map(|s| s.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The five checks of seed 000 §B11.4.
@@ -446,6 +489,14 @@ mod tests {
             Some("sub_works")
         );
         assert_eq!(test_name("checks that sub works"), None);
+        // A file named as a whole is a file, not a test called `py`.
+        assert_eq!(
+            test_file("tests/test_calc.py").as_deref(),
+            Some("tests/test_calc.py")
+        );
+        assert_eq!(test_file("test_calc.py").as_deref(), Some("test_calc.py"));
+        assert_eq!(test_file("tests/test_calc.py::test_sub"), None);
+        assert_eq!(test_file("TestCalc.test_sub"), None);
     }
 
     #[test]
@@ -462,6 +513,19 @@ mod tests {
             ..Facts::default()
         };
         assert_eq!(floor(&f).unwrap().verdict, Verdict::Reject);
+        // Left out of the summary, yet delivered by the facts: the paperwork, a FLAG.
+        let f = Facts {
+            summary_present: true,
+            unmapped_requirements: vec!["R2".into()],
+            requirements_met: vec!["R1".into(), "R2".into()],
+            ..Facts::default()
+        };
+        let fl = floor(&f).unwrap();
+        assert_eq!(fl.verdict, Verdict::Flag, "{fl:?}");
+        assert!(
+            fl.reasons[0].contains("leaves out requirements the facts show delivered: R2"),
+            "{fl:?}"
+        );
         let f = Facts {
             summary_present: true,
             requirements_unmet: vec![
