@@ -847,6 +847,48 @@ fn a_test_file_that_only_imports_the_function_is_asked_for_its_test() {
 }
 
 #[test]
+fn a_test_that_checks_other_cases_than_the_tasks_examples_is_asked_for_them() {
+    // The task gives two examples as calls and values; the first test checks one of them.
+    let task = TASK_WITH_TEST.replacen(
+        "[[requirements]]",
+        "acceptance = [\"mul(3, 2) == 6\", \"mul(0, 5) == 0 (zero times anything)\", \"the tests pass\"]\n\n[[requirements]]",
+        1,
+    );
+    let one_case = answer(
+        "calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n>>>>>>> REPLACE\n\ntests/test_calc.py\n<<<<<<< SEARCH\n=======\nfrom calc import mul\n\n\ndef test_mul():\n    assert mul(3, 2) == 6\n>>>>>>> REPLACE\n",
+        "implemented mul() and tested it",
+    );
+    let both = answer(
+        "tests/test_calc.py\n<<<<<<< SEARCH\n    assert mul(3, 2) == 6\n=======\n    assert mul(3, 2) == 6\n    assert mul(0, 5) == 0\n>>>>>>> REPLACE\n",
+        "tested the second example",
+    );
+    let mut rules = happy_rules();
+    rules[1] = stage("implement", vec![Reply::text(one_case), Reply::text(both)]);
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(answer("", "nothing to refactor"))],
+    );
+    let s = Scenario::new(rules);
+    s.env
+        .write_files(&s.repo, &[(".triad/tasks/add-sub.toml", task.as_str())]);
+    s.env.commit_all(&s.repo, "task with examples");
+    let r = s.run(&[]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+    let asked = s.requests_for("implement")[1].to_string();
+    assert!(
+        asked.contains("the tests never check the task's examples mul(0, 5) == 0: assert each exactly as written, in tests/test_calc.py"),
+        "{asked}"
+    );
+    assert!(!asked.contains("examples mul(3, 2)"), "{asked}");
+    assert!(
+        asked.contains("Write SEARCH/REPLACE edit blocks for tests/test_calc.py, then"),
+        "{asked}"
+    );
+}
+
+#[test]
 fn a_function_only_called_by_a_test_is_not_the_function() {
     // The implement stage writes a test that calls mul and never defines mul.
     let s = mul_scenario(

@@ -5,7 +5,8 @@ use std::time::Instant;
 
 use super::building::Held;
 use super::checks::StageFacts;
-use super::requirements::{checkable, unmet_requirements, Unmet};
+use super::examples::{is_test_path, untested};
+use super::requirements::{checkable, functions, unmet_requirements, Unmet};
 use super::whole::{dropped_feedback, settle_whole_files};
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::review::finding_issue;
@@ -301,14 +302,23 @@ impl Run<'_> {
     }
 
     /// The TaskSpec's requirements that the run's change up to `new_tree` visibly leaves
-    /// undone (see [`unmet_requirements`]).
+    /// undone (see [`unmet_requirements`]), and the acceptance examples its tests never
+    /// check (see [`untested`]).
     pub(super) fn unmet(&self, new_tree: &git2::Tree<'_>) -> Result<Vec<Unmet>, RunError> {
         if checkable(&self.spec).next().is_none() {
             return Ok(Vec::new());
         }
         let run = self.run_diff(new_tree)?;
         let files = TreeFiles::new(self.env.repo, new_tree.clone());
-        Ok(unmet_requirements(&self.spec, &run, &|p| files.text(p)))
+        let read = |p: &str| files.text(p);
+        let mut unmet = unmet_requirements(&self.spec, &run, &read);
+        let tests: Vec<String> = files
+            .paths()
+            .into_iter()
+            .filter(|p| self.spec.writable(p) && is_test_path(p))
+            .collect();
+        unmet.extend(untested(&self.spec, &functions(&self.spec), &tests, &read));
+        Ok(unmet)
     }
 
     /// What the stage's summary claims that its diff does not show (`facts`, the stage's

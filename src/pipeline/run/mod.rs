@@ -15,6 +15,7 @@ mod checks;
 mod consensus;
 mod debate;
 mod economy;
+mod examples;
 mod format;
 mod observe;
 mod parallel;

@@ -48,17 +48,13 @@ pub(super) fn unmet_requirements(
     read: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<Unmet> {
     let changed: Vec<&str> = run.iter().map(|f| f.path.as_str()).collect();
-    let mut named_files: Vec<String> = Vec::new();
-    // The functions the task names as code anywhere; a requirement naming one in plain
-    // words names it too.
-    let mut functions: Vec<String> = Vec::new();
-    for r in &spec.requirements {
-        let claims = Claims::of(&r.text);
-        named_files.extend(claims.files);
-        for s in claims.symbols {
-            push(&mut functions, &s);
-        }
-    }
+    let named_files: Vec<String> = spec
+        .requirements
+        .iter()
+        .flat_map(|r| Claims::of(&r.text).files)
+        .collect();
+    // A requirement naming one of the task's functions in plain words names it too.
+    let functions = functions(spec);
     let defines = |path: &str, word: &str| {
         read(path).is_some_and(|text| match Lang::from_path(path) {
             Some(lang) => outline(lang, &text).iter().any(|s| s.name == word),
@@ -124,6 +120,17 @@ pub(super) fn unmet_requirements(
         }
     }
     unmet
+}
+
+/// The functions the task's requirements name as code, each once.
+pub(super) fn functions(spec: &TaskSpec) -> Vec<String> {
+    let mut functions = Vec::new();
+    for r in &spec.requirements {
+        for s in Claims::of(&r.text).symbols {
+            push(&mut functions, &s);
+        }
+    }
+    functions
 }
 
 /// The identifiers of a text, in order.
@@ -226,14 +233,19 @@ pub(super) fn unmet_feedback(unmet: &[Unmet], spec: &TaskSpec, whole: bool, kept
     } else {
         "The requirements"
     };
+    // An acceptance gap belongs to no requirement: its sentence says what to do.
+    let todo = if texts.is_empty() {
+        String::new()
+    } else {
+        format!("{todo}:\n{}\n\n", texts.join("\n"))
+    };
     format!(
-        "## YOUR CHANGE LEAVES THE TASK UNDONE\n\n{applied}:\n{}\n\n{todo}:\n{}\n\n{how}, then the ```json metadata block.\n",
+        "## YOUR CHANGE LEAVES THE TASK UNDONE\n\n{applied}:\n{}\n\n{todo}{how}, then the ```json metadata block.\n",
         unmet
             .iter()
             .map(|u| format!("- {}", u.why))
             .collect::<Vec<_>>()
             .join("\n"),
-        texts.join("\n")
     )
 }
 
