@@ -5,6 +5,7 @@
 
 use git2::{Oid, Tree};
 
+use super::examples::foreign_case;
 use super::requirements::{advanced, unmet_feedback, Unmet};
 use super::whole::rewritten_unnamed;
 use super::{Run, RunError};
@@ -276,6 +277,18 @@ its output:\n```\n{tail}\n```\n",
         outcome.command
     );
     s.push_str(&points_at(pointed));
+    for p in pointed {
+        if let (Some(n), Some(f)) = (
+            p.line,
+            p.text.as_deref().and_then(|t| foreign_case(t, spec)),
+        ) {
+            s.push_str(&format!(
+                "{} line {n} checks {f} on a case the task does not give, with an expected value \
+nobody gave: replace it with the task's own examples below, as written.\n",
+                p.path
+            ));
+        }
+    }
     if spec.acceptance.is_empty() {
         s.push_str("Fix it there: the code, or a test whose expected value is wrong.\n");
     } else {
@@ -367,6 +380,10 @@ mod tests {
         );
         assert!(
             text.contains("test the criteria's own examples instead:\n- f('a b') == 2\nOtherwise, fix the code."),
+            "{text}"
+        );
+        assert!(
+            text.contains("tests/t.py line 8 checks f on a case the task does not give"),
             "{text}"
         );
         let noop = failing_feedback(&outcome, &spec, &[], true);

@@ -161,6 +161,24 @@ pub(super) fn untested(
     })
 }
 
+/// The function of the task's examples that a test `line` checks on a case the task does
+/// not give (`assertEqual(longest_word('a b c'), 'c')` when the examples are others): a line
+/// failing on such a case holds an expectation someone made up.
+pub(super) fn foreign_case(line: &str, spec: &TaskSpec) -> Option<String> {
+    let examples: Vec<Example> = spec.acceptance.iter().filter_map(|c| example(c)).collect();
+    let line = norm(line);
+    if examples.iter().any(|ex| checks(&line, ex)) {
+        return None;
+    }
+    examples
+        .iter()
+        .find(|ex| {
+            line.match_indices(&format!("{}(", ex.function))
+                .any(|(at, _)| !line[..at].ends_with(word))
+        })
+        .map(|ex| ex.function.clone())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -201,6 +219,28 @@ mod tests {
         ] {
             assert!(!checks(&norm(line), &ex), "{line}");
         }
+    }
+
+    #[test]
+    fn a_failing_line_on_a_case_the_task_does_not_give_is_told_apart() {
+        let spec = TaskSpec::parse(
+            "title = \"t\"\ndescription = \"d\"\n\
+             acceptance = [\"longest_word('a bbb cc') == 'bbb'\", \"longest_word('') == ''\"]\n",
+            "t.toml",
+            "t",
+        )
+        .unwrap();
+        let made_up = "self.assertEqual(longest_word('a b c'), 'c')";
+        assert_eq!(
+            foreign_case(made_up, &spec).as_deref(),
+            Some("longest_word")
+        );
+        let given = "self.assertEqual(longest_word('a bbb cc'), 'bbb')";
+        assert_eq!(foreign_case(given, &spec), None);
+        assert_eq!(
+            foreign_case("self.assertEqual(word_count('a'), 1)", &spec),
+            None
+        );
     }
 
     #[test]
