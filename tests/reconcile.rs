@@ -80,6 +80,15 @@ pub fn note_lines(s: &Scenario, commit: &str) -> Vec<Value> {
         .collect()
 }
 
+/// The reconciliation notes on the final commit of the run `out`.
+fn reconciliation_notes(s: &Scenario, out: &Value) -> Vec<Value> {
+    let final_commit = out["stages"][3]["commit"].as_str().unwrap();
+    note_lines(s, final_commit)
+        .into_iter()
+        .filter(|l| l["kind"] == "reconciliation")
+        .collect()
+}
+
 #[test]
 fn a_silently_dropped_requirement_rewinds_once_then_passes() {
     let dropped = summary(
@@ -329,11 +338,7 @@ fn a_reconciliation_reject_that_found_nothing_is_acted_on_as_a_flag() {
         1,
         "nothing was sent back"
     );
-    let final_commit = out["stages"][3]["commit"].as_str().unwrap();
-    let rec: Vec<Value> = note_lines(&s, final_commit)
-        .into_iter()
-        .filter(|l| l["kind"] == "reconciliation")
-        .collect();
+    let rec = reconciliation_notes(&s, &out);
     assert_eq!(rec[0]["model_verdict"], "REJECT", "{rec:?}");
     assert_eq!(rec[0]["verdict"], "FLAG", "{rec:?}");
     assert!(
@@ -372,11 +377,7 @@ fn a_requirement_marked_missing_that_the_facts_show_delivered_is_no_finding() {
     let out: Value = serde_json::from_str(r.ok().stdout.trim()).unwrap();
     assert_eq!(out["status"], "flagged", "{out}");
     assert_eq!(s.requests_for("implement").len(), 1, "nothing sent back");
-    let final_commit = out["stages"][3]["commit"].as_str().unwrap();
-    let rec: Vec<Value> = note_lines(&s, final_commit)
-        .into_iter()
-        .filter(|l| l["kind"] == "reconciliation")
-        .collect();
+    let rec = reconciliation_notes(&s, &out);
     assert_eq!(rec[0]["model_verdict"], "REJECT", "{rec:?}");
     assert_eq!(rec[0]["verdict"], "FLAG", "{rec:?}");
     assert_eq!(

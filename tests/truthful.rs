@@ -12,6 +12,20 @@ use crate::pipeline::{
 use crate::reconcile::note_lines;
 
 /// What the implementer answered when it described the change instead of making it.
+/// Runs `s`, which must end approved with `stage` answered twice: the run's JSON and what
+/// the stage was asked the second time.
+fn approved_on_the_second_try(s: &Scenario, stage: &str) -> (Value, String) {
+    let out = run_json(&s.run(&[]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    let idx = ["architect", "implement", "refactor", "verify"]
+        .iter()
+        .position(|n| *n == stage)
+        .unwrap();
+    assert_eq!(out["stages"][idx]["attempts"], 2, "{out}");
+    let asked = s.requests_for(stage)[1].to_string();
+    (out, asked)
+}
+
 fn metadata_only() -> String {
     answer("", "Implemented sub(a, b) in calc.py and added a unit test")
 }
@@ -70,11 +84,7 @@ fn an_out_of_scope_that_names_no_one_else_is_retried_with_the_reason() {
         vec![Reply::text(refusal), Reply::text(implement_answer())],
     );
     let s = Scenario::new(rules);
-    let r = s.run(&[]);
-    let out = run_json(&r.ok().stdout);
-    assert_eq!(out["status"], "approved", "{out}");
-    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
-    let second = s.requests_for("implement")[1].to_string();
+    let (_, second) = approved_on_the_second_try(&s, "implement");
     assert!(second.contains("named no `suggested_role`"), "{second}");
     assert!(
         second.contains("gives this work to the implement stage"),
@@ -592,11 +602,7 @@ fn a_needs_info_that_asks_nothing_is_retried_not_sent_to_the_user() {
         vec![Reply::text(silent), Reply::text(verify_answer())],
     );
     let s = Scenario::new(rules);
-    let r = s.run(&[]);
-    let out = run_json(&r.ok().stdout);
-    assert_eq!(out["status"], "approved", "{out}");
-    assert_eq!(out["stages"][3]["attempts"], 2, "{out}");
-    let second = s.requests_for("verify")[1].to_string();
+    let (_, second) = approved_on_the_second_try(&s, "verify");
     assert!(
         second.contains("NEEDS_INFO but asked no question"),
         "{second}"
@@ -825,11 +831,7 @@ fn a_test_file_that_only_imports_the_function_is_asked_for_its_test() {
         vec![Reply::text(imports_only), Reply::text(the_test)],
         vec![Reply::text(answer("", "nothing to refactor"))],
     );
-    let r = s.run(&[]);
-    let out = run_json(&r.ok().stdout);
-    assert_eq!(out["status"], "approved", "{out}");
-    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
-    let asked = s.requests_for("implement")[1].to_string();
+    let (out, asked) = approved_on_the_second_try(&s, "implement");
     assert!(
         asked.contains(
             "R2 names mul in tests/test_calc.py, which never uses it (an import is not a use)"
@@ -872,11 +874,7 @@ fn a_test_that_checks_other_cases_than_the_tasks_examples_is_asked_for_them() {
     s.env
         .write_files(&s.repo, &[(".triad/tasks/add-sub.toml", task.as_str())]);
     s.env.commit_all(&s.repo, "task with examples");
-    let r = s.run(&[]);
-    let out = run_json(&r.ok().stdout);
-    assert_eq!(out["status"], "approved", "{out}");
-    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
-    let asked = s.requests_for("implement")[1].to_string();
+    let (_, asked) = approved_on_the_second_try(&s, "implement");
     assert!(
         asked.contains("the tests never check the task's examples mul(0, 5) == 0: assert each exactly as written, in tests/test_calc.py"),
         "{asked}"

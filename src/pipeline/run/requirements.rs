@@ -253,6 +253,20 @@ pub(super) fn unmet_feedback(unmet: &[Unmet], spec: &TaskSpec, whole: bool, kept
 mod tests {
     use super::*;
 
+    /// A run diff that modifies `paths`.
+    fn modified(paths: &[&str]) -> Vec<FileDiff> {
+        paths
+            .iter()
+            .map(|p| FileDiff {
+                path: p.to_string(),
+                status: "modified".into(),
+                binary: false,
+                withheld: false,
+                hunks: Vec::new(),
+            })
+            .collect()
+    }
+
     #[test]
     fn requirements_name_files_to_change_and_functions_to_find() {
         let spec = TaskSpec::parse(
@@ -264,18 +278,7 @@ mod tests {
             "t",
         )
         .unwrap();
-        let diff = |paths: &[&str]| -> Vec<FileDiff> {
-            paths
-                .iter()
-                .map(|p| FileDiff {
-                    path: p.to_string(),
-                    status: "modified".into(),
-                    binary: false,
-                    withheld: false,
-                    hunks: Vec::new(),
-                })
-                .collect()
-        };
+        let diff = modified;
         let nothing = |_: &str| None;
         let unmet = unmet_requirements(&spec, &diff(&["textstats.py"]), &nothing);
         let ids: Vec<&str> = unmet.iter().map(|u| u.id.as_str()).collect();
@@ -327,16 +330,7 @@ mod tests {
             "t",
         )
         .unwrap();
-        let run: Vec<FileDiff> = ["textstats.py", "tests/test_textstats.py"]
-            .iter()
-            .map(|p| FileDiff {
-                path: p.to_string(),
-                status: "modified".into(),
-                binary: false,
-                withheld: false,
-                hunks: Vec::new(),
-            })
-            .collect();
+        let run = modified(&["textstats.py", "tests/test_textstats.py"]);
         let with_test = |test: &'static str| {
             move |path: &str| match path {
                 "textstats.py" => Some("def char_count(text):\n    return 0\n".to_string()),
