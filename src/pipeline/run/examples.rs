@@ -20,6 +20,23 @@ pub(super) struct Example {
     value: String,
     /// The function called.
     pub function: String,
+    /// The call and the value as written.
+    written: (String, String),
+}
+
+impl Example {
+    /// The example as an assertion in the style the test file `text` already uses
+    /// (`self.assertEqual(…)`, `assert_eq!(…)`, else a plain `assert … == …`).
+    fn assertion(&self, text: &str) -> String {
+        let (call, value) = &self.written;
+        if text.contains("self.assertEqual(") {
+            format!("self.assertEqual({call}, {value})")
+        } else if text.contains("assert_eq!(") {
+            format!("assert_eq!({call}, {value});")
+        } else {
+            format!("assert {call} == {value}")
+        }
+    }
 }
 
 /// Whether `c` is part of a word of code.
@@ -90,6 +107,7 @@ fn example(criterion: &str) -> Option<Example> {
         return None;
     }
     Some(Example {
+        written: (format!("{function}{}", &left[open..]), value.to_string()),
         text: format!("{function}{} == {value}", &left[open..]),
         call: norm(&format!("{function}{}", &left[open..])),
         value: norm(value),
@@ -142,19 +160,22 @@ pub(super) fn untested(
         .filter_map(|p| read(p))
         .flat_map(|t| t.lines().map(norm).collect::<Vec<_>>())
         .collect();
-    let missing: Vec<String> = spec
+    let missing: Vec<Example> = spec
         .acceptance
         .iter()
         .filter_map(|c| example(c))
         .filter(|ex| named.contains(&ex.function))
         .filter(|ex| !lines.iter().any(|l| checks(l, ex)))
-        .map(|ex| ex.text)
         .collect();
+    let style = read(&file).unwrap_or_default();
+    let texts: Vec<&str> = missing.iter().map(|ex| ex.text.as_str()).collect();
+    let asserts: Vec<String> = missing.iter().map(|ex| ex.assertion(&style)).collect();
     (!missing.is_empty()).then(|| Unmet {
         id: ACCEPTANCE.into(),
         why: format!(
-            "the tests never check the task's examples {}: assert each exactly as written, in {file}",
-            missing.join(", ")
+            "the tests never check the task's examples {}: assert each exactly as written, in {file}: `{}`",
+            texts.join(", "),
+            asserts.join("`, `")
         ),
         undefined: None,
         untouched: Some(file),
@@ -270,6 +291,19 @@ mod tests {
             gap.why
                 .contains("examples char_count('a b') == 2, char_count('') == 0: assert"),
             "{gap:?}"
+        );
+        // With the file also left as it was, the kept change is asked for that file once.
+        let untouched = Unmet {
+            id: "R2".into(),
+            why: "R2 names tests/test_t.py, which the change leaves as it was".into(),
+            undefined: None,
+            untouched: Some("tests/test_t.py".into()),
+        };
+        let asked =
+            super::super::requirements::unmet_feedback(&[untouched, gap], &spec, true, true);
+        assert!(
+            asked.contains("Write tests/test_t.py in full (only that;"),
+            "{asked}"
         );
         let one = untested(
             &spec,

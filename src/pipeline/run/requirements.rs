@@ -203,11 +203,13 @@ pub(super) fn checkable(spec: &TaskSpec) -> impl Iterator<Item = &crate::task::R
 /// `kept`: the change stays, and the next attempt is shown it and builds on it.
 pub(super) fn unmet_feedback(unmet: &[Unmet], spec: &TaskSpec, whole: bool, kept: bool) -> String {
     // With the change kept and only named files left to change, the answer is those files.
-    let left: Vec<&str> = unmet
-        .iter()
-        .filter_map(|u| u.untouched.as_deref())
-        .collect();
-    let only = kept && !left.is_empty() && left.len() == unmet.len();
+    let mut left: Vec<&str> = Vec::new();
+    for file in unmet.iter().filter_map(|u| u.untouched.as_deref()) {
+        if !left.contains(&file) {
+            left.push(file);
+        }
+    }
+    let only = kept && !left.is_empty() && unmet.iter().all(|u| u.untouched.is_some());
     let how = match (whole, only) {
         (true, true) => format!(
             "Write {} in full (only that; the other files keep your change): its path on a line by itself, then a fenced block with its complete new content, keeping every line that must stay",
