@@ -397,7 +397,7 @@ impl ReconcileAnswer {
     pub fn contradicted(&self, met: &[String]) -> Vec<String> {
         self.requirements
             .iter()
-            .filter(|r| r.status == "missing" && met.iter().any(|m| m == r.id.trim()))
+            .filter(|r| contradicted(r, met))
             .map(|r| r.id.trim().to_string())
             .collect()
     }
@@ -408,17 +408,22 @@ impl ReconcileAnswer {
     /// `missing` that the facts show delivered (`met`) is not a finding. Anything else as
     /// given.
     pub fn supported_verdict(&self, met: &[String]) -> Verdict {
-        let contradicted = self.contradicted(met);
         let found = self.checks.iter().any(|c| c.status == "gap")
-            || self.requirements.iter().any(|r| {
-                r.status != "delivered" && !contradicted.contains(&r.id.trim().to_string())
-            });
+            || self
+                .requirements
+                .iter()
+                .any(|r| r.status != "delivered" && !contradicted(r, met));
         if self.verdict > Verdict::Flag && !found {
             Verdict::Flag
         } else {
             self.verdict
         }
     }
+}
+
+/// Whether a requirement marked `missing` is one the facts show delivered (`met`).
+fn contradicted(r: &RequirementStatus, met: &[String]) -> bool {
+    r.status == "missing" && met.iter().any(|m| m == r.id.trim())
 }
 
 /// Builds the reconciliation request.

@@ -12,23 +12,28 @@ pub(super) const ACCEPTANCE: &str = "acceptance";
 /// One acceptance criterion written as a call and its value.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct Example {
-    /// The criterion as the TaskSpec writes it, without its remark (`char_count('a b') == 2`).
-    pub text: String,
-    /// The call, normalised, with no module path (`char_count('a b')`).
+    /// The call as written, with no module path (`char_count('a b')`).
     call: String,
-    /// The value, normalised (`2`).
+    /// The value as written (`2`).
     value: String,
+    /// The call, normalised (see [`norm`]).
+    norm_call: String,
+    /// The value, normalised.
+    norm_value: String,
     /// The function called.
     pub function: String,
-    /// The call and the value as written.
-    written: (String, String),
 }
 
 impl Example {
+    /// The criterion as the TaskSpec writes it, without its remark (`char_count('a b') == 2`).
+    pub fn text(&self) -> String {
+        format!("{} == {}", self.call, self.value)
+    }
+
     /// The example as an assertion in the style the test file `text` already uses
     /// (`self.assertEqual(…)`, `assert_eq!(…)`, else a plain `assert … == …`).
     fn assertion(&self, text: &str) -> String {
-        let (call, value) = &self.written;
+        let (call, value) = (&self.call, &self.value);
         if text.contains("self.assertEqual(") {
             format!("self.assertEqual({call}, {value})")
         } else if text.contains("assert_eq!(") {
@@ -106,11 +111,12 @@ fn example(criterion: &str) -> Option<Example> {
     if value.is_empty() {
         return None;
     }
+    let call = format!("{function}{}", &left[open..]);
     Some(Example {
-        written: (format!("{function}{}", &left[open..]), value.to_string()),
-        text: format!("{function}{} == {value}", &left[open..]),
-        call: norm(&format!("{function}{}", &left[open..])),
-        value: norm(value),
+        norm_call: norm(&call),
+        norm_value: norm(value),
+        call,
+        value: value.to_string(),
         function: function.to_string(),
     })
 }
@@ -119,13 +125,14 @@ fn example(criterion: &str) -> Option<Example> {
 /// `assertEqual(f(x),v)`, `assert_eq!(v,f(x))`).
 fn checks(line: &str, ex: &Example) -> bool {
     let ident = |c: char| word(c) || c == '.';
-    line.match_indices(&ex.call).any(|(at, _)| {
+    line.match_indices(&ex.norm_call).any(|(at, _)| {
         let before_ok = !line[..at].ends_with(word);
-        let after = line[at + ex.call.len()..].trim_start_matches([')', ',', '=']);
-        let follows = after.starts_with(&ex.value) && !after[ex.value.len()..].starts_with(ident);
+        let after = line[at + ex.norm_call.len()..].trim_start_matches([')', ',', '=']);
+        let follows =
+            after.starts_with(&ex.norm_value) && !after[ex.norm_value.len()..].starts_with(ident);
         let before = line[..at].trim_end_matches(['(', ',', '=']);
-        let precedes = before.ends_with(&ex.value)
-            && !before[..before.len() - ex.value.len()].ends_with(ident);
+        let precedes = before.ends_with(&ex.norm_value)
+            && !before[..before.len() - ex.norm_value.len()].ends_with(ident);
         before_ok && (follows || precedes)
     })
 }
@@ -168,7 +175,7 @@ pub(super) fn untested(
         .filter(|ex| !lines.iter().any(|l| checks(l, ex)))
         .collect();
     let style = read(&file).unwrap_or_default();
-    let texts: Vec<&str> = missing.iter().map(|ex| ex.text.as_str()).collect();
+    let texts: Vec<String> = missing.iter().map(Example::text).collect();
     let asserts: Vec<String> = missing.iter().map(|ex| ex.assertion(&style)).collect();
     (!missing.is_empty()).then(|| Unmet {
         id: ACCEPTANCE.into(),
@@ -208,12 +215,12 @@ mod tests {
     fn criteria_written_as_a_call_and_its_value_are_examples() {
         let ex =
             example("char_count('a b  c') == 3 (runs of whitespace count for nothing)").unwrap();
-        assert_eq!(ex.text, "char_count('a b  c') == 3");
-        assert_eq!(ex.call, "char_count('a b  c')");
-        assert_eq!(ex.value, "3");
+        assert_eq!(ex.text(), "char_count('a b  c') == 3");
+        assert_eq!(ex.norm_call, "char_count('a b  c')");
+        assert_eq!(ex.norm_value, "3");
         let ex = example("textstats.longest_word('') == ''").unwrap();
         assert_eq!(
-            (ex.function.as_str(), ex.call.as_str()),
+            (ex.function.as_str(), ex.norm_call.as_str()),
             ("longest_word", "longest_word('')")
         );
         assert_eq!(example("the unit tests pass"), None);
