@@ -389,6 +389,55 @@ fn models_list_shows_key_availability_and_probes_local_servers() {
     assert!(!run.stdout.contains("local-gone"), "{}", run.stdout);
 }
 
+/// A llama-server that dies while it loads (here by SIGILL, as a binary built for
+/// instructions the CPU refuses does at its warm-up) is reported by how it ended, at once,
+/// with the log and what to do: not as a server that "did not answer within 120 s".
+#[cfg(unix)]
+#[test]
+fn local_start_reports_a_server_that_died_by_its_signal() {
+    use std::os::unix::fs::PermissionsExt;
+    let mut env = TestEnv::new();
+    let cache = env.root().join("cache");
+    std::fs::create_dir_all(cache.join("bin")).unwrap();
+    std::fs::create_dir_all(cache.join("models")).unwrap();
+    let server = cache.join("bin/llama-server");
+    std::fs::write(&server, "#!/bin/sh\necho 'loading model'\nkill -ILL $$\n").unwrap();
+    std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for f in [
+        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+        "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+        "smollm2-135m-instruct-q4_1.gguf",
+    ] {
+        std::fs::write(cache.join("models").join(f), "").unwrap();
+    }
+    // Ports where nothing answers, so a real server of another test is never mistaken for ours.
+    let mut cfg = String::new();
+    for p in [
+        "triad-local-coder-1-5b",
+        "triad-local-coder",
+        "triad-local-small",
+    ] {
+        cfg.push_str(&format!(
+            "[providers.{p}]\nbase_url = \"{}/v1\"\n",
+            dead_base()
+        ));
+    }
+    env.write_user_config(&cfg);
+    env.set("GIT_TRIAD_LOCAL_CACHE", cache.to_str().unwrap());
+    let run = env.triad(&plain_dir(&env), &["local", "start"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert_contains(&run.stderr, "stopped before it answered");
+    assert_contains(&run.stderr, "SIGILL");
+    assert_contains(&run.stderr, "GGML_NATIVE=OFF");
+    let log = cache.join("run/triad-local-coder-1-5b.log");
+    assert_contains(&run.stderr, &log.display().to_string());
+    assert_contains(&std::fs::read_to_string(&log).unwrap(), "loading model");
+    assert!(
+        !cache.join("run/triad-local-coder-1-5b.pid").exists(),
+        "the dead server's pid file is removed"
+    );
+}
+
 #[test]
 fn models_list_probes_a_local_server_without_the_http_proxy() {
     let (mut env, server) = with_fake(Script::default());

@@ -80,9 +80,43 @@ pub enum LocalError {
         /// Log file.
         log: String,
     },
+    /// The server process ended before it answered (a crash while loading or warming up).
+    #[error("llama-server for {provider} stopped before it answered: {how} (log: {log})")]
+    Exited {
+        /// Provider.
+        provider: String,
+        /// How it ended, in words ([`ended_how`]).
+        how: String,
+        /// Log file.
+        log: String,
+    },
     /// I/O.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+/// How a process ended, in words a user can act on: the exit code, or the signal by name
+/// with what it usually means for a freshly built llama-server.
+pub fn ended_how(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return match sig {
+                libc::SIGILL => "killed by SIGILL, an instruction this CPU refuses: the binary \
+                                 was built for features this machine does not run"
+                    .to_string(),
+                libc::SIGKILL => "killed by SIGKILL (out of memory, or killed by hand)".to_string(),
+                libc::SIGSEGV => "killed by SIGSEGV (a crash)".to_string(),
+                libc::SIGBUS => "killed by SIGBUS (a damaged or truncated model file?)".to_string(),
+                other => format!("killed by signal {other}"),
+            };
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exit status {code}"),
+        None => "ended".to_string(),
+    }
 }
 
 /// The cache directory: `$GIT_TRIAD_LOCAL_CACHE`, else `~/.cache/git-triad/local`.
@@ -247,16 +281,25 @@ pub fn start(
             pid_file(cache, s.provider),
             PidRecord::of_child(child.id(), port).to_text(),
         )?;
-        waiting.push((s.provider.to_string(), base_url, log_path));
         started.push(format!(
             "{} ({model_id}) on port {port}, pid {}",
             s.provider,
             child.id()
         ));
+        waiting.push((s.provider.to_string(), base_url, log_path, child));
     }
     let deadline = Instant::now() + Duration::from_secs(120);
-    for (provider, base_url, log) in waiting {
+    for (provider, base_url, log, mut child) in waiting {
         while !answering(&base_url) {
+            // A server that died is not waited for: its end says more than a timeout would.
+            if let Ok(Some(status)) = child.try_wait() {
+                let _ = std::fs::remove_file(pid_file(cache, &provider));
+                return Err(LocalError::Exited {
+                    provider,
+                    how: ended_how(status),
+                    log: log.display().to_string(),
+                });
+            }
             if Instant::now() > deadline {
                 return Err(LocalError::NotAnswering {
                     provider,

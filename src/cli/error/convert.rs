@@ -230,6 +230,9 @@ pub fn local_error(e: local::LocalError, cache: &std::path::Path) -> CommandErro
             cache.display()
         ),
         local::LocalError::NotAnswering { log, .. } => format!("read the server log: {log}"),
+        local::LocalError::Exited { log, .. } => format!(
+            "read the server log: {log}; `scripts/local-models` checks its build with one real answer, and `GIT_TRIAD_LLAMA_CMAKE_FLAGS=-DGGML_NATIVE=OFF scripts/local-models` builds it for any x86-64 CPU"
+        ),
         _ => "`git triad local status` shows the servers".to_string(),
     };
     CommandError::failure(e).hint(hint)
