@@ -8,7 +8,7 @@ use crate::pipeline::stage::Stage;
 use crate::task::TaskSpec;
 
 /// File endings a summary's word must have to count as naming a file.
-const FILE_ENDINGS: &[&str] = &[
+pub(super) const FILE_ENDINGS: &[&str] = &[
     "py", "rs", "js", "ts", "tsx", "jsx", "go", "java", "kt", "c", "h", "cc", "cpp", "hpp", "rb",
     "php", "cs", "swift", "toml", "json", "yaml", "yml", "md", "txt", "cfg", "ini", "sh", "html",
     "css", "sql",

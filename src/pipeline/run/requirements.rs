@@ -2,7 +2,7 @@
 //! (files to change, functions to define and use) that the change does not show. Every
 //! building stage is held to them; the reconciliation reads them as facts.
 
-use super::checks::{names, push, Claims};
+use super::checks::{names, push, Claims, FILE_ENDINGS};
 use crate::code::{outline, Finding, Lang};
 use crate::git::FileDiff;
 use crate::task::TaskSpec;
@@ -87,14 +87,22 @@ pub(super) fn unmet_requirements(
                 .chain(named_files.iter().cloned())
                 .any(|path| defines(&path, word));
             if !found {
-                unmet.push(Unmet {
-                    id: r.id.clone(),
-                    why: format!(
+                let home = home(spec, &r.text, &files, word, read);
+                let why = match &home {
+                    Some(file) => format!(
+                        "{} names {word}, which no file the change touches defines: define it in {file}",
+                        r.id
+                    ),
+                    None => format!(
                         "{} names {word}, which no file the change touches defines",
                         r.id
                     ),
+                };
+                unmet.push(Unmet {
+                    id: r.id.clone(),
+                    why,
                     undefined: Some(word.clone()),
-                    untouched: None,
+                    untouched: home,
                 });
             }
         }
@@ -120,6 +128,81 @@ pub(super) fn unmet_requirements(
         }
     }
     unmet
+}
+
+/// The file in scope where the function `word`, which requirement `text` names, belongs:
+/// - a file the requirement itself names (`files`, in scope already);
+/// - else the module of its dotted name (`textstats.char_count(text)`: `textstats.py`, or
+///   `textstats/__init__.py`), when the tree has that file;
+/// - else the one file in scope that a sentence of the task's description names beside
+///   the function ("Add a function char_count(text) to textstats.py").
+///
+/// None when nothing says where: the stage is then told only what is missing.
+fn home(
+    spec: &TaskSpec,
+    text: &str,
+    files: &[&String],
+    word: &str,
+    read: &dyn Fn(&str) -> Option<String>,
+) -> Option<String> {
+    if let Some(file) = files.first() {
+        return Some(file.to_string());
+    }
+    let exists = |p: &String| spec.writable(p) && read(p).is_some();
+    for raw in text.split_whitespace() {
+        let call = raw
+            .trim_matches(|ch: char| "`'\".,;:!?[]{}".contains(ch))
+            .split('(')
+            .next()
+            .unwrap_or("");
+        let Some((module, head)) = call.rsplit_once('.') else {
+            continue;
+        };
+        if head != word || module.is_empty() {
+            continue;
+        }
+        let stem = module.replace('.', "/");
+        let found = FILE_ENDINGS
+            .iter()
+            .map(|e| format!("{stem}.{e}"))
+            .chain([format!("{stem}/__init__.py")])
+            .find(exists);
+        if found.is_some() {
+            return found;
+        }
+    }
+    let mut named: Vec<String> = Vec::new();
+    for sentence in sentences(&spec.description) {
+        if identifiers(&sentence).contains(&word) {
+            for f in Claims::of(&sentence).files {
+                if spec.in_scope(&f) && !named.contains(&f) {
+                    named.push(f);
+                }
+            }
+        }
+    }
+    match named.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// The sentences of a text: a word ending in `.`, `!` or `?` ends one (a file name such as
+/// `textstats.py` does not).
+fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current: Vec<&str> = Vec::new();
+    for w in text.split_whitespace() {
+        current.push(w);
+        if w.ends_with(['.', '!', '?']) {
+            out.push(current.join(" "));
+            current.clear();
+        }
+    }
+    if !current.is_empty() {
+        out.push(current.join(" "));
+    }
+    out
 }
 
 /// The functions the task's requirements name as code, each once.
@@ -164,14 +247,11 @@ fn uses(text: &str, word: &str) -> bool {
     false
 }
 
-/// The finding kind of a requirement a building stage's accepted change still leaves undone.
-pub(super) const UNMET_REQUIREMENT: &str = "unmet_requirement";
-
 impl Unmet {
     /// As a tool finding: recorded, and a flag for the next stage.
     pub fn finding(&self) -> Finding {
         Finding {
-            kind: UNMET_REQUIREMENT.into(),
+            kind: crate::arbiter::review::UNMET_REQUIREMENT.into(),
             category: "completeness".into(),
             severity: "warning".into(),
             path: String::new(),
@@ -320,6 +400,65 @@ mod tests {
             kept.contains("Do that now:\n- R2: tests/test_textstats.py has a test"),
             "{kept}"
         );
+    }
+
+    /// A spec of one requirement `r1` and the description `description`.
+    fn one_requirement(r1: &str, description: &str) -> TaskSpec {
+        TaskSpec::parse(
+            &format!(
+                "title = \"t\"\ndescription = \"{description}\"\n\
+                 [[requirements]]\nid = \"R1\"\ntext = \"{r1}\"\n"
+            ),
+            "t.toml",
+            "t",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn an_undefined_function_is_asked_for_in_the_file_it_belongs_in() {
+        let tests_only = modified(&["tests/test_textstats.py"]);
+        let tree = |path: &str| match path {
+            "textstats.py" => Some("def word_count(text):\n    return 0\n".to_string()),
+            "tests/test_textstats.py" => Some("import unittest\n".to_string()),
+            _ => None,
+        };
+        // The module of its dotted name, when the tree has that file.
+        let spec = one_requirement("textstats.char_count(text) counts characters", "d");
+        let unmet = unmet_requirements(&spec, &tests_only, &tree);
+        assert_eq!(unmet.len(), 1, "{unmet:?}");
+        assert_eq!(unmet[0].undefined.as_deref(), Some("char_count"));
+        assert_eq!(unmet[0].untouched.as_deref(), Some("textstats.py"));
+        assert!(
+            unmet[0].why.ends_with("define it in textstats.py"),
+            "{unmet:?}"
+        );
+        let kept = unmet_feedback(&unmet, &spec, true, true);
+        assert!(
+            kept.contains("Write textstats.py in full (only that"),
+            "{kept}"
+        );
+        // A module the tree does not have is no home.
+        let spec = one_requirement("stats.char_count(text) counts characters", "d");
+        assert_eq!(
+            unmet_requirements(&spec, &tests_only, &tree)[0].untouched,
+            None
+        );
+        // Else the one file a sentence of the description names beside it, new or not.
+        let spec = one_requirement(
+            "char_count(text) counts characters",
+            "Add char_count(text) to lib/stats.py. Test it in tests/test_stats.py.",
+        );
+        let unmet = unmet_requirements(&spec, &tests_only, &tree);
+        assert_eq!(unmet[0].untouched.as_deref(), Some("lib/stats.py"));
+        // Two files beside it say nowhere in particular.
+        let spec = one_requirement(
+            "char_count(text) counts characters",
+            "Add char_count(text) to a.py or b.py.",
+        );
+        let unmet = unmet_requirements(&spec, &tests_only, &tree);
+        assert_eq!(unmet[0].untouched, None, "{unmet:?}");
+        assert!(!unmet[0].why.contains("define it in"), "{unmet:?}");
     }
 
     #[test]
