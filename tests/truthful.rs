@@ -137,6 +137,44 @@ fn a_summary_that_claims_an_untouched_file_is_flagged() {
     assert!(!flagged.contains("import only modules"), "{flagged}");
 }
 
+/// Unreviewed (bookend leaves the refactor stage to the facts), a summary that claims a
+/// change its diff does not make is recorded on the attempt beside what it did, and travels
+/// to the next review as a flag.
+#[test]
+fn an_unreviewed_stage_s_claim_is_recorded_beside_its_facts() {
+    let mut rules = happy_rules();
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(answer(
+            "",
+            "Refactored calc.py and added a test in tests/test_calc.py",
+        ))],
+    );
+    let s = Scenario::new(rules);
+    let r = s.run(&[]);
+    r.ok();
+    let out = run_json(&r.stdout);
+    assert!(out["stages"][2]["verdict"].is_null(), "unreviewed: {out}");
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    let refactor = log
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("refactor"))
+        .take(3)
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert!(
+        refactor.contains(
+            "(facts: its summary names calc.py, tests/test_calc.py, which its diff does not touch)"
+        ),
+        "{}",
+        log.stdout
+    );
+    assert!(refactor.contains("changed: no change"), "{}", log.stdout);
+    let verify = s.requests_for("verify")[0].to_string();
+    assert!(verify.contains("tests/test_calc.py"), "{verify}");
+}
+
 #[test]
 fn an_arbiter_reject_resting_on_fabricated_evidence_does_not_reject() {
     let fabricated = issue("sub() divides by zero", "return a / b  # unchecked");
@@ -898,11 +936,14 @@ fn a_function_only_called_by_a_test_is_not_the_function() {
     let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
     assert!(
         log.stdout.contains(
-            "accepted — add a test for mul() (facts: R1 names mul, which no file the change touches defines)"
+            "accepted — add a test for mul() (facts: R1 names mul, which no file the change touches defines: define it in calc.py)"
         ),
         "{}",
         log.stdout
     );
+    // The verify review answers for the whole run: the facts floor it at FLAG.
+    assert_eq!(out["status"], "flagged", "{out}");
+    assert_eq!(out["stages"][3]["verdict"], "FLAG", "{out}");
 }
 
 /// How many times the verify command ran, by the run's progress lines.

@@ -119,7 +119,7 @@ pub fn finding_issue(f: &Finding) -> Issue {
         suggestion: match f.kind.as_str() {
             "syntax_error" => "fix the syntax so the file parses".into(),
             UNSUPPORTED_CLAIM => "make the change the summary describes, or describe only the change that was made".into(),
-            "unmet_requirement" => "make the change the requirement names".into(),
+            UNMET_REQUIREMENT => "make the change the requirement names".into(),
             _ => "import only modules that exist in the repository, the standard library or the declared dependencies (declare new dependencies explicitly)".into(),
         },
         evidence: format!("deterministic check ({})", f.kind),
@@ -131,7 +131,8 @@ pub fn finding_issue(f: &Finding) -> Issue {
 }
 
 /// The minimum verdict the facts impose: an unresolved import, a new syntax error or a
-/// failing verify command is at least REJECT; a claim the diff does not back is at least FLAG.
+/// failing verify command is at least REJECT; a claim the diff does not back, or a
+/// requirement the reviewed tree visibly leaves undone, is at least FLAG.
 pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Floor> {
     let mut reasons = Vec::new();
     let mut verdict = None;
@@ -139,7 +140,10 @@ pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Fl
         reasons.push(format!("{} at {}:{}: {}", f.kind, f.path, f.line, f.reason));
         verdict = Some(Verdict::Reject);
     }
-    for f in findings.iter().filter(|f| f.kind == UNSUPPORTED_CLAIM) {
+    for f in findings
+        .iter()
+        .filter(|f| f.kind == UNSUPPORTED_CLAIM || f.kind == UNMET_REQUIREMENT)
+    {
         reasons.push(f.reason.clone());
         verdict = Some(verdict.unwrap_or(Verdict::Flag).max(Verdict::Flag));
     }
@@ -187,6 +191,10 @@ pub fn anchor_issue(a: &IssueAnswer, text: Option<&str>) -> Issue {
 
 /// The finding kind of a stage summary naming a file or symbol its diff does not touch.
 pub const UNSUPPORTED_CLAIM: &str = "unsupported_claim";
+
+/// The finding kind of a TaskSpec requirement that the change visibly leaves undone (a file
+/// it names left as it was, a function it names defined nowhere).
+pub const UNMET_REQUIREMENT: &str = "unmet_requirement";
 
 /// Completes a review: re-anchor the model's issues in the reviewed files, demote those that
 /// rest on nothing (a quote not in the file, a path not in the change) and merge repeats,

@@ -236,6 +236,20 @@ impl Run<'_> {
             return self.retry(refused, &feedback);
         }
         let mut claims = self.claims(stage, &facts, &new_tree, &meta.summary)?;
+        // The attempt's record says what the summary claimed beside what the diff did,
+        // reviewed or not (`log` shows both on the attempt's line).
+        if !claims.is_empty() {
+            let named: Vec<&str> = claims.iter().map(|f| f.path.as_str()).collect();
+            notes.push_str(&format!(
+                " (facts: its summary names {}, which its diff does not touch)",
+                named.join(", ")
+            ));
+        }
+        if stage == Stage::Verify {
+            // The verifier answers for the whole run: a requirement its tree visibly leaves
+            // undone is a fact of its review (at least FLAG), whatever the arbiter says.
+            claims.extend(self.unmet(&new_tree)?.iter().map(Unmet::finding));
+        }
 
         // Commit the stage from the in-memory tree.
         let summary = one_line(&meta.summary, &format!("{stage} stage"));
