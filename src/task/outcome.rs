@@ -100,7 +100,7 @@ pub fn parse_meta(answer: &str) -> Result<StageMeta, String> {
         return Err("your answer has no fenced ```json metadata block at the end; add one with summary, confidence and outcome".into());
     };
     let value: Value = serde_json::from_str(json)
-        .or_else(|e| serde_json::from_str(&escape_raw_controls(json)).map_err(|_| e))
+        .or_else(|e| serde_json::from_str(&lenient(json)).map_err(|_| e))
         .map_err(|e| format!("the ```json metadata block is not valid JSON ({e})"))?;
     if let Some(o) = value.get("outcome").and_then(Value::as_str) {
         let known = [
@@ -123,13 +123,21 @@ pub fn parse_meta(answer: &str) -> Result<StageMeta, String> {
         .map_err(|e| format!("the ```json metadata block does not have the required fields ({e})"))
 }
 
-/// `json` with the raw control characters inside its strings escaped (a line break typed
-/// into a summary is the commonest way a small model's metadata fails to parse); the text
-/// outside strings and everything else is left as written.
-fn escape_raw_controls(json: &str) -> String {
+/// `json` with the two slips that most often break a small model's metadata undone, and
+/// nothing else changed: raw control characters inside strings are escaped (a line break
+/// typed into a summary), and a comma outside strings that only a `}` or `]` follows is
+/// dropped (a trailing comma after the last field). Neither changes what the text means.
+fn lenient(json: &str) -> String {
     let mut out = String::with_capacity(json.len());
     let (mut in_string, mut escaped) = (false, false);
-    for c in json.chars() {
+    let chars: Vec<char> = json.chars().collect();
+    for (i, &c) in chars.iter().enumerate() {
+        if !in_string && c == ',' {
+            let next = chars[i + 1..].iter().find(|n| !n.is_whitespace());
+            if matches!(next, Some('}' | ']')) {
+                continue;
+            }
+        }
         if in_string && !escaped && (c as u32) < 0x20 {
             match c {
                 '\n' => out.push_str("\\n"),
@@ -304,6 +312,19 @@ mod tests {
         assert_eq!(meta.questions, ["a\"b\tc"]);
         // Broken JSON stays broken, with serde's own reason.
         let e = parse_meta("```json\n{\"summary\": \"x\" \"outcome\"}\n```").unwrap_err();
+        assert!(e.contains("not valid JSON"), "{e}");
+    }
+
+    #[test]
+    fn a_trailing_comma_still_reads_and_a_comma_in_a_string_stays() {
+        let meta = parse_meta(
+            "```json\n{\"summary\": \"a, }\", \"outcome\": \"NEEDS_INFO\",\n \"questions\": [\"q1\", \"q2\",\n ],\n}\n```",
+        )
+        .unwrap();
+        assert_eq!(meta.summary, "a, }");
+        assert_eq!(meta.questions, ["q1", "q2"]);
+        // A missing value is not a trailing comma.
+        let e = parse_meta("```json\n{\"summary\": \"x\", \"outcome\": , }\n```").unwrap_err();
         assert!(e.contains("not valid JSON"), "{e}");
     }
 
