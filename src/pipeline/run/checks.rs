@@ -29,7 +29,7 @@ impl Claims {
         let mut c = Claims::default();
         for raw in summary.split_whitespace() {
             let backticked = raw.contains('`');
-            let word = raw.trim_matches(|ch: char| "`'\".,;:!?[]{}".contains(ch));
+            let word = bare(raw);
             // `textstats.char_count(text)` names `char_count`.
             let call = word.split('(').next().unwrap_or("");
             let head = call.rsplit('.').next().unwrap_or(call);
@@ -50,6 +50,12 @@ impl Claims {
         }
         c
     }
+}
+
+/// A word of prose without the quotes and punctuation around it (`` `textstats.py`, ``
+/// is `textstats.py`).
+pub(super) fn bare(raw: &str) -> &str {
+    raw.trim_matches(|ch: char| "`'\".,;:!?[]{}".contains(ch))
 }
 
 /// Adds `word` to `list` once.

@@ -2,7 +2,7 @@
 //! (files to change, functions to define and use) that the change does not show. Every
 //! building stage is held to them; the reconciliation reads them as facts.
 
-use super::checks::{names, push, Claims, FILE_ENDINGS};
+use super::checks::{bare, names, push, Claims, FILE_ENDINGS};
 use crate::code::{outline, Finding, Lang};
 use crate::git::FileDiff;
 use crate::task::TaskSpec;
@@ -150,11 +150,7 @@ fn home(
     }
     let exists = |p: &String| spec.writable(p) && read(p).is_some();
     for raw in text.split_whitespace() {
-        let call = raw
-            .trim_matches(|ch: char| "`'\".,;:!?[]{}".contains(ch))
-            .split('(')
-            .next()
-            .unwrap_or("");
+        let call = bare(raw).split('(').next().unwrap_or("");
         let Some((module, head)) = call.rsplit_once('.') else {
             continue;
         };
