@@ -18,6 +18,7 @@ pub mod model;
 pub mod notes;
 pub mod pipeline;
 pub mod privacy;
+pub mod probe;
 pub mod redact;
 pub mod report;
 pub mod routing;

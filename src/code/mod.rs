@@ -8,6 +8,8 @@
 //!   which of them a change introduced;
 //! - **imports** ([`imports`], [`added_imports`]) and their **resolution** against the
 //!   standard library, the repository's modules and the declared dependencies;
+//! - **tests** ([`weakened`]): the test functions and assertions a change deletes or
+//!   rewrites, read by meaning;
 //! - **evidence** ([`evidence`], [`evidence_with`]): all of that for a whole change, as
 //!   [`Finding`]s.
 //!
@@ -16,6 +18,7 @@
 //! reader and resolver (`python/`, `rust/`); the files directly in `src/code/` are
 //! language-neutral. `grammars/README.md` explains how to add a language.
 
+mod assertions;
 mod evidence;
 mod imports;
 mod lang;
@@ -25,6 +28,9 @@ mod source;
 mod symbols;
 mod syntax;
 
+pub use assertions::{
+    assertions, norm, test_functions, test_path, weakened, Assertion, TestFn, Weakened, WEAKENED_TEST,
+};
 pub use evidence::{evidence, evidence_with, ChangedFile, EvidenceOptions, Finding};
 pub use imports::{added_imports, imports, Import};
 pub use lang::Lang;

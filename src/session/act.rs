@@ -261,12 +261,15 @@ impl Workshop {
                 .map(|(i, text)| Requirement {
                     id: format!("R{}", i + 1),
                     text,
+                    files: Vec::new(),
+                    functions: Vec::new(),
                 })
                 .collect(),
             acceptance: args_list(args, "acceptance"),
+            examples: Vec::new(),
             scope: Scope {
                 include: args_list(args, "include"),
-                exclude: Vec::new(),
+                ..Scope::default()
             },
             verify: None,
         };

@@ -3,6 +3,7 @@
 
 pub mod answers;
 pub mod error;
+pub mod example;
 pub mod glob;
 pub mod machine;
 pub mod outcome;
@@ -18,5 +19,6 @@ pub use machine::Machine;
 pub use outcome::{Dependency, Outcome, StageMeta};
 pub use response::{ArbiterDecision, Decision, SpecialistResponse};
 pub use route::route;
-pub use spec::{Requirement, Scope, TaskSpec, TaskSpecError};
+pub use example::Example;
+pub use spec::{Requirement, Scope, TaskSpec, TaskSpecError, TestsPolicy};
 pub use state::{Actor, Answer, EventKind, HistoryEntry, Task, TaskState};

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::example::Example;
 use super::glob;
 
 /// Directory of TaskSpecs inside the repository.
@@ -25,6 +26,9 @@ pub struct TaskSpec {
     /// Acceptance criteria for the whole task.
     #[serde(default)]
     pub acceptance: Vec<String>,
+    /// Acceptance examples: calls and the values they must return, run as facts.
+    #[serde(default)]
+    pub examples: Vec<Example>,
     /// Files the stages may see and change.
     #[serde(default)]
     pub scope: Scope,
@@ -41,6 +45,13 @@ pub struct Requirement {
     pub id: String,
     /// What must be true.
     pub text: String,
+    /// The files this requirement is delivered in: the run must change each of them (and,
+    /// with `functions`, each must define or use those functions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<String>,
+    /// The functions this requirement is about: the run's tree must define each of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<String>,
 }
 
 /// Include/exclude globs.
@@ -53,6 +64,23 @@ pub struct Scope {
     /// Paths excluded even if included.
     #[serde(default)]
     pub exclude: Vec<String>,
+    /// What the stages may do to the tests the repository already has.
+    #[serde(default)]
+    pub tests: TestsPolicy,
+}
+
+/// What the stages may do to the tests the repository already has. Tests are evidence: a
+/// change that deletes one, or rewrites what it expects, could make a failing test agree
+/// with a bug.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TestsPolicy {
+    /// Add tests, never delete a test or an assertion or change an expected value (the
+    /// default).
+    #[default]
+    Keep,
+    /// The task itself is to change the tests: anything goes.
+    Rewrite,
 }
 
 /// A task's own verify command.
@@ -123,6 +151,18 @@ impl TaskSpec {
         Ok(spec)
     }
 
+    /// The acceptance examples: the `[[examples]]`, then the `acceptance` criteria written
+    /// as a call and its value (see [`Example::from_criterion`]), each once.
+    pub fn all_examples(&self) -> Vec<Example> {
+        let mut out = self.examples.clone();
+        for ex in self.acceptance.iter().filter_map(|c| Example::from_criterion(c)) {
+            if !out.iter().any(|e| e.text() == ex.text()) {
+                out.push(ex);
+            }
+        }
+        out
+    }
+
     /// Whether a path is inside the task's scope.
     pub fn in_scope(&self, path: &str) -> bool {
         let included = self.scope.include.is_empty()
@@ -154,6 +194,12 @@ impl TaskSpec {
             s.push_str("\n## Acceptance criteria\n");
             for a in &self.acceptance {
                 s.push_str(&format!("- {}\n", a.trim()));
+            }
+        }
+        if !self.examples.is_empty() {
+            s.push_str("\n## Acceptance examples (each call must return its value)\n");
+            for e in &self.examples {
+                s.push_str(&format!("- {}\n", e.text()));
             }
         }
         if !self.scope.include.is_empty() || !self.scope.exclude.is_empty() {
@@ -189,18 +235,34 @@ title = "{title}"
 description = """
 """
 
-# Acceptance criteria for the whole task.
+# Acceptance criteria for the whole task, in words.
 acceptance = []
 
 # Each requirement gets an id; the verifier maps every id to evidence (or lists it as omitted).
+# `files` (the files it is delivered in) and `functions` (the functions it defines) are facts
+# the run checks on every building stage; leave them out where they do not apply.
 [[requirements]]
 id = "R1"
 text = ""
+# files = ["src/app.py", "tests/test_app.py"]
+# functions = ["parse_login"]
+
+# Acceptance examples: every building stage and Verify run each call and check its value
+# (Python: the module that defines the function is imported for you; Rust: the call as a
+# user of the crate writes it after `use the_crate::*;`). `module` or `file` say where the
+# function lives when the tree cannot tell.
+# [[examples]]
+# call = "parse_login('a@b.c')"
+# expect = "('a', 'b.c')"
+# file = "src/app.py"
 
 # Files the stages may see and change (globs; empty include = whole repository).
 [scope]
 include = []
 exclude = [".triad/**"]
+# The stages may add tests but never delete one or change what an existing assertion
+# expects; `tests = "rewrite"` allows it, for a task that is about the tests themselves.
+# tests = "keep"
 
 # A command that proves the change works, run in a temporary worktree at the refactor commit.
 # Commands only run in clones you trust (`git config triad.trusted true`).

@@ -1,0 +1,271 @@
+//! Probes: a claim about code, made runnable.
+//!
+//! A reviewer's "this returns the wrong value for an empty list" is a claim; a probe is the
+//! few lines of code that would show it (`assert mean([]) == 0`). git triad runs each probe
+//! against the reviewed tree, in the same kind of sandbox as the verify command (a scratch
+//! copy of the tree, a minimal environment, a timeout, bounded output, no network where the
+//! OS allows it, trusted clones only), and records what it showed:
+//!
+//! - [`ProbeOutcome::Confirmed`]: the probe fails, so the defect is real (the failing call,
+//!   the expected and the actual value are kept);
+//! - [`ProbeOutcome::Refuted`]: the probe passes, so the claimed defect does not happen;
+//! - [`ProbeOutcome::Broken`]: the probe itself does not run (a syntax error, a name the
+//!   code never had), so it shows nothing;
+//! - [`ProbeOutcome::Unprobed`]: it was not run (an untrusted clone, a language without a
+//!   runner, no probe given), and why.
+//!
+//! Python probes are statements with `assert` (the module under review is star-imported
+//! first); Rust probes are a `#[test]` function's body, run with `cargo test` where the
+//! repository's verify command is `cargo test`-based. The TaskSpec's acceptance examples go
+//! through the same runner.
+
+mod python;
+mod rust;
+mod sandbox;
+
+use std::cell::OnceCell;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use git2::{Repository, Tree};
+use serde::{Deserialize, Serialize};
+
+use crate::code::Lang;
+use sandbox::Sandbox;
+
+/// What running a probe showed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProbeOutcome {
+    /// The probe fails against the reviewed code: the claimed defect is real.
+    Confirmed,
+    /// The probe passes: the claimed defect does not happen.
+    Refuted,
+    /// The probe itself does not run, so it shows nothing either way.
+    Broken,
+    /// The probe was not run (see the result's detail for why).
+    Unprobed,
+}
+
+impl ProbeOutcome {
+    /// The lowercase name, as notes and `log` show it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProbeOutcome::Confirmed => "confirmed",
+            ProbeOutcome::Refuted => "refuted",
+            ProbeOutcome::Broken => "broken",
+            ProbeOutcome::Unprobed => "unprobed",
+        }
+    }
+}
+
+/// What one probe showed, as the record keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeResult {
+    /// The outcome.
+    pub outcome: ProbeOutcome,
+    /// One line on why: the failing comparison, the exception, the compile error, or why
+    /// the probe was not run.
+    pub detail: String,
+    /// The call that failed (`mean([])`), when the probe showed one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
+    /// What the probe expected of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    /// What it returned or raised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual: Option<String>,
+}
+
+impl ProbeResult {
+    /// A probe that was not run, and why.
+    pub fn unprobed(why: impl Into<String>) -> Self {
+        ProbeResult::simple(ProbeOutcome::Unprobed, why)
+    }
+
+    /// A probe that does not run, and why.
+    pub fn broken(why: impl Into<String>) -> Self {
+        ProbeResult::simple(ProbeOutcome::Broken, why)
+    }
+
+    fn simple(outcome: ProbeOutcome, detail: impl Into<String>) -> Self {
+        ProbeResult {
+            outcome,
+            detail: detail.into(),
+            call: None,
+            expected: None,
+            actual: None,
+        }
+    }
+
+    /// The counterexample as one line: `call: expected E, got A` (the detail when the
+    /// probe showed no values).
+    pub fn counterexample(&self) -> String {
+        match (&self.call, &self.expected, &self.actual) {
+            (Some(c), Some(e), Some(a)) => format!("{c}: expected {e}, got {a}"),
+            (Some(c), None, Some(a)) => format!("{c}: {a}"),
+            _ => self.detail.clone(),
+        }
+    }
+}
+
+/// One probe to run: the file of the tree it is about (its language and module), and its
+/// code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeSpec {
+    /// The reviewed file the probe exercises, from the repository's root.
+    pub path: String,
+    /// The probe's code, in that file's language.
+    pub code: String,
+}
+
+/// What a probe runner may do in this repository.
+#[derive(Debug, Clone)]
+pub enum ProbePolicy {
+    /// Run probes, with these settings (a trusted clone).
+    Run(ProbeSettings),
+    /// Run none, for this reason (an untrusted clone: the code under review would run).
+    Off(String),
+}
+
+impl ProbePolicy {
+    /// The policy for a clone: probes run code of the repository, so only a trusted clone
+    /// runs them (the same rule as a TaskSpec's verify command).
+    pub fn for_clone(trusted: bool, settings: ProbeSettings) -> ProbePolicy {
+        if trusted {
+            ProbePolicy::Run(settings)
+        } else {
+            ProbePolicy::Off(
+                "not run: this clone is not trusted (probes run the repository's code; `git config triad.trusted true` trusts it)"
+                    .into(),
+            )
+        }
+    }
+}
+
+/// How probes run.
+#[derive(Debug, Clone)]
+pub struct ProbeSettings {
+    /// The repository's verify command: Rust probes run only where it is
+    /// `cargo test`-based (the project builds with cargo and has tests to stand beside).
+    pub verify_command: Option<String>,
+    /// How long one Python probe may take before it is cut off.
+    pub timeout: Duration,
+    /// How long a Rust probe run (which compiles the crate) may take.
+    pub compile_timeout: Duration,
+    /// Where Rust probes keep their build between runs (under `$GIT_DIR/triad/`), so only
+    /// the first compiles the whole crate; `None` builds in the scratch copy.
+    pub cargo_target: Option<PathBuf>,
+    /// The Python interpreter (a virtualenv's of the work tree when it has one).
+    pub python: String,
+}
+
+impl ProbeSettings {
+    /// Settings for a repository: `workdir` (its virtualenv's interpreter, when it has one),
+    /// `git_dir` (where Rust builds are kept) and its verify command.
+    pub fn for_repo(repo: &Repository, verify_command: Option<String>) -> ProbeSettings {
+        let python = repo
+            .workdir()
+            .and_then(|w| {
+                [".venv", "venv"]
+                    .iter()
+                    .map(|v| w.join(v).join("bin").join("python3"))
+                    .find(|p| p.is_file())
+            })
+            .map_or_else(|| "python3".to_string(), |p| p.display().to_string());
+        ProbeSettings {
+            verify_command,
+            timeout: Duration::from_secs(20),
+            compile_timeout: Duration::from_secs(300),
+            cargo_target: Some(repo.path().join("triad").join("probe-target")),
+            python,
+        }
+    }
+}
+
+/// Runs probes against one tree of a repository, exported once into a scratch directory
+/// the first time a probe needs it.
+pub struct ProbeRunner<'r> {
+    repo: &'r Repository,
+    tree: Tree<'r>,
+    policy: ProbePolicy,
+    sandbox: OnceCell<Result<Sandbox, String>>,
+}
+
+impl<'r> ProbeRunner<'r> {
+    /// A runner for `tree`.
+    pub fn new(repo: &'r Repository, tree: Tree<'r>, policy: ProbePolicy) -> Self {
+        ProbeRunner {
+            repo,
+            tree,
+            policy,
+            sandbox: OnceCell::new(),
+        }
+    }
+
+    /// Whether probes run at all here, and if not why.
+    pub fn off(&self) -> Option<&str> {
+        match &self.policy {
+            ProbePolicy::Off(why) => Some(why),
+            ProbePolicy::Run(_) => None,
+        }
+    }
+
+    /// Runs every probe and returns one result each, in order. Probes never share a
+    /// process: one probe's state cannot change another's outcome.
+    pub fn run(&self, probes: &[ProbeSpec]) -> Vec<ProbeResult> {
+        let settings = match &self.policy {
+            ProbePolicy::Off(why) => {
+                return probes.iter().map(|_| ProbeResult::unprobed(why)).collect()
+            }
+            ProbePolicy::Run(s) => s,
+        };
+        let mut results: Vec<Option<ProbeResult>> = vec![None; probes.len()];
+        let mut rust = Vec::new();
+        for (i, p) in probes.iter().enumerate() {
+            if p.code.trim().is_empty() {
+                results[i] = Some(ProbeResult::unprobed("no probe was given"));
+                continue;
+            }
+            match Lang::from_path(&p.path) {
+                Some(Lang::Python) => {
+                    results[i] = Some(match self.sandbox() {
+                        Ok(sb) => python::run(sb, settings, &p.path, &p.code),
+                        Err(why) => ProbeResult::broken(why.clone()),
+                    })
+                }
+                Some(Lang::Rust) => rust.push(i),
+                None => {
+                    results[i] = Some(ProbeResult::unprobed(format!(
+                        "not run: git triad has no probe runner for {}",
+                        p.path
+                    )))
+                }
+            }
+        }
+        if !rust.is_empty() {
+            let batch: Vec<&str> = rust.iter().map(|&i| probes[i].code.as_str()).collect();
+            let ran = match self.sandbox() {
+                Ok(sb) => rust::run(sb, settings, &batch),
+                Err(why) => batch.iter().map(|_| ProbeResult::broken(why)).collect(),
+            };
+            for (i, r) in rust.into_iter().zip(ran) {
+                results[i] = Some(r);
+            }
+        }
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or_else(|| ProbeResult::broken("the probe did not run")))
+            .collect()
+    }
+
+    fn sandbox(&self) -> Result<&Sandbox, &String> {
+        self.sandbox
+            .get_or_init(|| Sandbox::export(self.repo, &self.tree))
+            .as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,159 @@
+//! The probe runner against real trees: a real Python interpreter, a real cargo.
+
+use super::*;
+
+/// A repository whose HEAD tree holds `files`.
+fn repo_with(files: &[(&str, &str)]) -> (tempfile::TempDir, Repository) {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = Repository::init(dir.path()).unwrap();
+    // Nested paths go through git's index so directories are built for us.
+    let mut index = repo.index().unwrap();
+    for (path, text) in files {
+        let oid = repo.blob(text.as_bytes()).unwrap();
+        let entry = git2::IndexEntry {
+            ctime: git2::IndexTime::new(0, 0),
+            mtime: git2::IndexTime::new(0, 0),
+            dev: 0,
+            ino: 0,
+            mode: 0o100644,
+            uid: 0,
+            gid: 0,
+            file_size: text.len() as u32,
+            id: oid,
+            flags: 0,
+            flags_extended: 0,
+            path: path.as_bytes().to_vec(),
+        };
+        index.add(&entry).unwrap();
+    }
+    let tree = index.write_tree().unwrap();
+    let sig = git2::Signature::now("t", "t@localhost").unwrap();
+    let tree = repo.find_tree(tree).unwrap();
+    repo.commit(Some("HEAD"), &sig, &sig, "base", &tree, &[])
+        .unwrap();
+    drop(tree);
+    (dir, repo)
+}
+
+fn settings(verify: Option<&str>) -> ProbeSettings {
+    ProbeSettings {
+        verify_command: verify.map(str::to_string),
+        timeout: Duration::from_secs(20),
+        compile_timeout: Duration::from_secs(600),
+        cargo_target: None,
+        python: "python3".into(),
+    }
+}
+
+fn probe(path: &str, code: &str) -> ProbeSpec {
+    ProbeSpec {
+        path: path.into(),
+        code: code.into(),
+    }
+}
+
+const CALC: &str = "def add(a, b):\n    return a - b\n\n\ndef div(a, b):\n    return a / b\n\n\ndef spin():\n    while True:\n        pass\n";
+
+#[test]
+fn python_probes_confirm_refute_and_break() {
+    let (_d, repo) = repo_with(&[("calc.py", CALC), ("pkg/__init__.py", "X = 1\n")]);
+    let tree = repo.head().unwrap().peel_to_tree().unwrap();
+    let runner = ProbeRunner::new(&repo, tree, ProbePolicy::Run(settings(None)));
+    let results = runner.run(&[
+        probe("calc.py", "assert add(2, 3) == 5"),
+        probe("calc.py", "assert add(2, -3) == 5"),
+        probe("calc.py", "assert div(1, 0) == 0"),
+        probe("calc.py", "assert add(2 == 3"),
+        probe("calc.py", "from calc import mul\nassert mul(2, 3) == 6"),
+        probe("calc.py", "import calc\nassert calc.add(1, 1) == 2"),
+        probe("pkg/__init__.py", "assert X == 2"),
+        probe("calc.py", ""),
+        probe("notes.txt", "anything"),
+    ]);
+    let outcomes: Vec<ProbeOutcome> = results.iter().map(|r| r.outcome).collect();
+    use ProbeOutcome::*;
+    assert_eq!(
+        outcomes,
+        [Confirmed, Refuted, Confirmed, Broken, Broken, Confirmed, Confirmed, Unprobed, Unprobed],
+        "{results:#?}"
+    );
+    let add = &results[0];
+    assert_eq!(
+        (add.call.as_deref(), add.expected.as_deref(), add.actual.as_deref()),
+        (Some("add(2, 3)"), Some("5"), Some("-1"))
+    );
+    assert_eq!(add.counterexample(), "add(2, 3): expected 5, got -1");
+    assert!(
+        results[2].actual.as_deref().unwrap().contains("ZeroDivisionError"),
+        "{:?}",
+        results[2]
+    );
+    assert!(results[2].detail.contains("(at calc.py:6)"), "{:?}", results[2]);
+    assert!(results[4].detail.contains("cannot import name 'mul'"), "{:?}", results[4]);
+    // No scratch path of this machine reaches the record.
+    for r in &results {
+        assert!(!r.detail.contains("git-triad-probe-"), "{r:?}");
+    }
+}
+
+#[test]
+fn a_probe_that_loops_or_floods_is_cut_off_and_recorded() {
+    let (_d, repo) = repo_with(&[("calc.py", CALC)]);
+    let tree = repo.head().unwrap().peel_to_tree().unwrap();
+    let mut quick = settings(None);
+    quick.timeout = Duration::from_secs(2);
+    let runner = ProbeRunner::new(&repo, tree, ProbePolicy::Run(quick));
+    let results = runner.run(&[
+        probe("calc.py", "spin()\nassert True"),
+        probe(
+            "calc.py",
+            "import sys\nsys.stdout.write('x' * 50_000_000)\nassert add(1, 1) == 0",
+        ),
+    ]);
+    assert_eq!(results[0].outcome, ProbeOutcome::Broken, "{:?}", results[0]);
+    assert!(results[0].detail.starts_with("cut off"), "{:?}", results[0]);
+    // 50 MB of output is read and dropped as it comes; the probe's result stands.
+    assert_eq!(results[1].outcome, ProbeOutcome::Refuted, "{:?}", results[1]);
+}
+
+#[test]
+fn an_untrusted_clone_runs_no_probe_and_says_so() {
+    let (_d, repo) = repo_with(&[("calc.py", CALC)]);
+    let tree = repo.head().unwrap().peel_to_tree().unwrap();
+    let policy = ProbePolicy::for_clone(false, settings(None));
+    let runner = ProbeRunner::new(&repo, tree, policy);
+    let results = runner.run(&[probe("calc.py", "assert add(2, 3) == 5")]);
+    assert_eq!(results[0].outcome, ProbeOutcome::Unprobed);
+    assert!(results[0].detail.contains("not trusted"), "{:?}", results[0]);
+}
+
+#[test]
+fn rust_probes_run_with_cargo_where_the_verify_command_does() {
+    let manifest = "[package]\nname = \"tiny-calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n";
+    let lib = "pub fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n";
+    let (_d, repo) = repo_with(&[("Cargo.toml", manifest), ("src/lib.rs", lib)]);
+    let tree = repo.head().unwrap().peel_to_tree().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let mut s = settings(Some("cargo test -q"));
+    s.cargo_target = Some(target.path().to_path_buf());
+    let runner = ProbeRunner::new(&repo, tree.clone(), ProbePolicy::Run(s));
+    let results = runner.run(&[
+        probe("src/lib.rs", "assert_eq!(add(2, 3), 5);"),
+        probe("src/lib.rs", "#[test]\nfn t() { assert_eq!(add(2, -3), 5); }"),
+        probe("src/lib.rs", "assert_eq!(sub(2, 3), 5);"),
+    ]);
+    let outcomes: Vec<ProbeOutcome> = results.iter().map(|r| r.outcome).collect();
+    assert_eq!(
+        outcomes,
+        [ProbeOutcome::Confirmed, ProbeOutcome::Refuted, ProbeOutcome::Broken],
+        "{results:#?}"
+    );
+    assert_eq!(results[0].actual.as_deref(), Some("-1"), "{:?}", results[0]);
+    assert_eq!(results[0].expected.as_deref(), Some("5"));
+    assert_eq!(results[0].call.as_deref(), Some("add(2, 3)"));
+    assert!(results[2].detail.contains("does not compile"), "{:?}", results[2]);
+    // Without a cargo-based verify command, Rust probes are not run.
+    let runner = ProbeRunner::new(&repo, tree, ProbePolicy::Run(settings(Some("make check"))));
+    let r = runner.run(&[probe("src/lib.rs", "assert_eq!(add(2, 3), 5);")]);
+    assert_eq!(r[0].outcome, ProbeOutcome::Unprobed, "{r:?}");
+}
