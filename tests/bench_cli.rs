@@ -344,7 +344,7 @@ fn a_reviewer_kinder_to_its_own_failing_answers_shows_it() {
         t.answer_writing(&files, EditFormat::Diff)
     };
     let reject = json!({"verdict": "REJECT", "confidence": 0.9, "reasoning": "wrong",
-        "issues": [{"severity": "critical", "category": "logic", "path": "roman.py", "start_line": 2,
+        "issues": [{"severity": "critical", "category": "pattern", "path": "roman.py", "start_line": 2,
             "end_line": 2, "quote": "    return 'WRONG'", "description": "not the task",
             "suggestion": "implement it", "evidence": "the requirements"}], "alternatives": []});
     let approve = json!({"verdict": "APPROVE", "confidence": 0.9, "reasoning": "fine", "issues": [], "alternatives": []});

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use git_triad::arbiter::review::finish;
+use git_triad::arbiter::review::{finish, Checks, Probes};
 use git_triad::arbiter::{ArbiterAnswer, Category, IssueAnswer, Severity, Verdict};
 use git_triad::config::{EditFormat, LoadOptions, LoadedConfig};
 use git_triad::pipeline::context::{file_char_budget, stage_request, OutlineCache, StageContext};
@@ -108,7 +108,7 @@ fn every_review_case_proves_its_bug_or_its_cleanness() {
         );
         // The arbiter is shown the buggy line, numbered as in a run.
         let (first, _) = case.bug_lines().unwrap();
-        let shown = ws.gathered(&no_privacy()).unwrap().diff_text;
+        let shown = ws.prepared(&no_privacy()).unwrap().gathered.diff_text;
         let line = bug.quote.lines().next().unwrap();
         assert!(
             shown.contains(&format!("{first:>5} + {line}")),
@@ -221,6 +221,7 @@ fn issue(path: &str, quote: &str, severity: Severity) -> IssueAnswer {
         description: "wrong".into(),
         suggestion: "fix".into(),
         evidence: "read".into(),
+        probe: String::new(),
     }
 }
 
@@ -229,7 +230,15 @@ fn reviewed(case: &ReviewCase, a: ArbiterAnswer) -> git_triad::routing::grade::R
     let mut files = case.base.clone();
     files.extend(case.change.clone());
     let read = |p: &str| files.get(p).cloned();
-    let r = finish("implement", "x", "y", a, &read, &[], None, &[], 0.0);
+    // Derived as before probes existed: these cases are about anchoring and grading.
+    let checks = Checks {
+        read: &read,
+        findings: &[],
+        verify: None,
+        requirement_ids: &[],
+        probes: Probes::Ignored,
+    };
+    let r = finish("implement", "x", "y", a, &checks, 0.0);
     grade_review(case, Ok(&r))
 }
 

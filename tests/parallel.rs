@@ -599,3 +599,51 @@ fn tournament_routing_sets_the_best_measured_implementers_against_each_other() {
         r.stderr
     );
 }
+
+#[test]
+fn a_candidate_whose_code_does_not_parse_cannot_win_and_the_reviewers_are_told_why() {
+    // model-c's solution does not parse; two of three vote for it anyway.
+    let broken = answer(
+        "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n    return a + b\n=======\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b:\n    return a - b\n>>>>>>> REPLACE\n",
+        "sub() by model-c",
+    );
+    let mut r = rules(
+        [
+            vec![ballot(&["B", "C"], "B")],
+            vec![ballot(&["A", "C"], "A")],
+            vec![ballot(&["A", "B"], "B")],
+        ],
+        vec![synthesis("model-a", "")],
+    );
+    let build_c = r
+        .iter()
+        .position(|rule| rule.name.as_deref() == Some("build-model-c"))
+        .unwrap();
+    r[build_c] = on(
+        "model-c",
+        "build-model-c",
+        "ROLE: candidate",
+        vec![Reply::text(broken)],
+    );
+    let s = scenario(r);
+    let run = run(&s, &["--candidates", CANDIDATES]);
+    let out = run_json(&run.ok().stdout);
+    assert_eq!(
+        out["parallel"]["winner"], "model-a",
+        "{out}\n{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("model-c cannot win: syntax_error at calc.py:"),
+        "{}",
+        run.stderr
+    );
+    // The cross-reviewers saw the tools' findings beside the diff.
+    let shown = s.requests_for("review-model-a")[0].to_string();
+    assert!(
+        shown.contains("deterministic findings (established by tools)"),
+        "{shown}"
+    );
+    assert!(shown.contains("syntax_error"), "{shown}");
+}

@@ -68,7 +68,7 @@ pub fn review(verdict: &str, issues: Value) -> Value {
 }
 
 pub fn issue(desc: &str, quote: &str) -> Value {
-    json!({"severity": "critical", "category": "logic", "path": "calc.py", "start_line": 99, "end_line": 99,
+    json!({"severity": "critical", "category": "pattern", "path": "calc.py", "start_line": 99, "end_line": 99,
            "quote": quote, "description": desc, "suggestion": "fix it", "evidence": "read the code"})
 }
 

@@ -11,6 +11,7 @@ description = "calc.py needs sub and neg."
 [[requirements]]
 id = "R1"
 text = "sub(a, b) returns a - b"
+functions = ["sub"]
 
 [[requirements]]
 id = "R2"

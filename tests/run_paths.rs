@@ -105,7 +105,7 @@ fn rewind_redoes_the_previous_stage_with_its_next_model_then_exits_4() {
     // The verify stage is rejected every time, on a line that exists.
     let rejection = review(
         "REJECT",
-        json!([{"severity": "critical", "category": "logic", "path": "calc.py",
+        json!([{"severity": "critical", "category": "pattern", "path": "calc.py",
                 "start_line": 7, "end_line": 7, "quote": "return a - b",
                 "description": "sub must reject strings", "suggestion": "check types",
                 "evidence": "calc.py"}]),

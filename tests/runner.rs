@@ -17,6 +17,7 @@ mod limits;
 mod notes_hooks;
 mod parallel;
 mod pipeline;
+mod probes;
 mod providers;
 mod reconcile;
 mod resume_kill;

@@ -477,10 +477,14 @@ description = "calc.py needs a mul function, with a test."
 [[requirements]]
 id = "R1"
 text = "mul(a, b) returns a * b"
+files = ["calc.py"]
+functions = ["mul"]
 
 [[requirements]]
 id = "R2"
 text = "tests/test_calc.py has a test for mul"
+files = ["tests/test_calc.py"]
+functions = ["mul"]
 
 [scope]
 include = ["calc.py", "tests/**"]
@@ -542,11 +546,11 @@ fn a_building_stage_whose_change_leaves_a_named_requirement_undone_is_asked_agai
         "{second}"
     );
     assert!(
-        second.contains("R1 names mul, which no file the change touches defines"),
+        second.contains("R1 needs mul, which no file the change touches defines"),
         "{second}"
     );
     assert!(
-        second.contains("R2 names tests/test_calc.py, which the change leaves as it was"),
+        second.contains("R2 is delivered in tests/test_calc.py, which the change leaves as it was"),
         "{second}"
     );
     assert!(second.contains("SEARCH/REPLACE"), "{second}");
@@ -566,7 +570,7 @@ fn a_building_stage_whose_change_leaves_a_named_requirement_undone_is_asked_agai
         third.contains("Do that now:\\n- R2: tests/test_calc.py has a test for mul"),
         "{third}"
     );
-    assert!(!third.contains("R1 names mul"), "{third}");
+    assert!(!third.contains("R1 needs mul"), "{third}");
     assert!(
         third.contains("Write SEARCH/REPLACE edit blocks for tests/test_calc.py, then"),
         "{third}"
@@ -585,13 +589,13 @@ fn a_building_stage_whose_change_leaves_a_named_requirement_undone_is_asked_agai
     let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
     assert!(
         log.stdout
-            .contains("incomplete — R1 names mul, which no file the change touches defines"),
+            .contains("incomplete — R1 needs mul, which no file the change touches defines"),
         "{}",
         log.stdout
     );
     assert!(
         log.stdout.contains(
-            "incomplete — R2 names tests/test_calc.py, which the change leaves as it was; kept for the next attempt"
+            "incomplete — R2 is delivered in tests/test_calc.py, which the change leaves as it was; kept for the next attempt"
         ),
         "{}",
         log.stdout
@@ -612,14 +616,14 @@ fn a_building_stage_whose_change_leaves_a_named_requirement_undone_is_asked_agai
     let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
     assert!(
         log.stdout.contains(
-            "accepted — implemented mul() (facts: R2 names tests/test_calc.py, which the change leaves as it was)"
+            "accepted — implemented mul() (facts: R2 is delivered in tests/test_calc.py, which the change leaves as it was)"
         ),
         "{}",
         log.stdout
     );
     assert!(
         log.stdout.contains(
-            "accepted — nothing to refactor (facts: R2 names tests/test_calc.py, which the change leaves as it was)"
+            "accepted — nothing to refactor (facts: R2 is delivered in tests/test_calc.py, which the change leaves as it was)"
         ),
         "{}",
         log.stdout
@@ -872,7 +876,7 @@ fn a_test_file_that_only_imports_the_function_is_asked_for_its_test() {
     let (out, asked) = approved_on_the_second_try(&s, "implement");
     assert!(
         asked.contains(
-            "R2 names mul in tests/test_calc.py, which never uses it (an import is not a use)"
+            "R2 needs mul in tests/test_calc.py, which never uses it (an import is not a use)"
         ),
         "{asked}"
     );
@@ -936,7 +940,7 @@ fn a_function_only_called_by_a_test_is_not_the_function() {
     let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
     assert!(
         log.stdout.contains(
-            "accepted — add a test for mul() (facts: R1 names mul, which no file the change touches defines: define it in calc.py)"
+            "accepted — add a test for mul() (facts: R1 needs mul, which no file the change touches defines: define it in calc.py)"
         ),
         "{}",
         log.stdout

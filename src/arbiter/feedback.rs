@@ -54,7 +54,28 @@ pub fn reject_block(n: u32, max: u32, issues: &[Issue], alternatives: &[Alternat
     let mut s = format!(
         "## ARBITER FEEDBACK (Retry {n} of {max})\n\nYour previous output was REJECTED by the independent Arbiter.\nYou MUST address the following issues in your revised output.\n"
     );
-    let sorted = by_severity(issues);
+    let confirmed: Vec<&Issue> = issues.iter().filter(|i| i.confirmed()).collect();
+    if !confirmed.is_empty() {
+        s.push_str("\n### COUNTEREXAMPLES (each was run against your code and fails)\n");
+        for (n, i) in confirmed.iter().enumerate() {
+            let result = i
+                .probe
+                .as_ref()
+                .map(|p| p.result.counterexample())
+                .unwrap_or_default();
+            s.push_str(&format!(
+                "{}. {result}\n   ({}; {})\n",
+                n + 1,
+                i.description.trim(),
+                location(i)
+            ));
+        }
+    }
+    // A claim its probe refuted is listed apart, so the builder does not chase it.
+    let sorted: Vec<&Issue> = by_severity(issues)
+        .into_iter()
+        .filter(|i| !i.refuted())
+        .collect();
     for (sev, title) in [
         (Severity::Critical, "CRITICAL ISSUES (must fix)"),
         (Severity::Warning, "WARNINGS (should fix)"),
@@ -68,6 +89,18 @@ pub fn reject_block(n: u32, max: u32, issues: &[Issue], alternatives: &[Alternat
         if !group.is_empty() {
             s.push_str(&format!("\n### {title}\n"));
             s.push_str(&issue_list(&group));
+        }
+    }
+    let refuted: Vec<&Issue> = issues.iter().filter(|i| i.refuted()).collect();
+    if !refuted.is_empty() {
+        s.push_str("\n### CHECKED: NOT A DEFECT (a probe ran and passed; do not change the code for these)\n");
+        for (n, i) in refuted.iter().enumerate() {
+            s.push_str(&format!(
+                "{}. {} ({})\n",
+                n + 1,
+                i.description.trim(),
+                location(i)
+            ));
         }
     }
     if !alternatives.is_empty() {
@@ -123,6 +156,7 @@ mod tests {
             symbol: None,
             source: "model".into(),
             demoted: None,
+            probe: None,
         }
     }
 
@@ -142,5 +176,61 @@ mod tests {
         let w = b.find("warn").unwrap();
         assert!(c < w, "{b}");
         assert!(b.contains("Location: a.py:3-4"));
+    }
+}
+
+#[cfg(test)]
+mod probe_tests {
+    use super::*;
+    use crate::arbiter::schema::{Category, IssueProbe};
+    use crate::probe::{ProbeOutcome, ProbeResult};
+
+    fn probed(d: &str, outcome: ProbeOutcome, actual: &str) -> Issue {
+        Issue {
+            severity: Severity::Critical,
+            category: Category::Logic,
+            path: "calc.py".into(),
+            start_line: Some(2),
+            end_line: Some(2),
+            quote: String::new(),
+            description: d.into(),
+            suggestion: String::new(),
+            evidence: String::new(),
+            anchored: true,
+            symbol: None,
+            source: "model".into(),
+            demoted: None,
+            probe: Some(IssueProbe {
+                code: "assert add(2, 3) == 5".into(),
+                result: ProbeResult {
+                    outcome,
+                    detail: String::new(),
+                    call: Some("add(2, 3)".into()),
+                    expected: Some("5".into()),
+                    actual: Some(actual.into()),
+                },
+            }),
+        }
+    }
+
+    #[test]
+    fn confirmed_probes_lead_as_counterexamples_and_refuted_claims_are_set_apart() {
+        let b = reject_block(
+            1,
+            2,
+            &[
+                probed("empty input breaks it", ProbeOutcome::Refuted, "5"),
+                probed("add subtracts", ProbeOutcome::Confirmed, "-1"),
+            ],
+            &[],
+        );
+        let counter = b.find("### COUNTEREXAMPLES").unwrap();
+        let critical = b.find("### CRITICAL ISSUES").unwrap();
+        let checked = b.find("### CHECKED: NOT A DEFECT").unwrap();
+        assert!(counter < critical && critical < checked, "{b}");
+        assert!(b.contains("1. add(2, 3): expected 5, got -1\n"), "{b}");
+        // The refuted claim is only under CHECKED.
+        assert_eq!(b.matches("empty input breaks it").count(), 1, "{b}");
+        assert!(b[checked..].contains("empty input breaks it"), "{b}");
     }
 }

@@ -1,13 +1,24 @@
-//! What the arbiter is shown about a change: the numbered diff with enclosing symbols, and
-//! the deterministic findings (imports that do not resolve, new syntax errors).
+//! What the arbiter is shown about a change, prepared once for every kind of review: the
+//! numbered diff with enclosing symbols, the deterministic findings (imports that do not
+//! resolve, new syntax errors, tests the change weakens, acceptance examples its tree
+//! fails), how to write probes for its files, and the probe runner for its tree.
+//!
+//! A run's stages, parallel candidates and their cross-review, the tournament,
+//! `git triad review` and `git triad bench` all review through [`prepare`], so every
+//! workflow's review gets the same evidence.
 
 use std::path::PathBuf;
 
 use git2::{Repository, Tree};
 
-use crate::code::{self, ChangedFile, EvidenceOptions, Finding, GitTreeSource};
+use super::review::{Checks, Probes, ReviewInput};
+use super::schema::Issue;
+use crate::code::{self, ChangedFile, EvidenceOptions, Finding, GitTreeSource, Lang};
+use crate::git::worktree::CommandOutcome;
 use crate::git::{self, FileDiff, TreeFiles};
 use crate::privacy::Privacy;
+use crate::probe::{run_examples, ExampleRun, ProbePolicy, ProbeRunner};
+use crate::task::{TaskSpec, TestsPolicy};
 
 /// The material of one review.
 pub struct Gathered {
@@ -67,4 +78,301 @@ pub fn gather(
         files,
         findings,
     })
+}
+
+/// Most assertion lines of the repository's tests shown as the style of a probe.
+const STYLE_LINES: usize = 3;
+
+/// How to write a probe for the files of a change (`files`, read in `tree`), as the
+/// arbiter is told: per changed source file, what the probe runs after; then a few real
+/// assertions of the repository's tests as the style to copy. `off`: why probes are not
+/// run here (they are still asked for and recorded).
+pub fn probe_guide(files: &[FileDiff], tree: &TreeFiles<'_>, off: Option<&str>) -> String {
+    let sources: Vec<&FileDiff> = files
+        .iter()
+        .filter(|f| !f.binary && !f.withheld && !code::test_path(&f.path))
+        .filter(|f| code::Lang::from_path(&f.path).is_some() && tree.text(&f.path).is_some())
+        .collect();
+    if sources.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from(
+        "Give every issue about what the code DOES a `probe`: a few lines of code that FAIL on the reviewed code if the defect is real. Probes are run: an issue whose probe passes does not count, and a claim about behaviour without a failing probe supports at most FLAG. Use real calls with concrete values, and expect what the task says the code must do.\n",
+    );
+    let krate = tree.text("Cargo.toml").and_then(|m| {
+        let v: toml::Value = m.parse().ok()?;
+        let name = v.get("package")?.get("name")?.as_str()?.replace('-', "_");
+        Some(name)
+    });
+    for f in sources.iter().take(8) {
+        match code::Lang::from_path(&f.path) {
+            Some(code::Lang::Python) => {
+                if let Some(m) = crate::probe::module_of(&f.path) {
+                    s.push_str(&format!(
+                        "- {} (Python): the probe runs after `import {m}` and `from {m} import *`; write statements with `assert`.\n",
+                        f.path
+                    ));
+                }
+            }
+            Some(code::Lang::Rust) => s.push_str(&format!(
+                "- {} (Rust): the probe is the body of a `#[test]` function after `use {}::*;`; write `assert_eq!(call, expected);`.\n",
+                f.path,
+                krate.as_deref().unwrap_or("the_crate")
+            )),
+            None => {}
+        }
+    }
+    let mut style = Vec::new();
+    let tests: Vec<String> = files
+        .iter()
+        .map(|f| f.path.clone())
+        .filter(|p| code::test_path(p))
+        .chain(
+            tree.paths()
+                .into_iter()
+                .filter(|p| code::test_path(p))
+                .take(50),
+        )
+        .collect();
+    for path in tests {
+        let (Some(lang), Some(text)) = (code::Lang::from_path(&path), tree.text(&path)) else {
+            continue;
+        };
+        for a in code::assertions(lang, &text) {
+            if a.call.is_some() && a.text.len() <= 120 && !style.contains(&a.text) {
+                style.push(a.text);
+            }
+            if style.len() >= STYLE_LINES {
+                break;
+            }
+        }
+        if style.len() >= STYLE_LINES {
+            break;
+        }
+    }
+    if !style.is_empty() {
+        s.push_str("This repository's tests assert like this (copy the style):\n");
+        for line in style {
+            s.push_str(&format!("    {line}\n"));
+        }
+    }
+    if let Some(why) = off {
+        s.push_str(&format!("(Probes are recorded but {why}.)\n"));
+    }
+    s
+}
+
+/// What is reviewed: a change between two trees of a repository.
+pub struct Subject<'r, 'a> {
+    /// The repository.
+    pub repo: &'r Repository,
+    /// The old side (`None`: everything is new).
+    pub old: Option<&'a Tree<'r>>,
+    /// The new side.
+    pub new: &'a Tree<'r>,
+    /// With privacy (the review goes to a model), private files are listed as withheld.
+    pub privacy: Option<&'a Privacy>,
+    /// A work tree whose virtualenvs count as installed Python packages.
+    pub venv_root: Option<PathBuf>,
+    /// Whether probes may run here.
+    pub probes: ProbePolicy,
+    /// Why the reviewed code is not run even where probes may run (an architect's
+    /// scaffold is not meant to behave yet); `None` when it is.
+    pub not_run: Option<&'static str>,
+}
+
+/// One review, prepared: the diff and findings, the reviewed tree's files, and its probe
+/// runner.
+pub struct Prepared<'r> {
+    /// The diff and the deterministic findings.
+    pub gathered: Gathered,
+    /// The new side's files.
+    pub files: TreeFiles<'r>,
+    /// Runs probes against the new side.
+    pub runner: ProbeRunner<'r>,
+    /// How to write probes for this change, for the prompt.
+    pub probe_guide: String,
+    not_run: Option<&'static str>,
+}
+
+/// What the reviewer is told besides the change itself.
+pub struct Brief<'a> {
+    /// Stage name (`implement`, `review`, …).
+    pub stage: &'a str,
+    /// The model (or `human`) that produced the change.
+    pub reviewed_model: &'a str,
+    /// The task as prompt text.
+    pub task: &'a str,
+    /// What the producer said about its work.
+    pub stage_notes: &'a str,
+    /// Issues flagged earlier in the run.
+    pub previous_flags: &'a [Issue],
+    /// The verify command's result, when it ran for this change.
+    pub verify: Option<&'a CommandOutcome>,
+    /// The TaskSpec's requirement ids.
+    pub requirement_ids: &'a [String],
+}
+
+/// Prepares the review of `subject`: diff, code findings, probe guide and runner.
+pub fn prepare<'r>(subject: Subject<'r, '_>) -> Result<Prepared<'r>, git2::Error> {
+    let gathered = gather(
+        subject.repo,
+        subject.old,
+        subject.new,
+        subject.venv_root,
+        subject.privacy,
+    )?;
+    let files = TreeFiles::new(subject.repo, subject.new.clone());
+    let off = match (&subject.probes, subject.not_run) {
+        (ProbePolicy::Off(why), _) => Some(why.as_str()),
+        (_, Some(why)) => Some(why),
+        _ => None,
+    };
+    let probe_guide = probe_guide(&gathered.files, &files, off);
+    let runner = ProbeRunner::new(subject.repo, subject.new.clone(), subject.probes);
+    Ok(Prepared {
+        gathered,
+        files,
+        runner,
+        probe_guide,
+        not_run: subject.not_run,
+    })
+}
+
+impl<'r> Prepared<'r> {
+    /// Adds findings the caller established (a stage's claims, requirement facts, tree
+    /// facts computed at the attempt).
+    pub fn add_findings(&mut self, more: impl IntoIterator<Item = Finding>) {
+        for f in more {
+            if !self.gathered.findings.contains(&f) {
+                self.gathered.findings.push(f);
+            }
+        }
+    }
+
+    /// The deterministic findings.
+    pub fn findings(&self) -> &[Finding] {
+        &self.gathered.findings
+    }
+
+    /// The model's input for `brief`.
+    pub fn input<'s>(&'s self, brief: &'s Brief<'s>) -> ReviewInput<'s> {
+        ReviewInput {
+            stage: brief.stage,
+            reviewed_model: brief.reviewed_model,
+            task: brief.task,
+            diff: &self.gathered.diff_text,
+            stage_notes: brief.stage_notes,
+            findings: &self.gathered.findings,
+            previous_flags: brief.previous_flags,
+            verify: brief.verify,
+            requirement_ids: brief.requirement_ids,
+            probe_guide: &self.probe_guide,
+        }
+    }
+
+    /// Runs `check` with the [`Checks`] of this review.
+    pub fn with_checks<T>(&self, brief: &Brief<'_>, check: impl FnOnce(&Checks<'_>) -> T) -> T {
+        self.with_checks_as(brief, None, check)
+    }
+
+    /// [`Self::with_checks`], with the probes used as `probes` says instead of as the
+    /// review's policy does (`git triad bench` derives each answer both ways).
+    pub fn with_checks_as<T>(
+        &self,
+        brief: &Brief<'_>,
+        probes: Option<Probes<'_>>,
+        check: impl FnOnce(&Checks<'_>) -> T,
+    ) -> T {
+        let read = |p: &str| self.files.text(p);
+        let default = match (self.not_run, self.runner.off()) {
+            (Some(why), _) | (None, Some(why)) => Probes::NotRun(why),
+            (None, None) => Probes::Run(&self.runner),
+        };
+        check(&Checks {
+            read: &read,
+            findings: &self.gathered.findings,
+            verify: brief.verify,
+            requirement_ids: brief.requirement_ids,
+            probes: probes.unwrap_or(default),
+        })
+    }
+}
+
+/// What a change does to what the repository already shows about its code: the tests its
+/// base had that it weakens (see [`code::weakened`]; none when the TaskSpec says
+/// `tests = "rewrite"`), and the TaskSpec's acceptance examples run against its tree.
+pub struct TreeFacts {
+    /// The tests the change weakens, as findings.
+    pub weakened: Vec<Finding>,
+    /// Every example with what it showed.
+    pub examples: Vec<ExampleRun>,
+}
+
+impl TreeFacts {
+    /// The facts of `new` against `base` (a run's base, or the old side of a reviewed
+    /// change), with the examples of `spec` run by `runner` when `run_examples` (a
+    /// building stage, Verify, a candidate: code meant to behave).
+    pub fn of(
+        repo: &Repository,
+        base: Option<&Tree<'_>>,
+        new: &Tree<'_>,
+        spec: Option<&TaskSpec>,
+        runner: &ProbeRunner<'_>,
+        run: bool,
+    ) -> Result<TreeFacts, git2::Error> {
+        let diff = git::diff_trees(repo, base, new)?;
+        let (before, after) = (
+            base.map(|t| TreeFiles::new(repo, t.clone())),
+            TreeFiles::new(repo, new.clone()),
+        );
+        let rewrite = spec.is_some_and(|s| s.scope.tests == TestsPolicy::Rewrite);
+        let weakened = if rewrite {
+            Vec::new()
+        } else {
+            let changes: Vec<ChangedFile> = diff
+                .iter()
+                .filter(|f| !f.binary && Lang::from_path(&f.path).is_some())
+                .map(|f| ChangedFile {
+                    path: f.path.clone(),
+                    before: before.as_ref().and_then(|b| b.text(&f.path)),
+                    after: after.text(&f.path),
+                })
+                .collect();
+            code::weakened(&changes)
+                .iter()
+                .map(|w| w.finding())
+                .collect()
+        };
+        let examples = match spec {
+            Some(spec) if run => {
+                let all = spec.all_examples();
+                if all.is_empty() {
+                    Vec::new()
+                } else {
+                    let changed: Vec<String> = diff.iter().map(|f| f.path.clone()).collect();
+                    run_examples(&all, &after, &changed, runner)
+                }
+            }
+            _ => Vec::new(),
+        };
+        Ok(TreeFacts { weakened, examples })
+    }
+
+    /// Every finding: the weakened tests, then the examples that fail or cannot run.
+    pub fn findings(&self) -> Vec<Finding> {
+        self.weakened
+            .iter()
+            .cloned()
+            .chain(self.examples.iter().filter_map(ExampleRun::finding))
+            .collect()
+    }
+
+    /// The examples that fail.
+    pub fn failing(&self) -> Vec<&ExampleRun> {
+        self.examples
+            .iter()
+            .filter(|e| e.result.outcome == crate::probe::ProbeOutcome::Confirmed)
+            .collect()
+    }
 }

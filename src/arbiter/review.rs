@@ -2,12 +2,14 @@
 
 use super::anchor::anchor;
 use super::schema::{
-    ArbiterAnswer, ArbiterReview, Category, Floor, Issue, IssueAnswer, Severity, Verdict,
+    ArbiterAnswer, ArbiterReview, Category, Floor, Issue, IssueAnswer, IssueProbe, Severity,
+    Verdict,
 };
 use crate::code::{self, Finding, Lang};
 use crate::git::worktree::CommandOutcome;
 use crate::model::structured::schema_for;
 use crate::model::ChatRequest;
+use crate::probe::{ProbeOutcome, ProbeResult, ProbeRunner, ProbeSpec};
 
 /// Everything the arbiter sees about a stage.
 pub struct ReviewInput<'a> {
@@ -29,6 +31,8 @@ pub struct ReviewInput<'a> {
     pub verify: Option<&'a CommandOutcome>,
     /// The TaskSpec's requirement ids: an issue naming one stands without a quote.
     pub requirement_ids: &'a [String],
+    /// How to write a probe for the files of this change (see [`probe_guide`]).
+    pub probe_guide: &'a str,
 }
 
 /// Output cap for arbiter answers.
@@ -83,6 +87,12 @@ pub fn build_request(system_prompt: &str, input: &ReviewInput<'_>) -> ChatReques
             u.push_str(&format!("- {}: {}\n", i.path, i.description));
         }
     }
+    if !input.probe_guide.trim().is_empty() {
+        u.push_str(&format!(
+            "\n## Probes: show each claimed defect with code that fails\n{}\n",
+            input.probe_guide.trim()
+        ));
+    }
     u.push_str(&format!(
         "\n## The diff to review (line numbers are those of the NEW file)\n{}\n",
         if input.diff.trim().is_empty() {
@@ -120,6 +130,9 @@ pub fn finding_issue(f: &Finding) -> Issue {
             "syntax_error" => "fix the syntax so the file parses".into(),
             UNSUPPORTED_CLAIM => "make the change the summary describes, or describe only the change that was made".into(),
             UNMET_REQUIREMENT => "make the change the requirement names".into(),
+            crate::code::WEAKENED_TEST => "restore the test as the base had it and fix the code instead (a test may not be changed to agree with the code)".into(),
+            crate::probe::FAILING_EXAMPLE => "make the call return the value the task's example gives".into(),
+            crate::probe::UNRUNNABLE_EXAMPLE => "define the function the example calls where it can be imported".into(),
             _ => "import only modules that exist in the repository, the standard library or the declared dependencies (declare new dependencies explicitly)".into(),
         },
         evidence: format!("deterministic check ({})", f.kind),
@@ -127,6 +140,7 @@ pub fn finding_issue(f: &Finding) -> Issue {
         symbol: f.symbol.clone(),
         source: "tool".into(),
         demoted: None,
+        probe: None,
     }
 }
 
@@ -186,6 +200,7 @@ pub fn anchor_issue(a: &IssueAnswer, text: Option<&str>) -> Issue {
         symbol,
         source: "model".into(),
         demoted: None,
+        probe: None,
     }
 }
 
@@ -196,35 +211,61 @@ pub const UNSUPPORTED_CLAIM: &str = "unsupported_claim";
 /// it names left as it was, a function it names defined nowhere).
 pub const UNMET_REQUIREMENT: &str = "unmet_requirement";
 
+/// What a review's issues are checked against: the reviewed files, the tool findings,
+/// the verify command's result, the TaskSpec's requirement ids, and the probe runner for
+/// the reviewed tree (`None` where nothing runs, e.g. an architect's scaffold).
+pub struct Checks<'a> {
+    /// The text of a reviewed file, by path.
+    pub read: &'a dyn Fn(&str) -> Option<String>,
+    /// Deterministic findings.
+    pub findings: &'a [Finding],
+    /// The verify command's result, when it ran.
+    pub verify: Option<&'a CommandOutcome>,
+    /// Requirement ids an issue may name instead of a quote.
+    pub requirement_ids: &'a [String],
+    /// What becomes of the issues' probes.
+    pub probes: Probes<'a>,
+}
+
+/// What a review does with its issues' probes.
+#[derive(Clone, Copy)]
+pub enum Probes<'a> {
+    /// Run them; a behavioural claim stands only on a confirmed probe.
+    Run(&'a ProbeRunner<'a>),
+    /// Do not run them, for this reason; a behavioural claim still needs a confirmed probe,
+    /// so it supports at most FLAG.
+    NotRun(&'a str),
+    /// Neither run them nor ask for them: the verdict is derived as if probes did not exist
+    /// (`git triad bench` measures reviews both ways on the same answers).
+    Ignored,
+}
+
 /// Completes a review: re-anchor the model's issues in the reviewed files, demote those that
 /// rest on nothing (a quote not in the file, a path not in the change) and merge repeats,
-/// add the tool findings as issues, derive the verdict the surviving issues support, and
-/// apply the floor.
-#[allow(clippy::too_many_arguments)]
+/// run each remaining issue's probe and demote those it refutes, add the tool findings as
+/// issues, derive the verdict the surviving issues support, and apply the floor.
 pub fn finish(
     stage: &str,
     reviewed_model: &str,
     arbiter_model: &str,
     answer: ArbiterAnswer,
-    read_file: &dyn Fn(&str) -> Option<String>,
-    findings: &[Finding],
-    verify: Option<&CommandOutcome>,
-    requirement_ids: &[String],
+    checks: &Checks<'_>,
     token_cost: f64,
 ) -> ArbiterReview {
-    let mut issues: Vec<Issue> = findings.iter().map(finding_issue).collect();
+    let mut issues: Vec<Issue> = checks.findings.iter().map(finding_issue).collect();
     let mut merged = 0;
+    let mut probed: Vec<(usize, ProbeSpec)> = Vec::new();
     for a in &answer.issues {
         let text = crate::edit::check_path(&a.path)
             .ok()
-            .and_then(|p| read_file(&p));
+            .and_then(|p| (checks.read)(&p));
         let mut issue = anchor_issue(a, text.as_deref());
         issue.demoted = match (&text, issue.anchored) {
             (None, _) => Some(format!(
                 "{} is not a file of the reviewed change",
                 issue.path
             )),
-            (Some(_), false) if !names_requirement(&issue, requirement_ids) => {
+            (Some(_), false) if !names_requirement(&issue, checks.requirement_ids) => {
                 Some(format!("its quote is not in {}", issue.path))
             }
             _ => None,
@@ -233,12 +274,48 @@ pub fn finish(
             merged += 1;
             continue;
         }
+        if issue.demoted.is_none() && !a.probe.trim().is_empty() {
+            probed.push((
+                issues.len(),
+                ProbeSpec {
+                    path: issue.path.clone(),
+                    code: a.probe.clone(),
+                },
+            ));
+        } else if !a.probe.trim().is_empty() {
+            issue.probe = Some(IssueProbe {
+                code: a.probe.clone(),
+                result: ProbeResult::unprobed(
+                    "not run: the issue does not point at the reviewed code",
+                ),
+            });
+        }
         issues.push(issue);
     }
-    issues.sort_by_key(|i| (i.demoted.is_some(), i.severity));
-    let derived = derive(answer.verdict, &issues, merged);
+    let specs: Vec<ProbeSpec> = probed.iter().map(|(_, p)| p.clone()).collect();
+    let results = match checks.probes {
+        Probes::Run(runner) => runner.run(&specs),
+        Probes::NotRun(why) => specs.iter().map(|_| ProbeResult::unprobed(why)).collect(),
+        Probes::Ignored => Vec::new(),
+    };
+    for ((at, spec), result) in probed.into_iter().zip(results) {
+        let issue = &mut issues[at];
+        if result.outcome == ProbeOutcome::Refuted {
+            issue.demoted = Some(format!(
+                "checked: its probe passes against the reviewed code, so the claimed defect does not happen ({})",
+                result.detail
+            ));
+        }
+        issue.probe = Some(IssueProbe {
+            code: spec.code,
+            result,
+        });
+    }
+    issues.sort_by_key(|i| (i.demoted.is_some(), !i.confirmed(), i.severity));
+    let by_evidence = !matches!(checks.probes, Probes::Ignored);
+    let derived = derive(answer.verdict, &issues, merged, by_evidence);
     let acted = derived.as_ref().map_or(answer.verdict, |d| d.verdict);
-    let floor = floor(findings, verify);
+    let floor = floor(checks.findings, checks.verify);
     let verdict = match &floor {
         Some(f) => acted.max(f.verdict),
         None => acted,
@@ -289,19 +366,38 @@ fn same_issue(a: &Issue, b: &Issue) -> bool {
                 && norm(&a.quote) == norm(&b.quote)))
 }
 
+/// Whether an issue that counts stands as shown: a tool finding, a model claim its probe
+/// confirmed, or an anchored claim of a kind no probe can show (security, pattern). Any
+/// other model claim is a reviewer's word about behaviour, which supports at most FLAG.
+fn shown(issue: &Issue) -> bool {
+    issue.source != "model"
+        || issue.confirmed()
+        || matches!(issue.category, Category::Security | Category::Pattern)
+}
+
 /// The verdict the issues that count support: critical → REJECT, warning → FLAG, none →
-/// APPROVE; a HALT stands only on a surviving critical issue. It never exceeds the model's
-/// own verdict (the floor raises; this only withholds what nothing backs). `None` when it
-/// equals the model's verdict and nothing was demoted or merged.
-fn derive(model: Verdict, issues: &[Issue], merged: usize) -> Option<Floor> {
+/// APPROVE, where a critical claim about behaviour stands only on a confirmed probe (else
+/// it supports FLAG); a HALT stands only on a surviving critical issue that is shown. It
+/// never exceeds the model's own verdict (the floor raises; this only withholds what
+/// nothing backs). `None` when it equals the model's verdict and nothing was demoted,
+/// merged or capped.
+fn derive(model: Verdict, issues: &[Issue], merged: usize, by_evidence: bool) -> Option<Floor> {
     let counted: Vec<&Issue> = issues.iter().filter(|i| i.demoted.is_none()).collect();
-    let supported = counted
-        .iter()
-        .map(|i| match i.severity {
+    let support = |i: &Issue| {
+        let v = match i.severity {
             Severity::Critical => Verdict::Reject,
             Severity::Warning => Verdict::Flag,
             Severity::Suggestion => Verdict::Approve,
-        })
+        };
+        if shown(i) || !by_evidence {
+            v
+        } else {
+            v.min(Verdict::Flag)
+        }
+    };
+    let supported = counted
+        .iter()
+        .map(|i| support(i))
         .max()
         .unwrap_or(Verdict::Approve);
     let verdict = if model == Verdict::Halt && supported == Verdict::Reject {
@@ -310,10 +406,29 @@ fn derive(model: Verdict, issues: &[Issue], merged: usize) -> Option<Floor> {
         model.min(supported)
     };
     let mut reasons = Vec::new();
-    let demoted = issues.len() - counted.len();
-    if demoted > 0 {
+    let refuted = issues.iter().filter(|i| i.refuted()).count();
+    let unfounded = issues.iter().filter(|i| i.demoted.is_some()).count() - refuted;
+    if unfounded > 0 {
         reasons.push(format!(
-            "{demoted} issue(s) rest on nothing in the reviewed change and do not count"
+            "{unfounded} issue(s) rest on nothing in the reviewed change and do not count"
+        ));
+    }
+    if refuted > 0 {
+        reasons.push(format!(
+            "{refuted} issue(s) checked by their probes: not defects"
+        ));
+    }
+    let confirmed = counted.iter().filter(|i| i.confirmed()).count();
+    if confirmed > 0 {
+        reasons.push(format!("{confirmed} issue(s) confirmed by their probes"));
+    }
+    let capped = counted
+        .iter()
+        .filter(|i| by_evidence && i.severity == Severity::Critical && !shown(i))
+        .count();
+    if capped > 0 {
+        reasons.push(format!(
+            "{capped} critical claim(s) about behaviour without a confirmed probe support at most FLAG"
         ));
     }
     if merged > 0 {

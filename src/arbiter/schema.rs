@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::code::Symbol;
+use crate::probe::{ProbeOutcome, ProbeResult};
 
 /// The four verdicts of seed 000 §B3.3, in increasing severity.
 #[derive(
@@ -140,6 +141,14 @@ pub struct IssueAnswer {
     /// Why the arbiter believes it.
     #[schemars(length(max = 1000))]
     pub evidence: String,
+    /// A few lines of code that FAIL if the defect is real and pass if it is not, run
+    /// against the reviewed code: Python, statements with `assert` (the module under review
+    /// is already imported), e.g. `assert mean([]) == 0`; Rust, the body of a `#[test]`
+    /// function, e.g. `assert_eq!(mean(&[]), 0.0);`. One short probe per issue; empty when
+    /// the issue is not about what the code does.
+    #[serde(default)]
+    #[schemars(length(max = 600))]
+    pub probe: String,
 }
 
 /// A better approach.
@@ -208,9 +217,38 @@ pub struct Issue {
     /// Where it came from: `model` or `tool` (deterministic evidence).
     pub source: String,
     /// Why the issue does not count toward the verdict (its quote is not in the reviewed
-    /// file, its path does not exist), when it does not.
+    /// file, its path does not exist, its probe passes), when it does not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub demoted: Option<String>,
+    /// The issue's probe and what running it against the reviewed code showed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe: Option<IssueProbe>,
+}
+
+/// A model issue's probe: its code, and what it showed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IssueProbe {
+    /// The probe as the model wrote it.
+    pub code: String,
+    /// What running it showed.
+    #[serde(flatten)]
+    pub result: ProbeResult,
+}
+
+impl Issue {
+    /// Whether the issue's probe showed the defect.
+    pub fn confirmed(&self) -> bool {
+        self.probe
+            .as_ref()
+            .is_some_and(|p| p.result.outcome == ProbeOutcome::Confirmed)
+    }
+
+    /// Whether the issue's probe passed: the claimed defect does not happen.
+    pub fn refuted(&self) -> bool {
+        self.probe
+            .as_ref()
+            .is_some_and(|p| p.result.outcome == ProbeOutcome::Refuted)
+    }
 }
 
 /// A verdict set by facts, and why: the floor deterministic evidence raises a verdict to, or

@@ -8,11 +8,10 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use super::review::{build_request, finish, ReviewInput};
+use super::gather::{Brief, Prepared};
+use super::review::{build_request, finish, Checks, ReviewInput};
 use super::schema::{ArbiterAnswer, ArbiterReview, Floor};
-use crate::code::Finding;
 use crate::config::Role;
-use crate::git::worktree::CommandOutcome;
 use crate::model::{ChatRequest, ModelClient, ModelError, Spend};
 
 /// The models that may judge work produced by a model: the assigned one first, then the
@@ -114,47 +113,83 @@ impl<'a> Arbiter<'a> {
         })
     }
 
-    /// Reviews a change: the request from `input`, the answer re-anchored in the files
-    /// `read` returns, the tool findings added and the deterministic floor applied.
+    /// Reviews a prepared change: asks the model ([`Self::ask`]) and checks its answer
+    /// against the facts ([`Asked::finish`]).
     pub async fn review(
         &self,
         system_prompt: &str,
-        input: &ReviewInput<'_>,
-        read: &dyn Fn(&str) -> Option<String>,
+        prepared: &Prepared<'_>,
+        brief: &Brief<'_>,
     ) -> Result<Reviewed, ModelError> {
+        let asked = self.ask(system_prompt, &prepared.input(brief)).await?;
+        Ok(prepared.with_checks(brief, |checks| asked.finish(checks)))
+    }
+
+    /// Asks for a review of a change (the request from `input`); [`Asked::finish`] then
+    /// checks the answer against the facts. Two steps, so the probes, which run the
+    /// reviewed code, run outside the model call.
+    pub async fn ask(
+        &self,
+        system_prompt: &str,
+        input: &ReviewInput<'_>,
+    ) -> Result<Asked, ModelError> {
         let req = build_request(system_prompt, input);
         let judged = self
             .judge::<ArbiterAnswer>(&req, input.reviewed_model)
             .await?;
-        let review = finish(
-            input.stage,
-            input.reviewed_model,
-            &judged.model,
-            judged.value,
-            read,
-            input.findings,
-            input.verify,
-            input.requirement_ids,
-            judged.spend.cost_usd,
-        );
-        Ok(Reviewed {
-            review,
-            transcript: judged.transcript,
-            spend: judged.spend,
-            facts: super::review::floor(input.findings, input.verify),
+        Ok(Asked {
+            stage: input.stage.to_string(),
+            reviewed_model: input.reviewed_model.to_string(),
+            judged,
         })
+    }
+}
+
+/// A review answered by a model and not yet checked against the facts.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    stage: String,
+    reviewed_model: String,
+    judged: Judged<ArbiterAnswer>,
+}
+
+impl Asked {
+    /// Completes the review (see [`finish`]): the answer re-anchored, its probes run, the
+    /// tool findings added and the deterministic floor applied.
+    pub fn finish(self, checks: &Checks<'_>) -> Reviewed {
+        let review = finish(
+            &self.stage,
+            &self.reviewed_model,
+            &self.judged.model,
+            self.judged.value,
+            checks,
+            self.judged.spend.cost_usd,
+        );
+        let mut transcript = self.judged.transcript;
+        let probes: Vec<Value> = review
+            .issues
+            .iter()
+            .filter_map(|i| i.probe.as_ref())
+            .map(
+                |p| json!({"code": p.code, "outcome": p.result.outcome, "detail": p.result.detail}),
+            )
+            .collect();
+        if !probes.is_empty() {
+            transcript["probes"] = Value::Array(probes);
+        }
+        Reviewed {
+            review,
+            transcript,
+            spend: self.judged.spend,
+            facts: super::review::floor(checks.findings, checks.verify),
+        }
     }
 }
 
 /// A review from the deterministic checks alone (`git triad review --no-model`): FLAG when
 /// a tool found anything below critical, the floor for the rest.
-pub fn facts_only(
-    stage: &str,
-    findings: &[Finding],
-    changed_files: usize,
-    read: &dyn Fn(&str) -> Option<String>,
-    verify: Option<&CommandOutcome>,
-) -> ArbiterReview {
+pub fn facts_only(stage: &str, changed_files: usize, checks: &Checks<'_>) -> ArbiterReview {
+    let findings = checks.findings;
     let model_verdict = if findings.iter().any(|f| f.severity != "critical") {
         super::Verdict::Flag
     } else {
@@ -170,17 +205,7 @@ pub fn facts_only(
         issues: vec![],
         alternatives: vec![],
     };
-    let mut r = finish(
-        stage,
-        "human",
-        "none (--no-model)",
-        answer,
-        read,
-        findings,
-        verify,
-        &[],
-        0.0,
-    );
+    let mut r = finish(stage, "human", "none (--no-model)", answer, checks, 0.0);
     r.model_verdict = model_verdict;
     r
 }

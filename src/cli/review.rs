@@ -4,14 +4,14 @@ use std::process::{Command, Stdio};
 
 use super::run::need_repo;
 use super::{out, CommandError, CommandResult, Context};
-use crate::arbiter::gather::gather;
-use crate::arbiter::review::ReviewInput;
+use crate::arbiter::gather::{prepare, Brief, Subject, TreeFacts};
 use crate::arbiter::service::{facts_only, Arbiter};
 use crate::arbiter::{ArbiterReview, Verdict};
 use crate::config::Role;
 use crate::exit::ExitCode;
 use crate::notes::{Record, ReviewRecord};
 use crate::privacy::Privacy;
+use crate::probe::{ProbePolicy, ProbeSettings};
 use clap::{Args, ValueEnum};
 
 /// Output formats.
@@ -161,11 +161,40 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
     };
     // What no model sees needs nothing withheld; what the arbiter is sent does.
     let privacy = loaded.as_ref().map(|l| Privacy::from_config(&l.config));
-    let g = gather(repo, old.as_ref(), &new, venv_root, privacy.as_ref())?;
-    let read = |p: &str| crate::git::TreeFiles::new(repo, new.clone()).text(p);
+    // Probes run the reviewed code: only in a clone trusted locally.
+    let verify = loaded
+        .as_ref()
+        .map(|l| l.config.verify.command.trim().to_string())
+        .filter(|c| !c.is_empty());
+    let policy = ProbePolicy::for_clone(
+        crate::config::trusted_locally(repo),
+        ProbeSettings::for_repo(repo, verify),
+    );
+    let mut prepared = prepare(Subject {
+        repo,
+        old: old.as_ref(),
+        new: &new,
+        privacy: privacy.as_ref(),
+        venv_root,
+        probes: policy,
+        not_run: None,
+    })?;
+    let facts = TreeFacts::of(repo, old.as_ref(), &new, None, &prepared.runner, false)?;
+    prepared.add_findings(facts.findings());
+    let brief = Brief {
+        stage: "review",
+        reviewed_model: "a human or another tool",
+        task: "## Task\nReview this change as it stands; no TaskSpec was given.",
+        stage_notes: "",
+        previous_flags: &[],
+        verify: None,
+        requirement_ids: &[],
+    };
 
     let review: ArbiterReview = match &loaded {
-        None => facts_only("review", &g.findings, g.files.len(), &read, None),
+        None => prepared.with_checks(&brief, |c| {
+            facts_only("review", prepared.gathered.files.len(), c)
+        }),
         Some(loaded) => {
             let profile = loaded.active_profile(&ctx.env);
             let routed = match &args.arbiter_model {
@@ -191,21 +220,12 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
                 (None, None) => loaded.role_models(Role::Arbiter, profile.as_deref()),
             };
             let client = super::run::client_for(ctx, repo, loaded);
-            let input = ReviewInput {
-                stage: "review",
-                reviewed_model: "a human or another tool",
-                task: "## Task\nReview this change as it stands; no TaskSpec was given.",
-                diff: &g.diff_text,
-                stage_notes: "",
-                findings: &g.findings,
-                previous_flags: &[],
-                verify: None,
-                requirement_ids: &[],
-            };
             let system = crate::config::prompt(&loaded.config, "arbiter", repo.workdir());
             let rt = super::runtime()?;
             let arbiter = Arbiter::new(&client, candidates);
-            let mut reviewed = rt.block_on(arbiter.review(&system, &input, &read))?.review;
+            let mut reviewed = rt
+                .block_on(arbiter.review(&system, &prepared, &brief))?
+                .review;
             reviewed.reviewed_model = "human".into();
             reviewed
         }

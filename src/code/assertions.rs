@@ -101,14 +101,13 @@ pub fn test_functions(lang: Lang, source: &str) -> Vec<TestFn> {
                 .map(|n| lang::text(n, source))
                 .filter(|n| n.starts_with("test")),
             (Lang::Rust, "function_item") => {
-                let attributed = std::iter::successors(node.prev_named_sibling(), |n| {
-                    n.prev_named_sibling()
-                })
-                .take_while(|n| n.kind() == "attribute_item")
-                .any(|n| {
-                    let t = lang::text(n, source).replace(' ', "");
-                    t.ends_with("test]") || t.ends_with("::test]")
-                });
+                let attributed =
+                    std::iter::successors(node.prev_named_sibling(), |n| n.prev_named_sibling())
+                        .take_while(|n| n.kind() == "attribute_item")
+                        .any(|n| {
+                            let t = lang::text(n, source).replace(' ', "");
+                            t.ends_with("test]") || t.ends_with("::test]")
+                        });
                 node.child_by_field_name("name")
                     .map(|n| lang::text(n, source))
                     .filter(|_| attributed)
@@ -148,7 +147,10 @@ fn python_assertion(node: Node<'_>, source: &str) -> Option<Assertion> {
             let (call, expected) = match test.kind() {
                 "comparison_operator" if test.named_child_count() == 2 => {
                     let (a, b) = (test.named_child(0)?, test.named_child(1)?);
-                    let op = source.get(a.end_byte()..b.start_byte()).unwrap_or("").trim();
+                    let op = source
+                        .get(a.end_byte()..b.start_byte())
+                        .unwrap_or("")
+                        .trim();
                     if op == "==" {
                         sides(lang::text(a, source), lang::text(b, source))
                     } else {
@@ -423,7 +425,9 @@ pub fn weakened(changes: &[ChangedFile]) -> Vec<Weakened> {
             }
             let tests = test_functions(lang, text);
             for a in assertions(lang, text) {
-                let in_test = tests.iter().any(|t| (t.line..=t.end_line).contains(&a.line));
+                let in_test = tests
+                    .iter()
+                    .any(|t| (t.line..=t.end_line).contains(&a.line));
                 if whole || in_test {
                     side.asserts.push((c.path.clone(), a));
                 }
@@ -461,11 +465,11 @@ pub fn weakened(changes: &[ChangedFile]) -> Vec<Weakened> {
     for (path, a) in gone {
         // Inside a deleted test, the test's deletion says it already.
         let in_deleted = before
-                .tests
-                .iter()
-                .filter(|(p, _)| p == path)
-                .find(|(_, t)| (t.line..=t.end_line).contains(&a.line))
-                .is_some_and(|(_, t)| !after.tests.iter().any(|(_, n)| n.name == t.name));
+            .tests
+            .iter()
+            .filter(|(p, _)| p == path)
+            .find(|(_, t)| (t.line..=t.end_line).contains(&a.line))
+            .is_some_and(|(_, t)| !after.tests.iter().any(|(_, n)| n.name == t.name));
         if in_deleted {
             continue;
         }
@@ -516,8 +520,16 @@ mod tests {
         let f = w[0].finding();
         assert_eq!(f.kind, WEAKENED_TEST);
         assert_eq!(f.line, 6);
-        assert!(f.reason.contains("`add(2, 3)` from 5 to -1"), "{}", f.reason);
-        assert!(f.reason.contains("self.assertEqual(add(2, 3), 5)"), "{}", f.reason);
+        assert!(
+            f.reason.contains("`add(2, 3)` from 5 to -1"),
+            "{}",
+            f.reason
+        );
+        assert!(
+            f.reason.contains("self.assertEqual(add(2, 3), 5)"),
+            "{}",
+            f.reason
+        );
     }
 
     #[test]
@@ -555,7 +567,11 @@ mod tests {
         ];
         assert_eq!(weakened(&changes), vec![]);
         // Code files are not tests.
-        let code = change("calc.py", "def f(x):\n    assert x == 1\n", "def f(x):\n    assert x == 2\n");
+        let code = change(
+            "calc.py",
+            "def f(x):\n    assert x == 1\n",
+            "def f(x):\n    assert x == 2\n",
+        );
         assert_eq!(weakened(&[code]), vec![]);
     }
 

@@ -29,7 +29,8 @@ mod symbols;
 mod syntax;
 
 pub use assertions::{
-    assertions, norm, test_functions, test_path, weakened, Assertion, TestFn, Weakened, WEAKENED_TEST,
+    assertions, norm, test_functions, test_path, weakened, Assertion, TestFn, Weakened,
+    WEAKENED_TEST,
 };
 pub use evidence::{evidence, evidence_with, ChangedFile, EvidenceOptions, Finding};
 pub use imports::{added_imports, imports, Import};

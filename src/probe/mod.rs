@@ -19,9 +19,13 @@
 //! repository's verify command is `cargo test`-based. The TaskSpec's acceptance examples go
 //! through the same runner.
 
+mod examples;
 mod python;
 mod rust;
 mod sandbox;
+
+pub use examples::{run_examples, ExampleRun, FAILING_EXAMPLE, UNRUNNABLE_EXAMPLE};
+pub use python::module_of;
 
 use std::cell::OnceCell;
 use std::path::PathBuf;

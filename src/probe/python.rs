@@ -61,7 +61,7 @@ pub(super) fn run(sb: &Sandbox, settings: &ProbeSettings, path: &str, code: &str
 
 /// The import name of a Python file (`pkg/util.py` → `pkg.util`, `src/pkg/__init__.py` →
 /// `pkg`), or `None` when its path cannot be one.
-pub(crate) fn module_of(path: &str) -> Option<String> {
+pub fn module_of(path: &str) -> Option<String> {
     let stem = path
         .strip_suffix(".py")
         .or_else(|| path.strip_suffix(".pyi"))?;

@@ -46,8 +46,7 @@ pub(super) fn run(sb: &Sandbox, settings: &ProbeSettings, codes: &[&str]) -> Vec
             break;
         }
         let (file, spans) = test_file(&krate, codes, &pending);
-        if let Err(e) = std::fs::write(root.join("tests").join(format!("{TEST_NAME}.rs")), file)
-        {
+        if let Err(e) = std::fs::write(root.join("tests").join(format!("{TEST_NAME}.rs")), file) {
             return all(ProbeResult::broken(format!(
                 "the probes could not be written: {e}"
             )));
@@ -57,9 +56,8 @@ pub(super) fn run(sb: &Sandbox, settings: &ProbeSettings, codes: &[&str]) -> Vec
             .as_ref()
             .map(|t| format!("CARGO_TARGET_DIR={} ", quote(&t.display().to_string())))
             .unwrap_or_default();
-        let command = format!(
-            "{target}cargo test --offline --quiet --test {TEST_NAME} -- --test-threads=1"
-        );
+        let command =
+            format!("{target}cargo test --offline --quiet --test {TEST_NAME} -- --test-threads=1");
         let out = sb.command(&root, &command, settings.compile_timeout);
         if out.timed_out {
             for i in pending {
@@ -74,7 +72,8 @@ pub(super) fn run(sb: &Sandbox, settings: &ProbeSettings, codes: &[&str]) -> Vec
         if !errors.is_empty() {
             let mut blamed = false;
             for (line, message) in &errors {
-                let owner = line.and_then(|l| spans.iter().find(|(_, a, b)| (*a..=*b).contains(&l)));
+                let owner =
+                    line.and_then(|l| spans.iter().find(|(_, a, b)| (*a..=*b).contains(&l)));
                 match owner {
                     Some((i, _, _)) if results[*i].is_none() => {
                         blamed = true;
@@ -155,7 +154,10 @@ fn test_file(krate: &str, codes: &[&str], pending: &[usize]) -> (String, Vec<(us
     let mut spans = Vec::new();
     for &i in pending {
         let first = file.lines().count() as u32 + 1;
-        file.push_str(&format!("#[test]\nfn triad_probe_{i}() {{\n{}\n}}\n", body(codes[i])));
+        file.push_str(&format!(
+            "#[test]\nfn triad_probe_{i}() {{\n{}\n}}\n",
+            body(codes[i])
+        ));
         spans.push((i, first, file.lines().count() as u32));
     }
     (file, spans)

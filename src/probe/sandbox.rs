@@ -43,18 +43,21 @@ impl Sandbox {
                 return TreeWalkResult::Ok;
             }
             let path = root.join(parent).join(name);
-            let written = repo.find_blob(entry.id()).map_err(|e| e.to_string()).and_then(|b| {
-                bytes += b.size() as u64;
-                if bytes > MAX_EXPORT_BYTES {
-                    return Err("the reviewed tree is too large to copy for probes".to_string());
-                }
-                if let Some(p) = path.parent() {
-                    std::fs::create_dir_all(p).map_err(|e| e.to_string())?;
-                }
-                std::fs::write(&path, b.content()).map_err(|e| e.to_string())?;
-                set_executable(&path, mode == 0o100755);
-                Ok(())
-            });
+            let written = repo
+                .find_blob(entry.id())
+                .map_err(|e| e.to_string())
+                .and_then(|b| {
+                    bytes += b.size() as u64;
+                    if bytes > MAX_EXPORT_BYTES {
+                        return Err("the reviewed tree is too large to copy for probes".to_string());
+                    }
+                    if let Some(p) = path.parent() {
+                        std::fs::create_dir_all(p).map_err(|e| e.to_string())?;
+                    }
+                    std::fs::write(&path, b.content()).map_err(|e| e.to_string())?;
+                    set_executable(&path, mode == 0o100755);
+                    Ok(())
+                });
             match written {
                 Ok(()) => TreeWalkResult::Ok,
                 Err(e) => {
@@ -65,7 +68,9 @@ impl Sandbox {
         })
         .ok();
         match failed {
-            Some(e) => Err(format!("the reviewed tree could not be copied for probes: {e}")),
+            Some(e) => Err(format!(
+                "the reviewed tree could not be copied for probes: {e}"
+            )),
             None => Ok(Sandbox { dir }),
         }
     }

@@ -79,17 +79,33 @@ fn python_probes_confirm_refute_and_break() {
     );
     let add = &results[0];
     assert_eq!(
-        (add.call.as_deref(), add.expected.as_deref(), add.actual.as_deref()),
+        (
+            add.call.as_deref(),
+            add.expected.as_deref(),
+            add.actual.as_deref()
+        ),
         (Some("add(2, 3)"), Some("5"), Some("-1"))
     );
     assert_eq!(add.counterexample(), "add(2, 3): expected 5, got -1");
     assert!(
-        results[2].actual.as_deref().unwrap().contains("ZeroDivisionError"),
+        results[2]
+            .actual
+            .as_deref()
+            .unwrap()
+            .contains("ZeroDivisionError"),
         "{:?}",
         results[2]
     );
-    assert!(results[2].detail.contains("(at calc.py:6)"), "{:?}", results[2]);
-    assert!(results[4].detail.contains("cannot import name 'mul'"), "{:?}", results[4]);
+    assert!(
+        results[2].detail.contains("(at calc.py:6)"),
+        "{:?}",
+        results[2]
+    );
+    assert!(
+        results[4].detail.contains("cannot import name 'mul'"),
+        "{:?}",
+        results[4]
+    );
     // No scratch path of this machine reaches the record.
     for r in &results {
         assert!(!r.detail.contains("git-triad-probe-"), "{r:?}");
@@ -113,7 +129,12 @@ fn a_probe_that_loops_or_floods_is_cut_off_and_recorded() {
     assert_eq!(results[0].outcome, ProbeOutcome::Broken, "{:?}", results[0]);
     assert!(results[0].detail.starts_with("cut off"), "{:?}", results[0]);
     // 50 MB of output is read and dropped as it comes; the probe's result stands.
-    assert_eq!(results[1].outcome, ProbeOutcome::Refuted, "{:?}", results[1]);
+    assert_eq!(
+        results[1].outcome,
+        ProbeOutcome::Refuted,
+        "{:?}",
+        results[1]
+    );
 }
 
 #[test]
@@ -124,7 +145,11 @@ fn an_untrusted_clone_runs_no_probe_and_says_so() {
     let runner = ProbeRunner::new(&repo, tree, policy);
     let results = runner.run(&[probe("calc.py", "assert add(2, 3) == 5")]);
     assert_eq!(results[0].outcome, ProbeOutcome::Unprobed);
-    assert!(results[0].detail.contains("not trusted"), "{:?}", results[0]);
+    assert!(
+        results[0].detail.contains("not trusted"),
+        "{:?}",
+        results[0]
+    );
 }
 
 #[test]
@@ -139,19 +164,30 @@ fn rust_probes_run_with_cargo_where_the_verify_command_does() {
     let runner = ProbeRunner::new(&repo, tree.clone(), ProbePolicy::Run(s));
     let results = runner.run(&[
         probe("src/lib.rs", "assert_eq!(add(2, 3), 5);"),
-        probe("src/lib.rs", "#[test]\nfn t() { assert_eq!(add(2, -3), 5); }"),
+        probe(
+            "src/lib.rs",
+            "#[test]\nfn t() { assert_eq!(add(2, -3), 5); }",
+        ),
         probe("src/lib.rs", "assert_eq!(sub(2, 3), 5);"),
     ]);
     let outcomes: Vec<ProbeOutcome> = results.iter().map(|r| r.outcome).collect();
     assert_eq!(
         outcomes,
-        [ProbeOutcome::Confirmed, ProbeOutcome::Refuted, ProbeOutcome::Broken],
+        [
+            ProbeOutcome::Confirmed,
+            ProbeOutcome::Refuted,
+            ProbeOutcome::Broken
+        ],
         "{results:#?}"
     );
     assert_eq!(results[0].actual.as_deref(), Some("-1"), "{:?}", results[0]);
     assert_eq!(results[0].expected.as_deref(), Some("5"));
     assert_eq!(results[0].call.as_deref(), Some("add(2, 3)"));
-    assert!(results[2].detail.contains("does not compile"), "{:?}", results[2]);
+    assert!(
+        results[2].detail.contains("does not compile"),
+        "{:?}",
+        results[2]
+    );
     // Without a cargo-based verify command, Rust probes are not run.
     let runner = ProbeRunner::new(&repo, tree, ProbePolicy::Run(settings(Some("make check"))));
     let r = runner.run(&[probe("src/lib.rs", "assert_eq!(add(2, 3), 5);")]);

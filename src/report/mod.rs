@@ -12,6 +12,7 @@ pub mod run;
 use serde_json::{json, Value};
 
 use crate::arbiter::{ArbiterReview, Category, Issue, Severity};
+use crate::probe::ProbeOutcome;
 
 fn location(i: &Issue) -> String {
     let lines = match (i.start_line, i.end_line) {
@@ -30,10 +31,19 @@ fn location(i: &Issue) -> String {
 /// ` [does not count: why]` for a demoted issue, ` [not anchored]` for one that stands
 /// without a quote (a requirement), else nothing.
 fn standing(i: &Issue) -> String {
+    let probe = i.probe.as_ref().map(|p| {
+        let what = match p.result.outcome {
+            ProbeOutcome::Confirmed => p.result.counterexample(),
+            _ => p.result.detail.clone(),
+        };
+        format!(" [probe {}: {what}]", p.result.outcome.as_str())
+    });
+    let probe = probe.unwrap_or_default();
     match (&i.demoted, i.anchored) {
-        (Some(why), _) => format!(" [does not count: {why}]"),
-        (None, false) => " [not anchored]".into(),
-        (None, true) => String::new(),
+        (Some(why), _) if !i.refuted() => format!("{probe} [does not count: {why}]"),
+        (Some(_), _) => format!("{probe} [does not count]"),
+        (None, false) => format!("{probe} [not anchored]"),
+        (None, true) => probe,
     }
 }
 

@@ -12,7 +12,8 @@ use super::grade::{grade_build, grade_review, Workspace};
 use super::selfpref::FailedAnswer;
 use super::store::{date_of, Figures, FitnessEntry, TaskFigure};
 use super::tasks::{BuildTask, CaseClass, ReviewCase, TaskSet, TASK_SET_VERSION};
-use crate::arbiter::review::ReviewInput;
+use crate::arbiter::gather::Brief;
+use crate::arbiter::review::Probes;
 use crate::arbiter::service::Arbiter;
 use crate::config::{prompt, Config, EditFormat, Role};
 use crate::git::GitError;
@@ -350,9 +351,7 @@ impl Bench<'_> {
         for case in cases {
             for _ in 0..repeat.max(1) {
                 let ws = Workspace::for_review(case)?;
-                let gathered = ws.gathered(privacy)?;
-                let files = ws.files()?;
-                let read = |p: &str| files.text(p);
+                let prepared = ws.prepared(privacy)?;
                 let task = case.spec.render();
                 let ids: Vec<String> = case
                     .spec
@@ -360,13 +359,11 @@ impl Bench<'_> {
                     .iter()
                     .map(|r| r.id.clone())
                     .collect();
-                let input = ReviewInput {
+                let brief = Brief {
                     stage: "implement",
                     reviewed_model: "another model",
                     task: &task,
-                    diff: &gathered.diff_text,
                     stage_notes: "",
-                    findings: &gathered.findings,
                     previous_flags: &[],
                     verify: None,
                     requirement_ids: &ids,
@@ -375,13 +372,32 @@ impl Bench<'_> {
                 // An answer that breaks the schema was still paid for: what it cost is read
                 // from the client's records, not from a review that does not exist.
                 let calls_before = self.client.records().len();
-                let graded = match arbiter.review(&system, &input, &read).await {
-                    Ok(r) => grade_review(case, Ok(&r.review)),
+                // The same answer derived twice: as runs derive it (probes run, a claim
+                // about behaviour stands on a confirmed probe) and as if probes did not exist.
+                let (graded, without) = match arbiter.ask(&system, &prepared.input(&brief)).await {
+                    Ok(asked) => {
+                        let bare = prepared.with_checks_as(&brief, Some(Probes::Ignored), |c| {
+                            asked.clone().finish(c)
+                        });
+                        let probed = prepared.with_checks(&brief, |c| asked.finish(c));
+                        (
+                            grade_review(case, Ok(&probed.review)),
+                            grade_review(case, Ok(&bare.review)),
+                        )
+                    }
                     Err(ModelError::SchemaViolation { errors, .. }) => {
-                        grade_review(case, Err(&errors.join("; ")))
+                        let g = grade_review(case, Err(&errors.join("; ")));
+                        (g.clone(), g)
                     }
                     Err(e) => return Err(stop_of(e)),
                 };
+                let w = figures.without_probes.get_or_insert_with(Default::default);
+                if case.class == CaseClass::Clean {
+                    w.false_positives += u32::from(without.false_positive);
+                    w.flagged_clean += u32::from(without.flagged_clean);
+                } else {
+                    w.caught += u32::from(without.caught);
+                }
                 let spend = Spend::of(&self.client.records()[calls_before..]);
                 out.spend += spend;
                 figures.attempts += 1;

@@ -12,12 +12,13 @@ use serde::{Deserialize, Serialize};
 use tempfile::TempDir;
 
 use super::tasks::{BuildTask, CaseClass, ReviewCase};
-use crate::arbiter::gather::{gather, Gathered};
+use crate::arbiter::gather::{prepare, Prepared, Subject, TreeFacts};
 use crate::arbiter::{ArbiterReview, Severity, Verdict};
 use crate::edit::{apply_blocks, parse_edit_blocks, parse_whole_files};
 use crate::git::worktree::run_command;
 use crate::git::{self, Context as _, GitError, TreeFiles};
 use crate::privacy::{Guard, Privacy};
+use crate::probe::{ProbePolicy, ProbeSettings};
 use crate::task::outcome::{parse_meta, Outcome};
 
 /// How long the hidden tests of one answer may run before they count as failed.
@@ -151,12 +152,34 @@ impl Workspace {
         Ok((git::render_diff(&d, &|_, _| None), paths))
     }
 
-    /// What an arbiter is shown of a review case: the numbered diff and the deterministic
-    /// findings, gathered as for a reviewed stage of a run.
-    pub fn gathered(&self, privacy: &Privacy) -> Result<Gathered, GitError> {
+    /// A review of the head commit's change, prepared as for a reviewed stage of a run
+    /// (the numbered diff, the deterministic findings, the tests it weakens, probes run
+    /// against its tree: the bench's workspaces are its own, so probes run).
+    pub fn prepared(&self, privacy: &Privacy) -> Result<Prepared<'_>, GitError> {
         let new = self.tree(self.head)?;
         let old = self.before.map(|b| self.tree(b)).transpose()?;
-        gather(&self.repo, old.as_ref(), &new, None, Some(privacy)).ctx("diffing the case")
+        let settings = ProbeSettings::for_repo(&self.repo, None);
+        let mut prepared = prepare(Subject {
+            repo: &self.repo,
+            old: old.as_ref(),
+            new: &new,
+            privacy: Some(privacy),
+            venv_root: None,
+            probes: ProbePolicy::Run(settings),
+            not_run: None,
+        })
+        .ctx("diffing the case")?;
+        let facts = TreeFacts::of(
+            &self.repo,
+            old.as_ref(),
+            &new,
+            None,
+            &prepared.runner,
+            false,
+        )
+        .ctx("diffing the case")?;
+        prepared.add_findings(facts.findings());
+        Ok(prepared)
     }
 }
 

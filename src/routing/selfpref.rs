@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::bench::{Bench, Stop};
 use super::grade::Workspace;
 use super::tasks::BuildTask;
-use crate::arbiter::review::ReviewInput;
+use crate::arbiter::gather::Brief;
 use crate::arbiter::service::Arbiter;
 use crate::arbiter::Verdict;
 use crate::config::prompt;
@@ -104,9 +104,7 @@ impl Bench<'_> {
                 continue;
             };
             let ws = Workspace::for_answer(task, &answer.files)?;
-            let gathered = ws.gathered(privacy)?;
-            let files = ws.files()?;
-            let read = |p: &str| files.text(p);
+            let prepared = ws.prepared(privacy)?;
             let spec = task.spec.render();
             let ids: Vec<String> = task
                 .spec
@@ -115,20 +113,18 @@ impl Bench<'_> {
                 .map(|r| r.id.clone())
                 .collect();
             // Told who wrote it, as a run's arbiter is.
-            let input = ReviewInput {
+            let brief = Brief {
                 stage: super::bench::stage_for(task.role).as_str(),
                 reviewed_model: &answer.author,
                 task: &spec,
-                diff: &gathered.diff_text,
                 stage_notes: "",
-                findings: &gathered.findings,
                 previous_flags: &[],
                 verify: None,
                 requirement_ids: &ids,
             };
             let calls_before = self.client.records().len();
             let verdict = match Arbiter::new(self.client, vec![reviewer.to_string()])
-                .review(&system, &input, &read)
+                .review(&system, &prepared, &brief)
                 .await
             {
                 Ok(r) => Some(r.review.verdict),

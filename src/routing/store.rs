@@ -61,6 +61,22 @@ pub struct Figures {
     /// models' (see [`super::selfpref`]); not part of the score.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub self_preference: Option<SelfPreference>,
+    /// Reviews only: the same answers with their verdicts derived as if probes did not
+    /// exist (every anchored claim counts at its severity), so what the probes change is
+    /// measured on the same words; the figures above are derived with probes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub without_probes: Option<UnprobedFigures>,
+}
+
+/// Review figures derived without probes (see [`Figures::without_probes`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnprobedFigures {
+    /// Bug cases caught.
+    pub caught: u32,
+    /// Clean cases rejected or halted.
+    pub false_positives: u32,
+    /// Clean cases flagged.
+    pub flagged_clean: u32,
 }
 
 impl Figures {

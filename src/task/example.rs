@@ -47,7 +47,10 @@ impl Example {
     /// The module the call names (`textstats.char_count(…)` → `textstats`), if any.
     pub fn dotted_module(&self) -> Option<&str> {
         let callee = self.call.trim().split('(').next()?.trim();
-        callee.rsplit_once('.').map(|(m, _)| m).filter(|m| !m.is_empty())
+        callee
+            .rsplit_once('.')
+            .map(|(m, _)| m)
+            .filter(|m| !m.is_empty())
     }
 
     /// Reads an acceptance criterion written as a call and its value: `[module.]name(args)

@@ -15,10 +15,10 @@ pub mod store;
 pub mod workflow;
 
 pub use error::TaskError;
+pub use example::Example;
 pub use machine::Machine;
 pub use outcome::{Dependency, Outcome, StageMeta};
 pub use response::{ArbiterDecision, Decision, SpecialistResponse};
 pub use route::route;
-pub use example::Example;
 pub use spec::{Requirement, Scope, TaskSpec, TaskSpecError, TestsPolicy};
 pub use state::{Actor, Answer, EventKind, HistoryEntry, Task, TaskState};

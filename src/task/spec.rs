@@ -155,7 +155,11 @@ impl TaskSpec {
     /// as a call and its value (see [`Example::from_criterion`]), each once.
     pub fn all_examples(&self) -> Vec<Example> {
         let mut out = self.examples.clone();
-        for ex in self.acceptance.iter().filter_map(|c| Example::from_criterion(c)) {
+        for ex in self
+            .acceptance
+            .iter()
+            .filter_map(|c| Example::from_criterion(c))
+        {
             if !out.iter().any(|e| e.text() == ex.text()) {
                 out.push(ex);
             }

@@ -5,10 +5,11 @@ use std::time::Instant;
 
 use super::building::Held;
 use super::checks::StageFacts;
-use super::examples::{is_test_path, untested};
+use super::examples::untested;
 use super::requirements::{checkable, functions, unmet_requirements, Unmet};
 use super::whole::{dropped_feedback, settle_whole_files};
 use super::{BlockOn, Flow, Run, RunError};
+use crate::arbiter::gather::TreeFacts;
 use crate::arbiter::review::finding_issue;
 use crate::code::Finding;
 use crate::config::EditFormat;
@@ -23,6 +24,7 @@ use crate::pipeline::reconcile::ImplementationSummary;
 use crate::pipeline::record::{one_line, AttemptRecord, AttemptResult, UnderReview};
 use crate::pipeline::stage::Stage;
 use crate::privacy::Guard;
+use crate::probe::ProbeRunner;
 use crate::task::outcome::{parse_meta, Outcome};
 
 /// Most bytes of a stage answer kept in the run record's transcript.
@@ -245,10 +247,16 @@ impl Run<'_> {
                 named.join(", ")
             ));
         }
+        // What the tree shows, whatever anyone says: the tests of the base it weakens and
+        // the task's examples run against it (not at the architect's scaffold).
+        let tree_facts = self.tree_facts(stage, &new_tree)?;
         if stage == Stage::Verify {
             // The verifier answers for the whole run: a requirement its tree visibly leaves
             // undone is a fact of its review (at least FLAG), whatever the arbiter says.
             claims.extend(self.unmet(&new_tree)?.iter().map(Unmet::finding));
+            claims.extend(tree_facts.findings());
+        } else if stage == Stage::Architect {
+            claims.extend(tree_facts.findings());
         }
 
         // Commit the stage from the in-memory tree.
@@ -261,7 +269,7 @@ impl Run<'_> {
         if matches!(stage, Stage::Implement | Stage::Refactor) {
             // The building stages are held to the requirements' facts and the verify command.
             let noop = tree == work_tree.id();
-            match self.hold_building(stage, commit, &new_tree, whole, noop, epoch_n)? {
+            match self.hold_building(stage, commit, &new_tree, &tree_facts, whole, noop, epoch_n)? {
                 Held::GoesOn {
                     notes: more,
                     findings,
@@ -327,15 +335,33 @@ impl Run<'_> {
         let read = |p: &str| files.text(p);
         let mut unmet = unmet_requirements(&self.spec, &run, &read);
         // The tree is listed only for a task with examples to look for.
-        if !self.spec.acceptance.is_empty() {
+        if !self.spec.all_examples().is_empty() {
             let tests: Vec<String> = files
                 .paths()
                 .into_iter()
-                .filter(|p| self.spec.writable(p) && is_test_path(p))
+                .filter(|p| self.spec.writable(p) && crate::code::test_path(p))
                 .collect();
             unmet.extend(untested(&self.spec, &functions(&self.spec), &tests, &read));
         }
         Ok(unmet)
+    }
+
+    /// The facts of the run's tree at `new_tree` (see [`TreeFacts`]): the tests of the
+    /// run's base it weakens, and, from the implement stage on, the task's acceptance
+    /// examples run against it.
+    pub(super) fn tree_facts(
+        &self,
+        stage: Stage,
+        new_tree: &git2::Tree<'_>,
+    ) -> Result<TreeFacts, RunError> {
+        let repo = self.env.repo;
+        let base = self.base_tree()?;
+        let runner = ProbeRunner::new(repo, new_tree.clone(), self.probe_policy());
+        let run = stage != Stage::Architect;
+        Ok(
+            TreeFacts::of(repo, Some(&base), new_tree, Some(&self.spec), &runner, run)
+                .ctx("reading the stage's tree")?,
+        )
     }
 
     /// What the stage's summary claims that its diff does not show (`facts`, the stage's

@@ -5,15 +5,16 @@
 
 use git2::{Oid, Tree};
 
-use super::examples::foreign_case;
 use super::requirements::{advanced, unmet_feedback, Unmet};
 use super::whole::rewritten_unnamed;
 use super::{Run, RunError};
+use crate::arbiter::gather::TreeFacts;
 use crate::code::Finding;
 use crate::git::worktree::CommandOutcome;
 use crate::git::{ObjectId, TreeFiles};
 use crate::pipeline::record::AttemptResult;
 use crate::pipeline::stage::Stage;
+use crate::probe::ExampleRun;
 use crate::task::TaskSpec;
 
 /// Lines of a failing command's output a building stage is shown (a small model's context
@@ -47,16 +48,19 @@ impl Run<'_> {
     /// Holds the building stage's attempt `epoch_n`, committed as `commit` with `new_tree`,
     /// to the facts. `whole`: the model writes whole files (the feedback says how to answer);
     /// `noop`: the answer changed nothing in the files it was shown.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn hold_building(
         &mut self,
         stage: Stage,
         commit: Oid,
         new_tree: &Tree<'_>,
+        facts: &TreeFacts,
         whole: bool,
         noop: bool,
         epoch_n: u32,
     ) -> Result<Held, RunError> {
         let unmet = self.unmet(new_tree)?;
+        let failing = facts.failing();
         let gaps = unmet
             .iter()
             .map(|u| u.why.as_str())
@@ -79,10 +83,26 @@ impl Run<'_> {
             b.exit_code
                 .map_or("killed".to_string(), |c| format!("exit {c}"))
         });
-        if retries_left && (!unmet.is_empty() || broken.is_some()) {
+        let shown = !failing.is_empty() || !facts.weakened.is_empty();
+        if retries_left && (!unmet.is_empty() || broken.is_some() || shown) {
             let mut feedback = String::new();
             let mut detail = Vec::new();
             let mut result = AttemptResult::Failing;
+            if !facts.weakened.is_empty() {
+                feedback.push_str(&weakened_feedback(&facts.weakened));
+                detail.push(format!(
+                    "it weakens {} test(s) the base had",
+                    facts.weakened.len()
+                ));
+            }
+            if !failing.is_empty() {
+                feedback.push_str(&failing_examples_feedback(&failing));
+                detail.push(format!(
+                    "{} acceptance example(s) fail: {}",
+                    failing.len(),
+                    failing[0].result.counterexample()
+                ));
+            }
             if !unmet.is_empty() {
                 feedback.push_str(&unmet_feedback(&unmet, &self.spec, whole, true));
                 feedback.push_str(&self.instead(new_tree, &unmet)?);
@@ -106,15 +126,17 @@ impl Run<'_> {
         if !unmet.is_empty() {
             notes.push_str(&format!(" (facts: {gaps})"));
         }
+        for f in facts.findings() {
+            notes.push_str(&format!(" (facts: {})", f.reason));
+        }
         if let Some(status) = status {
             notes.push_str(&format!(
                 " (facts: the verify command fails with this change, {status})"
             ));
         }
-        Ok(Held::GoesOn {
-            notes,
-            findings: unmet.iter().map(Unmet::finding).collect(),
-        })
+        let mut findings: Vec<Finding> = unmet.iter().map(Unmet::finding).collect();
+        findings.extend(facts.findings());
+        Ok(Held::GoesOn { notes, findings })
     }
 }
 
@@ -246,8 +268,9 @@ pub(super) fn pointed_at(output: &str, paths: &[String]) -> Vec<(String, Option<
 }
 
 /// What a building stage is told when the verify command fails with its work: the output,
-/// the files it points at, that the work so far is kept in the files shown, and the
-/// TaskSpec's acceptance criteria to tell a wrong test from wrong code. `noop`: the answer
+/// the files it points at, that the work so far is kept in the files shown, that the tests
+/// the repository had are evidence to satisfy (only a test the run added may be wrong), and
+/// the TaskSpec's acceptance criteria to check such a test against. `noop`: the answer
 /// changed nothing.
 fn failing_feedback(
     outcome: &CommandOutcome,
@@ -277,32 +300,49 @@ its output:\n```\n{tail}\n```\n",
         outcome.command
     );
     s.push_str(&points_at(pointed));
-    for p in pointed {
-        if let (Some(n), Some(f)) = (
-            p.line,
-            p.text.as_deref().and_then(|t| foreign_case(t, spec)),
-        ) {
-            s.push_str(&format!(
-                "{} line {n} checks {f} on a case the task does not give, with an expected value \
-nobody gave: replace it with the task's own examples below, as written.\n",
-                p.path
-            ));
-        }
-    }
-    if spec.acceptance.is_empty() {
-        s.push_str("Fix it there: the code, or a test whose expected value is wrong.\n");
+    s.push_str(
+        "Fix the code. A test the repository already had is evidence: never delete it or change \
+what it expects. A test this run added may itself be wrong: check its expected value against \
+the task",
+    );
+    let examples = spec.all_examples();
+    if examples.is_empty() && spec.acceptance.is_empty() {
+        s.push_str(".\n");
     } else {
-        s.push_str(
-            "Fix it there. Where the failing line is a test, check its expected value against \
-the task's acceptance criteria; unless it is one of them, test the criteria's own examples \
-instead:\n",
-        );
-        for a in &spec.acceptance {
+        s.push_str("'s acceptance criteria:\n");
+        for e in &examples {
+            s.push_str(&format!("- {}\n", e.text()));
+        }
+        for a in spec
+            .acceptance
+            .iter()
+            .filter(|a| crate::task::Example::from_criterion(a).is_none())
+        {
             s.push_str(&format!("- {a}\n"));
         }
-        s.push_str("Otherwise, fix the code.\n");
     }
     s.push_str("Write the corrected files in your answer format; keep the rest of the change.\n");
+    s
+}
+
+/// What a building stage is told when its change weakens tests the base had: each one,
+/// with what the base asserted, to restore.
+fn weakened_feedback(weakened: &[Finding]) -> String {
+    let mut s = "## YOUR CHANGE WEAKENS THE REPOSITORY'S TESTS\n\nTests are evidence: a change may add tests, but never delete one or change what an existing assertion expects. Restore these as the base had them, and fix the code instead:\n".to_string();
+    for f in weakened {
+        s.push_str(&format!("- {}:{}: {}\n", f.path, f.line, f.reason));
+    }
+    s
+}
+
+/// What a building stage is told when the task's acceptance examples fail against its
+/// change: each as a counterexample (call, expected, actual), run against its code.
+fn failing_examples_feedback(failing: &[&ExampleRun]) -> String {
+    let mut s = "## THE TASK'S ACCEPTANCE EXAMPLES FAIL WITH YOUR CHANGE\n\nEach was run against your code (call: expected, got):\n".to_string();
+    for e in failing {
+        s.push_str(&format!("- {}\n", e.result.counterexample()));
+    }
+    s.push_str("Fix the code so that each call returns the value the task gives.\n");
     s
 }
 
@@ -379,11 +419,11 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("test the criteria's own examples instead:\n- f('a b') == 2\nOtherwise, fix the code."),
+            text.contains("never delete it or change what it expects"),
             "{text}"
         );
         assert!(
-            text.contains("tests/t.py line 8 checks f on a case the task does not give"),
+            text.contains("acceptance criteria:\n- f('a b') == 2\n"),
             "{text}"
         );
         let noop = failing_feedback(&outcome, &spec, &[], true);

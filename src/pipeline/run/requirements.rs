@@ -2,8 +2,8 @@
 //! (files to change, functions to define and use) that the change does not show. Every
 //! building stage is held to them; the reconciliation reads them as facts.
 
-use super::checks::{bare, names, push, Claims, FILE_ENDINGS};
-use crate::code::{outline, Finding, Lang};
+use super::checks::{names, push};
+use crate::code::{outline, test_path, Finding, Lang};
 use crate::git::FileDiff;
 use crate::task::TaskSpec;
 
@@ -21,40 +21,26 @@ pub(super) struct Unmet {
     pub untouched: Option<String>,
 }
 
-/// Words that make a requirement about leaving a file alone rather than changing it.
-const HANDS_OFF: &[&str] = &["not", "never", "unchanged", "untouched", "keep", "preserve"];
-
-/// Whether a requirement asks to leave its files alone.
-fn hands_off(text: &str) -> bool {
-    text.to_lowercase()
-        .split(|c: char| !c.is_alphanumeric())
-        .any(|w| HANDS_OFF.contains(&w))
-}
-
-/// What the TaskSpec's requirements name that the run's change (`run`, the diff from the
-/// base to the stage's tree, whose files `read` gives) does not show:
-/// - a file in scope that a requirement names and the run leaves as it was;
-/// - a function a requirement names as code (`char_count(text)`, `` `char_count` ``) that
-///   no file the run changed, nor any file the requirements name, defines;
-/// - a function of the task that a requirement names beside a file of its own (R2 "tests/
-///   test_textstats.py has a test for char_count"), where that file neither defines nor uses
-///   it: an import line is not a use, so a test file that only imports the function has no
-///   test for it.
+/// What the TaskSpec's requirements state as facts (their `files` and `functions`) that the
+/// run's change (`run`, the diff from the base to the stage's tree, whose files `read`
+/// gives) does not show:
+/// - a file in scope a requirement is delivered in, which the run leaves as it was;
+/// - a function a requirement is about that no file the run changed, nor any file a
+///   requirement names, defines;
+/// - a function of a requirement that names files too, where such a file neither defines
+///   nor uses it: an import line is not a use, so a test file that only imports the
+///   function has no test for it.
 ///
-/// A requirement that asks to leave a file alone names no file to change.
+/// Only the typed fields are read, never the requirement's sentence: words such as "keep
+/// tests/x.py as it is" name a file without asking for a change, and no rule about English
+/// holds for every repository.
 pub(super) fn unmet_requirements(
     spec: &TaskSpec,
     run: &[FileDiff],
     read: &dyn Fn(&str) -> Option<String>,
 ) -> Vec<Unmet> {
     let changed: Vec<&str> = run.iter().map(|f| f.path.as_str()).collect();
-    let named_files: Vec<String> = spec
-        .requirements
-        .iter()
-        .flat_map(|r| Claims::of(&r.text).files)
-        .collect();
-    // A requirement naming one of the task's functions in plain words names it too.
-    let functions = functions(spec);
+    let named_files: Vec<&String> = spec.requirements.iter().flat_map(|r| &r.files).collect();
     let defines = |path: &str, word: &str| {
         read(path).is_some_and(|text| match Lang::from_path(path) {
             Some(lang) => outline(lang, &text).iter().any(|s| s.name == word),
@@ -63,38 +49,42 @@ pub(super) fn unmet_requirements(
     };
     let mut unmet = Vec::new();
     for r in &spec.requirements {
-        let claims = Claims::of(&r.text);
-        let hands_off = hands_off(&r.text);
-        let files: Vec<&String> = claims
-            .files
-            .iter()
-            .filter(|f| !hands_off && spec.in_scope(f))
-            .collect();
+        let files: Vec<&String> = r.files.iter().filter(|f| spec.in_scope(f)).collect();
         for file in &files {
             if !changed.iter().any(|c| names(file, c)) {
                 unmet.push(Unmet {
                     id: r.id.clone(),
-                    why: format!("{} names {file}, which the change leaves as it was", r.id),
+                    why: format!(
+                        "{} is delivered in {file}, which the change leaves as it was",
+                        r.id
+                    ),
                     undefined: None,
                     untouched: Some(file.to_string()),
                 });
             }
         }
-        for word in &claims.symbols {
+        for word in &r.functions {
+            // Told once, under the first requirement that needs it.
+            if unmet
+                .iter()
+                .any(|u: &Unmet| u.undefined.as_ref() == Some(word))
+            {
+                continue;
+            }
             let found = changed
                 .iter()
                 .map(|c| c.to_string())
-                .chain(named_files.iter().cloned())
+                .chain(named_files.iter().map(|f| f.to_string()))
                 .any(|path| defines(&path, word));
             if !found {
-                let home = home(spec, &r.text, &files, word, read);
+                let home = home(spec, &files, word, read);
                 let why = match &home {
                     Some(file) => format!(
-                        "{} names {word}, which no file the change touches defines: define it in {file}",
+                        "{} needs {word}, which no file the change touches defines: define it in {file}",
                         r.id
                     ),
                     None => format!(
-                        "{} names {word}, which no file the change touches defines",
+                        "{} needs {word}, which no file the change touches defines",
                         r.id
                     ),
                 };
@@ -106,8 +96,14 @@ pub(super) fn unmet_requirements(
                 });
             }
         }
-        let words = identifiers(&r.text);
-        for word in functions.iter().filter(|f| words.contains(&f.as_str())) {
+        for word in &r.functions {
+            // A function defined nowhere is told as such, not again as unused.
+            if unmet
+                .iter()
+                .any(|u: &Unmet| u.undefined.as_ref() == Some(word))
+            {
+                continue;
+            }
             for file in &files {
                 let Some(path) = changed.iter().find(|c| names(file, c)) else {
                     continue; // already unmet: the file is left as it was
@@ -117,7 +113,7 @@ pub(super) fn unmet_requirements(
                     unmet.push(Unmet {
                         id: r.id.clone(),
                         why: format!(
-                            "{} names {word} in {file}, which never uses it (an import is not a use)",
+                            "{} needs {word} in {file}, which never uses it (an import is not a use)",
                             r.id
                         ),
                         undefined: None,
@@ -130,83 +126,43 @@ pub(super) fn unmet_requirements(
     unmet
 }
 
-/// The file in scope where the function `word`, which requirement `text` names, belongs:
-/// - a file the requirement itself names (`files`, in scope already);
-/// - else the module of its dotted name (`textstats.char_count(text)`: `textstats.py`, or
-///   `textstats/__init__.py`), when the tree has that file;
-/// - else the one file in scope that a sentence of the task's description names beside
-///   the function ("Add a function char_count(text) to textstats.py").
-///
-/// None when nothing says where: the stage is then told only what is missing.
+/// The file where the function `word` belongs: the requirement's first file that is not a
+/// test (`files`, in scope already), else the file or module an acceptance example of that
+/// function names, when the tree has it. None when nothing typed says where.
 fn home(
     spec: &TaskSpec,
-    text: &str,
     files: &[&String],
     word: &str,
     read: &dyn Fn(&str) -> Option<String>,
 ) -> Option<String> {
-    if let Some(file) = files.first() {
+    if let Some(file) = files.iter().find(|f| !test_path(f)) {
         return Some(file.to_string());
     }
     let exists = |p: &String| spec.writable(p) && read(p).is_some();
-    for raw in text.split_whitespace() {
-        let call = bare(raw).split('(').next().unwrap_or("");
-        let Some((module, head)) = call.rsplit_once('.') else {
-            continue;
-        };
-        if head != word || module.is_empty() {
-            continue;
-        }
-        let stem = module.replace('.', "/");
-        let found = FILE_ENDINGS
-            .iter()
-            .map(|e| format!("{stem}.{e}"))
-            .chain([format!("{stem}/__init__.py")])
-            .find(exists);
-        if found.is_some() {
-            return found;
-        }
-    }
-    let mut named: Vec<String> = Vec::new();
-    for sentence in sentences(&spec.description) {
-        if identifiers(&sentence).contains(&word) {
-            for f in Claims::of(&sentence).files {
-                if spec.in_scope(&f) && !named.contains(&f) {
-                    named.push(f);
-                }
+    spec.examples
+        .iter()
+        .filter(|e| e.function() == Some(word))
+        .find_map(|e| {
+            if let Some(f) = e.file.as_ref().filter(|f| exists(f)) {
+                return Some(f.clone());
             }
-        }
-    }
-    match named.as_slice() {
-        [one] => Some(one.clone()),
-        _ => None,
-    }
+            let stem = e
+                .module
+                .as_deref()
+                .or_else(|| e.dotted_module())?
+                .replace('.', "/");
+            [format!("{stem}.py"), format!("{stem}/__init__.py")]
+                .into_iter()
+                .find(|p| exists(p))
+        })
 }
 
-/// The sentences of a text: a word ending in `.`, `!` or `?` ends one (a file name such as
-/// `textstats.py` does not).
-fn sentences(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut current: Vec<&str> = Vec::new();
-    for w in text.split_whitespace() {
-        current.push(w);
-        if w.ends_with(['.', '!', '?']) {
-            out.push(current.join(" "));
-            current.clear();
-        }
-    }
-    if !current.is_empty() {
-        out.push(current.join(" "));
-    }
-    out
-}
-
-/// The functions the task's requirements name as code, each once.
+/// The functions the task's requirements are about, each once.
 pub(super) fn functions(spec: &TaskSpec) -> Vec<String> {
     let mut functions = Vec::new();
     for r in &spec.requirements {
-        for s in Claims::of(&r.text).symbols {
-            push(&mut functions, &s);
+        for s in &r.functions {
+            push(&mut functions, s);
         }
     }
     functions
@@ -266,13 +222,12 @@ pub(super) fn advanced(spec: &TaskSpec, unmet: &[Unmet]) -> bool {
     checkable(spec).any(|r| !unmet.iter().any(|u| u.id == r.id))
 }
 
-/// The requirements the facts can check: those naming a function as code, or a file in
-/// scope to change. A task with none of them needs no run diff.
+/// The requirements the facts can check: those with `functions`, or `files` in scope. A
+/// task with none of them needs no run diff.
 pub(super) fn checkable(spec: &TaskSpec) -> impl Iterator<Item = &crate::task::Requirement> {
-    spec.requirements.iter().filter(|r| {
-        let c = Claims::of(&r.text);
-        !c.symbols.is_empty() || (!hands_off(&r.text) && c.files.iter().any(|f| spec.in_scope(f)))
-    })
+    spec.requirements
+        .iter()
+        .filter(|r| !r.functions.is_empty() || r.files.iter().any(|f| spec.in_scope(f)))
 }
 
 /// The retry feedback for a building stage whose change leaves requirements undone;
@@ -349,8 +304,8 @@ mod tests {
     fn requirements_name_files_to_change_and_functions_to_find() {
         let spec = TaskSpec::parse(
             "title = \"t\"\ndescription = \"d\"\n\
-             [[requirements]]\nid = \"R1\"\ntext = \"textstats.char_count(text) counts characters\"\n\
-             [[requirements]]\nid = \"R2\"\ntext = \"tests/test_textstats.py has a test for char_count\"\n\
+             [[requirements]]\nid = \"R1\"\ntext = \"textstats.char_count(text) counts characters\"\nfunctions = [\"char_count\"]\n\
+             [[requirements]]\nid = \"R2\"\ntext = \"tests/test_textstats.py has a test for char_count\"\nfiles = [\"tests/test_textstats.py\"]\nfunctions = [\"char_count\"]\n\
              [[requirements]]\nid = \"R3\"\ntext = \"README.md is not changed\"\n",
             "t.toml",
             "t",
@@ -398,12 +353,12 @@ mod tests {
         );
     }
 
-    /// A spec of one requirement `r1` and the description `description`.
-    fn one_requirement(r1: &str, description: &str) -> TaskSpec {
+    /// A spec of one requirement about `char_count` with the typed `extra` lines.
+    fn one_requirement(extra: &str) -> TaskSpec {
         TaskSpec::parse(
             &format!(
-                "title = \"t\"\ndescription = \"{description}\"\n\
-                 [[requirements]]\nid = \"R1\"\ntext = \"{r1}\"\n"
+                "title = \"t\"\ndescription = \"Add char_count to textstats.py.\"\n\
+                 [[requirements]]\nid = \"R1\"\ntext = \"counts characters\"\nfunctions = [\"char_count\"]\n{extra}"
             ),
             "t.toml",
             "t",
@@ -419,50 +374,59 @@ mod tests {
             "tests/test_textstats.py" => Some("import unittest\n".to_string()),
             _ => None,
         };
-        // The module of its dotted name, when the tree has that file.
-        let spec = one_requirement("textstats.char_count(text) counts characters", "d");
+        // The requirement's own file that is not a test.
+        let spec = one_requirement("files = [\"tests/test_textstats.py\", \"textstats.py\"]\n");
+        let unmet = unmet_requirements(&spec, &tests_only, &tree);
+        let undefined = unmet.iter().find(|u| u.undefined.is_some()).unwrap();
+        assert_eq!(undefined.untouched.as_deref(), Some("textstats.py"));
+        assert!(
+            undefined.why.ends_with("define it in textstats.py"),
+            "{unmet:?}"
+        );
+        // Else the module an example of the function names, when the tree has that file.
+        let spec = one_requirement(
+            "[[examples]]\ncall = \"textstats.char_count('a b')\"\nexpect = \"2\"\n",
+        );
         let unmet = unmet_requirements(&spec, &tests_only, &tree);
         assert_eq!(unmet.len(), 1, "{unmet:?}");
         assert_eq!(unmet[0].undefined.as_deref(), Some("char_count"));
         assert_eq!(unmet[0].untouched.as_deref(), Some("textstats.py"));
-        assert!(
-            unmet[0].why.ends_with("define it in textstats.py"),
-            "{unmet:?}"
-        );
         let kept = unmet_feedback(&unmet, &spec, true, true);
         assert!(
             kept.contains("Write textstats.py in full (only that"),
             "{kept}"
         );
-        // A module the tree does not have is no home.
-        let spec = one_requirement("stats.char_count(text) counts characters", "d");
-        assert_eq!(
-            unmet_requirements(&spec, &tests_only, &tree)[0].untouched,
-            None
-        );
-        // Else the one file a sentence of the description names beside it, new or not.
-        let spec = one_requirement(
-            "char_count(text) counts characters",
-            "Add char_count(text) to lib/stats.py. Test it in tests/test_stats.py.",
-        );
-        let unmet = unmet_requirements(&spec, &tests_only, &tree);
-        assert_eq!(unmet[0].untouched.as_deref(), Some("lib/stats.py"));
-        // Two files beside it say nowhere in particular.
-        let spec = one_requirement(
-            "char_count(text) counts characters",
-            "Add char_count(text) to a.py or b.py.",
-        );
+        // A module the tree does not have is no home; nor is a sentence of the description.
+        let spec =
+            one_requirement("[[examples]]\ncall = \"stats.char_count('a b')\"\nexpect = \"2\"\n");
         let unmet = unmet_requirements(&spec, &tests_only, &tree);
         assert_eq!(unmet[0].untouched, None, "{unmet:?}");
         assert!(!unmet[0].why.contains("define it in"), "{unmet:?}");
     }
 
     #[test]
+    fn a_requirement_s_sentence_is_never_read_as_a_fact() {
+        // "keep X as it is" names a file without asking for a change: without typed fields,
+        // a requirement states nothing the facts check.
+        let spec = TaskSpec::parse(
+            "title = \"t\"\n[[requirements]]\nid = \"R1\"\ntext = \"keep tests/test_a.py as it is; add f(x) to a.py\"\n",
+            "t.toml",
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            unmet_requirements(&spec, &modified(&["b.py"]), &|_| None),
+            []
+        );
+        assert_eq!(checkable(&spec).count(), 0);
+    }
+
+    #[test]
     fn a_test_file_that_only_imports_the_function_has_no_test_for_it() {
         let spec = TaskSpec::parse(
             "title = \"t\"\ndescription = \"d\"\n\
-             [[requirements]]\nid = \"R1\"\ntext = \"textstats.char_count(text) counts characters\"\n\
-             [[requirements]]\nid = \"R2\"\ntext = \"tests/test_textstats.py has a test for char_count\"\n",
+             [[requirements]]\nid = \"R1\"\ntext = \"textstats.char_count(text) counts characters\"\nfunctions = [\"char_count\"]\n\
+             [[requirements]]\nid = \"R2\"\ntext = \"tests/test_textstats.py has a test for char_count\"\nfiles = [\"tests/test_textstats.py\"]\nfunctions = [\"char_count\"]\n",
             "t.toml",
             "t",
         )

@@ -7,22 +7,22 @@ use git2::Oid;
 use super::chamber::{self, Chambered};
 use super::checks::StageFacts;
 use super::{BlockOn, Flow, Run, RunError};
-use crate::arbiter::gather::gather;
-use crate::arbiter::review::ReviewInput;
+use crate::arbiter::gather::{prepare, Brief, Prepared, Subject};
 use crate::arbiter::service::{candidates, Arbiter, Reviewed};
 use crate::arbiter::{feedback, Verdict};
 use crate::code::Finding;
 use crate::config::prompt;
-use crate::git::{self, Context as _, GitError, TreeFiles};
+use crate::git::{self, Context as _, GitError};
 use crate::model::ModelError;
 use crate::notes::{self, Record, ReviewRecord};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::plan::same_wire_model;
 use crate::pipeline::record::{AttemptRecord, AttemptResult, RunStatus, StopReason, UnderReview};
 use crate::pipeline::stage::Stage;
+use crate::probe::{ProbePolicy, ProbeSettings};
 use crate::task::outcome::StageMeta;
 
-impl Run<'_> {
+impl<'a> Run<'a> {
     /// Reviews the attempt the record holds under review, as a resumed run finds it: its
     /// claims are found again from its commit (the same facts the attempt saw).
     pub(super) fn resume_review(&mut self) -> Result<Flow, RunError> {
@@ -87,7 +87,8 @@ impl Run<'_> {
     ) -> Result<Flow, RunError> {
         let idx = self.state.current;
         let stage = self.state.stages[idx].stage;
-        let reviewed = match self.review(stage, &attempt.model, commit, meta, claims) {
+        let prepared = self.prepare_review(stage, commit, claims)?;
+        let reviewed = match self.review(stage, &attempt.model, &prepared, meta) {
             Ok(r) => r,
             Err(e) => {
                 self.state.stages[idx].attempts.push(attempt);
@@ -206,36 +207,65 @@ impl Run<'_> {
         }
     }
 
-    /// Asks the arbiter about `commit`: its diff against the stage's starting point (the
-    /// verify stage: against the base, the whole change), with the evidence.
-    fn review(
-        &mut self,
+    /// The review of `commit` prepared (see [`prepare`]): its diff against the stage's
+    /// starting point (the verify stage: against the base, the whole change), with the
+    /// evidence and the stage's `claims` (facts the attempt established).
+    fn prepare_review(
+        &self,
         stage: Stage,
-        stage_model: &str,
         commit: Oid,
-        meta: &StageMeta,
         claims: Vec<Finding>,
-    ) -> Result<Reviewed, ModelError> {
+    ) -> Result<Prepared<'a>, RunError> {
         let repo = self.env.repo;
-        let idx = self.state.current;
-        let new_tree = repo.find_commit(commit).and_then(|c| c.tree()).ok();
+        let new_tree = repo
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .ctx("reading the commit under review")?;
         let old = if stage == Stage::Verify {
             &self.state.base
         } else {
             self.state.tip()
         };
-        let old_tree = old
-            .oid()
-            .ok()
-            .and_then(|o| repo.find_commit(o).ctx("").ok())
-            .and_then(|c| c.tree().ok());
-        let gathered = new_tree
-            .as_ref()
-            .and_then(|new| gather(repo, old_tree.as_ref(), new, None, Some(&self.privacy)).ok());
-        let (diff_text, mut findings) = gathered
-            .map(|g| (g.diff_text, g.findings))
-            .unwrap_or_default();
-        findings.extend(claims);
+        let old_tree = repo
+            .find_commit(old.oid()?)
+            .and_then(|c| c.tree())
+            .ctx("reading the reviewed change's parent")?;
+        let mut prepared = prepare(Subject {
+            repo,
+            old: Some(&old_tree),
+            new: &new_tree,
+            privacy: Some(&self.privacy),
+            venv_root: None,
+            probes: self.probe_policy(),
+            not_run: (stage == Stage::Architect).then_some(SCAFFOLD_NOT_RUN),
+        })
+        .ctx("diffing the stage under review")?;
+        prepared.add_findings(claims);
+        Ok(prepared)
+    }
+
+    /// Whether probes run in this run: only in a trusted clone, with the run's verify
+    /// command deciding whether Rust probes run.
+    pub(super) fn probe_policy(&self) -> ProbePolicy {
+        let verify = match &self.env.verify {
+            super::VerifyPlan::Run { command, .. } => Some(command.clone()),
+            super::VerifyPlan::Skip(_) => None,
+        };
+        ProbePolicy::for_clone(
+            self.env.config.trusted,
+            ProbeSettings::for_repo(self.env.repo, verify),
+        )
+    }
+
+    /// Asks the arbiter about the prepared change and checks its answer against the facts.
+    fn review(
+        &mut self,
+        stage: Stage,
+        stage_model: &str,
+        prepared: &Prepared<'_>,
+        meta: &StageMeta,
+    ) -> Result<Reviewed, ModelError> {
+        let idx = self.state.current;
         let role_list = self
             .state
             .arbiter_pool(self.env.config, self.env.profile.as_deref());
@@ -262,13 +292,11 @@ impl Run<'_> {
         let verify = (stage == Stage::Verify)
             .then_some(self.state.verify.as_ref())
             .flatten();
-        let input = ReviewInput {
+        let brief = Brief {
             stage: stage.as_str(),
             reviewed_model: stage_model,
             task: &task,
-            diff: &diff_text,
             stage_notes: &stage_notes,
-            findings: &findings,
             previous_flags: &self.state.all_flags,
             verify,
             requirement_ids: &requirement_ids,
@@ -284,15 +312,17 @@ impl Run<'_> {
             "arbiter",
             Some(&self.env.repo_root()),
         );
-        let new_files = new_tree.map(|t| TreeFiles::new(repo, t));
-        let read = |p: &str| new_files.as_ref().and_then(|f| f.text(p));
-        let reviewed = arbiter.review(&system, &input, &read).await_blocking()?;
+        let reviewed = arbiter.review(&system, prepared, &brief).await_blocking()?;
         let mut transcript = reviewed.transcript.clone();
         transcript["stage"] = serde_json::json!(stage);
         transcript["role"] = serde_json::json!("arbiter");
-        transcript["findings"] = serde_json::to_value(&findings).unwrap_or_default();
+        transcript["findings"] = serde_json::to_value(prepared.findings()).unwrap_or_default();
         self.rec
             .transcript(&mut self.state, stage.as_str(), "arbiter", &transcript);
         Ok(reviewed)
     }
 }
+
+/// Why an architect's change is not probed: a scaffold is not meant to behave yet, so a
+/// claim about its behaviour cannot be shown (and supports at most FLAG).
+const SCAFFOLD_NOT_RUN: &str = "not run: an architect's scaffold is not meant to behave yet";

@@ -6,13 +6,11 @@
 //! needs APPROVE or FLAG, so a tournament of broken solutions stops instead of passing one
 //! on. The winner goes on to Verify as it was built; every loser keeps its branch.
 
-use crate::arbiter::gather::gather;
-use crate::arbiter::review::ReviewInput;
+use crate::arbiter::gather::Brief;
 use crate::arbiter::schema::Severity;
 use crate::arbiter::service::Arbiter;
 use crate::arbiter::Verdict;
 use crate::config::prompt;
-use crate::git::{Context as _, TreeFiles};
 use crate::model::{ModelError, Spend};
 use crate::pipeline::record::{
     CandidateReview, ParallelState, RunStatus, StopReason, Synthesis, Winner, WonBy,
@@ -36,20 +34,13 @@ impl Run<'_> {
 
     /// The judges review `candidate`'s solution against the base.
     fn judge_candidate(&mut self, p: &ParallelState, candidate: &str) -> Result<Flow, RunError> {
-        let repo = self.env.repo;
         let Some(c) = p.candidate(candidate) else {
             return Ok(Flow::Continue);
         };
         let Some(commit) = &c.commit else {
             return Ok(Flow::Continue);
         };
-        let base = self.base_tree()?;
-        let tree = repo
-            .find_commit(commit.oid()?)
-            .and_then(|c| c.tree())
-            .ctx("reading a candidate's tree")?;
-        let g = gather(repo, Some(&base), &tree, None, Some(&self.privacy))
-            .ctx("diffing a candidate")?;
+        let prepared = self.candidate_review(commit)?;
         let task = self.spec.render();
         let requirement_ids: Vec<String> = self
             .spec
@@ -61,13 +52,11 @@ impl Run<'_> {
             "summary: {}\n(a tournament candidate, built alone)",
             c.detail
         );
-        let input = ReviewInput {
+        let brief = Brief {
             stage: "implement",
             reviewed_model: candidate,
             task: &task,
-            diff: &g.diff_text,
             stage_notes: &notes,
-            findings: &g.findings,
             previous_flags: &[],
             verify: None,
             requirement_ids: &requirement_ids,
@@ -77,14 +66,12 @@ impl Run<'_> {
             "arbiter",
             Some(&self.env.repo_root()),
         );
-        let files = TreeFiles::new(repo, tree);
-        let read = |path: &str| files.text(path);
         let arbiter = Arbiter::new(self.env.client, p.judges.clone());
         self.explored(
             arbiter.first().unwrap_or("arbiter"),
             &format!("reviews candidate {} ({candidate})", c.label),
         );
-        let judgment = match arbiter.review(&system, &input, &read).await_blocking() {
+        let judgment = match arbiter.review(&system, &prepared, &brief).await_blocking() {
             Err(e @ ModelError::Budget(_)) => return self.model_failed("tournament", e),
             Err(e) => CandidateReview {
                 candidate: candidate.to_string(),

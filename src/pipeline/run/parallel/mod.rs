@@ -23,7 +23,10 @@ pub(super) use self::build::join_all;
 use self::build::{ref_safe, Ask};
 use self::text::{letter, Shown};
 use super::{BlockOn, Flow, Run, RunError};
-use crate::arbiter::gather::gather;
+use crate::arbiter::gather::{prepare, Subject, TreeFacts};
+use crate::arbiter::review::floor;
+use crate::arbiter::{Floor, Verdict};
+use crate::code::Finding;
 use crate::config::Role;
 use crate::consensus::envelope::{Message, MessageKind};
 use crate::git::{self, Context as _, ObjectId};
@@ -235,25 +238,21 @@ impl Run<'_> {
         Ok(Flow::Continue)
     }
 
-    /// Every present candidate's diff against the base, by model.
-    pub(super) fn solution_diffs(
-        &self,
-        p: &ParallelState,
-    ) -> Result<Vec<(String, String)>, RunError> {
-        let repo = self.env.repo;
-        let tree = |o: &ObjectId| -> Result<git2::Tree<'_>, RunError> {
-            Ok(repo
-                .find_commit(o.oid()?)
-                .and_then(|c| c.tree())
-                .ctx("reading a candidate's tree")?)
-        };
-        let base = tree(&self.state.base)?;
+    /// Every present candidate's solution as the others, the tiebreaker and the judges see
+    /// it: its diff against the base and the deterministic findings on it — the evidence a
+    /// stage's review gets (syntax, imports, weakened tests, the task's examples run).
+    pub(super) fn solutions(&self, p: &ParallelState) -> Result<Vec<Solution>, RunError> {
         let mut out = Vec::new();
         for c in p.present() {
             let Some(commit) = &c.commit else { continue };
-            let g = gather(repo, Some(&base), &tree(commit)?, None, Some(&self.privacy))
-                .ctx("diffing a candidate")?;
-            out.push((c.model.clone(), g.diff_text));
+            let prepared = self.candidate_review(commit)?;
+            let findings = prepared.findings().to_vec();
+            let floor = floor(&findings, None);
+            out.push(Solution {
+                model: c.model.clone(),
+                diff: with_findings(&prepared.gathered.diff_text, &findings),
+                floor,
+            });
         }
         Ok(out)
     }
@@ -274,7 +273,11 @@ impl Run<'_> {
             .find_commit(parent)
             .and_then(|c| c.tree())
             .ctx("reading the winner's tree")?;
-        let diffs = self.solution_diffs(p)?;
+        let diffs: Vec<(String, String)> = self
+            .solutions(p)?
+            .into_iter()
+            .map(|s| (s.model, s.diff))
+            .collect();
         let own = diffs
             .iter()
             .find(|(m, _)| *m == w.model)
@@ -439,4 +442,78 @@ fn fates(p: &ParallelState) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+impl<'a> Run<'a> {
+    /// A candidate's solution (`commit`) prepared for review against the run's base, with
+    /// the tree's facts (weakened tests, the task's examples) among its findings.
+    pub(super) fn candidate_review(
+        &self,
+        commit: &ObjectId,
+    ) -> Result<crate::arbiter::gather::Prepared<'a>, RunError> {
+        let repo = self.env.repo;
+        let base = self.base_tree()?;
+        let tree = repo
+            .find_commit(commit.oid()?)
+            .and_then(|c| c.tree())
+            .ctx("reading a candidate's tree")?;
+        let mut prepared = prepare(Subject {
+            repo,
+            old: Some(&base),
+            new: &tree,
+            privacy: Some(&self.privacy),
+            venv_root: None,
+            probes: self.probe_policy(),
+            not_run: None,
+        })
+        .ctx("diffing a candidate")?;
+        let facts = TreeFacts::of(
+            repo,
+            Some(&base),
+            &tree,
+            Some(&self.spec),
+            &prepared.runner,
+            true,
+        )
+        .ctx("diffing a candidate")?;
+        prepared.add_findings(facts.findings());
+        Ok(prepared)
+    }
+}
+
+/// A candidate's solution as shown to the other models: its diff with the deterministic
+/// findings on it, and the floor they impose.
+pub(super) struct Solution {
+    /// The candidate model.
+    pub model: String,
+    /// Its diff against the base, then the findings.
+    pub diff: String,
+    /// The verdict the findings impose by themselves (`None`: none).
+    pub floor: Option<Floor>,
+}
+
+impl Solution {
+    /// Why the solution cannot win, when the facts already reject it (a file that does not
+    /// parse, an import that resolves nowhere, a weakened test, a failing example).
+    pub fn barred(&self) -> Option<String> {
+        self.floor
+            .as_ref()
+            .filter(|f| f.verdict >= Verdict::Reject)
+            .map(|f| f.reasons.join("; "))
+    }
+}
+
+/// `diff` followed by the deterministic findings on it, as a model is shown them.
+fn with_findings(diff: &str, findings: &[Finding]) -> String {
+    if findings.is_empty() {
+        return diff.to_string();
+    }
+    let mut s = format!("{diff}\n# deterministic findings (established by tools):\n");
+    for f in findings {
+        s.push_str(&format!(
+            "# [{} {}] {}:{} {}\n",
+            f.severity, f.kind, f.path, f.line, f.reason
+        ));
+    }
+    s
 }

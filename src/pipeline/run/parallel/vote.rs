@@ -20,7 +20,11 @@ impl Run<'_> {
         p: &ParallelState,
         reviewer: &str,
     ) -> Result<Flow, RunError> {
-        let diffs = self.solution_diffs(p)?;
+        let diffs: Vec<(String, String)> = self
+            .solutions(p)?
+            .into_iter()
+            .map(|s| (s.model, s.diff))
+            .collect();
         let label = |m: &str| p.candidate(m).map_or("?", |c| c.label.as_str());
         let Some(own) = diffs.iter().find(|(m, _)| m == reviewer) else {
             return Ok(Flow::Continue);
@@ -149,8 +153,27 @@ impl Run<'_> {
     /// tiebreaker, which must choose among the tied and say why. Without a tiebreaker, or
     /// when it cannot answer, the run stops for the user with everything recorded.
     pub(super) fn tally(&mut self, p: &ParallelState) -> Result<Flow, RunError> {
+        // A solution the facts already reject (it does not parse, an import resolves
+        // nowhere, it weakens a test, it fails the task's example) cannot win, whatever the
+        // votes say.
+        let solutions = self.solutions(p)?;
+        let barred: Vec<(&str, String)> = solutions
+            .iter()
+            .filter_map(|s| s.barred().map(|why| (s.model.as_str(), why)))
+            .collect();
+        for (model, why) in &barred {
+            self.explored("orchestrator", &format!("{model} cannot win: {why}"));
+        }
+        if !barred.is_empty() && barred.len() == solutions.len() {
+            let why: Vec<String> = barred.iter().map(|(m, w)| format!("{m}: {w}")).collect();
+            return self.parallel_deadlock(format!(
+                "every candidate's solution is rejected by the facts ({})",
+                why.join("; ")
+            ));
+        }
         let votes: Vec<(String, u32)> = p
             .present()
+            .filter(|c| !barred.iter().any(|(m, _)| *m == c.model))
             .map(|c| {
                 let n = p
                     .reviews
@@ -182,7 +205,10 @@ impl Run<'_> {
                     counted.join(", ")
                 ));
             };
-            let diffs = self.solution_diffs(p)?;
+            let diffs: Vec<(String, String)> = solutions
+                .iter()
+                .map(|s| (s.model.clone(), s.diff.clone()))
+                .collect();
             let label = |m: &str| p.candidate(m).map_or("?", |c| c.label.as_str());
             let shown: Vec<Shown<'_>> = diffs
                 .iter()

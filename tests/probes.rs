@@ -1,0 +1,333 @@
+//! Claims you can run: the arbiter's probes, the TaskSpec's examples and the repository's
+//! tests as evidence, over real HTTP (the scripted server), real git and a real Python.
+
+use git_triad::testkit::fake_llm::Reply;
+use serde_json::{json, Value};
+
+use crate::pipeline::{
+    answer, arbiter, architect_answer, happy_rules, refactor_answer, review, run_json, stage,
+    verify_answer, Scenario,
+};
+
+/// An implement answer that defines `sub` with `body`.
+fn sub_answer(body: &str) -> String {
+    answer(
+        &format!("calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    {body}\n>>>>>>> REPLACE\n"),
+        "implement sub()",
+    )
+}
+
+/// A critical logic issue on `sub`'s body line with `probe`.
+fn probed_issue(desc: &str, quote: &str, probe: &str) -> Value {
+    json!({"severity": "critical", "category": "logic", "path": "calc.py", "start_line": 7,
+           "end_line": 7, "quote": quote, "description": desc, "suggestion": "fix it",
+           "evidence": "read the code", "probe": probe})
+}
+
+/// A scenario whose implement stage answers `implement` and is reviewed (`--arbiter full`)
+/// with `reviews`; every other stage answers as the happy path and is approved.
+fn reviewed_implement(implement: Vec<Reply>, reviews: Vec<Value>, trusted: bool) -> Scenario {
+    let approve = || review("APPROVE", json!([]));
+    let rules = vec![
+        stage("architect", vec![Reply::text(architect_answer())]),
+        stage("implement", implement),
+        stage("refactor", vec![Reply::text(refactor_answer())]),
+        stage("verify", vec![Reply::text(verify_answer())]),
+        arbiter("architect", vec![approve()]),
+        arbiter("implement", reviews),
+        arbiter("refactor", vec![approve()]),
+        arbiter("verify", vec![approve()]),
+    ];
+    let s = Scenario::new(rules);
+    // No acceptance example: what is shown here is the arbiter's own probe.
+    s.env.write_files(
+        &s.repo,
+        &[(
+            ".triad/tasks/add-sub.toml",
+            &crate::pipeline::TASK.replace("acceptance = [\"sub(3, 1) == 2\"]\n", ""),
+        )],
+    );
+    s.env.commit_all(&s.repo, "the task without its example");
+    if trusted {
+        s.git(&["config", "triad.trusted", "true"]);
+    }
+    s
+}
+
+/// Every verdict note of the run `out`, accepted or rejected attempts alike.
+fn notes(s: &Scenario, out: &Value) -> Vec<Value> {
+    let list = s.git(&["notes", "--ref=triad", "list"]);
+    let mut all = Vec::new();
+    for line in list.lines() {
+        let Some(object) = line.split_whitespace().nth(1) else {
+            continue;
+        };
+        let text = s.git(&["notes", "--ref=triad", "show", object]);
+        for l in text.lines().filter(|l| l.starts_with('{')) {
+            let v: Value = serde_json::from_str(l).unwrap();
+            if v["run"] == out["run"] {
+                all.push(v);
+            }
+        }
+    }
+    all
+}
+
+#[test]
+fn a_critical_claim_whose_probe_fails_stands_and_the_retry_shows_the_counterexample() {
+    let bug = probed_issue("sub adds", "    return a + b", "assert sub(3, 1) == 2");
+    let s = reviewed_implement(
+        vec![
+            Reply::text(sub_answer("return a + b")),
+            Reply::text(sub_answer("return a - b")),
+        ],
+        vec![review("REJECT", json!([bug])), review("APPROVE", json!([]))],
+        true,
+    );
+    let out = run_json(&s.run(&["--arbiter", "full"]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+    let retry = s.requests_for("implement")[1].to_string();
+    assert!(
+        retry.contains("COUNTEREXAMPLES (each was run against your code and fails)"),
+        "{retry}"
+    );
+    assert!(retry.contains("sub(3, 1): expected 2, got 4"), "{retry}");
+    let rejected = notes(&s, &out)
+        .into_iter()
+        .find(|n| n["verdict"] == "REJECT")
+        .expect("the REJECT note");
+    let probe = &rejected["issues"][0]["probe"];
+    assert_eq!(probe["outcome"], "confirmed", "{rejected}");
+    assert_eq!(probe["actual"], "4", "{rejected}");
+    assert_eq!(probe["code"], "assert sub(3, 1) == 2", "{rejected}");
+}
+
+#[test]
+fn a_claim_whose_probe_passes_is_refuted_and_the_verdict_is_derived_without_it() {
+    // The claim is wrong: its probe (what sub should do) passes on the reviewed code.
+    let wrong = probed_issue(
+        "sub is wrong for 3 and 1",
+        "    return a - b",
+        "assert sub(3, 1) == 2",
+    );
+    let s = reviewed_implement(
+        vec![Reply::text(sub_answer("return a - b"))],
+        vec![review("REJECT", json!([wrong]))],
+        true,
+    );
+    let out = run_json(&s.run(&["--arbiter", "full"]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][1]["attempts"], 1, "{out}");
+    let note = notes(&s, &out)
+        .into_iter()
+        .find(|n| n["stage"] == "implement")
+        .expect("the implement note");
+    assert_eq!(note["model_verdict"], "REJECT", "{note}");
+    assert_eq!(note["verdict"], "APPROVE", "{note}");
+    assert_eq!(note["issues"][0]["probe"]["outcome"], "refuted", "{note}");
+    assert!(
+        note["issues"][0]["demoted"]
+            .as_str()
+            .unwrap()
+            .starts_with("checked: its probe passes"),
+        "{note}"
+    );
+    let reasons = note["derived"]["reasons"].to_string();
+    assert!(
+        reasons.contains("checked by their probes: not defects"),
+        "{reasons}"
+    );
+    // `log` shows the derived verdict beside the model's.
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.ok()
+            .stdout
+            .contains("[probe refuted: the probe passes: every assertion holds] [does not count]"),
+        "{}",
+        log.stdout
+    );
+}
+
+#[test]
+fn a_broken_probe_counts_for_nothing_and_an_unshown_claim_only_flags() {
+    let broken = probed_issue(
+        "sub is wrong",
+        "    return a - b",
+        "assert subtract(3, 1) == 2",
+    );
+    let s = reviewed_implement(
+        vec![Reply::text(sub_answer("return a - b"))],
+        vec![review("REJECT", json!([broken]))],
+        true,
+    );
+    let out = run_json(&s.run(&["--arbiter", "full"]).ok().stdout);
+    assert_eq!(out["status"], "flagged", "{out}");
+    let note = notes(&s, &out)
+        .into_iter()
+        .find(|n| n["stage"] == "implement")
+        .unwrap();
+    assert_eq!(note["verdict"], "FLAG", "{note}");
+    let probe = &note["issues"][0]["probe"];
+    assert_eq!(probe["outcome"], "broken", "{note}");
+    assert!(
+        probe["detail"].as_str().unwrap().contains("NameError"),
+        "{note}"
+    );
+    assert!(
+        note["derived"]["reasons"]
+            .to_string()
+            .contains("without a confirmed probe support at most FLAG"),
+        "{note}"
+    );
+}
+
+#[test]
+fn an_untrusted_clone_runs_no_probe_and_says_so() {
+    let bug = probed_issue("sub adds", "    return a + b", "assert sub(3, 1) == 2");
+    let s = reviewed_implement(
+        vec![Reply::text(sub_answer("return a + b"))],
+        vec![review("REJECT", json!([bug]))],
+        false,
+    );
+    let out = run_json(&s.run(&["--arbiter", "full"]).ok().stdout);
+    // The claim is not shown, so it flags and the run goes on; nothing was run.
+    assert_eq!(out["stages"][1]["attempts"], 1, "{out}");
+    let note = notes(&s, &out)
+        .into_iter()
+        .find(|n| n["stage"] == "implement")
+        .unwrap();
+    assert_eq!(note["verdict"], "FLAG", "{note}");
+    let probe = &note["issues"][0]["probe"];
+    assert_eq!(probe["outcome"], "unprobed", "{note}");
+    assert!(
+        probe["detail"].as_str().unwrap().contains("not trusted"),
+        "{note}"
+    );
+    // The arbiter was told probes are recorded, not run.
+    let asked = s.requests_for("arbiter-implement")[0].to_string();
+    assert!(asked.contains("Probes are recorded but not run"), "{asked}");
+}
+
+/// The task with an acceptance example written as `[[examples]]`.
+const TASK_WITH_EXAMPLE: &str = r#"title = "Add subtraction"
+description = "calc.py needs a sub function."
+
+[[requirements]]
+id = "R1"
+text = "sub(a, b) returns a - b"
+functions = ["sub"]
+
+[[examples]]
+call = "sub(10, 4)"
+expect = "6"
+
+[scope]
+include = ["calc.py", "tests/**"]
+"#;
+
+#[test]
+fn an_acceptance_example_failing_at_the_implement_stage_is_fed_back_with_its_actual_value() {
+    let mut rules = happy_rules();
+    rules[1] = stage(
+        "implement",
+        vec![
+            Reply::text(sub_answer("return a + b")),
+            // The failing change is kept: the fix is an edit on top of it.
+            Reply::text(answer(
+                "calc.py\n<<<<<<< SEARCH\n    \"\"\"Return a minus b.\"\"\"\n    return a + b\n=======\n    \"\"\"Return a minus b.\"\"\"\n    return a - b\n>>>>>>> REPLACE\n",
+                "fix sub()",
+            )),
+        ],
+    );
+    let s = Scenario::new(rules);
+    s.env
+        .write_files(&s.repo, &[(".triad/tasks/add-sub.toml", TASK_WITH_EXAMPLE)]);
+    s.env.commit_all(&s.repo, "a task with an example");
+    s.git(&["config", "triad.trusted", "true"]);
+    let out = run_json(&s.run(&[]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+    let retry = s.requests_for("implement")[1].to_string();
+    assert!(
+        retry.contains("THE TASK'S ACCEPTANCE EXAMPLES FAIL WITH YOUR CHANGE"),
+        "{retry}"
+    );
+    assert!(retry.contains("sub(10, 4): expected 6, got 14"), "{retry}");
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.ok()
+            .stdout
+            .contains("1 acceptance example(s) fail: sub(10, 4): expected 6, got 14"),
+        "{}",
+        log.stdout
+    );
+}
+
+/// A repository whose `add` has a bug its test catches, and a task to fix it.
+const BUGGY_CALC: &str = "def add(a, b):\n    return a - b\n";
+const CALC_TESTS: &str = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n";
+const FIX_TASK: &str = r#"title = "Fix add"
+description = "add(a, b) must return a + b; tests/test_calc.py fails."
+
+[[requirements]]
+id = "R1"
+text = "add returns the sum"
+files = ["calc.py"]
+
+[scope]
+include = ["calc.py", "tests/**"]
+"#;
+
+#[test]
+fn a_stage_that_rewrites_an_expected_value_or_deletes_a_test_is_refused_with_the_old_assertion() {
+    let tampered = answer(
+        "tests/test_calc.py\n<<<<<<< SEARCH\n    assert add(2, 3) == 5\n=======\n    assert add(2, 3) == -1\n>>>>>>> REPLACE\n\ntests/test_calc.py\n<<<<<<< SEARCH\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n=======\n>>>>>>> REPLACE\n\ncalc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a - b  # checked\n>>>>>>> REPLACE\n",
+        "made the tests pass",
+    );
+    let fixed = answer(
+        "tests/test_calc.py\n<<<<<<< SEARCH\n    assert add(2, 3) == -1\n=======\n    assert add(2, 3) == 5\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n>>>>>>> REPLACE\n\ncalc.py\n<<<<<<< SEARCH\n    return a - b  # checked\n=======\n    return a + b\n>>>>>>> REPLACE\n",
+        "restored the tests and fixed add",
+    );
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![Reply::text(answer(
+            "",
+            "nothing to scaffold: a one-line fix",
+        ))],
+    );
+    rules[1] = stage("implement", vec![Reply::text(tampered), Reply::text(fixed)]);
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(answer("", "nothing to refactor"))],
+    );
+    let s = Scenario::new(rules);
+    s.env.write_files(
+        &s.repo,
+        &[
+            ("calc.py", BUGGY_CALC),
+            ("tests/test_calc.py", CALC_TESTS),
+            (".triad/tasks/add-sub.toml", FIX_TASK),
+        ],
+    );
+    s.env.commit_all(&s.repo, "a bug and its test");
+    let out = run_json(&s.run(&[]).ok().stdout);
+    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+    let retry = s.requests_for("implement")[1].to_string();
+    assert!(
+        retry.contains("YOUR CHANGE WEAKENS THE REPOSITORY'S TESTS"),
+        "{retry}"
+    );
+    assert!(
+        retry.contains("rewrites the expected value of `add(2, 3)` from 5 to -1 (the base had `assert add(2, 3) == 5`)"),
+        "{retry}"
+    );
+    assert!(retry.contains("deletes the test `test_zero`"), "{retry}");
+    let branch = out["branch"].as_str().unwrap();
+    let tests = s.git(&["show", &format!("{branch}:tests/test_calc.py")]);
+    assert!(
+        tests.contains("assert add(2, 3) == 5") && tests.contains("def test_zero"),
+        "the tests end as the base had them: {tests}"
+    );
+}
