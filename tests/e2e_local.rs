@@ -207,6 +207,50 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
         ],
     );
     let out = check_run(&env, &repo, &r);
+    // A run that ends APPROVE or FLAG built something real: a non-empty change on which the
+    // task's verify command passes.
+    if ["approved", "flagged"].contains(&out["status"].as_str().unwrap()) {
+        let branch = out["branch"].as_str().unwrap();
+        let diff = env
+            .git(&repo, &["diff", "--stat", &format!("main..{branch}")])
+            .ok()
+            .stdout
+            .clone();
+        assert!(
+            !diff.trim().is_empty(),
+            "{} with an empty change: {out}",
+            out["status"]
+        );
+        let wt = env.root().join("verify-wt");
+        env.git(
+            &repo,
+            &[
+                "worktree",
+                "add",
+                "-q",
+                "--detach",
+                wt.to_str().unwrap(),
+                branch,
+            ],
+        )
+        .ok();
+        let verify = env
+            .command("python3", &wt)
+            .args(["-m", "unittest", "discover", "-s", "tests", "-t", ".", "-q"])
+            .output()
+            .unwrap();
+        assert!(
+            verify.status.success(),
+            "{} with a failing change: {}\n{out}",
+            out["status"],
+            String::from_utf8_lossy(&verify.stderr)
+        );
+        env.git(
+            &repo,
+            &["worktree", "remove", "--force", wt.to_str().unwrap()],
+        )
+        .ok();
+    }
 
     // 2. The pre-push gate reads the outcome.
     let remote = env.root().join("remote.git");

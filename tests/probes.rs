@@ -331,3 +331,46 @@ fn a_stage_that_rewrites_an_expected_value_or_deletes_a_test_is_refused_with_the
         "the tests end as the base had them: {tests}"
     );
 }
+
+#[test]
+fn a_rejection_the_facts_decide_is_explained_by_the_facts_not_the_model_s_prose() {
+    // The verify command fails at every commit; the arbiter approves with "fine".
+    let mut rules = happy_rules();
+    rules[5] = arbiter(
+        "verify",
+        vec![
+            json!({"verdict": "APPROVE", "confidence": 0.9, "reasoning": "fine",
+                    "issues": [], "alternatives": []}),
+        ],
+    );
+    let s = Scenario::new(rules);
+    s.env.write_files(
+        &s.repo,
+        &[(
+            ".triad/tasks/add-sub.toml",
+            &format!(
+                "{}\n[verify]\ncommand = \"exit 7\"\n",
+                crate::pipeline::TASK
+            ),
+        )],
+    );
+    s.env.commit_all(&s.repo, "a task whose command fails");
+    s.git(&["config", "triad.trusted", "true"]);
+    let r = s.run(&["--max-retries", "0"]);
+    let out = run_json(&r.stdout);
+    let message = out["message"].as_str().unwrap();
+    assert!(
+        message.contains(
+            "failed 1 attempt (the last: the facts: verify command `exit 7` exited with 7)"
+        ),
+        "{out}"
+    );
+    assert!(!message.contains("the last: fine"), "{out}");
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.stdout
+            .contains("rejected REJECT — the facts: verify command `exit 7` exited with 7"),
+        "{}",
+        log.stdout
+    );
+}

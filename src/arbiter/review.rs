@@ -166,10 +166,10 @@ pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Fl
             reasons.push(format!(
                 "verify command `{}` {}",
                 v.command,
-                if v.timed_out {
-                    "timed out".to_string()
-                } else {
-                    format!("exited with {:?}", v.exit_code)
+                match (v.timed_out, v.exit_code) {
+                    (true, _) => "timed out".to_string(),
+                    (false, Some(c)) => format!("exited with {c}"),
+                    (false, None) => "was killed".to_string(),
                 }
             ));
             verdict = Some(Verdict::Reject);

@@ -261,6 +261,20 @@ pub struct Floor {
     pub reasons: Vec<String>,
 }
 
+impl ArbiterReview {
+    /// Why the verdict acted on is what it is, in one line: the facts' reasons when the
+    /// floor set it, else the model's reasoning (a REJECT the floor decided is not
+    /// explained by a model that wrote "fine").
+    pub fn why(&self) -> String {
+        match &self.floor {
+            Some(f) if f.verdict == self.verdict && !f.reasons.is_empty() => {
+                format!("the facts: {}", f.reasons.join("; "))
+            }
+            _ => self.reasoning.clone(),
+        }
+    }
+}
+
 /// A complete review as recorded in the note (seed 000 §B3.2 plus provenance).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ArbiterReview {

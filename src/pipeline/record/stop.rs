@@ -203,7 +203,8 @@ impl StopReason {
                 "the consensus would not let the refactored result proceed: {outcome} ({detail}), after every redo allowed"
             ),
             StopReason::RetriesHalt { stage, tries, last } => format!(
-                "the {stage} stage failed {tries} attempts (the last: {last}); stopping for a human"
+                "the {stage} stage failed {tries} attempt{} (the last: {last}); stopping for a human",
+                if *tries == 1 { "" } else { "s" }
             ),
             StopReason::RetriesExhausted { stage, why } => format!(
                 "the {stage} stage used up its retries and {}",

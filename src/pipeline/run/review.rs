@@ -161,7 +161,7 @@ impl<'a> Run<'a> {
                 self.rec.keep(commit);
                 attempt.result = AttemptResult::Rejected;
                 attempt.detail =
-                    crate::pipeline::record::one_line(&review.reasoning, "rejected by the arbiter");
+                    crate::pipeline::record::one_line(&review.why(), "rejected by the arbiter");
                 match chambered {
                     Chambered::Answer { block, .. } => {
                         self.retry(attempt, &format!("{reject_fb}\n{block}"))
@@ -182,7 +182,7 @@ impl<'a> Run<'a> {
             Verdict::Halt => {
                 self.rec.keep(commit);
                 attempt.result = AttemptResult::Halted;
-                attempt.detail = review.reasoning.clone();
+                attempt.detail = review.why();
                 self.state.stages[idx].attempts.push(attempt);
                 // A model's synthesis does not lift a HALT; the person who decides reads it.
                 let chamber_said = match (&chambered, self.chamber_answer(chambered.session())) {

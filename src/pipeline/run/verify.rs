@@ -90,7 +90,8 @@ impl VerifyPlan {
 const FAILING: &str =
     "\nThe command FAILS, so the run cannot pass as it is: no review can approve a failing \
 command. This is an outright defect: fix it now by changing the file the output points at (the \
-code, or a test whose expected value contradicts the TaskSpec's acceptance criteria), in your \
+code, or a test this run added whose expected value contradicts the TaskSpec's acceptance \
+criteria; the tests the repository already had are evidence and stay as they are), in your \
 answer format, and say in `summary` what you fixed. The command runs again on your fix.\n";
 
 impl Run<'_> {
