@@ -147,7 +147,7 @@ fn bench_grades_by_facts_and_keeps_the_figures_per_user() {
     ] {
         let good = entry(&store, "model-a", role);
         assert_eq!(good["figures"]["score"], 1.0, "model-a as {role}: {good:#}");
-        assert_eq!(good["task_set"], 2);
+        assert_eq!(good["task_set"], 3);
         assert_eq!(good["wire_id"], "model-a");
         let idle = entry(&store, "model-b", role);
         assert_eq!(idle["figures"]["score"], 0.0, "model-b as {role}: {idle:#}");
@@ -167,13 +167,13 @@ fn bench_grades_by_facts_and_keeps_the_figures_per_user() {
             &arbiter["clean"],
             &arbiter["clean_ok"]
         ),
-        (&json!(6), &json!(0), &json!(4), &json!(4)),
+        (&json!(9), &json!(0), &json!(7), &json!(7)),
         "approving everything catches nothing: {arbiter:#}"
     );
     let results = entry(&store, "model-a", "arbiter")["results"]
         .as_array()
         .unwrap();
-    assert_eq!(results.len(), 10);
+    assert_eq!(results.len(), 16);
     assert!(
         store["entries"]
             .as_array()
@@ -195,7 +195,7 @@ fn bench_grades_by_facts_and_keeps_the_figures_per_user() {
         .all(|r| !r.body.contains("test_hidden") && !r.body.contains("MMMCMXCIX")));
     // The bench's calls are in the repository's ledger like any other.
     let ledger = std::fs::read_to_string(b.repo.join(".git/triad/ledger.jsonl")).unwrap();
-    assert_eq!(ledger.lines().count(), 2 * (10 + 10));
+    assert_eq!(ledger.lines().count(), 2 * (10 + 16));
 }
 
 #[test]
@@ -220,7 +220,7 @@ fn the_report_and_the_model_list_show_what_was_measured() {
             .stdout,
     )
     .unwrap();
-    assert_eq!(json["task_set"], 2);
+    assert_eq!(json["task_set"], 3);
     assert_eq!(json["entries"].as_array().unwrap().len(), 10);
     assert!(json["entries"]
         .as_array()
@@ -530,5 +530,64 @@ fn measurements_are_shared_through_a_ref_and_taken_in_only_on_import() {
             .contains("git fetch <remote> refs/triad/fitness"),
         "{}",
         none.stderr
+    );
+}
+
+#[test]
+fn the_same_review_answers_are_scored_with_probes_and_without() {
+    // model-a rejects both the buggy and the correct leap-year change with the same claim
+    // and the same probe: it fails on the bug (confirmed) and passes on the correct code
+    // (refuted), so only the probes tell the two apart.
+    let claim = |quote: &str| {
+        json!({"verdict": "REJECT", "confidence": 0.9, "reasoning": "2000 is a leap year",
+            "issues": [{"severity": "critical", "category": "logic", "path": "calendar_util.py",
+                "start_line": 8, "end_line": 8, "quote": quote,
+                "description": "century years divisible by 400 are leap years",
+                "suggestion": "add the 400 rule", "evidence": "the requirement",
+                "probe": "assert is_leap(2000)"}],
+            "alternatives": []})
+    };
+    let rules = vec![
+        rule("model-a", "bug", "STAGE REVIEWED: implement")
+            .contains("year % 100 != 0\n")
+            .reply(Reply::json(claim(
+                "    return year % 4 == 0 and year % 100 != 0",
+            ))),
+        rule("model-a", "clean", "STAGE REVIEWED: implement").reply(Reply::json(claim(
+            "    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)",
+        ))),
+    ];
+    // The bench's workspaces are its own: probes run there whatever the clone.
+    let b = Bench::new(rules, "");
+    b.triad(&[
+        "bench",
+        "--models",
+        "model-a",
+        "--roles",
+        "arbiter",
+        "--tasks",
+        "bug-leap-century,clean-leap",
+    ])
+    .ok();
+    let store = b.store();
+    let f = &entry(&store, "model-a", "arbiter")["figures"];
+    assert_eq!(
+        (&f["caught"], &f["false_positives"]),
+        (&json!(1), &json!(0)),
+        "{f:#}"
+    );
+    assert_eq!(
+        f["without_probes"],
+        json!({"caught": 1, "false_positives": 1, "flagged_clean": 0}),
+        "{f:#}"
+    );
+    let report = b.triad(&["bench", "--report"]);
+    assert!(
+        report
+            .ok()
+            .stdout
+            .contains("caught 1/1, 1/1 clean rejected"),
+        "{}",
+        report.stdout
     );
 }

@@ -44,7 +44,7 @@ fn rows<'a>(store: &'a FitnessStore, config: &Config, now: u64) -> Vec<Row<'a>> 
     rows
 }
 
-fn cells(r: &Row<'_>) -> [String; 8] {
+fn cells(r: &Row<'_>) -> [String; 9] {
     let f = &r.entry.figures;
     let (tin, tout) = f.tokens_per_task();
     [
@@ -52,6 +52,7 @@ fn cells(r: &Row<'_>) -> [String; 8] {
         r.entry.model.clone(),
         format!("{:.2}{}", f.score, if r.stale.is_some() { "*" } else { "" }),
         f.counts(),
+        f.without_probes_counts(),
         format!("{tin:.0}+{tout:.0}"),
         format!("{:.1} s", f.latency_per_task_ms() / 1000.0),
         format!("{:.4}", f.cost_per_task()),
@@ -59,11 +60,12 @@ fn cells(r: &Row<'_>) -> [String; 8] {
     ]
 }
 
-const HEADER: [&str; 8] = [
+const HEADER: [&str; 9] = [
     "ROLE",
     "MODEL",
     "SCORE",
     "COUNTS",
+    "SAME ANSWERS, NO PROBES",
     "TOKENS/TASK",
     "LATENCY/TASK",
     "$/TASK",
@@ -91,7 +93,7 @@ pub fn text(store: &FitnessStore, config: &Config, now: u64) -> String {
     let mut table = vec![HEADER.map(str::to_string)];
     table.extend(rows.iter().map(cells));
     let mut s = format!(
-        "measured fitness (task set {TASK_SET_VERSION}; score 0-1: build tasks passed, or reviews' recall x clean changes not rejected)\n"
+        "measured fitness (task set {TASK_SET_VERSION}; score 0-1: build tasks passed, or reviews' recall x clean changes not rejected, with the reviews' claims checked by their probes)\n"
     );
     s.push_str(&crate::cli::models::render_table(&table));
     let notes = stale_notes(&rows);

@@ -80,6 +80,18 @@ pub struct UnprobedFigures {
 }
 
 impl Figures {
+    /// Reviews only: the same answers' figures derived without probes, as
+    /// `caught 1/3, 2/3 clean rejected` (`-` for build figures or older measurements).
+    pub fn without_probes_counts(&self) -> String {
+        match &self.without_probes {
+            Some(w) if self.bugs + self.clean > 0 => format!(
+                "caught {}/{}, {}/{} clean rejected",
+                w.caught, self.bugs, w.false_positives, self.clean
+            ),
+            _ => "-".into(),
+        }
+    }
+
     fn per(&self, total: f64) -> f64 {
         if self.attempts == 0 {
             0.0

@@ -24,7 +24,7 @@ use crate::task::TaskSpec;
 
 /// The version of the task set. Figures measured with another version are stale: bump it
 /// whenever a task, a hidden test or a grading rule changes what a score means.
-pub const TASK_SET_VERSION: u32 = 2;
+pub const TASK_SET_VERSION: u32 = 3;
 
 /// The build tasks, by file name.
 const BUILD: &[(&str, &str)] = &[
@@ -97,8 +97,32 @@ const REVIEW: &[(&str, &str)] = &[
         include_str!("../../config/bench-tasks/review/bug-window-end.toml"),
     ),
     (
+        "bug-leap-century",
+        include_str!("../../config/bench-tasks/review/bug-leap-century.toml"),
+    ),
+    (
+        "bug-batch-tail",
+        include_str!("../../config/bench-tasks/review/bug-batch-tail.toml"),
+    ),
+    (
+        "bug-shared-default",
+        include_str!("../../config/bench-tasks/review/bug-shared-default.toml"),
+    ),
+    (
         "clean-clamp",
         include_str!("../../config/bench-tasks/review/clean-clamp.toml"),
+    ),
+    (
+        "clean-leap",
+        include_str!("../../config/bench-tasks/review/clean-leap.toml"),
+    ),
+    (
+        "clean-batches",
+        include_str!("../../config/bench-tasks/review/clean-batches.toml"),
+    ),
+    (
+        "clean-tags",
+        include_str!("../../config/bench-tasks/review/clean-tags.toml"),
     ),
     (
         "clean-chunks",
