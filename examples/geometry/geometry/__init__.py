@@ -1,0 +1,5 @@
+"""Plane geometry helpers."""
+
+from .shapes import rect_area
+
+__all__ = ["rect_area"]
