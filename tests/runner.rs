@@ -6,6 +6,7 @@ mod chamber_run;
 mod cli_basics;
 mod code_evidence;
 mod common;
+mod compare;
 mod consensus;
 mod cost;
 mod debate;

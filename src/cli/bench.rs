@@ -1,4 +1,7 @@
-//! `git triad bench`: measure models on the built-in task set, or report what was measured.
+//! `git triad bench`: measure models on the built-in task set, report what was measured, or
+//! compare the plain test loop with the pipeline on the repository's own tasks.
+
+mod compare;
 
 use clap::{Args, ValueEnum};
 
@@ -41,7 +44,8 @@ pub enum ReportFormat {
 /// `git triad run --routing` pick models by them.
 ///
 /// Examples: git triad bench --models gpt-5,claude-sonnet-4-5 --repeat 2;
-/// git triad -c profile=local bench --tasks quick; git triad bench --report --format markdown
+/// git triad -c profile=local bench --tasks quick; git triad bench --report --format markdown;
+/// git triad bench --compare --task fix-login --configs loop,bookend --repeat 3
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// Models to measure, comma-separated (default: the models of the active profile's roles).
@@ -77,6 +81,25 @@ pub struct BenchArgs {
     /// Format of the report, and of the summary printed after measuring.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
+    /// Instead of measuring the built-in tasks: run this repository's committed tasks as a
+    /// plain test loop (the implementer's model, the verify command's output, up to three
+    /// tries) and as the pipeline under each arbiter mode, and show what completed, at what
+    /// cost and wall time. Each run leaves its branch; every outcome is judged by the task's
+    /// verify command on a non-empty change, never by a model's word.
+    #[arg(long, conflicts_with_all = ["report", "share", "import"])]
+    pub compare: bool,
+    /// With `--compare`: the task to run (repeatable; default: every committed TaskSpec).
+    #[arg(long, value_name = "SLUG", requires = "compare")]
+    pub task: Vec<String>,
+    /// With `--compare`: the configurations, comma-separated, from loop, off, final,
+    /// bookend, full (default: all).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "C1,C2",
+        requires = "compare"
+    )]
+    pub configs: Vec<String>,
 }
 
 /// Progress lines on stderr.
@@ -215,6 +238,9 @@ pub fn run(ctx: &Context, args: &BenchArgs) -> CommandResult {
     }
     if args.share || args.import {
         return share(ctx, args.share);
+    }
+    if args.compare {
+        return compare::run(ctx, args, &loaded);
     }
     let profile = loaded.active_profile(&ctx.env);
     let models = if args.models.is_empty() {

@@ -1,11 +1,14 @@
 //! The pipeline: Architect → Implement → Refactor → Verify, each stage a commit on a
 //! scratch branch, gated by a cross-model arbiter.
 //!
-//! [`plan`] checks a run can start and assigns models; [`run::Run`] owns one run and drives
+//! [`answer`] reads a stage model's answer and applies it (the one stage service);
+//! [`baseline`] is the plain test loop a run must beat. [`plan`] checks a run can start and assigns models; [`run::Run`] owns one run and drives
 //! it; [`lock`] keeps it to one process at a time; [`record`] is what it writes to `refs/triad/runs/<id>`; [`observer`] is how progress
 //! reaches a renderer; [`context`] and [`reconcile`] are the pure parts (what a stage model is
 //! shown, and the facts of a reconciliation).
 
+pub mod answer;
+pub mod baseline;
 pub mod context;
 pub mod estimate;
 pub mod lock;

@@ -14,12 +14,12 @@ use tempfile::TempDir;
 use super::tasks::{BuildTask, CaseClass, ReviewCase};
 use crate::arbiter::gather::{prepare, Prepared, Subject, TreeFacts};
 use crate::arbiter::{ArbiterReview, Severity, Verdict};
-use crate::edit::{apply_blocks, parse_edit_blocks, parse_whole_files};
 use crate::git::worktree::run_command;
 use crate::git::{self, Context as _, GitError, TreeFiles};
-use crate::privacy::{Guard, Privacy};
+use crate::pipeline::answer::{apply_answer, read_answer, ReadAnswer};
+use crate::privacy::Privacy;
 use crate::probe::{ProbePolicy, ProbeSettings};
-use crate::task::outcome::{parse_meta, Outcome};
+use crate::task::outcome::Outcome;
 
 /// How long the hidden tests of one answer may run before they count as failed.
 pub const HIDDEN_TEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -232,8 +232,8 @@ pub fn grade_build(
     privacy: &Privacy,
 ) -> Result<BuildOutcome, GitError> {
     let out = BuildOutcome::default();
-    let meta = match parse_meta(answer) {
-        Ok(m) => m,
+    let ReadAnswer { meta, blocks } = match read_answer(answer, whole) {
+        Ok(a) => a,
         Err(why) => return Ok(out.failed(format!("answer not read: {why}"))),
     };
     if meta.outcome != Outcome::Approve {
@@ -242,26 +242,12 @@ pub fn grade_build(
             meta.outcome.as_str()
         )));
     }
-    let parsed = if whole {
-        parse_whole_files(answer)
-    } else {
-        parse_edit_blocks(answer)
-    };
-    let blocks = match parsed {
-        Ok(b) => b,
-        Err(e) => return Ok(out.failed(format!("edits not read: {e}"))),
-    };
     let mut out = BuildOutcome {
         answer_read: true,
         ..out
     };
     let files = ws.files()?;
-    let guarded = Guard {
-        files: &files,
-        privacy,
-    };
-    let spec = &task.spec;
-    let applied = match apply_blocks(&guarded, &blocks, &|p| spec.writable(p)) {
+    let applied = match apply_answer(&files, privacy, &task.spec, &blocks) {
         Ok(a) => a,
         Err(failures) => {
             let first = failures

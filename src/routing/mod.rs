@@ -4,6 +4,7 @@
 //! roles set to `auto` to pick their models under a routing mode ([`route`]).
 
 pub mod bench;
+pub mod compare;
 pub mod grade;
 pub mod route;
 pub mod selfpref;

@@ -12,20 +12,16 @@ use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::gather::TreeFacts;
 use crate::arbiter::review::finding_issue;
 use crate::code::Finding;
-use crate::config::EditFormat;
-use crate::edit::{
-    apply_blocks, check_path, parse_edit_blocks, parse_whole_files, render_failures,
-    summarize_failures, BlockFailure, EditBlock,
-};
+use crate::edit::{check_path, render_failures, summarize_failures, BlockFailure, EditBlock};
 use crate::git::{self, Context as _, ObjectId, TreeFiles};
 use crate::model::Spend;
+use crate::pipeline::answer::{apply_answer, read_answer, writes_whole_files, ReadAnswer};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::reconcile::ImplementationSummary;
 use crate::pipeline::record::{one_line, AttemptRecord, AttemptResult, UnderReview};
 use crate::pipeline::stage::Stage;
-use crate::privacy::Guard;
 use crate::probe::ProbeRunner;
-use crate::task::outcome::{parse_meta, Outcome};
+use crate::task::outcome::Outcome;
 
 /// Most bytes of a stage answer kept in the run record's transcript.
 const ANSWER_RECORD_BYTES: usize = 256 * 1024;
@@ -138,29 +134,10 @@ impl Run<'_> {
         };
 
         // Understand the answer.
-        let answer = &completion.response.text;
-        let meta = match parse_meta(answer) {
-            Ok(m) => m,
+        let whole = writes_whole_files(&self.env.config.config, &answered.model);
+        let ReadAnswer { meta, blocks } = match read_answer(&completion.response.text, whole) {
+            Ok(a) => a,
             Err(why) => return self.retry(answered.record(AttemptResult::BadAnswer, ""), &why),
-        };
-        let whole = self
-            .env
-            .config
-            .config
-            .models
-            .get(&answered.model)
-            .is_some_and(|m| m.edit_format == EditFormat::Whole);
-        let parsed = if whole {
-            parse_whole_files(answer)
-        } else {
-            parse_edit_blocks(answer)
-        };
-        let blocks = match parsed {
-            Ok(b) => b,
-            Err(e) => {
-                let why = format!("an edit block could not be read: {e}");
-                return self.retry(answered.record(AttemptResult::BadAnswer, ""), &why);
-            }
         };
         if meta.outcome != Outcome::Approve {
             if let Some(why) = crate::task::outcome::unroutable(&meta, stage.as_str()) {
@@ -168,12 +145,7 @@ impl Run<'_> {
             }
             return self.stop_on_outcome(answered, meta);
         }
-        let spec = &self.spec;
-        let guarded = Guard {
-            files: &files,
-            privacy: &self.privacy,
-        };
-        let mut applied = match apply_blocks(&guarded, &blocks, &|p| spec.writable(p)) {
+        let mut applied = match apply_answer(&files, &self.privacy, &self.spec, &blocks) {
             Ok(a) => a,
             Err(failures) => {
                 let ok_count = blocks.len().saturating_sub(failures.len());

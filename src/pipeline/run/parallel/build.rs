@@ -6,14 +6,14 @@
 use git2::{Oid, Tree};
 
 use crate::config::{prompt, EditFormat};
-use crate::edit::{apply_blocks, parse_edit_blocks, parse_whole_files, summarize_failures};
+use crate::edit::summarize_failures;
 use crate::git::{self, Context as _, FileStat, TreeFiles};
 use crate::model::ChatRequest;
+use crate::pipeline::answer::{apply_answer, read_answer, writes_whole_files, ReadAnswer};
 use crate::pipeline::context::{stage_message, StageContext};
 use crate::pipeline::run::{Run, RunError};
 use crate::pipeline::stage::Stage;
-use crate::privacy::Guard;
-use crate::task::outcome::{parse_meta, Outcome};
+use crate::task::outcome::Outcome;
 
 /// A solution committed from an answer.
 pub(super) struct Built {
@@ -119,36 +119,16 @@ impl Run<'_> {
             .find_commit(parent)
             .and_then(|c| c.tree())
             .ctx("reading a solution's parent tree")?;
-        let meta = match parse_meta(answer) {
-            Ok(m) => m,
+        let whole = writes_whole_files(&self.env.config.config, model);
+        let ReadAnswer { meta, blocks } = match read_answer(answer, whole) {
+            Ok(a) => a,
             Err(why) => return Ok(Err(why)),
         };
         if meta.outcome != Outcome::Approve {
             return Ok(Err(format!("it answered {}", meta.outcome.as_str())));
         }
-        let whole = self
-            .env
-            .config
-            .config
-            .models
-            .get(model)
-            .is_some_and(|m| m.edit_format == EditFormat::Whole);
-        let parsed = if whole {
-            parse_whole_files(answer)
-        } else {
-            parse_edit_blocks(answer)
-        };
-        let blocks = match parsed {
-            Ok(b) => b,
-            Err(e) => return Ok(Err(format!("an edit block could not be read: {e}"))),
-        };
         let files = TreeFiles::new(repo, parent_tree.clone());
-        let guarded = Guard {
-            files: &files,
-            privacy: &self.privacy,
-        };
-        let spec = &self.spec;
-        let applied = match apply_blocks(&guarded, &blocks, &|p| spec.writable(p)) {
+        let applied = match apply_answer(&files, &self.privacy, &self.spec, &blocks) {
             Ok(a) => a,
             Err(failures) => {
                 let ok = blocks.len().saturating_sub(failures.len());

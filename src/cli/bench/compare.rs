@@ -1,0 +1,254 @@
+//! `git triad bench --compare`: the repository's own tasks run as the plain test loop and
+//! as the pipeline under each arbiter mode, on the user's own models, judged by facts.
+
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use super::BenchArgs;
+use crate::cli::{out, say, CommandError, CommandResult, Context};
+use crate::config::{LoadedConfig, Role};
+use crate::pipeline::baseline::{plain_loop, LoopRequest};
+use crate::pipeline::VerifyPlan;
+use crate::routing::compare::{check_branch, rows, CompareRun, CONFIGS};
+use crate::task::spec::{spec_path, TASKS_DIR};
+use crate::task::TaskSpec;
+
+/// Runs `git triad bench --compare`.
+pub(super) fn run(ctx: &Context, args: &BenchArgs, loaded: &LoadedConfig) -> CommandResult {
+    let repo = crate::cli::run::need_repo(ctx)?;
+    let configs: Vec<String> = if args.configs.is_empty() {
+        CONFIGS.iter().map(|c| c.to_string()).collect()
+    } else {
+        args.configs.clone()
+    };
+    if let Some(bad) = configs.iter().find(|c| !CONFIGS.contains(&c.as_str())) {
+        return Err(
+            CommandError::usage(format!("`{bad}` is not a configuration to compare"))
+                .hint(format!("use some of: {}", CONFIGS.join(", "))),
+        );
+    }
+    let head = repo
+        .head()
+        .and_then(|h| h.peel_to_commit())
+        .map_err(|e| CommandError::usage(format!("HEAD has no commit: {e}")))?;
+    let tree = head.tree()?;
+    let slugs: Vec<String> = if args.task.is_empty() {
+        committed_tasks(repo, &tree)
+    } else {
+        args.task.clone()
+    };
+    if slugs.is_empty() {
+        return Err(CommandError::usage("no committed TaskSpec to compare on")
+            .hint("name one with `--task <slug>`; `git triad task new` writes one"));
+    }
+    let profile = loaded.active_profile(&ctx.env);
+    let model = loaded
+        .role_models(Role::Implementer, profile.as_deref())
+        .into_iter()
+        .next()
+        .ok_or_else(|| CommandError::usage("the implementer role has no model"))?;
+    let mut runs = Vec::new();
+    for slug in &slugs {
+        let spec = committed_spec(repo, &tree, slug)?;
+        let (command, timeout) = match VerifyPlan::decide(&spec, &loaded.config, ctx.trusted()) {
+            VerifyPlan::Run { command, timeout } => (command, timeout),
+            VerifyPlan::Skip(why) => {
+                return Err(CommandError::usage(format!(
+                    "task `{slug}` cannot be compared: {}",
+                    why.describe()
+                ))
+                .hint("the comparison judges every configuration by the task's verify command"))
+            }
+        };
+        for config in &configs {
+            for n in 1..=args.repeat {
+                if !ctx.quiet {
+                    say(&format!(
+                        "bench: {slug}: {config}, run {n} of {}",
+                        args.repeat
+                    ));
+                }
+                let started = Instant::now();
+                let (status, claimed, branch, cost) = if config == "loop" {
+                    crate::cli::run::ensure_local_servers(
+                        ctx,
+                        loaded,
+                        std::slice::from_ref(&model),
+                    )?;
+                    let client = crate::cli::run::client_for(ctx, repo, loaded);
+                    let quiet = ctx.quiet;
+                    let lines = move |l: &str| {
+                        if !quiet {
+                            say(&format!("bench: {l}"));
+                        }
+                    };
+                    let outcome = plain_loop(&LoopRequest {
+                        repo,
+                        config: &loaded.config,
+                        client: &client,
+                        spec: &spec,
+                        model: &model,
+                        verify: (&command, timeout),
+                        tries: 3,
+                        say: &lines,
+                    })
+                    .map_err(|e| CommandError::failure(format!("the plain loop failed: {e}")))?;
+                    let status = if outcome.passed { "passed" } else { "failed" };
+                    (
+                        status.to_string(),
+                        outcome.passed,
+                        outcome.branch,
+                        outcome.spend.cost_usd,
+                    )
+                } else {
+                    pipeline_run(ctx, slug, config)?
+                };
+                let (changed, passes) = match &branch {
+                    Some(b) => check_branch(repo, head.id(), b, &command, timeout)
+                        .map_err(|e| CommandError::failure(e.to_string()))?,
+                    None => (0, false),
+                };
+                let run = CompareRun::judged(
+                    slug,
+                    config,
+                    &status,
+                    claimed,
+                    branch,
+                    changed,
+                    passes,
+                    cost,
+                    started.elapsed().as_secs_f64(),
+                );
+                if !ctx.quiet {
+                    say(&format!(
+                        "bench: {slug}: {config}: {} ({}, {} file(s) changed, verify {}; {:.0} s, ${:.4})",
+                        if run.completed { "completed" } else { "not completed" },
+                        run.status,
+                        run.changed,
+                        if run.verify_passes { "passes" } else { "fails" },
+                        run.seconds,
+                        run.cost_usd
+                    ));
+                }
+                runs.push(run);
+            }
+        }
+    }
+    out(&render(&runs, args.format == super::ReportFormat::Json))?;
+    crate::cli::ok()
+}
+
+/// Runs the pipeline on `slug` with arbiter mode `mode` as `git triad run` would, in its own
+/// process: (status, whether it claims success, branch, cost).
+fn pipeline_run(
+    ctx: &Context,
+    slug: &str,
+    mode: &str,
+) -> CommandResult<(String, bool, Option<String>, f64)> {
+    let exe = std::env::current_exe()
+        .map_err(|e| CommandError::failure(format!("cannot find this program: {e}")))?;
+    let mut cmd = Command::new(exe);
+    cmd.current_dir(&ctx.cwd);
+    for o in &ctx.overrides {
+        cmd.arg("-c").arg(o);
+    }
+    if ctx.quiet {
+        cmd.arg("-q");
+    }
+    cmd.args([
+        "--no-tui",
+        "run",
+        "--task",
+        slug,
+        "--arbiter",
+        mode,
+        "--json",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::inherit());
+    let output = cmd
+        .output()
+        .map_err(|e| CommandError::failure(format!("cannot start `git triad run`: {e}")))?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let v: serde_json::Value = serde_json::from_str(text.trim()).map_err(|e| {
+        CommandError::failure(format!(
+            "`git triad run --task {slug} --arbiter {mode}` gave no run report ({e}; exit {:?})",
+            output.status.code()
+        ))
+    })?;
+    let status = v["status"].as_str().unwrap_or("unknown").to_string();
+    let claimed = matches!(status.as_str(), "approved" | "flagged");
+    let branch = v["branch"].as_str().map(str::to_string);
+    Ok((
+        status,
+        claimed,
+        branch,
+        v["cost_usd"].as_f64().unwrap_or(0.0),
+    ))
+}
+
+/// The TaskSpecs committed at `tree`, by slug.
+fn committed_tasks(repo: &git2::Repository, tree: &git2::Tree<'_>) -> Vec<String> {
+    let Ok(dir) = tree
+        .get_path(std::path::Path::new(TASKS_DIR))
+        .and_then(|e| e.to_object(repo))
+        .and_then(|o| o.peel_to_tree())
+    else {
+        return Vec::new();
+    };
+    dir.iter()
+        .filter_map(|e| e.name().ok()?.strip_suffix(".toml").map(str::to_string))
+        .collect()
+}
+
+/// The TaskSpec `slug` as committed at `tree`.
+fn committed_spec(
+    repo: &git2::Repository,
+    tree: &git2::Tree<'_>,
+    slug: &str,
+) -> CommandResult<TaskSpec> {
+    let path = spec_path(slug);
+    let text = crate::git::TreeFiles::new(repo, tree.clone())
+        .text(&path)
+        .ok_or_else(|| {
+            CommandError::usage(format!("no TaskSpec `{path}` is committed at HEAD"))
+                .hint("commit it first: the comparison runs what the repository holds")
+        })?;
+    TaskSpec::parse(&text, &path, slug).map_err(|e| CommandError::usage(e.to_string()))
+}
+
+/// The comparison for people (a table) or machines (JSON: every run and the rows).
+fn render(runs: &[CompareRun], json: bool) -> String {
+    let rows = rows(runs);
+    if json {
+        return format!(
+            "{}\n",
+            serde_json::json!({"runs": runs, "configurations": rows})
+        );
+    }
+    let mut table = vec![[
+        "CONFIGURATION".to_string(),
+        "COMPLETED".into(),
+        "FALSE SUCCESS".into(),
+        "$/RUN".into(),
+        "WALL/RUN".into(),
+    ]];
+    for r in &rows {
+        table.push([
+            if r.config == "loop" {
+                "plain test loop".to_string()
+            } else {
+                format!("pipeline, arbiter {}", r.config)
+            },
+            format!("{}/{}", r.completed, r.runs),
+            r.false_success.to_string(),
+            format!("{:.4}", r.cost_usd),
+            format!("{:.0} s", r.seconds),
+        ]);
+    }
+    format!(
+        "completed = a claimed success on a non-empty change the task's verify command passes\n{}",
+        crate::cli::models::render_table(&table)
+    )
+}
