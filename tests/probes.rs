@@ -374,3 +374,33 @@ fn a_rejection_the_facts_decide_is_explained_by_the_facts_not_the_model_s_prose(
         log.stdout
     );
 }
+
+#[test]
+fn task_new_writes_examples_a_run_reads_back_as_typed_facts() {
+    let s = Scenario::new(happy_rules());
+    let r = s.env.triad(
+        &s.repo,
+        &[
+            "task",
+            "new",
+            "add-mul",
+            "--title",
+            "Add mul",
+            "--example",
+            "mul(3, 2) == 6",
+            "--example",
+            "mul('a', 2) == 'aa'",
+        ],
+    );
+    r.ok();
+    let text = std::fs::read_to_string(s.repo.join(".triad/tasks/add-mul.toml")).unwrap();
+    let spec = git_triad::task::TaskSpec::parse(&text, "add-mul.toml", "add-mul").unwrap();
+    let examples: Vec<String> = spec.examples.iter().map(|e| e.text()).collect();
+    assert_eq!(examples, ["mul(3, 2) == 6", "mul('a', 2) == 'aa'"]);
+    let bad = s.env.triad(
+        &s.repo,
+        &["task", "new", "x", "--title", "X", "--example", "it works"],
+    );
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("is not an example"), "{}", bad.stderr);
+}

@@ -5,6 +5,12 @@ use clap::Args;
 use crate::cli::run::need_repo;
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
 use crate::task::spec::{self, template, valid_slug};
+use crate::task::Example;
+
+/// `text` as a TOML basic string.
+fn toml_string(text: &str) -> String {
+    toml::Value::String(text.to_string()).to_string()
+}
 
 /// Write a TaskSpec template.
 #[derive(Debug, Args)]
@@ -14,9 +20,21 @@ pub struct NewArgs {
     /// One-line title.
     #[arg(long)]
     pub title: String,
+    /// An acceptance example, `call == value` (repeatable): every building stage and
+    /// Verify run it against the code, and a failing one is sent back with its actual value.
+    /// Example: --example "slugify('A b') == 'a-b'".
+    #[arg(long = "example", value_name = "CALL == VALUE", value_parser = parse_example)]
+    pub examples: Vec<Example>,
     /// Replace an existing file.
     #[arg(long)]
     pub force: bool,
+}
+
+/// Reads `--example`: a call, `==`, and the value it must return.
+fn parse_example(text: &str) -> Result<Example, String> {
+    Example::from_criterion(text).ok_or_else(|| {
+        format!("`{text}` is not an example: write a call, `==`, and its value, e.g. \"f(2) == 4\"")
+    })
 }
 
 /// Runs `git triad task new`.
@@ -41,7 +59,15 @@ pub fn run(ctx: &Context, args: &NewArgs) -> CommandResult {
         }
         std::fs::remove_file(&path)?;
     }
-    crate::fsguard::create_new(root, &rel, template(&args.slug, &args.title).as_bytes())?;
+    let mut text = template(&args.slug, &args.title);
+    for e in &args.examples {
+        text.push_str(&format!(
+            "\n[[examples]]\ncall = {}\nexpect = {}\n",
+            toml_string(&e.call),
+            toml_string(&e.expect)
+        ));
+    }
+    crate::fsguard::create_new(root, &rel, text.as_bytes())?;
     out(&format!(
         "wrote {rel}\nnext: describe the task and its requirements, then `git add {rel} && git commit -m \"task: {}\"` and `git triad run --task {}`\n",
         args.slug, args.slug
