@@ -441,3 +441,139 @@ fn derive(model: Verdict, issues: &[Issue], merged: usize, by_evidence: bool) ->
     }
     (verdict != model || !reasons.is_empty()).then_some(Floor { verdict, reasons })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::{ProbeOutcome, ProbeResult};
+
+    fn issue(severity: Severity, category: Category, probe: Option<ProbeOutcome>) -> Issue {
+        Issue {
+            severity,
+            category,
+            path: "a.py".into(),
+            start_line: Some(1),
+            end_line: Some(1),
+            quote: "x".into(),
+            description: "d".into(),
+            suggestion: String::new(),
+            evidence: String::new(),
+            anchored: true,
+            symbol: None,
+            source: "model".into(),
+            demoted: None,
+            probe: probe.map(|outcome| IssueProbe {
+                code: "assert f()".into(),
+                result: ProbeResult {
+                    outcome,
+                    detail: String::new(),
+                    call: None,
+                    expected: None,
+                    actual: None,
+                },
+            }),
+        }
+    }
+
+    fn derived(model: Verdict, issues: &[Issue]) -> Verdict {
+        derive(model, issues, 0, true).map_or(model, |d| d.verdict)
+    }
+
+    #[test]
+    fn a_behavioural_rejection_stands_only_on_a_confirmed_probe() {
+        use Category::*;
+        use ProbeOutcome::*;
+        use Severity::*;
+        let crit = |p| issue(Critical, Logic, p);
+        assert_eq!(
+            derived(Verdict::Reject, &[crit(Some(Confirmed))]),
+            Verdict::Reject
+        );
+        assert_eq!(
+            derived(Verdict::Halt, &[crit(Some(Confirmed))]),
+            Verdict::Halt
+        );
+        for unshown in [None, Some(Broken), Some(Unprobed)] {
+            assert_eq!(
+                derived(Verdict::Reject, &[crit(unshown)]),
+                Verdict::Flag,
+                "{unshown:?}"
+            );
+            assert_eq!(
+                derived(Verdict::Halt, &[crit(unshown)]),
+                Verdict::Flag,
+                "{unshown:?}"
+            );
+        }
+        // Security and pattern issues stand anchored: no probe can show them.
+        assert_eq!(
+            derived(Verdict::Reject, &[issue(Critical, Security, None)]),
+            Verdict::Reject
+        );
+        assert_eq!(
+            derived(Verdict::Halt, &[issue(Critical, Pattern, None)]),
+            Verdict::Halt
+        );
+        // A refuted claim is demoted by finish(); what is left supports nothing.
+        let mut refuted = crit(Some(Refuted));
+        refuted.demoted = Some("checked".into());
+        assert_eq!(derived(Verdict::Reject, &[refuted]), Verdict::Approve);
+        // The model's own verdict is the most the issues can support.
+        assert_eq!(
+            derived(Verdict::Flag, &[crit(Some(Confirmed))]),
+            Verdict::Flag
+        );
+        assert_eq!(derived(Verdict::Approve, &[]), Verdict::Approve);
+        // A tool finding is a fact, probe or not.
+        let mut tool = crit(None);
+        tool.source = "tool".into();
+        assert_eq!(derived(Verdict::Reject, &[tool]), Verdict::Reject);
+        // Warnings flag; suggestions approve.
+        assert_eq!(
+            derived(Verdict::Reject, &[issue(Warning, Logic, None)]),
+            Verdict::Flag
+        );
+        assert_eq!(
+            derived(Verdict::Flag, &[issue(Suggestion, Logic, None)]),
+            Verdict::Approve
+        );
+        // Without probes (the bench's other derivation), an anchored claim counts at its
+        // severity.
+        assert_eq!(
+            derive(Verdict::Reject, &[crit(None)], 0, false).map_or(Verdict::Reject, |d| d.verdict),
+            Verdict::Reject
+        );
+    }
+
+    #[test]
+    fn the_floor_raises_what_the_facts_show() {
+        let finding = |kind: &str, severity: &str| Finding {
+            kind: kind.into(),
+            category: "logic".into(),
+            severity: severity.into(),
+            path: "a.py".into(),
+            line: 1,
+            end_line: 1,
+            symbol: None,
+            import: None,
+            reason: "r".into(),
+        };
+        assert_eq!(floor(&[], None), None);
+        let f = floor(&[finding("syntax_error", "critical")], None).unwrap();
+        assert_eq!(f.verdict, Verdict::Reject);
+        let f = floor(&[finding(UNMET_REQUIREMENT, "warning")], None).unwrap();
+        assert_eq!(f.verdict, Verdict::Flag);
+        let failing = CommandOutcome {
+            command: "make test".into(),
+            exit_code: Some(2),
+            timed_out: false,
+            tail: String::new(),
+            duration_ms: 1,
+        };
+        let f = floor(&[], Some(&failing)).unwrap();
+        assert_eq!(
+            (f.verdict, f.reasons[0].as_str()),
+            (Verdict::Reject, "verify command `make test` exited with 2")
+        );
+    }
+}
