@@ -19,6 +19,7 @@ mod notes_hooks;
 mod parallel;
 mod pipeline;
 mod probes;
+mod profiles;
 mod providers;
 mod reconcile;
 mod resume_kill;

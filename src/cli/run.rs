@@ -154,6 +154,30 @@ pub struct RunArgs {
     pub json: bool,
 }
 
+impl RunArgs {
+    /// The models this command line names itself: the user's own choice, which the `auto`
+    /// profile never replaces.
+    pub fn named_models(&self) -> Vec<String> {
+        [
+            &self.architect,
+            &self.implementer,
+            &self.refactorer,
+            &self.verifier,
+            &self.arbiter_model,
+            &self.arbiter_architect,
+            &self.arbiter_implement,
+            &self.arbiter_refactor,
+            &self.arbiter_verify,
+            &self.reconcile_model,
+        ]
+        .into_iter()
+        .flatten()
+        .chain(&self.candidates)
+        .cloned()
+        .collect()
+    }
+}
+
 /// Continue a run after a crash, a kill, a provider failure, the budget, or your answers.
 #[derive(Debug, Args)]
 pub struct ResumeArgs {
@@ -243,12 +267,12 @@ pub fn client_for(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig)
 pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let mut loaded = ctx.load_config()?;
-    let profile = loaded.active_profile(&ctx.env);
+    let profile = loaded.profile_choice(&ctx.env, &args.named_models()).name;
     if profile.as_deref() == Some("local") && loaded.config.profile == "auto" && !ctx.quiet {
         // Said once per repository: a marker in $GIT_DIR/triad remembers it was said.
         let marker = repo.path().join("triad").join("local-profile-notice");
         if !marker.exists() {
-            super::say("triad: no API key is set, so the built-in `local` profile is used: two small real models served by llama.cpp on 127.0.0.1 (see `git triad models list`; set a provider's key, e.g. ANTHROPIC_API_KEY, to use hosted models)");
+            super::say("triad: no API key is set, so the built-in `local` profile is used: three small real models served by llama.cpp on 127.0.0.1 (see `git triad models list`; set a provider's key, e.g. ANTHROPIC_API_KEY, to use hosted models)");
             let _ = std::fs::create_dir_all(marker.parent().unwrap_or(repo.path()));
             let _ = std::fs::write(&marker, "shown\n");
         }
@@ -526,12 +550,17 @@ pub fn with_run<T>(
     let client = client_for(ctx, repo, loaded);
     let verify = VerifyPlan::decide(&spec, &loaded.config, ctx.trusted());
     let live = ctx.tui(&[2]).then(|| state.clone());
+    // The profile the run was planned with; records from before it was kept work it out again.
+    let profile = state
+        .profile
+        .clone()
+        .unwrap_or_else(|| loaded.active_profile(&ctx.env));
     let go = |observer: &dyn pipeline::Observer| {
         let env = RunEnv {
             repo,
             config: loaded,
             client: &client,
-            profile: loaded.active_profile(&ctx.env),
+            profile: profile.clone(),
             verify,
             observer,
         };

@@ -10,6 +10,7 @@
 
 mod chamber;
 pub mod layers;
+mod profile;
 mod prompts;
 pub mod repo;
 mod routing;
@@ -23,6 +24,7 @@ use toml::{Table, Value};
 
 pub use chamber::{ChamberConfig, ProfileChamber};
 pub use layers::{Layer, Origins};
+pub use profile::{ProfileChoice, LOCAL_PROFILE};
 pub use prompts::{default_prompt, prompt};
 pub use repo::{restricted_keys, IgnoredValue, RESTRICTED_REPO_KEYS};
 pub use routing::{RoutingMode, TOURNAMENT_K};
@@ -344,38 +346,6 @@ impl LoadedConfig {
         }
     }
 
-    /// The profile in effect: the configured one, or for `auto`, `local` when none of the
-    /// API keys named by the default roles' providers is set (for a role set to `auto`: of
-    /// any registered model's provider), else the plain `[roles]`.
-    pub fn active_profile(&self, env: &[(String, String)]) -> Option<String> {
-        let c = &self.config;
-        if c.profile != "auto" {
-            return Some(c.profile.clone());
-        }
-        let keyed = |model: &str| {
-            let Some(model) = c.models.get(model) else {
-                return false;
-            };
-            let Some(p) = c.providers.get(&model.provider) else {
-                return false;
-            };
-            p.api_key_env
-                .as_ref()
-                .is_some_and(|var| env.iter().any(|(n, v)| n == var && !v.is_empty()))
-        };
-        // A role set to `auto` may pick any registered model: one whose key is set will do.
-        let any_key = Role::ALL.iter().any(|r| {
-            let list = &c.roles.get(*r).models;
-            list.listed().iter().any(|m| keyed(m))
-                || (list.is_auto() && c.models.keys().any(|m| keyed(m)))
-        });
-        if any_key || !c.profiles.contains_key("local") {
-            None
-        } else {
-            Some("local".to_string())
-        }
-    }
-
     /// The models listed for a role after applying the active profile (without `auto`:
     /// for a role routed by fitness these are its fallbacks, see [`Self::role_is_auto`]).
     pub fn role_models(&self, role: Role, profile: Option<&str>) -> Vec<String> {
@@ -404,13 +374,6 @@ impl LoadedConfig {
             (a, _) => a.clone(),
         };
         (panel, arbiter)
-    }
-
-    fn role_list(&self, role: Role, profile: Option<&str>) -> &ModelList {
-        profile
-            .and_then(|p| self.config.profiles.get(p))
-            .and_then(|p| p.roles.get(&role))
-            .unwrap_or(&self.config.roles.get(role).models)
     }
 
     /// A role's models as the built-in defaults list them: the order an `auto` role with no

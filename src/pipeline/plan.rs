@@ -455,6 +455,7 @@ pub fn plan(
         messages: Vec::new(),
         suggestions: Vec::new(),
         routing: req.routes.clone(),
+        profile: Some(profile.map(str::to_string)),
         started: std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs()),

@@ -304,6 +304,23 @@ pub struct RunState {
     /// before routing existed have none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub routing: Option<Routing>,
+    /// The profile the run was planned with (`Some(None)`: none), so a resume fills the same
+    /// roles the same way; `None` in records written before it was kept.
+    #[serde(
+        default,
+        deserialize_with = "recorded",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub profile: Option<Option<String>>,
+}
+
+/// Reads a field that may be `null` as present: `Some(None)`, where a missing one is `None`.
+fn recorded<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    T::deserialize(d).map(Some)
 }
 
 /// A committed attempt waiting for the arbiter (see [`RunState::under_review`]).

@@ -1,0 +1,193 @@
+//! Which profile is in effect, why, and which roles it may decide.
+//!
+//! A profile (`[profiles.<name>]`) is a ready-made role assignment: the built-in `local` one
+//! runs everything on the offline default's small models. It fills in only what the user left
+//! unset: a role the user configured (in any layer above the built-in defaults) keeps the
+//! user's models, and `profile = "auto"` picks `local` only for a user who chose no models of
+//! their own — no role configured, no model named on the command line — and has no key set.
+
+use super::{LoadedConfig, ModelList, Role};
+
+/// The profile in effect and why, as `git triad config show --origin` says it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileChoice {
+    /// The profile applied to the roles the user left unset, if any.
+    pub name: Option<String>,
+    /// Why: the configured name, or what `auto` saw.
+    pub reason: String,
+}
+
+/// The built-in profile that needs no key and no network.
+pub const LOCAL_PROFILE: &str = "local";
+
+impl LoadedConfig {
+    /// The profile in effect, for a command that names no models of its own.
+    pub fn active_profile(&self, env: &[(String, String)]) -> Option<String> {
+        self.profile_choice(env, &[]).name
+    }
+
+    /// The profile in effect and why. `explicit` are the models the command line names
+    /// (`--implementer M`, `--candidates ...`): like configured roles, they are the user's own
+    /// choice, which `auto` never replaces by the local profile.
+    pub fn profile_choice(&self, env: &[(String, String)], explicit: &[String]) -> ProfileChoice {
+        let c = &self.config;
+        if c.profile != "auto" {
+            let from = self
+                .origin("profile")
+                .map(|l| format!(" (set by {l})"))
+                .unwrap_or_default();
+            return ProfileChoice {
+                name: Some(c.profile.clone()),
+                reason: format!(
+                    "`profile = \"{}\"`{from}; it applies to the roles you did not configure",
+                    c.profile
+                ),
+            };
+        }
+        let own = self.user_roles();
+        if !own.is_empty() {
+            let names: Vec<String> = own.iter().map(|r| format!("roles.{r}")).collect();
+            return ProfileChoice {
+                name: None,
+                reason: format!(
+                    "auto: you configured {} yourself, so the roles are yours ([roles] and the built-in defaults)",
+                    names.join(", ")
+                ),
+            };
+        }
+        if !explicit.is_empty() {
+            return ProfileChoice {
+                name: None,
+                reason: format!(
+                    "auto: the command line names {}, so the roles are [roles] (use `-c profile=local` to keep the local profile for the rest)",
+                    explicit.join(", ")
+                ),
+            };
+        }
+        if let Some(var) = self.key_in_use(env) {
+            return ProfileChoice {
+                name: None,
+                reason: format!("auto: {var} is set, so the roles are [roles]"),
+            };
+        }
+        if !c.profiles.contains_key(LOCAL_PROFILE) {
+            return ProfileChoice {
+                name: None,
+                reason: "auto: no API key is set and there is no `local` profile, so the roles are [roles]".into(),
+            };
+        }
+        ProfileChoice {
+            name: Some(LOCAL_PROFILE.to_string()),
+            reason: "auto: no API key is set and you configured no roles of your own, so the built-in `local` profile runs everything on this machine".into(),
+        }
+    }
+
+    /// The roles whose models a layer above the built-in defaults sets (user file, repository,
+    /// git config, environment, `-c`): a profile never replaces them.
+    pub fn user_roles(&self) -> Vec<Role> {
+        Role::ALL
+            .into_iter()
+            .chain(Role::SESSION)
+            .filter(|r| self.user_set_role(*r))
+            .collect()
+    }
+
+    fn user_set_role(&self, role: Role) -> bool {
+        self.origin(&format!("roles.{role}.models"))
+            .is_some_and(|l| *l != super::Layer::Default)
+    }
+
+    /// The variable of the first key that a role's model (for a role set to `auto`: any
+    /// registered model) would be called with, if one is set.
+    fn key_in_use(&self, env: &[(String, String)]) -> Option<String> {
+        let c = &self.config;
+        let key_of = |model: &str| -> Option<String> {
+            let var = c
+                .providers
+                .get(&c.models.get(model)?.provider)?
+                .api_key_env
+                .as_ref()?;
+            env.iter()
+                .any(|(n, v)| n == var && !v.is_empty())
+                .then(|| var.clone())
+        };
+        Role::ALL.iter().find_map(|r| {
+            let list = &c.roles.get(*r).models;
+            list.listed().iter().find_map(|m| key_of(m)).or_else(|| {
+                list.is_auto()
+                    .then(|| c.models.keys().find_map(|m| key_of(m)))
+                    .flatten()
+            })
+        })
+    }
+
+    /// A role's list after the profile: the user's own models when the user configured the
+    /// role, else the profile's when it names the role, else `[roles]`.
+    pub(super) fn role_list(&self, role: Role, profile: Option<&str>) -> &ModelList {
+        let roles = &self.config.roles.get(role).models;
+        if self.user_set_role(role) {
+            return roles;
+        }
+        profile
+            .and_then(|p| self.config.profiles.get(p))
+            .and_then(|p| p.roles.get(&role))
+            .unwrap_or(roles)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::LoadOptions;
+
+    fn load(overrides: &[&str]) -> LoadedConfig {
+        LoadedConfig::load(&LoadOptions {
+            user_file: Some("/nonexistent/x.toml".into()),
+            overrides: overrides.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn auto_picks_local_only_for_a_user_without_keys_roles_or_named_models() {
+        let none: &[(String, String)] = &[];
+        let plain = load(&[]);
+        assert_eq!(plain.active_profile(none).as_deref(), Some("local"));
+        let key = [("OPENAI_API_KEY".to_string(), "sk-x".to_string())];
+        let keyed = plain.profile_choice(&key, &[]);
+        assert_eq!(keyed.name, None);
+        assert!(keyed.reason.contains("OPENAI_API_KEY"), "{}", keyed.reason);
+        let named = plain.profile_choice(none, &["ollama-qwen2-5-coder".to_string()]);
+        assert_eq!(named.name, None);
+        assert!(named.reason.contains("ollama-qwen2-5-coder"), "{}", named.reason);
+        // A role's other settings are not a choice of models.
+        let tuned = load(&["roles.implementer.max_output_tokens=512"]);
+        assert_eq!(tuned.active_profile(none).as_deref(), Some("local"));
+        let own = load(&["roles.arbiter.models=ollama-qwen2-5-coder"]);
+        let choice = own.profile_choice(none, &[]);
+        assert_eq!(choice.name, None);
+        assert!(choice.reason.contains("roles.arbiter"), "{}", choice.reason);
+        assert_eq!(own.user_roles(), vec![Role::Arbiter]);
+    }
+
+    #[test]
+    fn a_profile_fills_only_the_roles_the_user_left_unset() {
+        let c = load(&[
+            "profile=local",
+            "roles.implementer.models=ollama-qwen2-5-coder",
+        ]);
+        let profile = c.active_profile(&[]);
+        assert_eq!(profile.as_deref(), Some("local"));
+        assert_eq!(
+            c.role_models(Role::Implementer, profile.as_deref()),
+            vec!["ollama-qwen2-5-coder"]
+        );
+        assert_eq!(
+            c.role_models(Role::Architect, profile.as_deref()),
+            vec!["local-qwen-coder-1-5b"]
+        );
+        let why = c.profile_choice(&[], &[]).reason;
+        assert!(why.contains("command line -c"), "{why}");
+    }
+}
