@@ -28,6 +28,7 @@ mod routing;
 mod run_paths;
 mod session;
 mod sha256;
+mod task_runs;
 mod tasks;
 mod truthful;
 mod tui;

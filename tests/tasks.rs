@@ -186,7 +186,7 @@ fn out_of_scope_reassigns_to_the_suggested_specialist() {
     assert_eq!(h.last().unwrap().event, EventKind::Note);
 }
 
-/// Scenario 3: BLOCKED → dependency task + TaskSpec stub, parent BLOCKED; closing the
+/// Scenario 3: BLOCKED → dependency task (a record, no file), parent BLOCKED; closing the
 /// dependency resumes the parent, assigned to the original specialist.
 #[test]
 fn blocked_creates_a_dependency_and_closing_it_resumes_the_parent() {
@@ -208,16 +208,15 @@ fn blocked_creates_a_dependency_and_closing_it_resumes_the_parent() {
         (dep.state, dep.owner.as_str(), dep.parent.as_deref()),
         (TaskState::Assigned, "operator", Some("add-sub"))
     );
-    let stub = std::fs::read_to_string(dir.join(".triad/tasks/add-sub-dep-1.toml")).unwrap();
-    let spec = git_triad::task::TaskSpec::parse(&stub, "stub", "add-sub-dep-1").unwrap();
-    assert_eq!(spec.title, "gather logs");
-    // The stub is a new, uncommitted file for the user.
+    assert!(dep.next_action.contains("gather logs"), "{}", dep.next_action);
+    // The dependency is a record on its own ref; the working tree is never touched.
+    assert!(!dir.join(".triad/tasks/add-sub-dep-1.toml").exists());
     let status = env
         .git(&dir, &["status", "--porcelain"])
         .ok()
         .stdout
         .clone();
-    assert!(status.contains("?? .triad/"), "{status}");
+    assert_eq!(status, "");
 
     let run = task_decision(&env, &dir, "close", "add-sub-dep-1", "done");
     assert_contains(&run.ok().stdout, "parent `add-sub`");
@@ -244,10 +243,10 @@ fn blocked_creates_a_dependency_and_closing_it_resumes_the_parent() {
     );
 }
 
-/// Two dependencies: the parent waits for both; an existing file is never overwritten and its
-/// name is not reused.
+/// Two dependencies: the parent waits for both; the name of an existing TaskSpec is not reused
+/// and the file is left as it was.
 #[test]
-fn a_parent_waits_for_every_dependency_and_stubs_never_overwrite() {
+fn a_parent_waits_for_every_dependency_and_names_are_never_reused() {
     let (env, dir, repo) = setup();
     env.write_files(
         &dir,
@@ -262,9 +261,13 @@ fn a_parent_waits_for_every_dependency_and_stubs_never_overwrite() {
     assert_eq!(d.created_tasks, ["add-sub-dep-2", "add-sub-dep-3"]);
     let mine = std::fs::read_to_string(dir.join(".triad/tasks/add-sub-dep-1.toml")).unwrap();
     assert_eq!(mine, "title = \"mine\"\n");
-    let stub = std::fs::read_to_string(dir.join(".triad/tasks/add-sub-dep-2.toml")).unwrap();
-    let spec = git_triad::task::TaskSpec::parse(&stub, "stub", "add-sub-dep-2").unwrap();
-    assert_eq!(spec.title, "a \"quoted\" multi-line task");
+    assert!(!dir.join(".triad/tasks/add-sub-dep-2.toml").exists());
+    let dep2 = task(&repo, "add-sub-dep-2");
+    assert!(
+        dep2.next_action.contains("a \"quoted\"\nmulti-line task"),
+        "{}",
+        dep2.next_action
+    );
     assert_eq!(task(&repo, "add-sub-dep-3").owner, "ops");
 
     task_decision(&env, &dir, "close", "add-sub-dep-2", "done").ok();

@@ -2,7 +2,7 @@
 //! them into advice with command lines (errors get theirs in `cli::error`).
 
 use crate::pipeline::record::{ModelFailure, NoRewind};
-use crate::pipeline::{RunState, StopReason};
+use crate::pipeline::{RunState, RunStatus, StopReason};
 use crate::task::outcome::Outcome;
 
 /// The next steps for a run in `state`, one command or option per line.
@@ -51,6 +51,23 @@ pub fn run_hints(state: &RunState) -> Vec<String> {
         StopReason::Outcome { meta, .. } if meta.outcome == Outcome::NeedsInfo => vec![format!(
             "answer with `git triad task answer {task}`, then `git triad resume {run}`"
         )],
+        StopReason::Outcome { meta, decision, .. } if meta.outcome == Outcome::Blocked => {
+            let deps = decision
+                .as_ref()
+                .map(|d| d.created_tasks.join(", "))
+                .unwrap_or_default();
+            vec![
+                format!("do the dependency task(s) {deps} and close each: `git triad task close <dep> --reason done`; the run continues by itself when the last one closes (or `git triad resume {run}`)"),
+                format!("`git triad task show {task}` shows what each is"),
+            ]
+        }
+        StopReason::Outcome { meta, .. }
+            if meta.outcome == Outcome::OutOfScope && state.status == RunStatus::WaitingOnUser =>
+        {
+            vec![format!(
+                "give the work to a stage (`git triad task reassign {task} --to <stage> --reason ...`), then `git triad resume {run}`; or do it by hand and `git triad task close {task}`"
+            )]
+        }
         StopReason::Outcome { .. } => vec![format!(
             "`git triad task show {task}` shows the task's state and next action"
         )],

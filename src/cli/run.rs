@@ -391,9 +391,9 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
                 .unwrap_or("")
         ));
     }
-    drive(ctx, repo, &loaded, state, spec, args.json, |run| {
-        run.start()
-    })
+    let task = state.task.clone();
+    let done = drive(ctx, repo, &loaded, state, spec, args.json, |run| run.start());
+    continue_unblocked(ctx, &task, done, args.json)
 }
 
 /// Prints what the planned run would cost in every arbiter mode; nothing is called or
@@ -457,25 +457,12 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
         if let Some(s) = state.stages.get_mut(state.current) {
             s.epoch_start = s.attempts.len();
         }
-    } else if state.status == RunStatus::WaitingOnUser {
-        let answers = crate::task::workflow::answers_for(repo, &state.task)
-            .map_err(CommandError::failure)?
-            .ok_or_else(|| {
-                CommandError::new(
-                    ExitCode::WaitingOnUser,
-                    format!("run {} is waiting for your answers", state.run_id),
-                )
-                .hint(format!(
-                    "answer the questions with `git triad task answer {}`, then resume",
-                    state.task
-                ))
-            })?;
-        // The answered stage starts a fresh retry budget with the answers in its prompt.
-        if let Some(s) = state.stages.get_mut(state.current) {
-            s.epoch_start = s.attempts.len();
-        }
-        state.feedback = answers;
     }
+    // Answers, dependencies done, a reassignment: what the task record says the run may do.
+    let take_up = match pipeline::waiting::take_up(repo, &state).map_err(CommandError::failure)? {
+        Ok(t) => t,
+        Err(w) => return Err(CommandError::new(ExitCode::WaitingOnUser, w.why).hint(w.hint)),
+    };
     let spec = recorded_spec(repo, &state)?;
     if !ctx.quiet {
         super::say(&format!(
@@ -493,8 +480,39 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
                 eprintln!("triad: {repaired}");
             }
         }
-        Ok(())
+        run.take_up(take_up)
     })
+}
+
+/// Continues, in this process, the run that waited on the dependencies `slug` completed, if
+/// there is one (a `task close` or a `run` that finished the last dependency); else `done`.
+pub fn continue_unblocked(
+    ctx: &Context,
+    slug: &str,
+    done: CommandResult,
+    json: bool,
+) -> CommandResult {
+    let repo = need_repo(ctx)?;
+    let Some(run_id) = pipeline::waiting::unblocked_run(repo, slug).map_err(CommandError::failure)?
+    else {
+        return done;
+    };
+    let first = done?;
+    if !ctx.quiet {
+        super::say(&format!(
+            "triad: the last dependency `{slug}` is done: run {run_id} continues"
+        ));
+    }
+    let continued = resume(
+        ctx,
+        &ResumeArgs {
+            run_id,
+            budget: None,
+            json,
+        },
+    )?;
+    // A failure of the first command stands; else the continued run's outcome is the answer.
+    Ok(if first == ExitCode::Ok { continued } else { first })
 }
 
 /// Takes run `id` for this process after checking it exists; the caller loads its state

@@ -4,7 +4,7 @@
 //! [`answer`] reads a stage model's answer and applies it (the one stage service);
 //! [`baseline`] is the plain test loop a run must beat. [`plan`] checks a run can start and assigns models; [`run::Run`] owns one run and drives
 //! it; [`lock`] keeps it to one process at a time; [`record`] is what it writes to `refs/triad/runs/<id>`; [`observer`] is how progress
-//! reaches a renderer; [`context`] and [`reconcile`] are the pure parts (what a stage model is
+//! reaches a renderer; [`waiting`] says whether a run that stopped for you may go on; [`context`] and [`reconcile`] are the pure parts (what a stage model is
 //! shown, and the facts of a reconciliation).
 
 pub mod answer;
@@ -18,6 +18,7 @@ pub mod reconcile;
 pub mod record;
 pub mod run;
 pub mod stage;
+pub mod waiting;
 
 pub use lock::{LockError, RunLock};
 pub use observer::{Observer, Progress, Silent};

@@ -82,6 +82,15 @@ pub enum Progress<'a> {
         /// Its new model.
         model: &'a str,
     },
+    /// A stage called its work out of its scope and the arbiter gave it to another stage.
+    Reassigned {
+        /// The stage that answered OUT_OF_SCOPE.
+        from: Stage,
+        /// The stage that takes the work over.
+        to: Stage,
+        /// Its model.
+        model: &'a str,
+    },
     /// The reconciliation starts.
     ReconcileStarted {
         /// The reconciliation arbiter asked first, if any is left.

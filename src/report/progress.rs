@@ -64,6 +64,9 @@ pub fn line(event: &Progress<'_>) -> Option<String> {
             VerifySkip::NotConfigured => why.describe().to_string(),
         },
         Progress::Rewound { to, model } => format!("rewound to {to} with model {model}"),
+        Progress::Reassigned { from, to, model } => format!(
+            "[{from}] out of its scope: the arbiter gave the work to the {to} stage ({model})"
+        ),
         Progress::ReconcileStarted { model } => format!(
             "[reconcile] {} checks the result against the TaskSpec",
             model.unwrap_or("(no model)")

@@ -369,7 +369,7 @@ impl Machine {
                 EventKind::Assigned,
                 duty(
                     owner,
-                    format!("do it: {what}; then `git triad task close {slug} --reason done` (or describe it in .triad/tasks/{slug}.toml and `git triad run --task {slug}`)"),
+                    format!("do it: {what}; then `git triad task close {slug} --reason done` (or have a run do it: `git triad task new {slug}`, describe it, commit it, `git triad run --task {slug}`)"),
                     format!("it is done and closed; then `{parent}` resumes"),
                 ),
                 Draft {

@@ -15,7 +15,7 @@ use super::error::TaskError;
 use super::machine::Machine;
 use super::outcome::{Outcome, StageMeta};
 use super::response::{ArbiterDecision, Decision, SpecialistResponse};
-use super::spec::{self, valid_slug, TASKS_DIR};
+use super::spec::{valid_slug, TASKS_DIR};
 use super::state::{Actor, Answer, Task, TaskState};
 use super::store;
 
@@ -57,6 +57,9 @@ fn into_review(
     if !resuming {
         let note = match t.state {
             TaskState::Open => format!("run {run} started"),
+            TaskState::Reassigned if t.run.as_deref() == Some(run) && t.assigned_to == stage => {
+                format!("the {stage} stage takes the work over in run {run}")
+            }
             s => format!("run {run} started while the task was {s}"),
         };
         m.assign(stage, run, &note)?;
@@ -98,8 +101,8 @@ fn taken_slugs(repo: &Repository) -> Result<BTreeSet<String>, TaskError> {
 }
 
 /// A stage answered a non-APPROVE outcome: the response is recorded, the arbiter routes it
-/// (seed 004), dependency tasks and their TaskSpec stubs are created for BLOCKED, and the
-/// decision is returned.
+/// (seed 004), dependency tasks are created (as records) for BLOCKED, and the decision is
+/// returned.
 pub fn on_stage_outcome(
     repo: &Repository,
     slug: &str,
@@ -152,7 +155,8 @@ pub fn on_stage_outcome(
     Ok(decision)
 }
 
-/// Creates each dependency task (assigned by the arbiter to its owner) and its TaskSpec stub.
+/// Creates each dependency task, assigned by the arbiter to its owner, on its own task ref
+/// only: what it asks for is in its record, and nothing is written into the working tree.
 fn create_dependencies(
     repo: &Repository,
     parent: &str,
@@ -184,46 +188,8 @@ fn create_dependencies(
             m.assign_dependency(parent, &owner, &what)?;
             Ok(Some(m))
         })?;
-        write_stub(repo, dep, &what)?;
     }
     Ok(())
-}
-
-/// Writes `.triad/tasks/<slug>.toml` from the template unless the file exists (never
-/// overwritten); a new, uncommitted file for the user to review.
-fn write_stub(repo: &Repository, slug: &str, what: &str) -> Result<(), TaskError> {
-    let Some(root) = repo.workdir() else {
-        return Ok(());
-    };
-    let rel = spec::spec_path(slug);
-    let path = root.join(&rel);
-    let io = |source| TaskError::Io {
-        path: rel.clone(),
-        source,
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    let title: String = what
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .chars()
-        .take(120)
-        .collect();
-    let file = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path);
-    match file {
-        Ok(mut f) => {
-            use std::io::Write;
-            f.write_all(spec::template(slug, &title).as_bytes())
-                .map_err(io)
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(io(e)),
-    }
 }
 
 /// A run ended with `status` (`approved`, `flagged`, `halted`, `retries_exhausted`,
@@ -463,9 +429,19 @@ pub fn resume_parent(repo: &Repository, child: &Task) -> Result<Option<Task>, Ta
     if !child.state.is_done() || !valid_slug(parent) {
         return Ok(None);
     }
+    resume_when_done(repo, parent, &format!("{} is done", child.slug))
+}
+
+/// Resumes `slug` if it is BLOCKED and every dependency is done (→ ASSIGNED to the stage that
+/// was blocked); returns it if it resumed. A run that waited on it goes on from there.
+pub fn resume_blocked(repo: &Repository, slug: &str) -> Result<Option<Task>, TaskError> {
+    resume_when_done(repo, slug, "its dependencies are done")
+}
+
+fn resume_when_done(repo: &Repository, parent: &str, what: &str) -> Result<Option<Task>, TaskError> {
     let now = now();
     let mut resumed = false;
-    let task = store::update(repo, parent, &format!("{} is done", child.slug), |cur| {
+    let task = store::update(repo, parent, what, |cur| {
         resumed = false;
         let Some(t) = cur else { return Ok(None) };
         if t.state != TaskState::Blocked {

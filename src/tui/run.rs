@@ -141,6 +141,20 @@ impl View {
                 r.done = matches!(review.verdict, Verdict::Approve | Verdict::Flag);
                 r.note = String::new();
             }
+            Progress::Reassigned { from, to, model } => {
+                let from_row = self.row(from.as_str());
+                from_row.doing = None;
+                from_row.note = format!("gave its work to {to}");
+                if let Some(at) = self.rows.iter().position(|r| r.name == to.as_str()) {
+                    for r in &mut self.rows[at..] {
+                        r.done = false;
+                        r.verdict = None;
+                    }
+                }
+                let r = self.row(to.as_str());
+                r.model = model.into();
+                r.note = format!("took over from {from}");
+            }
             Progress::Rewound { to, model } => {
                 // Everything from `to` on is built again.
                 if let Some(at) = self.rows.iter().position(|r| r.name == to.as_str()) {

@@ -114,5 +114,5 @@ fn decide(ctx: &Context, slug: &str, mut d: ArbiterDecision, reason: &str) -> Co
         ));
     }
     out(&s)?;
-    ok()
+    crate::cli::run::continue_unblocked(ctx, slug, ok(), false)
 }

@@ -237,6 +237,8 @@ impl StopReason {
                 });
                 if meta.outcome == Outcome::NeedsInfo {
                     format!("the {stage} stage needs information before it can continue ({details}).{routed}")
+                } else if meta.outcome == Outcome::Blocked {
+                    format!("the {stage} stage is blocked and the run waits for its dependencies: {details}{routed}")
                 } else {
                     format!(
                         "the {stage} stage answered {} instead of doing the work: {details}{routed}",

@@ -20,6 +20,7 @@ mod format;
 mod observe;
 mod parallel;
 mod prompt;
+mod reassign;
 mod reconcile;
 mod requirements;
 mod review;

@@ -16,7 +16,10 @@ use crate::pipeline::observer::Progress;
 use crate::pipeline::record::{
     one_line, AttemptRecord, AttemptResult, ModelFailure, NoRewind, RunStatus, StopReason,
 };
+use super::reassign::MAX_HANDOVERS;
+use crate::pipeline::stage::Stage;
 use crate::task::outcome::{Outcome, StageMeta};
+use crate::task::Decision;
 
 impl Run<'_> {
     /// Accepts `commit` as the current stage's result and moves to the next stage: recorded
@@ -124,10 +127,24 @@ impl Run<'_> {
                 None
             }
         };
-        let status = if meta.outcome == Outcome::NeedsInfo {
-            RunStatus::WaitingOnUser
-        } else {
-            RunStatus::Halted
+        // A reassignment to another stage runs that stage (a bounded number of times).
+        let to = decision
+            .as_ref()
+            .filter(|d| meta.outcome == Outcome::OutOfScope && d.decision == Decision::Reassign)
+            .and_then(|d| d.assigned_to.as_deref())
+            .and_then(|a| Stage::ALL.into_iter().find(|s| s.as_str() == a))
+            .filter(|s| *s != stage);
+        if let Some(to) = to {
+            if self.state.parallel.is_none() && self.handovers() <= MAX_HANDOVERS {
+                let block = crate::pipeline::waiting::reassigned_block(stage, to, &meta.summary);
+                return self.hand_over(to, block);
+            }
+        }
+        // Waiting on answers, on dependency tasks, or on someone to take the work over;
+        // anything else needs a decision.
+        let status = match meta.outcome {
+            Outcome::NeedsInfo | Outcome::Blocked | Outcome::OutOfScope => RunStatus::WaitingOnUser,
+            _ => RunStatus::Halted,
         };
         let event = format!("{stage} answered {}", meta.outcome.as_str());
         let reason = StopReason::Outcome {
