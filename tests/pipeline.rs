@@ -718,7 +718,7 @@ fn needs_info_waits_exit_6_then_answers_resume_the_same_stage() {
 }
 
 #[test]
-fn a_blocked_stage_halts_with_a_routed_task_and_a_dependency_stub() {
+fn a_blocked_stage_waits_with_a_routed_task_and_a_dependency_record() {
     let mut rules = happy_rules();
     rules[1] = stage(
         "implement",
@@ -729,21 +729,24 @@ fn a_blocked_stage_halts_with_a_routed_task_and_a_dependency_stub() {
     );
     let s = Scenario::new(rules);
     let r = s.run(&[]);
-    r.expect_code(3);
+    r.expect_code(6);
     let out = run_json(&r.stdout);
     assert!(
-        out["message"].as_str().unwrap().contains("BLOCKED"),
+        out["message"]
+            .as_str()
+            .unwrap()
+            .contains("waits for its dependencies"),
         "{out}"
     );
     let list = s.env.triad(&s.repo, &["task", "list", "--json"]);
     list.ok();
     assert!(list.stdout.contains("BLOCKED"), "{}", list.stdout);
-    let stubs: Vec<_> = std::fs::read_dir(s.repo.join(".triad/tasks"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with("add-sub-dep"))
-        .collect();
-    assert_eq!(stubs.len(), 1, "{stubs:?}");
+    assert!(
+        list.stdout.contains("add-sub-dep-1") && list.stdout.contains("vendor the math library"),
+        "{}",
+        list.stdout
+    );
+    assert!(!s.repo.join(".triad/tasks/add-sub-dep-1.toml").exists());
 }
 
 #[test]

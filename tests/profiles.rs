@@ -95,7 +95,10 @@ fn explicit_model_flags_keep_auto_off_the_local_profile() {
     let (env, _server, repo) = setup(false);
     let shown = env.triad(&repo, &["config", "show", "--origin", "profile"]);
     assert!(
-        shown.ok().stdout.contains("# profile in effect: local (auto: no API key"),
+        shown
+            .ok()
+            .stdout
+            .contains("# profile in effect: local (auto: no API key"),
         "{}",
         shown.stdout
     );

@@ -14,8 +14,10 @@ fn outcome(v: Value) -> Reply {
 }
 
 fn blocked() -> Reply {
-    outcome(json!({"summary": "need the logs", "confidence": 0.5, "outcome": "BLOCKED",
-        "dependencies": [{"task": "gather the crash logs", "owner": "operator"}]}))
+    outcome(
+        json!({"summary": "need the logs", "confidence": 0.5, "outcome": "BLOCKED",
+        "dependencies": [{"task": "gather the crash logs", "owner": "operator"}]}),
+    )
 }
 
 /// A run whose implement stage answers BLOCKED first, then does the work.
@@ -79,7 +81,13 @@ fn a_blocked_run_waits_then_continues_when_its_dependency_closes() {
 
     let closed = s.env.triad(
         &s.repo,
-        &["task", "close", "add-sub-dep-1", "--reason", "logs attached"],
+        &[
+            "task",
+            "close",
+            "add-sub-dep-1",
+            "--reason",
+            "logs attached",
+        ],
     );
     closed.ok();
     assert!(
@@ -97,7 +105,11 @@ fn a_blocked_run_waits_then_continues_when_its_dependency_closes() {
             && prompt.contains("gather the crash logs (task add-sub-dep-1): closed"),
         "{prompt}"
     );
-    assert_eq!(s.requests_for("architect").len(), 1, "the architect is not paid twice");
+    assert_eq!(
+        s.requests_for("architect").len(),
+        1,
+        "the architect is not paid twice"
+    );
     let log = s.env.triad(&s.repo, &["log", &run, "--format", "json"]);
     let v: Value = serde_json::from_str(log.ok().stdout.trim()).unwrap();
     assert_eq!(v["status"], "approved", "{v}");
@@ -135,8 +147,10 @@ fn out_of_scope_runs_the_stage_the_work_was_given_to() {
     let mut rules = vec![stage(
         "implement",
         vec![
-            outcome(json!({"summary": "sub() needs a different interface first", "confidence": 0.6,
-                "outcome": "OUT_OF_SCOPE", "suggested_role": "architect"})),
+            outcome(
+                json!({"summary": "sub() needs a different interface first", "confidence": 0.6,
+                "outcome": "OUT_OF_SCOPE", "suggested_role": "architect"}),
+            ),
             Reply::text(implement_answer()),
         ],
     )];
@@ -154,8 +168,9 @@ fn out_of_scope_runs_the_stage_the_work_was_given_to() {
         "{prompt}"
     );
     assert!(
-        r.stderr
-            .contains("[implement] out of its scope: the arbiter gave the work to the architect stage"),
+        r.stderr.contains(
+            "[implement] out of its scope: the arbiter gave the work to the architect stage"
+        ),
         "{}",
         r.stderr
     );
@@ -172,8 +187,10 @@ fn out_of_scope_runs_the_stage_the_work_was_given_to() {
 #[test]
 fn stages_handing_work_back_and_forth_stop_for_a_person() {
     let away = |to: &str| {
-        outcome(json!({"summary": format!("this is for {to}"), "confidence": 0.6,
-            "outcome": "OUT_OF_SCOPE", "suggested_role": to}))
+        outcome(
+            json!({"summary": format!("this is for {to}"), "confidence": 0.6,
+            "outcome": "OUT_OF_SCOPE", "suggested_role": to}),
+        )
     };
     let mut rules = vec![
         stage("implement", vec![away("refactor")]),
@@ -185,7 +202,10 @@ fn stages_handing_work_back_and_forth_stop_for_a_person() {
     let out = run_json(&r.expect_code(6).stdout);
     assert_eq!(out["status"], "waiting_on_user", "{out}");
     let hints = out["hints"].to_string();
-    assert!(hints.contains("git triad task reassign add-sub --to <stage>"), "{hints}");
+    assert!(
+        hints.contains("git triad task reassign add-sub --to <stage>"),
+        "{hints}"
+    );
     let moves = s.requests_for("implement").len() + s.requests_for("refactor").len();
     assert_eq!(moves, 3, "two hand-overs, then a person");
 }

@@ -208,7 +208,11 @@ fn blocked_creates_a_dependency_and_closing_it_resumes_the_parent() {
         (dep.state, dep.owner.as_str(), dep.parent.as_deref()),
         (TaskState::Assigned, "operator", Some("add-sub"))
     );
-    assert!(dep.next_action.contains("gather logs"), "{}", dep.next_action);
+    assert!(
+        dep.next_action.contains("gather logs"),
+        "{}",
+        dep.next_action
+    );
     // The dependency is a record on its own ref; the working tree is never touched.
     assert!(!dir.join(".triad/tasks/add-sub-dep-1.toml").exists());
     let status = env

@@ -67,7 +67,10 @@ fn run_show(ctx: &Context, args: &ShowArgs) -> CommandResult {
     if args.origin && matches("profile") {
         let choice = loaded.profile_choice(&ctx.env, &[]);
         let name = choice.name.as_deref().unwrap_or("none");
-        text.push_str(&format!("# profile in effect: {name} ({})\n", choice.reason));
+        text.push_str(&format!(
+            "# profile in effect: {name} ({})\n",
+            choice.reason
+        ));
     }
     if args.origin {
         for ignored in loaded.ignored.iter().filter(|i| matches(&i.key)) {

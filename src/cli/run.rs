@@ -392,7 +392,9 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         ));
     }
     let task = state.task.clone();
-    let done = drive(ctx, repo, &loaded, state, spec, args.json, |run| run.start());
+    let done = drive(ctx, repo, &loaded, state, spec, args.json, |run| {
+        run.start()
+    });
     continue_unblocked(ctx, &task, done, args.json)
 }
 
@@ -493,7 +495,8 @@ pub fn continue_unblocked(
     json: bool,
 ) -> CommandResult {
     let repo = need_repo(ctx)?;
-    let Some(run_id) = pipeline::waiting::unblocked_run(repo, slug).map_err(CommandError::failure)?
+    let Some(run_id) =
+        pipeline::waiting::unblocked_run(repo, slug).map_err(CommandError::failure)?
     else {
         return done;
     };
@@ -512,7 +515,11 @@ pub fn continue_unblocked(
         },
     )?;
     // A failure of the first command stands; else the continued run's outcome is the answer.
-    Ok(if first == ExitCode::Ok { continued } else { first })
+    Ok(if first == ExitCode::Ok {
+        continued
+    } else {
+        first
+    })
 }
 
 /// Takes run `id` for this process after checking it exists; the caller loads its state

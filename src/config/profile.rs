@@ -160,7 +160,11 @@ mod tests {
         assert!(keyed.reason.contains("OPENAI_API_KEY"), "{}", keyed.reason);
         let named = plain.profile_choice(none, &["ollama-qwen2-5-coder".to_string()]);
         assert_eq!(named.name, None);
-        assert!(named.reason.contains("ollama-qwen2-5-coder"), "{}", named.reason);
+        assert!(
+            named.reason.contains("ollama-qwen2-5-coder"),
+            "{}",
+            named.reason
+        );
         // A role's other settings are not a choice of models.
         let tuned = load(&["roles.implementer.max_output_tokens=512"]);
         assert_eq!(tuned.active_profile(none).as_deref(), Some("local"));

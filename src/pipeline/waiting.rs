@@ -34,7 +34,10 @@ pub enum TakeUp {
 /// answers arrived (NEEDS_INFO), every dependency task is done (BLOCKED; a parent whose last
 /// dependency closed is moved back to its stage here if nobody did yet), or the task was
 /// reassigned to a stage (OUT_OF_SCOPE to the operator, then `task reassign`).
-pub fn take_up(repo: &Repository, state: &RunState) -> Result<Result<TakeUp, StillWaiting>, TaskError> {
+pub fn take_up(
+    repo: &Repository,
+    state: &RunState,
+) -> Result<Result<TakeUp, StillWaiting>, TaskError> {
     if state.status != RunStatus::WaitingOnUser {
         return Ok(Ok(TakeUp::Nothing));
     }
@@ -93,7 +96,9 @@ pub fn take_up(repo: &Repository, state: &RunState) -> Result<Result<TakeUp, Sti
             let answers = workflow::answers_for(repo, slug)?;
             Ok(answers.map(TakeUp::Continue).ok_or_else(|| StillWaiting {
                 why: format!("run {run} is waiting for your answers"),
-                hint: format!("answer the questions with `git triad task answer {slug}`, then resume"),
+                hint: format!(
+                    "answer the questions with `git triad task answer {slug}`, then resume"
+                ),
             }))
         }
     }
@@ -112,7 +117,10 @@ fn open_dependencies(repo: &Repository, deps: &[String]) -> Result<Vec<String>, 
     for d in deps {
         match store::load_task(repo, d)? {
             Some(t) if t.state.is_done() => {}
-            Some(t) => open.push(format!("{d} ({}, owner {}: {})", t.state, t.owner, t.next_action)),
+            Some(t) => open.push(format!(
+                "{d} ({}, owner {}: {})",
+                t.state, t.owner, t.next_action
+            )),
             None => open.push(format!("{d} (no record)")),
         }
     }

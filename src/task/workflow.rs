@@ -438,7 +438,11 @@ pub fn resume_blocked(repo: &Repository, slug: &str) -> Result<Option<Task>, Tas
     resume_when_done(repo, slug, "its dependencies are done")
 }
 
-fn resume_when_done(repo: &Repository, parent: &str, what: &str) -> Result<Option<Task>, TaskError> {
+fn resume_when_done(
+    repo: &Repository,
+    parent: &str,
+    what: &str,
+) -> Result<Option<Task>, TaskError> {
     let now = now();
     let mut resumed = false;
     let task = store::update(repo, parent, what, |cur| {

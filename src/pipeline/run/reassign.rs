@@ -56,7 +56,11 @@ impl Run<'_> {
         let target = to.index();
         let from = self.state.stages[idx].stage;
         let old_tip = self.state.tip().oid()?;
-        let redo = if target <= idx { target..idx + 1 } else { idx..idx + 1 };
+        let redo = if target <= idx {
+            target..idx + 1
+        } else {
+            idx..idx + 1
+        };
         for s in &mut self.state.stages[redo] {
             if target < idx {
                 s.commit = None;

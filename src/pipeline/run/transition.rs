@@ -6,6 +6,7 @@ use git2::Oid;
 
 use super::attempt::Answered;
 use super::chamber::{self, Chambered};
+use super::reassign::MAX_HANDOVERS;
 use super::{Flow, Run, RunError};
 use crate::arbiter::{ArbiterReview, Verdict};
 use crate::config::OnExhausted;
@@ -16,7 +17,6 @@ use crate::pipeline::observer::Progress;
 use crate::pipeline::record::{
     one_line, AttemptRecord, AttemptResult, ModelFailure, NoRewind, RunStatus, StopReason,
 };
-use super::reassign::MAX_HANDOVERS;
 use crate::pipeline::stage::Stage;
 use crate::task::outcome::{Outcome, StageMeta};
 use crate::task::Decision;
