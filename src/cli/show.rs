@@ -42,6 +42,24 @@ pub fn run(ctx: &Context, args: &ShowArgs) -> CommandResult {
         .collect();
     if records.is_empty() {
         s.push_str("No verdicts are recorded on this commit.\n");
+        // Its change may have been reviewed as other commits (a squash, a cherry-pick).
+        let index = notes::origin::NoteIndex::build(repo, &notes::note_map(repo)?)?;
+        if let Some(origin) = index.origin(repo, commit.id())? {
+            let shorts: Vec<String> = origin
+                .commits
+                .iter()
+                .map(|c| c.to_string()[..12].to_string())
+                .collect();
+            let how = match origin.squashed {
+                1 => "the same change".to_string(),
+                n => format!("a squash of {n} commits"),
+            };
+            let _ = writeln!(
+                s,
+                "Its change is {how} reviewed as {}: `git triad notes reattach {rev}` copies those verdicts here.",
+                shorts.join(", ")
+            );
+        }
         out(&s)?;
         return ok();
     }

@@ -52,6 +52,17 @@ pub fn merge_notes(
             backoff(attempt);
             continue;
         };
+        // An empty start (what `init` creates) holds nothing: step over it either way.
+        if super::start::is_empty_start(repo, src) {
+            return Ok(MergeOutcome::UpToDate);
+        }
+        if super::start::is_empty_start(repo, dst) {
+            if compare_and_swap(repo, target_ref, Some(dst), src, &msg)? {
+                return Ok(MergeOutcome::FastForward);
+            }
+            backoff(attempt);
+            continue;
+        }
         let descends = |a: Oid, b: Oid| {
             repo.graph_descendant_of(a, b)
                 .map_err(|e| NotesError::git("cannot compare notes histories", e))

@@ -13,8 +13,10 @@ pub mod gate_cli;
 mod gate_index;
 mod line;
 pub mod merge;
+pub mod origin;
 mod patch;
 pub mod rewrite;
+pub mod start;
 mod store;
 
 pub use format::{
@@ -23,7 +25,7 @@ pub use format::{
     REATTACHED_FROM,
 };
 pub use line::{record, OverrideRecord, ReconciliationRecord, Record, ReviewRecord, VerdictLine};
-pub use patch::patch_id;
+pub use patch::{patch_id, patch_id_between};
 pub use store::{
     append, blob_text, identity, note_map, note_map_of, read, NoteMap, MAX_APPEND_TRIES,
 };

@@ -1,6 +1,6 @@
 //! The stable patch id of a commit: how a verdict is found again after squash or cherry-pick.
 
-use git2::{Oid, Repository};
+use git2::{Oid, Repository, Tree};
 
 use super::NotesError;
 
@@ -25,8 +25,33 @@ pub fn patch_id(repo: &Repository, commit: Oid) -> Result<Option<String>, NotesE
                 .map_err(|e| NotesError::git(ctx("parent missing"), e))?,
         ),
     };
+    of_trees(repo, parent_tree.as_ref(), &tree, &ctx)
+}
+
+/// The stable patch id of the change from commit `from` to commit `to` (several commits'
+/// combined change, as a squash makes it), or `None` when it is empty.
+pub fn patch_id_between(
+    repo: &Repository,
+    from: Oid,
+    to: Oid,
+) -> Result<Option<String>, NotesError> {
+    let ctx = |what: &str| format!("cannot compute the patch id of {from}..{to}: {what}");
+    let tree = |c: Oid| {
+        repo.find_commit(c)
+            .and_then(|c| c.tree())
+            .map_err(|e| NotesError::git(ctx("no tree"), e))
+    };
+    of_trees(repo, Some(&tree(from)?), &tree(to)?, &ctx)
+}
+
+fn of_trees(
+    repo: &Repository,
+    old: Option<&Tree<'_>>,
+    new: &Tree<'_>,
+    ctx: &dyn Fn(&str) -> String,
+) -> Result<Option<String>, NotesError> {
     let diff = repo
-        .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), None)
+        .diff_tree_to_tree(old, Some(new), None)
         .map_err(|e| NotesError::git(ctx("diff failed"), e))?;
     if diff.deltas().len() == 0 {
         return Ok(None);

@@ -1,16 +1,15 @@
 //! Keeping verdicts attached when history is rewritten: post-rewrite copies, and reattaching
 //! by patch id after a squash or cherry-pick.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 
 use git2::{Oid, Repository};
 use serde_json::Value;
 
-use super::format::{
-    canonical_json, effective, parse_note, reattached, str_field, without_reattached,
-};
+use super::format::{canonical_json, effective, parse_note, reattached, without_reattached};
+use super::origin::NoteIndex;
 use super::store::{append, blob_text, note_map, read};
-use super::{patch_id, NotesError};
+use super::NotesError;
 use crate::git::parse_oid;
 
 /// Verdict lines copied onto one commit.
@@ -97,8 +96,9 @@ pub fn copy_for_rewrite(
     Ok(copied)
 }
 
-/// Finds verdicts for `candidates` that carry none: the lines of any noted commit whose
-/// records have the candidate's patch id are appended to it, marked `reattached_from`.
+/// Finds verdicts for `candidates` that carry none: the lines of the noted commits where the
+/// candidate's change was reviewed ([`NoteIndex::origin`]: the same patch id, or a squash of
+/// several reviewed commits) are appended to it, marked `reattached_from`.
 ///
 /// Used after a squash merge or a cherry-pick, where the same change became a new commit
 /// that git's rewrite tracking never saw.
@@ -117,37 +117,16 @@ pub fn reattach(repo: &Repository, candidates: &[Oid]) -> Result<Vec<Copied>, No
     if targets.is_empty() {
         return Ok(Vec::new());
     }
-    // patch id → (commit the line is on, line); originals (line.commit == where it is) first,
-    // so a line found both on its reviewed commit and on a copy points at the reviewed one.
-    let mut index: HashMap<String, Vec<(Oid, Value)>> = HashMap::new();
-    let mut sources: Vec<(&Oid, &Oid)> = notes.iter().collect();
-    sources.sort();
-    for (annotated, blob) in sources {
-        for line in parse_note(&blob_text(repo, *blob)?) {
-            if let Some(pid) = str_field(&line, "patch_id") {
-                index
-                    .entry(pid.to_string())
-                    .or_default()
-                    .push((*annotated, line));
-            }
-        }
-    }
-    for entries in index.values_mut() {
-        entries
-            .sort_by_key(|(on, line)| str_field(line, "commit") != Some(on.to_string().as_str()));
-    }
+    let index = NoteIndex::build(repo, &notes)?;
     let mut copied = Vec::new();
     for target in targets {
-        let Some(pid) = patch_id(repo, target)? else {
-            continue;
-        };
-        let Some(entries) = index.get(&pid) else {
+        let Some(origin) = index.origin(repo, target)? else {
             continue;
         };
         let mut have = present(repo, target)?;
         let mut lines = Vec::new();
         let mut from = Vec::new();
-        for (source, line) in entries {
+        for (source, line) in &origin.lines {
             if *source != target && have.insert(identity_of(line)) {
                 lines.push(reattached(line, &source.to_string()));
                 if !from.contains(source) {

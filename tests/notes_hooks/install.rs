@@ -206,3 +206,44 @@ fn hooks_in_other_languages_are_left_alone() {
     );
     assert!(work.join(".git/hooks/post-rewrite").exists());
 }
+
+/// Right after `git triad init`, before any verdict exists, `git log` (which reads the notes
+/// ref through `notes.displayRef`) and `git log --notes=triad` print no warning; uninstall
+/// removes the empty notes ref again.
+#[test]
+fn git_log_is_silent_right_after_init() {
+    let env = TestEnv::new();
+    let dir = env.repo("proj", &[("a.txt", "a\n")]);
+    env.triad(&dir, &["init", "--no-trust"]).ok();
+    for args in [&["log"][..], &["log", "--notes=triad"], &["show", "HEAD"]] {
+        let r = env.git(&dir, args);
+        r.ok();
+        assert_eq!(r.stderr, "", "git {args:?} warned");
+    }
+    let listed = env.git(&dir, &["notes", "--ref", "triad", "list"]);
+    assert_eq!((listed.stdout.as_str(), listed.stderr.as_str()), ("", ""));
+    // The first verdict lands on top of it, and git shows it.
+    super::add_verdict(&dir, "HEAD", "FLAG", super::T1);
+    let shown = env.git(&dir, &["log", "-1", "--notes=triad"]);
+    assert!(
+        shown.ok().stdout.contains("\"verdict\":\"FLAG\""),
+        "{}",
+        shown.stdout
+    );
+    // An empty notes ref is taken out again by uninstall; one with verdicts never is.
+    let other = env.repo("other", &[("a.txt", "a\n")]);
+    env.triad(&other, &["init", "--no-trust"]).ok();
+    let gone = env.triad(&other, &["init", "--uninstall"]);
+    assert!(
+        gone.ok().stdout.contains("Removed refs/notes/triad"),
+        "{}",
+        gone.stdout
+    );
+    assert_eq!(env.git(&other, &["log"]).ok().stderr, "");
+    env.triad(&dir, &["init", "--uninstall"]).ok();
+    assert!(!env
+        .git(&dir, &["notes", "--ref", "triad", "list"])
+        .ok()
+        .stdout
+        .is_empty());
+}

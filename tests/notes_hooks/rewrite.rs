@@ -143,6 +143,57 @@ fn squash_merge_and_cherry_pick_get_verdicts_back_by_patch_id() {
     );
 }
 
+/// Three reviewed commits squashed into one (`git merge --squash` of a branch that also
+/// touches a file twice): no single patch id matches, so the squash is found as the combined
+/// change of the three; `show` points at `notes reattach` first, which brings all their
+/// verdicts over, the worst one in effect.
+#[test]
+fn a_squash_of_three_reviewed_commits_gets_their_verdicts_back() {
+    let env = TestEnv::new();
+    let (work, _) = remote_pair(&env);
+    env.git(&work, &["checkout", "-q", "-b", "feature"]).ok();
+    let a = commit_with_verdict(&env, &work, "a.txt", "one\n", "A", "APPROVE");
+    let b = commit_with_verdict(&env, &work, "b.txt", "two\n", "B", "FLAG");
+    let c = commit_with_verdict(&env, &work, "a.txt", "one\nmore\n", "C", "APPROVE");
+    // Something reviewed that is not part of it, touching the same file.
+    env.git(&work, &["checkout", "-q", "-b", "other", "main"])
+        .ok();
+    commit_with_verdict(&env, &work, "a.txt", "else\n", "Other", "HALT");
+    env.git(&work, &["checkout", "-q", "main"]).ok();
+    env.git(&work, &["merge", "-q", "--squash", "feature"]).ok();
+    env.git(&work, &["commit", "-q", "-m", "Squashed A B C"])
+        .ok();
+    assert!(records(&work, "main").is_empty());
+
+    let shown = env.triad(&work, &["show", "main"]);
+    assert_says(
+        &shown.ok().stdout,
+        &[
+            "No verdicts are recorded on this commit.",
+            "a squash of 3 commits reviewed as",
+            "`git triad notes reattach main`",
+        ],
+    );
+    let r = env.triad(&work, &["notes", "reattach"]);
+    assert_says(
+        &r.ok().stdout,
+        &["Reattached 3 verdict line(s) to", "(Squashed A B C)"],
+    );
+    let lines = records(&work, "main");
+    let from: Vec<&str> = lines
+        .iter()
+        .map(|l| l[REATTACHED_FROM].as_str().unwrap())
+        .collect();
+    assert_eq!(from, [a.as_str(), b.as_str(), c.as_str()]);
+    assert_eq!(effective_verdict(&work, "main"), "FLAG");
+    let shown = env.triad(&work, &["show", "main"]);
+    assert!(
+        !shown.ok().stdout.contains("notes reattach"),
+        "{}",
+        shown.stdout
+    );
+}
+
 #[test]
 fn sync_between_two_clones_ends_with_the_union() {
     let mut env = TestEnv::new();

@@ -61,6 +61,9 @@ pub fn run(ctx: &Context, args: &InitArgs) -> CommandResult {
             record.push(entry);
         }
     }
+    if crate::notes::start::create_empty(repo)? {
+        said.push("Created refs/notes/triad, empty until the first verdict, so `git log` shows verdicts without a warning.".into());
+    }
     let mut not_installed = Vec::new();
     for (name, shim) in hookfile::HOOKS {
         let path = hooks_dir.join(name);
@@ -267,6 +270,9 @@ fn uninstall(repo: &git2::Repository) -> CommandResult {
         }
     }
     gitconfig::save_record(repo, &[])?;
+    if crate::notes::start::remove_empty(repo)? {
+        said.push("Removed refs/notes/triad, which held no verdicts.".into());
+    }
     if said.is_empty() {
         said.push("git triad was not installed here; nothing changed.".into());
     }
