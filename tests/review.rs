@@ -184,3 +184,107 @@ fn a_model_review_is_floored_and_recorded_as_a_note() {
         "{req}"
     );
 }
+
+/// `--since-last` reviews only what changed since the last commit with a verdict, and a
+/// finding a person overrode on the same lines is not raised again (it stays in the review,
+/// marked as not counting), though the lines moved.
+#[test]
+fn since_last_reviews_only_the_new_change_and_keeps_an_overridden_finding_quiet() {
+    let critical = json!({"severity": "critical", "category": "logic", "path": "calc.py",
+        "start_line": 1, "end_line": 1, "quote": "return a + b", "description": "should subtract",
+        "suggestion": "use -", "evidence": "name says sub"});
+    let server = FakeServer::start_blocking(Script::new(vec![Rule::named("arbiter")
+        .protocol(WireProtocol::OpenAi)
+        .model("model-b")
+        .reply(Reply::json(
+            json!({"verdict": "REJECT", "confidence": 0.9, "reasoning": "wrong operator",
+                   "issues": [critical], "alternatives": []}),
+        ))]))
+    .unwrap();
+    let mut env = TestEnv::new();
+    env.write_user_config(&fake_user_config(&server.base_url()));
+    env.set("FAKE_OPENAI_KEY", "sk-fake-openai-key-for-tests");
+    let repo = env.repo("proj", &[("base.txt", "base\n")]);
+    // Nothing reviewed yet: --since-last says how to start.
+    let none = env.triad(&repo, &["review", "--since-last"]);
+    none.expect_code(2);
+    assert!(
+        none.stderr
+            .contains("no commit of this branch has a verdict yet"),
+        "{}",
+        none.stderr
+    );
+
+    env.write_files(&repo, &[("calc.py", "def sub(a, b):\n    return a + b\n")]);
+    env.commit_all(&repo, "sub");
+    let first = env.triad(&repo, &["review", "--note", "--format", "json"]);
+    let v: Value = serde_json::from_str(&first.ok().stdout).unwrap();
+    // A behavioural claim without a confirmed probe supports at most FLAG.
+    assert_eq!(v["verdict"], "FLAG", "{v}");
+    assert_eq!(v["issues"][0]["demoted"], Value::Null, "{v}");
+    env.triad(
+        &repo,
+        &[
+            "override",
+            "HEAD",
+            "--verdict",
+            "APPROVE",
+            "--reason",
+            "sub adds on purpose here",
+        ],
+    )
+    .ok();
+
+    // New work: a file of its own, and lines above the overridden one (it moves down).
+    env.write_files(
+        &repo,
+        &[
+            (
+                "calc.py",
+                "\"\"\"Calc.\"\"\"\n\n\ndef sub(a, b):\n    return a + b\n",
+            ),
+            ("notes.md", "why sub adds\n"),
+        ],
+    );
+    env.commit_all(&repo, "docs");
+    let r = env.triad(&repo, &["review", "--since-last", "--format", "json"]);
+    let v: Value = serde_json::from_str(&r.ok().stdout).unwrap();
+    assert_eq!(v["verdict"], "APPROVE", "{v}");
+    assert_eq!(v["model_verdict"], "REJECT", "{v}");
+    let issue = &v["issues"][0];
+    assert_eq!(issue["start_line"], 5, "{v}");
+    assert!(
+        issue["demoted"]
+            .as_str()
+            .unwrap()
+            .contains("a person overrode it")
+            && issue["demoted"]
+                .as_str()
+                .unwrap()
+                .contains("sub adds on purpose here"),
+        "{v}"
+    );
+    // The arbiter was shown only the new change.
+    let req = server.requests().last().unwrap().body.clone();
+    assert!(req.contains("notes.md") && req.contains("Calc."), "{req}");
+    assert!(!req.contains("base.txt"), "{req}");
+    assert!(
+        !req.contains("+def sub(a, b):"),
+        "the old change was shown again: {req}"
+    );
+
+    // Recorded, --since-last moves the mark: nothing new to review.
+    env.triad(&repo, &["review", "--since-last", "--note"]).ok();
+    let calls = server.requests().len();
+    let empty = env.triad(&repo, &["review", "--since-last"]);
+    assert!(
+        empty.ok().stdout.starts_with("Nothing changed since"),
+        "{}",
+        empty.stdout
+    );
+    assert_eq!(
+        server.requests().len(),
+        calls,
+        "no model is asked about nothing"
+    );
+}

@@ -336,6 +336,69 @@ pub fn finish(
     }
 }
 
+/// Takes the model's issues a person already answered out of the verdict: each one `answered`
+/// gives a reason for is demoted with it (kept, shown as not counting), and the verdict is
+/// derived again from what remains as `finish` derives it (`by_evidence`: behavioural claims
+/// stand only on confirmed probes), floored by the same `findings` (deterministic findings
+/// are never set aside).
+pub fn set_aside(
+    review: &mut ArbiterReview,
+    answered: &dyn Fn(&Issue) -> Option<String>,
+    findings: &[Finding],
+    by_evidence: bool,
+) -> usize {
+    let mut n = 0;
+    for issue in review
+        .issues
+        .iter_mut()
+        .filter(|i| i.source == "model" && i.demoted.is_none())
+    {
+        if let Some(why) = answered(issue) {
+            issue.demoted = Some(why);
+            n += 1;
+        }
+    }
+    if n == 0 {
+        return 0;
+    }
+    let merged: Vec<String> = review
+        .derived
+        .iter()
+        .flat_map(|d| d.reasons.iter())
+        .filter(|r| r.contains("merged"))
+        .cloned()
+        .collect();
+    let mut derived = derive(review.model_verdict, &review.issues, 0, by_evidence);
+    if let Some(d) = derived.as_mut() {
+        // The issues set aside are not among those that rest on nothing.
+        let unfounded = review
+            .issues
+            .iter()
+            .filter(|i| i.demoted.is_some() && !i.refuted())
+            .count()
+            - n;
+        d.reasons.retain(|r| !r.contains("rest on nothing"));
+        if unfounded > 0 {
+            d.reasons.insert(
+                0,
+                format!(
+                    "{unfounded} issue(s) rest on nothing in the reviewed change and do not count"
+                ),
+            );
+        }
+        d.reasons.extend(merged);
+        d.reasons.push(format!(
+            "{n} finding(s) a person already overrode on the same lines do not count"
+        ));
+    }
+    let acted = derived.as_ref().map_or(review.model_verdict, |d| d.verdict);
+    let floor = floor(findings, None);
+    review.verdict = floor.as_ref().map_or(acted, |f| acted.max(f.verdict));
+    review.floor = floor.filter(|f| f.verdict > acted);
+    review.derived = derived;
+    n
+}
+
 /// Whether an issue without an anchor names a requirement of the TaskSpec (`R2`): a missing
 /// requirement has no code to quote.
 fn names_requirement(issue: &Issue, ids: &[String]) -> bool {

@@ -49,8 +49,12 @@ pub enum FailOn {
 #[derive(Debug, Args)]
 pub struct ReviewArgs {
     /// A commit (`abc123`: its own change) or a range (`main..HEAD`).
-    #[arg(conflicts_with_all = ["staged", "worktree"])]
+    #[arg(conflicts_with_all = ["staged", "worktree", "since_last"])]
     pub range: Option<String>,
+    /// Only what changed since the last commit of this branch with a verdict (add `--note`
+    /// to move that mark to HEAD).
+    #[arg(long, conflicts_with_all = ["staged", "worktree"])]
+    pub since_last: bool,
     /// Review what is staged in the index against HEAD.
     #[arg(long, conflicts_with = "worktree")]
     pub staged: bool,
@@ -124,6 +128,18 @@ fn trees<'r>(
         let oid = worktree_tree(repo)?;
         return Ok((Some(head_tree()?), repo.find_tree(oid)?, None));
     }
+    if args.since_last {
+        let head = repo.head()?.peel_to_commit()?;
+        let last = crate::notes::reviewed::last_reviewed_from_head(repo)?.ok_or_else(|| {
+            CommandError::usage("no commit of this branch has a verdict yet")
+                .hint("review the branch once with `git triad review main..HEAD --note`")
+        })?;
+        return Ok((
+            Some(repo.find_commit(last)?.tree()?),
+            head.tree()?,
+            Some(head.id()),
+        ));
+    }
     let spec = args.range.clone().unwrap_or_else(|| "HEAD".into());
     let bad = |e: git2::Error| {
         CommandError::usage(format!(
@@ -153,6 +169,10 @@ fn trees<'r>(
 pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let (old, new, tip) = trees(repo, args)?;
+    if args.since_last && old.as_ref().map(|t| t.id()) == Some(new.id()) {
+        out("Nothing changed since the last commit with a verdict.\n")?;
+        return Ok(ExitCode::Ok);
+    }
     let venv_root = repo.workdir().map(|p| p.to_path_buf());
     let loaded = if args.no_model {
         None
@@ -227,6 +247,8 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
                 .block_on(arbiter.review(&system, &prepared, &brief))?
                 .review;
             reviewed.reviewed_model = "human".into();
+            // What a person already overrode on the same lines is not raised again.
+            crate::notes::reviewed::set_aside_overridden(repo, &mut reviewed, prepared.findings())?;
             reviewed
         }
     };

@@ -204,6 +204,23 @@ fn answers(o: &Value, line: &Value, key: &str) -> bool {
     }
 }
 
+/// The review and reconciliation lines of a commit's records that an override answers, each
+/// with the override that answers it.
+pub fn answered(lines: &[Value]) -> Vec<(&Value, &Value)> {
+    let overrides: Vec<&Value> = lines
+        .iter()
+        .filter(|l| str_field(l, "kind") == Some("override") && verdict_of(l).is_some())
+        .collect();
+    lines
+        .iter()
+        .filter_map(|l| {
+            let key = answer_key(l)?;
+            let o = overrides.iter().find(|o| answers(o, l, &key))?;
+            Some((l, *o))
+        })
+        .collect()
+}
+
 /// The effective verdict of a commit's records.
 ///
 /// The worst verdict (HALT > REJECT > FLAG > APPROVE) among the review and reconciliation

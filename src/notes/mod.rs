@@ -15,14 +15,15 @@ mod line;
 pub mod merge;
 pub mod origin;
 mod patch;
+pub mod reviewed;
 pub mod rewrite;
 pub mod start;
 mod store;
 
 pub use format::{
-    answer_key, canonical_json, effective, format_ts, now_ts, now_unix, parse_line, parse_note,
-    reattached, str_field, without_reattached, Effective, ANSWERS, FORMAT_VERSION, KINDS,
-    REATTACHED_FROM,
+    answer_key, answered, canonical_json, effective, format_ts, now_ts, now_unix, parse_line,
+    parse_note, reattached, str_field, without_reattached, Effective, ANSWERS, FORMAT_VERSION,
+    KINDS, REATTACHED_FROM,
 };
 pub use line::{record, OverrideRecord, ReconciliationRecord, Record, ReviewRecord, VerdictLine};
 pub use patch::{patch_id, patch_id_between};
