@@ -785,10 +785,11 @@ fn a_teammates_halt_in_fetched_notes_blocks_the_push() {
         ],
     )
     .ok();
-    assert_ne!(
-        env.git(&two, &["rev-parse", "-q", "--verify", "refs/notes/triad"])
-            .code,
-        0,
+    assert_eq!(
+        env.git(&two, &["notes", "--ref", "triad", "list"])
+            .ok()
+            .stdout,
+        "",
         "the second clone has no verdicts of its own"
     );
     let push = refused_push(&env, &two, &["push", "origin", "feature"]);
