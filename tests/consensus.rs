@@ -407,7 +407,8 @@ const SUB_SCAFFOLD: &str = "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n    return 
 
 #[test]
 fn a_rejected_suggestion_escalated_to_a_vote_is_adopted_and_reaches_the_next_stage() {
-    let suggestion = json!([{"domain": "implementation", "rationale": "sub() should reject non-numbers with TypeError",
+    let suggestion = json!([{"domain": "implementation", "text": "guard sub() with an isinstance check",
+        "rationale": "sub() should reject non-numbers with TypeError",
         "confidence": 0.9, "code_sketch": "if not isinstance(a, (int, float)): raise TypeError", "impact_assessment": "one guard"}]);
     let mut all = vec![
         on(
@@ -479,6 +480,19 @@ fn a_rejected_suggestion_escalated_to_a_vote_is_adopted_and_reaches_the_next_sta
         "{implement}"
     );
     assert!(implement.contains("sub() should reject non-numbers"));
+    // The idea itself reaches the role-holder, the voters and the later stage, not only
+    // its rationale.
+    for (rule, who) in [
+        ("evaluate", "role-holder"),
+        ("vote-d", "voter"),
+        ("implement", "implement stage"),
+    ] {
+        let asked = s.requests_for(rule)[0].to_string();
+        assert!(
+            asked.contains("the idea: guard sub() with an isinstance check"),
+            "the {who} was not shown the idea: {asked}"
+        );
+    }
     // Every step is a message of the run.
     let kinds: Vec<&str> = rec["messages"]
         .as_array()

@@ -103,6 +103,9 @@ pub struct Suggestion {
     pub author_model: String,
     /// Whose territory it enters (`None`: not said).
     pub domain: Option<Domain>,
+    /// The idea itself: what the author suggests doing.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub text: String,
     /// Why it is better than the current approach.
     pub rationale: String,
     /// The author's confidence, 0.0 to 1.0.
@@ -125,9 +128,9 @@ pub struct Suggestion {
 }
 
 impl Suggestion {
-    /// Reads a suggestion from a stage's metadata: an object with `domain`, `rationale`,
-    /// `confidence`, `code_sketch`, `impact` (a bare string is a rationale without a
-    /// domain). `None` for an empty one.
+    /// Reads a suggestion from a stage's metadata: an object with `domain`, `text` (the
+    /// idea), `rationale`, `confidence`, `code_sketch`, `impact` (a bare string is the idea
+    /// without a domain). `None` for one that says nothing.
     pub fn from_meta(value: &Value, id: String, author: &str, model: &str) -> Option<Suggestion> {
         let text = |k: &str, max: usize| {
             value
@@ -136,19 +139,16 @@ impl Suggestion {
                 .map(|s| crate::bounded::clip(s.trim(), max))
                 .unwrap_or_default()
         };
-        let (rationale, domain, confidence, code_sketch, impact) = match value {
+        let (idea, rationale, domain, confidence, code_sketch, impact) = match value {
             Value::String(s) => (
                 crate::bounded::clip(s.trim(), 1500),
+                String::new(),
                 None,
                 0.5,
                 String::new(),
                 String::new(),
             ),
             Value::Object(_) => {
-                let mut rationale = text("rationale", 1500);
-                if rationale.is_empty() {
-                    rationale = text("text", 1500);
-                }
                 let domain = value
                     .get("domain")
                     .and_then(Value::as_str)
@@ -159,7 +159,8 @@ impl Suggestion {
                     .filter(|c| c.is_finite())
                     .map_or(0.5, |c| c.clamp(0.0, 1.0));
                 (
-                    rationale,
+                    text("text", 1500),
+                    text("rationale", 1500),
                     domain,
                     confidence,
                     text("code_sketch", 3000),
@@ -168,7 +169,7 @@ impl Suggestion {
             }
             _ => return None,
         };
-        if rationale.is_empty() {
+        if idea.is_empty() && rationale.is_empty() {
             return None;
         }
         Some(Suggestion {
@@ -181,6 +182,7 @@ impl Suggestion {
                 SuggestionStatus::Unrouted
             },
             domain,
+            text: idea,
             rationale,
             confidence,
             code_sketch,
@@ -244,6 +246,18 @@ mod tests {
 
         let s = Suggestion::from_meta(&json!("use a dict"), "S2".into(), "architect", "m").unwrap();
         assert_eq!((s.domain, s.status), (None, SuggestionStatus::Unrouted));
+        assert_eq!(s.text, "use a dict");
+        let s = Suggestion::from_meta(
+            &json!({"domain": "quality", "text": "cache the parsed config"}),
+            "S3".into(),
+            "implement",
+            "m",
+        )
+        .unwrap();
+        assert_eq!(
+            (s.text.as_str(), s.rationale.as_str()),
+            ("cache the parsed config", "")
+        );
         assert!(
             Suggestion::from_meta(&json!({"domain": "quality"}), "S3".into(), "a", "m").is_none()
         );

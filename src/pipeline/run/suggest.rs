@@ -261,7 +261,16 @@ impl Run<'_> {
         }
         let id = s.id.clone();
         let to = s.author.clone();
-        let what = format!("{id} {}: {reason}", status_name(status));
+        let idea = if s.text.is_empty() {
+            &s.rationale
+        } else {
+            &s.text
+        };
+        let what = format!(
+            "{id} ({}) {}: {reason}",
+            crate::bounded::clip(idea, 120),
+            status_name(status)
+        );
         self.state
             .messages
             .push(Message::new(by, &to, MessageKind::Suggestion, &what).by(model, spend));
@@ -338,14 +347,24 @@ fn status_name(s: SuggestionStatus) -> &'static str {
     }
 }
 
+/// A suggestion as every model asked about it, or told to apply it, reads it: the idea
+/// first, then why, the sketch and the impact.
 fn describe(s: &Suggestion) -> String {
+    let line = |label: &str, v: &str| {
+        if v.trim().is_empty() {
+            String::new()
+        } else {
+            format!("{label}: {}\n", v.trim())
+        }
+    };
     format!(
-        "SUGGESTION {} by the {} stage, domain {} (confidence {:.2}):\n{}\n{}{}",
+        "SUGGESTION {} by the {} stage, domain {} (confidence {:.2}):\n{}{}{}{}",
         s.id,
         s.author,
         s.domain.map_or("none", |d| d.as_str()),
         s.confidence,
-        s.rationale,
+        line("the idea", &s.text),
+        line("why", &s.rationale),
         if s.code_sketch.is_empty() {
             String::new()
         } else {
