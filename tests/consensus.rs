@@ -174,6 +174,26 @@ fn a_majority_wins_over_an_unconvincing_rebuttal_and_the_dissent_is_kept() {
         .contains("strings slip through"));
 }
 
+/// The dissenter's rebuttal call fails (no valid answer): the panel goes on without it, but its vote stands,
+/// so the decision is the majority's with the dissent kept, never "unanimous".
+#[test]
+fn a_dissenter_whose_rebuttal_fails_leaves_a_majority_not_a_unanimous_decision() {
+    let s = scenario(rules(
+        vec![ballot("approve")],
+        vec![ballot("amend"), Reply::text("I would rather not say.")],
+        vec![ballot("approve")],
+        vec![],
+    ));
+    let r = run(&s, &[]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    let d = &record(&s, &out)["consensus"]["current"];
+    assert_eq!(d["decision"]["by"], "majority", "{d}");
+    assert_eq!(d["decision"]["dissent"][0]["voter"], "model-c");
+    assert_eq!(d["absent"][0][0], "model-c", "{d}");
+    assert!(!r.stderr.contains("unanimous"), "{}", r.stderr);
+}
+
 #[test]
 fn a_compelling_rebuttal_orders_a_revote_that_sees_the_first_round() {
     let s = scenario(rules(

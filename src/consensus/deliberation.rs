@@ -275,18 +275,14 @@ impl Deliberation {
                 voters: missing,
             };
         }
-        let ballots: Vec<Ballot> = round
-            .ballots
-            .iter()
-            .filter(|b| present.contains(&b.voter))
-            .cloned()
-            .collect();
-        match tally(&ballots) {
+        // Every ballot of the round counts, also one whose voter could not go on afterwards:
+        // a dissenter whose rebuttal failed still dissented, so the vote is no unanimity.
+        match tally(&round.ballots) {
             Split::Unanimous { choice } => Next::Done(self.decide(choice, DecidedBy::Unanimous)),
             Split::Majority { choice, dissenters } => {
                 let owed: Vec<String> = dissenters
                     .into_iter()
-                    .filter(|d| !self.rebutted(d))
+                    .filter(|d| !self.rebutted(d) && present.contains(d))
                     .collect();
                 if !owed.is_empty() {
                     return Next::Rebut { voters: owed };

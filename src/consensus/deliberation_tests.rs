@@ -218,6 +218,28 @@ fn an_absent_agent_degrades_the_panel_and_one_agent_cannot_agree_alone() {
     assert_eq!(d.next(), Next::Unilateral);
 }
 
+/// A dissenter whose rebuttal call failed leaves the panel, but its ballot stands: the
+/// majority decides, with its dissent kept, never "unanimous".
+#[test]
+fn a_dissenter_lost_before_its_rebuttal_leaves_a_majority_not_a_unanimity() {
+    let mut d = Deliberation::new(voters(3), Some("t".into()));
+    vote(&mut d, 1, &[Approve, Approve, Amend]);
+    assert_eq!(
+        d.next(),
+        Next::Rebut {
+            voters: vec!["m2".into()]
+        }
+    );
+    d.record_absent("m2", "the rebuttal call failed");
+    let Next::Done(dec) = d.next() else {
+        panic!("{:?}", d.next())
+    };
+    assert_eq!((dec.choice, dec.by), (Approve, DecidedBy::Majority));
+    assert_eq!(dec.dissent.len(), 1);
+    assert_eq!(dec.dissent[0].voter, "m2");
+    assert!(d.degraded());
+}
+
 #[test]
 fn a_deliberation_read_back_from_json_continues_where_it_stopped() {
     let mut d = Deliberation::new(voters(3), Some("t".into()));
