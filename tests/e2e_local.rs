@@ -534,9 +534,9 @@ fn chamber_on_local_models(env: &TestEnv, repo: &Path) {
 
 /// `--workflow parallel` with the two local models as candidates: each builds on its own
 /// branch `triad/<task>/<run>-<model>`, each rates the other and votes, never for itself.
-/// Two candidates vote for each other unless a ballot is refused, and no model outside them
-/// can break the tie (the local profile has two models), so the run ends with a winner
-/// (a majority after a refused ballot) or stopped with the tie, or with the degradation,
+/// Two candidates can each vote only for the other, and no model outside them can break
+/// the tie (the local profile has two models), so the solutions' own checks choose, then the
+/// ratings; the run ends with a winner, or stopped with the tie or the degradation,
 /// explained; whichever happens must be recorded as it happened.
 fn parallel_on_local_models(env: &TestEnv, repo: &Path) {
     const MODELS: [&str; 2] = ["local-qwen-coder", "local-smollm2"];

@@ -243,7 +243,7 @@ fn a_tie_goes_to_the_tiebreaker_and_a_second_self_vote_is_discarded() {
             on(
                 "model-b",
                 "tiebreaker",
-                "the candidates' vote is tied",
+                "choose the best solution among the tied ones",
                 vec![Reply::json(
                     json!({"winner": "C", "justification": "C handles the edge cases"}),
                 )],
@@ -306,7 +306,7 @@ fn a_candidate_that_is_down_degrades_the_panel_and_says_so() {
             on(
                 "model-b",
                 "tiebreaker",
-                "the candidates' vote is tied",
+                "choose the best solution among the tied ones",
                 vec![Reply::json(
                     json!({"winner": "A", "justification": "simpler"}),
                 )],
@@ -397,6 +397,82 @@ fn fewer_than_two_candidates_is_a_clear_stop() {
 /// Candidate `tag`'s solution that does not parse: `def sub(a, b)` has lost its colon.
 fn broken(tag: &str) -> String {
     solution(tag).replace("def sub(a, b):", "def sub(a, b)")
+}
+
+/// Two candidates can each vote only for the other, and the arbiter role's model is one of
+/// them, so no model can break the tie: the solutions' own checks choose, then the ratings
+/// each got (here both parse; model-b rates A higher than model-a rates B), never a forced
+/// tie; model-b's unusable first answer was asked again, as a stage's would be.
+#[test]
+fn two_candidates_without_a_tiebreaker_are_chosen_by_evidence_after_a_retry() {
+    let rated = |letter: &str, score: u8| {
+        Reply::json(
+            json!({"ratings": [{"candidate": letter, "score": score, "reason": "read it"}],
+            "vote": letter, "reason": "the other one"}),
+        )
+    };
+    let s = scenario(vec![
+        on(
+            "model-a",
+            "build-model-a",
+            "ROLE: candidate",
+            vec![Reply::text(solution("model-a"))],
+        ),
+        on(
+            "model-b",
+            "build-model-b",
+            "ROLE: candidate",
+            vec![
+                Reply::text("Here is sub(), as you asked."),
+                Reply::text(solution("model-b")),
+            ],
+        ),
+        on(
+            "model-a",
+            "review-model-a",
+            "ROLE: cross-reviewer",
+            vec![rated("B", 5)],
+        ),
+        on(
+            "model-b",
+            "review-model-b",
+            "ROLE: cross-reviewer",
+            vec![rated("A", 9)],
+        ),
+        synthesis("model-a", TEST_BLOCK),
+        stage("verify", vec![Reply::text(verify_answer())]),
+        arbiter("verify", vec![review("APPROVE", json!([]))]),
+    ]);
+    let r = run(&s, &["--candidates", "model-a,model-b"]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);
+    assert_eq!(out["parallel"]["winner"], "model-a", "{out}");
+    assert_eq!(out["parallel"]["won_by"], "evidence", "{out}");
+    let retried = s.requests_for("build-model-b");
+    assert_eq!(retried.len(), 2, "the unusable answer is asked again");
+    assert!(
+        retried[1]
+            .to_string()
+            .contains("YOUR PREVIOUS ANSWER COULD NOT BE USED"),
+        "{}",
+        retried[1]
+    );
+    assert_eq!(s.requests_for("build-model-a").len(), 1);
+    assert!(
+        r.stderr.contains("attempt 1 of 3 could not be used"),
+        "{}",
+        r.stderr
+    );
+    let rec = record(&s, &out);
+    let why = rec["parallel"]["winner"]["justification"].as_str().unwrap();
+    assert!(
+        why.contains("the others rated it higher")
+            && why.contains(
+                "candidate A (model-a): 0 critical and 0 warning finding(s), rated 9.0/10"
+            ),
+        "{why}"
+    );
+    log_with(&s, &out, &["winner: model-a (evidence"]);
 }
 
 /// The tournament's judge (model-b) reviewing candidate `model`'s solution.

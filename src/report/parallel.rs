@@ -115,10 +115,11 @@ pub fn render(p: &ParallelState, md: bool) -> String {
             votes.join(", ")
         );
         if !w.justification.is_empty() {
-            s.push_str(&format!(
-                " — tiebreaker's justification: {}",
-                w.justification
-            ));
+            let label = match w.by {
+                crate::pipeline::record::WonBy::Tiebreaker => "tiebreaker's justification",
+                _ => "why",
+            };
+            s.push_str(&format!(" — {label}: {}", w.justification));
         }
         o.push_str(&line(md, 1, &s));
     }

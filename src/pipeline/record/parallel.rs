@@ -135,6 +135,9 @@ pub enum WonBy {
     Tiebreaker,
     /// A tournament: the arbiter's review of it was the best.
     Arbiter,
+    /// The vote could not choose and no tiebreaker could: the deterministic findings of
+    /// the solutions (syntax errors, unresolved imports) did, else the ratings each got.
+    Evidence,
 }
 
 impl WonBy {
@@ -144,6 +147,7 @@ impl WonBy {
             WonBy::Majority => "majority",
             WonBy::Tiebreaker => "tiebreaker",
             WonBy::Arbiter => "arbiter",
+            WonBy::Evidence => "evidence",
         }
     }
 }

@@ -2,7 +2,8 @@
 //! Architect → Implement → Refactor, every candidate model builds a complete solution from
 //! the identical task prompt, alone and at the same time, each committed on its own branch;
 //! each candidate then rates the others' solutions and votes for the best of them (never
-//! for its own); the most votes win, a tie goes to a tiebreaker outside the candidates; the
+//! for its own); the most votes win, a tie (or two candidates' forced votes) goes to a
+//! tiebreaker outside the candidates, else to the solutions' checks and ratings; the
 //! winner enhances its solution with the best of the others, and the run goes on to the
 //! normal Verify stage on top of that. The losers' branches stay.
 //!
@@ -86,8 +87,10 @@ impl Run<'_> {
     }
 
     /// Every candidate gets the identical request and answers at the same time; each usable
-    /// answer becomes a commit on the base, on the candidate's own branch. A candidate that
-    /// cannot answer, or answers nothing usable, is recorded with why and left out.
+    /// answer becomes a commit on the base, on the candidate's own branch. An answer that
+    /// cannot be used is asked again with the reason, as a stage's would be (the run's
+    /// retries, all such candidates at the same time); a candidate that cannot answer, or
+    /// still answers nothing usable, is recorded with why and left out.
     fn fan_out(&mut self, models: &[String]) -> Result<Flow, RunError> {
         let repo = self.env.repo;
         let base = self.state.base.oid()?;
@@ -95,16 +98,7 @@ impl Run<'_> {
             .find_commit(base)
             .and_then(|c| c.tree())
             .ctx("reading the base tree")?;
-        let ask = Ask {
-            role: "candidate",
-            previous_diff: "",
-            feedback: "",
-            char_budget: self.char_budget(models),
-        };
-        let reqs = models
-            .iter()
-            .map(|m| self.explore_request(m, &base_tree, &ask))
-            .collect::<Result<Vec<_>, _>>()?;
+        let char_budget = self.char_budget(models);
         self.explored(
             "orchestrator",
             &format!(
@@ -113,20 +107,10 @@ impl Run<'_> {
                 models.join(", ")
             ),
         );
-        let client = self.env.client;
-        let started = Instant::now();
-        let calls = models
+        let mut candidates: Vec<Candidate> = models
             .iter()
-            .zip(&reqs)
-            .map(|(m, req)| client.chat(Role::Implementer, std::slice::from_ref(m), req))
-            .collect();
-        let answers = join_all(calls).await_blocking();
-        let fanout_ms = started.elapsed().as_millis() as u64;
-
-        let mut candidates = Vec::new();
-        let mut over_budget = None;
-        for (i, ((model, req), answer)) in models.iter().zip(&reqs).zip(answers).enumerate() {
-            let mut c = Candidate {
+            .enumerate()
+            .map(|(i, model)| Candidate {
                 model: model.clone(),
                 label: letter(i),
                 branch: format!("{}-{}", self.state.branch, ref_safe(model)),
@@ -134,81 +118,72 @@ impl Run<'_> {
                 detail: String::new(),
                 changed: Vec::new(),
                 spend: Spend::default(),
-            };
-            match answer {
-                Err(e) => {
-                    let why = crate::redact::Redactor::global()
-                        .redact(&e.to_string())
-                        .to_string();
-                    c.detail = format!("could not answer: {}", crate::bounded::clip(&why, 300));
-                    if matches!(e, ModelError::Budget(_)) {
+            })
+            .collect();
+        // What each candidate is asked with next; `None` once it is settled.
+        let mut asks: Vec<Option<String>> = vec![Some(String::new()); models.len()];
+        let tries = self.state.max_retries + 1;
+        let started = Instant::now();
+        let mut over_budget = None;
+        for attempt in 1..=tries {
+            let due: Vec<usize> = (0..models.len()).filter(|i| asks[*i].is_some()).collect();
+            if due.is_empty() || over_budget.is_some() {
+                break;
+            }
+            let reqs = due
+                .iter()
+                .map(|i| {
+                    let feedback = asks[*i].take().unwrap_or_default();
+                    let ask = Ask {
+                        role: "candidate",
+                        previous_diff: "",
+                        feedback: &feedback,
+                        char_budget,
+                    };
+                    self.explore_request(&models[*i], &base_tree, &ask)
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let client = self.env.client;
+            let calls = due
+                .iter()
+                .zip(&reqs)
+                .map(|(i, req)| {
+                    client.chat(Role::Implementer, std::slice::from_ref(&models[*i]), req)
+                })
+                .collect();
+            let answers = join_all(calls).await_blocking();
+            for ((i, req), answer) in due.iter().zip(&reqs).zip(answers) {
+                let c = &mut candidates[*i];
+                match self.take_candidate(c, base, req, answer)? {
+                    Taken::Built => {
+                        let what = format!(
+                            "built candidate {} on {} ({})",
+                            c.label,
+                            c.branch,
+                            c.commit.as_ref().map_or("", |o| o.short())
+                        );
+                        self.explored(&c.model, &what);
+                    }
+                    Taken::Unusable(why) if attempt < tries => {
+                        self.explored(
+                            &c.model,
+                            &format!("attempt {attempt} of {tries} could not be used ({why}); asked again"),
+                        );
+                        asks[*i] = Some(format!(
+                            "## YOUR PREVIOUS ANSWER COULD NOT BE USED\n\n{why}\n\nAnswer again in the format asked, with the whole solution.\n"
+                        ));
+                    }
+                    Taken::Unusable(_) | Taken::Failed(None) => {
+                        self.explored(&c.model, &format!("is left out: {}", c.detail));
+                    }
+                    Taken::Failed(Some(e)) => {
+                        self.explored(&c.model, &format!("is left out: {}", c.detail));
                         over_budget = Some(e);
                     }
                 }
-                Ok(completion) => {
-                    let spend = completion.spend();
-                    self.state.spend += spend;
-                    c.spend = spend;
-                    self.rec.transcript(
-                        &mut self.state,
-                        "parallel",
-                        "candidate",
-                        &json!({
-                            "stage": "parallel", "role": "candidate", "model": completion.model,
-                            "request": {"system": req.system, "user": req.messages.first().map(|m| m.content.clone())},
-                            "response": crate::bounded::clip(&completion.response.text, ANSWER_RECORD_BYTES),
-                            "calls": completion.records,
-                        }),
-                    );
-                    match self.build_answer(
-                        model,
-                        base,
-                        &completion.response.text,
-                        "candidate",
-                        false,
-                    )? {
-                        Ok(built) => {
-                            let name = format!("refs/heads/{}", c.branch);
-                            // The branch carries this run's id: one a killed fan-out left is
-                            // the run's own.
-                            let old = repo.refname_to_id(&name).ok();
-                            git::cas_ref(
-                                repo,
-                                &name,
-                                built.commit,
-                                old,
-                                "triad: candidate solution",
-                            )?;
-                            self.rec.keep(built.commit);
-                            c.commit = Some(built.commit.into());
-                            c.detail = built.summary;
-                            c.changed = built.changed;
-                            self.state.messages.push(
-                                Message::new(
-                                    "candidate",
-                                    "orchestrator",
-                                    MessageKind::Implementation,
-                                    &c.detail,
-                                )
-                                .by(model, spend),
-                            );
-                        }
-                        Err(why) => c.detail = format!("its answer could not be used: {why}"),
-                    }
-                }
             }
-            let what = match &c.commit {
-                Some(o) => format!(
-                    "built candidate {} on {} ({})",
-                    c.label,
-                    c.branch,
-                    o.short()
-                ),
-                None => format!("is left out: {}", c.detail),
-            };
-            self.explored(model, &what);
-            candidates.push(c);
         }
+        let fanout_ms = started.elapsed().as_millis() as u64;
         let p = self.parallel_mut();
         p.candidates = candidates;
         p.fanout_ms = fanout_ms;
@@ -238,6 +213,87 @@ impl Run<'_> {
         Ok(Flow::Continue)
     }
 
+    /// One candidate's answer to `req`: recorded, and built into a commit on `base` on the
+    /// candidate's own branch when it can be used.
+    fn take_candidate(
+        &mut self,
+        c: &mut Candidate,
+        base: git2::Oid,
+        req: &crate::model::ChatRequest,
+        answer: Result<crate::model::Completion, ModelError>,
+    ) -> Result<Taken, RunError> {
+        let completion = match answer {
+            Err(e) => {
+                let why = crate::redact::Redactor::global()
+                    .redact(&e.to_string())
+                    .to_string();
+                c.detail = format!("could not answer: {}", crate::bounded::clip(&why, 300));
+                return Ok(Taken::Failed(
+                    matches!(e, ModelError::Budget(_)).then_some(e),
+                ));
+            }
+            Ok(completion) => completion,
+        };
+        let spend = self.heard_answer("candidate", req, &completion);
+        c.spend += spend;
+        let built = match self.build_answer(
+            &c.model,
+            base,
+            &completion.response.text,
+            "candidate",
+            false,
+        )? {
+            Ok(built) => built,
+            Err(why) => {
+                c.detail = format!("its answer could not be used: {why}");
+                return Ok(Taken::Unusable(why));
+            }
+        };
+        let repo = self.env.repo;
+        let name = format!("refs/heads/{}", c.branch);
+        // The branch carries this run's id: one a killed fan-out left is the run's own.
+        let old = repo.refname_to_id(&name).ok();
+        git::cas_ref(repo, &name, built.commit, old, "triad: candidate solution")?;
+        self.rec.keep(built.commit);
+        c.commit = Some(built.commit.into());
+        c.detail = built.summary;
+        c.changed = built.changed;
+        self.state.messages.push(
+            Message::new(
+                "candidate",
+                "orchestrator",
+                MessageKind::Implementation,
+                &c.detail,
+            )
+            .by(&c.model, spend),
+        );
+        Ok(Taken::Built)
+    }
+
+    /// Counts what an exploration's answer cost and records its transcript as `role`'s;
+    /// returns the spend.
+    fn heard_answer(
+        &mut self,
+        role: &str,
+        req: &crate::model::ChatRequest,
+        completion: &crate::model::Completion,
+    ) -> Spend {
+        let spend = completion.spend();
+        self.state.spend += spend;
+        self.rec.transcript(
+            &mut self.state,
+            "parallel",
+            role,
+            &json!({
+                "stage": "parallel", "role": role, "model": completion.model,
+                "request": {"system": req.system, "user": req.messages.first().map(|m| m.content.clone())},
+                "response": crate::bounded::clip(&completion.response.text, ANSWER_RECORD_BYTES),
+                "calls": completion.records,
+            }),
+        );
+        spend
+    }
+
     /// Every present candidate's solution as the others, the tiebreaker and the judges see
     /// it: its diff against the base and the deterministic findings on it — the evidence a
     /// stage's review gets (syntax, imports, weakened tests, the task's examples run).
@@ -252,6 +308,7 @@ impl Run<'_> {
                 model: c.model.clone(),
                 diff: with_findings(&prepared.gathered.diff_text, &findings),
                 floor,
+                findings,
             });
         }
         Ok(out)
@@ -317,19 +374,7 @@ impl Run<'_> {
                 spend: Spend::default(),
             },
             Ok(completion) => {
-                let spend = completion.spend();
-                self.state.spend += spend;
-                self.rec.transcript(
-                    &mut self.state,
-                    "parallel",
-                    "synthesizer",
-                    &json!({
-                        "stage": "parallel", "role": "synthesizer", "model": completion.model,
-                        "request": {"system": req.system, "user": req.messages.first().map(|m| m.content.clone())},
-                        "response": crate::bounded::clip(&completion.response.text, ANSWER_RECORD_BYTES),
-                        "calls": completion.records,
-                    }),
-                );
+                let spend = self.heard_answer("synthesizer", &req, &completion);
                 let (commit, detail) = match self.build_answer(&model, parent, &completion.response.text, "synthesis", true)? {
                     Ok(b) if b.changed.is_empty() => (None, format!("took nothing from the others: {}", b.summary)),
                     Ok(b) => {
@@ -432,6 +477,16 @@ impl Run<'_> {
     }
 }
 
+/// What became of one candidate's answer.
+enum Taken {
+    /// Its solution is committed on its branch.
+    Built,
+    /// It answered, but not usably: why.
+    Unusable(String),
+    /// It could not answer (with the error when it was the budget).
+    Failed(Option<ModelError>),
+}
+
 /// Every candidate's fate in one line: for a stop that must say who was missing.
 fn fates(p: &ParallelState) -> String {
     p.candidates
@@ -490,6 +545,8 @@ pub(super) struct Solution {
     pub diff: String,
     /// The verdict the findings impose by themselves (`None`: none).
     pub floor: Option<Floor>,
+    /// The deterministic findings on it.
+    pub findings: Vec<Finding>,
 }
 
 impl Solution {

@@ -90,7 +90,12 @@ pub(super) fn review(
 
 /// The tiebreaker's request: the tied candidates, the ratings they received and the votes.
 pub(super) fn tie(task: &str, p: &ParallelState, tied: &[Shown<'_>]) -> String {
-    let mut s = format!("QUESTION: the candidates' vote is tied; choose the best solution among the tied ones\n\nTASK:\n{task}\n\n## THE TIED CANDIDATES\n");
+    let why = if p.present().count() == 2 {
+        "there are two candidates, and each could vote only for the other, so the vote cannot choose"
+    } else {
+        "the candidates' vote is tied"
+    };
+    let mut s = format!("QUESTION: {why}; choose the best solution among the tied ones\n\nTASK:\n{task}\n\n## THE TIED CANDIDATES\n");
     for t in tied {
         s.push_str(&block(t.label, t.diff));
         let model = p

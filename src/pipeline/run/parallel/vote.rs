@@ -1,13 +1,16 @@
 //! The cross-review and the vote of a parallel exploration: each candidate rates the
 //! others and votes for the best of them (a vote for itself is refused, asked once more,
-//! then discarded); the most votes win, and a tie goes to the tiebreaker.
+//! then discarded); the most votes win. A tie, and any vote between two candidates (each
+//! can vote only for the other), goes to the tiebreaker; without one, the solutions' own
+//! checks decide, then the ratings, else the run waits for you.
 
 use super::text::{self, ReviewAnswer, Shown, TieAnswer};
+use super::Solution;
 use crate::config::Role;
 use crate::consensus::envelope::{Message, MessageKind};
 use crate::model::{ModelError, Spend};
 use crate::pipeline::record::{
-    CrossReview, ParallelState, Rating, RunStatus, StopReason, Winner, WonBy,
+    Candidate, CrossReview, ParallelState, Rating, RunStatus, StopReason, Winner, WonBy,
 };
 use crate::pipeline::run::{Flow, Run, RunError};
 
@@ -190,6 +193,13 @@ impl Run<'_> {
             .map(|(m, _)| m)
             .collect();
         let counted: Vec<String> = votes.iter().map(|(m, n)| format!("{m} {n}")).collect();
+        // Two candidates can each vote only for the other: their votes choose nothing.
+        let forced = votes.len() == 2 && p.present().count() == 2;
+        let tied: Vec<&String> = if forced {
+            votes.iter().map(|(m, _)| m).collect()
+        } else {
+            tied
+        };
         let winner = if let [only] = tied.as_slice() {
             Winner {
                 model: (*only).clone(),
@@ -200,10 +210,16 @@ impl Run<'_> {
         } else {
             let names: Vec<&str> = tied.iter().map(|m| m.as_str()).collect();
             let Some(tb) = p.tiebreaker.clone() else {
-                return self.parallel_deadlock(format!(
-                    "the vote tied ({}) and no model outside the candidates can break the tie",
-                    counted.join(", ")
-                ));
+                // No model outside the candidates: the facts of the solutions decide, else
+                // the ratings each got, else you do.
+                return match self.by_evidence(p, &solutions, &votes) {
+                    Some(w) => self.won(w, &counted),
+                    None => self.parallel_deadlock(format!(
+                        "the vote is tied ({}){}, no model outside the candidates can break the tie, and neither their checks nor their ratings tell them apart",
+                        counted.join(", "),
+                        if forced { ": two candidates can each vote only for the other" } else { "" },
+                    )),
+                };
             };
             let diffs: Vec<(String, String)> = solutions
                 .iter()
@@ -270,6 +286,11 @@ impl Run<'_> {
                 justification: crate::bounded::clip(&a.justification, 2000),
             }
         };
+        self.won(winner, &counted)
+    }
+
+    /// Records the winner and says so.
+    fn won(&mut self, winner: Winner, counted: &[String]) -> Result<Flow, RunError> {
         let what = format!(
             "winner: {} ({}; votes: {})",
             winner.model,
@@ -286,6 +307,77 @@ impl Run<'_> {
         self.explored("orchestrator", &what);
         self.rec.event(&self.state, &format!("parallel: {what}"))?;
         Ok(Flow::Continue)
+    }
+
+    /// The winner by the facts of the solutions, when no tiebreaker can choose among the
+    /// `votes`' candidates (those the facts do not bar): fewer critical deterministic
+    /// findings, then fewer warnings, then the better mean rating the other candidates gave
+    /// it. `None` when the best two are equal on all three.
+    fn by_evidence(
+        &self,
+        p: &ParallelState,
+        solutions: &[Solution],
+        votes: &[(String, u32)],
+    ) -> Option<Winner> {
+        let mut scored = Vec::new();
+        for c in p
+            .present()
+            .filter(|c| votes.iter().any(|(m, _)| *m == c.model))
+        {
+            let findings = solutions
+                .iter()
+                .find(|s| s.model == c.model)
+                .map_or(&[][..], |s| s.findings.as_slice());
+            let count = |sev: &str| findings.iter().filter(|f| f.severity == sev).count();
+            let ratings: Vec<u8> = p
+                .reviews
+                .iter()
+                .flat_map(|r| &r.ratings)
+                .filter(|r| r.candidate == c.model)
+                .map(|r| r.score)
+                .collect();
+            // Tenths of a point, so equal means compare equal.
+            let rating = (!ratings.is_empty()).then(|| {
+                ratings.iter().map(|s| u32::from(*s)).sum::<u32>() * 10 / ratings.len() as u32
+            });
+            scored.push((c, count("critical"), count("warning"), rating));
+        }
+        let key = |s: &(&Candidate, usize, usize, Option<u32>)| {
+            (s.1, s.2, std::cmp::Reverse(s.3.unwrap_or(0)))
+        };
+        scored.sort_by_key(key);
+        let (best, next) = (scored.first()?, scored.get(1)?);
+        if key(best) == key(next) {
+            return None;
+        }
+        let describe = |s: &(&Candidate, usize, usize, Option<u32>)| {
+            format!(
+                "candidate {} ({}): {} critical and {} warning finding(s){}",
+                s.0.label,
+                s.0.model,
+                s.1,
+                s.2,
+                s.3.map_or(String::new(), |r| format!(
+                    ", rated {}.{}/10 by the others",
+                    r / 10,
+                    r % 10
+                ))
+            )
+        };
+        let basis = if (best.1, best.2) != (next.1, next.2) {
+            "its checks found less"
+        } else {
+            "the checks found as much in each, and the others rated it higher"
+        };
+        Some(Winner {
+            model: best.0.model.clone(),
+            by: WonBy::Evidence,
+            votes: votes.to_vec(),
+            justification: format!(
+                "{basis}: {}",
+                scored.iter().map(describe).collect::<Vec<_>>().join("; ")
+            ),
+        })
     }
 
     fn parallel_deadlock(&mut self, detail: String) -> Result<Flow, RunError> {
