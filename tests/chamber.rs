@@ -258,7 +258,7 @@ fn count(s: &Scenario, rule: &str) -> usize {
 fn agreement_needs_no_cross_examination_and_every_phase_is_a_commit() {
     let s = Scenario::new(agreeing());
     let (r, out) = ask(&s, "model-a,model-c", &["--context", "calc.py"]);
-    r.ok();
+    r.expect_code(6);
     assert_eq!(out["status"], "awaiting_action", "{out}");
     assert_eq!(
         (&out["arbiter"], &out["arbiter_is_panelist"]),
@@ -363,7 +363,7 @@ fn each_divergence_rule_alone_triggers_exactly_one_cross_examination() {
         let (a, c) = (said("model-a", sa, ca, ea), said("model-c", sc, cc, ec));
         let s = Scenario::new(rules(a, c, flag, vec![synthesis(true, "yes", 7)]));
         let (r, out) = ask(&s, "model-a,model-c", &[]);
-        r.ok();
+        r.expect_code(6);
         assert_eq!(fired(&out, 0), [rule], "{}", out["rounds"][0]["divergence"]);
         // One cross-examination request per panelist, never a second round.
         assert_eq!(count(&s, "cross-model-a"), 1, "{rule}");
@@ -396,10 +396,10 @@ fn each_divergence_rule_alone_triggers_exactly_one_cross_examination() {
 // --- 3. No consensus, an overruled consensus claim, a kept minority ---
 
 #[test]
-fn no_consensus_is_the_seeds_honest_answer_and_exits_zero() {
+fn no_consensus_is_the_seeds_honest_answer_and_waits_for_the_founder() {
     let s = Scenario::new(disagreeing(9, 9, vec![synthesis(false, "", 4)]));
     let r = ask_raw(&s, "model-a,model-c", &["--yes"]);
-    r.ok();
+    r.expect_code(6);
     has(
         &r.stdout,
         &[
@@ -419,7 +419,7 @@ fn a_claimed_consensus_over_a_confident_split_is_overruled_and_minorities_are_ke
     // Both still disagree at 9/10 and 8/10: the claimed consensus is not one.
     let s = Scenario::new(disagreeing(9, 8, vec![synthesis(true, "yes", 9)]));
     let (r, out) = ask(&s, "model-a,model-c", &[]);
-    r.ok();
+    r.expect_code(6);
     let eff = &out["rounds"][0]["effective"];
     assert_eq!(eff["consensus"], false, "{eff}");
     assert_eq!(eff["disagreement"], "substantive");
@@ -439,7 +439,7 @@ fn a_claimed_consensus_over_a_confident_split_is_overruled_and_minorities_are_ke
     // the arbiter left out is kept.
     let s = Scenario::new(disagreeing(8, 6, vec![synthesis(true, "yes", 8)]));
     let (r, out) = ask(&s, "model-a,model-c", &[]);
-    r.ok();
+    r.expect_code(6);
     let eff = &out["rounds"][0]["effective"];
     assert_eq!(eff["consensus"], true, "{eff}");
     assert_eq!(eff["minority"][0]["panelist"], "model-c", "{eff}");
@@ -467,7 +467,7 @@ fn a_panelist_that_fails_degrades_the_panel_and_says_so() {
     r.push(examinee("model-d", said("model-d", "yes", 8, EV)));
     let s = panel_scenario(r);
     let (run, out) = ask(&s, "model-a,model-c,model-d", &[]);
-    run.ok();
+    run.expect_code(6);
     assert_eq!(count(&s, "p1-model-d"), 1, "a 400 is not retried");
     assert_eq!(
         count(&s, "cross-model-d"),
@@ -558,7 +558,7 @@ fn the_session_hard_stop_records_the_figures_and_resume_finishes_with_a_raised_c
     let raised = ["-c", "chamber.session_usd=5"];
     let mut args = vec!["chamber", "resume", &sid, "--yes"];
     args.extend_from_slice(&raised);
-    triad(&s, &args).ok();
+    triad(&s, &args).expect_code(6);
     let rec = record(&s, &sid);
     assert_eq!(rec["status"], "awaiting_action", "{rec}");
     assert_eq!(rec["stop_reason"], Value::Null);
@@ -575,7 +575,7 @@ fn the_daily_limit_refuses_a_second_session_with_the_figures_and_sends_nothing()
     let s = Scenario::new(agreeing());
     let cap = ["-c", "chamber.sessions_per_day=1"];
     let (r, _) = ask(&s, "model-a,model-c", &cap);
-    r.ok();
+    r.expect_code(6);
     has(&r.stderr, &["this is session 1 of the 1 allowed today"]);
     let before = s.server.requests().len();
     let r = ask_raw(&s, "model-a,model-c", &["--yes", cap[0], cap[1]]);
@@ -631,6 +631,48 @@ fn level_two_accepts_itself_at_eight_and_escalates_below() {
     assert_eq!(stats(&s)["escalated"], 1);
 }
 
+/// Seed 003: an arbiter that is also a panelist must self-check; a confident consensus
+/// without one is not accepted by itself at Level 2 but escalated (exit 6), and the same
+/// synthesis with the self-check is.
+#[test]
+fn an_arbiter_panelist_without_a_self_check_is_not_auto_accepted() {
+    let panel = |self_check: &str| {
+        let (a, b) = (said("model-a", "yes", 8, EV), said("model-b", "yes", 8, EV));
+        Scenario::new(vec![
+            panelist("model-a", vec![a.clone()]),
+            panelist("model-b", vec![b.clone()]),
+            examinee("model-a", a),
+            examinee("model-b", b),
+            assessor("model-b", false),
+            arbiter(
+                "model-b",
+                vec![with(
+                    synthesis(true, "yes", 9),
+                    json!({"self_check": self_check}),
+                )],
+            ),
+        ])
+    };
+    let s = panel("");
+    let r = ask_raw(&s, "model-a,model-b", &["--level", "2", "--json"]);
+    let out = parse(&r.expect_code(6).stdout);
+    assert_eq!(out["arbiter_is_panelist"], true);
+    assert_eq!(out["status"], "awaiting_action", "{out}");
+    assert_eq!(out["assessment"]["level"], "3");
+    has(
+        &out["assessment"]["criteria"].to_string(),
+        &[
+            "is also a panelist and gave no self-check",
+            "escalated to Level 3",
+        ],
+    );
+
+    let s = panel("I checked model-a's evidence first; my own view got no extra weight");
+    let r = ask_raw(&s, "model-a,model-b", &["--level", "2", "--json"]);
+    let out = parse(&r.ok().stdout);
+    assert_eq!(out["status"], "auto_accepted", "{out}");
+}
+
 #[test]
 fn level_three_without_yes_and_without_a_terminal_is_refused_before_anything_is_sent() {
     let s = Scenario::new(agreeing());
@@ -653,7 +695,7 @@ fn level_three_without_yes_and_without_a_terminal_is_refused_before_anything_is_
 fn an_approver_revises_the_synthesis_and_the_trace_says_so() {
     let s = Scenario::new(agreeing());
     let (r, out) = ask(&s, "model-a,model-c", &["--founder-role", "approver"]);
-    r.ok();
+    r.expect_code(6);
     assert_eq!(out["founder_role"], "approver");
     let sid = id(&out);
     ok_out(
@@ -690,10 +732,10 @@ fn a_challenger_gets_two_rounds_that_resolve_and_no_third() {
         ),
     ]));
     let (r, out) = ask(&s, "model-a,model-c", &["--founder-role", "challenger"]);
-    has(&r.ok().stderr, &["or challenge it"]);
+    has(&r.expect_code(6).stderr, &["or challenge it"]);
     let sid = id(&out);
     let challenge = |stance: &str, why: &str| respond(&s, &sid, stance, why, "7", &["--yes"]);
-    challenge("no-go", "sub() would break the frozen calc API").ok();
+    challenge("no-go", "sub() would break the frozen calc API").expect_code(6);
     // The panel answered again, with the challenge in its brief.
     let again = s.requests_for("p1-model-a");
     assert_eq!(again.len(), 2);
@@ -724,7 +766,7 @@ fn a_challenger_gets_two_rounds_that_resolve_and_no_third() {
     assert_eq!(rec["challenges"][0]["stance"], "no-go");
     assert_eq!(rec["status"], "awaiting_action");
 
-    challenge("no-go", "the benchmark is still missing").ok();
+    challenge("no-go", "the benchmark is still missing").expect_code(6);
     let rec = record(&s, &sid);
     assert_eq!(rec["resolution"], "NEED MORE DATA");
     assert_eq!(rec["rounds"][2]["kind"], "challenge 2");
@@ -780,7 +822,7 @@ fn a_contributor_is_heard_before_the_synthesis_with_the_founder_clause_verbatim(
     assert_eq!(rec["status"], "awaiting_input", "{rec}");
     assert_eq!(rec["founder_input"], Value::Null);
     assert_eq!(count(&s, "synth"), 0);
-    input(&["--yes"]).ok();
+    input(&["--yes"]).expect_code(6);
     let synth = s.requests_for("synth");
     assert_eq!(synth.len(), 1);
     has(&system(&synth[0]), &[FOUNDER_CLAUSE.trim()]);
@@ -811,7 +853,7 @@ fn a_verifiers_claim_is_checked_by_the_panel_and_kept_with_its_outcome() {
     assert_eq!(count(&s, "synth"), 0);
     let sid = id(&out);
     let claim = "calc.py has no sub function";
-    respond(&s, &sid, claim, "I read it this morning", "9", &["--yes"]).ok();
+    respond(&s, &sid, claim, "I read it this morning", "9", &["--yes"]).expect_code(6);
     for m in ["model-a", "model-c"] {
         let checks = s.requests_for(&format!("check-{m}"));
         assert_eq!(checks.len(), 1, "{m}");
@@ -855,7 +897,7 @@ fn a_panelist_answering_as_another_model_is_shown_never_silently_taken() {
     let c = said("model-c", "yes", 8, EV);
     let s = Scenario::new(rules(a, c, false, vec![synthesis(true, "yes", 9)]));
     let (r, out) = ask(&s, "model-a,model-c", &[]);
-    r.ok();
+    r.expect_code(6);
     let line = "model-a was asked for `model-a` but the server answered as `impostor-model`";
     has(&notices(&out), &[line]);
     has(&r.stderr, &[&format!("chamber: warning: {line}")]);
@@ -894,7 +936,7 @@ fn an_arbiter_panelist_gets_the_conflict_clause_and_stats_warn_when_its_view_win
         arbiter("model-b", vec![synth]),
     ]);
     let (r, out) = ask(&s, "model-a,model-b", &[]);
-    r.ok();
+    r.expect_code(6);
     assert_eq!(out["arbiter_is_panelist"], true);
     assert!(fired(&out, 0).contains(&"stances".to_string()));
     assert_eq!(out["rounds"][0]["arbiter_view_won"], true, "{out}");
@@ -947,7 +989,7 @@ fn resume_asks_an_arbiter_that_gave_no_synthesis_again() {
         &["the arbiter model-b could not synthesize"],
     );
     let sid = id(&out);
-    ok_out(&s, &["chamber", "resume", &sid, "--yes"]);
+    triad(&s, &["chamber", "resume", &sid, "--yes"]).expect_code(6);
     assert_eq!(count(&s, "synth"), 2, "the arbiter was asked again");
     assert_eq!(
         count(&s, "p1-model-a") + count(&s, "assess"),

@@ -410,8 +410,9 @@ impl Chamber<'_> {
         Ok(())
     }
 
-    /// Sets the status from the synthesis: Level 2 accepts at 8/10 or escalates to Level 3;
-    /// Level 3 waits for the founder.
+    /// Sets the status from the synthesis: Level 2 accepts a consensus at 8/10 (with the
+    /// self-check when the arbiter is a panelist) or escalates to Level 3; Level 3 waits for
+    /// the founder.
     fn settle(&self, session: &mut Session) {
         let at = session.rounds.len() - 1;
         let Some(s) = session.rounds[at].effective.clone() else {
@@ -432,13 +433,22 @@ impl Chamber<'_> {
             };
             session.resolution = Some(r.as_str().to_string());
         }
+        // Seed 003: an arbiter that is also a panelist must say whether it gave its own view
+        // undue weight; without that self-check its synthesis is not taken on its own word.
+        let unchecked = session.arbiter_is_panelist && s.self_check.trim().is_empty();
         match session.assessment.level {
-            Level::Two if s.consensus && s.confidence >= AUTO_ACCEPT => {
+            Level::Two if s.consensus && s.confidence >= AUTO_ACCEPT && !unchecked => {
                 session.status = Status::AutoAccepted;
             }
             Level::Two => {
                 session.assessment.level = Level::Three;
-                let why = if s.confidence < AUTO_ACCEPT {
+                let why = if unchecked && s.consensus && s.confidence >= AUTO_ACCEPT {
+                    format!(
+                        "the arbiter {} is also a panelist and gave no self-check on its own \
+                         view's weight, so its synthesis is not accepted by itself",
+                        session.arbiter
+                    )
+                } else if s.confidence < AUTO_ACCEPT {
                     format!(
                         "arbiter confidence {}/10 is below the auto-accept threshold of \
                          {AUTO_ACCEPT}/10",

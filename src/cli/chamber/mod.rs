@@ -368,9 +368,10 @@ fn warn(ctx: &Context, notices: &[String]) {
     }
 }
 
-/// Prints where a session stands and returns its exit code: 0 for a synthesis (a
-/// consensus or the honest "no consensus"), 6 when it waits on you (input, or a Level 2
-/// session escalated), 1 when it has no synthesis.
+/// Prints where a session stands and returns its exit code: 6 while it waits on you (your
+/// input, or your action on its synthesis — a consensus or the honest "no consensus", both
+/// valid outcomes), 0 once accepted (automatically at Level 2, or by your `chamber act`),
+/// 1 when it has no synthesis.
 pub(super) fn finish(session: &Session, json: bool) -> CommandResult {
     let text = if json {
         format!(
@@ -409,7 +410,7 @@ pub(super) fn finish(session: &Session, json: bool) -> CommandResult {
                     String::new()
                 }
             ));
-            Ok(ExitCode::Ok)
+            Ok(ExitCode::WaitingOnUser)
         }
         Status::AutoAccepted | Status::Closed => Ok(ExitCode::Ok),
         Status::Stopped | Status::Open => Err(CommandError::failure(format!(
