@@ -568,6 +568,14 @@ fn the_session_hard_stop_records_the_figures_and_resume_finishes_with_a_raised_c
         2,
         "not asked again"
     );
+    // A cap under a cent is written as it is, not rounded up past what it refuses.
+    let tiny = ask_raw(
+        &s,
+        "model-a,model-c",
+        &["--yes", "-c", "chamber.session_usd=0.005"],
+    );
+    tiny.expect_code(5);
+    has(&tiny.stderr, &["the cap is $0.005 (chamber.session_usd)"]);
 }
 
 #[test]
@@ -590,6 +598,29 @@ fn the_daily_limit_refuses_a_second_session_with_the_figures_and_sends_nothing()
         1,
         "no session was opened"
     );
+}
+
+/// A session that stopped before any model answered (the providers refused every call) is
+/// not one of the day's sessions: the next one still may start under a cap of one.
+#[test]
+fn a_session_no_model_answered_does_not_count_against_the_daily_limit() {
+    let mut rules = agreeing();
+    for m in ["model-a", "model-c"] {
+        let first = rules
+            .iter()
+            .position(|r| r.name.as_deref() == Some(&format!("p1-{m}")))
+            .unwrap();
+        let answer = said(m, "yes", 8, EV);
+        rules[first] = panelist(m, vec![Reply::status(400), answer]);
+    }
+    let s = Scenario::new(rules);
+    let cap = ["-c", "chamber.sessions_per_day=1"];
+    let r = ask_raw(&s, "model-a,model-c", &["--yes", cap[0], cap[1]]);
+    r.expect_code(1);
+    let r = ask_raw(&s, "model-a,model-c", &["--yes", cap[0], cap[1]]);
+    r.expect_code(6);
+    has(&r.stderr, &["this is session 1 of the 1 allowed today"]);
+    assert_eq!(list(&s).as_array().unwrap().len(), 2);
 }
 
 // --- 7. Levels ---

@@ -5,6 +5,7 @@
 
 use crate::config::ChamberConfig;
 use crate::model::budget::month_start_unix;
+use crate::model::money::usd;
 
 use super::Session;
 
@@ -25,13 +26,17 @@ pub struct Used {
     pub month_usd: f64,
 }
 
-/// Counts today's sessions and this month's spending.
+/// Counts today's sessions and this month's spending. A session that stopped before any
+/// model answered it (a provider down, a key missing) is not one of the day's sessions; what
+/// it spent still counts for the month.
 pub fn used(sessions: &[Session], now_unix: u64) -> Used {
     let day = now_unix - now_unix % 86_400;
     let month = month_start_unix(now_unix);
     let mut u = Used::default();
     for s in sessions {
-        if s.created_unix >= day {
+        let unanswered =
+            s.status == super::Status::Stopped && s.turns().all(|t| t.answer.is_none());
+        if s.created_unix >= day && !unanswered {
             u.today += 1;
         }
         if s.created_unix >= month {
@@ -64,15 +69,17 @@ pub fn may_start(config: &ChamberConfig, used: Used) -> Result<Vec<String>, Limi
         let cap = config.monthly_usd;
         if used.month_usd >= cap {
             return Err(LimitHit(format!(
-                "the chamber's monthly budget is spent: ${:.2} of ${cap:.2} this month \
+                "the chamber's monthly budget is spent: {} of {} this month \
                  (chamber.monthly_usd)",
-                used.month_usd
+                usd(used.month_usd),
+                usd(cap)
             )));
         }
         if used.month_usd >= NOTIFY_AT * cap {
             notices.push(format!(
-                "the chamber has spent ${:.2} of its ${cap:.2} this month (chamber.monthly_usd)",
-                used.month_usd
+                "the chamber has spent {} of its {} this month (chamber.monthly_usd)",
+                usd(used.month_usd),
+                usd(cap)
             ));
         }
     }
@@ -104,7 +111,8 @@ impl Guard {
             if spent + estimate > cap {
                 return Err(LimitHit(format!(
                     "the session's hard stop: ${spent:.4} spent, the next call may cost up to \
-                     ${estimate:.4}, the cap is ${cap:.2} (chamber.session_usd)"
+                     ${estimate:.4}, the cap is {} (chamber.session_usd)",
+                    usd(cap)
                 )));
             }
         }
@@ -113,7 +121,8 @@ impl Guard {
             if month + estimate > cap {
                 return Err(LimitHit(format!(
                     "the chamber's monthly budget: ${month:.4} spent this month, the next call \
-                     may cost up to ${estimate:.4}, the cap is ${cap:.2} (chamber.monthly_usd)"
+                     may cost up to ${estimate:.4}, the cap is {} (chamber.monthly_usd)",
+                    usd(cap)
                 )));
             }
         }
@@ -183,6 +192,11 @@ mod tests {
         assert!(g.check(0.2, 0.3).is_ok());
         let hit = g.check(0.3, 0.25).unwrap_err();
         assert!(hit.0.contains("cap is $0.50"), "{hit}");
+        // A cap below a cent is written as it is, never rounded up past the call it refuses.
+        let hit = Guard::new(&config(10, 0.005, 100.0), 0.0)
+            .check(0.0, 0.0051)
+            .unwrap_err();
+        assert!(hit.0.contains("up to $0.0051, the cap is $0.005 "), "{hit}");
         let g = Guard::new(&config(10, 0.0, 1.0), 0.9);
         assert!(g.check(0.05, 0.1).unwrap_err().0.contains("monthly"));
     }

@@ -8,6 +8,7 @@ pub mod client;
 pub mod discover;
 pub mod fanout;
 pub mod local;
+pub mod money;
 pub mod sse;
 pub mod structured;
 pub mod transport;

@@ -283,10 +283,10 @@ pub(super) fn approve(
     let est = open::estimate_usd(client, &loaded.config, session);
     let what = format!(
         "Level 3 chamber session: panel {}, arbiter {}; estimated cost at most ${est:.4} \
-         (cap ${:.2} a session, chamber.session_usd)",
+         (cap {} a session, chamber.session_usd)",
         session.panel.join(", "),
         session.arbiter,
-        loaded.config.chamber.session_usd
+        crate::model::money::usd(loaded.config.chamber.session_usd)
     );
     if yes {
         if !ctx.quiet {
