@@ -205,6 +205,48 @@ mod tests {
         );
     }
 
+    /// Every `name(args)` a prompt teaches is a tool of that role with those arguments (its
+    /// required ones among them), and every tool of the role is taught.
+    #[test]
+    fn the_prompts_teach_the_tools_as_their_schemas_define_them() {
+        for (prompt, tools) in [
+            (crate::config::default_prompt("orchestrator"), orchestrator_tools()),
+            (crate::config::default_prompt("manager"), manager_tools()),
+        ] {
+            let prompt = prompt.expect("a built-in prompt");
+            let mut taught = Vec::new();
+            for call in prompt.split('`').skip(1).step_by(2) {
+                let Some((name, rest)) = call.split_once('(') else {
+                    continue;
+                };
+                let Some(args) = rest.strip_suffix(')') else {
+                    continue;
+                };
+                let tool = tools
+                    .iter()
+                    .find(|t| t.name == name)
+                    .unwrap_or_else(|| panic!("the prompt teaches `{call}`, which is no tool"));
+                let props = tool.parameters["properties"].as_object().unwrap();
+                let given: Vec<&str> = args
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|a| !a.is_empty())
+                    .collect();
+                for a in &given {
+                    assert!(props.contains_key(*a), "`{call}`: {name} has no argument {a}");
+                }
+                for r in tool.parameters["required"].as_array().unwrap() {
+                    let r = r.as_str().unwrap();
+                    assert!(given.contains(&r), "`{call}` leaves out the required {r}");
+                }
+                taught.push(name.to_string());
+            }
+            for t in &tools {
+                assert!(taught.contains(&t.name), "no prompt teaches the tool {}", t.name);
+            }
+        }
+    }
+
     #[test]
     fn arguments_are_read_leniently_and_refused_clearly() {
         let a = json!({"slug": "x", "requirements": "one", "include": ["a", 3]});
