@@ -736,3 +736,28 @@ fn a_model_s_arguments_never_become_options_of_the_commands_its_tools_run() {
         "no note was written by a smuggled --note"
     );
 }
+
+/// Resuming a session that ended at the human's turn says where it stands and what was
+/// said last, and asks no model anything until the human speaks.
+#[test]
+fn resuming_a_finished_session_says_where_it_stands() {
+    let mut rules = work_rules(
+        WireProtocol::OpenAi,
+        "model-c",
+        Reply::text("It is done. Run approved."),
+        Reply::text("Complete. The run of add-sub2 is approved."),
+    );
+    rules.extend(happy_rules());
+    let s = scenario("model-c", rules);
+    let script_path = script(&s, "Add subtraction to calc.py.\n");
+    let id = session_id(&session(&s, &script_path, &[]).ok().stdout);
+    let calls = s.server.requests().len();
+    let r = s
+        .env
+        .triad(&s.repo, &["session", "--headless", "--resume", &id]);
+    r.ok();
+    says(&r.stderr, "it waits for you: the manager had answered");
+    says(&r.stderr, "│ Orchestrator I: Complete. The run of add-sub2 is approved.");
+    says(&r.stderr, "│ Manager: It is done. Run approved.");
+    assert_eq!(s.server.requests().len(), calls, "no model was asked anything");
+}

@@ -230,6 +230,60 @@ fn session_screen_shows_bars_the_tool_counter_and_tagged_speakers() {
     assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
 }
 
+/// While `run_pipeline` works, the screen shows the run's stages beside the tool; what the
+/// orchestrator says beside a tool call is shown; once the orchestrators are released, no
+/// tool stays shown as at work.
+#[test]
+fn session_screen_shows_the_orchestrators_words_and_a_runs_stages_while_it_works() {
+    let mut rules = work_rules(
+        git_triad::testkit::fake_llm::WireProtocol::OpenAi,
+        "model-c",
+        Reply::text("It is done."),
+        Reply::text("Complete. add-sub2 is approved."),
+    );
+    // The orchestrator says why beside its run_pipeline call.
+    let orch = rules
+        .iter_mut()
+        .find(|r| r.name.as_deref() == Some("orchestrator"))
+        .unwrap();
+    orch.responses[1] = crate::session::call("run_pipeline", json!({"task": "add-sub2"}))
+        .with_text("Now the reviewed pipeline on add-sub2.");
+    rules.extend(slow_implement_rules());
+    let s = scenario("model-c", rules);
+    let mut cmd = s.env.command(bin(), &s.repo);
+    cmd.arg("session");
+    let mut pty = Pty::spawn(cmd, 80, 24);
+    pty.wait_for("the first turn", LIMIT, |sc| {
+        sc.contains("Awaiting your command.")
+    });
+    pty.send("Add subtraction to calc.py.\r");
+    let working = pty.wait_for("the run's implement stage on the screen", LIMIT, |sc| {
+        row(sc, &["◈ run_pipeline (2)", "2/4 implement"]).is_some()
+    });
+    assert!(
+        row(
+            &working,
+            &["Orchestrator I: Now the reviewed pipeline on add-sub2."]
+        )
+        .is_some(),
+        "{working}"
+    );
+    let done = pty.wait_for("the manager's answer", LIMIT, |sc| {
+        sc.contains("Manager: It is done.") && sc.contains("Awaiting your command.")
+    });
+    assert!(
+        !done.lines().any(|l| l.starts_with("║ ◈")),
+        "a tool is still shown at work after the release: {done}"
+    );
+    assert!(
+        row(&done, &["Manager: disconnect_orchestrators"]).is_some(),
+        "{done}"
+    );
+    pty.send("/quit\r");
+    let status = pty.wait(LIMIT);
+    assert!(status.success(), "{status}: {}", pty.screen());
+}
+
 #[test]
 fn a_models_escape_sequences_are_drawn_as_text_and_ctrl_c_at_your_turn_leaves() {
     let hostile = "Heed\u{1b}]0;pwned\u{7} this\u{1b}[2J now.";

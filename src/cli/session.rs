@@ -258,6 +258,9 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
     let loaded = ctx.load_config()?;
     let profile = loaded.active_profile(&ctx.env);
     let hard_limit = loaded.config.session.hard_limit;
+    // A resumed session's conversation so far, to show where it stands.
+    let mut replayed = Vec::new();
+    let mut collect = |e: &record::Event, s: &State| replayed.extend(transcript::lines(e, s));
     let resumed = match &args.resume {
         None => None,
         Some(id) if id.is_empty() => {
@@ -265,9 +268,9 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
                 CommandError::usage("there is no session to resume")
                     .hint("start one with `git triad session`")
             })?;
-            Some(load(repo, &newest.meta.id, hard_limit, |_, _| {})?.1)
+            Some(load(repo, &newest.meta.id, hard_limit, &mut collect)?.1)
         }
-        Some(id) => Some(load(repo, id, hard_limit, |_, _| {})?.1),
+        Some(id) => Some(load(repo, id, hard_limit, &mut collect)?.1),
     };
     let meta = match &resumed {
         Some(s) => s.meta.clone(),
@@ -285,6 +288,16 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
         let spent = resumed.as_ref().map_or(0.0, |s| s.spent_usd);
         client.set_budget(Some((settings.session_usd - spent).max(0.0)));
     }
+    // On a terminal (stdin and stdout), without --headless or --script: the screen.
+    let screen = if !args.headless && args.script.is_none() && ctx.tui(&[0, 1]) {
+        let title = format!("GIT TRIAD · SESSION {}", meta.id);
+        Some(
+            SessionScreen::open(&title)
+                .map_err(|e| CommandError::failure(format!("cannot open the screen: {e}")))?,
+        )
+    } else {
+        None
+    };
     let root = repo.workdir();
     let setup = Setup {
         client: &client,
@@ -298,17 +311,8 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
             })?,
             overrides: ctx.overrides.clone(),
             privacy: crate::privacy::Privacy::from_config(&loaded.config),
+            progress: screen.as_ref().map(|(s, _)| s.progress()),
         },
-    };
-    // On a terminal (stdin and stdout), without --headless or --script: the screen.
-    let screen = if !args.headless && args.script.is_none() && ctx.tui(&[0, 1]) {
-        let title = format!("GIT TRIAD · SESSION {}", meta.id);
-        Some(
-            SessionScreen::open(&title)
-                .map_err(|e| CommandError::failure(format!("cannot open the screen: {e}")))?,
-        )
-    } else {
-        None
     };
     let observer: crate::session::engine::Observer<'_> = match &screen {
         Some((s, _)) => s.observer(),
@@ -324,9 +328,21 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
         Some(state) => {
             if !ctx.quiet {
                 say(&format!(
-                    "triad: resuming session {} ({} events, {} human line(s) taken)",
-                    state.meta.id, state.events, state.human_lines
+                    "triad: resuming session {} ({} events, {} human line(s) taken); {}",
+                    state.meta.id,
+                    state.events,
+                    state.human_lines,
+                    transcript::standing(&state)
                 ));
+            }
+            match &screen {
+                Some((s, _)) => s.replay(replayed),
+                None if !ctx.quiet => {
+                    for line in transcript::recap(&replayed, 6) {
+                        say(&format!("  │ {line}"));
+                    }
+                }
+                None => {}
             }
             Engine::resume(setup, repo, state, observer)?
         }

@@ -81,7 +81,13 @@ pub struct Workshop {
     pub overrides: Vec<String>,
     /// What never reaches a model.
     pub privacy: Privacy,
+    /// Hears what a tool's git triad says while it works (a run's stage lines, without
+    /// their `triad: ` prefix), for a screen to show; the answer is unchanged.
+    pub progress: Option<Progress>,
 }
+
+/// A listener for the lines a tool's work says as it goes.
+pub type Progress = Box<dyn Fn(&str) + Send + Sync>;
 
 impl Workshop {
     /// Runs tool `name` (not a routing tool); `Err` is a failure the model is told.
@@ -342,13 +348,11 @@ impl Workshop {
             use tokio::io::AsyncWriteExt;
             let _ = pipe.write_all(text.as_bytes()).await;
         }
-        let out = child
-            .wait_with_output()
-            .await
-            .map_err(|e| format!("git triad {} did not finish: {e}", args[0]))?;
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let code = out.status.code();
+        let (out_pipe, err_pipe) = (child.stdout.take(), child.stderr.take());
+        let (stdout, stderr, status) =
+            tokio::join!(read_all(out_pipe), self.heard(err_pipe), child.wait());
+        let status = status.map_err(|e| format!("git triad {} did not finish: {e}", args[0]))?;
+        let code = status.code();
         let meaning = match code {
             Some(0) => "done",
             Some(3) => "HALT: the arbiter stopped the run for a human",
@@ -385,6 +389,37 @@ impl Workshop {
             stdout.trim()
         ))
     }
+}
+
+impl Workshop {
+    /// Reads a child's stderr to its end, passing each line of a run's progress
+    /// (`triad: [2/4 implement] …`) to [`Workshop::progress`] as it comes.
+    async fn heard(&self, pipe: Option<tokio::process::ChildStderr>) -> String {
+        use tokio::io::AsyncBufReadExt;
+        let Some(pipe) = pipe else {
+            return String::new();
+        };
+        let mut lines = tokio::io::BufReader::new(pipe).lines();
+        let mut all = String::new();
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let (Some(say), Some(step)) = (&self.progress, line.strip_prefix("triad: [")) {
+                say(&format!("[{step}"));
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    }
+}
+
+/// Everything a child writes to `pipe`, as text.
+async fn read_all(pipe: Option<tokio::process::ChildStdout>) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut bytes = Vec::new();
+    if let Some(mut p) = pipe {
+        let _ = p.read_to_end(&mut bytes).await;
+    }
+    String::from_utf8_lossy(&bytes).into_owned()
 }
 
 /// The `task` argument, a valid slug: a model's text never becomes an option of the

@@ -210,7 +210,10 @@ mod tests {
     #[test]
     fn the_prompts_teach_the_tools_as_their_schemas_define_them() {
         for (prompt, tools) in [
-            (crate::config::default_prompt("orchestrator"), orchestrator_tools()),
+            (
+                crate::config::default_prompt("orchestrator"),
+                orchestrator_tools(),
+            ),
             (crate::config::default_prompt("manager"), manager_tools()),
         ] {
             let prompt = prompt.expect("a built-in prompt");
@@ -233,7 +236,10 @@ mod tests {
                     .filter(|a| !a.is_empty())
                     .collect();
                 for a in &given {
-                    assert!(props.contains_key(*a), "`{call}`: {name} has no argument {a}");
+                    assert!(
+                        props.contains_key(*a),
+                        "`{call}`: {name} has no argument {a}"
+                    );
                 }
                 for r in tool.parameters["required"].as_array().unwrap() {
                     let r = r.as_str().unwrap();
@@ -242,7 +248,11 @@ mod tests {
                 taught.push(name.to_string());
             }
             for t in &tools {
-                assert!(taught.contains(&t.name), "no prompt teaches the tool {}", t.name);
+                assert!(
+                    taught.contains(&t.name),
+                    "no prompt teaches the tool {}",
+                    t.name
+                );
             }
         }
     }

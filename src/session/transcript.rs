@@ -75,18 +75,18 @@ fn message_lines(
     if message.role == Speaker::Assistant {
         let count = state.conversation(conv).map_or(0, |c| c.tool_calls());
         let n = message.tool_calls.len();
-        return message
-            .tool_calls
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
+        // What a model says beside its tool calls reaches nobody else: it is shown here.
+        let said = (n > 0 && !text.is_empty()).then(|| format!("{}: {text}", name(conv)));
+        return said
+            .into_iter()
+            .chain(message.tool_calls.iter().enumerate().map(|(i, c)| {
                 format!(
                     "  ◈ {}: {} ({})",
                     name(conv),
                     c.name,
                     count.saturating_sub(n) + i + 1
                 )
-            })
+            }))
             .collect();
     }
     match from {
@@ -101,4 +101,33 @@ fn message_lines(
         // The human's lines show as their own events, the warnings as `Warned`.
         None => Vec::new(),
     }
+}
+
+/// Where a recorded session stands, in words, for the one who resumes it.
+pub fn standing(state: &State) -> String {
+    let working = !state.manager.unanswered().is_empty()
+        || state.manager.awaiting()
+        || state.orchestrator.as_ref().is_some_and(|o| {
+            !o.unanswered().is_empty() || o.awaiting() || o.undelivered().is_some()
+        });
+    if let Some(why) = &state.stopped {
+        format!("it had stopped ({why}); it goes on from there")
+    } else if !state.started_calls.is_empty() {
+        "a tool call was cut off: the model is told, and the work goes on".into()
+    } else if working {
+        "it was at work: it goes on where the record ends".into()
+    } else {
+        "it waits for you: the manager had answered (its last words are below); your next line goes on".into()
+    }
+}
+
+/// The last `n` lines of a transcript, the session's own notices left out unless nothing
+/// else is there: what was said last.
+pub fn recap(lines: &[String], n: usize) -> Vec<String> {
+    let said: Vec<&String> = lines
+        .iter()
+        .filter(|l| !l.starts_with("git triad:") && !l.trim_start().starts_with('→'))
+        .collect();
+    let from = said.len().saturating_sub(n);
+    said[from..].iter().map(|l| l.to_string()).collect()
 }

@@ -47,6 +47,10 @@ enum Msg {
     Key(Key),
     /// A line written to stderr while the screen is up.
     Stderr(String),
+    /// What a tool's work says as it goes (a run's stage line), shown beside the tool.
+    Activity(String),
+    /// Lines of the conversation so far (a resumed session's).
+    Lines(Vec<String>),
     /// Leave the screen.
     Close,
 }
@@ -108,6 +112,22 @@ impl SessionScreen {
         })
     }
 
+    /// Shows a resumed session's conversation so far.
+    pub fn replay(&self, lines: Vec<String>) {
+        let _ = self.tx.send(Msg::Lines(lines));
+    }
+
+    /// Where the orchestrator's tools report their progress (a run's stages while
+    /// `run_pipeline` works): shown beside the tool at work until the tool answers.
+    pub fn progress(&self) -> crate::session::act::Progress {
+        let tx = std::sync::Mutex::new(self.tx.clone());
+        Box::new(move |line: &str| {
+            if let Ok(tx) = tx.lock() {
+                let _ = tx.send(Msg::Activity(line.to_string()));
+            }
+        })
+    }
+
     /// Leaves the screen and gives the terminal back as it was.
     pub fn close(mut self) {
         let _ = self.tx.send(Msg::Close);
@@ -134,8 +154,7 @@ pub fn status(event: &Event, state: &State) -> Status {
         share: c.meter.share(),
     };
     let orchestrator = state.orchestrator.as_ref();
-    // The tool just started, with its rank among its conversation's calls; between calls,
-    // the last one of the orchestrator at work (else the manager's) and the calls so far.
+    // The tool just started, with its rank among its conversation's calls.
     let tool = match event {
         Event::ToolStarted {
             conv,
@@ -146,14 +165,16 @@ pub fn status(event: &Event, state: &State) -> Status {
             let before = waiting.iter().position(|u| &u.id == call_id).unwrap_or(0);
             (tool.clone(), c.tool_calls() - waiting.len() + before + 1)
         }),
-        _ => {
-            let c = orchestrator.unwrap_or(&state.manager);
+        // Between calls, the orchestrator at work's last tool; with none at work (the
+        // manager speaks to the human again), nothing: a released orchestrator's last tool,
+        // or the manager's disconnect, is not at work.
+        _ => orchestrator.and_then(|c| {
             c.messages
                 .iter()
                 .rev()
                 .find_map(|m| m.tool_calls.last())
                 .map(|t| (t.name.clone(), c.tool_calls()))
-        }
+        }),
     };
     Status {
         manager: meter(&state.manager),
@@ -173,6 +194,8 @@ struct Ui {
     rows: Vec<Line>,
     rows_width: usize,
     status: Status,
+    /// The tool at work's last progress line, until it answers.
+    activity: Option<String>,
     input: String,
     /// Whether the engine waits for the human.
     turn: bool,
@@ -198,6 +221,7 @@ impl Ui {
             rows: Vec::new(),
             rows_width: 0,
             status: Status::default(),
+            activity: None,
             input: String::new(),
             turn: false,
             since: Instant::now(),
@@ -234,6 +258,9 @@ impl Ui {
         match msg {
             Msg::Event(lines, status) => {
                 self.status = *status;
+                if !lines.is_empty() {
+                    self.activity = None;
+                }
                 for l in lines {
                     if l.starts_with("You") {
                         self.queued = self.queued.saturating_sub(1);
@@ -247,6 +274,16 @@ impl Ui {
                 self.notice = None;
             }
             Msg::Stderr(l) => self.push(format!("stderr: {}", text::uncolored(&l))),
+            Msg::Lines(lines) => lines.into_iter().for_each(|l| self.push(l)),
+            // `[2/4 implement] model-a, attempt 1 of 3` → `· 2/4 implement: model-a, …`
+            Msg::Activity(l) => {
+                let l = text::uncolored(&l);
+                let l = match l.strip_prefix('[').and_then(|r| r.split_once("] ")) {
+                    Some((step, rest)) => format!("· {step}: {rest}"),
+                    None => format!("· {l}"),
+                };
+                self.activity = Some(l);
+            }
             Msg::Key(k) => self.key(k),
             Msg::Close => {}
         }
@@ -460,7 +497,12 @@ impl Ui {
         let left = match (&self.notice, &self.status.tool) {
             (Some(n), _) => Line::default().add(n, Style::fg(Color::Yellow)),
             (None, Some((tool, n))) => {
-                Line::default().add(&format!("◈ {tool} ({n})"), Style::fg(Color::Blue).bold())
+                let at =
+                    Line::default().add(&format!("◈ {tool} ({n})"), Style::fg(Color::Blue).bold());
+                match &self.activity {
+                    Some(a) => at.add(&format!(" {a}"), Style::fg(Color::Blue)),
+                    None => at,
+                }
             }
             (None, None) => Line::default(),
         };
