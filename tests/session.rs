@@ -757,7 +757,14 @@ fn resuming_a_finished_session_says_where_it_stands() {
         .triad(&s.repo, &["session", "--headless", "--resume", &id]);
     r.ok();
     says(&r.stderr, "it waits for you: the manager had answered");
-    says(&r.stderr, "│ Orchestrator I: Complete. The run of add-sub2 is approved.");
+    says(
+        &r.stderr,
+        "│ Orchestrator I: Complete. The run of add-sub2 is approved.",
+    );
     says(&r.stderr, "│ Manager: It is done. Run approved.");
-    assert_eq!(s.server.requests().len(), calls, "no model was asked anything");
+    assert_eq!(
+        s.server.requests().len(),
+        calls,
+        "no model was asked anything"
+    );
 }

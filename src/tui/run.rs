@@ -12,7 +12,7 @@ use super::term;
 use super::text::{self, Color, Line, Style};
 use crate::arbiter::Verdict;
 use crate::model::{ModelClient, Spend};
-use crate::pipeline::{Observer, Progress, RunState};
+use crate::pipeline::{Observer, Progress, RunState, Stage};
 
 /// One stage (or the reconciliation) as a row.
 #[derive(Debug, Clone)]
@@ -76,6 +76,19 @@ impl View {
             started: Instant::now(),
             ended: false,
         }
+    }
+
+    /// Everything from stage `to` on is built again, `to` by `model`, noted `why`.
+    fn again_from(&mut self, to: Stage, model: &str, why: &str) {
+        if let Some(at) = self.rows.iter().position(|r| r.name == to.as_str()) {
+            for r in &mut self.rows[at..] {
+                r.done = false;
+                r.verdict = None;
+            }
+        }
+        let r = self.row(to.as_str());
+        r.model = model.into();
+        r.note = why.into();
     }
 
     fn row(&mut self, name: &str) -> &mut Row {
@@ -145,30 +158,9 @@ impl View {
                 let from_row = self.row(from.as_str());
                 from_row.doing = None;
                 from_row.note = format!("gave its work to {to}");
-                if let Some(at) = self.rows.iter().position(|r| r.name == to.as_str()) {
-                    for r in &mut self.rows[at..] {
-                        r.done = false;
-                        r.verdict = None;
-                    }
-                }
-                let r = self.row(to.as_str());
-                r.model = model.into();
-                r.note = format!("took over from {from}");
+                self.again_from(to, model, &format!("took over from {from}"));
             }
-            Progress::Rewound { to, model } => {
-                // Everything from `to` on is built again.
-                if let Some(at) = self.rows.iter().position(|r| r.name == to.as_str()) {
-                    for r in &mut self.rows[at..] {
-                        r.done = false;
-                        r.verdict = None;
-                    }
-                }
-                let r = self.row(to.as_str());
-                r.model = model.into();
-                r.verdict = None;
-                r.done = false;
-                r.note = "rewound".into();
-            }
+            Progress::Rewound { to, model } => self.again_from(to, model, "rewound"),
             Progress::Economized { stage, to, .. } => {
                 let r = self.row(stage.as_str());
                 r.model = to.into();
