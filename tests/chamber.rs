@@ -116,7 +116,7 @@ fn rules(a: Reply, c: Reply, flag: bool, synth: Vec<Value>) -> Vec<Rule> {
 }
 
 /// Two panelists who agree, and a confident consensus.
-fn agreeing() -> Vec<Rule> {
+pub(crate) fn agreeing() -> Vec<Rule> {
     rules(
         said("model-a", "yes", 8, EV),
         said("model-c", "go", 7, EV),

@@ -10,6 +10,7 @@ mod compare;
 mod consensus;
 mod cost;
 mod debate;
+mod docs;
 mod e2e_local;
 mod fitness;
 mod hostile;
