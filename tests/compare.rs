@@ -5,23 +5,9 @@ use git_triad::testkit::fake_llm::Reply;
 use serde_json::Value;
 
 use crate::pipeline::{answer, arbiter, review, stage, verify_answer, Scenario};
+use crate::probes::{BUGGY_CALC, FIX_TASK};
 
-const BUGGY: &str = "def add(a, b):\n    return a - b\n";
 const TESTS: &str = "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n";
-const TASK: &str = r#"title = "Fix add"
-description = "add(a, b) must return a + b; tests/test_calc.py fails."
-
-[[requirements]]
-id = "R1"
-text = "add returns the sum"
-files = ["calc.py"]
-
-[scope]
-include = ["calc.py", "tests/**"]
-
-[verify]
-command = "python3 -m unittest discover -s tests -t . -q"
-"#;
 
 #[test]
 fn the_plain_loop_and_the_pipeline_are_judged_by_the_same_facts() {
@@ -54,13 +40,16 @@ fn the_plain_loop_and_the_pipeline_are_judged_by_the_same_facts() {
         arbiter("verify", vec![review("APPROVE", serde_json::json!([]))]),
     ];
     let s = Scenario::new(rules);
+    let task = format!(
+        "{FIX_TASK}\n[verify]\ncommand = \"python3 -m unittest discover -s tests -t . -q\"\n"
+    );
     s.env.write_files(
         &s.repo,
         &[
-            ("calc.py", BUGGY),
+            ("calc.py", BUGGY_CALC),
             ("tests/test_calc.py", TESTS),
             ("tests/__init__.py", ""),
-            (".triad/tasks/fix-add.toml", TASK),
+            (".triad/tasks/fix-add.toml", &task),
         ],
     );
     s.env.commit_all(&s.repo, "a bug, its test and the task");

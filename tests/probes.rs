@@ -54,6 +54,22 @@ fn reviewed_implement(implement: Vec<Reply>, reviews: Vec<Value>, trusted: bool)
     s
 }
 
+/// A correct `sub` reviewed once (`--arbiter full`) with `issue`: the scenario, the run's
+/// JSON and the implement stage's note.
+fn one_review(issue: Value, trusted: bool) -> (Scenario, Value, Value) {
+    let s = reviewed_implement(
+        vec![Reply::text(sub_answer("return a - b"))],
+        vec![review("REJECT", json!([issue]))],
+        trusted,
+    );
+    let out = run_json(&s.run(&["--arbiter", "full"]).ok().stdout);
+    let note = notes(&s, &out)
+        .into_iter()
+        .find(|n| n["stage"] == "implement")
+        .expect("the implement note");
+    (s, out, note)
+}
+
 /// Every verdict note of the run `out`, accepted or rejected attempts alike.
 fn notes(s: &Scenario, out: &Value) -> Vec<Value> {
     let list = s.git(&["notes", "--ref=triad", "list"]);
@@ -111,18 +127,9 @@ fn a_claim_whose_probe_passes_is_refuted_and_the_verdict_is_derived_without_it()
         "    return a - b",
         "assert sub(3, 1) == 2",
     );
-    let s = reviewed_implement(
-        vec![Reply::text(sub_answer("return a - b"))],
-        vec![review("REJECT", json!([wrong]))],
-        true,
-    );
-    let out = run_json(&s.run(&["--arbiter", "full"]).ok().stdout);
+    let (s, out, note) = one_review(wrong, true);
     assert_eq!(out["status"], "approved", "{out}");
     assert_eq!(out["stages"][1]["attempts"], 1, "{out}");
-    let note = notes(&s, &out)
-        .into_iter()
-        .find(|n| n["stage"] == "implement")
-        .expect("the implement note");
     assert_eq!(note["model_verdict"], "REJECT", "{note}");
     assert_eq!(note["verdict"], "APPROVE", "{note}");
     assert_eq!(note["issues"][0]["probe"]["outcome"], "refuted", "{note}");
@@ -156,17 +163,8 @@ fn a_broken_probe_counts_for_nothing_and_an_unshown_claim_only_flags() {
         "    return a - b",
         "assert subtract(3, 1) == 2",
     );
-    let s = reviewed_implement(
-        vec![Reply::text(sub_answer("return a - b"))],
-        vec![review("REJECT", json!([broken]))],
-        true,
-    );
-    let out = run_json(&s.run(&["--arbiter", "full"]).ok().stdout);
+    let (_s, out, note) = one_review(broken, true);
     assert_eq!(out["status"], "flagged", "{out}");
-    let note = notes(&s, &out)
-        .into_iter()
-        .find(|n| n["stage"] == "implement")
-        .unwrap();
     assert_eq!(note["verdict"], "FLAG", "{note}");
     let probe = &note["issues"][0]["probe"];
     assert_eq!(probe["outcome"], "broken", "{note}");
@@ -184,19 +182,10 @@ fn a_broken_probe_counts_for_nothing_and_an_unshown_claim_only_flags() {
 
 #[test]
 fn an_untrusted_clone_runs_no_probe_and_says_so() {
-    let bug = probed_issue("sub adds", "    return a + b", "assert sub(3, 1) == 2");
-    let s = reviewed_implement(
-        vec![Reply::text(sub_answer("return a + b"))],
-        vec![review("REJECT", json!([bug]))],
-        false,
-    );
-    let out = run_json(&s.run(&["--arbiter", "full"]).ok().stdout);
+    let bug = probed_issue("sub is wrong", "    return a - b", "assert sub(3, 1) == 2");
+    let (s, out, note) = one_review(bug, false);
     // The claim is not shown, so it flags and the run goes on; nothing was run.
     assert_eq!(out["stages"][1]["attempts"], 1, "{out}");
-    let note = notes(&s, &out)
-        .into_iter()
-        .find(|n| n["stage"] == "implement")
-        .unwrap();
     assert_eq!(note["verdict"], "FLAG", "{note}");
     let probe = &note["issues"][0]["probe"];
     assert_eq!(probe["outcome"], "unprobed", "{note}");
@@ -265,9 +254,9 @@ fn an_acceptance_example_failing_at_the_implement_stage_is_fed_back_with_its_act
 }
 
 /// A repository whose `add` has a bug its test catches, and a task to fix it.
-const BUGGY_CALC: &str = "def add(a, b):\n    return a - b\n";
+pub(crate) const BUGGY_CALC: &str = "def add(a, b):\n    return a - b\n";
 const CALC_TESTS: &str = "from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n";
-const FIX_TASK: &str = r#"title = "Fix add"
+pub(crate) const FIX_TASK: &str = r#"title = "Fix add"
 description = "add(a, b) must return a + b; tests/test_calc.py fails."
 
 [[requirements]]

@@ -182,24 +182,11 @@ mod tests {
 #[cfg(test)]
 mod probe_tests {
     use super::*;
-    use crate::arbiter::schema::{Category, IssueProbe};
+    use crate::arbiter::schema::IssueProbe;
     use crate::probe::{ProbeOutcome, ProbeResult};
 
     fn probed(d: &str, outcome: ProbeOutcome, actual: &str) -> Issue {
         Issue {
-            severity: Severity::Critical,
-            category: Category::Logic,
-            path: "calc.py".into(),
-            start_line: Some(2),
-            end_line: Some(2),
-            quote: String::new(),
-            description: d.into(),
-            suggestion: String::new(),
-            evidence: String::new(),
-            anchored: true,
-            symbol: None,
-            source: "model".into(),
-            demoted: None,
             probe: Some(IssueProbe {
                 code: "assert add(2, 3) == 5".into(),
                 result: ProbeResult {
@@ -210,6 +197,7 @@ mod probe_tests {
                     actual: Some(actual.into()),
                 },
             }),
+            ..Issue::sample(d)
         }
     }
 

@@ -511,30 +511,19 @@ mod tests {
     use crate::probe::{ProbeOutcome, ProbeResult};
 
     fn issue(severity: Severity, category: Category, probe: Option<ProbeOutcome>) -> Issue {
+        let shown = |outcome| IssueProbe {
+            code: "assert f()".into(),
+            result: ProbeResult {
+                detail: String::new(),
+                ..ProbeResult::unprobed("")
+            }
+            .with(outcome),
+        };
         Issue {
             severity,
             category,
-            path: "a.py".into(),
-            start_line: Some(1),
-            end_line: Some(1),
-            quote: "x".into(),
-            description: "d".into(),
-            suggestion: String::new(),
-            evidence: String::new(),
-            anchored: true,
-            symbol: None,
-            source: "model".into(),
-            demoted: None,
-            probe: probe.map(|outcome| IssueProbe {
-                code: "assert f()".into(),
-                result: ProbeResult {
-                    outcome,
-                    detail: String::new(),
-                    call: None,
-                    expected: None,
-                    actual: None,
-                },
-            }),
+            probe: probe.map(shown),
+            ..Issue::sample("d")
         }
     }
 

@@ -236,6 +236,28 @@ pub struct IssueProbe {
 }
 
 impl Issue {
+    /// A model's critical issue anchored at line 1 of `a.py`, for tests of what becomes of
+    /// issues.
+    #[cfg(test)]
+    pub(crate) fn sample(description: &str) -> Issue {
+        Issue {
+            severity: Severity::Critical,
+            category: Category::Logic,
+            path: "a.py".into(),
+            start_line: Some(1),
+            end_line: Some(1),
+            quote: "x".into(),
+            description: description.into(),
+            suggestion: String::new(),
+            evidence: String::new(),
+            anchored: true,
+            symbol: None,
+            source: "model".into(),
+            demoted: None,
+            probe: None,
+        }
+    }
+
     /// Whether the issue's probe showed the defect.
     pub fn confirmed(&self) -> bool {
         self.probe

@@ -139,56 +139,45 @@ fn walk(node: Node<'_>, visit: &mut dyn FnMut(Node<'_>) -> bool) {
 
 /// A Python `assert` statement or `self.assert…(…)` call.
 fn python_assertion(node: Node<'_>, source: &str) -> Option<Assertion> {
-    let text = lang::squash(lang::text(node, source));
-    let line = lang::start_line(node);
-    match node.kind() {
+    let equality = |a: Node<'_>, b: Node<'_>| sides(lang::text(a, source), lang::text(b, source));
+    let (call, expected) = match node.kind() {
         "assert_statement" => {
             let test = node.named_child(0)?;
-            let (call, expected) = match test.kind() {
-                "comparison_operator" if test.named_child_count() == 2 => {
-                    let (a, b) = (test.named_child(0)?, test.named_child(1)?);
+            match (test.kind(), test.named_child(0), test.named_child(1)) {
+                ("comparison_operator", Some(a), Some(b)) if test.named_child_count() == 2 => {
                     let op = source
                         .get(a.end_byte()..b.start_byte())
                         .unwrap_or("")
                         .trim();
                     if op == "==" {
-                        sides(lang::text(a, source), lang::text(b, source))
+                        equality(a, b)
                     } else {
                         (None, None)
                     }
                 }
                 _ => (None, None),
-            };
-            Some(Assertion {
-                line,
-                text,
-                call,
-                expected,
-            })
+            }
         }
         "call" => {
-            let function = node.child_by_field_name("function")?;
-            let name = lang::text(function, source);
+            let name = lang::text(node.child_by_field_name("function")?, source);
             let method = name.strip_prefix("self.")?;
             if !method.starts_with("assert") {
                 return None;
             }
             let args = node.child_by_field_name("arguments")?;
-            let (call, expected) = match (method, args.named_child(0), args.named_child(1)) {
-                ("assertEqual" | "assertEquals", Some(a), Some(b)) => {
-                    sides(lang::text(a, source), lang::text(b, source))
-                }
+            match (method, args.named_child(0), args.named_child(1)) {
+                ("assertEqual" | "assertEquals", Some(a), Some(b)) => equality(a, b),
                 _ => (None, None),
-            };
-            Some(Assertion {
-                line,
-                text,
-                call,
-                expected,
-            })
+            }
         }
-        _ => None,
-    }
+        _ => return None,
+    };
+    Some(Assertion {
+        line: lang::start_line(node),
+        text: lang::squash(lang::text(node, source)),
+        call,
+        expected,
+    })
 }
 
 /// A Rust `assert…!` macro call.

@@ -93,6 +93,12 @@ impl ProbeResult {
         ProbeResult::simple(ProbeOutcome::Broken, why)
     }
 
+    /// The same result with another outcome (for tests of what outcomes decide).
+    #[cfg(test)]
+    pub(crate) fn with(self, outcome: ProbeOutcome) -> Self {
+        ProbeResult { outcome, ..self }
+    }
+
     fn simple(outcome: ProbeOutcome, detail: impl Into<String>) -> Self {
         ProbeResult {
             outcome,
