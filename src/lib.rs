@@ -4,9 +4,11 @@
 //! [`cli::run`] and maps errors to the exit codes of [`exit::ExitCode`].
 
 pub mod arbiter;
+pub mod bench;
 pub mod bounded;
 pub mod chamber;
 pub mod cli;
+pub mod clock;
 pub mod code;
 pub mod config;
 pub mod consensus;
@@ -14,6 +16,7 @@ pub mod edit;
 pub mod exit;
 pub mod fsguard;
 pub mod git;
+pub mod glob;
 pub mod model;
 pub mod notes;
 pub mod pipeline;

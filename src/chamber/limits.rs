@@ -3,8 +3,8 @@
 //! sessions recorded in this repository. Approaching a limit (80 %) notifies; reaching one
 //! stops with the figures.
 
+use crate::clock::{day_start_unix, month_start_unix};
 use crate::config::ChamberConfig;
-use crate::model::budget::month_start_unix;
 
 use super::Session;
 
@@ -27,7 +27,7 @@ pub struct Used {
 
 /// Counts today's sessions and this month's spending.
 pub fn used(sessions: &[Session], now_unix: u64) -> Used {
-    let day = now_unix - now_unix % 86_400;
+    let day = day_start_unix(now_unix);
     let month = month_start_unix(now_unix);
     let mut u = Used::default();
     for s in sessions {

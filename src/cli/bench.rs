@@ -6,11 +6,11 @@ mod compare;
 use clap::{Args, ValueEnum};
 
 use super::{out, say, CommandError, CommandResult, Context};
+use crate::bench::grade::PYTHON;
+use crate::bench::{Bench, BenchObserver, BenchRequest, Graded};
 use crate::config::{LoadedConfig, Role};
 use crate::exit::ExitCode;
 use crate::model::ModelClient;
-use crate::routing::bench::{Bench, BenchObserver, BenchRequest, Graded};
-use crate::routing::grade::PYTHON;
 use crate::routing::store::FitnessStore;
 use crate::routing::tasks::{TaskSet, SET_NAMES};
 
@@ -140,7 +140,7 @@ impl BenchObserver for Lines {
     }
 }
 
-pub use crate::notes::now_unix;
+use crate::clock::now_unix;
 
 /// Where the fitness file is, or an error saying how to give one.
 pub fn store_path(ctx: &Context) -> CommandResult<std::path::PathBuf> {
@@ -297,7 +297,7 @@ pub fn run(ctx: &Context, args: &BenchArgs) -> CommandResult {
         }
     }
     let builds = tasks.build.iter().any(|t| roles.contains(&t.role));
-    if builds && crate::routing::grade::python().is_none() {
+    if builds && crate::bench::grade::python().is_none() {
         return Err(CommandError::failure(format!(
             "`{PYTHON}` does not start, and the build tasks are graded by hidden Python tests"
         ))

@@ -44,7 +44,7 @@ pub fn routes(
         mode: forced.unwrap_or(loaded.config.routing),
         every_role: forced.is_some(),
         usable: &usable,
-        now: super::bench::now_unix(),
+        now: crate::clock::now_unix(),
     }))
 }
 

@@ -327,7 +327,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     if let Ok(Some(task)) = crate::task::workflow::refresh(repo, &state.task) {
         if task.state == crate::task::TaskState::Deferred && !ctx.quiet {
             let when = task.revisit_at.as_deref().unwrap_or("no date");
-            let due = if task.revisit_due(&crate::notes::now_ts()).is_some() {
+            let due = if task.revisit_due(&crate::clock::now_ts()).is_some() {
                 "its revisit date has come"
             } else {
                 "before its revisit date"

@@ -104,7 +104,7 @@ fn list(ctx: &Context) -> CommandResult {
         s.push_str(&format!(
             "{}  {}  {} orchestrator(s), {} manager(s), ${:.4}, {} events{}\n    {}\n",
             x.meta.id,
-            crate::notes::format_ts(
+            crate::clock::format_ts(
                 std::time::UNIX_EPOCH + std::time::Duration::from_secs(x.updated)
             ),
             x.orchestrators,
@@ -398,11 +398,11 @@ fn new_meta(
         })?
         .id()
         .to_string();
-    let id = crate::pipeline::plan::new_run_id();
+    let id = crate::clock::new_run_id();
     Ok(Meta {
         branch: act::branch(&id),
         id,
-        started: crate::notes::now_unix(),
+        started: crate::clock::now_unix(),
         base,
         manager_models,
         orchestrator_models,

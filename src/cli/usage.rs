@@ -38,7 +38,7 @@ pub fn run(ctx: &Context, args: &UsageArgs) -> CommandResult {
     let report = usage(
         &records,
         &loaded.config.budget,
-        super::bench::now_unix(),
+        crate::clock::now_unix(),
         args.days,
     );
     let warnings = crate::report::cost::usage_warnings(&report);

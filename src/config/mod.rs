@@ -8,7 +8,6 @@
 //! clone was marked trusted in its own `.git/config` with `git config triad.trusted true`
 //! (git config is never cloned). See [`repo`].
 
-mod chamber;
 pub mod layers;
 mod prompts;
 pub mod repo;
@@ -21,7 +20,6 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
-pub use chamber::{ChamberConfig, ProfileChamber};
 pub use layers::{Layer, Origins};
 pub use prompts::{default_prompt, prompt};
 pub use repo::{restricted_keys, IgnoredValue, RESTRICTED_REPO_KEYS};

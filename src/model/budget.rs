@@ -216,8 +216,8 @@ impl Ledger {
 
     /// USD spent since the start of the current UTC day and month: `(day, month)`.
     pub fn spent_this_period(&self, now_unix: u64) -> (f64, f64) {
-        let day_start = now_unix - now_unix % 86_400;
-        let month_start = month_start_unix(now_unix);
+        let day_start = crate::clock::day_start_unix(now_unix);
+        let month_start = crate::clock::month_start_unix(now_unix);
         let mut day = 0.0;
         let mut month = 0.0;
         for r in self.read().unwrap_or_default() {
@@ -244,29 +244,9 @@ impl Ledger {
     }
 }
 
-/// Unix time of 00:00 UTC on the first day of the month containing `t`.
-pub fn month_start_unix(t: u64) -> u64 {
-    // Civil-from-days (Howard Hinnant's algorithm), then back to the 1st of that month.
-    let days = (t / 86_400) as i64;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day_of_month = doy - (153 * mp + 2) / 5 + 1;
-    ((days - (day_of_month - 1)) * 86_400) as u64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn month_start_is_the_first_at_midnight() {
-        // 2026-11-22T10:00:00Z -> 2026-11-01T00:00:00Z
-        assert_eq!(month_start_unix(1_795_305_600 + 36_000), 1_793_491_200);
-    }
 
     #[test]
     fn period_caps_count_earlier_spending() {

@@ -1,7 +1,6 @@
-//! The line format of a verdict note: canonical JSON, timestamps, parsing, the effective verdict.
+//! The line format of a verdict note: canonical JSON, parsing, the effective verdict.
 
 use std::collections::HashSet;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
@@ -52,50 +51,6 @@ fn write_canonical(v: &Value, out: &mut String) {
         }
         scalar => out.push_str(&scalar.to_string()),
     }
-}
-
-/// The current unix time in seconds (0 on a clock before 1970).
-pub fn now_unix() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
-/// The current time as RFC 3339 UTC with milliseconds, e.g. `2026-11-22T02:54:30.123Z`.
-pub fn now_ts() -> String {
-    format_ts(SystemTime::now())
-}
-
-/// Formats a time as RFC 3339 UTC with milliseconds (fixed width, so strings sort by time).
-pub fn format_ts(t: SystemTime) -> String {
-    // Times before 1970 do not occur in verdicts; clamp rather than fail.
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let millis = d.subsec_millis();
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (y, m, day) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
-/// (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// Parses one note line; `None` for blank lines, invalid JSON, an unknown `v` or kind.
@@ -243,7 +198,6 @@ pub fn effective(lines: &[Value]) -> Option<Effective> {
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::time::Duration;
 
     #[test]
     fn canonical_sorts_keys_at_every_depth() {
@@ -252,17 +206,6 @@ mod tests {
             canonical_json(&v),
             r#"{"a":{"x":null,"y":[{"a":1,"b":2}]},"m":"é\n","z":1}"#
         );
-    }
-
-    #[test]
-    fn timestamps_are_rfc3339_millis_utc() {
-        assert_eq!(format_ts(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-        let t = UNIX_EPOCH + Duration::from_millis(1_795_316_070_123);
-        assert_eq!(format_ts(t), "2026-11-22T02:54:30.123Z");
-        // A leap day.
-        let t = UNIX_EPOCH + Duration::from_secs(951_782_400);
-        assert_eq!(format_ts(t), "2000-02-29T00:00:00.000Z");
-        assert_eq!(now_ts().len(), 24);
     }
 
     #[test]

@@ -9,9 +9,10 @@ use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::format::{now_ts, FORMAT_VERSION};
+use super::format::FORMAT_VERSION;
 use super::NotesError;
 use crate::arbiter::{ArbiterReview, Floor, Verdict};
+use crate::clock::now_ts;
 
 /// One line of a verdict note, as written and as read back.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

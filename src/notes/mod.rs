@@ -18,9 +18,8 @@ pub mod rewrite;
 mod store;
 
 pub use format::{
-    answer_key, canonical_json, effective, format_ts, now_ts, now_unix, parse_line, parse_note,
-    reattached, str_field, without_reattached, Effective, ANSWERS, FORMAT_VERSION, KINDS,
-    REATTACHED_FROM,
+    answer_key, canonical_json, effective, parse_line, parse_note, reattached, str_field,
+    without_reattached, Effective, ANSWERS, FORMAT_VERSION, KINDS, REATTACHED_FROM,
 };
 pub use line::{record, OverrideRecord, ReconciliationRecord, Record, ReviewRecord, VerdictLine};
 pub use patch::patch_id;

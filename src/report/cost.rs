@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::cli::models::render_table;
+use super::table::render_table;
 use crate::config::ArbiterMode;
 use crate::model::usage::{CapUse, Totals, UsageReport, WARN_SHARE};
 use crate::pipeline::estimate::ModeEstimate;

@@ -95,7 +95,7 @@ pub fn text(store: &FitnessStore, config: &Config, now: u64) -> String {
     let mut s = format!(
         "measured fitness (task set {TASK_SET_VERSION}; score 0-1: build tasks passed, or reviews' recall x clean changes not rejected, with the reviews' claims checked by their probes)\n"
     );
-    s.push_str(&crate::cli::models::render_table(&table));
+    s.push_str(&super::table::render_table(&table));
     let notes = stale_notes(&rows);
     if !notes.is_empty() {
         s.push_str(&format!(

@@ -104,7 +104,7 @@ impl<'a> Engine<'a> {
 
     /// Records `event`, then applies it and shows it.
     pub(super) fn record(&mut self, event: Event) -> Result<(), EngineError> {
-        self.state.apply(&event, crate::notes::now_unix());
+        self.state.apply(&event, crate::clock::now_unix());
         self.store.append(&event, &self.state.summary())?;
         (self.observer)(&event, &self.state);
         Ok(())

@@ -249,6 +249,6 @@ fn render(runs: &[CompareRun], json: bool) -> String {
     }
     format!(
         "completed = a claimed success on a non-empty change the task's verify command passes\n{}",
-        crate::cli::models::render_table(&table)
+        crate::report::render_table(&table)
     )
 }

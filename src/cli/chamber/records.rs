@@ -198,11 +198,7 @@ pub(super) fn stats(ctx: &Context, args: &StatsArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let loaded = ctx.load_config()?;
     let sessions = store::list(repo);
-    let st = chamber_stats::stats(
-        &sessions,
-        &loaded.config.chamber,
-        super::super::bench::now_unix(),
-    );
+    let st = chamber_stats::stats(&sessions, &loaded.config.chamber, crate::clock::now_unix());
     warn(ctx, &st.warnings);
     let text = if args.json {
         format!(

@@ -31,7 +31,7 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
         };
         tasks.push((t, true, None));
     }
-    let today = crate::notes::now_ts();
+    let today = crate::clock::now_ts();
     for slug in workflow::spec_slugs(repo) {
         if !tasks.iter().any(|(t, _, _)| t.slug == slug) {
             let problem = spec_problem(repo, &slug);
