@@ -213,15 +213,12 @@ impl Context {
             return None;
         }
         let err = CommandError::failure(format!("cannot open the repository: {}", e.message()));
-        Some(
-            match crate::notes::gate_cli::object_format(&self.cwd).is_ok() {
-                // git reads it, so the gate's git-CLI fallback does too.
-                true => err.hint(
-                    "the pre-push gate still works here (it falls back to the git command line)",
-                ),
-                false => err,
-            },
-        )
+        Some(match crate::notes::gate::object_format(&self.cwd).is_ok() {
+            // git reads it, so the gate's git-CLI fallback does too.
+            true => err
+                .hint("the pre-push gate still works here (it falls back to the git command line)"),
+            false => err,
+        })
     }
 
     /// Looks up an environment variable captured at start.

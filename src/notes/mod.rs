@@ -9,8 +9,6 @@
 
 mod format;
 pub mod gate;
-pub mod gate_cli;
-mod gate_index;
 mod line;
 pub mod merge;
 mod patch;

@@ -162,7 +162,7 @@ pub(super) fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
         }
     }
     if let Some(round) = session.rounds.last_mut() {
-        let answered = crate::chamber::engine::answered(&round.answers).len();
+        let answered = crate::chamber::answered(&round.answers).len();
         if answered < 2 && !round.answers.is_empty() {
             // Its earlier phase commit keeps the failed answers, and their cost still
             // counts; the panel is asked again.

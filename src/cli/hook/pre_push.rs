@@ -14,8 +14,9 @@ use super::read_stdin;
 use crate::cli::{ok, CommandError, CommandResult, Context};
 use crate::config::{LoadOptions, LoadedConfig};
 use crate::exit::ExitCode;
+use crate::notes::gate::git_output;
 use crate::notes::gate::{self, parse_updates, Backend, Finding, Policy, RefUpdate};
-use crate::notes::{gate_cli, str_field};
+use crate::notes::str_field;
 
 /// How many blocked commits the message describes in full.
 const SHOWN: usize = 10;
@@ -68,7 +69,7 @@ fn backend(ctx: &Context) -> CommandResult<Backend<'_>> {
     if let Some(repo) = &ctx.repo {
         return Ok(Backend::Git2(repo));
     }
-    let format = gate_cli::object_format(&ctx.cwd).map_err(|e| {
+    let format = gate::object_format(&ctx.cwd).map_err(|e| {
         CommandError::failure(format!(
             "{} is not inside a git repository ({e})",
             ctx.cwd.display()
@@ -87,16 +88,16 @@ fn block_on(ctx: &Context, backend: &Backend<'_>) -> CommandResult<Vec<String>> 
         Backend::Git2(_) => ctx.load_config()?,
         Backend::Cli(dir) => {
             // Context::load_config needs libgit2 for the repo root and git config; ask git.
-            let top = gate_cli::git_output(dir, &["rev-parse", "--show-toplevel"]).ok();
-            let entries = gate_cli::git_output(dir, &["config", "--get-regexp", "^triad\\."])
-                .unwrap_or_default();
+            let top = git_output(dir, &["rev-parse", "--show-toplevel"]).ok();
+            let entries =
+                git_output(dir, &["config", "--get-regexp", "^triad\\."]).unwrap_or_default();
             let git_config: Vec<(String, String)> = entries
                 .lines()
                 .filter_map(|l| l.split_once(' '))
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
             // Only this clone's own config file may trust it, never a global setting.
-            let trusted = gate_cli::git_output(
+            let trusted = git_output(
                 dir,
                 &[
                     "config",
@@ -161,7 +162,7 @@ fn pre_commit_updates(ctx: &Context, backend: &Backend<'_>) -> CommandResult<Vec
                 .and_then(|o| o.peel_to_commit())
                 .ok()
                 .map(|c| c.id().to_string()),
-            Backend::Cli(dir) => gate_cli::git_output(
+            Backend::Cli(dir) => git_output(
                 dir,
                 &[
                     "rev-parse",

@@ -5,17 +5,17 @@
 //! with "unsupported extension name extensions.refstorage". The gate must not fail open
 //! there, and should not block every push either, so it asks git itself:
 //! `git notes list` once, one `git rev-list`, and one `git cat-file --batch` for the notes of
-//! the pushed commits — the same plan as the libgit2 reader behind [`super::gate::check`].
+//! the pushed commits — the same plan as the libgit2 reader behind [`super::check`].
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use super::format::Effective;
-use super::gate::{Finding, Policy, RefUpdate, Scope};
-use super::gate_index::{is_gate_notes_ref, may_carry_verdict, PatchIndex};
-use super::NotesError;
+use super::index::{is_gate_notes_ref, may_carry_verdict, PatchIndex};
+use super::policy::{Finding, Policy, RefUpdate, Scope};
+use crate::notes::format::Effective;
+use crate::notes::NotesError;
 
 /// Runs `git <args>` in `dir` and returns stdout; a failure carries git's stderr.
 pub fn git_output(dir: &Path, args: &[&str]) -> Result<String, NotesError> {
@@ -64,7 +64,7 @@ fn peel_commit(dir: &Path, id: &str) -> Option<String> {
     .filter(|s| !s.is_empty())
 }
 
-/// Checks `pushed` (the updates [`super::gate::check`] kept) with the git CLI.
+/// Checks `pushed` (the updates [`super::check`] kept) with the git CLI.
 pub(crate) fn check(
     dir: &Path,
     remote: &str,

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use git2::Repository;
 use serde_json::Value;
 
-use super::format::{parse_note, str_field};
-use super::{NotesError, NOTES_REF};
+use crate::notes::format::{parse_note, str_field};
+use crate::notes::{NotesError, NOTES_REF};
 
 /// Whether `name` is a notes ref the gate reads: [`NOTES_REF`], or a teammate's copy fetched
 /// into `refs/notes/remotes/<remote>/triad`.
