@@ -14,6 +14,7 @@ mod e2e_local;
 mod fitness;
 mod hostile;
 mod hostile_keys;
+mod layers;
 mod limits;
 mod notes_hooks;
 mod parallel;

@@ -2,7 +2,7 @@
 
 use clap::{Args, ValueEnum};
 
-use super::run::{load_run, need_repo};
+use super::helper::{load_run, need_repo};
 use super::{ok, out, CommandResult, Context};
 use crate::pipeline::list_runs;
 use crate::report::run as report;

@@ -101,7 +101,7 @@ fn list(ctx: &Context, loaded: &LoadedConfig, args: &ListArgs) -> CommandResult 
     }
 
     // A fitness file that cannot be read does not hide the registry; it is said below.
-    let (store, store_error) = match super::bench::load_store(ctx) {
+    let (store, store_error) = match crate::cli::helper::load_store(ctx) {
         Ok(s) => (s, None),
         Err(e) => (Default::default(), Some(e.error.to_string())),
     };
@@ -195,7 +195,7 @@ fn check(ctx: &Context, loaded: &LoadedConfig, args: &CheckArgs) -> CommandResul
     let mut registered = m.model.clone();
     let open = registered.context_window.is_none() || registered.max_output_tokens.is_none();
     let found = if open {
-        super::limits::ask(ctx, loaded, &args.model)?
+        crate::cli::helper::ask_limits(ctx, loaded, &args.model)?
     } else {
         Default::default()
     };

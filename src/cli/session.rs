@@ -10,7 +10,7 @@ use std::sync::mpsc;
 
 use clap::{Args, Subcommand};
 
-use super::run::{client_for, ensure_local_servers, need_repo};
+use super::helper::{client_for, ensure_local_servers, need_repo};
 use super::{ok, out, say, CommandError, CommandResult, Context};
 use crate::config::schema::Role;
 use crate::exit::ExitCode;

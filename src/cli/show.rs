@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 use clap::Args;
 use serde_json::Value;
 
-use super::notes::{require_repo, resolve_commit, short_and_subject};
 use super::{ok, out, CommandError, CommandResult, Context};
+use crate::cli::helper::{need_repo, resolve_commit, short_and_subject};
 use crate::notes::{self, canonical_json, str_field, without_reattached, REATTACHED_FROM};
 
 /// Show the verdicts recorded on a commit, oldest first, and the one in effect.
@@ -22,7 +22,7 @@ pub struct ShowArgs {
 
 /// Runs `git triad show`.
 pub fn run(ctx: &Context, args: &ShowArgs) -> CommandResult {
-    let repo = require_repo(ctx)?;
+    let repo = need_repo(ctx)?;
     let rev = args.rev.as_deref().unwrap_or("HEAD");
     let commit = resolve_commit(repo, rev)?;
     let lines = notes::read(repo, commit.id())?;

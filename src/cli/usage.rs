@@ -2,8 +2,8 @@
 
 use clap::Args;
 
-use super::run::need_repo;
 use super::{out, say, CommandError, CommandResult, Context};
+use crate::cli::helper::need_repo;
 use crate::model::budget::Ledger;
 use crate::model::usage::usage;
 

@@ -16,6 +16,7 @@ pub mod observer;
 pub mod plan;
 pub mod reconcile;
 pub mod record;
+pub mod resume;
 pub mod run;
 pub mod stage;
 
@@ -23,5 +24,6 @@ pub use lock::{LockError, RunLock};
 pub use observer::{Observer, Progress, Silent};
 pub use plan::{plan, RunRequest, StartError, Workflow};
 pub use record::{list_runs, Recorder, RunState, RunStatus, StopReason};
+pub use resume::ResumeError;
 pub use run::{Flow, Run, RunEnv, RunError, VerifyPlan, VerifySkip};
 pub use stage::Stage;

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::notes::require_repo;
 use super::{ok, out, CommandError, CommandResult, Context};
+use crate::cli::helper::need_repo;
 use crate::exit::ExitCode;
 use crate::fsguard;
 use gitconfig::Entry;
@@ -38,7 +38,7 @@ pub struct InitArgs {
 
 /// Runs `git triad init`.
 pub fn run(ctx: &Context, args: &InitArgs) -> CommandResult {
-    let repo = require_repo(ctx)?;
+    let repo = need_repo(ctx)?;
     if args.uninstall {
         return uninstall(repo);
     }

@@ -9,7 +9,7 @@ use std::process::Command;
 
 use clap::Args;
 
-use super::require_repo;
+use crate::cli::helper::need_repo;
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
 use crate::notes::merge::{merge_notes, MergeOutcome};
 use crate::notes::NOTES_REF;
@@ -37,7 +37,7 @@ pub enum Mode {
 
 /// Runs `git triad notes push|fetch|sync`.
 pub fn run(ctx: &Context, args: &RemoteArgs, mode: Mode) -> CommandResult {
-    let repo = require_repo(ctx)?;
+    let repo = need_repo(ctx)?;
     let remote = pick_remote(repo, args.remote.as_deref())?;
     let dir = git_dir_for_cli(repo);
     if mode != Mode::Push {

@@ -11,8 +11,8 @@ pub mod show;
 
 use clap::{Args, Subcommand};
 
-use super::run::need_repo;
 use super::{ok, out, CommandError, CommandResult, Context};
+use crate::cli::helper::need_repo;
 use crate::task::state::HistoryEntry;
 use crate::task::{store, workflow};
 use crate::task::{ArbiterDecision, Task, TaskError};
