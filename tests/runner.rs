@@ -22,6 +22,7 @@ mod pipeline;
 mod probes;
 mod providers;
 mod reconcile;
+mod resume_budget;
 mod resume_kill;
 mod review;
 mod routing;

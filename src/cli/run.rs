@@ -146,7 +146,7 @@ pub struct RunArgs {
 pub struct ResumeArgs {
     /// The run id (`git triad log` lists them).
     pub run_id: String,
-    /// New spending cap for the rest of the run in USD.
+    /// Raise the run's cap to what it has spent plus USD (default: the recorded cap).
     #[arg(long, value_name = "USD", value_parser = parse_budget)]
     pub budget: Option<f64>,
     /// Print one JSON object describing the run on stdout.

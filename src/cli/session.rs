@@ -283,7 +283,7 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
     let settings = loaded.config.session.clone();
     if settings.session_usd > 0.0 {
         let spent = resumed.as_ref().map_or(0.0, |s| s.spent_usd);
-        client.set_budget(Some((settings.session_usd - spent).max(0.0)));
+        client.set_budget_after(Some(settings.session_usd), spent);
     }
     let root = repo.workdir();
     let setup = Setup {

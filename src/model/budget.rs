@@ -26,6 +26,9 @@ pub fn worst_case_input_tokens(chars: usize) -> u64 {
 pub struct BudgetGuard {
     cap_usd: Option<f64>,
     spent_usd: f64,
+    /// What the run (or session) spent before this process took it over: a resumed run's
+    /// cap counts it, so resuming never resets what was spent.
+    before_usd: f64,
     /// (label, cap, spent before this process started).
     periods: Vec<(&'static str, f64, f64)>,
 }
@@ -50,6 +53,7 @@ impl BudgetGuard {
         BudgetGuard {
             cap_usd: cap_usd.filter(|c| *c > 0.0),
             spent_usd: 0.0,
+            before_usd: 0.0,
             periods: Vec::new(),
         }
     }
@@ -65,11 +69,12 @@ impl BudgetGuard {
     /// Refuses a call whose worst case would cross any cap.
     pub fn check(&self, estimate: f64) -> Result<(), BudgetExceeded> {
         if let Some(cap) = self.cap_usd {
-            if self.spent_usd + estimate > cap {
+            let spent = self.before_usd + self.spent_usd;
+            if spent + estimate > cap {
                 return Err(BudgetExceeded {
                     scope: "run",
                     cap,
-                    spent: self.spent_usd,
+                    spent,
                     estimate,
                 });
             }
@@ -91,6 +96,14 @@ impl BudgetGuard {
     /// Replaces the run cap, keeping what was spent.
     pub fn set_cap(&mut self, cap_usd: Option<f64>) {
         self.cap_usd = cap_usd.filter(|c| *c > 0.0);
+    }
+
+    /// Sets the whole cap of a run (or session) that had spent `before_usd` before this
+    /// process: calls are refused once `before_usd` plus this process's spending would
+    /// cross `cap_usd`. A cap already used up refuses every call; it never means "no cap".
+    pub fn set_cap_after(&mut self, cap_usd: Option<f64>, before_usd: f64) {
+        self.set_cap(cap_usd);
+        self.before_usd = before_usd.max(0.0);
     }
 
     /// Adds what a call really cost.
@@ -253,6 +266,19 @@ mod tests {
         let g = BudgetGuard::new(None).with_period("day", Some(1.0), 0.9);
         assert_eq!(g.check(0.2).unwrap_err().scope, "day");
         assert!(g.check(0.05).is_ok());
+    }
+
+    #[test]
+    fn a_cap_used_up_before_this_process_refuses_every_call() {
+        let mut g = BudgetGuard::new(None);
+        g.set_cap_after(Some(0.005), 0.005);
+        let e = g.check(0.0001).unwrap_err();
+        assert_eq!((e.cap, e.spent), (0.005, 0.005));
+        g.set_cap_after(Some(1.005), 0.005);
+        assert!(g.check(0.5).is_ok());
+        g.spend(0.9);
+        let e = g.check(0.2).unwrap_err();
+        assert!((e.spent - 0.905).abs() < 1e-9, "{e}");
     }
 
     #[test]
