@@ -25,7 +25,8 @@ pub fn run(ctx: &Context, args: &ShowArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let rev = args.rev.as_deref().unwrap_or("HEAD");
     let commit = resolve_commit(repo, rev)?;
-    let lines = notes::read(repo, commit.id())?;
+    let note = notes::read_all(repo, commit.id())?;
+    let lines = note.records;
     if args.json {
         let text = serde_json::to_string_pretty(&lines)
             .map_err(|e| CommandError::failure(format!("cannot print JSON: {e}")))?;
@@ -40,8 +41,17 @@ pub fn run(ctx: &Context, args: &ShowArgs) -> CommandResult {
         .iter()
         .filter(|l| seen.insert(canonical_json(&without_reattached(l))))
         .collect();
+    for text in &note.unreadable {
+        let _ = writeln!(
+            s,
+            "\nunreadable  {}\n    this text of the note is not a JSON record: the pre-push gate blocks the commit until it is mended (`git notes --ref=triad edit {short}`)",
+            crate::bounded::clip(text, 200)
+        );
+    }
     if records.is_empty() {
-        s.push_str("No verdicts are recorded on this commit.\n");
+        if note.unreadable.is_empty() {
+            s.push_str("No verdicts are recorded on this commit.\n");
+        }
         out(&s)?;
         return ok();
     }

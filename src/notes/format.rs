@@ -53,28 +53,127 @@ fn write_canonical(v: &Value, out: &mut String) {
     }
 }
 
+/// The byte order mark an editor may put at the start of a note (or of a line pasted in).
+const BOM: char = '\u{feff}';
+
+/// Most lines one record may be spread over before the text counts as unreadable.
+const MAX_RECORD_LINES: usize = 200;
+
 /// Parses one note line; `None` for blank lines, invalid JSON, an unknown `v` or kind.
 pub fn parse_line(line: &str) -> Option<Value> {
-    let line = line.trim();
-    if line.is_empty() {
-        return None;
+    match read_value(line)? {
+        Ok(value) => record_of(value),
+        Err(_) => None,
     }
-    let value: Value = serde_json::from_str(line).ok()?;
-    let obj = value.as_object()?;
+}
+
+/// A note as read: its records, and the text that could not be read as JSON at all.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReadNote {
+    /// The known records in note order, identical ones once, verdict words canonical.
+    pub records: Vec<Value>,
+    /// Lines (or runs of lines) that are not JSON: a hand edit gone wrong, or worse. The
+    /// pre-push gate blocks a commit whose note has one, since it cannot tell what it says.
+    pub unreadable: Vec<String>,
+}
+
+/// Reads a whole note, as every reader does: a byte order mark is ignored, one JSON object
+/// may be spread over several lines, and verdict words are read whatever their case
+/// (`"halt"` is HALT). Lines of another format version or kind, and JSON that is not an
+/// object, are skipped (a newer git triad may write them); text that is not JSON at all is
+/// kept in [`ReadNote::unreadable`].
+pub fn read_note(text: &str) -> ReadNote {
+    let mut note = ReadNote::default();
+    let mut seen = HashSet::new();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        i += 1;
+        let value = match read_value(line) {
+            None => continue,
+            Some(Ok(v)) => v,
+            Some(Err(_)) => {
+                // An object spread over several lines: the shortest run that reads as one.
+                let start = line.trim_start_matches(BOM).trim_start();
+                let spread = start.starts_with('{').then(|| {
+                    (i..lines.len().min(i - 1 + MAX_RECORD_LINES)).find_map(|end| {
+                        let joined = lines[i - 1..=end].join("\n");
+                        match read_value(&joined) {
+                            Some(Ok(v)) => Some((v, end + 1)),
+                            _ => None,
+                        }
+                    })
+                });
+                match spread.flatten() {
+                    Some((v, next)) => {
+                        i = next;
+                        v
+                    }
+                    None => {
+                        note.unreadable.push(line.trim().to_string());
+                        continue;
+                    }
+                }
+            }
+        };
+        if let Some(record) = record_of(value) {
+            if seen.insert(canonical_json(&record)) {
+                note.records.push(record);
+            }
+        }
+    }
+    note
+}
+
+/// Parses a whole note: the known records in note order, identical records only once (see
+/// [`read_note`], whose unreadable lines this drops).
+pub fn parse_note(text: &str) -> Vec<Value> {
+    read_note(text).records
+}
+
+/// The JSON of `text` without a byte order mark; `None` for blank text.
+fn read_value(text: &str) -> Option<Result<Value, serde_json::Error>> {
+    let text = text.trim().trim_start_matches(BOM).trim();
+    (!text.is_empty()).then(|| serde_json::from_str(text))
+}
+
+/// `value` as a record of this format with its verdict words canonical, or `None` when it
+/// is no record of this build (not an object, another `v`, an unknown kind).
+fn record_of(mut value: Value) -> Option<Value> {
+    let obj = value.as_object_mut()?;
     if obj.get("v").and_then(Value::as_u64) != Some(FORMAT_VERSION) {
         return None;
     }
     let kind = obj.get("kind").and_then(Value::as_str)?;
-    KINDS.contains(&kind).then_some(value)
+    if !KINDS.contains(&kind) {
+        return None;
+    }
+    for key in ["verdict", "overrides", "model_verdict"] {
+        canonical_verdict(obj.get_mut(key));
+    }
+    if let Some(floor) = obj.get_mut("floor").and_then(Value::as_object_mut) {
+        canonical_verdict(floor.get_mut("verdict"));
+    }
+    Some(value)
 }
 
-/// Parses a whole note: the known lines in note order, identical records only once.
-pub fn parse_note(text: &str) -> Vec<Value> {
-    let mut seen = HashSet::new();
-    text.lines()
-        .filter_map(parse_line)
-        .filter(|v| seen.insert(canonical_json(v)))
-        .collect()
+/// Writes a verdict word in any case as the canonical one (`"Halt"` → `"HALT"`).
+fn canonical_verdict(field: Option<&mut Value>) {
+    if let Some(Value::String(word)) = field {
+        if let Some(v) = VERDICTS
+            .iter()
+            .find(|v| v.eq_ignore_ascii_case(word.trim()))
+        {
+            *word = (*v).to_string();
+        }
+    }
+}
+
+/// Whether `text` contains `word`, ASCII case ignored.
+pub fn contains_word(text: &str, word: &str) -> bool {
+    let (t, w) = (text.as_bytes(), word.as_bytes());
+    !w.is_empty() && t.windows(w.len()).any(|win| win.eq_ignore_ascii_case(w))
 }
 
 /// A string field of a record, if present.
@@ -206,6 +305,24 @@ mod tests {
             canonical_json(&v),
             r#"{"a":{"x":null,"y":[{"a":1,"b":2}]},"m":"é\n","z":1}"#
         );
+    }
+
+    #[test]
+    fn verdict_words_a_bom_and_a_spread_object_read_as_written_by_git_triad() {
+        let text = "\u{feff}{\"v\":1,\"kind\":\"review\",\"ts\":\"t1\",\"verdict\":\"halt\"}\n\
+                    {\n  \"v\": 1,\n  \"kind\": \"override\",\n  \"ts\": \"t2\",\n  \"verdict\": \"Approve\",\n  \"overrides\": \"hAlT\"\n}\n\
+                    not json at all\n";
+        let note = read_note(text);
+        assert_eq!(note.records.len(), 2, "{note:?}");
+        assert_eq!(note.records[0]["verdict"], "HALT");
+        assert_eq!(note.records[1]["verdict"], "APPROVE");
+        assert_eq!(note.records[1]["overrides"], "HALT");
+        assert_eq!(note.unreadable, ["not json at all"]);
+        // An object that never closes is unreadable, and hides nothing after it.
+        let broken = "{\"v\":1,\"kind\":\"review\",\n{\"v\":1,\"kind\":\"review\",\"ts\":\"t\",\"verdict\":\"FLAG\"}\n";
+        let note = read_note(broken);
+        assert_eq!(note.unreadable.len(), 1, "{note:?}");
+        assert_eq!(note.records.len(), 1, "{note:?}");
     }
 
     #[test]

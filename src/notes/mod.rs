@@ -16,13 +16,14 @@ pub mod rewrite;
 mod store;
 
 pub use format::{
-    answer_key, canonical_json, effective, parse_line, parse_note, reattached, str_field,
-    without_reattached, Effective, ANSWERS, FORMAT_VERSION, KINDS, REATTACHED_FROM,
+    answer_key, canonical_json, contains_word, effective, parse_line, parse_note, read_note,
+    reattached, str_field, without_reattached, Effective, ReadNote, ANSWERS, FORMAT_VERSION, KINDS,
+    REATTACHED_FROM,
 };
 pub use line::{record, OverrideRecord, ReconciliationRecord, Record, ReviewRecord, VerdictLine};
 pub use patch::patch_id;
 pub use store::{
-    append, blob_text, identity, note_map, note_map_of, read, NoteMap, MAX_APPEND_TRIES,
+    append, blob_text, identity, note_map, note_map_of, read, read_all, NoteMap, MAX_APPEND_TRIES,
 };
 
 /// The notes ref holding every verdict.

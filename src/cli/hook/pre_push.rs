@@ -15,7 +15,7 @@ use crate::cli::{ok, CommandError, CommandResult, Context};
 use crate::config::{LoadOptions, LoadedConfig};
 use crate::exit::ExitCode;
 use crate::notes::gate::git_output;
-use crate::notes::gate::{self, parse_updates, Backend, Finding, Policy, RefUpdate};
+use crate::notes::gate::{self, parse_updates, Backend, Blocked, Finding, Policy, RefUpdate};
 use crate::notes::str_field;
 
 /// How many blocked commits the message describes in full.
@@ -210,7 +210,7 @@ fn severity_rank(issue: &Value) -> u8 {
 /// The abbreviated commit a finding's verdict was written on, when that is another commit
 /// (the gate found it by patch id: a cherry-pick or squash of a reviewed commit).
 fn copied_from(f: &Finding) -> Option<&str> {
-    let line = &f.effective.as_ref()?.line;
+    let line = &f.blocked.effective()?.line;
     let from = str_field(line, "commit").filter(|c| *c != f.commit)?;
     Some(from.get(..12).unwrap_or(from))
 }
@@ -228,9 +228,20 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
     );
     for f in findings.iter().take(SHOWN) {
         let _ = writeln!(s, "  {} {}", f.short, f.subject);
-        let Some(e) = &f.effective else {
-            let _ = writeln!(s, "      no verdict at all (\"missing\" is in the policy)");
-            continue;
+        let e = match &f.blocked {
+            Blocked::Verdict(e) => e,
+            Blocked::Missing => {
+                let _ = writeln!(s, "      no verdict at all (\"missing\" is in the policy)");
+                continue;
+            }
+            Blocked::Unreadable(line) => {
+                let _ = writeln!(
+                    s,
+                    "      its verdict note holds text that is not a JSON record, so what it says is unknown: {}",
+                    crate::bounded::clip(line, 200)
+                );
+                continue;
+            }
         };
         let line = &e.line;
         let field = |k: &str| str_field(line, k).unwrap_or("?");
@@ -299,7 +310,16 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
     let rev = &findings[0].short;
     let _ = writeln!(s, "\nTo go on:");
     let _ = writeln!(s, "  read the verdict:        git triad show {rev}");
-    if findings.iter().any(|f| f.effective.is_some()) {
+    if findings
+        .iter()
+        .any(|f| matches!(f.blocked, Blocked::Unreadable(_)))
+    {
+        let _ = writeln!(
+            s,
+            "  mend the note by hand:   git notes --ref=triad edit {rev}   (each record one JSON object)"
+        );
+    }
+    if findings.iter().any(|f| f.blocked.effective().is_some()) {
         let _ = writeln!(
             s,
             "  overrule it (recorded):  git triad override {rev} --verdict APPROVE --reason \"…\""
@@ -311,7 +331,7 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
             "  copy the verdicts here:  git triad notes reattach   (then override if you must)"
         );
     }
-    if findings.iter().any(|f| f.effective.is_none()) {
+    if findings.iter().any(|f| f.blocked == Blocked::Missing) {
         let _ = writeln!(s, "  review unreviewed work:  git triad review <range>");
     }
     let _ = writeln!(s, "  skip this check once:    git push --no-verify");

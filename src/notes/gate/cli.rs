@@ -13,8 +13,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use super::index::{is_gate_notes_ref, may_carry_verdict, PatchIndex};
-use super::policy::{Finding, Policy, RefUpdate, Scope};
-use crate::notes::format::Effective;
+use super::policy::{Blocked, Finding, Policy, RefUpdate, Scope};
 use crate::notes::NotesError;
 
 /// Runs `git <args>` in `dir` and returns stdout; a failure carries git's stderr.
@@ -165,12 +164,14 @@ pub(crate) fn check(
     let mut findings = Vec::new();
     for (commit, blobs) in pushed {
         let own = own_texts(&blobs);
+        let judged = policy.judge(&own);
         let verdict = match patch_ids.get(commit).and_then(|p| index.lines(p)) {
+            _ if matches!(judged, Some(Blocked::Unreadable(_))) => judged,
             Some(lines) if !own.iter().any(|t| may_carry_verdict(t)) => policy.judge_lines(lines),
-            _ => policy.judge(&own),
+            _ => judged,
         };
-        if let Some(effective) = verdict {
-            findings.push(describe(dir, commit, effective)?);
+        if let Some(why) = verdict {
+            findings.push(describe(dir, commit, why)?);
         }
     }
     Ok(findings)
@@ -274,13 +275,13 @@ fn read_blobs<'a>(
     Ok(texts)
 }
 
-fn describe(dir: &Path, commit: &str, effective: Option<Effective>) -> Result<Finding, NotesError> {
+fn describe(dir: &Path, commit: &str, blocked: Blocked) -> Result<Finding, NotesError> {
     let shown = git_output(dir, &["show", "-s", "--format=%h%x00%s", commit])?;
     let (short, subject) = shown.trim_end().split_once('\0').unwrap_or((commit, ""));
     Ok(Finding {
         commit: commit.to_string(),
         short: short.to_string(),
         subject: subject.to_string(),
-        effective,
+        blocked,
     })
 }

@@ -4,9 +4,8 @@
 use git2::{ObjectType, Oid, Repository};
 
 use super::index::{may_carry_verdict, notes_refs, PatchIndex};
-use super::policy::{Finding, Policy, RefUpdate, Scope};
+use super::policy::{Blocked, Finding, Policy, RefUpdate, Scope};
 use crate::git::parse_oid;
-use crate::notes::format::Effective;
 use crate::notes::store::{note_map_of, NoteMap};
 use crate::notes::NotesError;
 
@@ -55,7 +54,7 @@ pub(super) fn check(
     tracing::debug!("checked {count} pushed commits in {:?}", started.elapsed());
     blocked
         .into_iter()
-        .map(|(oid, effective)| describe(repo, oid, effective))
+        .map(|(oid, why)| describe(repo, oid, why))
         .collect()
 }
 
@@ -71,7 +70,7 @@ fn judge_stream(
     policy: &Policy,
     refs: &[String],
     scope: Scope,
-) -> Result<Vec<(Oid, Option<Effective>)>, NotesError> {
+) -> Result<Vec<(Oid, Blocked)>, NotesError> {
     let mut blocked = Vec::new();
     let Ok(first) = rx.recv() else {
         return Ok(blocked); // nothing pushed that the remote lacks
@@ -101,7 +100,7 @@ fn judge_stream(
         let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
         // A note without any verdict (say a hand-written remark) does not hide a copy.
         let own = policy.judge(&texts);
-        let verdict = if matches!(own, Some(Some(_)))
+        let verdict = if matches!(own, Some(Blocked::Verdict(_) | Blocked::Unreadable(_)))
             || !scope.by_patch_id
             || texts.iter().any(|t| may_carry_verdict(t))
         {
@@ -125,8 +124,8 @@ fn judge_stream(
                 None => own,
             }
         };
-        if let Some(effective) = verdict {
-            blocked.push((oid, effective));
+        if let Some(why) = verdict {
+            blocked.push((oid, why));
         }
     }
     Ok(blocked)
@@ -183,11 +182,7 @@ fn peel_commit(repo: &Repository, id: &str) -> Result<Option<Oid>, NotesError> {
     Ok(obj.peel(ObjectType::Commit).ok().map(|c| c.id()))
 }
 
-fn describe(
-    repo: &Repository,
-    oid: Oid,
-    effective: Option<Effective>,
-) -> Result<Finding, NotesError> {
+fn describe(repo: &Repository, oid: Oid, blocked: Blocked) -> Result<Finding, NotesError> {
     let commit = repo
         .find_commit(oid)
         .map_err(|e| NotesError::git(format!("cannot read commit {oid}"), e))?;
@@ -201,6 +196,6 @@ fn describe(
         commit: oid.to_string(),
         short,
         subject: commit.summary().ok().flatten().unwrap_or("").to_string(),
-        effective,
+        blocked,
     })
 }

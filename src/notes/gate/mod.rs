@@ -16,7 +16,7 @@ use git2::Repository;
 
 pub use cli::{git_output, object_format};
 use policy::Scope;
-pub use policy::{is_zero_id, parse_updates, Finding, Policy, RefUpdate};
+pub use policy::{is_zero_id, parse_updates, Blocked, Finding, Policy, RefUpdate};
 
 use super::NotesError;
 

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::notes::format::{effective, parse_note, Effective};
+use crate::notes::format::{contains_word, effective, read_note, Effective};
 use crate::notes::NotesError;
 
 /// One line of pre-push input: `<local ref> <local oid> <remote ref> <remote oid>`.
@@ -99,10 +99,10 @@ impl Policy {
         Policy {
             verdicts: block_on
                 .iter()
-                .filter(|v| v.as_str() != "missing")
-                .cloned()
+                .filter(|v| !v.eq_ignore_ascii_case("missing"))
+                .map(|v| v.trim().to_ascii_uppercase())
                 .collect(),
-            missing: block_on.iter().any(|v| v == "missing"),
+            missing: block_on.iter().any(|v| v.eq_ignore_ascii_case("missing")),
         }
     }
 
@@ -124,38 +124,73 @@ impl Policy {
         self.verdicts.is_empty() && !self.missing
     }
 
-    /// Whether a note made of `texts` could block, decided without parsing it.
+    /// Whether a note made of `texts` could block, decided without reading its records.
     ///
-    /// A superset of what parsing decides: a line's verdict is a JSON string, which spells a
-    /// blocking verdict either literally or with an escape, so a note in which no blocking
-    /// verdict occurs and no backslash at all cannot block.
+    /// A superset of what reading decides: a line's verdict is a JSON string, which spells a
+    /// blocking verdict (in any case) either literally or with an escape, and a line that is
+    /// not JSON on its own may be a record spread over lines or unreadable text; a note with
+    /// none of these cannot block.
     fn may_block(&self, texts: &[&str]) -> bool {
         self.missing
-            || texts
-                .iter()
-                .any(|t| t.contains('\\') || self.verdicts.iter().any(|v| t.contains(v.as_str())))
+            || texts.iter().any(|t| {
+                t.contains('\\')
+                    || self.verdicts.iter().any(|v| contains_word(t, v))
+                    || t.lines().any(|l| {
+                        !l.trim().is_empty()
+                            && serde_json::from_str::<serde::de::IgnoredAny>(l).is_err()
+                    })
+            })
     }
 
     /// Judges one commit's notes (one text per notes ref that has a note on it; none: no
-    /// note). `Some(None)` blocks as missing, `Some(Some(e))` blocks on the effective verdict
-    /// `e`, `None` lets it through.
-    pub fn judge(&self, texts: &[&str]) -> Option<Option<Effective>> {
+    /// note); `None` lets it through. Text in them that is not JSON blocks (the gate cannot
+    /// tell what it says), before any verdict is weighed.
+    pub fn judge(&self, texts: &[&str]) -> Option<Blocked> {
         if texts.is_empty() {
-            return self.missing.then_some(None);
+            return self.missing.then_some(Blocked::Missing);
         }
         if !self.may_block(texts) {
             return None;
         }
-        let lines: Vec<Value> = texts.iter().flat_map(|t| parse_note(t)).collect();
+        let mut lines: Vec<Value> = Vec::new();
+        for text in texts {
+            let note = read_note(text);
+            if let Some(first) = note.unreadable.into_iter().next() {
+                return Some(Blocked::Unreadable(first));
+            }
+            lines.extend(note.records);
+        }
         self.judge_lines(&lines)
     }
 
     /// Judges parsed verdict lines (the note's, or those found by patch id).
-    pub fn judge_lines(&self, lines: &[Value]) -> Option<Option<Effective>> {
+    pub fn judge_lines(&self, lines: &[Value]) -> Option<Blocked> {
         match effective(lines) {
-            None => self.missing.then_some(None),
-            Some(e) if self.verdicts.contains(&e.verdict) => Some(Some(e)),
+            None => self.missing.then_some(Blocked::Missing),
+            Some(e) if self.verdicts.contains(&e.verdict) => Some(Blocked::Verdict(e)),
             Some(_) => None,
+        }
+    }
+}
+
+/// Why the gate blocks a commit.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Blocked {
+    /// It has no verdict at all, and the policy blocks `missing`.
+    Missing,
+    /// Its verdict in force is one the policy blocks; the record it comes from.
+    Verdict(Effective),
+    /// Its note holds text that is not JSON (the first such line): what it says is unknown,
+    /// so the push is not let through on it.
+    Unreadable(String),
+}
+
+impl Blocked {
+    /// The verdict in force, when that is why.
+    pub fn effective(&self) -> Option<&Effective> {
+        match self {
+            Blocked::Verdict(e) => Some(e),
+            _ => None,
         }
     }
 }
@@ -169,8 +204,8 @@ pub struct Finding {
     pub short: String,
     /// First line of the commit message.
     pub subject: String,
-    /// The blocking verdict and its record; `None` when the commit has no verdict at all.
-    pub effective: Option<Effective>,
+    /// Why it is blocked.
+    pub blocked: Blocked,
 }
 
 /// How far the gate looks for the verdict of a pushed commit.
@@ -208,14 +243,14 @@ mod tests {
         let dup = format!(
             r#"{{"v":1,"kind":"review","ts":"{ts}","verdict":"APPROVE","verdict":"HALT"}}"#
         );
-        assert!(matches!(p.judge(&[&dup]), Some(Some(_))));
+        assert!(matches!(p.judge(&[&dup]), Some(Blocked::Verdict(_))));
         let escaped =
             format!(r#"{{ "v" : 1, "kind" : "re\u0076iew", "ts" : "{ts}", "verdict" : "HALT" }}"#);
-        assert!(matches!(p.judge(&[&escaped]), Some(Some(_))));
+        assert!(matches!(p.judge(&[&escaped]), Some(Blocked::Verdict(_))));
         // `HALT` spelled with an escape, so the word itself never occurs.
         let hidden = format!(r#"{{"v":1,"kind":"review","ts":"{ts}","verdict":"\u0048ALT"}}"#);
         assert!(!hidden.contains("HALT"));
-        assert!(matches!(p.judge(&[&hidden]), Some(Some(_))));
+        assert!(matches!(p.judge(&[&hidden]), Some(Blocked::Verdict(_))));
         // Not records: an array, another version, an unknown kind.
         for text in [
             format!(r#"[1,"review","{ts}","HALT"]"#),
@@ -227,18 +262,38 @@ mod tests {
     }
 
     #[test]
+    fn verdict_words_in_any_case_and_unreadable_text_block() {
+        let p = Policy::new(&["halt".to_string()]);
+        let ts = "2026-01-01T00:00:00.000Z";
+        let lower = format!(r#"{{"v":1,"kind":"review","ts":"{ts}","verdict":"halt"}}"#);
+        assert!(matches!(p.judge(&[&lower]), Some(Blocked::Verdict(e)) if e.verdict == "HALT"));
+        let bom = format!("\u{feff}{lower}");
+        assert!(matches!(p.judge(&[&bom]), Some(Blocked::Verdict(_))));
+        let spread = format!("{{\n \"v\": 1,\n \"kind\": \"review\",\n \"ts\": \"{ts}\",\n \"verdict\": \"Halt\"\n}}\n");
+        assert!(matches!(p.judge(&[&spread]), Some(Blocked::Verdict(_))));
+        let approve = format!(r#"{{"v":1,"kind":"review","ts":"{ts}","verdict":"approve"}}"#);
+        assert!(p.judge(&[&approve]).is_none());
+        assert!(p.judge(&["\n  \n"]).is_none());
+        let garbled = format!("{approve}\nverdict: APPROVE, trust me\n");
+        assert_eq!(
+            p.judge(&[&garbled]),
+            Some(Blocked::Unreadable("verdict: APPROVE, trust me".into()))
+        );
+    }
+
+    #[test]
     fn policy_judges_effective_verdicts() {
         let halt = r#"{"v":1,"kind":"review","ts":"2026-01-01T00:00:00.000Z","verdict":"HALT"}"#;
         let over = r#"{"answers":["2026-01-01T00:00:00.000Z review HALT"],"kind":"override","overrides":"HALT","ts":"2026-01-02T00:00:00.000Z","v":1,"verdict":"APPROVE"}"#;
         let p = Policy::new(&["HALT".to_string()]);
-        assert!(matches!(p.judge(&[halt]), Some(Some(_))));
+        assert!(matches!(p.judge(&[halt]), Some(Blocked::Verdict(_))));
         assert!(p.judge(&[&format!("{halt}\n{over}")]).is_none());
         // Notes on two refs (local and a teammate's) are one note.
         assert!(p.judge(&[halt, over]).is_none());
         assert!(p.judge(&[]).is_none());
         let p = Policy::new(&["HALT".to_string(), "missing".to_string()]);
-        assert!(matches!(p.judge(&[]), Some(None)));
-        assert!(matches!(p.judge(&["junk"]), Some(None)));
+        assert!(matches!(p.judge(&[]), Some(Blocked::Missing)));
+        assert!(matches!(p.judge(&["junk"]), Some(Blocked::Unreadable(_))));
         assert!(p.without_missing().judge(&[]).is_none());
     }
 }
