@@ -79,13 +79,7 @@ mod tests {
     use crate::edit::EditBlock;
 
     fn block(path: &str, search: &str, replace: &str) -> EditBlock {
-        EditBlock {
-            whole: false,
-            path: path.into(),
-            search: search.into(),
-            replace: replace.into(),
-            answer_line: 1,
-        }
+        EditBlock::at_line_one(path, search, replace)
     }
 
     #[test]

@@ -147,12 +147,7 @@ impl Run<'_> {
                     } else {
                         "finds the rebuttal not compelling: the majority stands"
                     };
-                    let msg = Message::new(
-                        "tiebreaker",
-                        "all",
-                        MessageKind::Consensus,
-                        &a.justification,
-                    );
+                    let msg = tiebreaker_to_all(&a.justification);
                     d.record_ruling(a);
                     Ok((what.to_string(), msg))
                 })
@@ -161,12 +156,7 @@ impl Run<'_> {
                 let user = text::selection(&q, &d);
                 self.tiebreaker_says::<SelectionAnswer>(&d, user, |d, a| {
                     let what = format!("selects paper {}", a.winner);
-                    let msg = Message::new(
-                        "tiebreaker",
-                        "all",
-                        MessageKind::Consensus,
-                        &a.justification,
-                    );
+                    let msg = tiebreaker_to_all(&a.justification);
                     d.record_selection(a)?;
                     Ok((what, msg))
                 })
@@ -175,12 +165,7 @@ impl Run<'_> {
                 let user = text::unilateral(&q, &d);
                 self.tiebreaker_says::<UnilateralAnswer>(&d, user, |d, a| {
                     let what = format!("decides alone: {}", a.choice);
-                    let msg = Message::new(
-                        "tiebreaker",
-                        "all",
-                        MessageKind::Consensus,
-                        &a.justification,
-                    );
+                    let msg = tiebreaker_to_all(&a.justification);
                     d.record_unilateral(a);
                     Ok((what, msg))
                 })
@@ -584,4 +569,9 @@ fn feedback(d: &Decision) -> String {
         s.push_str(&format!("- objection: {} [{}]\n", o.text, o.evidence));
     }
     s
+}
+
+/// What the tiebreaker tells every voter: its justification, as a consensus message.
+fn tiebreaker_to_all(justification: &str) -> Message {
+    Message::new("tiebreaker", "all", MessageKind::Consensus, justification)
 }
