@@ -13,7 +13,9 @@ mod line;
 pub mod merge;
 mod patch;
 pub mod rewrite;
+pub mod setup;
 mod store;
+pub mod sync;
 
 pub use format::{
     answer_key, canonical_json, contains_word, effective, parse_line, parse_note, read_note,
