@@ -178,9 +178,8 @@ pub fn drive(
 pub fn report(state: &RunState, json: bool) -> CommandResult {
     let hints = super::explain::run_hints(state);
     if json {
-        let mut v = crate::report::run::json(state);
-        v["hints"] = serde_json::json!(hints);
-        out(&format!("{v}\n"))?;
+        let report = crate::report::run::RunReport::of(state).with_hints(hints);
+        out(&format!("{}\n", report.to_json()))?;
     } else {
         let mut s = crate::report::run::summary(state);
         for h in hints {

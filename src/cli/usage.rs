@@ -48,9 +48,11 @@ pub fn run(ctx: &Context, args: &UsageArgs) -> CommandResult {
         }
     }
     let text = if args.json {
-        let mut v = serde_json::to_value(&report).unwrap_or_default();
-        v["warnings"] = serde_json::json!(warnings);
-        format!("{v}\n")
+        let json = crate::report::cost::UsageJson {
+            usage: &report,
+            warnings,
+        };
+        format!("{}\n", serde_json::to_string(&json).unwrap_or_default())
     } else {
         crate::report::cost::usage_text(&report, &path.display().to_string())
     };

@@ -17,6 +17,16 @@ fn mode_name(m: ArbiterMode) -> &'static str {
     }
 }
 
+/// What `git triad usage --json` prints: the sums and the warnings about the caps.
+#[derive(Debug, serde::Serialize)]
+pub struct UsageJson<'a> {
+    /// The sums.
+    #[serde(flatten)]
+    pub usage: &'a crate::model::usage::UsageReport,
+    /// The caps nearly used up, in sentences.
+    pub warnings: Vec<String>,
+}
+
 /// A period against its cap: `$0.4000 of $50.00 budget.monthly_usd (0.8 %)`.
 fn cap_line(c: &CapUse) -> String {
     match (c.cap_usd, c.share()) {
