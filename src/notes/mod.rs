@@ -22,7 +22,10 @@ pub use format::{
     reattached, str_field, without_reattached, Effective, ReadNote, ANSWERS, FORMAT_VERSION, KINDS,
     REATTACHED_FROM,
 };
-pub use line::{record, OverrideRecord, ReconciliationRecord, Record, ReviewRecord, VerdictLine};
+pub use line::{
+    record, OverrideRecord, ReadIssue, ReadLine, ReconciliationRecord, Record, ReviewRecord,
+    VerdictLine,
+};
 pub use patch::patch_id;
 pub use store::{
     append, blob_text, identity, note_map, note_map_of, read, read_all, NoteMap, MAX_APPEND_TRIES,

@@ -6,9 +6,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use git2::{Oid, Repository};
 use serde_json::Value;
 
-use super::format::{
-    canonical_json, effective, parse_note, reattached, str_field, without_reattached,
-};
+use super::format::{canonical_json, effective, parse_note, reattached, without_reattached};
+use super::line::ReadLine;
 use super::store::{append, blob_text, note_map, read};
 use super::{patch_id, NotesError};
 use crate::git::parse_oid;
@@ -124,17 +123,13 @@ pub fn reattach(repo: &Repository, candidates: &[Oid]) -> Result<Vec<Copied>, No
     sources.sort();
     for (annotated, blob) in sources {
         for line in parse_note(&blob_text(repo, *blob)?) {
-            if let Some(pid) = str_field(&line, "patch_id") {
-                index
-                    .entry(pid.to_string())
-                    .or_default()
-                    .push((*annotated, line));
+            if let Some(pid) = ReadLine::of(&line).patch_id {
+                index.entry(pid).or_default().push((*annotated, line));
             }
         }
     }
     for entries in index.values_mut() {
-        entries
-            .sort_by_key(|(on, line)| str_field(line, "commit") != Some(on.to_string().as_str()));
+        entries.sort_by_key(|(on, line)| ReadLine::of(line).commit != Some(on.to_string()));
     }
     let mut copied = Vec::new();
     for target in targets {

@@ -8,7 +8,6 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::Value;
 
 use super::read_stdin;
 use crate::cli::{ok, CommandError, CommandResult, Context};
@@ -16,7 +15,7 @@ use crate::config::{LoadOptions, LoadedConfig};
 use crate::exit::ExitCode;
 use crate::notes::gate::git_output;
 use crate::notes::gate::{self, parse_updates, Backend, Blocked, Finding, Policy, RefUpdate};
-use crate::notes::str_field;
+use crate::notes::{ReadIssue, ReadLine};
 
 /// How many blocked commits the message describes in full.
 const SHOWN: usize = 10;
@@ -194,8 +193,10 @@ fn pre_commit_updates(ctx: &Context, backend: &Backend<'_>) -> CommandResult<Vec
 
 /// Severity order for "top issues": most serious first (seed 000: critical, warning,
 /// suggestion; common synonyms ranked alike).
-fn severity_rank(issue: &Value) -> u8 {
-    match str_field(issue, "severity")
+fn severity_rank(issue: &ReadIssue) -> u8 {
+    match issue
+        .severity
+        .as_deref()
         .unwrap_or("")
         .to_ascii_lowercase()
         .as_str()
@@ -209,10 +210,10 @@ fn severity_rank(issue: &Value) -> u8 {
 
 /// The abbreviated commit a finding's verdict was written on, when that is another commit
 /// (the gate found it by patch id: a cherry-pick or squash of a reviewed commit).
-fn copied_from(f: &Finding) -> Option<&str> {
-    let line = &f.blocked.effective()?.line;
-    let from = str_field(line, "commit").filter(|c| *c != f.commit)?;
-    Some(from.get(..12).unwrap_or(from))
+fn copied_from(f: &Finding) -> Option<String> {
+    let line = ReadLine::of(&f.blocked.effective()?.line);
+    let from = line.commit.filter(|c| *c != f.commit)?;
+    Some(from.get(..12).unwrap_or(&from).to_string())
 }
 
 /// The explanation printed on stderr when the push is blocked.
@@ -243,46 +244,39 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
                 continue;
             }
         };
-        let line = &e.line;
-        let field = |k: &str| str_field(line, k).unwrap_or("?");
+        let line = ReadLine::of(&e.line);
+        let field = |f: &Option<String>| f.clone().unwrap_or_else(|| "?".into());
         if let Some(from) = copied_from(f) {
             let _ = writeln!(
                 s,
                 "      (no note of its own: the verdict of {from}, the same change by patch id)"
             );
         }
-        if str_field(line, "kind") == Some("override") {
+        if line.is_override() {
             let _ = writeln!(
                 s,
                 "      {} by override of {}: {}",
                 e.verdict,
-                field("who"),
-                field("reason")
+                field(&line.who),
+                field(&line.reason)
             );
             continue;
         }
         let mut head = format!("      {}", e.verdict);
-        if let Some(stage) = str_field(line, "stage") {
+        if let Some(stage) = &line.stage {
             let _ = write!(head, " at stage {stage}");
         }
-        if let Some(model) = str_field(line, "arbiter_model") {
+        if let Some(model) = &line.arbiter_model {
             let _ = write!(head, ", arbiter {model}");
         }
-        if let Some(ts) = str_field(line, "ts") {
+        if let Some(ts) = &line.ts {
             let _ = write!(head, " ({ts})");
         }
         let _ = writeln!(s, "{head}");
-        let mut issues: Vec<&Value> = line
-            .get("issues")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().collect())
-            .unwrap_or_default();
+        let mut issues: Vec<&ReadIssue> = line.issues.iter().flatten().collect();
         issues.sort_by_key(|i| severity_rank(i));
         for issue in issues.iter().take(TOP_ISSUES) {
-            let at = match (
-                str_field(issue, "path"),
-                issue.get("start_line").and_then(Value::as_u64),
-            ) {
+            let at = match (&issue.path, issue.start_line) {
                 (Some(p), Some(l)) => format!("{p}:{l}"),
                 (Some(p), None) => p.to_string(),
                 _ => "(no file)".into(),
@@ -290,9 +284,9 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
             let _ = writeln!(
                 s,
                 "      - {} {} — {}",
-                str_field(issue, "severity").unwrap_or("issue"),
+                issue.severity.as_deref().unwrap_or("issue"),
                 at,
-                str_field(issue, "description").unwrap_or("")
+                issue.description.as_deref().unwrap_or("")
             );
         }
         if issues.len() > TOP_ISSUES {
