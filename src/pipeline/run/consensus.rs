@@ -114,12 +114,7 @@ impl Run<'_> {
                 let voter = self.voter(&d, &voters[0]);
                 let user = text::rebuttal(&q, &d, &voter.model);
                 self.agent_says::<RebuttalAnswer, _>(&voter, "voter", user, |d, a| {
-                    let msg = Message::new(
-                        &voter.role,
-                        "tiebreaker",
-                        MessageKind::Objection,
-                        &a.argument,
-                    );
+                    let msg = to_tiebreaker(&voter.role, MessageKind::Objection, &a.argument);
                     d.record_rebuttal(&voter.model, a);
                     ("rebuts the majority".into(), msg)
                 })
@@ -129,12 +124,7 @@ impl Run<'_> {
                 let user = text::paper(&q, &d, &voter.model);
                 self.agent_says::<PaperAnswer, _>(&voter, "voter", user, |d, a| {
                     let what = format!("argues for {}", a.choice);
-                    let msg = Message::new(
-                        &voter.role,
-                        "tiebreaker",
-                        MessageKind::Proposal,
-                        &a.position,
-                    );
+                    let msg = to_tiebreaker(&voter.role, MessageKind::Proposal, &a.position);
                     d.record_paper(&voter.model, a);
                     (what, msg)
                 })
@@ -569,6 +559,11 @@ fn feedback(d: &Decision) -> String {
         s.push_str(&format!("- objection: {} [{}]\n", o.text, o.evidence));
     }
     s
+}
+
+/// What a voter tells the tiebreaker (a rebuttal, a position paper).
+fn to_tiebreaker(role: &str, kind: MessageKind, text: &str) -> Message {
+    Message::new(role, "tiebreaker", kind, text)
 }
 
 /// What the tiebreaker tells every voter: its justification, as a consensus message.
