@@ -2,11 +2,42 @@
 //!
 //! The library holds all the logic; `src/main.rs` only parses the command line, dispatches to
 //! [`cli::run`] and maps errors to the exit codes of [`exit::ExitCode`].
+//!
+//! ## Layers
+//!
+//! Imports point down. Each line below is a layer, the lowest first; a module imports only
+//! modules of the lines above its own, never one of its own line or below. The test
+//! `tests/layers.rs` reads this block and every import of `src/`, with no exceptions.
+//!
+//! ```text
+//! exit bounded redact fsguard clock glob — leaves: exit codes, bounds, redaction, guarded reads, time and ids, globs
+//! code — tree-sitter facts about source files
+//! edit — edit blocks: parsing and applying them safely
+//! config — layered configuration
+//! git — repository access
+//! task — TaskSpecs and the task state machine
+//! privacy — private files, withheld from every model
+//! model — providers, transport, budgets
+//! probe — claims about code, made runnable
+//! arbiter — reviews and verdicts
+//! notes — verdicts as git notes, the pre-push gate
+//! consensus — votes, objections, suggestions
+//! routing — measured fitness kept and used to pick models
+//! chamber session — deliberation; hierarchical sessions
+//! pipeline — the run
+//! bench — measuring fitness with the pipeline's own code
+//! report — rendering for people and machines
+//! tui — terminal views
+//! cli — the commands
+//! testkit — test support (the scripted model server)
+//! ```
 
 pub mod arbiter;
+pub mod bench;
 pub mod bounded;
 pub mod chamber;
 pub mod cli;
+pub mod clock;
 pub mod code;
 pub mod config;
 pub mod consensus;
@@ -14,6 +45,7 @@ pub mod edit;
 pub mod exit;
 pub mod fsguard;
 pub mod git;
+pub mod glob;
 pub mod model;
 pub mod notes;
 pub mod pipeline;

@@ -25,7 +25,7 @@ fn today() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs();
-    git_triad::routing::store::date_of(now)
+    git_triad::clock::date_of(now)
 }
 
 fn runs(s: &Scenario) -> usize {

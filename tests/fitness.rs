@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use git_triad::arbiter::review::{finish, Checks, Probes};
 use git_triad::arbiter::{ArbiterAnswer, Category, IssueAnswer, Severity, Verdict};
+use git_triad::bench::grade::{grade_build, grade_review, run_hidden, Workspace};
+use git_triad::bench::stage_for;
 use git_triad::config::{EditFormat, LoadOptions, LoadedConfig};
 use git_triad::pipeline::context::{file_char_budget, stage_request, OutlineCache, StageContext};
 use git_triad::privacy::Privacy;
-use git_triad::routing::bench::stage_for;
-use git_triad::routing::grade::{grade_build, grade_review, run_hidden, Workspace};
 use git_triad::routing::tasks::{self, BuildTask, CaseClass, ReviewCase, TaskSet};
 use git_triad::routing::TASK_SET_VERSION;
 
@@ -152,7 +152,7 @@ fn task_sets_are_chosen_by_name_or_ids() {
     assert!(err.contains("`nope`"), "{err}");
 }
 
-fn grade(task: &BuildTask, answer: &str) -> git_triad::routing::grade::BuildOutcome {
+fn grade(task: &BuildTask, answer: &str) -> git_triad::bench::grade::BuildOutcome {
     let ws = Workspace::for_build(task).unwrap();
     grade_build(&ws, task, answer, false, &no_privacy()).unwrap()
 }
@@ -226,7 +226,7 @@ fn issue(path: &str, quote: &str, severity: Severity) -> IssueAnswer {
 }
 
 /// A review of `case` finished as a run finishes one (issues re-anchored by their quotes).
-fn reviewed(case: &ReviewCase, a: ArbiterAnswer) -> git_triad::routing::grade::ReviewOutcome {
+fn reviewed(case: &ReviewCase, a: ArbiterAnswer) -> git_triad::bench::grade::ReviewOutcome {
     let mut files = case.base.clone();
     files.extend(case.change.clone());
     let read = |p: &str| files.get(p).cloned();

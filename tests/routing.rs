@@ -3,8 +3,9 @@
 //! cross-model rule still holds on the ranked lists, missing or stale figures are said and
 //! never guessed, and the run records how each role was chosen.
 
+use git_triad::clock::date_of;
 use git_triad::config::Role;
-use git_triad::routing::store::{date_of, Figures, FitnessEntry, FitnessStore};
+use git_triad::routing::store::{Figures, FitnessEntry, FitnessStore};
 use git_triad::routing::TASK_SET_VERSION;
 use git_triad::testkit::fake_llm::{Reply, Rule, WireProtocol};
 use serde_json::{json, Value};

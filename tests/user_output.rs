@@ -401,3 +401,71 @@ fn review_with_the_scripted_arbiter() {
     );
     assert_eq!(server.requests().len(), 1);
 }
+
+// ---------------------------------------------------------------------------------------
+// Machine-readable output: `--json` and `--format json`
+// ---------------------------------------------------------------------------------------
+
+/// `git triad <args>` in `cwd`, which must exit `code`: its standard output, a JSON document,
+/// pretty-printed and normalized as the transcripts are.
+fn json_of(s: &Scenario, args: &[&str], code: i32) -> String {
+    let run = s.env.triad(&s.repo, args);
+    run.expect_code(code);
+    let value: serde_json::Value = serde_json::from_str(run.stdout.trim())
+        .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}):\n{}", run.stdout));
+    let norm = s.env.normalizer().literal(s.server.base_url(), "[SERVER]");
+    norm.apply(&format!(
+        "$ {}\nexit: {code}\n{}\n",
+        command_line(args),
+        serde_json::to_string_pretty(&value).unwrap()
+    ))
+}
+
+#[test]
+fn json_and_text_of_run_log_show_and_task_list() {
+    let s = Scenario::new(pinned_usage(happy_rules()));
+    let run = json_of(&s, &["run", "--task", "add-sub", "--json"], 0);
+    check("json-run", &run);
+    let list = s.env.triad(&s.repo, &["log", "--format", "json"]);
+    let runs: serde_json::Value = serde_json::from_str(list.ok().stdout.trim()).unwrap();
+    let id = runs[0]["run"].as_str().unwrap().to_string();
+    check(
+        "json-log-list",
+        &json_of(&s, &["log", "--format", "json"], 0),
+    );
+    check(
+        "json-log-show",
+        &json_of(&s, &["log", &id, "--format", "json"], 0),
+    );
+    let tip = format!("triad/add-sub/{id}");
+    check(
+        "show-text",
+        &transcript(&s.env, Some(&s.server), &s.repo, &["show", &tip]),
+    );
+    check("json-show", &json_of(&s, &["show", &tip, "--json"], 0));
+    check(
+        "task-list-text",
+        &transcript(&s.env, Some(&s.server), &s.repo, &["task", "list"]),
+    );
+    check(
+        "json-task-list",
+        &json_of(&s, &["task", "list", "--json"], 0),
+    );
+}
+
+#[test]
+fn review_as_json() {
+    let (server, env, repo) = scripted_review(pinned_usage);
+    let run = env.triad(&repo, &["review", "--format", "json"]);
+    let value: serde_json::Value = serde_json::from_str(run.stdout.trim())
+        .unwrap_or_else(|e| panic!("no JSON ({e}):\n{}", run.stdout));
+    let norm = env.normalizer().literal(server.base_url(), "[SERVER]");
+    check(
+        "json-review",
+        &norm.apply(&format!(
+            "$ git triad review --format json\nexit: {}\n{}\n",
+            run.code,
+            serde_json::to_string_pretty(&value).unwrap()
+        )),
+    );
+}

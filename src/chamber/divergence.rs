@@ -46,6 +46,11 @@ pub fn diverged(rules: &[RuleResult]) -> bool {
     rules.iter().any(|r| r.fired)
 }
 
+/// Whether two stances decide the same thing.
+pub fn same_stance(a: &str, b: &str) -> bool {
+    normalize_stance(a) == normalize_stance(b)
+}
+
 /// A stance reduced to what it decides: `yes`, `no`, `defer`, or its own words normalized.
 pub fn normalize_stance(stance: &str) -> String {
     let lower = stance.to_lowercase();

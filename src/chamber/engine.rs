@@ -10,9 +10,9 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use super::answer::{InitialAssessment, PanelAnswer, Resolution, Synthesis};
-use super::divergence::{self, normalize_stance};
+use super::divergence;
 use super::limits::{Guard, LimitHit};
-use super::{brief, FounderRole, Level, Round, Session, Status, Turn};
+use super::{answered, brief, FounderRole, Level, Round, Session, Status, Turn};
 use crate::config::prompt;
 use crate::config::schema::{Config, Role};
 use crate::git::GitError;
@@ -470,33 +470,4 @@ impl Chamber<'_> {
             Level::Three => session.status = Status::AwaitingAction,
         }
     }
-}
-
-/// The panelists who answered, with their answers, in panel order.
-pub fn answered(turns: &[Turn]) -> Vec<(String, PanelAnswer)> {
-    turns
-        .iter()
-        .filter_map(|t| t.panel_answer().map(|a| (t.model.clone(), a)))
-        .collect()
-}
-
-/// Each panelist's last word in a round: after cross-examination if it answered there,
-/// else its independent answer.
-pub fn final_answers(round: &Round) -> Vec<(String, PanelAnswer)> {
-    answered(&round.answers)
-        .into_iter()
-        .map(|(m, a)| {
-            let later = round
-                .cross
-                .iter()
-                .find(|t| t.model == m)
-                .and_then(Turn::panel_answer);
-            (m, later.unwrap_or(a))
-        })
-        .collect()
-}
-
-/// Whether two stances decide the same thing.
-pub fn same_stance(a: &str, b: &str) -> bool {
-    normalize_stance(a) == normalize_stance(b)
 }

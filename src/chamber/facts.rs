@@ -3,8 +3,8 @@
 //! correction is a notice saying what was claimed and what the facts were.
 
 use super::answer::{Disagreement, Minority, Synthesis};
-use super::engine::{final_answers, same_stance};
-use super::Session;
+use super::divergence::same_stance;
+use super::{final_answers, Session};
 
 /// The checked synthesis and what the check found.
 #[derive(Debug, Clone, PartialEq)]

@@ -203,6 +203,6 @@ fn record(session: &mut Session, action: FounderAction, note: Option<String>) {
     session.actions.push(ActionEntry {
         action,
         note,
-        at: crate::notes::now_ts(),
+        at: crate::clock::now_ts(),
     });
 }

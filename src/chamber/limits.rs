@@ -3,8 +3,8 @@
 //! sessions recorded in this repository. Approaching a limit (80 %) notifies; reaching one
 //! stops with the figures.
 
+use crate::clock::{day_start_unix, month_start_unix};
 use crate::config::ChamberConfig;
-use crate::model::budget::month_start_unix;
 use crate::model::money::usd;
 
 use super::Session;
@@ -30,7 +30,7 @@ pub struct Used {
 /// model answered it (a provider down, a key missing) is not one of the day's sessions; what
 /// it spent still counts for the month.
 pub fn used(sessions: &[Session], now_unix: u64) -> Used {
-    let day = now_unix - now_unix % 86_400;
+    let day = day_start_unix(now_unix);
     let month = month_start_unix(now_unix);
     let mut u = Used::default();
     for s in sessions {

@@ -209,6 +209,30 @@ impl Turn {
     }
 }
 
+/// The panelists who answered, with their answers, in panel order.
+pub fn answered(turns: &[Turn]) -> Vec<(String, PanelAnswer)> {
+    turns
+        .iter()
+        .filter_map(|t| t.panel_answer().map(|a| (t.model.clone(), a)))
+        .collect()
+}
+
+/// Each panelist's last word in a round: after cross-examination if it answered there,
+/// else its independent answer.
+pub fn final_answers(round: &Round) -> Vec<(String, PanelAnswer)> {
+    answered(&round.answers)
+        .into_iter()
+        .map(|(m, a)| {
+            let later = round
+                .cross
+                .iter()
+                .find(|t| t.model == m)
+                .and_then(Turn::panel_answer);
+            (m, later.unwrap_or(a))
+        })
+        .collect()
+}
+
 /// One pass of the panel: independent answers, the divergence check, at most one
 /// cross-examination, the arbiter's synthesis. A challenge adds another round.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -127,15 +127,15 @@ pub struct Opening {
 
 /// A new session, not yet asked anything.
 pub fn new_session(o: Opening) -> Session {
-    let id = crate::pipeline::plan::new_run_id();
+    let id = crate::clock::new_run_id();
     let founder_role = match o.level {
         Level::Three => Some(o.founder_role.unwrap_or(FounderRole::Approver)),
         Level::Two => None,
     };
     Session {
         id,
-        created: crate::notes::now_ts(),
-        created_unix: crate::notes::now_unix(),
+        created: crate::clock::now_ts(),
+        created_unix: crate::clock::now_unix(),
         question: o.question,
         context: o.context,
         assessment: Assessment {
@@ -221,7 +221,7 @@ pub fn used(repo: &Repository, except: Option<&str>) -> Used {
         .into_iter()
         .filter(|s| Some(s.id.as_str()) != except)
         .collect();
-    limits::used(&others, crate::notes::now_unix())
+    limits::used(&others, crate::clock::now_unix())
 }
 
 /// The synthesis as a block of the stage's prompt.

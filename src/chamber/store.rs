@@ -5,9 +5,10 @@
 
 use std::collections::BTreeMap;
 
-use git2::{Oid, Repository};
+use git2::Repository;
 
 use super::Session;
+use crate::git::record::Chain;
 use crate::git::{self, GitError};
 
 /// Where sessions live.
@@ -15,22 +16,20 @@ pub const PREFIX: &str = "refs/triad/chamber/";
 
 /// Reads and writes one session's record.
 pub struct Store<'r> {
-    repo: &'r Repository,
-    refname: String,
-    tip: Option<Oid>,
+    chain: Chain<'r>,
 }
 
 impl<'r> Store<'r> {
     /// The record of session `id` (new or existing).
     pub fn open(repo: &'r Repository, id: &str) -> Self {
-        let refname = format!("{PREFIX}{id}");
-        let tip = git::ref_target(repo, &refname);
-        Store { repo, refname, tip }
+        Store {
+            chain: Chain::open(repo, format!("{PREFIX}{id}")),
+        }
     }
 
     /// The session's ref.
     pub fn refname(&self) -> &str {
-        &self.refname
+        self.chain.refname()
     }
 
     /// Writes one phase: a commit with the session as it now is.
@@ -45,14 +44,7 @@ impl<'r> Store<'r> {
             ),
         ]);
         let msg = format!("triad chamber {}: {what}\n", session.id);
-        self.tip = Some(git::record::append(
-            self.repo,
-            &self.refname,
-            self.tip,
-            files,
-            &[],
-            &msg,
-        )?);
+        self.chain.append(files, &msg)?;
         Ok(())
     }
 }

@@ -5,12 +5,14 @@ mod compare;
 
 use clap::{Args, ValueEnum};
 
+use super::helper::{load_store, store_path};
 use super::{out, say, CommandError, CommandResult, Context};
+use crate::bench::grade::PYTHON;
+use crate::bench::{Bench, BenchObserver, BenchRequest, Graded};
+use crate::clock::now_unix;
 use crate::config::{LoadedConfig, Role};
 use crate::exit::ExitCode;
 use crate::model::ModelClient;
-use crate::routing::bench::{Bench, BenchObserver, BenchRequest, Graded};
-use crate::routing::grade::PYTHON;
 use crate::routing::store::FitnessStore;
 use crate::routing::tasks::{TaskSet, SET_NAMES};
 
@@ -65,7 +67,7 @@ pub struct BenchArgs {
           value_parser = clap::value_parser!(u32).range(1..=20))]
     pub repeat: u32,
     /// Spending cap for the whole bench in USD (default: budget.run_usd).
-    #[arg(long, value_name = "USD", value_parser = super::run::parse_budget)]
+    #[arg(long, value_name = "USD", value_parser = crate::cli::helper::parse_budget)]
     pub budget: Option<f64>,
     /// Show the stored measurements instead of measuring; no model is called.
     #[arg(long, conflicts_with_all = ["share", "import"])]
@@ -140,33 +142,11 @@ impl BenchObserver for Lines {
     }
 }
 
-pub use crate::notes::now_unix;
-
-/// Where the fitness file is, or an error saying how to give one.
-pub fn store_path(ctx: &Context) -> CommandResult<std::path::PathBuf> {
-    FitnessStore::path(&ctx.env).ok_or_else(|| {
-        CommandError::failure("there is no data directory for the fitness measurements").hint(
-            "set HOME, or XDG_DATA_HOME to the directory that should hold git-triad/fitness.json",
-        )
-    })
-}
-
-/// Reads the fitness file.
-pub fn load_store(ctx: &Context) -> CommandResult<FitnessStore> {
-    let path = store_path(ctx)?;
-    FitnessStore::load(&path).map_err(|e| {
-        CommandError::failure(e).hint(format!(
-            "move {} aside; `git triad bench` measures again",
-            path.display()
-        ))
-    })
-}
-
 /// `--share` (commit the user's store on the ref) or `--import` (take the ref's newer
 /// measurements into the user's store).
 fn share(ctx: &Context, publish: bool) -> CommandResult {
     use crate::routing::share::{self, FITNESS_REF};
-    let repo = super::run::need_repo(ctx)?;
+    let repo = crate::cli::helper::need_repo(ctx)?;
     let failed = |e: share::ShareError| CommandError::failure(e);
     let mut mine = load_store(ctx)?;
     if publish {
@@ -297,16 +277,16 @@ pub fn run(ctx: &Context, args: &BenchArgs) -> CommandResult {
         }
     }
     let builds = tasks.build.iter().any(|t| roles.contains(&t.role));
-    if builds && crate::routing::grade::python().is_none() {
+    if builds && crate::bench::grade::python().is_none() {
         return Err(CommandError::failure(format!(
             "`{PYTHON}` does not start, and the build tasks are graded by hidden Python tests"
         ))
         .hint("install Python 3, or measure only reviews with `--roles arbiter,verifier`"));
     }
-    super::run::ensure_local_servers(ctx, &loaded, &models)?;
-    super::limits::fill(ctx, &mut loaded, &models)?;
+    crate::cli::helper::ensure_local_servers(ctx, &loaded, &models)?;
+    crate::cli::helper::fill_limits(ctx, &mut loaded, &models)?;
     let client = match &ctx.repo {
-        Some(repo) => super::run::client_for(ctx, repo, &loaded),
+        Some(repo) => crate::cli::helper::client_for(ctx, repo, &loaded),
         None => ModelClient::new(&loaded.config, ctx.env_lookup()),
     };
     client.set_budget(args.budget.or(loaded.config.budget.run_usd));

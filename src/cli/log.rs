@@ -2,10 +2,10 @@
 
 use clap::{Args, ValueEnum};
 
-use super::run::{load_run, need_repo};
+use super::helper::{load_run, need_repo};
 use super::{ok, out, CommandResult, Context};
 use crate::pipeline::list_runs;
-use crate::report::run as report;
+use crate::report::run::{self as report, RunReport};
 
 /// Output formats of `git triad log`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -36,7 +36,8 @@ pub fn run(ctx: &Context, args: &LogArgs) -> CommandResult {
         let text = match args.format {
             LogFormat::Json => format!(
                 "{}\n",
-                serde_json::Value::Array(runs.iter().map(report::json).collect())
+                serde_json::to_string(&runs.iter().map(RunReport::of).collect::<Vec<_>>())
+                    .unwrap_or_default()
             ),
             _ if runs.is_empty() => {
                 "no runs yet: start one with `git triad run --task <slug>`\n".to_string()
@@ -48,7 +49,7 @@ pub fn run(ctx: &Context, args: &LogArgs) -> CommandResult {
     };
     let state = load_run(repo, id)?;
     let text = match args.format {
-        LogFormat::Json => format!("{}\n", report::json(&state)),
+        LogFormat::Json => format!("{}\n", RunReport::of(&state).to_json()),
         LogFormat::Text => {
             let mut text = report::detail(repo, &state, false);
             for h in super::explain::run_hints(&state) {

@@ -6,9 +6,9 @@ pub mod completions;
 pub mod config;
 pub mod error;
 pub(crate) mod explain;
+pub mod helper;
 pub mod hook;
 pub mod init;
-pub(crate) mod limits;
 pub mod local;
 pub mod log;
 pub mod models;
@@ -17,7 +17,6 @@ pub mod r#override;
 mod progress;
 pub mod reconcile;
 pub mod review;
-pub(crate) mod routing;
 pub mod run;
 pub mod session;
 pub mod show;
@@ -213,15 +212,12 @@ impl Context {
             return None;
         }
         let err = CommandError::failure(format!("cannot open the repository: {}", e.message()));
-        Some(
-            match crate::notes::gate_cli::object_format(&self.cwd).is_ok() {
-                // git reads it, so the gate's git-CLI fallback does too.
-                true => err.hint(
-                    "the pre-push gate still works here (it falls back to the git command line)",
-                ),
-                false => err,
-            },
-        )
+        Some(match crate::notes::gate::object_format(&self.cwd).is_ok() {
+            // git reads it, so the gate's git-CLI fallback does too.
+            true => err
+                .hint("the pre-push gate still works here (it falls back to the git command line)"),
+            false => err,
+        })
     }
 
     /// Looks up an environment variable captured at start.

@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use super::{ok, out, CommandError, CommandResult, Context};
 use crate::config::{LoadedConfig, Role};
 use crate::model::{ChatRequest, ModelClient};
+use crate::report::render_table;
 
 /// List the model registry, or check that one model answers.
 #[derive(Debug, Args)]
@@ -100,11 +101,11 @@ fn list(ctx: &Context, loaded: &LoadedConfig, args: &ListArgs) -> CommandResult 
     }
 
     // A fitness file that cannot be read does not hide the registry; it is said below.
-    let (store, store_error) = match super::bench::load_store(ctx) {
+    let (store, store_error) = match crate::cli::helper::load_store(ctx) {
         Ok(s) => (s, None),
         Err(e) => (Default::default(), Some(e.error.to_string())),
     };
-    let now = super::bench::now_unix();
+    let now = crate::clock::now_unix();
     let mut rows = vec![[
         "MODEL".to_string(),
         "PROVIDER".into(),
@@ -177,30 +178,6 @@ fn list(ctx: &Context, loaded: &LoadedConfig, args: &ListArgs) -> CommandResult 
     ok()
 }
 
-/// Left-aligned columns separated by two spaces.
-pub fn render_table<const N: usize>(rows: &[[String; N]]) -> String {
-    let mut widths = [0usize; N];
-    for row in rows {
-        for (i, cell) in row.iter().enumerate() {
-            widths[i] = widths[i].max(cell.chars().count());
-        }
-    }
-    let mut s = String::new();
-    for row in rows {
-        let mut line = String::new();
-        for (i, cell) in row.iter().enumerate() {
-            if i + 1 == N {
-                line.push_str(cell);
-            } else {
-                line.push_str(&format!("{cell:<w$}  ", w = widths[i]));
-            }
-        }
-        s.push_str(line.trim_end());
-        s.push('\n');
-    }
-    s
-}
-
 fn check(ctx: &Context, loaded: &LoadedConfig, args: &CheckArgs) -> CommandResult {
     let mut client = ModelClient::new(&loaded.config, ctx.env_lookup());
     client.set_timeout(Role::Arbiter, Duration::from_secs(args.timeout.max(1)));
@@ -218,7 +195,7 @@ fn check(ctx: &Context, loaded: &LoadedConfig, args: &CheckArgs) -> CommandResul
     let mut registered = m.model.clone();
     let open = registered.context_window.is_none() || registered.max_output_tokens.is_none();
     let found = if open {
-        super::limits::ask(ctx, loaded, &args.model)?
+        crate::cli::helper::ask_limits(ctx, loaded, &args.model)?
     } else {
         Default::default()
     };

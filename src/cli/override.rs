@@ -2,9 +2,9 @@
 
 use clap::{Args, ValueEnum};
 
-use super::notes::{require_repo, resolve_commit, short_and_subject};
 use super::{ok, out, CommandError, CommandResult, Context};
 use crate::arbiter::Verdict;
+use crate::cli::helper::{need_repo, resolve_commit, short_and_subject};
 use crate::notes::{self, OverrideRecord, Record};
 
 /// Record that a person overrules a commit's verdict (appended as a note; nothing is deleted).
@@ -47,7 +47,7 @@ pub fn run(ctx: &Context, args: &OverrideArgs) -> CommandResult {
         return Err(CommandError::usage("an override needs a reason")
             .hint("say why, e.g. --reason \"false positive: the index is checked on line 10\""));
     }
-    let repo = require_repo(ctx)?;
+    let repo = need_repo(ctx)?;
     let commit = resolve_commit(repo, &args.rev)?;
     let (short, subject) = short_and_subject(&commit);
     let lines = notes::read(repo, commit.id())?;

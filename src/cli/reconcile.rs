@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::run::{load_run, lock_run, need_repo, recorded_spec, report, with_run};
+use super::helper::{load_run, lock_run, need_repo, recorded_spec, report, with_run};
 use super::{CommandError, CommandResult, Context};
 use crate::arbiter::Verdict;
 use crate::exit::ExitCode;
@@ -57,6 +57,6 @@ pub fn run(ctx: &Context, args: &ReconcileArgs) -> CommandResult {
         Some(Verdict::Halt) => ExitCode::Halt,
         Some(Verdict::Reject) => ExitCode::Error,
         Some(_) => ExitCode::Ok,
-        None => super::run::status_exit(state.status),
+        None => crate::cli::helper::status_exit(state.status),
     })
 }

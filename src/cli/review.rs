@@ -2,11 +2,11 @@
 
 use std::process::{Command, Stdio};
 
-use super::run::need_repo;
 use super::{out, CommandError, CommandResult, Context};
 use crate::arbiter::gather::{prepare, Brief, Subject, TreeFacts};
 use crate::arbiter::service::{facts_only, Arbiter};
 use crate::arbiter::{ArbiterReview, Verdict};
+use crate::cli::helper::need_repo;
 use crate::config::Role;
 use crate::exit::ExitCode;
 use crate::notes::{Record, ReviewRecord};
@@ -219,7 +219,7 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
             let profile = loaded.active_profile(&ctx.env);
             let routed = match &args.arbiter_model {
                 Some(_) => None,
-                None => super::routing::routes(ctx, loaded, profile.as_deref(), None)?,
+                None => crate::cli::helper::routes(ctx, loaded, profile.as_deref(), None)?,
             };
             let arbiter_route = routed
                 .iter()
@@ -239,7 +239,7 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
                 }
                 (None, None) => loaded.role_models(Role::Arbiter, profile.as_deref()),
             };
-            let client = super::run::client_for(ctx, repo, loaded);
+            let client = crate::cli::helper::client_for(ctx, repo, loaded);
             let system = crate::config::prompt(&loaded.config, "arbiter", repo.workdir());
             let rt = super::runtime()?;
             let arbiter = Arbiter::new(&client, candidates);

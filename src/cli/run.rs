@@ -4,28 +4,14 @@ use std::collections::BTreeMap;
 
 use clap::Args;
 
+use super::helper::{
+    continue_unblocked, drive, ensure_local_servers, fill_limits, load_store, need_repo,
+    parse_budget, resume_run, routes, run_models, say_routes, tournament,
+};
 use super::{out, CommandError, CommandResult, Context};
 use crate::config::{ArbiterMode, LoadedConfig, Role, RoutingMode};
-use crate::exit::ExitCode;
 use crate::model::budget::Ledger;
-use crate::model::ModelClient;
-use crate::pipeline::{
-    self, Recorder, Run, RunEnv, RunLock, RunRequest, RunState, RunStatus, Stage, StopReason,
-    VerifyPlan, Workflow,
-};
-use crate::task::TaskSpec;
-
-/// A budget is a finite, positive amount of USD: `0`, a negative number, `NaN` or `inf`
-/// would otherwise mean "no cap".
-pub(crate) fn parse_budget(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        Ok(_) => Err(format!(
-            "`{s}` is not a budget: give a positive amount of USD, e.g. 2 or 0.5"
-        )),
-        Err(_) => Err(format!("`{s}` is not a number of USD")),
-    }
-}
+use crate::pipeline::{RunLock, RunRequest, RunState, Stage, Workflow};
 
 fn parse_workflow(s: &str) -> Result<Workflow, String> {
     match s {
@@ -183,84 +169,12 @@ impl RunArgs {
 pub struct ResumeArgs {
     /// The run id (`git triad log` lists them).
     pub run_id: String,
-    /// New spending cap for the rest of the run in USD.
+    /// Raise the run's cap to what it has spent plus USD (default: the recorded cap).
     #[arg(long, value_name = "USD", value_parser = parse_budget)]
     pub budget: Option<f64>,
     /// Print one JSON object describing the run on stdout.
     #[arg(long)]
     pub json: bool,
-}
-
-/// The repository, or an error that says how to get one.
-pub fn need_repo(ctx: &Context) -> CommandResult<&git2::Repository> {
-    ctx.repo.as_ref().ok_or_else(|| {
-        ctx.unopenable_repo().unwrap_or_else(|| {
-            CommandError::usage("not inside a git repository")
-                .hint("run git triad inside a repository, or pass -C <path>")
-        })
-    })
-}
-
-/// The exit code of a run status.
-pub fn status_exit(status: RunStatus) -> ExitCode {
-    match status {
-        RunStatus::Approved | RunStatus::Flagged => ExitCode::Ok,
-        RunStatus::Halted => ExitCode::Halt,
-        RunStatus::RetriesExhausted => ExitCode::RetriesExhausted,
-        RunStatus::BudgetExceeded => ExitCode::BudgetExceeded,
-        RunStatus::WaitingOnUser => ExitCode::WaitingOnUser,
-        RunStatus::Failed | RunStatus::Running => ExitCode::Error,
-    }
-}
-
-/// Every model a run may call: each stage's candidates and arbiter.
-fn run_models(state: &RunState) -> Vec<String> {
-    let mut models: Vec<String> = Vec::new();
-    for s in &state.stages {
-        models.extend(s.models.iter().cloned());
-        models.extend(s.arbiter_model.iter().cloned());
-    }
-    if let Some(p) = &state.parallel {
-        models.extend(p.models.iter().cloned());
-        models.extend(p.tiebreaker.iter().cloned());
-    }
-    if let Some(d) = &state.debate {
-        models.extend(d.models.iter().cloned());
-        models.extend(d.tiebreaker.iter().cloned());
-    }
-    if let Some(c) = &state.chamber {
-        models.extend(c.panel.iter().cloned());
-        models.push(c.arbiter.clone());
-    }
-    models
-}
-
-/// Starts the local llama.cpp servers that `models` need, if they are not running.
-pub fn ensure_local_servers(
-    ctx: &Context,
-    loaded: &LoadedConfig,
-    models: &[String],
-) -> CommandResult<()> {
-    let providers = crate::model::local::providers_of(&loaded.config, models);
-    if providers.is_empty() {
-        return Ok(());
-    }
-    let cache = crate::model::local::cache_dir(&ctx.env);
-    let started = crate::model::local::start(&loaded.config, &cache, &providers)
-        .map_err(|e| super::error::local_error(e, &cache))?;
-    for s in started {
-        if !ctx.quiet {
-            super::say(&format!("triad: started local model server {s}"));
-        }
-    }
-    Ok(())
-}
-
-/// A model client whose calls are also appended to the repository's cost ledger (the
-/// daily and monthly caps read it).
-pub fn client_for(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig) -> ModelClient {
-    let ledger = Ledger::new(repo.path().join("triad").join("ledger.jsonl"));
-    ModelClient::new(&loaded.config, ctx.env_lookup()).with_ledger(ledger, &loaded.config)
 }
 
 /// Runs `git triad run`.
@@ -299,9 +213,8 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
             arbiter_stage.insert(stage, m.clone());
         }
     }
-    let routes = super::routing::routes(ctx, &loaded, profile.as_deref(), args.routing)?;
-    let (workflow, candidates) =
-        super::routing::tournament(routes.as_ref(), args.workflow, &args.candidates);
+    let routes = routes(ctx, &loaded, profile.as_deref(), args.routing)?;
+    let (workflow, candidates) = tournament(routes.as_ref(), args.workflow, &args.candidates);
     let req = RunRequest {
         task: args.task.clone(),
         mode: args.arbiter,
@@ -331,7 +244,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         )
         .hint("drop --consensus, or use --workflow debate or sequential"));
     }
-    let (mut state, spec) = pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
+    let (mut state, spec) = crate::pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
     if args.estimate {
         return estimate(
             ctx,
@@ -345,13 +258,13 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     }
     // Models registered without their limits get them from their servers; the run records
     // the configuration it really used.
-    super::limits::fill(ctx, &mut loaded, &run_models(&state))?;
+    fill_limits(ctx, &mut loaded, &run_models(&state))?;
     state.config = serde_json::to_value(&loaded.config).unwrap_or_default();
     let _lock = RunLock::acquire(repo, &state.run_id)?;
     if let Ok(Some(task)) = crate::task::workflow::refresh(repo, &state.task) {
         if task.state == crate::task::TaskState::Deferred && !ctx.quiet {
             let when = task.revisit_at.as_deref().unwrap_or("no date");
-            let due = if task.revisit_due(&crate::notes::now_ts()).is_some() {
+            let due = if task.revisit_due(&crate::clock::now_ts()).is_some() {
                 "its revisit date has come"
             } else {
                 "before its revisit date"
@@ -377,7 +290,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         }
     }
     if let (Some(routing), false) = (&state.routing, ctx.quiet) {
-        super::routing::say_routes(routing);
+        say_routes(routing);
     }
     if !ctx.quiet {
         super::say(&format!(
@@ -410,12 +323,12 @@ fn estimate(
     json: bool,
 ) -> CommandResult {
     if let (Some(routing), false) = (&state.routing, ctx.quiet) {
-        super::routing::say_routes(routing);
+        say_routes(routing);
     }
     let ledger = Ledger::new(repo.path().join("triad").join("ledger.jsonl"))
         .read()
         .unwrap_or_default();
-    let store = super::bench::load_store(ctx)?;
+    let store = load_store(ctx)?;
     let modes = crate::pipeline::estimate::estimate(loaded, profile, req, &ledger, &store)?;
     if json {
         let v = serde_json::json!({"task": state.task, "mode": state.mode,
@@ -434,210 +347,5 @@ fn estimate(
 
 /// Runs `git triad resume`.
 pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
-    let repo = need_repo(ctx)?;
-    let mut loaded = ctx.load_config()?;
-    let _lock = lock_run(repo, &args.run_id)?;
-    let mut state = load_run(repo, &args.run_id)?;
-    super::limits::fill(ctx, &mut loaded, &run_models(&state))?;
-    if !state.status.resumable() {
-        return Err(CommandError::usage(format!(
-            "run {} already ended ({}): {}",
-            state.run_id,
-            state.status.as_str(),
-            crate::report::run::message(&state)
-        ))
-        .hint(format!(
-            "start a new run with `git triad run --task {}`",
-            state.task
-        )));
-    }
-    if let Some(b) = args.budget {
-        state.budget_usd = Some(state.spend.cost_usd + b);
-    }
-    if let Some(StopReason::Chamber { session, .. }) = state.stop.clone() {
-        state.feedback = super::chamber::run_decided(repo, &mut state, &session)?;
-        if let Some(s) = state.stages.get_mut(state.current) {
-            s.epoch_start = s.attempts.len();
-        }
-    }
-    // Answers, dependencies done, a reassignment: what the task record says the run may do.
-    let take_up = match pipeline::waiting::take_up(repo, &state).map_err(CommandError::failure)? {
-        Ok(t) => t,
-        Err(w) => return Err(CommandError::new(ExitCode::WaitingOnUser, w.why).hint(w.hint)),
-    };
-    let spec = recorded_spec(repo, &state)?;
-    if !ctx.quiet {
-        super::say(&format!(
-            "triad: resuming run {} at the {} stage ({} so far)",
-            state.run_id,
-            state.current_stage().map_or("final", |s| s.as_str()),
-            state.status.as_str()
-        ));
-    }
-    let quiet = ctx.quiet;
-    drive(ctx, repo, &loaded, state, spec, args.json, |run| {
-        // Before any model call: a branch that cannot follow the record stops here.
-        if let Some(repaired) = run.sync_branch()? {
-            if !quiet {
-                eprintln!("triad: {repaired}");
-            }
-        }
-        run.take_up(take_up)
-    })
-}
-
-/// Continues, in this process, the run that waited on the dependencies `slug` completed, if
-/// there is one (a `task close` or a `run` that finished the last dependency); else `done`.
-pub fn continue_unblocked(
-    ctx: &Context,
-    slug: &str,
-    done: CommandResult,
-    json: bool,
-) -> CommandResult {
-    let repo = need_repo(ctx)?;
-    let Some(run_id) =
-        pipeline::waiting::unblocked_run(repo, slug).map_err(CommandError::failure)?
-    else {
-        return done;
-    };
-    let first = done?;
-    if !ctx.quiet {
-        super::say(&format!(
-            "triad: the last dependency `{slug}` is done: run {run_id} continues"
-        ));
-    }
-    let continued = resume(
-        ctx,
-        &ResumeArgs {
-            run_id,
-            budget: None,
-            json,
-        },
-    )?;
-    // A failure of the first command stands; else the continued run's outcome is the answer.
-    Ok(if first == ExitCode::Ok {
-        continued
-    } else {
-        first
-    })
-}
-
-/// Takes run `id` for this process after checking it exists; the caller loads its state
-/// only then, so it reads what another process may have recorded before letting go.
-pub fn lock_run(repo: &git2::Repository, id: &str) -> CommandResult<RunLock> {
-    load_run(repo, id)?;
-    Ok(RunLock::acquire(repo, id)?)
-}
-
-/// Loads a run's record, or says there is no such run.
-pub fn load_run(repo: &git2::Repository, id: &str) -> CommandResult<RunState> {
-    Recorder::open(repo, id)
-        .load()
-        .map_err(CommandError::failure)?
-        .ok_or_else(|| {
-            CommandError::usage(format!("there is no run `{id}`"))
-                .hint("`git triad log` lists the runs of this repository")
-        })
-}
-
-/// The TaskSpec a run started with: the blob recorded at its start.
-pub fn recorded_spec(repo: &git2::Repository, state: &RunState) -> CommandResult<TaskSpec> {
-    let blob = state
-        .task_blob
-        .oid()
-        .and_then(|o| {
-            repo.find_blob(o)
-                .map_err(|source| crate::git::GitError::Git {
-                    what: "reading the run's TaskSpec".into(),
-                    source,
-                })
-        })
-        .map_err(|e| CommandError::failure(format!("the run's TaskSpec blob is missing: {e}")))?;
-    let text = String::from_utf8_lossy(blob.content()).into_owned();
-    TaskSpec::parse(
-        &text,
-        &crate::task::spec::spec_path(&state.task),
-        &state.task,
-    )
-    .map_err(CommandError::failure)
-}
-
-/// Everything a run needs from the command line: the model client with its ledger, the
-/// verify plan decided by trust, the progress renderer.
-pub fn with_run<T>(
-    ctx: &Context,
-    repo: &git2::Repository,
-    loaded: &LoadedConfig,
-    state: RunState,
-    spec: TaskSpec,
-    body: impl FnOnce(&mut Run<'_>) -> Result<T, pipeline::RunError>,
-) -> CommandResult<(T, RunState)> {
-    let client = client_for(ctx, repo, loaded);
-    let verify = VerifyPlan::decide(&spec, &loaded.config, ctx.trusted());
-    let live = ctx.tui(&[2]).then(|| state.clone());
-    // The profile the run was planned with; records from before it was kept work it out again.
-    let profile = state
-        .profile
-        .clone()
-        .unwrap_or_else(|| loaded.active_profile(&ctx.env));
-    let go = |observer: &dyn pipeline::Observer| {
-        let env = RunEnv {
-            repo,
-            config: loaded,
-            client: &client,
-            profile: profile.clone(),
-            verify,
-            observer,
-        };
-        let mut run = Run::new(&env, state, spec);
-        match body(&mut run) {
-            Ok(v) => Ok((v, run.into_state())),
-            Err(e) => Err(super::error::run_error(e, run.state())),
-        }
-    };
-    // On a terminal the run is shown live on stderr; elsewhere (and with --no-tui) as lines.
-    if let Some(start) = live {
-        crate::tui::run::watch(&client, &start, go)
-    } else {
-        go(&super::progress::Lines {
-            enabled: !ctx.quiet,
-        })
-    }
-}
-
-fn drive(
-    ctx: &Context,
-    repo: &git2::Repository,
-    loaded: &LoadedConfig,
-    state: RunState,
-    spec: TaskSpec,
-    json: bool,
-    before: impl FnOnce(&mut Run<'_>) -> Result<(), pipeline::RunError>,
-) -> CommandResult {
-    let ((), state) = with_run(ctx, repo, loaded, state, spec, |run| {
-        before(run)?;
-        run.execute()
-    })?;
-    report(&state, json)
-}
-
-/// Prints a run's outcome (text or `--json`) and returns the exit code of its status.
-pub fn report(state: &RunState, json: bool) -> CommandResult {
-    let hints = super::explain::run_hints(state);
-    if json {
-        let mut v = crate::report::run::json(state);
-        v["hints"] = serde_json::json!(hints);
-        out(&format!("{v}\n"))?;
-    } else {
-        let mut s = crate::report::run::summary(state);
-        for h in hints {
-            s.push_str(&format!("next: {h}\n"));
-        }
-        s.push_str(&format!(
-            "see: git log --notes=triad {}   |   git triad log {}\n",
-            state.branch, state.run_id
-        ));
-        out(&s)?;
-    }
-    Ok(status_exit(state.status))
+    resume_run(ctx, &args.run_id, args.budget, args.json)
 }

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 
 use clap::{Args, Subcommand};
 
-use super::run::{client_for, ensure_local_servers, need_repo};
+use super::helper::{client_for, ensure_local_servers, need_repo};
 use super::{ok, out, say, CommandError, CommandResult, Context};
 use crate::config::schema::Role;
 use crate::exit::ExitCode;
@@ -104,7 +104,7 @@ fn list(ctx: &Context) -> CommandResult {
         s.push_str(&format!(
             "{}  {}  {} orchestrator(s), {} manager(s), ${:.4}, {} events{}\n    {}\n",
             x.meta.id,
-            crate::notes::format_ts(
+            crate::clock::format_ts(
                 std::time::UNIX_EPOCH + std::time::Duration::from_secs(x.updated)
             ),
             x.orchestrators,
@@ -286,7 +286,7 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
     let settings = loaded.config.session.clone();
     if settings.session_usd > 0.0 {
         let spent = resumed.as_ref().map_or(0.0, |s| s.spent_usd);
-        client.set_budget(Some((settings.session_usd - spent).max(0.0)));
+        client.set_budget_after(Some(settings.session_usd), spent);
     }
     // On a terminal (stdin and stdout), without --headless or --script: the screen.
     let screen = if !args.headless && args.script.is_none() && ctx.tui(&[0, 1]) {
@@ -414,11 +414,11 @@ fn new_meta(
         })?
         .id()
         .to_string();
-    let id = crate::pipeline::plan::new_run_id();
+    let id = crate::clock::new_run_id();
     Ok(Meta {
         branch: act::branch(&id),
         id,
-        started: crate::notes::now_unix(),
+        started: crate::clock::now_unix(),
         base,
         manager_models,
         orchestrator_models,

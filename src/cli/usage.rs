@@ -2,8 +2,8 @@
 
 use clap::Args;
 
-use super::run::need_repo;
 use super::{out, say, CommandError, CommandResult, Context};
+use crate::cli::helper::need_repo;
 use crate::model::budget::Ledger;
 use crate::model::usage::usage;
 
@@ -38,7 +38,7 @@ pub fn run(ctx: &Context, args: &UsageArgs) -> CommandResult {
     let report = usage(
         &records,
         &loaded.config.budget,
-        super::bench::now_unix(),
+        crate::clock::now_unix(),
         args.days,
     );
     let warnings = crate::report::cost::usage_warnings(&report);
@@ -48,9 +48,11 @@ pub fn run(ctx: &Context, args: &UsageArgs) -> CommandResult {
         }
     }
     let text = if args.json {
-        let mut v = serde_json::to_value(&report).unwrap_or_default();
-        v["warnings"] = serde_json::json!(warnings);
-        format!("{v}\n")
+        let json = crate::report::cost::UsageJson {
+            usage: &report,
+            warnings,
+        };
+        format!("{}\n", serde_json::to_string(&json).unwrap_or_default())
     } else {
         crate::report::cost::usage_text(&report, &path.display().to_string())
     };

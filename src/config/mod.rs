@@ -8,7 +8,6 @@
 //! clone was marked trusted in its own `.git/config` with `git config triad.trusted true`
 //! (git config is never cloned). See [`repo`].
 
-mod chamber;
 pub mod layers;
 mod profile;
 mod prompts;
@@ -22,7 +21,6 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
-pub use chamber::{ChamberConfig, ProfileChamber};
 pub use layers::{Layer, Origins};
 pub use profile::{ProfileChoice, LOCAL_PROFILE};
 pub use prompts::{default_prompt, prompt};

@@ -27,8 +27,11 @@ pub struct SessionConfig {
     pub session_usd: f64,
 }
 
+/// Share of the window at which a session's hand-off is forced, unless configured otherwise.
+pub const DEFAULT_HARD_LIMIT: f64 = 0.95;
+
 fn default_hard_limit() -> f64 {
-    crate::session::context::DEFAULT_HARD_LIMIT
+    DEFAULT_HARD_LIMIT
 }
 fn default_max_exchanges() -> u32 {
     40

@@ -102,7 +102,7 @@ impl Message {
             suggestions: Vec::new(),
             objections: Vec::new(),
             meta: MessageMeta::default(),
-            ts: crate::notes::now_ts(),
+            ts: crate::clock::now_ts(),
         }
     }
 

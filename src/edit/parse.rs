@@ -16,6 +16,20 @@ pub struct EditBlock {
     pub whole: bool,
 }
 
+#[cfg(test)]
+impl EditBlock {
+    /// A SEARCH/REPLACE block at answer line 1, as the tests of this module write them.
+    pub(crate) fn at_line_one(path: &str, search: &str, replace: &str) -> EditBlock {
+        EditBlock {
+            whole: false,
+            path: path.into(),
+            search: search.into(),
+            replace: replace.into(),
+            answer_line: 1,
+        }
+    }
+}
+
 /// A block that could not even be parsed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("answer line {line}: {message}")]

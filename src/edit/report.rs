@@ -72,3 +72,37 @@ pub fn summarize_failures(failures: &[BlockFailure], applied_ok: usize) -> Strin
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::edit::EditBlock;
+
+    fn block(path: &str, search: &str, replace: &str) -> EditBlock {
+        EditBlock::at_line_one(path, search, replace)
+    }
+
+    #[test]
+    fn a_flood_of_failures_is_rendered_briefly() {
+        let long = format!("/{}", "p".repeat(20_000));
+        let failures: Vec<BlockFailure> = (0..1_000)
+            .map(|_| BlockFailure::of(&block(&long, "", "x\n"), "not found".into()))
+            .collect();
+        let text = render_failures(&failures, 0);
+        assert!(text.len() < 16 * 1024, "{} bytes", text.len());
+        assert!(text.contains("… and 990 more block(s)"), "{text}");
+    }
+
+    #[test]
+    fn the_summary_of_refusals_is_one_bounded_line_with_the_reasons() {
+        let long = format!("{}\nsecond line", "r".repeat(5_000));
+        let mut failures: Vec<BlockFailure> = (0..7)
+            .map(|i| BlockFailure::of(&block(&format!("f{i}.py"), "", ""), format!("reason {i}")))
+            .collect();
+        failures[1].reason = long;
+        let s = summarize_failures(&failures, 2);
+        assert!(s.starts_with("7 of 9 edit block(s) refused, so none was applied: f0.py (line 1): reason 0; f1.py"), "{s}");
+        assert!(s.contains("f2.py (line 1): reason 2; … and 4 more"), "{s}");
+        assert!(!s.contains('\n') && s.len() < 700, "{} bytes: {s}", s.len());
+    }
+}

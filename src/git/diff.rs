@@ -31,6 +31,10 @@ pub struct Hunk {
     pub lines: Vec<HunkLine>,
 }
 
+/// What a model is shown instead of a private file's content: a [`FileDiff`] marked
+/// `withheld` renders as this line.
+pub const WITHHELD: &str = "[withheld: private file]";
+
 /// The change to one file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct FileDiff {
@@ -191,7 +195,7 @@ pub fn render_diff(
     for f in files {
         s.push_str(&format!("=== {} ({})\n", f.path, f.status));
         if f.withheld {
-            s.push_str(crate::privacy::WITHHELD);
+            s.push_str(WITHHELD);
             s.push('\n');
             continue;
         }

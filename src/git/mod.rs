@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use git2::{FileMode, ObjectType, Oid, Repository, Signature, Tree};
 
-pub use diff::{diff_trees, render_diff, FileDiff, FileStat, Hunk, HunkLine};
+pub use diff::{diff_trees, render_diff, FileDiff, FileStat, Hunk, HunkLine, WITHHELD};
 pub use id::{parse_oid, ObjectId};
 
 /// Git failures with context.

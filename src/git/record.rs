@@ -52,6 +52,43 @@ pub fn append(
     Ok(commit)
 }
 
+/// One record as its writer holds it: the ref, and the tip the writer last saw or wrote, so
+/// each [`Chain::append`] builds on it and a second writer is refused.
+pub struct Chain<'r> {
+    repo: &'r Repository,
+    refname: String,
+    tip: Option<Oid>,
+}
+
+impl<'r> Chain<'r> {
+    /// The record at `refname`, new or existing.
+    pub fn open(repo: &'r Repository, refname: String) -> Self {
+        let tip = super::ref_target(repo, &refname);
+        Chain { repo, refname, tip }
+    }
+
+    /// The record's ref.
+    pub fn refname(&self) -> &str {
+        &self.refname
+    }
+
+    /// Whether the record has any commit yet.
+    pub fn exists(&self) -> bool {
+        self.tip.is_some()
+    }
+
+    /// Appends one event with `files` (see [`append`]).
+    pub fn append(
+        &mut self,
+        files: BTreeMap<String, Vec<u8>>,
+        message: &str,
+    ) -> Result<Oid, GitError> {
+        let tip = append(self.repo, &self.refname, self.tip, files, &[], message)?;
+        self.tip = Some(tip);
+        Ok(tip)
+    }
+}
+
 /// The bytes of `path` in the tree of `refname`'s tip, if both exist.
 pub fn read_file(
     repo: &Repository,

@@ -26,6 +26,9 @@ pub fn worst_case_input_tokens(chars: usize) -> u64 {
 pub struct BudgetGuard {
     cap_usd: Option<f64>,
     spent_usd: f64,
+    /// What the run (or session) spent before this process took it over: a resumed run's
+    /// cap counts it, so resuming never resets what was spent.
+    before_usd: f64,
     /// (label, cap, spent before this process started).
     periods: Vec<(&'static str, f64, f64)>,
 }
@@ -50,6 +53,7 @@ impl BudgetGuard {
         BudgetGuard {
             cap_usd: cap_usd.filter(|c| *c > 0.0),
             spent_usd: 0.0,
+            before_usd: 0.0,
             periods: Vec::new(),
         }
     }
@@ -65,11 +69,12 @@ impl BudgetGuard {
     /// Refuses a call whose worst case would cross any cap.
     pub fn check(&self, estimate: f64) -> Result<(), BudgetExceeded> {
         if let Some(cap) = self.cap_usd {
-            if self.spent_usd + estimate > cap {
+            let spent = self.before_usd + self.spent_usd;
+            if spent + estimate > cap {
                 return Err(BudgetExceeded {
                     scope: "run",
                     cap,
-                    spent: self.spent_usd,
+                    spent,
                     estimate,
                 });
             }
@@ -91,6 +96,14 @@ impl BudgetGuard {
     /// Replaces the run cap, keeping what was spent.
     pub fn set_cap(&mut self, cap_usd: Option<f64>) {
         self.cap_usd = cap_usd.filter(|c| *c > 0.0);
+    }
+
+    /// Sets the whole cap of a run (or session) that had spent `before_usd` before this
+    /// process: calls are refused once `before_usd` plus this process's spending would
+    /// cross `cap_usd`. A cap already used up refuses every call; it never means "no cap".
+    pub fn set_cap_after(&mut self, cap_usd: Option<f64>, before_usd: f64) {
+        self.set_cap(cap_usd);
+        self.before_usd = before_usd.max(0.0);
     }
 
     /// Adds what a call really cost.
@@ -216,8 +229,8 @@ impl Ledger {
 
     /// USD spent since the start of the current UTC day and month: `(day, month)`.
     pub fn spent_this_period(&self, now_unix: u64) -> (f64, f64) {
-        let day_start = now_unix - now_unix % 86_400;
-        let month_start = month_start_unix(now_unix);
+        let day_start = crate::clock::day_start_unix(now_unix);
+        let month_start = crate::clock::month_start_unix(now_unix);
         let mut day = 0.0;
         let mut month = 0.0;
         for r in self.read().unwrap_or_default() {
@@ -244,35 +257,28 @@ impl Ledger {
     }
 }
 
-/// Unix time of 00:00 UTC on the first day of the month containing `t`.
-pub fn month_start_unix(t: u64) -> u64 {
-    // Civil-from-days (Howard Hinnant's algorithm), then back to the 1st of that month.
-    let days = (t / 86_400) as i64;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day_of_month = doy - (153 * mp + 2) / 5 + 1;
-    ((days - (day_of_month - 1)) * 86_400) as u64
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn month_start_is_the_first_at_midnight() {
-        // 2026-11-22T10:00:00Z -> 2026-11-01T00:00:00Z
-        assert_eq!(month_start_unix(1_795_305_600 + 36_000), 1_793_491_200);
-    }
 
     #[test]
     fn period_caps_count_earlier_spending() {
         let g = BudgetGuard::new(None).with_period("day", Some(1.0), 0.9);
         assert_eq!(g.check(0.2).unwrap_err().scope, "day");
         assert!(g.check(0.05).is_ok());
+    }
+
+    #[test]
+    fn a_cap_used_up_before_this_process_refuses_every_call() {
+        let mut g = BudgetGuard::new(None);
+        g.set_cap_after(Some(0.005), 0.005);
+        let e = g.check(0.0001).unwrap_err();
+        assert_eq!((e.cap, e.spent), (0.005, 0.005));
+        g.set_cap_after(Some(1.005), 0.005);
+        assert!(g.check(0.5).is_ok());
+        g.spend(0.9);
+        let e = g.check(0.2).unwrap_err();
+        assert!((e.spent - 0.905).abs() < 1e-9, "{e}");
     }
 
     #[test]

@@ -183,6 +183,15 @@ impl ModelClient {
             .set_cap(cap_usd);
     }
 
+    /// Sets the whole cap of a run or session that spent `before_usd` before this process
+    /// (see [`BudgetGuard::set_cap_after`]): resuming carries the cap and the spending over.
+    pub fn set_budget_after(&self, cap_usd: Option<f64>, before_usd: f64) {
+        self.budget
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .set_cap_after(cap_usd, before_usd);
+    }
+
     /// Overrides the per-call timeout of a role.
     pub fn set_timeout(&mut self, role: Role, timeout: Duration) {
         self.role_timeouts.insert(role, timeout);

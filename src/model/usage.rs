@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::budget::{month_start_unix, CallRecord};
+use super::budget::CallRecord;
+use crate::clock::{date_of, day_start_unix, month_start_unix, DAY_SECS};
 use crate::config::BudgetConfig;
-use crate::routing::store::date_of;
 
 /// Share of a cap from which `git triad usage` warns.
 pub const WARN_SHARE: f64 = 0.8;
@@ -87,8 +87,8 @@ pub struct UsageReport {
 /// Sums `records` as of `now` (unix seconds): the per-model, role, run and day tables cover
 /// the last `days` days; months and the caps read the whole ledger.
 pub fn usage(records: &[CallRecord], budget: &BudgetConfig, now: u64, days: u32) -> UsageReport {
-    let day_start = now - now % 86_400;
-    let window_start = day_start.saturating_sub(86_400 * u64::from(days.saturating_sub(1)));
+    let day_start = day_start_unix(now);
+    let window_start = day_start.saturating_sub(DAY_SECS * u64::from(days.saturating_sub(1)));
     let month_start = month_start_unix(now);
     let mut r = UsageReport {
         days,

@@ -1,7 +1,6 @@
-//! The line format of a verdict note: canonical JSON, timestamps, parsing, the effective verdict.
+//! The line format of a verdict note: canonical JSON, parsing, the effective verdict.
 
 use std::collections::HashSet;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
@@ -54,72 +53,127 @@ fn write_canonical(v: &Value, out: &mut String) {
     }
 }
 
-/// The current unix time in seconds (0 on a clock before 1970).
-pub fn now_unix() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
+/// The byte order mark an editor may put at the start of a note (or of a line pasted in).
+const BOM: char = '\u{feff}';
 
-/// The current time as RFC 3339 UTC with milliseconds, e.g. `2026-11-22T02:54:30.123Z`.
-pub fn now_ts() -> String {
-    format_ts(SystemTime::now())
-}
-
-/// Formats a time as RFC 3339 UTC with milliseconds (fixed width, so strings sort by time).
-pub fn format_ts(t: SystemTime) -> String {
-    // Times before 1970 do not occur in verdicts; clamp rather than fail.
-    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = d.as_secs();
-    let millis = d.subsec_millis();
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let (y, m, day) = civil_from_days(days);
-    format!(
-        "{y:04}-{m:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar
-/// (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
+/// Most lines one record may be spread over before the text counts as unreadable.
+const MAX_RECORD_LINES: usize = 200;
 
 /// Parses one note line; `None` for blank lines, invalid JSON, an unknown `v` or kind.
 pub fn parse_line(line: &str) -> Option<Value> {
-    let line = line.trim();
-    if line.is_empty() {
-        return None;
+    match read_value(line)? {
+        Ok(value) => record_of(value),
+        Err(_) => None,
     }
-    let value: Value = serde_json::from_str(line).ok()?;
-    let obj = value.as_object()?;
+}
+
+/// A note as read: its records, and the text that could not be read as JSON at all.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReadNote {
+    /// The known records in note order, identical ones once, verdict words canonical.
+    pub records: Vec<Value>,
+    /// Lines (or runs of lines) that are not JSON: a hand edit gone wrong, or worse. The
+    /// pre-push gate blocks a commit whose note has one, since it cannot tell what it says.
+    pub unreadable: Vec<String>,
+}
+
+/// Reads a whole note, as every reader does: a byte order mark is ignored, one JSON object
+/// may be spread over several lines, and verdict words are read whatever their case
+/// (`"halt"` is HALT). Lines of another format version or kind, and JSON that is not an
+/// object, are skipped (a newer git triad may write them); text that is not JSON at all is
+/// kept in [`ReadNote::unreadable`].
+pub fn read_note(text: &str) -> ReadNote {
+    let mut note = ReadNote::default();
+    let mut seen = HashSet::new();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i];
+        i += 1;
+        let value = match read_value(line) {
+            None => continue,
+            Some(Ok(v)) => v,
+            Some(Err(_)) => {
+                // An object spread over several lines: the shortest run that reads as one.
+                let start = line.trim_start_matches(BOM).trim_start();
+                let spread = start.starts_with('{').then(|| {
+                    (i..lines.len().min(i - 1 + MAX_RECORD_LINES)).find_map(|end| {
+                        let joined = lines[i - 1..=end].join("\n");
+                        match read_value(&joined) {
+                            Some(Ok(v)) => Some((v, end + 1)),
+                            _ => None,
+                        }
+                    })
+                });
+                match spread.flatten() {
+                    Some((v, next)) => {
+                        i = next;
+                        v
+                    }
+                    None => {
+                        note.unreadable.push(line.trim().to_string());
+                        continue;
+                    }
+                }
+            }
+        };
+        if let Some(record) = record_of(value) {
+            if seen.insert(canonical_json(&record)) {
+                note.records.push(record);
+            }
+        }
+    }
+    note
+}
+
+/// Parses a whole note: the known records in note order, identical records only once (see
+/// [`read_note`], whose unreadable lines this drops).
+pub fn parse_note(text: &str) -> Vec<Value> {
+    read_note(text).records
+}
+
+/// The JSON of `text` without a byte order mark; `None` for blank text.
+fn read_value(text: &str) -> Option<Result<Value, serde_json::Error>> {
+    let text = text.trim().trim_start_matches(BOM).trim();
+    (!text.is_empty()).then(|| serde_json::from_str(text))
+}
+
+/// `value` as a record of this format with its verdict words canonical, or `None` when it
+/// is no record of this build (not an object, another `v`, an unknown kind).
+fn record_of(mut value: Value) -> Option<Value> {
+    let obj = value.as_object_mut()?;
     if obj.get("v").and_then(Value::as_u64) != Some(FORMAT_VERSION) {
         return None;
     }
     let kind = obj.get("kind").and_then(Value::as_str)?;
-    KINDS.contains(&kind).then_some(value)
+    if !KINDS.contains(&kind) {
+        return None;
+    }
+    for key in ["verdict", "overrides", "model_verdict"] {
+        canonical_verdict(obj.get_mut(key));
+    }
+    if let Some(floor) = obj.get_mut("floor").and_then(Value::as_object_mut) {
+        canonical_verdict(floor.get_mut("verdict"));
+    }
+    Some(value)
 }
 
-/// Parses a whole note: the known lines in note order, identical records only once.
-pub fn parse_note(text: &str) -> Vec<Value> {
-    let mut seen = HashSet::new();
-    text.lines()
-        .filter_map(parse_line)
-        .filter(|v| seen.insert(canonical_json(v)))
-        .collect()
+/// Writes a verdict word in any case as the canonical one (`"Halt"` → `"HALT"`).
+fn canonical_verdict(field: Option<&mut Value>) {
+    if let Some(Value::String(word)) = field {
+        if let Some(v) = VERDICTS
+            .iter()
+            .find(|v| v.eq_ignore_ascii_case(word.trim()))
+        {
+            *word = (*v).to_string();
+        }
+    }
+}
+
+/// Whether `text` contains `word`, ASCII case ignored.
+pub fn contains_word(text: &str, word: &str) -> bool {
+    let (t, w) = (text.as_bytes(), word.as_bytes());
+    !w.is_empty() && t.windows(w.len()).any(|win| win.eq_ignore_ascii_case(w))
 }
 
 /// A string field of a record, if present.
@@ -260,7 +314,6 @@ pub fn effective(lines: &[Value]) -> Option<Effective> {
 mod tests {
     use super::*;
     use serde_json::json;
-    use std::time::Duration;
 
     #[test]
     fn canonical_sorts_keys_at_every_depth() {
@@ -272,14 +325,21 @@ mod tests {
     }
 
     #[test]
-    fn timestamps_are_rfc3339_millis_utc() {
-        assert_eq!(format_ts(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-        let t = UNIX_EPOCH + Duration::from_millis(1_795_316_070_123);
-        assert_eq!(format_ts(t), "2026-11-22T02:54:30.123Z");
-        // A leap day.
-        let t = UNIX_EPOCH + Duration::from_secs(951_782_400);
-        assert_eq!(format_ts(t), "2000-02-29T00:00:00.000Z");
-        assert_eq!(now_ts().len(), 24);
+    fn verdict_words_a_bom_and_a_spread_object_read_as_written_by_git_triad() {
+        let text = "\u{feff}{\"v\":1,\"kind\":\"review\",\"ts\":\"t1\",\"verdict\":\"halt\"}\n\
+                    {\n  \"v\": 1,\n  \"kind\": \"override\",\n  \"ts\": \"t2\",\n  \"verdict\": \"Approve\",\n  \"overrides\": \"hAlT\"\n}\n\
+                    not json at all\n";
+        let note = read_note(text);
+        assert_eq!(note.records.len(), 2, "{note:?}");
+        assert_eq!(note.records[0]["verdict"], "HALT");
+        assert_eq!(note.records[1]["verdict"], "APPROVE");
+        assert_eq!(note.records[1]["overrides"], "HALT");
+        assert_eq!(note.unreadable, ["not json at all"]);
+        // An object that never closes is unreadable, and hides nothing after it.
+        let broken = "{\"v\":1,\"kind\":\"review\",\n{\"v\":1,\"kind\":\"review\",\"ts\":\"t\",\"verdict\":\"FLAG\"}\n";
+        let note = read_note(broken);
+        assert_eq!(note.unreadable.len(), 1, "{note:?}");
+        assert_eq!(note.records.len(), 1, "{note:?}");
     }
 
     #[test]

@@ -9,26 +9,29 @@
 
 mod format;
 pub mod gate;
-pub mod gate_cli;
-mod gate_index;
 mod line;
 pub mod merge;
 pub mod origin;
 mod patch;
 pub mod reviewed;
 pub mod rewrite;
+pub mod setup;
 pub mod start;
 mod store;
+pub mod sync;
 
 pub use format::{
-    answer_key, answered, canonical_json, effective, format_ts, now_ts, now_unix, parse_line,
-    parse_note, reattached, str_field, without_reattached, Effective, ANSWERS, FORMAT_VERSION,
-    KINDS, REATTACHED_FROM,
+    answer_key, answered, canonical_json, contains_word, effective, parse_line, parse_note,
+    read_note, reattached, str_field, without_reattached, Effective, ReadNote, ANSWERS,
+    FORMAT_VERSION, KINDS, REATTACHED_FROM,
 };
-pub use line::{record, OverrideRecord, ReconciliationRecord, Record, ReviewRecord, VerdictLine};
+pub use line::{
+    record, OverrideRecord, ReadIssue, ReadLine, ReconciliationRecord, Record, ReviewRecord,
+    VerdictLine,
+};
 pub use patch::{patch_id, patch_id_between};
 pub use store::{
-    append, blob_text, identity, note_map, note_map_of, read, NoteMap, MAX_APPEND_TRIES,
+    append, blob_text, identity, note_map, note_map_of, read, read_all, NoteMap, MAX_APPEND_TRIES,
 };
 
 /// The notes ref holding every verdict.

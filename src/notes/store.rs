@@ -8,7 +8,7 @@ use git2::{ErrorCode, Oid, Repository};
 use rand::Rng;
 use serde_json::Value;
 
-use super::format::{canonical_json, parse_note};
+use super::format::{canonical_json, read_note, ReadNote};
 use super::{NotesError, NOTES_REF};
 
 /// How often `append` rebuilds its notes commit when another writer moved the ref first.
@@ -56,8 +56,13 @@ pub fn blob_text(repo: &Repository, blob: Oid) -> Result<String, NotesError> {
 
 /// The known records on `commit`, in note order (identical records once); empty if none.
 pub fn read(repo: &Repository, commit: Oid) -> Result<Vec<Value>, NotesError> {
+    Ok(read_all(repo, commit)?.records)
+}
+
+/// The note on `commit` as read (see [`read_note`]): its records and its unreadable text.
+pub fn read_all(repo: &Repository, commit: Oid) -> Result<ReadNote, NotesError> {
     Ok(read_text(repo, NOTES_REF, commit)?
-        .map(|t| parse_note(&t))
+        .map(|t| read_note(&t))
         .unwrap_or_default())
 }
 

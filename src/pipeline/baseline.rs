@@ -194,7 +194,7 @@ pub fn plain_loop(req: &LoopRequest<'_>) -> Result<LoopOutcome, LoopError> {
         let name = format!(
             "refs/heads/triad/{}/loop-{}",
             req.spec.id,
-            crate::pipeline::plan::new_run_id()
+            crate::clock::new_run_id()
         );
         repo.reference(&name, parent, false, "git triad: the plain loop's result")
             .ctx("creating the loop's branch")?;

@@ -4,7 +4,6 @@
 use std::collections::BTreeMap;
 
 use git2::{Repository, Status};
-use rand::Rng;
 
 use super::record::{
     ChamberRun, ConsensusState, DebateState, ParallelState, ReconcileState, RunState, RunStatus,
@@ -174,18 +173,6 @@ impl StartError {
                 | StartError::Repo(_)
         )
     }
-}
-
-/// A fresh run id: `YYYYMMDD-HHMMSS-xxxx` (UTC, plus randomness against collisions).
-pub fn new_run_id() -> String {
-    let ts = crate::notes::now_ts(); // 2026-11-22T02:54:30.123Z
-    let digits: String = ts.chars().filter(|c| c.is_ascii_digit()).collect();
-    let (date, time) = (
-        &digits[..8.min(digits.len())],
-        &digits[8.min(digits.len())..14.min(digits.len())],
-    );
-    let suffix: u16 = rand::rng().random();
-    format!("{date}-{time}-{suffix:04x}")
 }
 
 /// Loads the TaskSpec as committed at HEAD, refusing an untracked or modified one; returns
@@ -413,7 +400,7 @@ pub fn plan(
     };
 
     let chamber = chamber_plan(loaded, profile, req.chamber)?;
-    let run_id = new_run_id();
+    let run_id = crate::clock::new_run_id();
     let budget = req.budget.or(c.budget.run_usd).filter(|b| *b > 0.0);
     let state = RunState {
         v: RECORD_VERSION,

@@ -21,10 +21,8 @@ use git2::{Repository, Tree};
 
 use crate::config::Config;
 use crate::edit::BaseFiles;
+pub use crate::git::WITHHELD;
 use crate::git::{FileDiff, TreeFiles};
-
-/// What a model is shown instead of a private file's content.
-pub const WITHHELD: &str = "[withheld: private file]";
 
 /// Why a file is private.
 #[derive(Debug, Clone, PartialEq, Eq)]

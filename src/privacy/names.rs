@@ -1,6 +1,6 @@
 //! The built-in deny-list of private file names, and matching configured patterns.
 
-use crate::task::glob;
+use crate::glob;
 
 /// File names (the last path segment, compared without case) that are always private.
 /// `*` stands for any run of characters.

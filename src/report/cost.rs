@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::cli::models::render_table;
+use super::table::render_table;
 use crate::config::ArbiterMode;
 use crate::model::usage::{CapUse, Totals, UsageReport, WARN_SHARE};
 use crate::pipeline::estimate::ModeEstimate;
@@ -15,6 +15,16 @@ fn mode_name(m: ArbiterMode) -> &'static str {
         ArbiterMode::Bookend => "bookend",
         ArbiterMode::Full => "full",
     }
+}
+
+/// What `git triad usage --json` prints: the sums and the warnings about the caps.
+#[derive(Debug, serde::Serialize)]
+pub struct UsageJson<'a> {
+    /// The sums.
+    #[serde(flatten)]
+    pub usage: &'a crate::model::usage::UsageReport,
+    /// The caps nearly used up, in sentences.
+    pub warnings: Vec<String>,
 }
 
 /// A period against its cap: `$0.4000 of $50.00 budget.monthly_usd (0.8 %)`.

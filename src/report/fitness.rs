@@ -95,7 +95,7 @@ pub fn text(store: &FitnessStore, config: &Config, now: u64) -> String {
     let mut s = format!(
         "measured fitness (task set {TASK_SET_VERSION}; score 0-1: build tasks passed, or reviews' recall x clean changes not rejected, with the reviews' claims checked by their probes)\n"
     );
-    s.push_str(&crate::cli::models::render_table(&table));
+    s.push_str(&super::table::render_table(&table));
     let notes = stale_notes(&rows);
     if !notes.is_empty() {
         s.push_str(&format!(
@@ -130,17 +130,25 @@ pub fn markdown(store: &FitnessStore, config: &Config, now: u64) -> String {
     s
 }
 
+/// One stored measurement as `bench --report --json` prints it: its raw figures and whether
+/// it is fresh enough to route by.
+#[derive(Debug, serde::Serialize)]
+struct EntryJson<'a> {
+    #[serde(flatten)]
+    entry: &'a FitnessEntry,
+    fresh: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stale: Option<String>,
+}
+
 /// The stored measurements as JSON: every latest entry with its raw figures and freshness.
 pub fn json(store: &FitnessStore, config: &Config, now: u64) -> Value {
-    let entries: Vec<Value> = rows(store, config, now)
+    let entries: Vec<EntryJson> = rows(store, config, now)
         .into_iter()
-        .map(|r| {
-            let mut v = serde_json::to_value(r.entry).unwrap_or_default();
-            v["fresh"] = json!(r.stale.is_none());
-            if let Some(why) = r.stale {
-                v["stale"] = json!(why);
-            }
-            v
+        .map(|r| EntryJson {
+            entry: r.entry,
+            fresh: r.stale.is_none(),
+            stale: r.stale,
         })
         .collect();
     json!({"task_set": TASK_SET_VERSION, "fresh_days": FRESH_DAYS, "entries": entries})

@@ -8,6 +8,9 @@ pub mod fitness;
 pub mod parallel;
 pub mod progress;
 pub mod run;
+pub mod table;
+
+pub use table::render_table;
 
 use serde_json::{json, Value};
 

@@ -2,12 +2,16 @@
 //! summary, and the JSON object of `--json` and `log --format json`.
 
 use git2::Repository;
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use super::{location, standing};
+use crate::arbiter::Verdict;
 use crate::git::FileStat;
+use crate::git::ObjectId;
 use crate::notes::{self, Record, VerdictLine};
-use crate::pipeline::{RunState, RunStatus};
+use crate::pipeline::record::ChamberLink;
+use crate::pipeline::{RunState, RunStatus, Stage, StopReason};
+use crate::routing::route::Routing;
 
 /// What a run's state says about why it stands where it does.
 pub fn message(s: &RunState) -> String {
@@ -94,62 +98,210 @@ pub fn summary(state: &RunState) -> String {
     s
 }
 
-/// The JSON object describing a run.
-pub fn json(state: &RunState) -> Value {
-    let mut v = json!({
-        "run": state.run_id,
-        "task": state.task,
-        "branch": state.branch,
-        "base": state.base,
-        "status": state.status.as_str(),
-        "message": message(state),
-        "stop": state.stop,
-        "stages": state.stages.iter().map(|s| json!({
-            "stage": s.stage,
-            "commit": s.commit,
-            "model": s.last_model(),
-            "attempts": s.attempts.len(),
-            "verdict": s.verdict,
-            "arbiter_model": s.arbiter_model,
-        })).collect::<Vec<_>>(),
-        "final_verdict": state.final_verdict(),
-        "parallel": state.parallel.as_ref().map(|p| json!({
-            "candidates": p.models,
-            "present": p.present().map(|c| &c.model).collect::<Vec<_>>(),
-            "degraded": p.degraded(),
-            "winner": p.winner.as_ref().map(|w| &w.model),
-            "won_by": p.winner.as_ref().map(|w| w.by.as_str()),
-            "branches": p.candidates.iter().map(|c| &c.branch).collect::<Vec<_>>(),
-            "fanout_ms": p.fanout_ms,
-        })),
-        "chamber": state.chamber.as_ref().map(|c| json!({
-            "panel": c.panel,
-            "arbiter": c.arbiter,
-            "sessions": c.sessions,
-        })),
-        "debate": state.debate.as_ref().map(|d| json!({
-            "debaters": d.models,
-            "standing": d.standing().map(|x| &x.model).collect::<Vec<_>>(),
-            "degraded": d.degraded(),
-            "tiebreaker": d.tiebreaker,
-            "winner": d.judgment.as_ref().map(|j| &j.winner),
-            "position": d.judgment.as_ref().map(|j| &j.label),
-            "cost_usd": d.spend().cost_usd,
-        })),
-        "format": state.format.last().map(|f| json!({
-            "command": f.outcome.command,
-            "exit_code": f.outcome.exit_code,
-            "commit": f.commit,
-            "detail": f.detail,
-        })),
-        "cost_usd": state.spend.cost_usd,
-        "tokens": {"input": state.spend.input_tokens, "output": state.spend.output_tokens},
-    });
-    // Only a run that routed roles by measured fitness says how.
-    if let Some(routing) = &state.routing {
-        v["routing"] = json!(routing);
+/// What `run --json`, `resume --json` and `log --format json` print about one run: one
+/// Serialize type, so the shape is written once and every field has a type.
+#[derive(Debug, Serialize)]
+pub struct RunReport<'a> {
+    /// The run id.
+    pub run: &'a str,
+    /// Its task.
+    pub task: &'a str,
+    /// Its scratch branch.
+    pub branch: &'a str,
+    /// The commit it started from.
+    pub base: &'a ObjectId,
+    /// Where it stands (`approved`, `halted`, `budget_exceeded`, …).
+    pub status: &'static str,
+    /// Why, in a sentence.
+    pub message: String,
+    /// Why it stopped, as recorded.
+    pub stop: &'a Option<StopReason>,
+    /// Each stage.
+    pub stages: Vec<StageReport<'a>>,
+    /// The verdict in force at its end.
+    pub final_verdict: Option<Verdict>,
+    /// The parallel exploration, if it had one.
+    pub parallel: Option<ParallelReport<'a>>,
+    /// The chamber sessions it opened, if any.
+    pub chamber: Option<ChamberReport<'a>>,
+    /// The debate, if it had one.
+    pub debate: Option<DebateReport<'a>>,
+    /// The last formatter run.
+    pub format: Option<FormatReport<'a>>,
+    /// USD spent.
+    pub cost_usd: f64,
+    /// Tokens spent.
+    pub tokens: Tokens,
+    /// How its roles were routed by measured fitness; only a routed run says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routing: Option<&'a Routing>,
+    /// What to do next (`run` and `resume` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hints: Option<Vec<String>>,
+}
+
+/// One stage of a [`RunReport`].
+#[derive(Debug, Serialize)]
+pub struct StageReport<'a> {
+    /// Which.
+    pub stage: Stage,
+    /// Its accepted commit.
+    pub commit: &'a Option<ObjectId>,
+    /// The model of its last attempt.
+    pub model: &'a str,
+    /// Attempts made.
+    pub attempts: usize,
+    /// Its verdict.
+    pub verdict: Option<Verdict>,
+    /// Its arbiter.
+    pub arbiter_model: &'a Option<String>,
+}
+
+/// The parallel exploration of a [`RunReport`].
+#[derive(Debug, Serialize)]
+pub struct ParallelReport<'a> {
+    /// The candidate models.
+    pub candidates: &'a [String],
+    /// Those that produced a candidate.
+    pub present: Vec<&'a str>,
+    /// Whether some did not.
+    pub degraded: bool,
+    /// The winner.
+    pub winner: Option<&'a str>,
+    /// How it won.
+    pub won_by: Option<&'static str>,
+    /// The candidates' branches.
+    pub branches: Vec<&'a str>,
+    /// How long the fan-out took.
+    pub fanout_ms: u64,
+}
+
+/// The chamber of a [`RunReport`].
+#[derive(Debug, Serialize)]
+pub struct ChamberReport<'a> {
+    /// The panel.
+    pub panel: &'a [String],
+    /// The arbiter.
+    pub arbiter: &'a str,
+    /// The sessions the run opened.
+    pub sessions: &'a [ChamberLink],
+}
+
+/// The debate of a [`RunReport`].
+#[derive(Debug, Serialize)]
+pub struct DebateReport<'a> {
+    /// The debaters.
+    pub debaters: &'a [String],
+    /// Those still standing.
+    pub standing: Vec<&'a str>,
+    /// Whether some fell out.
+    pub degraded: bool,
+    /// The judge.
+    pub tiebreaker: &'a Option<String>,
+    /// The winner.
+    pub winner: Option<&'a str>,
+    /// Its position.
+    pub position: Option<&'a str>,
+    /// What the debate cost.
+    pub cost_usd: f64,
+}
+
+/// The last formatter run of a [`RunReport`].
+#[derive(Debug, Serialize)]
+pub struct FormatReport<'a> {
+    /// The command.
+    pub command: &'a str,
+    /// How it exited.
+    pub exit_code: Option<i32>,
+    /// The commit it made, if any.
+    pub commit: &'a Option<ObjectId>,
+    /// What it did.
+    pub detail: &'a str,
+}
+
+/// Input and output tokens.
+#[derive(Debug, Serialize)]
+pub struct Tokens {
+    /// Prompt tokens.
+    pub input: u64,
+    /// Completion tokens.
+    pub output: u64,
+}
+
+impl<'a> RunReport<'a> {
+    /// The report of `state`, without hints.
+    pub fn of(state: &'a RunState) -> RunReport<'a> {
+        RunReport {
+            run: &state.run_id,
+            task: &state.task,
+            branch: &state.branch,
+            base: &state.base,
+            status: state.status.as_str(),
+            message: message(state),
+            stop: &state.stop,
+            stages: state
+                .stages
+                .iter()
+                .map(|s| StageReport {
+                    stage: s.stage,
+                    commit: &s.commit,
+                    model: s.last_model(),
+                    attempts: s.attempts.len(),
+                    verdict: s.verdict,
+                    arbiter_model: &s.arbiter_model,
+                })
+                .collect(),
+            final_verdict: state.final_verdict(),
+            parallel: state.parallel.as_ref().map(|p| ParallelReport {
+                candidates: &p.models,
+                present: p.present().map(|c| c.model.as_str()).collect(),
+                degraded: p.degraded(),
+                winner: p.winner.as_ref().map(|w| w.model.as_str()),
+                won_by: p.winner.as_ref().map(|w| w.by.as_str()),
+                branches: p.candidates.iter().map(|c| c.branch.as_str()).collect(),
+                fanout_ms: p.fanout_ms,
+            }),
+            chamber: state.chamber.as_ref().map(|c| ChamberReport {
+                panel: &c.panel,
+                arbiter: &c.arbiter,
+                sessions: &c.sessions,
+            }),
+            debate: state.debate.as_ref().map(|d| DebateReport {
+                debaters: &d.models,
+                standing: d.standing().map(|x| x.model.as_str()).collect(),
+                degraded: d.degraded(),
+                tiebreaker: &d.tiebreaker,
+                winner: d.judgment.as_ref().map(|j| j.winner.as_str()),
+                position: d.judgment.as_ref().map(|j| j.label.as_str()),
+                cost_usd: d.spend().cost_usd,
+            }),
+            format: state.format.last().map(|f| FormatReport {
+                command: &f.outcome.command,
+                exit_code: f.outcome.exit_code,
+                commit: &f.commit,
+                detail: &f.detail,
+            }),
+            cost_usd: state.spend.cost_usd,
+            tokens: Tokens {
+                input: state.spend.input_tokens,
+                output: state.spend.output_tokens,
+            },
+            routing: state.routing.as_ref(),
+            hints: None,
+        }
     }
-    v
+
+    /// The report with what to do next.
+    pub fn with_hints(mut self, hints: Vec<String>) -> Self {
+        self.hints = Some(hints);
+        self
+    }
+
+    /// The report as one line of JSON.
+    pub fn to_json(&self) -> String {
+        // Strings, numbers and enums with string names: serde_json always serializes them.
+        serde_json::to_string(self).unwrap_or_default()
+    }
 }
 
 /// One run in detail: stages, attempts, and the issues of every verdict note; `md` renders

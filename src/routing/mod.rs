@@ -1,13 +1,11 @@
-//! Routing by measured fitness: a standard task set graded by facts ([`tasks`], [`grade`]),
-//! run on models by `git triad bench` ([`bench`](mod@bench), with the reviewers'
-//! [`selfpref`]), kept per user ([`store`]) and shared on request ([`share`]), and used by
-//! roles set to `auto` to pick their models under a routing mode ([`route`]).
+//! Routing by measured fitness: the standard task set ([`tasks`]), the figures measured on it
+//! kept per user ([`store`]) and shared on request ([`share`]), and used by roles set to
+//! `auto` to pick their models under a routing mode ([`route`]); the plain test loop a run is
+//! compared with ([`compare`]). Measuring them is
+//! [`crate::bench`]'s work, above the pipeline whose code it measures.
 
-pub mod bench;
 pub mod compare;
-pub mod grade;
 pub mod route;
-pub mod selfpref;
 pub mod share;
 pub mod store;
 pub mod tasks;

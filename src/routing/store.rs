@@ -8,11 +8,9 @@
 //! be stale, with why, and never used to pick a model.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use super::selfpref::SelfPreference;
 use super::tasks::TASK_SET_VERSION;
 use crate::config::{Config, Role};
 
@@ -58,7 +56,7 @@ pub struct Figures {
     /// Cost at the registry's prices, all answers.
     pub cost_usd: f64,
     /// Reviews only: how often it let its own failing answers through compared with other
-    /// models' (see [`super::selfpref`]); not part of the score.
+    /// models' (see `git triad bench`, [`SelfPreference`]); not part of the score.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub self_preference: Option<SelfPreference>,
     /// Reviews only: the same answers with their verdicts derived as if probes did not
@@ -265,11 +263,6 @@ impl Default for FitnessStore {
     }
 }
 
-/// The date (UTC, `YYYY-MM-DD`) of a unix time.
-pub fn date_of(unix: u64) -> String {
-    crate::notes::format_ts(UNIX_EPOCH + Duration::from_secs(unix))[..10].to_string()
-}
-
 impl FitnessStore {
     /// Where the store lives: `$XDG_DATA_HOME/git-triad/fitness.json`, else
     /// `$HOME/.local/share/git-triad/fitness.json`.
@@ -372,6 +365,47 @@ impl FitnessStore {
     }
 }
 
+/// How often a reviewer let known-bad changes through: its own, and other models'.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SelfPreference {
+    /// Its own failing answers it judged.
+    pub own_judged: u32,
+    /// Of those, answered APPROVE or FLAG.
+    pub own_let_through: u32,
+    /// Other models' failing answers it judged.
+    pub others_judged: u32,
+    /// Of those, answered APPROVE or FLAG.
+    pub others_let_through: u32,
+}
+
+impl SelfPreference {
+    /// Own rate minus others' rate, in percentage points (positive: kinder to itself);
+    /// `None` without answers of both kinds.
+    pub fn points(&self) -> Option<f64> {
+        let rate = |through: u32, judged: u32| {
+            (judged > 0).then(|| f64::from(through) / f64::from(judged))
+        };
+        Some(
+            (rate(self.own_let_through, self.own_judged)?
+                - rate(self.others_let_through, self.others_judged)?)
+                * 100.0,
+        )
+    }
+
+    /// `self-preference +25 pts (own 2/2, others 3/4 let through)`, or why there is none.
+    pub fn describe(&self) -> String {
+        let counts = format!(
+            "own {}/{}, others {}/{} let through",
+            self.own_let_through, self.own_judged, self.others_let_through, self.others_judged
+        );
+        match self.points() {
+            Some(p) => format!("self-preference {p:+.0} pts ({counts})"),
+            None => format!("self-preference not measured ({counts})"),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,7 +420,7 @@ mod tests {
             tasks: "standard".into(),
             repeat: 1,
             measured_at,
-            date: date_of(measured_at),
+            date: crate::clock::date_of(measured_at),
             figures: Figures::default(),
             results: vec![],
         }
@@ -430,5 +464,23 @@ mod tests {
         store.record(entry("gpt-5-mini", "gpt-5-mini", TASK_SET_VERSION + 1, now));
         assert!(fresh(&store, "gpt-5-mini")
             .starts_with(&format!("measured with task set {}", TASK_SET_VERSION + 1)));
+    }
+
+    #[test]
+    fn the_figure_needs_both_kinds_and_is_the_difference_of_rates() {
+        let f = SelfPreference {
+            own_judged: 2,
+            own_let_through: 2,
+            others_judged: 4,
+            others_let_through: 1,
+        };
+        assert_eq!(f.points(), Some(75.0));
+        assert_eq!(
+            f.describe(),
+            "self-preference +75 pts (own 2/2, others 1/4 let through)"
+        );
+        let none = SelfPreference { own_judged: 0, ..f };
+        assert_eq!(none.points(), None);
+        assert!(none.describe().starts_with("self-preference not measured"));
     }
 }

@@ -13,9 +13,6 @@ pub const THINNING: f64 = 0.70;
 /// Share of the window past which the model is told to stop and report.
 pub const CRITICAL: f64 = 0.85;
 
-/// Share of the window at which the hand-off is forced, unless configured otherwise.
-pub const DEFAULT_HARD_LIMIT: f64 = 0.95;
-
 /// The seed's warning at [`THINNING`], injected after the next tool result.
 pub const THINNING_MESSAGE: &str =
     "Context thins. Begin concluding your current thread. Prepare to hand off.";
@@ -131,6 +128,7 @@ impl ContextMeter {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::DEFAULT_HARD_LIMIT;
 
     fn usage(input: u64, read: u64, created: u64) -> Usage {
         Usage {

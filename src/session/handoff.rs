@@ -1,13 +1,12 @@
 //! What a conversation that is handed off passes on. An orchestrator past 85 % reports in
 //! its own words; one stopped at the hard limit passes the facts of its record instead: the
 //! tools it called and what they answered. A manager whose window fills writes a hand-off
-//! for a fresh manager, or, too full even for that, the facts go.
+//! for a fresh manager, or, too full even for that, the facts go. The texts only: when a
+//! hand-off happens is the engine's ([`super::engine`]).
 
-use super::context::Pressure;
-use super::engine::{window_of, Engine, EngineError, Outcome};
-use super::record::{name, Conv, Event};
+use super::record::{name, Conv};
 use super::state::{Conversation, State};
-use crate::model::{ChatRequest, Message, ModelError, Speaker};
+use crate::model::Speaker;
 
 /// What a full manager is asked before a fresh one takes over.
 pub const MANAGER_REQUEST: &str = "[git triad] Your context window is nearly full: a fresh manager takes over after this answer, knowing only what you write now. Write the hand-off, no tools: what the human wants and prefers, what has been done (tasks, runs and their verdicts), what remains, which orchestrator is active and what it is doing.";
@@ -135,94 +134,4 @@ pub fn manager_preamble(n: u32, pct: u32, summary: &str, state: &State, waiting:
         ));
     }
     s
-}
-
-impl Engine<'_> {
-    /// Forces the hand-off of the current orchestrator when its window reached the hard
-    /// limit.
-    pub(super) fn hand_off_if_full(&mut self) -> Result<(), EngineError> {
-        if self
-            .state
-            .orchestrator
-            .as_ref()
-            .is_some_and(|o| o.meter.must_hand_off())
-        {
-            self.forced_hand_off()?;
-        }
-        Ok(())
-    }
-
-    /// The orchestrator filled its window to the hard limit: it is released, and the facts
-    /// of what it did go to the manager and, with its next spawn, to the next orchestrator.
-    fn forced_hand_off(&mut self) -> Result<(), EngineError> {
-        let Some(o) = self.state.orchestrator.clone() else {
-            return Ok(());
-        };
-        let Conv::Orchestrator(number) = o.conv else {
-            return Ok(());
-        };
-        let pct = o.meter.percent();
-        let content = facts(&o);
-        self.record(Event::HandOff {
-            from: number,
-            content: content.clone(),
-            forced: true,
-        })?;
-        self.release(
-            o.conv,
-            &format!("forced hand-off at {pct} % of its context window"),
-        )?;
-        let notice = format!(
-            "[git triad] {} filled {pct} % of its context window and was released without its report (forced hand-off). Spawn the next orchestrator to continue; this hand-off goes into its first message.\n\n{content}",
-            name(o.conv)
-        );
-        self.message(self.state.manager.conv, Message::user(notice), Some(o.conv))
-    }
-
-    /// The manager's window is full: it writes a hand-off (unless it is too full even for
-    /// that: then the facts do), and a fresh manager takes over with it and with what was
-    /// waiting for an answer.
-    pub(super) async fn hand_off_manager(&mut self) -> Result<Option<Outcome>, EngineError> {
-        let old = self.state.manager.clone();
-        let Conv::Manager(n) = old.conv else {
-            return Ok(None);
-        };
-        let waiting = old.waiting_text();
-        let pct = old.meter.percent();
-        let mut summary = None;
-        if old.meter.pressure() < Pressure::HandOff {
-            self.message(old.conv, Message::user(MANAGER_REQUEST.to_string()), None)?;
-            let mut req = ChatRequest::new(
-                Some(self.setup.manager_prompt.clone()),
-                "",
-                self.setup.settings.max_tokens,
-            );
-            req.messages = self.state.manager.messages.clone();
-            req.purpose = Some("session manager hand-off".into());
-            match self.ask(old.conv, &req).await? {
-                Ok(r) => {
-                    self.message(old.conv, Message::assistant(r.text.clone()), None)?;
-                    if !r.text.trim().is_empty() {
-                        summary = Some(r.text);
-                    }
-                }
-                Err(ModelError::Budget(b)) => {
-                    return self.stop_on(old.conv, ModelError::Budget(b)).map(Some);
-                }
-                Err(e) => tracing::warn!(
-                    "the manager could not write its hand-off ({e}); the facts go instead"
-                ),
-            }
-        }
-        let summary = summary.unwrap_or_else(|| manager_facts(&self.state));
-        let model = self.state.manager.model.clone();
-        let text = manager_preamble(n, pct, &summary, &self.state, &waiting);
-        self.record(Event::ManagerHandOff {
-            to: n + 1,
-            window: window_of(self.setup.client, Some(&model)),
-            model,
-            summary: text,
-        })?;
-        Ok(None)
-    }
 }

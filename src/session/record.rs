@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 
+use crate::git::record::Chain;
 use crate::git::{self, Context as _, GitError};
 use crate::model::{Message, Usage};
 
@@ -180,27 +181,19 @@ pub struct Summary {
 
 /// Appends a session's events to its ref.
 pub struct Store<'r> {
-    repo: &'r Repository,
-    refname: String,
-    tip: Option<Oid>,
+    chain: Chain<'r>,
     next: u64,
 }
 
 impl<'r> Store<'r> {
     /// The record of session `id`, positioned after its last event.
     pub fn open(repo: &'r Repository, id: &str) -> Result<Self, GitError> {
-        let refname = format!("{PREFIX}{id}");
-        let tip = git::ref_target(repo, &refname);
-        let next = match tip {
-            Some(_) => event_names(repo, &refname)?.len() as u64,
-            None => 0,
+        let chain = Chain::open(repo, format!("{PREFIX}{id}"));
+        let next = match chain.exists() {
+            true => event_names(repo, chain.refname())?.len() as u64,
+            false => 0,
         };
-        Ok(Store {
-            repo,
-            refname,
-            tip,
-            next,
-        })
+        Ok(Store { chain, next })
     }
 
     /// Appends `event` and the summary as they now are: one commit.
@@ -210,14 +203,7 @@ impl<'r> Store<'r> {
             ("session.json".to_string(), pretty(summary)),
         ]);
         let msg = format!("triad session {}: {}\n", summary.meta.id, describe(event));
-        self.tip = Some(git::record::append(
-            self.repo,
-            &self.refname,
-            self.tip,
-            files,
-            &[],
-            &msg,
-        )?);
+        self.chain.append(files, &msg)?;
         self.next += 1;
         Ok(())
     }

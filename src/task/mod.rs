@@ -4,7 +4,6 @@
 pub mod answers;
 pub mod error;
 pub mod example;
-pub mod glob;
 pub mod machine;
 pub mod outcome;
 pub mod response;

@@ -187,7 +187,7 @@ pub fn unroutable(meta: &StageMeta, stage: &str) -> Option<String> {
     let named = meta
         .suggested_role
         .as_deref()
-        .and_then(super::response::normalize_specialist);
+        .and_then(normalize_specialist);
     match named.as_deref() {
         Some(r) if r != stage && SPECIALISTS.contains(&r) => None,
         other => Some(format!(
@@ -203,6 +203,19 @@ pub fn unroutable(meta: &StageMeta, stage: &str) -> Option<String> {
             SPECIALISTS.join(", ")
         )),
     }
+}
+
+/// A specialist name as the pipeline knows it: role names map to their stage
+/// (`implementer` → `implement`); anything else is kept, trimmed and lowercased.
+pub fn normalize_specialist(name: &str) -> Option<String> {
+    let n: String = name.trim().to_lowercase().chars().take(64).collect();
+    let n = match n.as_str() {
+        "implementer" => "implement".to_string(),
+        "refactorer" => "refactor".to_string(),
+        "verifier" => "verify".to_string(),
+        _ => n,
+    };
+    (!n.is_empty()).then_some(n)
 }
 
 /// What a refusal left empty that its routing needs, if anything.

@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::outcome::{Dependency, Outcome, StageMeta};
+use super::outcome::{normalize_specialist, Dependency, Outcome, StageMeta};
 
 /// A specialist's structured answer about a task (seed 004 schema).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,19 +70,6 @@ impl SpecialistResponse {
             conditions: meta.conditions.clone(),
         }
     }
-}
-
-/// A specialist name as the pipeline knows it: role names map to their stage
-/// (`implementer` → `implement`); anything else is kept, trimmed and lowercased.
-pub fn normalize_specialist(name: &str) -> Option<String> {
-    let n: String = name.trim().to_lowercase().chars().take(64).collect();
-    let n = match n.as_str() {
-        "implementer" => "implement".to_string(),
-        "refactorer" => "refactor".to_string(),
-        "verifier" => "verify".to_string(),
-        _ => n,
-    };
-    (!n.is_empty()).then_some(n)
 }
 
 /// What the arbiter decided (seed 004, plus ESCALATE and EXECUTE).

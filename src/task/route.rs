@@ -3,11 +3,8 @@
 
 use serde_json::Value;
 
-use super::outcome::Outcome;
-use super::response::{
-    dependency_slug, normalize_specialist, value_text, ArbiterDecision, Decision,
-    SpecialistResponse,
-};
+use super::outcome::{normalize_specialist, Outcome};
+use super::response::{dependency_slug, value_text, ArbiterDecision, Decision, SpecialistResponse};
 use super::state::Task;
 
 /// The routing policy of seed 004, with no slug taken yet.

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::example::Example;
-use super::glob;
+use crate::glob;
 
 /// Directory of TaskSpecs inside the repository.
 pub const TASKS_DIR: &str = ".triad/tasks";

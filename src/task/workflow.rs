@@ -21,7 +21,7 @@ use super::store;
 
 /// The timestamp every entry of one change carries.
 fn now() -> String {
-    crate::notes::now_ts()
+    crate::clock::now_ts()
 }
 
 /// Brings a task (created if absent) to IN_REVIEW by `stage` in `run`; `None` when it already

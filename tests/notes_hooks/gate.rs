@@ -311,3 +311,113 @@ fn gate_through_the_git_cli(format: &str) {
     env.git(&work, PUSH_MAIN).ok();
     assert_eq!(env.rev_parse(&bare, "main"), head);
 }
+
+/// Writes `text` as the whole triad note on HEAD of `work`, byte for byte, with git itself:
+/// what a hand edit (or a hostile clone) may leave there.
+fn hand_note(env: &TestEnv, work: &Path, text: &str) {
+    let file = env.root().join("note.txt");
+    std::fs::write(&file, text).unwrap();
+    env.git(
+        work,
+        &[
+            "notes",
+            "--ref=triad",
+            "add",
+            "-f",
+            "-F",
+            file.to_str().unwrap(),
+            "HEAD",
+        ],
+    )
+    .ok();
+}
+
+#[test]
+fn hand_written_verdicts_are_read_in_any_case_with_a_bom_or_spread_over_lines() {
+    let env = TestEnv::new();
+    let (work, bare) = remote_pair(&env);
+    let cases = [
+        format!(r#"{{"v":1,"kind":"review","ts":"{T1}","verdict":"halt"}}"#),
+        format!("\u{feff}{{\"v\":1,\"kind\":\"review\",\"ts\":\"{T1}\",\"verdict\":\"Halt\"}}\n"),
+        format!("{{\n  \"v\": 1,\n  \"kind\": \"review\",\n  \"ts\": \"{T1}\",\n  \"verdict\": \"HALT\"\n}}\n"),
+    ];
+    for (i, note) in cases.iter().enumerate() {
+        commit_file(
+            &env,
+            &work,
+            &format!("src/h{i}.rs"),
+            "x\n",
+            &format!("Hand note {i}"),
+        );
+        hand_note(&env, &work, note);
+        let show = env.triad(&work, &["show"]);
+        assert_says(
+            &show.ok().stdout,
+            &[&format!("{T1}  review  HALT"), ": HALT (from the review"],
+        );
+        let push = refused_push(&env, &work, PUSH_MAIN);
+        assert_says(
+            &push.stderr,
+            &["push blocked", &format!("Hand note {i}"), "HALT"],
+        );
+        assert!(
+            env.git(&bare, &["rev-parse", "--verify", "-q", "main"])
+                .code
+                != 0
+        );
+        // The commit is mended for the next case: approved by an override on the record.
+        override_head(&env, &work, "APPROVE", "checked by hand").ok();
+    }
+    env.git(&work, PUSH_MAIN).ok();
+}
+
+#[test]
+fn a_note_line_the_gate_cannot_read_blocks_the_push_and_says_how_to_go_on() {
+    let env = TestEnv::new();
+    let (work, bare) = remote_pair(&env);
+    let head = commit_file(&env, &work, "src/a.rs", "a\n", "Add a");
+    let approve = format!(r#"{{"v":1,"kind":"review","ts":"{T1}","verdict":"APPROVE"}}"#);
+    hand_note(
+        &env,
+        &work,
+        &format!("{approve}\nverdict: fine, honestly\n"),
+    );
+
+    let push = refused_push(&env, &work, PUSH_MAIN);
+    assert_says(
+        &push.stderr,
+        &[
+            &head[..7],
+            "not a JSON record",
+            "verdict: fine, honestly",
+            "git notes --ref=triad edit",
+            "git push --no-verify",
+        ],
+    );
+    assert_never_says(&push.stderr, &["git triad override"]);
+    assert!(
+        env.git(&bare, &["rev-parse", "--verify", "-q", "main"])
+            .code
+            != 0
+    );
+    let show = env.triad(&work, &["show"]);
+    assert_says(
+        &show.ok().stdout,
+        &[
+            "unreadable  verdict: fine, honestly",
+            "pre-push gate blocks",
+            "APPROVE",
+        ],
+    );
+
+    // The documented way past it once: git's own --no-verify; mending the note lets the
+    // push through on its own.
+    env.git(&work, &["push", "--no-verify", "origin", "main"])
+        .ok();
+    let next = commit_file(&env, &work, "src/b.rs", "b\n", "Add b");
+    hand_note(&env, &work, "{\"v\":1,\"kind\":\"review\",\n");
+    refused_push(&env, &work, PUSH_MAIN);
+    hand_note(&env, &work, &format!("{approve}\n"));
+    env.git(&work, PUSH_MAIN).ok();
+    assert_eq!(env.rev_parse(&bare, "main"), next);
+}

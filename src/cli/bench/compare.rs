@@ -15,7 +15,7 @@ use crate::task::TaskSpec;
 
 /// Runs `git triad bench --compare`.
 pub(super) fn run(ctx: &Context, args: &BenchArgs, loaded: &LoadedConfig) -> CommandResult {
-    let repo = crate::cli::run::need_repo(ctx)?;
+    let repo = crate::cli::helper::need_repo(ctx)?;
     let configs: Vec<String> = if args.configs.is_empty() {
         CONFIGS.iter().map(|c| c.to_string()).collect()
     } else {
@@ -70,12 +70,12 @@ pub(super) fn run(ctx: &Context, args: &BenchArgs, loaded: &LoadedConfig) -> Com
                 }
                 let started = Instant::now();
                 let (status, claimed, branch, cost) = if config == "loop" {
-                    crate::cli::run::ensure_local_servers(
+                    crate::cli::helper::ensure_local_servers(
                         ctx,
                         loaded,
                         std::slice::from_ref(&model),
                     )?;
-                    let client = crate::cli::run::client_for(ctx, repo, loaded);
+                    let client = crate::cli::helper::client_for(ctx, repo, loaded);
                     let quiet = ctx.quiet;
                     let lines = move |l: &str| {
                         if !quiet {
@@ -249,6 +249,6 @@ fn render(runs: &[CompareRun], json: bool) -> String {
     }
     format!(
         "completed = a claimed success on a non-empty change the task's verify command passes\n{}",
-        crate::cli::models::render_table(&table)
+        crate::report::render_table(&table)
     )
 }

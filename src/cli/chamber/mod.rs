@@ -4,17 +4,15 @@
 
 mod records;
 
-pub(crate) use records::run_decided;
-
 use std::io::{BufRead, IsTerminal, Write};
 
 use clap::{Args, Subcommand, ValueEnum};
 
-use super::run::{client_for, ensure_local_servers, need_repo};
 use super::{out, say, CommandError, CommandResult, Context};
 use crate::chamber::engine::{Chamber, EngineError};
 use crate::chamber::open::{self, Opening};
 use crate::chamber::{founder, limits, trace, FounderRole, Level, Session, Status};
+use crate::cli::helper::{client_for, ensure_local_servers, need_repo};
 use crate::config::LoadedConfig;
 use crate::exit::ExitCode;
 

@@ -1,7 +1,6 @@
 //! The chamber subcommands that work on recorded sessions: list, show, respond, act,
 //! resume, stats.
 
-use super::super::run::{client_for, need_repo};
 use super::super::{ok, out, say, CommandError, CommandResult, Context};
 use super::{
     approve, drive, finish, warn, ActArgs, ActionArg, ListArgs, RespondArgs, ResumeArgs, ShowArgs,
@@ -11,6 +10,7 @@ use crate::chamber::founder::{self, Responded};
 use crate::chamber::store::{self, Store};
 use crate::chamber::{open, stats as chamber_stats, trace, FounderAction, FounderInput, Level};
 use crate::chamber::{Session, Status};
+use crate::cli::helper::{client_for, need_repo};
 
 fn load(repo: &git2::Repository, id: &str) -> CommandResult<Session> {
     store::resolve(repo, id)
@@ -162,7 +162,7 @@ pub(super) fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
         }
     }
     if let Some(round) = session.rounds.last_mut() {
-        let answered = crate::chamber::engine::answered(&round.answers).len();
+        let answered = crate::chamber::answered(&round.answers).len();
         if answered < 2 && !round.answers.is_empty() {
             // Its earlier phase commit keeps the failed answers, and their cost still
             // counts; the panel is asked again.
@@ -198,11 +198,7 @@ pub(super) fn stats(ctx: &Context, args: &StatsArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let loaded = ctx.load_config()?;
     let sessions = store::list(repo);
-    let st = chamber_stats::stats(
-        &sessions,
-        &loaded.config.chamber,
-        super::super::bench::now_unix(),
-    );
+    let st = chamber_stats::stats(&sessions, &loaded.config.chamber, crate::clock::now_unix());
     warn(ctx, &st.warnings);
     let text = if args.json {
         format!(
@@ -214,55 +210,4 @@ pub(super) fn stats(ctx: &Context, args: &StatsArgs) -> CommandResult {
     };
     out(&text)?;
     ok()
-}
-
-/// The feedback a run stopped on chamber session `id` resumes with: its synthesis once the
-/// founder accepted or revised it, the stage's own feedback when they rejected it.
-pub(crate) fn run_decided(
-    repo: &git2::Repository,
-    state: &mut crate::pipeline::RunState,
-    id: &str,
-) -> CommandResult<String> {
-    use crate::chamber::{FounderAction, Status};
-    let session = crate::chamber::store::load(repo, id)
-        .map_err(|e| CommandError::failure(format!("cannot read chamber session {id}: {e}")))?
-        .ok_or_else(|| CommandError::failure(format!("chamber session {id} is missing")))?;
-    let link = state
-        .chamber
-        .as_mut()
-        .and_then(|c| c.sessions.iter_mut().find(|l| l.session == id));
-    let note = session.actions.last().and_then(|a| a.note.clone());
-    let (outcome, feedback) = match (session.status, session.founder_action) {
-        (Status::Closed, Some(FounderAction::Accepted | FounderAction::Revised)) => (
-            "applied: the founder took it".to_string(),
-            crate::chamber::open::answer_block(&session),
-        ),
-        (Status::Closed, Some(FounderAction::Rejected)) => (
-            "rejected by the founder".to_string(),
-            format!(
-                "{}{}",
-                link.as_ref().map(|l| l.fallback.clone()).unwrap_or_default(),
-                note.map(|n| format!("\nThe founder's note: {n}\n"))
-                    .unwrap_or_default()
-            ),
-        ),
-        _ => {
-            return Err(CommandError::new(
-                crate::exit::ExitCode::WaitingOnUser,
-                format!(
-                    "run {} waits on your action on chamber session {id} ({})",
-                    state.run_id,
-                    session.status.as_str()
-                ),
-            )
-            .hint(format!("read it: git triad chamber show {id}"))
-            .hint(format!(
-                "act on it: git triad chamber act {id} accepted|revised|rejected [--note ...], then resume"
-            )))
-        }
-    };
-    if let Some(l) = link {
-        l.outcome = outcome;
-    }
-    Ok(feedback)
 }

@@ -4,7 +4,7 @@
 use clap::Args;
 
 use super::read_stdin;
-use crate::cli::notes::require_repo;
+use crate::cli::helper::need_repo;
 use crate::cli::{ok, CommandResult, Context};
 use crate::notes::rewrite::{copy_for_rewrite, parse_rewrites};
 
@@ -24,7 +24,7 @@ pub fn run(ctx: &Context, _args: &PostRewriteArgs) -> CommandResult {
     if pairs.is_empty() {
         return ok();
     }
-    let repo = require_repo(ctx)?;
+    let repo = need_repo(ctx)?;
     let copied = copy_for_rewrite(repo, &pairs).map_err(|e| {
         crate::cli::CommandError::from(e)
             .hint("`git triad notes reattach` finds lost verdicts again by patch id")

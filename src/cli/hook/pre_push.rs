@@ -8,14 +8,14 @@ use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
-use serde_json::Value;
 
 use super::read_stdin;
 use crate::cli::{ok, CommandError, CommandResult, Context};
 use crate::config::{LoadOptions, LoadedConfig};
 use crate::exit::ExitCode;
-use crate::notes::gate::{self, parse_updates, Backend, Finding, Policy, RefUpdate};
-use crate::notes::{gate_cli, str_field};
+use crate::notes::gate::git_output;
+use crate::notes::gate::{self, parse_updates, Backend, Blocked, Finding, Policy, RefUpdate};
+use crate::notes::{ReadIssue, ReadLine};
 
 /// How many blocked commits the message describes in full.
 const SHOWN: usize = 10;
@@ -68,7 +68,7 @@ fn backend(ctx: &Context) -> CommandResult<Backend<'_>> {
     if let Some(repo) = &ctx.repo {
         return Ok(Backend::Git2(repo));
     }
-    let format = gate_cli::object_format(&ctx.cwd).map_err(|e| {
+    let format = gate::object_format(&ctx.cwd).map_err(|e| {
         CommandError::failure(format!(
             "{} is not inside a git repository ({e})",
             ctx.cwd.display()
@@ -87,16 +87,16 @@ fn block_on(ctx: &Context, backend: &Backend<'_>) -> CommandResult<Vec<String>> 
         Backend::Git2(_) => ctx.load_config()?,
         Backend::Cli(dir) => {
             // Context::load_config needs libgit2 for the repo root and git config; ask git.
-            let top = gate_cli::git_output(dir, &["rev-parse", "--show-toplevel"]).ok();
-            let entries = gate_cli::git_output(dir, &["config", "--get-regexp", "^triad\\."])
-                .unwrap_or_default();
+            let top = git_output(dir, &["rev-parse", "--show-toplevel"]).ok();
+            let entries =
+                git_output(dir, &["config", "--get-regexp", "^triad\\."]).unwrap_or_default();
             let git_config: Vec<(String, String)> = entries
                 .lines()
                 .filter_map(|l| l.split_once(' '))
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
             // Only this clone's own config file may trust it, never a global setting.
-            let trusted = gate_cli::git_output(
+            let trusted = git_output(
                 dir,
                 &[
                     "config",
@@ -161,7 +161,7 @@ fn pre_commit_updates(ctx: &Context, backend: &Backend<'_>) -> CommandResult<Vec
                 .and_then(|o| o.peel_to_commit())
                 .ok()
                 .map(|c| c.id().to_string()),
-            Backend::Cli(dir) => gate_cli::git_output(
+            Backend::Cli(dir) => git_output(
                 dir,
                 &[
                     "rev-parse",
@@ -193,8 +193,10 @@ fn pre_commit_updates(ctx: &Context, backend: &Backend<'_>) -> CommandResult<Vec
 
 /// Severity order for "top issues": most serious first (seed 000: critical, warning,
 /// suggestion; common synonyms ranked alike).
-fn severity_rank(issue: &Value) -> u8 {
-    match str_field(issue, "severity")
+fn severity_rank(issue: &ReadIssue) -> u8 {
+    match issue
+        .severity
+        .as_deref()
         .unwrap_or("")
         .to_ascii_lowercase()
         .as_str()
@@ -208,10 +210,10 @@ fn severity_rank(issue: &Value) -> u8 {
 
 /// The abbreviated commit a finding's verdict was written on, when that is another commit
 /// (the gate found it by patch id: a cherry-pick or squash of a reviewed commit).
-fn copied_from(f: &Finding) -> Option<&str> {
-    let line = &f.effective.as_ref()?.line;
-    let from = str_field(line, "commit").filter(|c| *c != f.commit)?;
-    Some(from.get(..12).unwrap_or(from))
+fn copied_from(f: &Finding) -> Option<String> {
+    let line = ReadLine::of(&f.blocked.effective()?.line);
+    let from = line.commit.filter(|c| *c != f.commit)?;
+    Some(from.get(..12).unwrap_or(&from).to_string())
 }
 
 /// The explanation printed on stderr when the push is blocked.
@@ -227,50 +229,54 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
     );
     for f in findings.iter().take(SHOWN) {
         let _ = writeln!(s, "  {} {}", f.short, f.subject);
-        let Some(e) = &f.effective else {
-            let _ = writeln!(s, "      no verdict at all (\"missing\" is in the policy)");
-            continue;
+        let e = match &f.blocked {
+            Blocked::Verdict(e) => e,
+            Blocked::Missing => {
+                let _ = writeln!(s, "      no verdict at all (\"missing\" is in the policy)");
+                continue;
+            }
+            Blocked::Unreadable(line) => {
+                let _ = writeln!(
+                    s,
+                    "      its verdict note holds text that is not a JSON record, so what it says is unknown: {}",
+                    crate::bounded::clip(line, 200)
+                );
+                continue;
+            }
         };
-        let line = &e.line;
-        let field = |k: &str| str_field(line, k).unwrap_or("?");
+        let line = ReadLine::of(&e.line);
+        let field = |f: &Option<String>| f.clone().unwrap_or_else(|| "?".into());
         if let Some(from) = copied_from(f) {
             let _ = writeln!(
                 s,
                 "      (no note of its own: the verdict of {from}, the same change by patch id)"
             );
         }
-        if str_field(line, "kind") == Some("override") {
+        if line.is_override() {
             let _ = writeln!(
                 s,
                 "      {} by override of {}: {}",
                 e.verdict,
-                field("who"),
-                field("reason")
+                field(&line.who),
+                field(&line.reason)
             );
             continue;
         }
         let mut head = format!("      {}", e.verdict);
-        if let Some(stage) = str_field(line, "stage") {
+        if let Some(stage) = &line.stage {
             let _ = write!(head, " at stage {stage}");
         }
-        if let Some(model) = str_field(line, "arbiter_model") {
+        if let Some(model) = &line.arbiter_model {
             let _ = write!(head, ", arbiter {model}");
         }
-        if let Some(ts) = str_field(line, "ts") {
+        if let Some(ts) = &line.ts {
             let _ = write!(head, " ({ts})");
         }
         let _ = writeln!(s, "{head}");
-        let mut issues: Vec<&Value> = line
-            .get("issues")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().collect())
-            .unwrap_or_default();
+        let mut issues: Vec<&ReadIssue> = line.issues.iter().flatten().collect();
         issues.sort_by_key(|i| severity_rank(i));
         for issue in issues.iter().take(TOP_ISSUES) {
-            let at = match (
-                str_field(issue, "path"),
-                issue.get("start_line").and_then(Value::as_u64),
-            ) {
+            let at = match (&issue.path, issue.start_line) {
                 (Some(p), Some(l)) => format!("{p}:{l}"),
                 (Some(p), None) => p.to_string(),
                 _ => "(no file)".into(),
@@ -278,9 +284,9 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
             let _ = writeln!(
                 s,
                 "      - {} {} — {}",
-                str_field(issue, "severity").unwrap_or("issue"),
+                issue.severity.as_deref().unwrap_or("issue"),
                 at,
-                str_field(issue, "description").unwrap_or("")
+                issue.description.as_deref().unwrap_or("")
             );
         }
         if issues.len() > TOP_ISSUES {
@@ -298,7 +304,16 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
     let rev = &findings[0].short;
     let _ = writeln!(s, "\nTo go on:");
     let _ = writeln!(s, "  read the verdict:        git triad show {rev}");
-    if findings.iter().any(|f| f.effective.is_some()) {
+    if findings
+        .iter()
+        .any(|f| matches!(f.blocked, Blocked::Unreadable(_)))
+    {
+        let _ = writeln!(
+            s,
+            "  mend the note by hand:   git notes --ref=triad edit {rev}   (each record one JSON object)"
+        );
+    }
+    if findings.iter().any(|f| f.blocked.effective().is_some()) {
         let _ = writeln!(
             s,
             "  overrule it (recorded):  git triad override {rev} --verdict APPROVE --reason \"…\""
@@ -310,7 +325,7 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
             "  copy the verdicts here:  git triad notes reattach   (then override if you must)"
         );
     }
-    if findings.iter().any(|f| f.effective.is_none()) {
+    if findings.iter().any(|f| f.blocked == Blocked::Missing) {
         let _ = writeln!(s, "  review unreviewed work:  git triad review <range>");
     }
     let _ = writeln!(s, "  skip this check once:    git push --no-verify");

@@ -4,20 +4,18 @@
 //! verdict notes survive rebases and merges, installs the pre-push and post-rewrite hook
 //! shims, and asks whether to trust the clone. Every step is skipped when already done.
 
-pub mod gitconfig;
-pub mod hookfile;
-
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use super::notes::require_repo;
 use super::{ok, out, CommandError, CommandResult, Context};
+use crate::cli::helper::need_repo;
 use crate::exit::ExitCode;
 use crate::fsguard;
-use gitconfig::Entry;
-use hookfile::Change;
+use crate::notes::setup::gitconfig::{self, Entry};
+use crate::notes::setup::hookfile::{self, Change};
+use crate::notes::setup::{checked_hook_path, hooks_dir, is_executable};
 
 /// The commented template written to `.triad/config.toml`.
 pub const REPO_CONFIG_TEMPLATE: &str = include_str!("repo_config.toml");
@@ -38,14 +36,14 @@ pub struct InitArgs {
 
 /// Runs `git triad init`.
 pub fn run(ctx: &Context, args: &InitArgs) -> CommandResult {
-    let repo = require_repo(ctx)?;
+    let repo = need_repo(ctx)?;
     if args.uninstall {
         return uninstall(repo);
     }
     let hooks_dir = hooks_dir(repo)?;
     // Refuse before changing anything.
     for (name, _) in hookfile::HOOKS {
-        checked_hook_path(repo, &hooks_dir.join(name))?;
+        checked_hook_path(repo, &hooks_dir.join(name)).map_err(CommandError::from)?;
     }
     // What changed, and what is worth knowing but changed nothing.
     let (mut said, mut info) = (Vec::new(), Vec::new());
@@ -68,7 +66,7 @@ pub fn run(ctx: &Context, args: &InitArgs) -> CommandResult {
     for (name, shim) in hookfile::HOOKS {
         let path = hooks_dir.join(name);
         let shown = path.display();
-        checked_hook_path(repo, &path)?;
+        checked_hook_path(repo, &path).map_err(CommandError::from)?;
         let change = hookfile::install(&path, shim).map_err(|e| {
             CommandError::failure(format!("cannot install the {name} hook at {shown}: {e}"))
         })?;
@@ -132,46 +130,6 @@ fn create_triad_dir(root: &Path, said: &mut Vec<String>) -> CommandResult<()> {
 /// `root/rel` when no symbolic link is on the way, else the refusal.
 fn guarded(root: &Path, rel: &str) -> CommandResult<PathBuf> {
     fsguard::inside_repo(root, rel).map_err(CommandError::from)
-}
-
-/// The hooks directory git uses: `core.hooksPath` (relative to the work tree root, or to the
-/// git dir of a bare repository), else `hooks/` in the common git dir.
-fn hooks_dir(repo: &git2::Repository) -> CommandResult<PathBuf> {
-    let cfg = repo.config()?;
-    match cfg.get_path("core.hooksPath") {
-        Ok(p) if p.is_absolute() => Ok(p),
-        Ok(p) => Ok(repo.workdir().unwrap_or_else(|| repo.path()).join(p)),
-        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(repo.commondir().join("hooks")),
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// Refuses a hook path in the work tree (`core.hooksPath = .githooks`) that goes through a
-/// symbolic link: those files come with the clone. Paths in the git dir are the user's own.
-fn checked_hook_path(repo: &git2::Repository, path: &Path) -> CommandResult<()> {
-    let Some(root) = repo.workdir() else {
-        return Ok(());
-    };
-    if path.starts_with(repo.path()) || path.starts_with(repo.commondir()) {
-        return Ok(());
-    }
-    match path.strip_prefix(root) {
-        // `core.hooksPath = ../elsewhere` points out of the work tree on the user's own say.
-        Ok(rel)
-            if !rel
-                .components()
-                .any(|c| c == std::path::Component::ParentDir) =>
-        {
-            fsguard::inside_repo(root, rel).map_err(CommandError::from)?;
-            Ok(())
-        }
-        _ => Ok(()),
-    }
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 != 0)
 }
 
 /// Marks the clone trusted on `--trust`, or on a yes at the terminal prompt.

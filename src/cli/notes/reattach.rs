@@ -3,7 +3,7 @@
 use clap::Args;
 use git2::{Oid, Repository, RevparseMode};
 
-use super::{require_repo, short_and_subject};
+use crate::cli::helper::{need_repo, short_and_subject};
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
 use crate::notes::rewrite::reattach;
 
@@ -21,7 +21,7 @@ pub struct ReattachArgs {
 
 /// Runs `git triad notes reattach`.
 pub fn run(ctx: &Context, args: &ReattachArgs) -> CommandResult {
-    let repo = require_repo(ctx)?;
+    let repo = need_repo(ctx)?;
     let spec = args.range.as_deref().unwrap_or("HEAD");
     let candidates = candidates(repo, spec)?;
     let copied = reattach(repo, &candidates)?;

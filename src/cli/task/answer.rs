@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{find, who};
-use crate::cli::run::need_repo;
+use crate::cli::helper::need_repo;
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
 use crate::task::{answers, workflow, Task, TaskError, TaskState};
 

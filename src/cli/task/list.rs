@@ -4,7 +4,7 @@
 use clap::Args;
 use serde_json::json;
 
-use crate::cli::run::need_repo;
+use crate::cli::helper::need_repo;
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
 use crate::task::{store, workflow, Task, TaskState};
 
@@ -31,7 +31,7 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
         };
         tasks.push((t, true, None));
     }
-    let today = crate::notes::now_ts();
+    let today = crate::clock::now_ts();
     for slug in workflow::spec_slugs(repo) {
         if !tasks.iter().any(|(t, _, _)| t.slug == slug) {
             let problem = spec_problem(repo, &slug);

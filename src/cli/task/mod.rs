@@ -11,8 +11,8 @@ pub mod show;
 
 use clap::{Args, Subcommand};
 
-use super::run::need_repo;
 use super::{ok, out, CommandError, CommandResult, Context};
+use crate::cli::helper::need_repo;
 use crate::task::state::HistoryEntry;
 use crate::task::{store, workflow};
 use crate::task::{ArbiterDecision, Task, TaskError};
@@ -114,5 +114,5 @@ fn decide(ctx: &Context, slug: &str, mut d: ArbiterDecision, reason: &str) -> Co
         ));
     }
     out(&s)?;
-    crate::cli::run::continue_unblocked(ctx, slug, ok(), false)
+    crate::cli::helper::continue_unblocked(ctx, slug, ok(), false)
 }

@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use crate::cli::run::need_repo;
+use crate::cli::helper::need_repo;
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
 use crate::task::spec::{self, template, valid_slug};
 use crate::task::Example;

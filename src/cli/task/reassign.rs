@@ -5,7 +5,7 @@ use clap::Args;
 
 use super::decide;
 use crate::cli::{CommandError, CommandResult, Context};
-use crate::task::response::normalize_specialist;
+use crate::task::outcome::normalize_specialist;
 use crate::task::{ArbiterDecision, Decision};
 
 /// Reassign a task.

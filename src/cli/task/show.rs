@@ -4,7 +4,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::find;
-use crate::cli::run::need_repo;
+use crate::cli::helper::need_repo;
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
 use crate::task::response::value_text;
 use crate::task::state::{EventKind, HistoryEntry};

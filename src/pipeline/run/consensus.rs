@@ -114,12 +114,7 @@ impl Run<'_> {
                 let voter = self.voter(&d, &voters[0]);
                 let user = text::rebuttal(&q, &d, &voter.model);
                 self.agent_says::<RebuttalAnswer, _>(&voter, "voter", user, |d, a| {
-                    let msg = Message::new(
-                        &voter.role,
-                        "tiebreaker",
-                        MessageKind::Objection,
-                        &a.argument,
-                    );
+                    let msg = to_tiebreaker(&voter.role, MessageKind::Objection, &a.argument);
                     d.record_rebuttal(&voter.model, a);
                     ("rebuts the majority".into(), msg)
                 })
@@ -129,12 +124,7 @@ impl Run<'_> {
                 let user = text::paper(&q, &d, &voter.model);
                 self.agent_says::<PaperAnswer, _>(&voter, "voter", user, |d, a| {
                     let what = format!("argues for {}", a.choice);
-                    let msg = Message::new(
-                        &voter.role,
-                        "tiebreaker",
-                        MessageKind::Proposal,
-                        &a.position,
-                    );
+                    let msg = to_tiebreaker(&voter.role, MessageKind::Proposal, &a.position);
                     d.record_paper(&voter.model, a);
                     (what, msg)
                 })
@@ -147,12 +137,7 @@ impl Run<'_> {
                     } else {
                         "finds the rebuttal not compelling: the majority stands"
                     };
-                    let msg = Message::new(
-                        "tiebreaker",
-                        "all",
-                        MessageKind::Consensus,
-                        &a.justification,
-                    );
+                    let msg = tiebreaker_to_all(&a.justification);
                     d.record_ruling(a);
                     Ok((what.to_string(), msg))
                 })
@@ -161,12 +146,7 @@ impl Run<'_> {
                 let user = text::selection(&q, &d);
                 self.tiebreaker_says::<SelectionAnswer>(&d, user, |d, a| {
                     let what = format!("selects paper {}", a.winner);
-                    let msg = Message::new(
-                        "tiebreaker",
-                        "all",
-                        MessageKind::Consensus,
-                        &a.justification,
-                    );
+                    let msg = tiebreaker_to_all(&a.justification);
                     d.record_selection(a)?;
                     Ok((what, msg))
                 })
@@ -175,12 +155,7 @@ impl Run<'_> {
                 let user = text::unilateral(&q, &d);
                 self.tiebreaker_says::<UnilateralAnswer>(&d, user, |d, a| {
                     let what = format!("decides alone: {}", a.choice);
-                    let msg = Message::new(
-                        "tiebreaker",
-                        "all",
-                        MessageKind::Consensus,
-                        &a.justification,
-                    );
+                    let msg = tiebreaker_to_all(&a.justification);
                     d.record_unilateral(a);
                     Ok((what, msg))
                 })
@@ -584,4 +559,14 @@ fn feedback(d: &Decision) -> String {
         s.push_str(&format!("- objection: {} [{}]\n", o.text, o.evidence));
     }
     s
+}
+
+/// What a voter tells the tiebreaker (a rebuttal, a position paper).
+fn to_tiebreaker(role: &str, kind: MessageKind, text: &str) -> Message {
+    Message::new(role, "tiebreaker", kind, text)
+}
+
+/// What the tiebreaker tells every voter: its justification, as a consensus message.
+fn tiebreaker_to_all(justification: &str) -> Message {
+    Message::new("tiebreaker", "all", MessageKind::Consensus, justification)
 }

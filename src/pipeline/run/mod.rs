@@ -212,11 +212,9 @@ impl<'a> Run<'a> {
     }
 
     fn run_loop(&mut self) -> Result<(), RunError> {
-        self.env.client.set_budget(
-            self.state
-                .budget_usd
-                .map(|b| (b - self.state.spend.cost_usd).max(0.0)),
-        );
+        self.env
+            .client
+            .set_budget_after(self.state.budget_usd, self.state.spend.cost_usd);
         self.state.status = RunStatus::Running;
         self.state.stop = None;
         loop {

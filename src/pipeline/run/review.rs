@@ -91,8 +91,13 @@ impl<'a> Run<'a> {
         let reviewed = match self.review(stage, &attempt.model, &prepared, meta) {
             Ok(r) => r,
             Err(e) => {
-                self.state.stages[idx].attempts.push(attempt);
+                // The answer was paid for: it stays under review, and a resumed run reviews
+                // it instead of asking the stage again.
                 self.rec.keep(commit);
+                self.state.under_review = Some(UnderReview {
+                    attempt,
+                    meta: meta.clone(),
+                });
                 return self.model_failed(stage.as_str(), e);
             }
         };

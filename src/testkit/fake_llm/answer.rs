@@ -1,10 +1,34 @@
-//! Success bodies: what the assistant says (text, tool calls) shaped the way each of the
-//! three services sends it, whole or streamed.
+//! The response to a scripted reply ([`build`]): its raw text or body as written, the
+//! protocol's error, or a success body — what the assistant says (text, tool calls) shaped the
+//! way each of the three services sends it, whole or streamed.
 
 use serde_json::{json, Value};
 
 use super::script::{Reply, Usage, WireProtocol};
-use super::wire::{Built, Ctx, Delivery, JSON};
+use super::wire::{error_body, Built, Ctx, Delivery, JSON, SSE};
+
+/// Builds the response for a reply, honouring the `raw` > `body` > error > success order.
+pub(crate) fn build(ctx: &Ctx<'_>, reply: &Reply) -> Built {
+    let streaming = ctx.delivery == Delivery::Sse;
+    let content_type = if streaming { SSE } else { JSON };
+    if let Some(raw) = &reply.raw {
+        return Built::whole(reply.status, content_type, raw.clone().into_bytes());
+    }
+    if let Some(body) = &reply.body {
+        return Built::whole(reply.status, JSON, body.to_string().into_bytes());
+    }
+    if reply.status >= 400 {
+        let message = reply
+            .text
+            .clone()
+            .unwrap_or_else(|| format!("fake-llm: scripted error {}", reply.status));
+        let body = error_body(ctx.protocol, reply.status, &message);
+        return Built::whole(reply.status, JSON, body.to_string().into_bytes());
+    }
+    let mut built = success(ctx, reply);
+    built.status = reply.status;
+    built
+}
 
 /// What the assistant says: text, then tool calls.
 struct Answer {

@@ -10,6 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 
+use super::answer;
 use super::http::{self, Body, ReadError};
 use super::script::{Fault, Reply, Script};
 use super::wire::{self, Built, Ctx, Delivery, Route};
@@ -283,7 +284,7 @@ async fn handle(mut stream: TcpStream, shared: Shared, mut shutdown: watch::Rece
                     return;
                 }
                 Some(Fault::Truncate) => {
-                    let built = wire::build(&ctx, &reply);
+                    let built = answer::build(&ctx, &reply);
                     let r = http::write(
                         &mut stream,
                         built.status,
@@ -305,7 +306,7 @@ async fn handle(mut stream: TcpStream, shared: Shared, mut shutdown: watch::Rece
                     send(&mut stream, &built, &reply).await
                 }
                 None => {
-                    let built = wire::build(&ctx, &reply);
+                    let built = answer::build(&ctx, &reply);
                     send(&mut stream, &built, &reply).await
                 }
             }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::script::{ModelInfo, Reply, Served, WireProtocol};
+use super::script::{ModelInfo, Served, WireProtocol};
 
 /// Content type of plain JSON answers.
 pub(crate) const JSON: &str = "application/json";
@@ -142,29 +142,6 @@ impl Built {
             chunks,
         }
     }
-}
-
-/// Builds the response for a reply, honouring the `raw` > `body` > error > success order.
-pub(crate) fn build(ctx: &Ctx<'_>, reply: &Reply) -> Built {
-    let streaming = ctx.delivery == Delivery::Sse;
-    let content_type = if streaming { SSE } else { JSON };
-    if let Some(raw) = &reply.raw {
-        return Built::whole(reply.status, content_type, raw.clone().into_bytes());
-    }
-    if let Some(body) = &reply.body {
-        return Built::whole(reply.status, JSON, body.to_string().into_bytes());
-    }
-    if reply.status >= 400 {
-        let message = reply
-            .text
-            .clone()
-            .unwrap_or_else(|| format!("fake-llm: scripted error {}", reply.status));
-        let body = error_body(ctx.protocol, reply.status, &message);
-        return Built::whole(reply.status, JSON, body.to_string().into_bytes());
-    }
-    let mut built = super::answer::success(ctx, reply);
-    built.status = reply.status;
-    built
 }
 
 /// The protocol's own error JSON for a status.

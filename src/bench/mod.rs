@@ -1,20 +1,24 @@
 //! Running the task set on models: each build task asked exactly as a run asks its stage,
 //! each review case reviewed exactly as a run's arbiter reviews a stage, every answer graded
-//! by facts ([`super::grade`]) and summed into one [`FitnessEntry`] per model and role.
+//! by facts ([`grade`]) and summed into one [`FitnessEntry`] per model and role, with each
+//! reviewer's [`selfpref`] figure beside it. The bench sits above [`crate::pipeline`], so it
+//! measures the code runs use; what it measures is kept, and used, below it
+//! ([`crate::routing`]).
 //!
 //! Infrastructure failures are not verdicts: a model that cannot be reached is skipped with
 //! the reason and nothing is recorded for it, rather than scoring 0. A budget stop keeps the
 //! entries already complete and records nothing partial.
 
+pub mod grade;
+pub mod selfpref;
+
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::grade::{grade_build, grade_review, Workspace};
-use super::selfpref::FailedAnswer;
-use super::store::{date_of, Figures, FitnessEntry, TaskFigure};
-use super::tasks::{BuildTask, CaseClass, ReviewCase, TaskSet, TASK_SET_VERSION};
 use crate::arbiter::gather::Brief;
 use crate::arbiter::review::Probes;
 use crate::arbiter::service::Arbiter;
+use crate::clock::date_of;
 use crate::config::{prompt, Config, EditFormat, Role};
 use crate::git::GitError;
 use crate::model::budget::BudgetExceeded;
@@ -22,6 +26,21 @@ use crate::model::{ModelClient, ModelError, Spend};
 use crate::pipeline::context::{file_char_budget, stage_request, OutlineCache, StageContext};
 use crate::pipeline::Stage;
 use crate::privacy::Privacy;
+use crate::routing::store::{Figures, FitnessEntry, TaskFigure};
+use crate::routing::tasks::{BuildTask, CaseClass, ReviewCase, TaskSet, TASK_SET_VERSION};
+use grade::{grade_build, grade_review, Workspace};
+
+/// A build answer the facts failed, with the change its edits made: what
+/// [`selfpref`] has the reviewers judge.
+#[derive(Debug, Clone)]
+pub struct FailedAnswer {
+    /// The model that wrote it.
+    pub author: String,
+    /// The task id.
+    pub task: String,
+    /// What its edits wrote: path → whole new content.
+    pub files: BTreeMap<String, String>,
+}
 
 /// What to measure.
 #[derive(Debug, Clone)]

@@ -7,8 +7,8 @@ use std::collections::HashMap;
 use git2::Repository;
 use serde_json::Value;
 
-use super::format::{parse_note, str_field};
-use super::{NotesError, NOTES_REF};
+use crate::notes::format::{parse_note, str_field};
+use crate::notes::{NotesError, NOTES_REF};
 
 /// Whether `name` is a notes ref the gate reads: [`NOTES_REF`], or a teammate's copy fetched
 /// into `refs/notes/remotes/<remote>/triad`.
@@ -36,13 +36,13 @@ pub(crate) fn notes_refs(repo: &Repository) -> Result<Vec<String>, NotesError> {
 }
 
 /// Whether a note text may hold a verdict line, decided without parsing: a verdict is one of
-/// four words, spelled literally or with a JSON escape, so a note with none of them and no
+/// four words (in any case), spelled literally or with a JSON escape, so a note with none of them and no
 /// backslash holds none (a superset of what parsing finds).
 pub(crate) fn may_carry_verdict(text: &str) -> bool {
     text.contains('\\')
         || ["APPROVE", "FLAG", "REJECT", "HALT"]
             .iter()
-            .any(|v| text.contains(v))
+            .any(|v| crate::notes::contains_word(text, v))
 }
 
 /// Patch id → the verdict lines carrying it, from every note the gate reads.

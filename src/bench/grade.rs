@@ -11,7 +11,6 @@ use git2::{Oid, Repository};
 use serde::{Deserialize, Serialize};
 use tempfile::TempDir;
 
-use super::tasks::{BuildTask, CaseClass, ReviewCase};
 use crate::arbiter::gather::{prepare, Prepared, Subject, TreeFacts};
 use crate::arbiter::{ArbiterReview, Severity, Verdict};
 use crate::git::worktree::run_command;
@@ -19,6 +18,7 @@ use crate::git::{self, Context as _, GitError, TreeFiles};
 use crate::pipeline::answer::{apply_answer, read_answer, ReadAnswer};
 use crate::privacy::Privacy;
 use crate::probe::{ProbePolicy, ProbeSettings};
+use crate::routing::tasks::{BuildTask, CaseClass, ReviewCase};
 use crate::task::outcome::Outcome;
 
 /// How long the hidden tests of one answer may run before they count as failed.

@@ -5,17 +5,16 @@
 //! with "unsupported extension name extensions.refstorage". The gate must not fail open
 //! there, and should not block every push either, so it asks git itself:
 //! `git notes list` once, one `git rev-list`, and one `git cat-file --batch` for the notes of
-//! the pushed commits — the same plan as the libgit2 reader behind [`super::gate::check`].
+//! the pushed commits — the same plan as the libgit2 reader behind [`super::check`].
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use super::format::Effective;
-use super::gate::{Finding, Policy, RefUpdate, Scope};
-use super::gate_index::{is_gate_notes_ref, may_carry_verdict, PatchIndex};
-use super::NotesError;
+use super::index::{is_gate_notes_ref, may_carry_verdict, PatchIndex};
+use super::policy::{Blocked, Finding, Policy, RefUpdate, Scope};
+use crate::notes::NotesError;
 
 /// Runs `git <args>` in `dir` and returns stdout; a failure carries git's stderr.
 pub fn git_output(dir: &Path, args: &[&str]) -> Result<String, NotesError> {
@@ -64,7 +63,7 @@ fn peel_commit(dir: &Path, id: &str) -> Option<String> {
     .filter(|s| !s.is_empty())
 }
 
-/// Checks `pushed` (the updates [`super::gate::check`] kept) with the git CLI.
+/// Checks `pushed` (the updates [`super::check`] kept) with the git CLI.
 pub(crate) fn check(
     dir: &Path,
     remote: &str,
@@ -165,12 +164,14 @@ pub(crate) fn check(
     let mut findings = Vec::new();
     for (commit, blobs) in pushed {
         let own = own_texts(&blobs);
+        let judged = policy.judge(&own);
         let verdict = match patch_ids.get(commit).and_then(|p| index.lines(p)) {
+            _ if matches!(judged, Some(Blocked::Unreadable(_))) => judged,
             Some(lines) if !own.iter().any(|t| may_carry_verdict(t)) => policy.judge_lines(lines),
-            _ => policy.judge(&own),
+            _ => judged,
         };
-        if let Some(effective) = verdict {
-            findings.push(describe(dir, commit, effective)?);
+        if let Some(why) = verdict {
+            findings.push(describe(dir, commit, why)?);
         }
     }
     Ok(findings)
@@ -274,13 +275,13 @@ fn read_blobs<'a>(
     Ok(texts)
 }
 
-fn describe(dir: &Path, commit: &str, effective: Option<Effective>) -> Result<Finding, NotesError> {
+fn describe(dir: &Path, commit: &str, blocked: Blocked) -> Result<Finding, NotesError> {
     let shown = git_output(dir, &["show", "-s", "--format=%h%x00%s", commit])?;
     let (short, subject) = shown.trim_end().split_once('\0').unwrap_or((commit, ""));
     Ok(Finding {
         commit: commit.to_string(),
         short: short.to_string(),
         subject: subject.to_string(),
-        effective,
+        blocked,
     })
 }

@@ -1,4 +1,5 @@
-//! Minimal path globs for TaskSpec scopes: `*` (within a segment), `**` (any depth), `?`.
+//! Minimal path globs, as TaskSpec scopes and the private-file patterns write them: `*` (within a
+//! segment), `**` (any depth), `?`. A leaf: it imports nothing of the crate.
 
 /// Whether `path` (repo-relative, `/`-separated) matches `pattern`.
 ///

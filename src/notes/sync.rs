@@ -1,0 +1,155 @@
+//! Exchanging `refs/notes/triad` with a remote.
+//!
+//! Transfers use the git command line (so credential helpers, SSH config and proxies work);
+//! the merge uses libgit2. Nothing is ever force-pushed: a rejected push means the remote has
+//! verdicts we lack, so we fetch, merge by union and try again, a bounded number of times.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use git2::Repository;
+
+use super::merge::{merge_notes, MergeOutcome};
+use super::{NotesError, NOTES_REF};
+
+/// Rejected pushes answered by a fetch and merge before giving up.
+pub const PUSH_RETRIES: usize = 3;
+
+/// Why an exchange with a remote failed.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// git could not be started.
+    #[error("cannot run git: {0}")]
+    NoGit(String),
+    /// `git fetch` failed.
+    #[error("fetching verdicts from {remote} failed: {stderr}")]
+    Fetch {
+        /// The remote.
+        remote: String,
+        /// What git said.
+        stderr: String,
+    },
+    /// `git push` failed for another reason than the remote having moved.
+    #[error("pushing verdicts to {remote} failed: {stderr}")]
+    Push {
+        /// The remote.
+        remote: String,
+        /// What git said.
+        stderr: String,
+    },
+    /// The remote kept receiving verdicts while we pushed.
+    #[error("{remote} kept receiving new verdicts while pushing; gave up after {tries} tries")]
+    Contended {
+        /// The remote.
+        remote: String,
+        /// Pushes tried.
+        tries: usize,
+    },
+    /// Merging the fetched notes failed.
+    #[error(transparent)]
+    Notes(#[from] NotesError),
+}
+
+/// What a fetch brought.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetched {
+    /// The remote has no verdicts yet.
+    Nothing,
+    /// Its verdicts, merged into ours.
+    Merged(MergeOutcome),
+}
+
+/// The ref holding the remote's verdicts as last fetched.
+pub fn tracking_ref(remote: &str) -> String {
+    format!("refs/notes/remotes/{remote}/triad")
+}
+
+/// Fetches `remote`'s notes into their tracking ref and merges them into ours by union.
+pub fn fetch(repo: &Repository, remote: &str) -> Result<Fetched, SyncError> {
+    let tracking = tracking_ref(remote);
+    // Forced, because the tracking ref is ours alone; refs/notes/triad itself only ever
+    // moves by our merge.
+    let spec = format!("+{NOTES_REF}:{tracking}");
+    let run = git(
+        repo,
+        &[
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            remote,
+            &spec,
+        ],
+    )?;
+    if !run.success {
+        if run.stderr.contains("couldn't find remote ref") {
+            return Ok(Fetched::Nothing);
+        }
+        return Err(SyncError::Fetch {
+            remote: remote.into(),
+            stderr: run.stderr,
+        });
+    }
+    Ok(Fetched::Merged(merge_notes(repo, NOTES_REF, &tracking)?))
+}
+
+/// Pushes `refs/notes/triad` to `remote` without force; a rejection is answered by a fetch
+/// and merge, then another push. `None` when there are no local verdicts; else what each
+/// fetch before the successful push brought, in order.
+pub fn push(repo: &Repository, remote: &str) -> Result<Option<Vec<Fetched>>, SyncError> {
+    if repo.refname_to_id(NOTES_REF).is_err() {
+        return Ok(None);
+    }
+    let spec = format!("{NOTES_REF}:{NOTES_REF}");
+    let mut fetched = Vec::new();
+    for attempt in 0..=PUSH_RETRIES {
+        let run = git(repo, &["push", "--quiet", remote, &spec])?;
+        if run.success {
+            return Ok(Some(fetched));
+        }
+        let rejected = [
+            "[rejected]",
+            "non-fast-forward",
+            "fetch first",
+            "stale info",
+        ]
+        .iter()
+        .any(|m| run.stderr.contains(m));
+        if !rejected {
+            return Err(SyncError::Push {
+                remote: remote.into(),
+                stderr: run.stderr,
+            });
+        }
+        if attempt < PUSH_RETRIES {
+            fetched.push(fetch(repo, remote)?);
+        }
+    }
+    Err(SyncError::Contended {
+        remote: remote.into(),
+        tries: PUSH_RETRIES + 1,
+    })
+}
+
+struct GitRun {
+    success: bool,
+    stderr: String,
+}
+
+/// Where git commands run: the work tree, or the git dir of a bare repository.
+fn git_dir_for_cli(repo: &Repository) -> PathBuf {
+    repo.workdir().unwrap_or_else(|| repo.path()).to_path_buf()
+}
+
+fn git(repo: &Repository, args: &[&str]) -> Result<GitRun, SyncError> {
+    let dir: &Path = &git_dir_for_cli(repo);
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .map_err(|e| SyncError::NoGit(e.to_string()))?;
+    Ok(GitRun {
+        success: output.status.success(),
+        stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+    })
+}

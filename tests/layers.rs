@@ -1,0 +1,766 @@
+//! The layering of `src/`, read from the source itself so it cannot rot silently.
+//!
+//! The layer order is written once, in the `Layers` section of the design comment of
+//! `src/lib.rs`; this test reads it from there. It then reads every import of `src/` (each
+//! `use crate::…`, `use super::…`, `use self::…` tree, and every `crate::x::…` or
+//! `super::x::…` path in code) and fails on:
+//!
+//! - an import of a top-level module that is not on a line above the importer's own;
+//! - a `cli/` subcommand module importing another subcommand's module (they share only
+//!   `cli` itself, its command helper and its error type);
+//! - an import circle between files of one module, unless that module's doc comment names
+//!   the files after the words "Import circle" and says why.
+//!
+//! There are no exceptions: a rule that needs one is a rule to change here and in `lib.rs`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The modules of `cli/` that every subcommand may use: the dispatch and context
+/// (`cli` itself), the shared plumbing and the error type with its hints.
+const CLI_SHARED: &[&str] = &["helper", "error", "explain", "progress"];
+
+/// A module path below the crate root (`["notes", "gate", "cli"]`); the root is empty.
+type ModPath = Vec<String>;
+
+/// One source file of the library, read and stripped.
+struct File {
+    /// Path relative to the package root, `/`-separated.
+    rel: String,
+    /// The module the file is.
+    module: ModPath,
+    /// The text without comments, string and character literals (same byte offsets).
+    code: String,
+    /// The doc comment at the top of the file (`//!` lines), as written.
+    doc: String,
+}
+
+/// One import: where it is and the path it names, resolved against its module.
+struct Import {
+    /// 1-based line.
+    line: usize,
+    /// The absolute path (from the crate root) it names.
+    path: ModPath,
+    /// A `pub use`: a re-export, not a dependence of the file on its target.
+    reexport: bool,
+}
+
+fn src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every `.rs` file of the library crate (the binaries in `src/bin/` and `src/main.rs` use
+/// it as `git_triad::…`, and are not part of it).
+fn library_files() -> Vec<File> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let src = src_dir();
+    let mut paths = Vec::new();
+    walk(&src, &mut paths);
+    let root = src.parent().unwrap();
+    let mut files: Vec<File> = paths
+        .into_iter()
+        .filter(|p| !p.starts_with(src.join("bin")) && *p != src.join("main.rs"))
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            let rel = p
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            File {
+                module: module_of(p.strip_prefix(&src).unwrap()),
+                code: strip(&text),
+                doc: text
+                    .lines()
+                    .take_while(|l| l.starts_with("//!") || l.trim().is_empty())
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+                rel,
+            }
+        })
+        .collect();
+    // `#[path = "x.rs"] mod name;` puts a file elsewhere in the tree than its name says.
+    let mut moved = Vec::new();
+    for f in &files {
+        let mut at = 0;
+        while let Some(i) = f.code[at..].find("#[path") {
+            let start = at + i;
+            at = start + 6;
+            let original = std::fs::read_to_string(root.join(&f.rel)).unwrap();
+            let attr = &original[start..];
+            let Some(q) = attr.find('"') else { continue };
+            let Some(len) = attr[q + 1..].find('"') else {
+                continue;
+            };
+            let target = &attr[q + 1..q + 1 + len];
+            let after = &f.code[start..];
+            let Some(m) = after.find("mod ") else {
+                continue;
+            };
+            let name: String = after[m + 4..]
+                .trim_start()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            let dir = Path::new(&f.rel).parent().unwrap().join(target);
+            let mut module = f.module.clone();
+            module.push(name);
+            moved.push((dir.to_string_lossy().replace('\\', "/"), module));
+        }
+    }
+    for (rel, module) in moved {
+        if let Some(f) = files.iter_mut().find(|f| f.rel == rel) {
+            f.module = module;
+        }
+    }
+    files
+}
+
+/// `notes/gate/mod.rs` → `["notes", "gate"]`; `lib.rs` → `[]`.
+fn module_of(rel: &Path) -> ModPath {
+    let mut parts: Vec<String> = rel
+        .with_extension("")
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The text with comments, string literals and character literals blanked out (newlines
+/// kept, so offsets and line numbers stay those of the file).
+fn strip(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = b.to_vec();
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for c in &mut out[from..to.min(b.len())] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    };
+    let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let mut i = 0;
+    while i < b.len() {
+        if b[i..].starts_with(b"//") {
+            let end = text[i..].find('\n').map_or(b.len(), |n| i + n);
+            blank(&mut out, i, end);
+            i = end;
+        } else if b[i..].starts_with(b"/*") {
+            let (mut depth, mut j) = (1, i + 2);
+            while j < b.len() && depth > 0 {
+                if b[j..].starts_with(b"/*") {
+                    depth += 1;
+                    j += 2;
+                } else if b[j..].starts_with(b"*/") {
+                    depth -= 1;
+                    j += 2;
+                } else {
+                    j += 1;
+                }
+            }
+            blank(&mut out, i, j);
+            i = j;
+        } else if (b[i] == b'r' || b[i..].starts_with(b"br")) && (i == 0 || !ident(b[i - 1])) && {
+            let k = i + if b[i] == b'b' { 2 } else { 1 };
+            let hashes = b[k..].iter().take_while(|c| **c == b'#').count();
+            b.get(k + hashes) == Some(&b'"')
+        } {
+            let k = i + if b[i] == b'b' { 2 } else { 1 };
+            let hashes = b[k..].iter().take_while(|c| **c == b'#').count();
+            let mut close = vec![b'"'];
+            close.extend(std::iter::repeat_n(b'#', hashes));
+            let body = k + hashes + 1;
+            let end = b[body..]
+                .windows(close.len())
+                .position(|w| w == close.as_slice())
+                .map_or(b.len(), |p| body + p + close.len());
+            blank(&mut out, body, end - close.len().min(end - body));
+            i = end;
+        } else if b[i] == b'"' {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            blank(&mut out, i + 1, j);
+            i = j + 1;
+        } else if b[i] == b'\'' {
+            // A character literal ('x', '\n', '\u{1F600}'), not a lifetime ('a).
+            let rest = &b[i + 1..];
+            let len = if rest.first() == Some(&b'\\') {
+                rest.iter().position(|c| *c == b'\'').map(|p| p + 1)
+            } else {
+                let ch = text[i + 1..].chars().next().map_or(1, char::len_utf8);
+                (rest.get(ch) == Some(&b'\'')).then_some(ch + 1)
+            };
+            match len {
+                Some(n) => {
+                    blank(&mut out, i + 1, i + n);
+                    i += n + 1;
+                }
+                None => i += 1,
+            }
+        } else {
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// The byte ranges of inline modules (`mod tests { … }`), in which `super` means the file.
+fn inline_modules(code: &str) -> Vec<(usize, usize)> {
+    let mut ranges = Vec::new();
+    let mut at = 0;
+    while let Some(i) = code[at..].find("mod ") {
+        let start = at + i;
+        at = start + 4;
+        if start > 0 && code[..start].chars().next_back().is_some_and(is_ident) {
+            continue;
+        }
+        let rest = &code[start + 4..];
+        let name_len = rest
+            .trim_start()
+            .chars()
+            .take_while(|c| is_ident(*c))
+            .count();
+        let after = rest.trim_start()[name_len..].trim_start();
+        if name_len == 0 || !after.starts_with('{') {
+            continue;
+        }
+        let open = code.len() - after.len();
+        let mut depth = 0;
+        for (k, c) in code[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        ranges.push((open, open + k));
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    ranges
+}
+
+/// Expands a use tree (`a::{b, c::{d as e, self}}`) into its paths.
+fn expand(prefix: &[String], tree: &str, out: &mut Vec<ModPath>) {
+    let tree = tree.trim();
+    if tree.is_empty() {
+        return;
+    }
+    if let Some(inner) = tree.strip_prefix('{').and_then(|t| t.strip_suffix('}')) {
+        let (mut depth, mut start) = (0, 0);
+        for (i, c) in inner.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                ',' if depth == 0 => {
+                    expand(prefix, &inner[start..i], out);
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        expand(prefix, &inner[start..], out);
+        return;
+    }
+    match tree.find("::") {
+        Some(i) if !tree[..i].contains('{') => {
+            let mut p = prefix.to_vec();
+            p.push(tree[..i].trim().to_string());
+            expand(&p, &tree[i + 2..], out);
+        }
+        _ => {
+            let name = tree.split(" as ").next().unwrap().trim();
+            let mut p = prefix.to_vec();
+            if name != "*" && name != "self" {
+                p.push(name.to_string());
+            }
+            out.push(p);
+        }
+    }
+}
+
+/// Resolves a path written in `module` (`super::x`, `self::y`, `crate::z`) to an absolute
+/// one; `None` for anything else (std, other crates, a local name). `inline` is how many
+/// inline modules the path is written in.
+fn absolute(module: &ModPath, inline: usize, path: &[String]) -> Option<ModPath> {
+    let first = path.first()?.as_str();
+    if first == "crate" {
+        return Some(path[1..].to_vec());
+    }
+    if first != "super" && first != "self" {
+        return None;
+    }
+    // Inside an inline module `self` is that module and each `super` climbs one level of
+    // inline modules before it leaves the file.
+    let mut climbs = inline;
+    let mut base = module.clone();
+    let mut rest = path;
+    while let Some(seg) = rest.first() {
+        match seg.as_str() {
+            "self" => {}
+            "super" if climbs > 0 => climbs -= 1,
+            "super" => {
+                base.pop()?;
+            }
+            _ => break,
+        }
+        rest = &rest[1..];
+    }
+    // A path into the inline module itself (`self::helper` in `mod tests`) stays in the file.
+    if climbs > 0 {
+        return Some(module.clone());
+    }
+    base.extend(rest.iter().cloned());
+    Some(base)
+}
+
+/// Every import of `file`, resolved.
+fn imports(file: &File) -> Vec<Import> {
+    let code = &file.code;
+    let inline = inline_modules(code);
+    let depth = |at: usize| inline.iter().filter(|(a, b)| *a <= at && at < *b).count();
+    let line = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut out = Vec::new();
+    let bytes = code.as_bytes();
+    let boundary =
+        |at: usize| at == 0 || !(is_ident(bytes[at - 1] as char) || bytes[at - 1] == b'$');
+    // Use trees.
+    let mut trees = Vec::new();
+    let mut at = 0;
+    while let Some(i) = code[at..].find("use ") {
+        let start = at + i;
+        at = start + 4;
+        if !boundary(start) {
+            continue;
+        }
+        let Some(end) = code[start..].find(';') else {
+            break;
+        };
+        trees.push((start, start + end));
+        let tree = code[start + 4..start + end]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let head = code[..start].trim_end();
+        let tail = &head[head.rfind("pub").unwrap_or(0)..];
+        let reexport = tail == "pub"
+            || (tail.starts_with("pub(") && tail.ends_with(')') && !tail.contains('\n'));
+        let mut paths = Vec::new();
+        expand(&[], &tree, &mut paths);
+        for p in paths {
+            if let Some(path) = absolute(&file.module, depth(start), &p) {
+                out.push(Import {
+                    line: line(start),
+                    path,
+                    reexport,
+                });
+            }
+        }
+    }
+    // Paths in code: `crate::a::b`, `super::c`, `self::d::e`.
+    for root in ["crate::", "super::", "self::"] {
+        let mut at = 0;
+        while let Some(i) = code[at..].find(root) {
+            let start = at + i;
+            at = start + root.len();
+            if !boundary(start)
+                || code[..start].ends_with("::")
+                || trees.iter().any(|(a, b)| *a <= start && start < *b)
+            {
+                continue;
+            }
+            let chain: String = code[start..]
+                .chars()
+                .take_while(|c| is_ident(*c) || *c == ':')
+                .collect();
+            let segs: Vec<String> = chain
+                .split("::")
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect();
+            if let Some(path) = absolute(&file.module, depth(start), &segs) {
+                out.push(Import {
+                    line: line(start),
+                    path,
+                    reexport: false,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The layers written in the design comment of `src/lib.rs`: the lines of its `Layers`
+/// block, lowest first, each a list of top-level modules.
+fn layers_of_lib() -> Vec<Vec<String>> {
+    let lib = std::fs::read_to_string(src_dir().join("lib.rs")).unwrap();
+    let doc: Vec<&str> = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .map(str::trim)
+        .collect();
+    let start = doc
+        .iter()
+        .position(|l| *l == "## Layers")
+        .expect("src/lib.rs has a `## Layers` section");
+    let open = start
+        + doc[start..]
+            .iter()
+            .position(|l| l.starts_with("```"))
+            .expect("the Layers section has a ```text block");
+    doc[open + 1..]
+        .iter()
+        .take_while(|l| !l.starts_with("```"))
+        .map(|l| {
+            l.split(" — ")
+                .next()
+                .unwrap()
+                .split_whitespace()
+                .map(str::to_string)
+                .collect()
+        })
+        .collect()
+}
+
+/// The top-level modules `src/lib.rs` declares.
+fn declared_modules() -> BTreeSet<String> {
+    let lib = std::fs::read_to_string(src_dir().join("lib.rs")).unwrap();
+    strip(&lib)
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod "))
+        .map(|l| l.trim_end_matches(';').trim().to_string())
+        .collect()
+}
+
+/// The file that holds the item an absolute path names: the deepest module file on the
+/// path, followed through re-exports (`pub use x::Y` in a `mod.rs`) to where `Y` lives.
+struct Resolver {
+    by_module: BTreeMap<ModPath, usize>,
+    /// Per file: re-exported name → the absolute path it stands for; `*` for globs.
+    reexports: BTreeMap<usize, Vec<(String, ModPath)>>,
+}
+
+impl Resolver {
+    fn new(files: &[File], all: &[Vec<Import>]) -> Self {
+        let by_module = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.module.clone(), i))
+            .collect();
+        let mut reexports: BTreeMap<usize, Vec<(String, ModPath)>> = BTreeMap::new();
+        for (i, imports) in all.iter().enumerate() {
+            for imp in imports.iter().filter(|imp| imp.reexport) {
+                let name = imp.path.last().cloned().unwrap_or_default();
+                reexports
+                    .entry(i)
+                    .or_default()
+                    .push((name, imp.path.clone()));
+            }
+        }
+        Resolver {
+            by_module,
+            reexports,
+        }
+    }
+
+    /// The file defining what `path` names.
+    fn file_of(&self, path: &[String]) -> Option<usize> {
+        self.follow(path, 0)
+    }
+
+    fn follow(&self, path: &[String], hops: usize) -> Option<usize> {
+        let k = (0..=path.len())
+            .rev()
+            .find(|k| self.by_module.contains_key(&path[..*k]))?;
+        let file = self.by_module[&path[..k]];
+        let Some(name) = path.get(k) else {
+            return Some(file);
+        };
+        if hops > 8 {
+            return Some(file);
+        }
+        if let Some((_, target)) = self
+            .reexports
+            .get(&file)
+            .and_then(|r| r.iter().find(|(n, _)| n == name))
+        {
+            if target.as_slice() != path {
+                return self.follow(target, hops + 1);
+            }
+        }
+        Some(file)
+    }
+}
+
+#[test]
+fn every_import_points_down_the_documented_layers() {
+    let layers = layers_of_lib();
+    let mut level = BTreeMap::new();
+    for (i, layer) in layers.iter().enumerate() {
+        for m in layer {
+            assert!(
+                level.insert(m.clone(), i).is_none(),
+                "`{m}` is on two lines of the Layers block of src/lib.rs"
+            );
+        }
+    }
+    let declared = declared_modules();
+    let listed: BTreeSet<String> = level.keys().cloned().collect();
+    assert_eq!(
+        declared, listed,
+        "the Layers block of src/lib.rs must list every `pub mod` of src/lib.rs once"
+    );
+    let files = library_files();
+    let mut wrong = Vec::new();
+    for f in &files {
+        let Some(own) = f.module.first() else {
+            continue; // lib.rs declares the modules and imports none
+        };
+        for imp in imports(f) {
+            let Some(target) = imp.path.first() else {
+                continue;
+            };
+            if target == own || !level.contains_key(target) {
+                continue;
+            }
+            if level[target] >= level[own] {
+                wrong.push(format!(
+                    "{}:{}: `{own}` imports `crate::{}`, which is not on a line above it",
+                    f.rel,
+                    imp.line,
+                    imp.path.join("::")
+                ));
+            }
+        }
+    }
+    wrong.sort();
+    wrong.dedup();
+    assert!(
+        wrong.is_empty(),
+        "imports against the layer order of src/lib.rs:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn no_subcommand_imports_another() {
+    let files = library_files();
+    // The modules below `cli`: a path into one of them (not a name of `cli` itself).
+    let children: BTreeSet<&str> = files
+        .iter()
+        .filter_map(|f| match f.module.as_slice() {
+            [cli, name, ..] if cli == "cli" => Some(name.as_str()),
+            _ => None,
+        })
+        .collect();
+    let subcommand = |path: &[String]| -> Option<String> {
+        match path {
+            [cli, name, ..]
+                if cli == "cli"
+                    && children.contains(name.as_str())
+                    && !CLI_SHARED.contains(&name.as_str()) =>
+            {
+                Some(name.clone())
+            }
+            _ => None,
+        }
+    };
+    let mut wrong = Vec::new();
+    for f in &files {
+        let Some(own) = subcommand(&f.module) else {
+            continue;
+        };
+        for imp in imports(f) {
+            if let Some(other) = subcommand(&imp.path) {
+                if other != own {
+                    wrong.push(format!(
+                        "{}:{}: `cli::{own}` imports `crate::{}`; shared plumbing belongs in \
+                         cli::helper, library logic below cli",
+                        f.rel,
+                        imp.line,
+                        imp.path.join("::")
+                    ));
+                }
+            }
+        }
+    }
+    wrong.sort();
+    wrong.dedup();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn files_of_a_module_import_each_other_one_way() {
+    let files = library_files();
+    let all: Vec<Vec<Import>> = files.iter().map(imports).collect();
+    let resolver = Resolver::new(&files, &all);
+    // Edges between files; a re-export forwards a name and is no dependence of its own.
+    let mut edges: Vec<BTreeMap<usize, BTreeSet<String>>> = vec![BTreeMap::new(); files.len()];
+    for (i, imports) in all.iter().enumerate() {
+        for imp in imports.iter().filter(|imp| !imp.reexport) {
+            if let Some(j) = resolver.file_of(&imp.path) {
+                if j != i {
+                    edges[i]
+                        .entry(j)
+                        .or_default()
+                        .insert(imp.path.last().cloned().unwrap_or_default());
+                }
+            }
+        }
+    }
+    let mut wrong = Vec::new();
+    for circle in circles(&edges) {
+        let names: Vec<&File> = circle.iter().map(|i| &files[*i]).collect();
+        // The module holding them all: the longest common prefix of their modules.
+        let mut common = names[0].module.clone();
+        for f in &names {
+            let shared = common
+                .iter()
+                .zip(&f.module)
+                .take_while(|(a, b)| a == b)
+                .count();
+            common.truncate(shared);
+        }
+        let explained = resolver.by_module.get(&common).is_some_and(|m| {
+            let doc = &files[*m].doc;
+            doc.contains("Import circle")
+                && names.iter().all(|f| {
+                    let stem = Path::new(&f.rel).file_stem().unwrap().to_string_lossy();
+                    doc.contains(stem.as_ref())
+                })
+        });
+        if !explained {
+            let mut text = format!("import circle in `crate::{}`:", common.join("::"));
+            for &i in &circle {
+                for (j, what) in &edges[i] {
+                    if circle.contains(j) {
+                        text.push_str(&format!(
+                            "\n  {} -> {}: {}",
+                            files[i].rel,
+                            files[*j].rel,
+                            what.iter().cloned().collect::<Vec<_>>().join(", ")
+                        ));
+                    }
+                }
+            }
+            wrong.push(text);
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The strongly connected components of more than one file (Tarjan's algorithm).
+fn circles(edges: &[BTreeMap<usize, BTreeSet<String>>]) -> Vec<Vec<usize>> {
+    struct Walk<'e> {
+        edges: &'e [BTreeMap<usize, BTreeSet<String>>],
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        stack: Vec<usize>,
+        on_stack: Vec<bool>,
+        next: usize,
+        found: Vec<Vec<usize>>,
+    }
+    impl Walk<'_> {
+        fn visit(&mut self, v: usize) {
+            self.index[v] = Some(self.next);
+            self.low[v] = self.next;
+            self.next += 1;
+            self.stack.push(v);
+            self.on_stack[v] = true;
+            for &w in self.edges[v].keys() {
+                match self.index[w] {
+                    None => {
+                        self.visit(w);
+                        self.low[v] = self.low[v].min(self.low[w]);
+                    }
+                    Some(iw) if self.on_stack[w] => self.low[v] = self.low[v].min(iw),
+                    Some(_) => {}
+                }
+            }
+            if Some(self.low[v]) == self.index[v] {
+                let mut component = Vec::new();
+                while let Some(w) = self.stack.pop() {
+                    self.on_stack[w] = false;
+                    component.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                if component.len() > 1 {
+                    component.sort();
+                    self.found.push(component);
+                }
+            }
+        }
+    }
+    let n = edges.len();
+    let mut walk = Walk {
+        edges,
+        index: vec![None; n],
+        low: vec![0; n],
+        stack: Vec::new(),
+        on_stack: vec![false; n],
+        next: 0,
+        found: Vec::new(),
+    };
+    for v in 0..n {
+        if walk.index[v].is_none() {
+            walk.visit(v);
+        }
+    }
+    walk.found
+}
+
+#[test]
+fn the_reader_sees_what_the_compiler_sees() {
+    // The reader is part of the rule: a stripped comment or string must not hide an import,
+    // and one inside a comment or string must not count.
+    let text =
+        "use crate::a::{b, c::{d as e, self}};\n// use crate::x;\nlet s = \"crate::y::z\";\n\
+                let r = r#\"crate::q\"#; let c = '\"'; let l: &'static str = \"\";\n\
+                mod tests { use super::*; fn f() { super::g(); crate::w::v(); } }\n";
+    let file = File {
+        rel: "src/m/n.rs".into(),
+        module: vec!["m".into(), "n".into()],
+        code: strip(text),
+        doc: String::new(),
+    };
+    let mut got: Vec<String> = imports(&file).iter().map(|i| i.path.join("::")).collect();
+    got.sort();
+    got.dedup();
+    assert_eq!(
+        got,
+        ["a::b", "a::c", "a::c::d", "m::n", "m::n::g", "w::v"],
+        "{}",
+        file.code
+    );
+    assert_eq!(
+        module_of(Path::new("notes/gate/mod.rs")),
+        ["notes".to_string(), "gate".to_string()]
+    );
+}
