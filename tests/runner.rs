@@ -34,3 +34,4 @@ mod tasks;
 mod truthful;
 mod tui;
 mod user_output;
+mod window;

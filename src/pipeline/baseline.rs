@@ -122,6 +122,7 @@ pub fn plain_loop(req: &LoopRequest<'_>) -> Result<LoopOutcome, LoopError> {
             feedback: &feedback,
             facts: "",
             char_budget: file_char_budget(req.config, req.model),
+            hunks: &|_| None,
             outlines: &outlines,
             privacy: &privacy,
         };

@@ -20,6 +20,8 @@ pub enum ModelFailure {
     Schema,
     /// Every candidate model failed (network, provider, circuit breaker).
     Provider,
+    /// The request did not fit the context window of any candidate model; nothing was sent.
+    Window,
 }
 
 /// Why a stage that used up its retries could not rewind.
@@ -258,6 +260,9 @@ impl StopReason {
                     format!("the {step} stage stopped before crossing the budget: {error}")
                 }
                 ModelFailure::Provider => format!("the {step} stage stopped: {error}"),
+                ModelFailure::Window => {
+                    format!("the {step} stage stopped before sending anything: {error}")
+                }
             },
             StopReason::Reconciliation {
                 verdict,
