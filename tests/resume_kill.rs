@@ -133,7 +133,7 @@ fn the_reasons_a_search_block_was_refused_reach_stderr_and_the_log() {
     let r = s.env.triad(&s.repo, &["run", "--task", "wide", "--json"]);
     r.ok();
     let id = run_json(&r.stdout)["run"].as_str().unwrap().to_string();
-    let reason = "1 of 1 edit block(s) refused, so none was applied: calc.py (line 2): SEARCH does not match the current file";
+    let reason = "1 of 1 edit block(s) refused, so none was applied: SEARCH does not match the current file (`calc.py`, line 2)";
     assert!(r.stderr.contains(reason), "{}", r.stderr);
     let log = s.env.triad(&s.repo, &["log", &id]);
     assert!(log.ok().stdout.contains(reason), "{}", log.stdout);

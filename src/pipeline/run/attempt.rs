@@ -420,8 +420,8 @@ fn unstorable_failures(blocks: &[EditBlock], refused: Vec<(String, String)>) -> 
                 .find(|b| check_path(&b.path).is_ok_and(|p| p == path));
             BlockFailure {
                 answer_line: block.map_or(0, |b| b.answer_line),
-                reason: format!("path `{path}` cannot be stored: {why}"),
-                path,
+                reason: format!("cannot be stored: {why}"),
+                path: crate::edit::path::shown(&path),
                 nearest: None,
                 already_applied: false,
                 private: false,
