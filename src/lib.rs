@@ -22,6 +22,7 @@ pub mod probe;
 pub mod redact;
 pub mod report;
 pub mod routing;
+pub mod safe;
 pub mod session;
 pub mod task;
 pub mod tui;

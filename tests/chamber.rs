@@ -1086,3 +1086,34 @@ fn resume_asks_an_arbiter_that_gave_no_synthesis_again() {
         &["resumed after the arbiter gave no synthesis"],
     );
 }
+
+/// A panelist's and the arbiter's text reach `chamber ask`, `show` and `list` as text: an
+/// escape sequence or a right-to-left override is shown, never obeyed.
+#[test]
+fn chamber_output_shows_model_text_escaped() {
+    let hostile = "go\u{1b}]0;pwned\u{7} \u{202e}txt.exe\u{1b}[2J";
+    let escaped = "go^[]0;pwned^G <U+202E>txt.exe^[[2J";
+    let s = Scenario::new(rules(
+        said("model-a", hostile, 8, EV),
+        said("model-c", hostile, 8, EV),
+        false,
+        vec![synthesis(true, hostile, 9)],
+    ));
+    let run = ask_raw(&s, "model-a,model-c", &["--yes"]);
+    run.ok();
+    let obeyed = |t: &str| {
+        t.chars()
+            .any(|c| (c.is_control() && c != '\n' && c != '\t') || c == '\u{202e}')
+    };
+    for (what, text) in [
+        ("ask", run.stdout.clone()),
+        ("ask's stderr", run.stderr.clone()),
+        ("list", ok_out(&s, &["chamber", "list"])),
+    ] {
+        assert!(!obeyed(&text), "chamber {what} printed raw text:\n{text}");
+    }
+    let id = list(&s)[0]["id"].as_str().unwrap().to_string();
+    let shown = show(&s, &id);
+    assert!(!obeyed(&shown), "{shown}");
+    has(&shown, &[escaped]);
+}
