@@ -19,6 +19,7 @@ pub mod notes;
 pub mod pipeline;
 pub mod privacy;
 pub mod probe;
+pub mod process;
 pub mod redact;
 pub mod report;
 pub mod routing;

@@ -298,6 +298,15 @@ pub fn say(line: &str) {
         .write_all(crate::redact::redact(&text).as_bytes());
 }
 
+/// Says each of `done` on stderr as `triad: …`, unless `quiet`.
+pub fn say_each(done: &[String], quiet: bool) {
+    if !quiet {
+        for d in done {
+            say(&format!("triad: {d}"));
+        }
+    }
+}
+
 /// A tokio runtime for the async parts of a command.
 pub fn runtime() -> CommandResult<tokio::runtime::Runtime> {
     tokio::runtime::Builder::new_multi_thread()

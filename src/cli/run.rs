@@ -437,6 +437,7 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let mut loaded = ctx.load_config()?;
     let _lock = lock_run(repo, &args.run_id)?;
+    super::say_each(&crate::git::leftover::clean(repo.commondir()), ctx.quiet);
     let mut state = load_run(repo, &args.run_id)?;
     super::limits::fill(ctx, &mut loaded, &run_models(&state))?;
     if !state.status.resumable() {

@@ -5,6 +5,7 @@
 
 pub mod diff;
 mod id;
+pub mod leftover;
 pub mod record;
 pub mod worktree;
 
