@@ -108,6 +108,7 @@ pub fn fitted_context(c: &StageContext<'_>, limit: usize) -> (String, LeftOut) {
                 path: p,
                 full: None,
                 hunks: None,
+                important: false,
             });
             continue;
         }
@@ -117,6 +118,7 @@ pub fn fitted_context(c: &StageContext<'_>, limit: usize) -> (String, LeftOut) {
                 path: p,
                 full: None,
                 hunks: None,
+                important: false,
             });
             continue;
         };
@@ -141,6 +143,7 @@ pub fn fitted_context(c: &StageContext<'_>, limit: usize) -> (String, LeftOut) {
         }
         full.push_str("```\n");
         items.push(Item {
+            important: c.changed_so_far.contains(&p) || task.contains(p.as_str()),
             path: p,
             map_line,
             full: Some(full),

@@ -3,10 +3,12 @@
 //! Each file in scope steps down, least important first, from its full text to the hunks the
 //! run changed in it (with their enclosing symbols; a file the run has not changed has none),
 //! then to its line in the repository map with its outline, then to its bare path, and last
-//! out of the map. The steps go in that fixed order over all files: every full text goes
-//! before any hunks do, every hunk before any outline. The previous stage's diff steps down
-//! to its list of files after the hunks and before the outlines. What was left out is said in
-//! the prompt and kept in the run record ([`LeftOut`]).
+//! out of the map. The steps go in a fixed order over all files: every full text goes before
+//! anything else; then the previous stage's diff becomes its list of files; then the map of
+//! the files that matter less (neither changed by the run nor named by the TaskSpec) narrows
+//! to bare paths; only then do the hunks of the files that matter go to their outlines, and
+//! last every outline to a path, every path out. What was left out is said in the prompt and
+//! kept in the run record ([`LeftOut`]).
 //!
 //! Importance: files the run changed so far come first, then files the TaskSpec names, then
 //! the smaller before the larger.
@@ -39,6 +41,9 @@ pub struct Item {
     pub full: Option<String>,
     /// Its hunks block, when the run changed it.
     pub hunks: Option<String>,
+    /// Whether the run changed it or the TaskSpec names it: its hunks outlast the outlines
+    /// of the files that do not matter as much.
+    pub important: bool,
 }
 
 impl Item {
@@ -71,18 +76,20 @@ impl Item {
 /// One step down, in the fixed order.
 #[derive(Debug, Clone, Copy)]
 enum Step {
-    /// Every file at the first level, least important first, to the second.
-    Down(Level, Level),
+    /// Every file at the first level, least important first, to the second; with `true`,
+    /// only the files that are not [`Item::important`].
+    Down(Level, Level, bool),
     /// The previous stage's diff to its list of files.
     DiffToFiles,
 }
 
-const STEPS: [Step; 5] = [
-    Step::Down(Level::Full, Level::Hunks),
-    Step::Down(Level::Hunks, Level::Outline),
+const STEPS: [Step; 6] = [
+    Step::Down(Level::Full, Level::Hunks, false),
     Step::DiffToFiles,
-    Step::Down(Level::Outline, Level::Path),
-    Step::Down(Level::Path, Level::Dropped),
+    Step::Down(Level::Outline, Level::Path, true),
+    Step::Down(Level::Hunks, Level::Outline, false),
+    Step::Down(Level::Outline, Level::Path, false),
+    Step::Down(Level::Path, Level::Dropped, false),
 ];
 
 /// Bytes kept for the headings of the "left out" section.
@@ -145,8 +152,8 @@ pub fn plan(
             size += NOTE_RESERVE;
             noted = true;
         }
-        let (from, to) = match step {
-            Step::Down(from, to) => (from, to),
+        let (from, to, lesser_only) = match step {
+            Step::Down(from, to, lesser_only) => (from, to, lesser_only),
             Step::DiffToFiles => {
                 if diff.1 < diff.0 {
                     diff_as_files = true;
@@ -159,7 +166,7 @@ pub fn plan(
             if size <= limit {
                 break;
             }
-            if levels[idx] != from {
+            if levels[idx] != from || (lesser_only && it.important) {
                 continue;
             }
             // A file without hunks (or with hunks no smaller than its text) goes straight
@@ -300,6 +307,7 @@ mod tests {
             map_line: format!("{path}: def f (1-2)\n"),
             full: Some("x".repeat(text)),
             hunks: hunks.map(|n| "h".repeat(n)),
+            important: path != "other.py",
         }
     }
 
@@ -322,7 +330,7 @@ mod tests {
     }
 
     #[test]
-    fn full_texts_go_first_then_hunks_then_the_diff_then_outlines() {
+    fn full_texts_go_first_then_the_diff_then_lesser_outlines_then_hunks() {
         let items = vec![
             item("changed.py", 5_000, Some(300)),
             item("named.py", 3_000, None),
@@ -337,12 +345,18 @@ mod tests {
         assert_eq!(p.levels, [Level::Hunks, Level::Outline, Level::Outline]);
         assert!(!p.diff_as_files);
         assert!(size(&items, &p, 1_800) <= 3_000);
-        // Less still: the previous diff goes to its file list, the hunks to the outline.
-        let p = plan(&items, 1_000, (800, 40), 1_600, usize::MAX);
-        assert_eq!(p.levels, [Level::Outline; 3]);
+        // Less still: the previous diff goes to its file list, then the outline of the file
+        // that matters less, and only then the hunks.
+        let p = plan(&items, 1_000, (800, 40), 2_000, usize::MAX);
+        assert_eq!(p.levels, [Level::Hunks, Level::Outline, Level::Outline]);
         assert!(p.diff_as_files);
+        let p = plan(&items, 1_000, (800, 40), 1_820, usize::MAX);
+        assert_eq!(p.levels, [Level::Hunks, Level::Outline, Level::Path]);
+        let p = plan(&items, 1_000, (800, 40), 1_600, usize::MAX);
+        assert_eq!(p.levels, [Level::Outline, Level::Outline, Level::Path]);
         let left = LeftOut::of(&items, &p);
-        assert_eq!(left.as_outline, ["changed.py", "named.py", "other.py"]);
+        assert_eq!(left.as_outline, ["changed.py", "named.py"]);
+        assert_eq!(left.path_only, 1);
         assert!(left.section().contains("the previous stage's change"));
         // Nearly nothing: bare paths, then nothing, least important first.
         let p = plan(&items, 1_000, (800, 40), 1_500, usize::MAX);
