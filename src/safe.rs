@@ -59,61 +59,49 @@ pub fn line(s: &str) -> String {
     out
 }
 
-/// A whole text: line breaks and tabs kept, every other character a terminal would obey
-/// shown as text.
-pub fn text(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(unsafe_char) {
+/// `s` with every character `bad` picks written by `write`; borrowed when there is none.
+fn replace_where<'a>(
+    s: &'a str,
+    bad: impl Fn(char) -> bool,
+    write: impl Fn(char, &mut String),
+) -> Cow<'a, str> {
+    if !s.chars().any(&bad) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
     for c in s.chars() {
-        if unsafe_char(c) {
-            escaped(c, &mut out);
+        if bad(c) {
+            write(c, &mut out);
         } else {
             out.push(c);
         }
     }
     Cow::Owned(out)
+}
+
+/// A whole text: line breaks and tabs kept, every other character a terminal would obey
+/// shown as text.
+pub fn text(s: &str) -> Cow<'_, str> {
+    replace_where(s, unsafe_char, escaped)
 }
 
 /// Text whose escape sequences are its writer's own (the log's colours, the formatter having
 /// already written any ESC of its content as `\x1b`): everything else a terminal would obey
 /// is shown as [`text`] shows it.
 pub fn styled(s: &str) -> Cow<'_, str> {
-    let bad = |c: char| unsafe_char(c) && c != '\u{1b}';
-    if !s.chars().any(bad) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
-        if bad(c) {
-            escaped(c, &mut out);
-        } else {
-            out.push(c);
-        }
-    }
-    Cow::Owned(out)
+    replace_where(s, |c| unsafe_char(c) && c != '\u{1b}', escaped)
 }
 
 /// Serialized JSON with every character a terminal would obey written as a `\uXXXX` escape:
 /// the same data, safe to print. (Such characters can only stand inside JSON strings, where
 /// the escape means the same.)
 pub fn json(s: &str) -> Cow<'_, str> {
-    if !s.chars().any(unsafe_char) {
-        return Cow::Borrowed(s);
-    }
-    let mut out = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
-        if unsafe_char(c) {
-            let mut units = [0u16; 2];
-            for u in c.encode_utf16(&mut units) {
-                out.push_str(&format!("\\u{u:04x}"));
-            }
-        } else {
-            out.push(c);
+    replace_where(s, unsafe_char, |c, out| {
+        let mut units = [0u16; 2];
+        for u in c.encode_utf16(&mut units) {
+            out.push_str(&format!("\\u{u:04x}"));
         }
-    }
-    Cow::Owned(out)
+    })
 }
 
 /// A command's output: JSON (one document, or one per line) as [`json`] makes it, anything
