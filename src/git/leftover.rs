@@ -1,6 +1,7 @@
 //! What a killed run leaves behind, and its cleanup.
 //!
-//! Every temporary worktree (`git-triad-verify-*`) has a record under
+//! Every temporary worktree (`git-triad-verify-*`), and every scratch copy of a tree that
+//! probes run in (`git-triad-probe-*`), has a record under
 //! `$GIT_COMMON_DIR/triad/sandboxes/`: where it is and the process groups of the commands run
 //! in it. Its owner holds an operating-system lock on the record for as long as the worktree
 //! exists, so a record whose lock can be taken belongs to a process that died without
@@ -13,6 +14,7 @@ use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
@@ -21,6 +23,17 @@ use crate::process::Group;
 
 /// How the directories of temporary worktrees are named.
 pub const PREFIX: &str = "git-triad-verify-";
+
+/// How the scratch copies probes run in are named.
+pub const PROBE_PREFIX: &str = "git-triad-probe-";
+
+/// Whether `dir` is named as a directory of ours is: only such a one is ever removed.
+fn ours(dir: &Path) -> bool {
+    dir.file_name().is_some_and(|n| {
+        let n = n.to_string_lossy();
+        n.starts_with(PREFIX) || n.starts_with(PROBE_PREFIX)
+    })
+}
 
 /// Records younger than this that cannot be read yet are left alone: their owner may be
 /// between creating and writing them.
@@ -40,12 +53,29 @@ struct Entry {
     groups: Vec<Group>,
 }
 
-/// The record of one live temporary worktree, locked by this process while it lives.
+/// The record of one live temporary worktree, locked by this process while it lives and
+/// deleted when dropped (its worktree is gone by then).
 #[derive(Debug)]
 pub struct Record {
-    file: File,
+    inner: Mutex<Held>,
     path: PathBuf,
+}
+
+/// The locked file and what it says.
+#[derive(Debug)]
+struct Held {
+    file: File,
     entry: Entry,
+}
+
+impl Held {
+    fn save(&mut self) -> std::io::Result<()> {
+        let text = serde_json::to_vec(&self.entry).map_err(std::io::Error::other)?;
+        self.file.set_len(0)?;
+        self.file.rewind()?;
+        self.file.write_all(&text)?;
+        self.file.flush()
+    }
 }
 
 /// Where the records of `git_common_dir` are.
@@ -68,9 +98,8 @@ impl Record {
             .create_new(true)
             .open(&path)?;
         file.try_lock().map_err(std::io::Error::other)?;
-        let mut record = Record {
+        let mut held = Held {
             file,
-            path,
             entry: Entry {
                 dir: dir.to_path_buf(),
                 worktree: worktree.to_path_buf(),
@@ -78,14 +107,18 @@ impl Record {
                 groups: Vec::new(),
             },
         };
-        record.save()?;
-        Ok(record)
+        held.save()?;
+        Ok(Record {
+            inner: Mutex::new(held),
+            path,
+        })
     }
 
     /// Adds the process group of a command started in the worktree.
-    pub fn add_group(&mut self, group: Group) {
-        self.entry.groups.push(group);
-        if let Err(e) = self.save() {
+    pub fn add_group(&self, group: Group) {
+        let mut held = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        held.entry.groups.push(group);
+        if let Err(e) = held.save() {
             tracing::warn!(
                 "cannot record process group {} in {}: {e}",
                 group.pgid,
@@ -93,17 +126,11 @@ impl Record {
             );
         }
     }
+}
 
-    fn save(&mut self) -> std::io::Result<()> {
-        let text = serde_json::to_vec(&self.entry).map_err(std::io::Error::other)?;
-        self.file.set_len(0)?;
-        self.file.rewind()?;
-        self.file.write_all(&text)?;
-        self.file.flush()
-    }
-
-    /// Deletes the record: its worktree is gone. The lock goes with the file handle.
-    pub fn remove(self) {
+impl Drop for Record {
+    fn drop(&mut self) {
+        // The lock goes with the file handle, after the file is gone.
         let _ = std::fs::remove_file(&self.path);
     }
 }
@@ -165,10 +192,10 @@ pub fn clean(git_common_dir: &Path) -> Vec<String> {
     // Temporary worktrees git still lists that no record accounts for.
     for wt in listed(git_common_dir) {
         let Some(dir) = wt.parent() else { continue };
-        let ours = dir
+        let verify = dir
             .file_name()
             .is_some_and(|n| n.to_string_lossy().starts_with(PREFIX));
-        if ours && !live.contains(&wt) && remove_worktree(git_common_dir, &wt, dir) {
+        if verify && !live.contains(&wt) && remove_worktree(git_common_dir, &wt, dir) {
             said.push(format!(
                 "removed the temporary worktree {} left by a killed run",
                 wt.display()
@@ -192,10 +219,7 @@ fn remove_worktree(git_common_dir: &Path, worktree: &Path, dir: &Path) -> bool {
     let path = worktree.to_string_lossy();
     git(git_common_dir, &["worktree", "remove", "--force", &path]);
     // Only ever a directory named like ours.
-    if dir
-        .file_name()
-        .is_some_and(|n| n.to_string_lossy().starts_with(PREFIX))
-    {
+    if ours(dir) {
         let _ = std::fs::remove_dir_all(dir);
     }
     existed
@@ -241,10 +265,22 @@ mod tests {
         let dir = tmp.path().join(format!("{PREFIX}abc"));
         std::fs::create_dir_all(dir.join("wt")).unwrap();
         let record = Record::create(&git_dir, &dir, &dir.join("wt")).unwrap();
+        record.add_group(crate::process::Group {
+            pgid: i32::MAX - 7,
+            start: None,
+        });
         assert!(clean(&git_dir).is_empty(), "its owner holds it");
         assert!(dir.exists());
-        // The owner dies without cleaning up: its lock goes with it, the record stays.
+        // What an owner that died leaves: the record, unlocked.
+        let text = std::fs::read_to_string(records_dir(&git_dir).join(format!("{PREFIX}abc.json")))
+            .unwrap();
+        assert!(
+            text.contains(&format!("\"pgid\":{}", i32::MAX - 7)),
+            "{text}"
+        );
         drop(record);
+        assert_eq!(std::fs::read_dir(records_dir(&git_dir)).unwrap().count(), 0);
+        std::fs::write(records_dir(&git_dir).join("dead.json"), &text).unwrap();
         let said = clean(&git_dir);
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(

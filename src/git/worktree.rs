@@ -18,8 +18,9 @@ use crate::process::{self, Group};
 pub struct TempWorktree {
     repo_dir: PathBuf,
     path: PathBuf,
-    record: Mutex<Option<Record>>,
     _dir: tempfile::TempDir,
+    // Dropped last: the worktree and its directory are gone by then.
+    record: Record,
 }
 
 impl TempWorktree {
@@ -54,8 +55,8 @@ impl TempWorktree {
         Ok(TempWorktree {
             repo_dir: repo_dir.to_path_buf(),
             path,
-            record: Mutex::new(Some(record)),
             _dir: dir,
+            record,
         })
     }
 
@@ -68,14 +69,7 @@ impl TempWorktree {
     /// with the worktree so that a later cleanup can kill what a killed run left running.
     pub fn run(&self, command: &str, timeout: Duration, tail_lines: usize) -> CommandOutcome {
         run_in(&self.path, command, timeout, tail_lines, &|group| {
-            if let Some(r) = self
-                .record
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_mut()
-            {
-                r.add_group(group);
-            }
+            self.record.add_group(group)
         })
     }
 }
@@ -99,9 +93,6 @@ impl Drop for TempWorktree {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
-        if let Some(r) = self.record.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            r.remove();
-        }
     }
 }
 
@@ -207,8 +198,9 @@ pub fn run_command(
     run_in(dir, command, timeout, tail_lines, &|_| {})
 }
 
-/// [`run_command`], telling `started` the command's process group once it runs.
-fn run_in(
+/// [`run_command`], telling `started_in` the command's process group once it runs (to record
+/// it: [`super::leftover::Record::add_group`]).
+pub fn run_in(
     dir: &Path,
     command: &str,
     timeout: Duration,
