@@ -491,7 +491,8 @@ fn a_failing_panelist_leaves_its_providers_other_models_in_service() {
             "--yes",
         ],
     );
-    run.ok();
+    // Synthesized, it waits for the founder's action.
+    run.expect_code(6);
     let out = parse(&run.stdout);
     assert!(count(&s, "p1-model-d") >= 2, "model-d was asked and failed");
     assert!(
@@ -1100,7 +1101,7 @@ fn chamber_output_shows_model_text_escaped() {
         vec![synthesis(true, hostile, 9)],
     ));
     let run = ask_raw(&s, "model-a,model-c", &["--yes"]);
-    run.ok();
+    run.expect_code(6);
     let obeyed = |t: &str| {
         t.chars()
             .any(|c| (c.is_control() && c != '\n' && c != '\t') || c == '\u{202e}')
