@@ -24,6 +24,38 @@ pub fn clip(text: &str, max: usize) -> String {
     format!("{}… ({} more bytes)", &text[..end], text.len() - end)
 }
 
+/// Most bytes of a path shown in a message; a longer one loses its middle ([`path`]).
+pub const PATH_BYTES: usize = 120;
+
+/// `text` in at most about `max` bytes, its middle left out when it is longer: the start
+/// and the end of a path both say something (where it is, what it is), and a message keeps
+/// room for its reason.
+pub fn elide(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let half = max / 2;
+    let mut head = half;
+    while !text.is_char_boundary(head) {
+        head -= 1;
+    }
+    let mut tail = text.len() - half;
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!(
+        "{}…({} bytes)…{}",
+        &text[..head],
+        tail - head,
+        &text[tail..]
+    )
+}
+
+/// A path as a message shows it: [`elide`]d to [`PATH_BYTES`].
+pub fn path(p: &str) -> String {
+    elide(p, PATH_BYTES)
+}
+
 /// At most [`LIST_ITEMS`] of `items`, each clipped to [`ITEM_BYTES`], then one line saying
 /// how many more there were (counted up to [`COUNT_LIMIT`]). Consumes lazily: a list of a
 /// million errors is never built.
@@ -52,6 +84,20 @@ mod tests {
         assert_eq!(clip("short", 10), "short");
         assert_eq!(clip("ééé", 3), "é… (4 more bytes)");
         assert!(clip(&"x".repeat(1_000_000), 300).len() < 330);
+    }
+
+    #[test]
+    fn long_paths_lose_their_middle_and_keep_both_ends() {
+        assert_eq!(path("src/a.py"), "src/a.py");
+        let long = format!("src/{}/deep/file.py", "d".repeat(5_000));
+        let shown = path(&long);
+        assert!(shown.len() < PATH_BYTES + 30, "{}", shown.len());
+        assert!(
+            shown.starts_with("src/ddd") && shown.ends_with("dd/deep/file.py"),
+            "{shown}"
+        );
+        assert!(shown.contains("…(4897 bytes)…"), "{shown}");
+        assert_eq!(elide("ééééé", 4), "é…(6 bytes)…é");
     }
 
     #[test]

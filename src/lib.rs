@@ -10,6 +10,7 @@
 //! `tests/layers.rs` reads this block and every import of `src/`, with no exceptions.
 //!
 //! ```text
+//! safe process — leaves below the leaves: model text made terminal-safe, the processes a run started
 //! exit bounded redact fsguard clock glob — leaves: exit codes, bounds, redaction, guarded reads, time and ids, globs
 //! code — tree-sitter facts about source files
 //! edit — edit blocks: parsing and applying them safely
@@ -51,9 +52,11 @@ pub mod notes;
 pub mod pipeline;
 pub mod privacy;
 pub mod probe;
+pub mod process;
 pub mod redact;
 pub mod report;
 pub mod routing;
+pub mod safe;
 pub mod session;
 pub mod task;
 pub mod tui;

@@ -460,6 +460,58 @@ fn a_claimed_consensus_over_a_confident_split_is_overruled_and_minorities_are_ke
 
 // --- 4. A degraded panel ---
 
+/// One model of a provider that keeps failing takes only itself offline: the circuit breaker
+/// is per model, so the healthy arbiter on the same server still synthesizes, and the failure
+/// names the part the model played (a chamber panelist), not the role its calls go through.
+#[test]
+fn a_failing_panelist_leaves_its_providers_other_models_in_service() {
+    let mut r = disagreeing(9, 9, vec![synthesis(false, "", 4)]);
+    r.push(
+        Rule::named("p1-model-d")
+            .model("model-d")
+            .reply(Reply::status(500))
+            .repeat_last(true),
+    );
+    let s = panel_scenario(r);
+    let run = triad(
+        &s,
+        &[
+            "-c",
+            "breaker.failure_threshold=2",
+            "-c",
+            "transport.max_retries=3",
+            "chamber",
+            "ask",
+            QUESTION,
+            "--panel",
+            "model-a,model-c,model-d",
+            "--arbiter",
+            "model-b",
+            "--json",
+            "--yes",
+        ],
+    );
+    // Synthesized, it waits for the founder's action.
+    run.expect_code(6);
+    let out = parse(&run.stdout);
+    assert!(count(&s, "p1-model-d") >= 2, "model-d was asked and failed");
+    assert!(
+        count(&s, "synth") >= 1,
+        "the arbiter on the same server answered"
+    );
+    let degraded = "degraded panel: 2 of 3 panelists answered; did not answer: model-d";
+    has(&notices(&out), &[degraded]);
+    let stored = stored(&s, &id(&out), "session.json");
+    has(
+        &stored,
+        &["no model could answer for the chamber panelist: model-d"],
+    );
+    assert!(
+        !stored.contains("for the arbiter role"),
+        "the panelist's failure names the wrong role: {stored}"
+    );
+}
+
 #[test]
 fn a_panelist_that_fails_degrades_the_panel_and_says_so() {
     let mut r = disagreeing(9, 9, vec![synthesis(false, "", 4)]);
@@ -1034,4 +1086,35 @@ fn resume_asks_an_arbiter_that_gave_no_synthesis_again() {
         &notices(&rec),
         &["resumed after the arbiter gave no synthesis"],
     );
+}
+
+/// A panelist's and the arbiter's text reach `chamber ask`, `show` and `list` as text: an
+/// escape sequence or a right-to-left override is shown, never obeyed.
+#[test]
+fn chamber_output_shows_model_text_escaped() {
+    let hostile = "go\u{1b}]0;pwned\u{7} \u{202e}txt.exe\u{1b}[2J";
+    let escaped = "go^[]0;pwned^G <U+202E>txt.exe^[[2J";
+    let s = Scenario::new(rules(
+        said("model-a", hostile, 8, EV),
+        said("model-c", hostile, 8, EV),
+        false,
+        vec![synthesis(true, hostile, 9)],
+    ));
+    let run = ask_raw(&s, "model-a,model-c", &["--yes"]);
+    run.expect_code(6);
+    let obeyed = |t: &str| {
+        t.chars()
+            .any(|c| (c.is_control() && c != '\n' && c != '\t') || c == '\u{202e}')
+    };
+    for (what, text) in [
+        ("ask", run.stdout.clone()),
+        ("ask's stderr", run.stderr.clone()),
+        ("list", ok_out(&s, &["chamber", "list"])),
+    ] {
+        assert!(!obeyed(&text), "chamber {what} printed raw text:\n{text}");
+    }
+    let id = list(&s)[0]["id"].as_str().unwrap().to_string();
+    let shown = show(&s, &id);
+    assert!(!obeyed(&shown), "{shown}");
+    has(&shown, &[escaped]);
 }

@@ -346,6 +346,7 @@ fn a_grammar_bound_local_model_may_write_every_file_a_task_must_change() {
                 feedback: "",
                 facts: "",
                 char_budget: file_char_budget(&loaded.config, model),
+                hunks: &|_| None,
                 outlines: &outlines,
                 privacy: &no_privacy(),
             },

@@ -393,7 +393,9 @@ fn private_files_never_reach_a_model_and_cannot_be_edited() {
     // The edit to .env was refused with the reason, and nothing was applied.
     let retry = s.requests_for("implement")[1].to_string();
     assert!(
-        retry.contains(".env is a private file (its name matches the private-file pattern `.env`)"),
+        retry.contains(
+            "a private file (its name matches the private-file pattern `.env`), withheld from models and never edited: leave it out of your answer: `.env`"
+        ),
         "{retry}"
     );
     let branch = out["branch"].as_str().unwrap();

@@ -716,7 +716,13 @@ async fn breaker_opens_after_threshold_and_refuses_without_sending() {
             .rule(
                 Rule::named("down")
                     .protocol(WireProtocol::OpenAi)
+                    .model("model-a")
                     .reply(Reply::status(500)),
+            )
+            .rule(
+                Rule::named("healthy")
+                    .model("model-b")
+                    .reply(Reply::text("model-b is fine")),
             )
             .rule(Rule::named("claude").reply(Reply::text("anthropic is fine"))),
         &[
@@ -736,22 +742,24 @@ async fn breaker_opens_after_threshold_and_refuses_without_sending() {
     );
     assert!(err.to_string().contains("offline"), "{err}");
 
-    for model in ["model-a", "model-b"] {
-        let err = h.chat(&[model], &request("two")).await.unwrap_err();
-        let text = err.to_string();
-        assert!(
-            text.contains("provider fake-openai is offline"),
-            "{model}: {text}"
-        );
-    }
+    let err = h.chat(&["model-a"], &request("two")).await.unwrap_err();
+    let text = err.to_string();
+    assert!(text.contains("model-a is offline"), "{text}");
+    assert!(
+        text.contains("no model could answer for the implementer role"),
+        "{text}"
+    );
     assert_eq!(
         h.chat_requests(WireProtocol::OpenAi).len(),
         3,
-        "an open circuit sends nothing, for every model of the provider"
+        "an open circuit sends nothing"
     );
 
-    // Other providers are unaffected.
-    let c = h.chat(&["claude-fake"], &request("three")).await.unwrap();
+    // The circuit is the model's: another model of the same provider is still called, and
+    // so are other providers.
+    let c = h.chat(&["model-b"], &request("three")).await.unwrap();
+    assert_eq!(c.response.text, "model-b is fine");
+    let c = h.chat(&["claude-fake"], &request("four")).await.unwrap();
     assert_eq!(c.response.text, "anthropic is fine");
 }
 

@@ -133,7 +133,7 @@ fn the_reasons_a_search_block_was_refused_reach_stderr_and_the_log() {
     let r = s.env.triad(&s.repo, &["run", "--task", "wide", "--json"]);
     r.ok();
     let id = run_json(&r.stdout)["run"].as_str().unwrap().to_string();
-    let reason = "1 of 1 edit block(s) refused, so none was applied: calc.py (line 2): SEARCH does not match the current file";
+    let reason = "1 of 1 edit block(s) refused, so none was applied: SEARCH does not match the current file (`calc.py`, line 2)";
     assert!(r.stderr.contains(reason), "{}", r.stderr);
     let log = s.env.triad(&s.repo, &["log", &id]);
     assert!(log.ok().stdout.contains(reason), "{}", log.stdout);
@@ -152,6 +152,133 @@ fn spawn_triad(s: &Scenario, args: &[&str]) -> std::process::Child {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap()
+}
+
+/// The pids of processes whose command line is `sleep <seconds>`.
+fn sleepers(seconds: &str) -> Vec<u32> {
+    let want = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want.as_bytes())
+        })
+        .collect()
+}
+
+/// Waits (at most a minute, polling) until `done` holds.
+fn wait_until(what: &str, done: impl Fn() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what} never happened"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The worktrees git lists for the scenario's repository.
+fn worktrees(s: &Scenario) -> Vec<String> {
+    s.git(&["worktree", "list", "--porcelain"])
+        .lines()
+        .filter_map(|l| l.strip_prefix("worktree "))
+        .map(str::to_string)
+        .collect()
+}
+
+/// A run killed (SIGKILL, or SIGTERM) while its verify command runs leaves nothing behind
+/// once resumed: no command running, no temporary worktree listed or on disk.
+#[test]
+fn a_run_killed_during_its_verify_command_leaves_nothing_after_resume() {
+    for (signal, seconds) in [(libc::SIGKILL, "2117"), (libc::SIGTERM, "2118")] {
+        let s = Scenario::new(happy_rules());
+        // The first verify command sleeps; every later one passes at once.
+        let marker = s.env.root().join("verified-once");
+        s.env.write_user_config(&format!(
+            "{}\n[verify]\ncommand = \"test -f {m} || {{ touch {m}; sleep {seconds}; }}\"\ntimeout_secs = 3000\n",
+            crate::common::fake_user_config(&s.server.base_url()),
+            m = marker.display()
+        ));
+        let mut run = spawn_triad(&s, &["run", "--task", "add-sub"]);
+        wait_until("the verify command's start", || {
+            !sleepers(seconds).is_empty()
+        });
+        let temporary: Vec<String> = worktrees(&s)
+            .into_iter()
+            .filter(|w| w.contains("git-triad-verify-"))
+            .collect();
+        assert_eq!(temporary.len(), 1, "{:?}", worktrees(&s));
+        // SAFETY: kill(2) on the child this test spawned.
+        unsafe { libc::kill(run.id() as i32, signal) };
+        run.wait().unwrap();
+        if signal == libc::SIGTERM {
+            wait_until("the sleep's end with its run", || {
+                sleepers(seconds).is_empty()
+            });
+        }
+
+        let id = only_run(&s).expect("the run is recorded");
+        let resumed = s.env.triad(&s.repo, &["resume", &id, "--json"]);
+        resumed.ok();
+        assert_eq!(run_json(&resumed.stdout)["status"], "approved");
+        assert!(
+            resumed.stderr.contains("removed the temporary worktree"),
+            "{}",
+            resumed.stderr
+        );
+        // After a SIGTERM the run killed its command itself; after a SIGKILL the resume did.
+        assert_eq!(
+            resumed.stderr.contains("left running (process group"),
+            signal == libc::SIGKILL,
+            "{}",
+            resumed.stderr
+        );
+        wait_until("the sleep's end", || sleepers(seconds).is_empty());
+        assert_eq!(worktrees(&s).len(), 1, "{:?}", worktrees(&s));
+        assert!(!Path::new(&temporary[0]).exists(), "{}", temporary[0]);
+        let records = s.repo.join(".git/triad/sandboxes");
+        assert_eq!(
+            std::fs::read_dir(&records).map_or(0, |d| d.count()),
+            0,
+            "records of live worktrees only"
+        );
+    }
+}
+
+/// `git triad local stop` and `init --uninstall` clean what a killed run left too.
+#[test]
+fn local_stop_and_uninstall_clean_what_a_killed_run_left() {
+    for (command, seconds) in [
+        (&["local", "stop"][..], "2119"),
+        (&["init", "--uninstall"], "2120"),
+    ] {
+        let s = Scenario::new(happy_rules());
+        s.env.write_user_config(&format!(
+            "{}\n[verify]\ncommand = \"sleep {seconds}\"\ntimeout_secs = 3000\n",
+            crate::common::fake_user_config(&s.server.base_url()),
+        ));
+        let mut run = spawn_triad(&s, &["run", "--task", "add-sub"]);
+        wait_until("the verify command's start", || {
+            !sleepers(seconds).is_empty()
+        });
+        run.kill().unwrap();
+        run.wait().unwrap();
+        assert_eq!(worktrees(&s).len(), 2, "{:?}", worktrees(&s));
+        let cleaned = s.env.triad(&s.repo, command);
+        cleaned.ok();
+        assert!(
+            cleaned
+                .all()
+                .to_lowercase()
+                .contains("removed the temporary worktree"),
+            "{command:?}: {}",
+            cleaned.all()
+        );
+        wait_until("the sleep's end", || sleepers(seconds).is_empty());
+        assert_eq!(worktrees(&s).len(), 1, "{command:?}: {:?}", worktrees(&s));
+    }
 }
 
 /// Waits (at most a minute, polling) until the server has received `n` requests matching

@@ -33,6 +33,8 @@ mod session;
 mod sha256;
 mod task_runs;
 mod tasks;
+mod terminal;
 mod truthful;
 mod tui;
 mod user_output;
+mod window;

@@ -768,3 +768,30 @@ fn resuming_a_finished_session_says_where_it_stands() {
         "no model was asked anything"
     );
 }
+
+/// What the manager says reaches the transcript, `session show` and `session list` as text:
+/// an escape sequence or a right-to-left override is shown, never obeyed.
+#[test]
+fn session_output_shows_model_text_escaped() {
+    let hostile = "Done\u{1b}]0;pwned\u{7} \u{202e}txt.exe\u{1b}[2J";
+    let escaped = "Done^[]0;pwned^G <U+202E>txt.exe^[[2J";
+    let s = scenario(
+        "model-c",
+        vec![c_rule("manager", MANAGER, vec![Reply::text(hostile)])],
+    );
+    let script_path = script(&s, "Say something.\n");
+    let r = session(&s, &script_path, &[]);
+    r.ok();
+    let obeyed = |t: &str| {
+        t.chars()
+            .any(|c| (c.is_control() && c != '\n' && c != '\t') || c == '\u{202e}')
+    };
+    assert!(!obeyed(&r.stdout) && !obeyed(&r.stderr), "{}", r.stdout);
+    says(&r.stdout, escaped);
+    let id = session_id(&r.stdout);
+    let show = s.env.triad(&s.repo, &["session", "show", &id]);
+    assert!(!obeyed(&show.ok().stdout), "{}", show.stdout);
+    says(&show.stdout, escaped);
+    let list = s.env.triad(&s.repo, &["session", "list"]);
+    assert!(!obeyed(&list.ok().stdout), "{}", list.stdout);
+}

@@ -1025,3 +1025,36 @@ fn property_no_task_is_dropped_and_only_deciders_terminate() {
     let reached: BTreeSet<_> = transitions.iter().map(|(_, to)| *to).collect();
     assert_eq!(reached.len(), TaskState::ALL.len() - 1, "{reached:?}");
 }
+
+#[test]
+fn a_task_spec_whose_id_is_not_its_file_name_is_refused_naming_both() {
+    let (env, dir, _repo) = setup();
+    env.write_files(
+        &dir,
+        &[(
+            ".triad/tasks/add-mul.toml",
+            "id = \"add-div\"\ntitle = \"Add mul\"\ndescription = \"calc.py needs mul.\"\n",
+        )],
+    );
+    env.commit_all(&dir, "task: add-mul");
+    let run = env.triad(&dir, &["run", "--task", "add-mul"]);
+    run.expect_code(2);
+    assert_contains(
+        &run.stderr,
+        ".triad/tasks/add-mul.toml says `id = \"add-div\"`, but its file name makes the task `add-mul`",
+    );
+    assert_contains(&run.stderr, "rename the file to add-div.toml");
+    assert!(
+        !dir.join(".git/refs/triad/runs").exists(),
+        "no run was started"
+    );
+    let list = env.triad(&dir, &["task", "list"]);
+    list.ok();
+    let row = list
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("add-mul"))
+        .unwrap();
+    assert_contains(row, "INVALID");
+    assert_contains(row, "says `id = \"add-div\"`");
+}

@@ -3,6 +3,8 @@
 //! Each bench is its own crate and uses only part of this module.
 #![allow(dead_code)]
 
+pub mod bookend;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;

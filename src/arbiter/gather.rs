@@ -49,18 +49,7 @@ pub fn gather(
     let old_files = old.map(|t| TreeFiles::new(repo, t.clone()));
     let new_files = TreeFiles::new(repo, new.clone());
     let diff_text = git::render_diff(&files, &|f, h| {
-        let lang = code::Lang::from_path(&f.path)?;
-        let src = new_files.text(&f.path)?;
-        let start = h.new_start.max(1);
-        let end = (h.new_start + h.new_lines.max(1))
-            .saturating_sub(1)
-            .max(start);
-        code::innermost(lang, &src, start, end).map(|s| {
-            format!(
-                "{} {} (lines {}-{})",
-                s.kind, s.name, s.start_line, s.end_line
-            )
-        })
+        code::hunk_label(&f.path, &new_files.text(&f.path)?, h.new_start, h.new_lines)
     });
     let changes: Vec<ChangedFile> = files
         .iter()

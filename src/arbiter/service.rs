@@ -88,6 +88,7 @@ impl<'a> Arbiter<'a> {
         if self.candidates.is_empty() {
             return Err(ModelError::AllFailed {
                 role: Role::Arbiter,
+                purpose: None,
                 failures: vec![(
                     reviewed_model.to_string(),
                     "no arbiter model differs from the reviewed model".into(),

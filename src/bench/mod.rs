@@ -319,6 +319,7 @@ impl Bench<'_> {
                         feedback: "",
                         facts: "",
                         char_budget: file_char_budget(self.config, model),
+                        hunks: &|_| None,
                         outlines: &outlines,
                         privacy,
                     },

@@ -78,6 +78,10 @@ pub fn run_hints(state: &RunState) -> Vec<String> {
             ModelFailure::Budget => vec![format!(
                 "continue with a higher cap: git triad resume {run} --budget <USD>"
             )],
+            ModelFailure::Window => vec![
+                "nothing was sent: make the input smaller (the TaskSpec's requirements and scope) or give the role a model with a larger window (-c roles.<role>.models=...)".into(),
+                format!("then: git triad resume {run}"),
+            ],
             ModelFailure::Provider => vec![
                 format!("when the provider is back: git triad resume {run}"),
                 "`git triad models list` shows which models are reachable".into(),

@@ -411,6 +411,7 @@ pub fn resume_run(ctx: &Context, run_id: &str, budget: Option<f64>, json: bool) 
     let repo = need_repo(ctx)?;
     let mut loaded = ctx.load_config()?;
     let _lock = lock_run(repo, run_id)?;
+    super::say_each(&crate::git::leftover::clean(repo.commondir()), ctx.quiet);
     let mut state = load_run(repo, run_id)?;
     fill_limits(ctx, &mut loaded, &run_models(&state))?;
     crate::pipeline::resume::prepare(repo, &mut state, budget)

@@ -44,6 +44,10 @@ pub fn run(ctx: &Context, args: &LocalArgs) -> CommandResult {
             }
         }
         LocalCommand::Stop => {
+            // What killed runs left in this repository goes too.
+            if let Some(repo) = &ctx.repo {
+                super::say_each(&crate::git::leftover::clean(repo.commondir()), ctx.quiet);
+            }
             let outcomes = local::stop(&cache);
             if outcomes.is_empty() {
                 out("no local server started by git triad is running\n")?;

@@ -271,18 +271,14 @@ pub fn run(cli: Cli) -> CommandResult {
     }
 }
 
-/// Writes to stdout, secrets redacted, turning a closed pipe into a quiet exit. On a
-/// terminal, control characters (from model text) are shown, not obeyed; a pipe gets the
-/// bytes as they are.
+/// Writes to stdout, secrets redacted, turning a closed pipe into a quiet exit. Control
+/// and bidirectional characters (from model text) are shown, never obeyed, on a terminal and
+/// in a pipe alike (the pipe may end in `less -R` or a terminal later); JSON keeps its data
+/// exact, as `\u` escapes ([`crate::safe::output`]).
 pub fn out(text: &str) -> CommandResult<()> {
-    use std::io::IsTerminal;
     let mut stdout = std::io::stdout().lock();
     let text = crate::redact::redact(text);
-    let text = if stdout.is_terminal() {
-        crate::tui::text::clean_text(&text)
-    } else {
-        text.into_owned()
-    };
+    let text = crate::safe::output(&text);
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
     Ok(())
@@ -296,6 +292,15 @@ pub fn say(line: &str) {
     let _ = std::io::stderr()
         .lock()
         .write_all(crate::redact::redact(&text).as_bytes());
+}
+
+/// Says each of `done` on stderr as `triad: …`, unless `quiet`.
+pub fn say_each(done: &[String], quiet: bool) {
+    if !quiet {
+        for d in done {
+            say(&format!("triad: {d}"));
+        }
+    }
 }
 
 /// A tokio runtime for the async parts of a command.

@@ -36,5 +36,5 @@ pub use evidence::{evidence, evidence_with, ChangedFile, EvidenceOptions, Findin
 pub use imports::{added_imports, imports, Import};
 pub use lang::Lang;
 pub use source::{DirSource, FileSource, GitTreeSource};
-pub use symbols::{enclosing, innermost, outline, Symbol};
+pub use symbols::{enclosing, hunk_label, innermost, outline, Symbol};
 pub use syntax::{new_syntax_issues, syntax_issues, SyntaxIssue};

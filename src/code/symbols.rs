@@ -37,6 +37,22 @@ pub fn enclosing(lang: Lang, source: &str, line: u32) -> Vec<Symbol> {
     enclosing_in(&outline(lang, source), line, line)
 }
 
+/// The definition a diff hunk sits in, as a rendered diff labels it (`function add (lines
+/// 1-2)`): the smallest one containing the hunk's new-side lines `new_start` and the
+/// `new_lines` after it, in the file at `path` whose new text is `source`; `None` for a
+/// language without symbols or a hunk outside every definition.
+pub fn hunk_label(path: &str, source: &str, new_start: u32, new_lines: u32) -> Option<String> {
+    let lang = Lang::from_path(path)?;
+    let start = new_start.max(1);
+    let end = (new_start + new_lines.max(1)).saturating_sub(1).max(start);
+    innermost(lang, source, start, end).map(|s| {
+        format!(
+            "{} {} (lines {}-{})",
+            s.kind, s.name, s.start_line, s.end_line
+        )
+    })
+}
+
 /// The smallest definition containing the whole 1-based range `[start, end]`.
 pub fn innermost(lang: Lang, source: &str, start: u32, end: u32) -> Option<Symbol> {
     innermost_in(&outline(lang, source), start, end)

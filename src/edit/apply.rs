@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::parse::EditBlock;
-use super::path::{check_path, PathError};
+use super::path::{check_path, shown, PathError};
 
 /// Largest file an edit may produce.
 pub const MAX_FILE_BYTES: usize = 1024 * 1024;
@@ -55,7 +55,7 @@ impl BlockFailure {
     /// A failure of `block` for `reason`, without nearest lines.
     pub(super) fn of(block: &EditBlock, reason: String) -> Self {
         BlockFailure {
-            path: crate::bounded::clip(&block.path, crate::bounded::ITEM_BYTES),
+            path: super::path::shown(&block.path),
             answer_line: block.answer_line,
             reason,
             nearest: None,
@@ -90,35 +90,36 @@ pub fn apply_blocks(
         let path = match check_path(&block.path) {
             Ok(p) => p,
             Err(e) => {
-                failures.push(fail(e.to_string()));
+                failures.push(fail(e.why()));
                 continue;
             }
         };
         if !allowed(&path) {
-            failures.push(fail(format!(
-                "{path} is outside the task's scope; only files the TaskSpec's [scope] includes may change"
-            )));
+            failures.push(fail(
+                "outside the task's scope: only files the TaskSpec's [scope] includes may change"
+                    .to_string(),
+            ));
             continue;
         }
         if base.through_symlink(&path) {
-            failures.push(fail(PathError::Symlink(path.clone()).to_string()));
+            failures.push(fail(PathError::Symlink(shown(&path)).why()));
             continue;
         }
         // Before its content is read for matching: nothing of it may reach the feedback.
         if let Some(why) = base.withheld(&path) {
             let mut f = fail(format!(
-                "{path} is a private file ({why}); it is withheld from models and cannot be edited: leave it out of your answer"
+                "a private file ({why}), withheld from models and never edited: leave it out of your answer"
             ));
             f.private = true;
             failures.push(f);
             continue;
         }
         if let Err(why) = storable(base, &files, &path) {
-            failures.push(fail(format!("path `{path}` cannot be stored: {why}")));
+            failures.push(fail(format!("cannot be stored: {why}")));
             continue;
         }
         if block.search.contains('\0') || block.replace.contains('\0') {
-            failures.push(fail(format!("{path}: binary content cannot be edited")));
+            failures.push(fail("binary content cannot be edited".to_string()));
             continue;
         }
         let current: Option<String> = match files.get(&path) {
@@ -126,17 +127,14 @@ pub fn apply_blocks(
             None => match base.read(&path) {
                 Some(bytes) => {
                     if bytes.contains(&0) {
-                        failures.push(fail(format!(
-                            "{path} is a binary file and cannot be edited"
-                        )));
+                        failures.push(fail("a binary file, which cannot be edited".to_string()));
                         continue;
                     }
                     match String::from_utf8(bytes) {
                         Ok(s) => Some(s),
                         Err(_) => {
-                            failures.push(fail(format!(
-                                "{path} is not UTF-8 text and cannot be edited"
-                            )));
+                            failures
+                                .push(fail("not UTF-8 text, so it cannot be edited".to_string()));
                             continue;
                         }
                     }
@@ -150,19 +148,19 @@ pub fn apply_blocks(
         }
         let result = match (&current, block.search.is_empty()) {
             (None, true) => Ok(block.replace.clone()),
-            (None, false) => Err(fail(format!(
-                "{path} does not exist; to create it, leave SEARCH empty"
-            ))),
+            (None, false) => Err(fail(
+                "the file does not exist; to create it, leave SEARCH empty".to_string(),
+            )),
             (Some(text), true) if text.trim().is_empty() => Ok(block.replace.clone()),
             (Some(text), true) => {
                 if text.contains(block.replace.trim()) && !block.replace.trim().is_empty() {
-                    let mut f = fail(format!("{path} already contains this content"));
+                    let mut f = fail("the file already contains this content".to_string());
                     f.already_applied = true;
                     Err(f)
                 } else {
-                    Err(fail(format!(
-                        "{path} already exists; an empty SEARCH only creates new files — copy the lines to change into SEARCH"
-                    )))
+                    Err(fail(
+                        "the file already exists; an empty SEARCH only creates new files — copy the lines to change into SEARCH".to_string(),
+                    ))
                 }
             }
             (Some(text), false) => replace_once(text, block).map_err(|mut f| {
@@ -174,7 +172,7 @@ pub fn apply_blocks(
             Ok(new_text) => {
                 if new_text.len() > MAX_FILE_BYTES {
                     failures.push(fail(format!(
-                        "{path} would be {} bytes; files over {} bytes are refused",
+                        "the file would be {} bytes, and files over {} bytes are refused",
                         new_text.len(),
                         MAX_FILE_BYTES
                     )));
@@ -203,6 +201,7 @@ fn storable(
     path: &str,
 ) -> Result<(), String> {
     if base.kind(path) == Some(EntryKind::Dir) {
+        let path = shown(path);
         return Err(format!(
             "`{path}` is a directory in the repository; write the files inside it (`{path}/<name>`), not the directory itself"
         ));
@@ -211,12 +210,14 @@ fn storable(
         let dir = &path[..i];
         if base.kind(dir) == Some(EntryKind::File) {
             return Err(format!(
-                "`{dir}` is a file in the repository, so it cannot also be a directory"
+                "`{}` is a file in the repository, so it cannot also be a directory",
+                shown(dir)
             ));
         }
         if files.contains_key(dir) {
             return Err(format!(
-                "another block of this answer writes `{dir}` as a file, so it cannot also be a directory"
+                "another block of this answer writes `{}` as a file, so it cannot also be a directory",
+                shown(dir)
             ));
         }
     }
@@ -224,7 +225,9 @@ fn storable(
     if let Some((other, _)) = files.range(inside.clone()..).next() {
         if other.starts_with(&inside) {
             return Err(format!(
-                "another block of this answer writes `{other}`, so `{path}` must be a directory, not a file"
+                "another block of this answer writes `{}`, so `{}` must be a directory, not a file",
+                shown(other),
+                shown(path)
             ));
         }
     }
@@ -505,5 +508,46 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ok.files.len(), 3);
+    }
+
+    #[test]
+    fn a_refusal_of_a_long_path_says_why_first_and_keeps_both_ends_of_the_path() {
+        use crate::edit::{render_failures, summarize_failures};
+        let long = format!("src/{}/evil.py", "d/".repeat(1_500));
+        let longest = format!("src/{}/evil.py", "d/".repeat(2_500));
+        assert!(longest.len() > 5_000);
+        let cases = [
+            (block(&long, "", "x\n"), "outside the task's scope"),
+            (block(&format!("/{long}"), "", "x\n"), "absolute"),
+            (
+                block(&format!("../{long}"), "", "x\n"),
+                "escapes the repository",
+            ),
+            (block(&longest, "", "x\n"), "longer than 4096 bytes"),
+        ];
+        for (b, why) in cases {
+            let e = apply_blocks(&base(), &[b], &|p| !p.starts_with("src/d")).unwrap_err();
+            let s = summarize_failures(&e, 0);
+            assert!(
+                s.starts_with(&format!(
+                    "1 of 1 edit block(s) refused, so none was applied: {why}"
+                )),
+                "{s}"
+            );
+            assert!(
+                s.contains("d//evil.py`, line 1)"),
+                "the path's end is kept: {s}"
+            );
+            assert!(
+                s.matches("bytes)…").count() <= 2,
+                "elided once per path: {s}"
+            );
+            assert!(s.len() < 500, "{} bytes: {s}", s.len());
+            let feedback = render_failures(&e, 0);
+            assert!(
+                feedback.contains(why) && feedback.len() < 1_000,
+                "{feedback}"
+            );
+        }
     }
 }

@@ -13,45 +13,85 @@ use crate::bounded;
 /// Longest path accepted, in bytes (Linux's `PATH_MAX`).
 pub const MAX_PATH_BYTES: usize = 4096;
 
-/// Why a path was refused.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// Why a path was refused. Its message says why first, then the path (invisible characters
+/// escaped, its middle left out when long: [`shown`]); [`PathError::why`] is the reason
+/// alone, for messages that name the path apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PathError {
     /// Empty or only separators.
-    #[error("the path is empty")]
     Empty,
     /// `/x`, `C:\x`, `~/x`.
-    #[error("`{0}` is absolute; paths must be relative to the repository root")]
     Absolute(String),
     /// `..` climbing above the root.
-    #[error("`{0}` escapes the repository")]
     Escapes(String),
     /// Inside `.git`.
-    #[error("`{0}` is inside .git/, which is never edited")]
     GitDir(String),
     /// A component another file system reads as `.git`.
-    #[error("`{path}` is inside .git/, which is never edited: `{component}` is a name for .git on macOS (HFS+) or Windows (NTFS)")]
     GitAlias {
-        /// The path, with invisible characters escaped.
+        /// The path, as [`shown`].
         path: String,
-        /// The component, with invisible characters escaped.
+        /// The component, as [`shown`].
         component: String,
     },
     /// Goes through a symbolic link.
-    #[error("`{0}` goes through a symbolic link; links are never followed or edited")]
     Symlink(String),
     /// NUL or control characters.
-    #[error("`{0}` contains control characters")]
     Control(String),
     /// Longer than any file system takes.
-    #[error("`{0}` is longer than {MAX_PATH_BYTES} bytes")]
     TooLong(String),
 }
 
-/// A path as an error message shows it: invisible characters escaped, at most a few hundred
-/// bytes (the model chose it).
-fn shown(p: &str) -> String {
-    let head = bounded::clip(p, bounded::ITEM_BYTES);
-    bounded::clip(&escape_invisible(&head), bounded::ITEM_BYTES)
+impl PathError {
+    /// Why the path was refused, without the path.
+    pub fn why(&self) -> String {
+        match self {
+            PathError::Empty => "the path is empty".into(),
+            PathError::Absolute(_) => {
+                "absolute, and paths must be relative to the repository root".into()
+            }
+            PathError::Escapes(_) => "escapes the repository".into(),
+            PathError::GitDir(_) => "inside .git/, which is never edited".into(),
+            PathError::GitAlias { component, .. } => format!(
+                "inside .git/, which is never edited (`{component}` is a name for .git on macOS (HFS+) or Windows (NTFS))"
+            ),
+            PathError::Symlink(_) => {
+                "goes through a symbolic link, and links are never followed or edited".into()
+            }
+            PathError::Control(_) => "contains control characters".into(),
+            PathError::TooLong(_) => format!("longer than {MAX_PATH_BYTES} bytes"),
+        }
+    }
+
+    /// The refused path, as [`shown`]; `None` for an empty one.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            PathError::Empty => None,
+            PathError::Absolute(p)
+            | PathError::Escapes(p)
+            | PathError::GitDir(p)
+            | PathError::GitAlias { path: p, .. }
+            | PathError::Symlink(p)
+            | PathError::Control(p)
+            | PathError::TooLong(p) => Some(p),
+        }
+    }
+}
+
+impl std::fmt::Display for PathError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.path() {
+            Some(p) => write!(f, "{}: `{p}`", self.why()),
+            None => f.write_str(&self.why()),
+        }
+    }
+}
+
+impl std::error::Error for PathError {}
+
+/// A path as an error message shows it, after the reason: invisible characters escaped,
+/// its middle left out past [`bounded::PATH_BYTES`] (the model chose it).
+pub fn shown(p: &str) -> String {
+    bounded::path(&escape_invisible(p))
 }
 
 /// `p` with control characters and the code points HFS+ ignores written as escapes.
@@ -200,7 +240,7 @@ mod tests {
         let e = check_path(".git\u{200c}/hooks/pre-commit").unwrap_err();
         assert_eq!(
             e.to_string(),
-            "`.git\\u{200c}/hooks/pre-commit` is inside .git/, which is never edited: `.git\\u{200c}` is a name for .git on macOS (HFS+) or Windows (NTFS)"
+            "inside .git/, which is never edited (`.git\\u{200c}` is a name for .git on macOS (HFS+) or Windows (NTFS)): `.git\\u{200c}/hooks/pre-commit`"
         );
         // Names that only look alike are files like any other.
         for path in [

@@ -11,11 +11,11 @@ pub fn render_failures(failures: &[BlockFailure], applied_ok: usize) -> String {
     let shown = crate::bounded::LIST_ITEMS;
     for (i, f) in failures.iter().enumerate().take(shown) {
         s.push_str(&format!(
-            "{}. {} (block at answer line {}): {}\n",
+            "{}. {}: `{}` (block at answer line {})\n",
             i + 1,
+            f.reason,
             f.path,
-            f.answer_line,
-            f.reason
+            f.answer_line
         ));
         if let Some(n) = &f.nearest {
             s.push_str("   The closest lines in the current file are:\n");
@@ -43,10 +43,11 @@ pub fn render_failures(failures: &[BlockFailure], applied_ok: usize) -> String {
 const SUMMARY_ITEMS: usize = 3;
 
 /// Most bytes of one refusal reason in [`summarize_failures`].
-const SUMMARY_REASON_BYTES: usize = 160;
+const SUMMARY_REASON_BYTES: usize = 200;
 
 /// One line saying why blocks were refused, for the run record, `git triad log` and the
-/// progress on stderr: the first few reasons, each bounded, then a count of the rest.
+/// progress on stderr: the first few reasons, each bounded and before its path (whose middle
+/// goes when it is long), then a count of the rest.
 pub fn summarize_failures(failures: &[BlockFailure], applied_ok: usize) -> String {
     let reasons: Vec<String> = failures
         .iter()
@@ -54,10 +55,11 @@ pub fn summarize_failures(failures: &[BlockFailure], applied_ok: usize) -> Strin
         .map(|f| {
             let reason = f.reason.replace(['\n', '\r'], " ");
             format!(
-                "{} (line {}): {}",
-                crate::bounded::clip(&f.path.replace(['\n', '\r'], " "), 80),
-                f.answer_line,
-                crate::bounded::clip(&reason, SUMMARY_REASON_BYTES)
+                "{} (`{}`, line {})",
+                crate::bounded::clip(&reason, SUMMARY_REASON_BYTES),
+                // Already bounded, its middle left out (`edit::path::shown`).
+                f.path.replace(['\n', '\r'], " "),
+                f.answer_line
             )
         })
         .collect();
@@ -101,8 +103,11 @@ mod tests {
             .collect();
         failures[1].reason = long;
         let s = summarize_failures(&failures, 2);
-        assert!(s.starts_with("7 of 9 edit block(s) refused, so none was applied: f0.py (line 1): reason 0; f1.py"), "{s}");
-        assert!(s.contains("f2.py (line 1): reason 2; … and 4 more"), "{s}");
+        assert!(s.starts_with("7 of 9 edit block(s) refused, so none was applied: reason 0 (`f0.py`, line 1); rrr"), "{s}");
+        assert!(
+            s.contains("reason 2 (`f2.py`, line 1); … and 4 more"),
+            "{s}"
+        );
         assert!(!s.contains('\n') && s.len() < 700, "{} bytes: {s}", s.len());
     }
 }

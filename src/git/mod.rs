@@ -5,6 +5,7 @@
 
 pub mod diff;
 mod id;
+pub mod leftover;
 pub mod record;
 pub mod worktree;
 
@@ -219,7 +220,9 @@ pub fn signature(repo: &Repository) -> Signature<'static> {
         })
 }
 
-/// Creates a commit without moving any ref; the message passes the redactor.
+/// Creates a commit without moving any ref; the message passes the redactor, and whatever
+/// in it a terminal would obey is written as text ([`crate::safe::text`]): `git log` prints
+/// commit messages raw.
 pub fn commit(
     repo: &Repository,
     tree: Oid,
@@ -236,6 +239,7 @@ pub fn commit(
     let sig = signature(repo);
     // Stage summaries and run events come from models and servers.
     let message = crate::redact::redact(message);
+    let message = crate::safe::text(&message);
     repo.commit(None, &sig, &sig, &message, &tree, &refs)
         .ctx("writing a commit")
 }

@@ -1,4 +1,6 @@
-//! Temporary `git worktree`s for running the verify command without touching the user's tree.
+//! Temporary `git worktree`s for running the verify command without touching the user's tree,
+//! and the commands run in them, which never outlive git triad ([`crate::process`]; what a
+//! killed run leaves is cleaned by [`super::leftover`]).
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -7,23 +9,34 @@ use std::process::{Command, Stdio};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::leftover::{self, Record};
 use super::GitError;
+use crate::process::{self, Group};
 
-/// A detached worktree that removes itself when dropped.
+/// A detached worktree that removes itself when dropped. Its record
+/// ([`leftover::Record`]) says it is in use for as long as it exists.
 pub struct TempWorktree {
     repo_dir: PathBuf,
     path: PathBuf,
     _dir: tempfile::TempDir,
+    // Dropped last: the worktree and its directory are gone by then.
+    record: Record,
 }
 
 impl TempWorktree {
     /// Checks out `commit` into a new temporary worktree of the repository at `repo_dir`.
     pub fn add(repo_dir: &Path, commit: &str) -> Result<TempWorktree, GitError> {
         let dir = tempfile::Builder::new()
-            .prefix("git-triad-verify-")
+            .prefix(leftover::PREFIX)
             .tempdir()
             .map_err(|e| GitError::Command(format!("cannot create a temporary directory: {e}")))?;
         let path = dir.path().join("wt");
+        // Recorded before it exists, so a kill at any point leaves a record to clean by.
+        let common = git2::Repository::open(repo_dir)
+            .map(|r| r.commondir().to_path_buf())
+            .map_err(|e| GitError::Command(format!("cannot open the repository: {e}")))?;
+        let record = Record::create(&common, dir.path(), &path)
+            .map_err(|e| GitError::Command(format!("cannot record the temporary worktree: {e}")))?;
         let out = Command::new("git")
             .arg("-C")
             .arg(repo_dir)
@@ -43,12 +56,21 @@ impl TempWorktree {
             repo_dir: repo_dir.to_path_buf(),
             path,
             _dir: dir,
+            record,
         })
     }
 
     /// Where the files are.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Runs `command` in the worktree as [`run_command`] does, its process group recorded
+    /// with the worktree so that a later cleanup can kill what a killed run left running.
+    pub fn run(&self, command: &str, timeout: Duration, tail_lines: usize) -> CommandOutcome {
+        run_in(&self.path, command, timeout, tail_lines, &|group| {
+            self.record.add_group(group)
+        })
     }
 }
 
@@ -173,6 +195,18 @@ pub fn run_command(
     timeout: Duration,
     tail_lines: usize,
 ) -> CommandOutcome {
+    run_in(dir, command, timeout, tail_lines, &|_| {})
+}
+
+/// [`run_command`], telling `started_in` the command's process group once it runs (to record
+/// it: [`super::leftover::Record::add_group`]).
+pub fn run_in(
+    dir: &Path,
+    command: &str,
+    timeout: Duration,
+    tail_lines: usize,
+    started_in: &dyn Fn(Group),
+) -> CommandOutcome {
     let started = Instant::now();
     let mut cmd = Command::new("sh");
     cmd.arg("-c")
@@ -187,6 +221,7 @@ pub fn run_command(
         use std::os::unix::process::CommandExt;
         // Own process group, so a timeout kills the command's children too.
         cmd.process_group(0);
+        process::die_with_parent(&mut cmd);
         // One pipe for both streams keeps their lines in the order they were written.
         match shared_pipe() {
             Ok((read, out, err)) => {
@@ -205,6 +240,12 @@ pub fn run_command(
         Ok(c) => c,
         Err(e) => return not_started(command, &e),
     };
+    // Killed with git triad, whatever kills it; recorded for a cleanup after a SIGKILL.
+    let group = Group::of_child(child.id());
+    let _registered = group.as_ref().map(process::register);
+    if let Some(g) = group {
+        started_in(g);
+    }
     if let Some(out) = child.stdout.take() {
         streams.push(Box::new(out));
     }

@@ -1,4 +1,6 @@
-//! A circuit breaker per provider: after repeated failures, stop calling it for a while.
+//! A circuit breaker per model: after repeated failures, stop calling it for a while. Per
+//! model, not per provider: one model failing on a server (a broken quantization, a model
+//! the server cannot load) says nothing of the other models it serves.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -16,7 +18,7 @@ enum State {
     Probing,
 }
 
-/// What the breaker says about calling a provider now.
+/// What the breaker says about calling a model now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Permit {
     /// Call normally.
@@ -27,7 +29,7 @@ pub enum Permit {
     Refused(Duration),
 }
 
-/// Breakers for every provider of a process.
+/// Breakers for every model of a process, by registry name.
 #[derive(Debug)]
 pub struct Breakers {
     threshold: u32,
@@ -50,11 +52,11 @@ impl Breakers {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Asks to call `provider` now.
-    pub fn permit(&self, provider: &str) -> Permit {
+    /// Asks to call `model` now.
+    pub fn permit(&self, model: &str) -> Permit {
         let mut map = self.lock();
         let state = map
-            .entry(provider.to_string())
+            .entry(model.to_string())
             .or_insert(State::Closed { failures: 0 });
         match *state {
             State::Closed { .. } => Permit::Allowed,
@@ -73,16 +75,16 @@ impl Breakers {
     }
 
     /// Records a successful call: the circuit closes.
-    pub fn success(&self, provider: &str) {
+    pub fn success(&self, model: &str) {
         self.lock()
-            .insert(provider.to_string(), State::Closed { failures: 0 });
+            .insert(model.to_string(), State::Closed { failures: 0 });
     }
 
     /// Records a failed attempt; returns true when this failure opened the circuit.
-    pub fn failure(&self, provider: &str) -> bool {
+    pub fn failure(&self, model: &str) -> bool {
         let mut map = self.lock();
         let state = map
-            .entry(provider.to_string())
+            .entry(model.to_string())
             .or_insert(State::Closed { failures: 0 });
         let next = match *state {
             State::Closed { failures } if failures + 1 < self.threshold => State::Closed {
@@ -98,9 +100,9 @@ impl Breakers {
         opened
     }
 
-    /// Whether the circuit of `provider` is open right now (for listings).
-    pub fn is_open(&self, provider: &str) -> bool {
-        matches!(self.lock().get(provider), Some(State::Open { until }) if Instant::now() < *until)
+    /// Whether the circuit of `model` is open right now (for listings).
+    pub fn is_open(&self, model: &str) -> bool {
+        matches!(self.lock().get(model), Some(State::Open { until }) if Instant::now() < *until)
     }
 }
 

@@ -143,6 +143,11 @@ pub struct CallRecord {
     pub input_tokens: u64,
     /// Completion tokens.
     pub output_tokens: u64,
+    /// Bytes of prompt text sent, which calibrate the token estimate of the model's family
+    /// against `input_tokens` ([`super::window::Calibration`]); 0 in lines written before
+    /// they were kept.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub prompt_bytes: u64,
     /// Cost in USD at the registry's prices.
     pub cost_usd: f64,
     /// Wall time of the successful exchange or of the last failed one, in milliseconds.
@@ -155,6 +160,10 @@ pub struct CallRecord {
     /// before runs were recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// What a set of calls cost: USD, tokens and model latency, summed from the client's call
@@ -227,23 +236,6 @@ impl Ledger {
         f.write_all(line.as_bytes())
     }
 
-    /// USD spent since the start of the current UTC day and month: `(day, month)`.
-    pub fn spent_this_period(&self, now_unix: u64) -> (f64, f64) {
-        let day_start = crate::clock::day_start_unix(now_unix);
-        let month_start = crate::clock::month_start_unix(now_unix);
-        let mut day = 0.0;
-        let mut month = 0.0;
-        for r in self.read().unwrap_or_default() {
-            if r.ts >= month_start {
-                month += r.cost_usd;
-            }
-            if r.ts >= day_start {
-                day += r.cost_usd;
-            }
-        }
-        (day, month)
-    }
-
     /// Every record, skipping lines that do not parse.
     pub fn read(&self) -> std::io::Result<Vec<CallRecord>> {
         match std::fs::read_to_string(&self.path) {
@@ -257,6 +249,23 @@ impl Ledger {
     }
 }
 
+/// USD that `records` spent since the start of the UTC day and month of `now_unix`:
+/// `(day, month)`.
+pub fn spent_in_period(records: &[CallRecord], now_unix: u64) -> (f64, f64) {
+    let day_start = crate::clock::day_start_unix(now_unix);
+    let month_start = crate::clock::month_start_unix(now_unix);
+    let mut day = 0.0;
+    let mut month = 0.0;
+    for r in records {
+        if r.ts >= month_start {
+            month += r.cost_usd;
+        }
+        if r.ts >= day_start {
+            day += r.cost_usd;
+        }
+    }
+    (day, month)
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@ use super::budget::{self, BudgetExceeded, BudgetGuard, CallRecord, Ledger, Spend
 use super::structured;
 use super::transport::{RetryPolicy, Transport, TransportError};
 use super::types::{ChatRequest, ChatResponse, Message, Usage};
+use super::window::{self, Calibration, Estimator, Overflow, Room, Window};
 use crate::config::{Config, ModelConfig, ProviderConfig, Role};
 use crate::redact::Secret;
 
@@ -31,12 +32,26 @@ pub enum ModelError {
     #[error(transparent)]
     Budget(#[from] BudgetExceeded),
     /// Every model of the role failed or was unavailable.
-    #[error("no model could answer for the {role} role: {}", summarize(.failures))]
+    #[error("no model could answer for the {}: {}", serving(*.role, .purpose.as_deref()), summarize(.failures))]
     AllFailed {
         /// The role.
         role: Role,
+        /// What the call was for when the role alone does not say it (`chamber-panelist`):
+        /// the request's [`ChatRequest::purpose`].
+        purpose: Option<String>,
         /// Each model tried, with why it failed.
         failures: Vec<(String, String)>,
+    },
+    /// The request does not fit the context window of any model that could take it;
+    /// nothing was sent.
+    #[error("the request for the {} does not fit the context window of its models: {}", serving(*.role, .purpose.as_deref()), overflows.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    TooLarge {
+        /// The role.
+        role: Role,
+        /// What the call was for, as in [`ModelError::AllFailed`].
+        purpose: Option<String>,
+        /// The figures, per model.
+        overflows: Vec<Overflow>,
     },
     /// The answer did not follow the schema, even after one repair request.
     #[error("{model} answered with JSON that does not follow the `{schema}` schema, even after a repair request: {}", .errors.join("; "))]
@@ -48,6 +63,15 @@ pub enum ModelError {
         /// Validation errors of the last answer.
         errors: Vec<String>,
     },
+}
+
+/// What a call served, as an error names it: its purpose (`chamber-panelist` → `chamber
+/// panelist`), else its role (`implementer role`).
+pub fn serving(role: Role, purpose: Option<&str>) -> String {
+    match purpose {
+        Some(p) => p.replace('-', " "),
+        None => format!("{role} role"),
+    }
 }
 
 fn summarize(failures: &[(String, String)]) -> String {
@@ -117,6 +141,7 @@ pub struct ModelClient {
     retry: RetryPolicy,
     breakers: Breakers,
     budget: Mutex<BudgetGuard>,
+    calibration: Mutex<Calibration>,
     ledger: Option<Ledger>,
     records: Mutex<Vec<CallRecord>>,
     run: Mutex<Option<String>>,
@@ -144,6 +169,7 @@ impl ModelClient {
                 Duration::from_secs(config.breaker.open_secs),
             ),
             budget: Mutex::new(BudgetGuard::new(config.budget.run_usd)),
+            calibration: Mutex::new(Calibration::default()),
             ledger: None,
             records: Mutex::new(Vec::new()),
             run: Mutex::new(None),
@@ -151,13 +177,15 @@ impl ModelClient {
         }
     }
 
-    /// Appends every call to this ledger too, and enforces the daily and monthly caps
-    /// against what it already holds.
+    /// Appends every call to this ledger too, enforces the daily and monthly caps against
+    /// what it already holds, and calibrates token estimates with the prompts it recorded.
     pub fn with_ledger(mut self, ledger: Ledger, config: &Config) -> Self {
         let now = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
-        let (day, month) = ledger.spent_this_period(now);
+        let records = ledger.read().unwrap_or_default();
+        let (day, month) = budget::spent_in_period(&records, now);
+        self.calibration = Mutex::new(Calibration::from_records(&records));
         let guard = BudgetGuard::new(config.budget.run_usd)
             .with_period("day", config.budget.daily_usd, day)
             .with_period("month", config.budget.monthly_usd, month);
@@ -267,6 +295,35 @@ impl ModelClient {
             .unwrap_or(self.default_timeout)
     }
 
+    /// The window and output cap of `name` (see [`window`]).
+    pub fn window(&self, name: &str) -> Result<Window, ModelError> {
+        Ok(Window::of(&self.resolve(name)?.model))
+    }
+
+    /// The token estimate for `name`'s family, calibrated by what its servers reported to
+    /// this client and in the ledger.
+    pub fn estimator(&self, name: &str) -> Result<Estimator, ModelError> {
+        Ok(self.estimator_of(&self.resolve(name)?))
+    }
+
+    fn estimator_of(&self, m: &ResolvedModel) -> Estimator {
+        self.calibration
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .estimator(&window::family(m.wire_id()))
+    }
+
+    /// How `req` stands against the window of `name`: its estimated prompt tokens, whether
+    /// it fits, and the tokens it leaves for more input ([`Room::left`]).
+    pub fn room(&self, name: &str, req: &ChatRequest) -> Result<Room, ModelError> {
+        let m = self.resolve(name)?;
+        Ok(Room::measure(
+            Window::of(&m.model),
+            &self.estimator_of(&m),
+            req,
+        ))
+    }
+
     /// The most a call of `req` to `name` can cost (every prompt character a token, every
     /// output token used), as the budget guard reckons it before sending.
     pub fn worst_case_usd(&self, name: &str, req: &ChatRequest) -> Result<f64, ModelError> {
@@ -280,7 +337,8 @@ impl ModelClient {
     }
 
     /// Asks the first available model of `candidates`; on provider failure (retries used
-    /// up, circuit open, key missing) the next one takes over.
+    /// up, circuit open, key missing) or a window too small for the request, the next one
+    /// takes over.
     pub async fn chat(
         &self,
         role: Role,
@@ -288,6 +346,7 @@ impl ModelClient {
         req: &ChatRequest,
     ) -> Result<Completion, ModelError> {
         let mut failures = Vec::new();
+        let mut overflows = Vec::new();
         for name in candidates {
             let m = self.resolve(name)?;
             if let Some(why) = self.unavailable_reason(&m) {
@@ -295,7 +354,18 @@ impl ModelClient {
                 failures.push((name.clone(), why));
                 continue;
             }
-            match self.call_model(role, &m, req).await {
+            let room = Room::measure(Window::of(&m.model), &self.estimator_of(&m), req);
+            if !room.fits() {
+                let overflow = Overflow::of(name, &room);
+                tracing::warn!(model = %name, "not sending the request to {name}: {overflow}");
+                failures.push((
+                    name.clone(),
+                    format!("the request does not fit: {overflow}"),
+                ));
+                overflows.push(overflow);
+                continue;
+            }
+            match self.call_model(role, &m, req, room.answer_cap()).await {
                 Ok(c) => return Ok(c),
                 Err(CallFailure::Budget(b)) => return Err(ModelError::Budget(b)),
                 Err(CallFailure::Provider(why)) => {
@@ -306,7 +376,19 @@ impl ModelClient {
                 }
             }
         }
-        Err(ModelError::AllFailed { role, failures })
+        let purpose = req.purpose.clone();
+        if !overflows.is_empty() && overflows.len() == failures.len() {
+            return Err(ModelError::TooLarge {
+                role,
+                purpose,
+                overflows,
+            });
+        }
+        Err(ModelError::AllFailed {
+            role,
+            purpose,
+            failures,
+        })
     }
 
     /// Like [`chat`](Self::chat), but the answer must be JSON following `T`'s schema.
@@ -348,9 +430,18 @@ impl ModelClient {
             errors.join("\n- ")
         )));
         let model = first.model.clone();
-        let second = self
-            .chat(role, std::slice::from_ref(&model), &repair)
-            .await?;
+        self.fit_echo(&model, &mut repair);
+        let second = match self.chat(role, std::slice::from_ref(&model), &repair).await {
+            // Even without its echo the repair cannot fit: the answer stays invalid.
+            Err(ModelError::TooLarge { .. }) => {
+                return Err(ModelError::SchemaViolation {
+                    model,
+                    schema: schema.name,
+                    errors,
+                })
+            }
+            other => other?,
+        };
         match structured::check_answer::<T>(&schema.schema, &second.response) {
             Ok((value, json)) => {
                 first.records.extend(second.records);
@@ -372,15 +463,37 @@ impl ModelClient {
         }
     }
 
+    /// Cuts the answer a repair request echoes (its second-to-last turn) so the request fits
+    /// `model`'s window: an answer may be as long as the window left, and the errors come on
+    /// top of it.
+    fn fit_echo(&self, model: &str, repair: &mut ChatRequest) {
+        let (Ok(room), Ok(est)) = (self.room(model, repair), self.estimator(model)) else {
+            return;
+        };
+        let n = repair.messages.len();
+        if room.fits() || n < 2 {
+            return;
+        }
+        let excess = room.input + u64::from(room.min_answer()) - room.window.context;
+        // A margin for the note saying how much was cut.
+        let cut = est.bytes_for(excess + 64);
+        let echoed = &mut repair.messages[n - 2].content;
+        *echoed = crate::bounded::clip(echoed, echoed.len().saturating_sub(cut));
+    }
+
+    /// One model's call: `answer_cap` is the answer's token cap, already fitted to the
+    /// model's output cap and to what its window leaves.
     async fn call_model(
         &self,
         role: Role,
         m: &ResolvedModel,
         req: &ChatRequest,
+        answer_cap: u32,
     ) -> Result<Completion, CallFailure> {
         let mut req = req.clone();
         req.redact_secrets();
-        req.max_tokens = req.max_tokens.min(m.model.max_output()).max(1);
+        req.max_tokens = answer_cap;
+        let prompt_bytes = req.prompt_chars() as u64;
         if let Some(schema) = &mut req.schema {
             // A small output budget cannot hold long strings and lists; a schema that lets
             // the model ramble gets cut off mid-JSON. Tighter bounds still validate against
@@ -407,11 +520,11 @@ impl ModelClient {
             .map_or(0, |d| d.as_secs());
         let mut attempts = 0u32;
         loop {
-            match self.breakers.permit(&m.provider_name) {
+            match self.breakers.permit(&m.name) {
                 Permit::Refused(left) => {
                     let why = format!(
-                        "provider {} is offline after repeated failures (circuit open for {}s more)",
-                        m.provider_name,
+                        "{} is offline after repeated failures (circuit open for {}s more)",
+                        m.name,
                         left.as_secs()
                     );
                     if attempts > 0 {
@@ -420,7 +533,7 @@ impl ModelClient {
                     return Err(CallFailure::Provider(why));
                 }
                 Permit::Probe => {
-                    tracing::info!(provider = %m.provider_name, "circuit half-open: probing");
+                    tracing::info!(model = %m.name, "circuit half-open: probing");
                 }
                 Permit::Allowed => {}
             }
@@ -439,8 +552,13 @@ impl ModelClient {
             let latency = started.elapsed();
             match result {
                 Ok(resp) => {
-                    self.breakers.success(&m.provider_name);
-                    let record = self.ok_record(&label, m, ts, attempts, latency, &resp);
+                    self.breakers.success(&m.name);
+                    let mut record = self.ok_record(&label, m, ts, attempts, latency, &resp);
+                    record.prompt_bytes = prompt_bytes;
+                    self.calibration
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .observe_record(&record);
                     self.account(record.clone());
                     return Ok(Completion {
                         response: resp,
@@ -452,9 +570,9 @@ impl ModelClient {
                     if !err.is_transient() {
                         // The server answered (400, 401, ...): the provider is up, even if
                         // this request was wrong. This also ends a half-open probe.
-                        self.breakers.success(&m.provider_name);
-                    } else if self.breakers.failure(&m.provider_name) {
-                        tracing::warn!(provider = %m.provider_name, "circuit opened after repeated failures");
+                        self.breakers.success(&m.name);
+                    } else if self.breakers.failure(&m.name) {
+                        tracing::warn!(model = %m.name, "circuit opened after repeated failures");
                     }
                     match self.retry.delay(attempts - 1, &err) {
                         Some(wait) => {
@@ -504,6 +622,7 @@ impl ModelClient {
             model_mismatch: mismatch,
             input_tokens: resp.usage.input_tokens,
             output_tokens: resp.usage.output_tokens,
+            prompt_bytes: 0,
             cost_usd: budget::cost_usd(&m.model, resp.usage.input_tokens, resp.usage.output_tokens),
             latency_ms: latency.as_millis() as u64,
             attempts,
@@ -530,6 +649,7 @@ impl ModelClient {
             model_mismatch: false,
             input_tokens: 0,
             output_tokens: 0,
+            prompt_bytes: 0,
             cost_usd: 0.0,
             latency_ms: 0,
             attempts,

@@ -14,6 +14,7 @@ pub mod structured;
 pub mod transport;
 pub mod types;
 pub mod usage;
+pub mod window;
 
 pub use budget::Spend;
 pub use client::{Completion, EnvLookup, ModelClient, ModelError, ResolvedModel, Structured};

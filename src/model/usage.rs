@@ -166,6 +166,7 @@ mod tests {
             model_mismatch: false,
             input_tokens: 100,
             output_tokens: 10,
+            prompt_bytes: 0,
             cost_usd: usd,
             latency_ms: 5,
             attempts: 1,

@@ -14,11 +14,12 @@ pub const KINDS: &[&str] = &["review", "reconciliation", "override"];
 pub const REATTACHED_FROM: &str = "reattached_from";
 
 /// Serializes `v` as canonical JSON: object keys sorted (by bytes) at every depth, no
-/// whitespace, so equal records are equal lines and `cat_sort_uniq` can merge them.
+/// whitespace, so equal records are equal lines and `cat_sort_uniq` can merge them; every
+/// character a terminal would obey is a `\u` escape (`git log --notes` prints notes raw).
 pub fn canonical_json(v: &Value) -> String {
     let mut out = String::new();
     write_canonical(v, &mut out);
-    out
+    crate::safe::json(&out).into_owned()
 }
 
 fn write_canonical(v: &Value, out: &mut String) {

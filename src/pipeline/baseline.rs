@@ -21,7 +21,7 @@ use super::run::BlockOn;
 use super::Stage;
 use crate::config::{Config, Role};
 use crate::edit::render_failures;
-use crate::git::worktree::{run_command, TempWorktree};
+use crate::git::worktree::TempWorktree;
 use crate::git::{self, Context as _, GitError, TreeFiles};
 use crate::model::{ModelClient, ModelError, Spend};
 use crate::privacy::Privacy;
@@ -122,6 +122,7 @@ pub fn plain_loop(req: &LoopRequest<'_>) -> Result<LoopOutcome, LoopError> {
             feedback: &feedback,
             facts: "",
             char_budget: file_char_budget(req.config, req.model),
+            hunks: &|_| None,
             outlines: &outlines,
             privacy: &privacy,
         };
@@ -173,7 +174,7 @@ pub fn plain_loop(req: &LoopRequest<'_>) -> Result<LoopOutcome, LoopError> {
         parent = git::commit(repo, new_tree, &[parent], &message)?;
         let dir = repo.workdir().unwrap_or(repo.path()).to_path_buf();
         let wt = TempWorktree::add(&dir, &parent.to_string())?;
-        let outcome = run_command(wt.path(), req.verify.0, req.verify.1, TAIL_LINES);
+        let outcome = wt.run(req.verify.0, req.verify.1, TAIL_LINES);
         drop(wt);
         passed = outcome.exit_code == Some(0);
         let status = outcome

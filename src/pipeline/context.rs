@@ -7,10 +7,12 @@ use crate::code::{self, Lang};
 use crate::config::{prompt, Config, EditFormat};
 use crate::edit::grammar::whole_file_answer;
 use crate::git::TreeFiles;
+use crate::model::window::{Estimator, Room, Window};
 use crate::model::ChatRequest;
 use crate::privacy::{Privacy, WITHHELD};
 use crate::task::TaskSpec;
 
+use super::fit::{self, Item, LeftOut, Level};
 use super::stage::Stage;
 
 /// Inputs of one stage request.
@@ -31,8 +33,12 @@ pub struct StageContext<'a> {
     pub feedback: &'a str,
     /// Extra facts (the verify command's result, for the verifier).
     pub facts: &'a str,
-    /// Character budget for file contents.
+    /// Most bytes of full file text, whatever the window allows.
     pub char_budget: usize,
+    /// The hunks the run changed in a file so far, rendered with new-side line numbers and
+    /// their enclosing symbols: what a changed file too large to show in full is shown as
+    /// (`None`: not changed, or not known to this caller). Asked only for such files.
+    pub hunks: &'a dyn Fn(&str) -> Option<String>,
     /// Outlines already computed in this run, by blob id (most files do not change between
     /// stages, and parsing every file again was most of a stage's own overhead).
     pub outlines: &'a OutlineCache,
@@ -61,117 +67,203 @@ fn outline_line(path: &str, text: &str) -> String {
         .unwrap_or_default()
 }
 
-/// Builds the user message of a stage request.
+/// Builds the user message of a stage request, whatever its size (see
+/// [`fitted_stage_message`]).
 pub fn stage_message(c: &StageContext<'_>) -> String {
-    let mut s = context_message(c);
-    s.push_str(&format!(
+    fitted_stage_message(c, usize::MAX).0
+}
+
+/// The user message of a stage request in at most `limit` bytes where it can shrink that
+/// far ([`crate::pipeline::fit`]), and what it left out.
+pub fn fitted_stage_message(c: &StageContext<'_>, limit: usize) -> (String, LeftOut) {
+    let ask = format!(
         "\n## Your stage: {}\nDo the work of the {} stage now, following the answer format.\n",
         c.stage.as_str().to_uppercase(),
         c.stage
-    ));
-    s
+    );
+    let (mut s, left_out) = fitted_context(c, limit.saturating_sub(ask.len()));
+    s.push_str(&ask);
+    (s, left_out)
 }
 
 /// What a stage request shows before it asks for the stage's work: the TaskSpec, the
 /// repository map, the files, the previous change, the facts, flags and feedback. A debate
 /// shows its debaters the same, then asks its own question.
 pub fn context_message(c: &StageContext<'_>) -> String {
-    let mut s = c.task.render();
-    let in_scope: Vec<String> = c
-        .files
-        .paths()
-        .into_iter()
-        .filter(|p| c.task.writable(p))
-        .collect();
+    fitted_context(c, usize::MAX).0
+}
 
-    s.push_str("\n## Repository map (files in scope)\n");
-    let mut texts: BTreeMap<String, String> = BTreeMap::new();
+/// [`context_message`] in at most `limit` bytes where it can shrink that far, and what it
+/// left out.
+pub fn fitted_context(c: &StageContext<'_>, limit: usize) -> (String, LeftOut) {
+    let task = c.task.render();
     let mut withheld = 0;
-    for p in &in_scope {
-        let bytes = c.files.bytes(p);
-        if c.privacy.check(p, bytes.as_deref()).is_some() {
-            s.push_str(&format!("{p} {WITHHELD}\n"));
+    let mut items: Vec<Item> = Vec::new();
+    for p in c.files.paths().into_iter().filter(|p| c.task.writable(p)) {
+        let bytes = c.files.bytes(&p);
+        if c.privacy.check(&p, bytes.as_deref()).is_some() {
             withheld += 1;
+            items.push(Item {
+                map_line: format!("{p} {WITHHELD}\n"),
+                path: p,
+                full: None,
+                hunks: None,
+                important: false,
+            });
             continue;
         }
         let Some(text) = bytes.and_then(|b| String::from_utf8(b).ok()) else {
-            s.push_str(&format!("{p} (binary)\n"));
+            items.push(Item {
+                map_line: format!("{p} (binary)\n"),
+                path: p,
+                full: None,
+                hunks: None,
+                important: false,
+            });
             continue;
         };
-        let outline = match c.files.blob_id(p) {
+        let outline = match c.files.blob_id(&p) {
             Some(id) => {
                 let mut cache = c.outlines.lock().unwrap_or_else(|e| e.into_inner());
                 cache
                     .entry(id)
-                    .or_insert_with(|| outline_line(p, &text))
+                    .or_insert_with(|| outline_line(&p, &text))
                     .clone()
             }
-            None => outline_line(p, &text),
+            None => outline_line(&p, &text),
         };
-        if outline.is_empty() {
-            s.push_str(&format!("{p} ({} lines)\n", text.lines().count()));
+        let map_line = if outline.is_empty() {
+            format!("{p} ({} lines)\n", text.lines().count())
         } else {
-            s.push_str(&format!("{p}: {outline}\n"));
+            format!("{p}: {outline}\n")
+        };
+        let mut full = format!("\n{p}\n```\n{text}");
+        if !text.ends_with('\n') {
+            full.push('\n');
         }
-        texts.insert(p.clone(), text);
-    }
-    if withheld > 0 {
-        s.push_str(&format!(
-            "(files marked {WITHHELD} hold secrets such as keys or credentials: their content is not shown and they cannot be edited)\n"
-        ));
+        full.push_str("```\n");
+        items.push(Item {
+            important: c.changed_so_far.contains(&p) || task.contains(p.as_str()),
+            path: p,
+            map_line,
+            full: Some(full),
+            hunks: None,
+        });
     }
 
-    // Full text: files changed so far first, then the smallest, within the budget.
-    let mut order: Vec<&String> = texts.keys().collect();
-    order.sort_by_key(|p| (!c.changed_so_far.contains(p), texts[*p].len()));
-    let mut budget = c.char_budget;
-    let mut shown = Vec::new();
-    let mut omitted = Vec::new();
-    for p in order {
-        let t = &texts[p];
-        if t.len() <= budget {
-            budget -= t.len();
-            shown.push(p.clone());
-        } else {
-            omitted.push(p.clone());
+    // Most important first: files changed so far, then files the TaskSpec names, then the
+    // smaller. (The map keeps path order.)
+    let changed = |p: &str| c.changed_so_far.iter().any(|q| q == p);
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| {
+        let it = &items[i];
+        (
+            !changed(&it.path),
+            !task.contains(it.path.as_str()),
+            it.full.as_ref().map_or(0, String::len),
+        )
+    });
+    let mut ranked: Vec<Item> = order.iter().map(|&i| items[i].clone()).collect();
+
+    let withheld_note = if withheld > 0 {
+        format!("(files marked {WITHHELD} hold secrets such as keys or credentials: their content is not shown and they cannot be edited)\n")
+    } else {
+        String::new()
+    };
+    let previous = if c.previous_diff.trim().is_empty() {
+        String::new()
+    } else {
+        format!("\n## The previous stage's change\n{}", c.previous_diff)
+    };
+    let previous_files = if previous.is_empty() {
+        String::new()
+    } else {
+        let files: String = c
+            .previous_diff
+            .lines()
+            .filter(|l| l.starts_with("=== "))
+            .map(|l| format!("{}\n", &l[4..]))
+            .collect();
+        format!("\n## The previous stage's change (its files only, for lack of room)\n{files}")
+    };
+    let mut tail = String::new();
+    for part in [c.facts, c.flags, c.feedback] {
+        if !part.trim().is_empty() {
+            tail.push('\n');
+            tail.push_str(part);
         }
     }
+    let fixed = task.len() + withheld_note.len() + tail.len() + HEADINGS;
+    let diff = (previous.len(), previous_files.len());
+    let mut plan = fit::plan(&ranked, fixed, diff, limit, c.char_budget);
+    // Hunks are worked out only for a changed file that is not shown in full.
+    let needs_hunks = ranked
+        .iter()
+        .zip(&plan.levels)
+        .any(|(it, l)| *l != Level::Full && it.full.is_some() && changed(&it.path));
+    if needs_hunks {
+        for it in ranked
+            .iter_mut()
+            .filter(|it| it.full.is_some() && changed(&it.path))
+        {
+            it.hunks = (c.hunks)(&it.path).map(|h| format!("\n{h}"));
+        }
+        plan = fit::plan(&ranked, fixed, diff, limit, c.char_budget);
+    }
+    let left_out = LeftOut::of(&ranked, &plan);
+    let level_of: BTreeMap<&str, Level> = ranked
+        .iter()
+        .zip(&plan.levels)
+        .map(|(it, l)| (it.path.as_str(), *l))
+        .collect();
+
+    let mut s = task.clone();
+    s.push_str("\n## Repository map (files in scope)\n");
+    for it in &items {
+        match level_of[it.path.as_str()] {
+            Level::Full | Level::Hunks | Level::Outline => s.push_str(&it.map_line),
+            Level::Path => {
+                s.push_str(&it.path);
+                s.push('\n');
+            }
+            Level::Dropped => {}
+        }
+    }
+    s.push_str(&withheld_note);
     // The files the TaskSpec names come first: a small model writes the first file it was
     // shown (an empty `tests/__init__.py` got the new test).
-    let task_text = c.task.render();
-    shown.sort_by_key(|p| (!task_text.contains(p.as_str()), p.clone()));
+    let mut shown: Vec<&Item> = ranked
+        .iter()
+        .filter(|it| level_of[it.path.as_str()] == Level::Full)
+        .collect();
+    shown.sort_by_key(|it| (!task.contains(it.path.as_str()), it.path.clone()));
     s.push_str("\n## Current files (full text, exactly as they are now)\n");
-    for p in &shown {
-        s.push_str(&format!("\n{p}\n```\n{}", texts[p]));
-        if !texts[p].ends_with('\n') {
-            s.push('\n');
+    for it in shown {
+        s.push_str(it.full.as_deref().unwrap_or_default());
+    }
+    let mut hunked: Vec<&Item> = ranked
+        .iter()
+        .filter(|it| level_of[it.path.as_str()] == Level::Hunks)
+        .collect();
+    if !hunked.is_empty() {
+        hunked.sort_by_key(|it| it.path.clone());
+        s.push_str("\n## What this run changed in files too large to show in full (hunks with new-side line numbers and their enclosing symbols)\n");
+        for it in hunked {
+            s.push_str(it.hunks.as_deref().unwrap_or_default());
         }
-        s.push_str("```\n");
     }
-    if !omitted.is_empty() {
-        s.push_str(&format!(
-            "\n(not shown for lack of room: {})\n",
-            omitted.join(", ")
-        ));
-    }
-    if !c.previous_diff.trim().is_empty() {
-        s.push_str("\n## The previous stage's change\n");
-        s.push_str(c.previous_diff);
-    }
-    if !c.facts.trim().is_empty() {
-        s.push('\n');
-        s.push_str(c.facts);
-    }
-    if !c.flags.trim().is_empty() {
-        s.push('\n');
-        s.push_str(c.flags);
-    }
-    if !c.feedback.trim().is_empty() {
-        s.push('\n');
-        s.push_str(c.feedback);
-    }
-    s
+    s.push_str(&left_out.section());
+    s.push_str(if plan.diff_as_files {
+        &previous_files
+    } else {
+        &previous
+    });
+    s.push_str(&tail);
+    (s, left_out)
 }
+
+/// Bytes of the headings a context message always has, and of the one for hunks.
+const HEADINGS: usize = 300;
 
 /// Prompt characters per token of context window, roughly; file contents get half.
 const CHARS_PER_TOKEN: usize = 2;
@@ -188,21 +280,35 @@ pub fn file_char_budget(config: &Config, model: &str) -> usize {
     window / 2
 }
 
-/// The whole request of one stage attempt by `model`: the role prompt and the answer
-/// protocol of the model's edit format as the system message, [`stage_message`] as the user
-/// message, the role's output cap and temperature, and for a model writing whole files on a
-/// server that enforces a grammar, the grammar of that format over the files it may write.
-///
-/// A run and `git triad bench` both ask through here, so a model is measured on exactly the
-/// request it gets in a run. `root` is the work tree that prompt overrides are read from.
+/// The whole request of one stage attempt by `model`, as [`fitted_stage_request`] makes it
+/// with the estimate of a model no server has reported on.
 pub fn stage_request(
     config: &Config,
     root: Option<&std::path::Path>,
     model: &str,
     c: &StageContext<'_>,
 ) -> ChatRequest {
+    fitted_stage_request(config, root, model, c, &Estimator::conservative()).0
+}
+
+/// The whole request of one stage attempt by `model`: the role prompt and the answer
+/// protocol of the model's edit format as the system message, [`fitted_stage_message`] as
+/// the user message, the role's output cap and temperature, and for a model writing whole
+/// files on a server that enforces a grammar, the grammar of that format over the files it
+/// may write. The user message shrinks to what the model's window leaves after the system
+/// prompt and the whole answer cap, counted with `estimator`; what it left out comes back
+/// too.
+///
+/// A run and `git triad bench` both ask through here, so a model is measured on exactly the
+/// request it gets in a run. `root` is the work tree that prompt overrides are read from.
+pub fn fitted_stage_request(
+    config: &Config,
+    root: Option<&std::path::Path>,
+    model: &str,
+    c: &StageContext<'_>,
+    estimator: &Estimator,
+) -> (ChatRequest, LeftOut) {
     let role = c.stage.role();
-    let user = stage_message(c);
     let registered = config.models.get(model);
     let protocol = match registered.map(|m| m.edit_format) {
         Some(EditFormat::Whole) => "protocol-whole",
@@ -214,11 +320,14 @@ pub fn stage_request(
         prompt(config, protocol, root)
     );
     let role_cfg = config.roles.get(role);
-    let mut req = ChatRequest::new(
-        Some(system),
-        user,
-        role_cfg.max_output_tokens.unwrap_or(8192),
-    );
+    let max_tokens = role_cfg.max_output_tokens.unwrap_or(8192);
+    let limit = registered.map_or(usize::MAX, |m| {
+        let probe = ChatRequest::new(Some(system.clone()), String::new(), max_tokens);
+        let room = Room::measure(Window::of(m), estimator, &probe);
+        estimator.bytes_for(room.left())
+    });
+    let (user, left_out) = fitted_stage_message(c, limit);
+    let mut req = ChatRequest::new(Some(system), user, max_tokens);
     req.temperature = role_cfg.temperature;
     // A small model writing whole files, on a server that enforces a grammar, is held to the
     // format: the implement stage must write at least one file.
@@ -241,5 +350,5 @@ pub fn stage_request(
             ));
         }
     }
-    req
+    (req, left_out)
 }

@@ -11,6 +11,7 @@ pub mod answer;
 pub mod baseline;
 pub mod context;
 pub mod estimate;
+pub mod fit;
 pub mod lock;
 pub mod observer;
 pub mod plan;

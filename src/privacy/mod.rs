@@ -231,7 +231,7 @@ mod tests {
             let failures = apply_blocks(&guard, &[block(path, search)], &|_| true).unwrap_err();
             assert!(failures[0].private, "{path}");
             let text = render_failures(&failures, 0);
-            assert!(text.contains("is a private file"), "{text}");
+            assert!(text.contains("a private file ("), "{text}");
             assert!(
                 !text.contains("canary-env") && !text.contains("AKIA"),
                 "{text}"

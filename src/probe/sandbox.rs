@@ -9,15 +9,19 @@ use std::time::Duration;
 
 use git2::{ObjectType, Repository, Tree, TreeWalkMode, TreeWalkResult};
 
-use crate::git::worktree::{run_command, CommandOutcome};
+use crate::git::leftover::{self, Record};
+use crate::git::worktree::{run_in, CommandOutcome};
 
 /// Most bytes of files one scratch copy may hold: a probe needs the code, not a
 /// repository's media.
 const MAX_EXPORT_BYTES: u64 = 512 * 1024 * 1024;
 
-/// A scratch copy of a tree, removed when dropped.
+/// A scratch copy of a tree, removed when dropped. Its record ([`leftover::Record`]) holds
+/// the process groups of the probes run in it, for the cleanup after a kill.
 pub(super) struct Sandbox {
     dir: tempfile::TempDir,
+    // Dropped after the directory.
+    record: Record,
 }
 
 impl Sandbox {
@@ -25,9 +29,11 @@ impl Sandbox {
     /// submodules are left out). The error is a sentence for the probe's record.
     pub fn export(repo: &Repository, tree: &Tree<'_>) -> Result<Sandbox, String> {
         let dir = tempfile::Builder::new()
-            .prefix("git-triad-probe-")
+            .prefix(leftover::PROBE_PREFIX)
             .tempdir()
             .map_err(|e| format!("no scratch directory for probes: {e}"))?;
+        let record = Record::create(repo.commondir(), dir.path(), &dir.path().join("tree"))
+            .map_err(|e| format!("cannot record the scratch directory for probes: {e}"))?;
         std::fs::create_dir(dir.path().join("tree"))
             .and_then(|()| std::fs::create_dir(dir.path().join("probe")))
             .map_err(|e| format!("no scratch directory for probes: {e}"))?;
@@ -71,7 +77,7 @@ impl Sandbox {
             Some(e) => Err(format!(
                 "the reviewed tree could not be copied for probes: {e}"
             )),
-            None => Ok(Sandbox { dir }),
+            None => Ok(Sandbox { dir, record }),
         }
     }
 
@@ -92,7 +98,9 @@ impl Sandbox {
             Some(prefix) => format!("{prefix} sh -c {}", quote(command)),
             None => command.to_string(),
         };
-        let mut out = run_command(dir, &line, timeout, 400);
+        let mut out = run_in(dir, &line, timeout, 400, &|group| {
+            self.record.add_group(group)
+        });
         out.command = command.to_string();
         out.tail = out.tail.replace(&format!("{}/", self.root().display()), "");
         out

@@ -27,8 +27,13 @@ impl Write for EventBuffer {
 impl Drop for EventBuffer {
     fn drop(&mut self) {
         let text = super::Redactor::global().redact_bytes(&self.0);
+        // A logged value may quote a server or a model: what a terminal would obey in it is
+        // shown as text (the formatter already writes an ESC of the content as `\x1b`; the
+        // ones left are its colours).
+        let text = String::from_utf8_lossy(&text);
+        let text = crate::safe::styled(&text);
         // Nowhere to report a failure to write the log to.
-        let _ = std::io::stderr().lock().write_all(&text);
+        let _ = std::io::stderr().lock().write_all(text.as_bytes());
     }
 }
 

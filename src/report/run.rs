@@ -369,6 +369,9 @@ pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
                     FileStat::describe(&a.changed)
                 ));
             }
+            if !a.left_out.is_empty() {
+                o.push_str(&format!("      prompt: {}\n", a.left_out.describe()));
+            }
         }
     }
     if let Some(p) = &s.parallel {

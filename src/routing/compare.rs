@@ -7,7 +7,7 @@ use std::time::Duration;
 use git2::Repository;
 use serde::Serialize;
 
-use crate::git::worktree::{run_command, TempWorktree};
+use crate::git::worktree::TempWorktree;
 use crate::git::GitError;
 
 /// One configuration compared: `loop` or a pipeline arbiter mode (`off`, `final`, `bookend`,
@@ -137,7 +137,7 @@ pub fn check_branch(
         .count();
     let dir = repo.workdir().unwrap_or(repo.path()).to_path_buf();
     let wt = TempWorktree::add(&dir, &tip.id().to_string())?;
-    let outcome = run_command(wt.path(), command, timeout, 5);
+    let outcome = wt.run(command, timeout, 5);
     Ok((changed, outcome.exit_code == Some(0)))
 }
 

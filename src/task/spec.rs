@@ -104,6 +104,17 @@ pub enum TaskSpecError {
         /// What is wrong.
         message: String,
     },
+    /// The file says one id and is named for another: runs, branches, notes and the task's
+    /// state would disagree about which task it is.
+    #[error("{path} says `id = \"{id}\"`, but its file name makes the task `{slug}`: a task's id is its file name; set `id = \"{slug}\"` (or leave it out), or rename the file to {id}.toml")]
+    IdMismatch {
+        /// The file.
+        path: String,
+        /// The id it says.
+        id: String,
+        /// The slug its file name gives.
+        slug: String,
+    },
     /// A slug that cannot be a file name.
     #[error("`{0}` is not a valid task slug (use lowercase letters, digits and dashes, e.g. `add-login`)")]
     BadSlug(String),
@@ -135,6 +146,12 @@ impl TaskSpec {
             toml::from_str(text).map_err(|e| invalid(e.message().to_string()))?;
         if spec.id.is_empty() {
             spec.id = slug.to_string();
+        } else if spec.id != slug {
+            return Err(TaskSpecError::IdMismatch {
+                path: path.to_string(),
+                id: crate::bounded::clip(&spec.id, 80),
+                slug: slug.to_string(),
+            });
         }
         if spec.title.trim().is_empty() {
             return Err(invalid("`title` is empty".into()));
@@ -288,6 +305,22 @@ mod tests {
         assert_eq!(spec.title, "Add \"x\"");
         assert!(spec.in_scope("src/a.py"));
         assert!(!spec.in_scope(".triad/tasks/add-x.toml"));
+    }
+
+    #[test]
+    fn an_id_other_than_the_file_name_is_an_error_naming_both() {
+        let text = "id = \"add-y\"\ntitle = \"t\"\n";
+        let err = TaskSpec::parse(text, ".triad/tasks/add-x.toml", "add-x").unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, TaskSpecError::IdMismatch { .. }), "{err:?}");
+        assert!(
+            msg.contains(".triad/tasks/add-x.toml says `id = \"add-y\"`")
+                && msg.contains("makes the task `add-x`")
+                && msg.contains("rename the file to add-y.toml"),
+            "{msg}"
+        );
+        let same = "id = \"add-x\"\ntitle = \"t\"\n";
+        assert_eq!(TaskSpec::parse(same, "p", "add-x").unwrap().id, "add-x");
     }
 
     #[test]

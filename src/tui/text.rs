@@ -190,24 +190,11 @@ pub fn width(s: &str) -> usize {
     s.width()
 }
 
-/// `s` safe to print: a tab becomes spaces, a control character shows in caret notation
-/// (`ESC` as `^[`, as `cat -v` does) and a C1 control as `<U+009B>`, so text from a model
-/// can only ever be text, never a sequence the terminal obeys.
+/// `s` safe to print on one line: a tab becomes spaces, a control character shows in caret
+/// notation (`ESC` as `^[`, as `cat -v` does) and a C1 control or a bidirectional control as
+/// `<U+202E>`, so text from a model can only ever be text ([`crate::safe::line`]).
 pub fn clean(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\t' => out.push_str("    "),
-            c if (c as u32) < 0x20 => {
-                out.push('^');
-                out.push(char::from(c as u8 + 0x40));
-            }
-            '\u{7f}' => out.push_str("^?"),
-            c if c.is_control() => out.push_str(&format!("<U+{:04X}>", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out
+    crate::safe::line(s)
 }
 
 /// `s` without its colour sequences (`ESC [ … m`): for lines captured from stderr, where
@@ -230,14 +217,11 @@ pub fn uncolored(s: &str) -> String {
     out
 }
 
-/// `s` as [`clean`] makes it, line breaks kept: for whole texts written to a terminal
-/// (progress, reports), where a carriage return could otherwise draw one verdict over
-/// another and an escape sequence could do anything.
+/// `s` as [`clean`] makes it, line breaks and tabs kept: for whole texts written to a
+/// terminal (progress, reports), where a carriage return could otherwise draw one verdict
+/// over another and an escape sequence could do anything ([`crate::safe::text`]).
 pub fn clean_text(s: &str) -> String {
-    if !s.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
-        return s.to_string();
-    }
-    s.split('\n').map(clean).collect::<Vec<_>>().join("\n")
+    crate::safe::text(s).into_owned()
 }
 
 /// `text` wrapped at word boundaries into lines of at most `width` cells; a word longer

@@ -421,3 +421,25 @@ fn a_note_line_the_gate_cannot_read_blocks_the_push_and_says_how_to_go_on() {
     env.git(&work, PUSH_MAIN).ok();
     assert_eq!(env.rev_parse(&bare, "main"), next);
 }
+
+/// The gate prints the verdict it blocks on, which quotes a model: as text, never obeyed.
+#[test]
+fn a_blocked_push_shows_the_verdicts_model_text_escaped() {
+    let env = TestEnv::new();
+    let (work, _bare) = remote_pair(&env);
+    commit_file(&env, &work, "src/a.rs", "a\n", "Add the parser");
+    let repo = git2::Repository::open(&work).unwrap();
+    let oid = repo.head().unwrap().peel_to_commit().unwrap().id();
+    let hostile = "wrong\u{1b}]0;pwned\u{7} \u{202e}txt.exe\u{1b}[2J";
+    let mut line = super::review(&oid.to_string(), None, "HALT", T1);
+    line["reasoning"] = hostile.into();
+    line["issues"][1]["description"] = hostile.into();
+    git_triad::notes::append(&repo, oid, &[line]).unwrap();
+    let push = refused_push(&env, &work, PUSH_MAIN);
+    let raw = push
+        .stderr
+        .chars()
+        .find(|c| (c.is_control() && *c != '\n' && *c != '\t') || *c == '\u{202e}');
+    assert_eq!(raw, None, "{}", push.stderr);
+    assert_says(&push.stderr, &["wrong^[]0;pwned^G <U+202E>txt.exe^[[2J"]);
+}

@@ -58,15 +58,20 @@ impl From<ModelError> for CommandError {
                     }
                 })
             }
-            ModelError::AllFailed { role, .. } => {
-                let role = *role;
+            ModelError::AllFailed { role, purpose, .. } => {
+                let choose = choose_models_hint(*role, purpose.as_deref());
                 CommandError::failure(e)
                     .hint(
                         "`git triad models list` shows which models are reachable; `git triad models check <model>` tests one",
                     )
-                    .hint(format!(
-                        "choose other models with `-c roles.{role}.models='[\"<model>\", ...]'`"
-                    ))
+                    .hint(choose)
+            }
+            ModelError::TooLarge { role, purpose, .. } => {
+                let choose = choose_models_hint(*role, purpose.as_deref());
+                CommandError::failure(e)
+                    .hint("nothing was sent: make the input smaller (a TaskSpec's requirements and scope, the range reviewed), or use a model with a larger window")
+                    .hint(choose)
+                    .hint("if the server runs the model with a larger window than configured, set `models.<model>.context_window`; `git triad models check <model>` shows what it reports")
             }
             ModelError::UnknownModel(_) => {
                 CommandError::usage(e).hint("`git triad models list` shows the registered models")
@@ -75,6 +80,16 @@ impl From<ModelError> for CommandError {
                 "a stronger model for this role usually fixes this; see `git triad models list`",
             ),
         }
+    }
+}
+
+/// Where the models of a call are chosen: the chamber's panel for its calls, else the role.
+fn choose_models_hint(role: crate::config::Role, purpose: Option<&str>) -> String {
+    match purpose {
+        Some(p) if p.starts_with("chamber") => {
+            "choose other chamber models with `--panel M1,M2` or `chamber.panel`, and its arbiter with `roles.arbiter.models`".to_string()
+        }
+        _ => format!("choose other models with `-c roles.{role}.models='[\"<model>\", ...]'`"),
     }
 }
 

@@ -71,6 +71,7 @@ impl CommandError {
         for h in &self.hints {
             let _ = writeln!(s, "hint: {h}");
         }
-        Redactor::global().redact(&s).into_owned()
+        // Errors quote servers and models: shown as text, never obeyed.
+        crate::safe::text(&Redactor::global().redact(&s)).into_owned()
     }
 }

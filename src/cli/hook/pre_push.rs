@@ -44,7 +44,9 @@ pub fn run(ctx: &Context, args: &PrePushArgs) -> CommandResult {
     match check(ctx, args) {
         Ok((findings, _)) if findings.is_empty() => ok(),
         Ok((findings, block_on)) => {
-            eprint!("{}", crate::redact::redact(&render(&findings, &block_on)));
+            // The verdicts quote models: shown as text, never obeyed.
+            let text = crate::redact::redact(&render(&findings, &block_on)).into_owned();
+            eprint!("{}", crate::safe::text(&text));
             Ok(ExitCode::Error)
         }
         Err(e) => {

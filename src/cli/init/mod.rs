@@ -190,7 +190,11 @@ fn ask() -> CommandResult<bool> {
 
 /// Removes the hook blocks and the git config init added; leaves `.triad/` alone.
 fn uninstall(repo: &git2::Repository) -> CommandResult {
-    let mut said = Vec::new();
+    // What killed runs left (temporary worktrees, commands still running) goes first.
+    let mut said: Vec<String> = crate::git::leftover::clean(repo.commondir())
+        .into_iter()
+        .map(|d| format!("{}{}.", d[..1].to_ascii_uppercase(), &d[1..]))
+        .collect();
     let hooks_dir = hooks_dir(repo)?;
     for (name, _) in hookfile::HOOKS {
         let path = hooks_dir.join(name);

@@ -9,6 +9,8 @@
 
 use std::path::Path;
 
+use crate::process::start_time;
+
 /// What a pid file says about one server.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PidRecord {
@@ -128,14 +130,6 @@ fn command_line(pid: u32) -> Option<Vec<String>> {
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
     (!argv.is_empty()).then_some(argv)
-}
-
-/// The start time of process `pid` in clock ticks since boot (`/proc/<pid>/stat` field 22;
-/// the fields are counted after the command name, which may itself hold spaces and `)`).
-pub fn start_time(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    after_name.split_whitespace().nth(19)?.parse().ok()
 }
 
 #[cfg(all(test, target_os = "linux"))]

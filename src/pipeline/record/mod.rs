@@ -23,6 +23,7 @@ pub use parallel::{
 pub use recorder::{list_runs, Recorder};
 pub use stop::{one_line, ModelFailure, NoRewind, StopReason};
 
+use super::fit::LeftOut;
 use super::reconcile::ImplementationSummary;
 use super::stage::Stage;
 use crate::arbiter::{Issue, Verdict};
@@ -158,6 +159,9 @@ pub struct AttemptRecord {
     /// What the attempt's edits changed, file by file (empty: nothing, or not applied).
     #[serde(default)]
     pub changed: Vec<FileStat>,
+    /// What its prompt left out to fit the model's window (empty: nothing).
+    #[serde(default, skip_serializing_if = "LeftOut::is_empty")]
+    pub left_out: LeftOut,
 }
 
 /// One stage of the run.

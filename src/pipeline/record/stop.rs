@@ -20,6 +20,8 @@ pub enum ModelFailure {
     Schema,
     /// Every candidate model failed (network, provider, circuit breaker).
     Provider,
+    /// The request did not fit the context window of any candidate model; nothing was sent.
+    Window,
 }
 
 /// Why a stage that used up its retries could not rewind.
@@ -258,6 +260,9 @@ impl StopReason {
                     format!("the {step} stage stopped before crossing the budget: {error}")
                 }
                 ModelFailure::Provider => format!("the {step} stage stopped: {error}"),
+                ModelFailure::Window => {
+                    format!("the {step} stage stopped before sending anything: {error}")
+                }
             },
             StopReason::Reconciliation {
                 verdict,
@@ -290,13 +295,16 @@ impl StopReason {
     }
 }
 
-/// The first meaningful line of `text`, at most 100 characters.
+/// The first meaningful line of `text`, at most 100 characters, with whatever a terminal
+/// would obey shown as text ([`crate::safe::line`]): it becomes commit subjects and summary
+/// lines.
 pub fn one_line(text: &str, fallback: &str) -> String {
     let line = text
         .lines()
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#'))
         .unwrap_or(fallback);
+    let line = crate::safe::line(line);
     let mut s: String = line.chars().take(100).collect();
     if line.chars().count() > 100 {
         s.push('…');

@@ -16,6 +16,7 @@ use crate::edit::{check_path, render_failures, summarize_failures, BlockFailure,
 use crate::git::{self, Context as _, ObjectId, TreeFiles};
 use crate::model::Spend;
 use crate::pipeline::answer::{apply_answer, read_answer, writes_whole_files, ReadAnswer};
+use crate::pipeline::fit::LeftOut;
 use crate::pipeline::observer::Progress;
 use crate::pipeline::reconcile::ImplementationSummary;
 use crate::pipeline::record::{one_line, AttemptRecord, AttemptResult, UnderReview};
@@ -34,6 +35,8 @@ pub(super) struct Answered {
     pub model: String,
     /// What the call cost.
     pub spend: Spend,
+    /// What the prompt left out to fit the model's window.
+    pub left_out: LeftOut,
 }
 
 impl Answered {
@@ -49,6 +52,7 @@ impl Answered {
             detail: detail.into(),
             spend: self.spend,
             changed: Vec::new(),
+            left_out: self.left_out.clone(),
         }
     }
 }
@@ -77,7 +81,7 @@ impl Run<'_> {
             None => parent_tree.clone(),
         };
         let files = TreeFiles::new(repo, work_tree.clone());
-        let req = self.stage_request(&parent_tree, &files)?;
+        let (req, left_out) = self.stage_request(&parent_tree, &files)?;
 
         if let Err(e) = crate::task::workflow::on_stage_start(
             repo,
@@ -117,6 +121,7 @@ impl Run<'_> {
             &serde_json::json!({
                 "stage": stage, "role": role, "attempt": n, "model": completion.model,
                 "request": {"system": req.system, "user": req.messages.first().map(|m| m.content.clone())},
+                "left_out": left_out,
                 // A hostile answer must not become megabytes in every record that quotes it.
                 "response": crate::bounded::clip(&completion.response.text, ANSWER_RECORD_BYTES),
                 "calls": completion.records,
@@ -131,6 +136,7 @@ impl Run<'_> {
             n,
             model: completion.model.clone(),
             spend,
+            left_out,
         };
 
         // Understand the answer.
@@ -414,8 +420,8 @@ fn unstorable_failures(blocks: &[EditBlock], refused: Vec<(String, String)>) -> 
                 .find(|b| check_path(&b.path).is_ok_and(|p| p == path));
             BlockFailure {
                 answer_line: block.map_or(0, |b| b.answer_line),
-                reason: format!("path `{path}` cannot be stored: {why}"),
-                path,
+                reason: format!("cannot be stored: {why}"),
+                path: crate::edit::path::shown(&path),
                 nearest: None,
                 already_applied: false,
                 private: false,

@@ -17,7 +17,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::{Flow, Run, RunError};
-use crate::git::worktree::{run_command, CommandOutcome, TempWorktree};
+use crate::git::worktree::{CommandOutcome, TempWorktree};
 use crate::git::{self, Context as _, FileStat};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::record::FormatRecord;
@@ -67,7 +67,7 @@ impl Run<'_> {
         let (mut outcome, edits, left_out) =
             match TempWorktree::add(&self.env.repo_root(), input.as_str()) {
                 Ok(wt) => {
-                    let outcome = run_command(wt.path(), &command, timeout, TAIL_LINES);
+                    let outcome = wt.run(&command, timeout, TAIL_LINES);
                     if outcome.exit_code == Some(0) {
                         let (edits, left_out) = formatted(repo, wt.path(), &input_tree, &ours);
                         (outcome, edits, left_out)

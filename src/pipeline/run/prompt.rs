@@ -8,16 +8,18 @@ use super::{Run, RunError};
 use crate::arbiter::feedback;
 use crate::git::{self, Context as _, TreeFiles};
 use crate::model::ChatRequest;
-use crate::pipeline::context::{file_char_budget, stage_request, StageContext};
+use crate::pipeline::context::{file_char_budget, fitted_stage_request, StageContext};
+use crate::pipeline::fit::LeftOut;
 use crate::pipeline::stage::Stage;
 
 impl Run<'_> {
-    /// The request for the current stage, whose files are those of `parent_tree`.
+    /// The request for the current stage, whose files are those of `parent_tree`, fitted to
+    /// the window of the stage's model, and what it left out to fit.
     pub(super) fn stage_request(
         &self,
         parent_tree: &Tree<'_>,
         files: &TreeFiles<'_>,
-    ) -> Result<ChatRequest, RunError> {
+    ) -> Result<(ChatRequest, LeftOut), RunError> {
         let repo = self.env.repo;
         let idx = self.state.current;
         let stage = self.state.stages[idx].stage;
@@ -43,6 +45,13 @@ impl Run<'_> {
         let base_tree = self.base_tree()?;
         let run_diff = git::diff_trees(repo, Some(&base_tree), parent_tree).ctx("diffing")?;
         let changed_so_far: Vec<String> = run_diff.iter().map(|f| f.path.clone()).collect();
+        let run_tree = TreeFiles::new(repo, parent_tree.clone());
+        let hunks = |path: &str| {
+            let f = run_diff.iter().find(|f| f.path == path)?;
+            Some(git::render_diff(std::slice::from_ref(f), &|f, h| {
+                crate::code::hunk_label(&f.path, &run_tree.text(&f.path)?, h.new_start, h.new_lines)
+            }))
+        };
         let flags = feedback::flag_block(
             idx.checked_sub(1)
                 .map_or("previous", |p| self.state.stages[p].stage.as_str()),
@@ -68,7 +77,8 @@ impl Run<'_> {
         let config = &self.env.config.config;
         let model = self.state.stages[idx].model();
         let root = self.env.repo_root();
-        Ok(stage_request(
+        let estimator = self.env.client.estimator(model).unwrap_or_default();
+        Ok(fitted_stage_request(
             config,
             Some(&root),
             model,
@@ -82,9 +92,11 @@ impl Run<'_> {
                 feedback: &self.state.feedback,
                 facts: &facts,
                 char_budget: file_char_budget(config, model),
+                hunks: &hunks,
                 outlines: &self.outlines,
                 privacy: &self.privacy,
             },
+            &estimator,
         ))
     }
 }

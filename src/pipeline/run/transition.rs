@@ -162,6 +162,7 @@ impl Run<'_> {
             // A reviewer that cannot produce a valid verdict cannot approve anything: stop
             // for a human, as a HALT, rather than fail (resume would ask the same model).
             ModelError::SchemaViolation { .. } => (RunStatus::Halted, ModelFailure::Schema),
+            ModelError::TooLarge { .. } => (RunStatus::Failed, ModelFailure::Window),
             _ => (RunStatus::Failed, ModelFailure::Provider),
         };
         let reason = StopReason::ModelFailed {

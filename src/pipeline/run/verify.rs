@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::building::points_at;
 use super::{Run, RunError};
 use crate::config::Config;
-use crate::git::worktree::{run_command, CommandOutcome, TempWorktree};
+use crate::git::worktree::{CommandOutcome, TempWorktree};
 use crate::git::ObjectId;
 use crate::pipeline::observer::Progress;
 use crate::privacy::mask_key_shaped;
@@ -157,7 +157,7 @@ impl Run<'_> {
             .observer
             .progress(&Progress::VerifyStarted { command, at });
         let mut outcome = match TempWorktree::add(&self.env.repo_root(), at.as_str()) {
-            Ok(wt) => run_command(wt.path(), command, *timeout, TAIL_LINES),
+            Ok(wt) => wt.run(command, *timeout, TAIL_LINES),
             Err(e) => CommandOutcome {
                 command: command.clone(),
                 exit_code: None,

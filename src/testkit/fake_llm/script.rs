@@ -45,6 +45,12 @@ pub struct Script {
     /// [`Served`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub models: BTreeMap<String, ModelInfo>,
+    /// Context windows the server enforces, by model id, as a real server does: a chat
+    /// request whose prompt tokens (a quarter of the request's characters, as the usage
+    /// reports them) plus its `max_tokens` exceed the window is answered 400
+    /// `context_length_exceeded`, whatever the rules say.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub windows: BTreeMap<String, u64>,
 }
 
 /// Which server's informational routes report a model's limits.
@@ -272,7 +278,15 @@ impl Script {
         Script {
             rules,
             models: BTreeMap::new(),
+            windows: BTreeMap::new(),
         }
+    }
+
+    /// Has the server refuse requests to the model `id` that exceed a window of `tokens`
+    /// (builder style; see [`Script::windows`]).
+    pub fn window(mut self, id: impl Into<String>, tokens: u64) -> Script {
+        self.windows.insert(id.into(), tokens);
+        self
     }
 
     /// Has the server report `info` for the model `id` (builder style).

@@ -174,7 +174,7 @@ async fn handle(mut stream: TcpStream, shared: Shared, mut shutdown: watch::Rece
 
     // Match and record in one critical section, before any delay, so a client that times
     // out still leaves its request behind for the test to inspect.
-    let (picked, seq, model_ids, model_info) = {
+    let (picked, seq, model_ids, model_info, window) = {
         let mut state = lock(&shared);
         state.seq += 1;
         let seq = state.seq;
@@ -203,6 +203,10 @@ async fn handle(mut stream: TcpStream, shared: Shared, mut shutdown: watch::Rece
             seq,
             state.script.model_ids(),
             state.script.models.clone(),
+            match &route {
+                Route::Chat { model: Some(m), .. } => state.script.windows.get(m).copied(),
+                _ => None,
+            },
         )
     };
 
@@ -256,6 +260,27 @@ async fn handle(mut stream: TcpStream, shared: Shared, mut shutdown: watch::Rece
             },
             Some(reply),
         ) => {
+            if let Some(window) = window {
+                let prompt = (body_text.chars().count() as u64 / 4).max(1);
+                let answer = json
+                    .as_ref()
+                    .and_then(|j| {
+                        j.get("max_tokens")
+                            .or_else(|| j.get("max_completion_tokens"))
+                    })
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                if prompt + answer > window {
+                    let message = format!(
+                        "This model's maximum context length is {window} tokens. However, you requested {} tokens ({prompt} in the messages, {answer} in the completion).",
+                        prompt + answer
+                    );
+                    let body = json!({"error": {"message": message, "type": "invalid_request_error", "code": "context_length_exceeded"}});
+                    let _ = write_json(&mut stream, 400, &body.to_string()).await;
+                    close(stream).await;
+                    return;
+                }
+            }
             if reply.delay_ms > 0 {
                 tokio::select! {
                     () = tokio::time::sleep(Duration::from_millis(reply.delay_ms)) => {}

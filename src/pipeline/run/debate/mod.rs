@@ -104,6 +104,7 @@ impl Run<'_> {
             feedback: "",
             facts: "",
             char_budget,
+            hunks: &|_| None,
             outlines: &self.outlines,
             privacy: &self.privacy,
         }))

@@ -78,6 +78,7 @@ impl Run<'_> {
             feedback: ask.feedback,
             facts: "",
             char_budget: ask.char_budget,
+            hunks: &|_| None,
             outlines: &self.outlines,
             privacy: &self.privacy,
         });

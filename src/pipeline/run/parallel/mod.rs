@@ -464,6 +464,7 @@ impl Run<'_> {
             detail,
             spend,
             changed,
+            left_out: Default::default(),
         });
         implement.commit = Some(tip.clone());
         self.state.current = Stage::Verify.index();
