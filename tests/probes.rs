@@ -393,3 +393,55 @@ fn task_new_writes_examples_a_run_reads_back_as_typed_facts() {
     assert_eq!(bad.code, 2, "{}", bad.stderr);
     assert!(bad.stderr.contains("is not an example"), "{}", bad.stderr);
 }
+
+#[test]
+fn a_bug_fix_whose_tests_still_fail_is_shown_the_failure_like_a_test_loop() {
+    // The base's test fails in the task's own files: the task is to make it pass, so an
+    // implement stage that leaves it failing is asked again with the command's output.
+    let unfixed = answer(
+        "calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a - b  # looked\n>>>>>>> REPLACE\n",
+        "looked at add",
+    );
+    let fixed = answer(
+        "calc.py\n<<<<<<< SEARCH\n    return a - b  # looked\n=======\n    return a + b\n>>>>>>> REPLACE\n",
+        "fixed add",
+    );
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![Reply::text(answer("", "nothing to scaffold"))],
+    );
+    rules[1] = stage("implement", vec![Reply::text(unfixed), Reply::text(fixed)]);
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(answer("", "nothing to refactor"))],
+    );
+    let s = Scenario::new(rules);
+    let task = format!(
+        "{FIX_TASK}\n[verify]\ncommand = \"python3 -m unittest discover -s tests -t . -q\"\n"
+    );
+    s.env.write_files(
+        &s.repo,
+        &[
+            ("calc.py", BUGGY_CALC),
+            (
+                "tests/test_calc.py",
+                "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
+            ),
+            ("tests/__init__.py", ""),
+            (".triad/tasks/add-sub.toml", &task),
+        ],
+    );
+    s.env
+        .commit_all(&s.repo, "a bug, its failing test and the task");
+    s.git(&["config", "triad.trusted", "true"]);
+    let out = run_json(&s.run(&[]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+    let retry = s.requests_for("implement")[1].to_string();
+    assert!(
+        retry.contains("THE VERIFY COMMAND STILL FAILS WITH YOUR CHANGE"),
+        "{retry}"
+    );
+    assert!(retry.contains("AssertionError: -1 != 5"), "{retry}");
+}

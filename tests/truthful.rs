@@ -1070,15 +1070,20 @@ fn a_building_stage_that_breaks_the_verify_command_is_asked_again_on_its_change(
 
 #[test]
 fn a_command_that_failed_before_the_run_or_is_off_holds_no_building_stage_back() {
-    // Failing at the base: the building stages go on (asked once at the base), the
-    // verifier still sees the failure.
+    // Failing at the base, with no output that points at the task's files: the building
+    // stages go on (the base asked once; each building commit still checked for where its
+    // failure points), the verifier still sees the failure.
     let s = breaking_scenario(vec![Reply::text(broken_test_answer())], "exit 3", "");
     let r = s.run(&[]);
     let out = run_json(&r.stdout);
     assert_eq!(out["stages"][1]["attempts"], 1, "{out}");
     assert_eq!(out["stages"][2]["attempts"], 1, "{out}");
     let runs = verify_runs(&r.stderr);
-    assert_eq!(runs, 3, "implement, the base, verify: {}", r.stderr);
+    assert_eq!(
+        runs, 4,
+        "implement, the base, refactor, verify: {}",
+        r.stderr
+    );
     // Turned off: only the Verify stage runs it.
     let s = breaking_scenario(
         vec![Reply::text(broken_test_answer())],

@@ -78,8 +78,8 @@ impl Run<'_> {
                 keep: false,
             });
         }
-        let broken = self.breaks_verify(&ObjectId::from(commit))?;
-        let status = broken.as_ref().map(|b| {
+        let broken = self.fails_verify(&ObjectId::from(commit), new_tree)?;
+        let status = broken.as_ref().map(|(b, _)| {
             b.exit_code
                 .map_or("killed".to_string(), |c| format!("exit {c}"))
         });
@@ -109,9 +109,14 @@ impl Run<'_> {
                 detail.push(gaps.clone());
                 result = AttemptResult::Incomplete;
             }
-            if let (Some(b), Some(status)) = (&broken, &status) {
+            if let (Some((b, passed_at_base)), Some(status)) = (&broken, &status) {
                 let pointed = self.pointed(&b.tail, new_tree);
-                feedback.push_str(&failing_feedback(b, &self.spec, &pointed, noop));
+                let before = if *passed_at_base {
+                    Before::Passed
+                } else {
+                    Before::Failed
+                };
+                feedback.push_str(&failing_feedback(b, &self.spec, &pointed, noop, before));
                 detail.push(format!("the verify command fails with it ({status})"));
             }
             detail.push("kept for the next attempt".into());
@@ -267,6 +272,15 @@ pub(super) fn pointed_at(output: &str, paths: &[String]) -> Vec<(String, Option<
     found.into_iter().map(|(_, p, l)| (p, l)).collect()
 }
 
+/// How the verify command fared at the run's base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Before {
+    /// It passed: the change broke it.
+    Passed,
+    /// It failed too, in the task's files: the task is to make it pass.
+    Failed,
+}
+
 /// What a building stage is told when the verify command fails with its work: the output,
 /// the files it points at, that the work so far is kept in the files shown, that the tests
 /// the repository had are evidence to satisfy (only a test the run added may be wrong), and
@@ -277,6 +291,7 @@ fn failing_feedback(
     spec: &TaskSpec,
     pointed: &[Pointed],
     noop: bool,
+    before: Before,
 ) -> String {
     let lines: Vec<&str> = outcome.tail.lines().collect();
     let tail = lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n");
@@ -290,13 +305,20 @@ fn failing_feedback(
             "THE VERIFY COMMAND FAILS, AND YOUR ANSWER CHANGED NOTHING",
             "Your answer changed no file, so the command still fails. ",
         )
+    } else if before == Before::Failed {
+        ("THE VERIFY COMMAND STILL FAILS WITH YOUR CHANGE", "")
     } else {
         ("YOUR CHANGE MAKES THE VERIFY COMMAND FAIL", "")
     };
+    let base = match before {
+        Before::Passed => "at the run's base it passed",
+        Before::Failed => {
+            "it failed at the run's base too, in the task's files: making it pass is part of the task"
+        }
+    };
     let mut s = format!(
         "## {heading}\n\n{opening}The files below hold the stage's work so far (your previous \
-answers' changes are kept). With them, `{}` {status}; at the run's base it passed. The end of \
-its output:\n```\n{tail}\n```\n",
+answers' changes are kept). With them, `{}` {status}; {base}. The end of its output:\n```\n{tail}\n```\n",
         outcome.command
     );
     s.push_str(&points_at(pointed));
@@ -399,7 +421,7 @@ mod tests {
             line: Some(8),
             text: Some("assert f('a b  c') == 2".into()),
         }];
-        let text = failing_feedback(&outcome, &spec, &pointed, false);
+        let text = failing_feedback(&outcome, &spec, &pointed, false, Before::Passed);
         assert!(
             text.starts_with("## YOUR CHANGE MAKES THE VERIFY COMMAND FAIL"),
             "{text}"
@@ -426,7 +448,13 @@ mod tests {
             text.contains("acceptance criteria:\n- f('a b') == 2\n"),
             "{text}"
         );
-        let noop = failing_feedback(&outcome, &spec, &[], true);
+        let noop = failing_feedback(&outcome, &spec, &[], true, Before::Passed);
+        let still = failing_feedback(&outcome, &spec, &pointed, false, Before::Failed);
+        assert!(
+            still.starts_with("## THE VERIFY COMMAND STILL FAILS WITH YOUR CHANGE")
+                && still.contains("it failed at the run's base too, in the task's files"),
+            "{still}"
+        );
         assert!(noop.contains("YOUR ANSWER CHANGED NOTHING"), "{noop}");
         assert!(!noop.contains("points at"), "{noop}");
     }

@@ -112,16 +112,20 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// The verify command's failure at a building stage's commit `at`, when the command
-    /// passed at the run's base (asked once, the first time a stage fails it): the change
-    /// broke it. `None` when it passes, does not run, is off while building
-    /// (`verify.while_building`), or failed before the run began.
-    pub(super) fn breaks_verify(
+    /// The verify command's failure at a building stage's commit `at` (whose tree is
+    /// `tree`), and whether the command passed at the run's base (asked once, the first time
+    /// a stage fails it). A failure the base had too counts only when the output points at
+    /// the task's files: a bug fix's failing test is the task's business, and the Verify
+    /// stage's floor would reject it anyway, so the building stages are shown it as a plain
+    /// test loop would be; a failure elsewhere (a broken tool, another module) holds no
+    /// stage back. `None` when it passes, does not run, is off while building
+    /// (`verify.while_building`), or failed at the base for reasons outside the task.
+    pub(super) fn fails_verify(
         &mut self,
         at: &ObjectId,
-    ) -> Result<Option<CommandOutcome>, RunError> {
-        let on = self.env.config.config.verify.while_building;
-        if !on || self.state.base_verify == Some(false) {
+        tree: &git2::Tree<'_>,
+    ) -> Result<Option<(CommandOutcome, bool)>, RunError> {
+        if !self.env.config.config.verify.while_building {
             return Ok(None);
         }
         let Some(outcome) = self.command_at(at) else {
@@ -130,19 +134,23 @@ impl Run<'_> {
         if outcome.exit_code == Some(0) {
             return Ok(None);
         }
-        if self.state.base_verify.is_none() {
-            let base = self.state.base.clone();
-            let passed = self
-                .command_at(&base)
-                .is_some_and(|o| o.exit_code == Some(0));
-            self.state.base_verify = Some(passed);
-            self.rec
-                .event(&self.state, "verify command ran at the run's base")?;
-            if !passed {
-                return Ok(None);
+        let passed_at_base = match self.state.base_verify {
+            Some(p) => p,
+            None => {
+                let base = self.state.base.clone();
+                let passed = self
+                    .command_at(&base)
+                    .is_some_and(|o| o.exit_code == Some(0));
+                self.state.base_verify = Some(passed);
+                self.rec
+                    .event(&self.state, "verify command ran at the run's base")?;
+                passed
             }
+        };
+        if !passed_at_base && self.pointed(&outcome.tail, tree).is_empty() {
+            return Ok(None);
         }
-        Ok(Some(outcome))
+        Ok(Some((outcome, passed_at_base)))
     }
 
     /// Runs the verify command in a temporary worktree at `at`, with progress; `None` when
