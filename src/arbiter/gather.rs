@@ -24,6 +24,8 @@ use crate::task::{TaskSpec, TestsPolicy};
 pub struct Gathered {
     /// Diff rendered with new-side line numbers and `in <symbol>` per hunk.
     pub diff_text: String,
+    /// The same, file by file (path, rendered section), for a review in parts.
+    pub sections: Vec<(String, String)>,
     /// The structured diff.
     pub files: Vec<FileDiff>,
     /// Deterministic findings.
@@ -48,9 +50,19 @@ pub fn gather(
     }
     let old_files = old.map(|t| TreeFiles::new(repo, t.clone()));
     let new_files = TreeFiles::new(repo, new.clone());
-    let diff_text = git::render_diff(&files, &|f, h| {
+    let label = |f: &FileDiff, h: &git::Hunk| {
         code::hunk_label(&f.path, &new_files.text(&f.path)?, h.new_start, h.new_lines)
-    });
+    };
+    let sections: Vec<(String, String)> = files
+        .iter()
+        .map(|f| {
+            (
+                f.path.clone(),
+                git::render_diff(std::slice::from_ref(f), &label),
+            )
+        })
+        .collect();
+    let diff_text: String = sections.iter().map(|(_, t)| t.as_str()).collect();
     let changes: Vec<ChangedFile> = files
         .iter()
         .filter(|f| !f.binary && !f.withheld)
@@ -64,6 +76,7 @@ pub fn gather(
     let findings = code::evidence_with(&source, &changes, &EvidenceOptions { venv_root });
     Ok(Gathered {
         diff_text,
+        sections,
         files,
         findings,
     })
@@ -265,11 +278,32 @@ impl<'r> Prepared<'r> {
         self.with_checks_as(brief, None, check)
     }
 
+    /// [`Self::with_checks`] for a part of the review: only `findings` (those of the part's
+    /// files) are its deterministic evidence.
+    pub fn with_findings<T>(
+        &self,
+        brief: &Brief<'_>,
+        findings: &[Finding],
+        check: impl FnOnce(&Checks<'_>) -> T,
+    ) -> T {
+        self.checks_of(brief, findings, None, check)
+    }
+
     /// [`Self::with_checks`], with the probes used as `probes` says instead of as the
     /// review's policy does (`git triad bench` derives each answer both ways).
     pub fn with_checks_as<T>(
         &self,
         brief: &Brief<'_>,
+        probes: Option<Probes<'_>>,
+        check: impl FnOnce(&Checks<'_>) -> T,
+    ) -> T {
+        self.checks_of(brief, &self.gathered.findings, probes, check)
+    }
+
+    fn checks_of<T>(
+        &self,
+        brief: &Brief<'_>,
+        findings: &[Finding],
         probes: Option<Probes<'_>>,
         check: impl FnOnce(&Checks<'_>) -> T,
     ) -> T {
@@ -280,7 +314,7 @@ impl<'r> Prepared<'r> {
         };
         check(&Checks {
             read: &read,
-            findings: &self.gathered.findings,
+            findings,
             verify: brief.verify,
             requirement_ids: brief.requirement_ids,
             probes: probes.unwrap_or(default),

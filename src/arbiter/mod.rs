@@ -4,11 +4,12 @@
 pub mod anchor;
 pub mod feedback;
 pub mod gather;
+pub mod parts;
 pub mod review;
 pub mod schema;
 pub mod service;
 
 pub use schema::{
-    Alternative, ArbiterAnswer, ArbiterReview, Category, Floor, Issue, IssueAnswer, Severity,
-    Verdict,
+    Alternative, ArbiterAnswer, ArbiterReview, Category, Coverage, Floor, Issue, IssueAnswer,
+    LeftOut, Severity, Verdict,
 };

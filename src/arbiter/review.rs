@@ -333,6 +333,7 @@ pub fn finish(
         confidence: answer.confidence,
         reasoning: answer.reasoning,
         token_cost,
+        coverage: None,
     }
 }
 

@@ -326,4 +326,60 @@ pub struct ArbiterReview {
     pub reasoning: String,
     /// USD spent on this review.
     pub token_cost: f64,
+    /// What the review saw: the files reviewed, in how many parts, and the files left out
+    /// and why (absent from reviews recorded before receipts were kept).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<Coverage>,
+}
+
+/// A review's coverage receipt: what it saw. A verdict never passes what it did not see: a
+/// review with files left out is at most FLAG.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Coverage {
+    /// Files of the change the reviewer was shown, with their hunks.
+    pub reviewed: Vec<String>,
+    /// Files of the change it was not shown, each with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<LeftOut>,
+    /// Requests the review took: more than one when the change did not fit the reviewer's
+    /// window and was reviewed in parts by file groups.
+    pub parts: u32,
+}
+
+/// A file a review did not see, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOut {
+    /// The file.
+    pub path: String,
+    /// Why.
+    pub why: String,
+}
+
+impl Coverage {
+    /// One line for people: `reviewed 2,998 of 3,000 files in 5 parts; left out: …`, or
+    /// `None` when the review saw the whole change in one request.
+    pub fn describe(&self) -> Option<String> {
+        if self.parts <= 1 && self.left_out.is_empty() {
+            return None;
+        }
+        let total = self.reviewed.len() + self.left_out.len();
+        let mut s = format!(
+            "reviewed {} of {total} file(s) in {} part(s)",
+            self.reviewed.len(),
+            self.parts
+        );
+        if !self.left_out.is_empty() {
+            let shown: Vec<String> = self
+                .left_out
+                .iter()
+                .take(5)
+                .map(|l| format!("{} ({})", l.path, l.why))
+                .collect();
+            s.push_str(&format!("; left out: {}", shown.join(", ")));
+            if self.left_out.len() > 5 {
+                s.push_str(&format!(" and {} more", self.left_out.len() - 5));
+            }
+        }
+        Some(s)
+    }
 }

@@ -10,7 +10,9 @@ use serde_json::{json, Value};
 
 use super::gather::{Brief, Prepared};
 use super::review::{build_request, finish, Checks, ReviewInput};
+use super::schema::Coverage;
 use super::schema::{ArbiterAnswer, ArbiterReview, Floor};
+use crate::code::Finding;
 use crate::config::Role;
 use crate::model::{ChatRequest, ModelClient, ModelError, Spend};
 
@@ -115,15 +117,106 @@ impl<'a> Arbiter<'a> {
     }
 
     /// Reviews a prepared change: asks the model ([`Self::ask`]) and checks its answer
-    /// against the facts ([`Asked::finish`]).
+    /// against the facts ([`Asked::finish`]). A change whose request does not fit the first
+    /// reviewer's known window is reviewed in parts by file groups, each within the window,
+    /// and merged into one review (see [`super::parts`]); every review carries its coverage
+    /// receipt.
     pub async fn review(
         &self,
         system_prompt: &str,
         prepared: &Prepared<'_>,
         brief: &Brief<'_>,
     ) -> Result<Reviewed, ModelError> {
-        let asked = self.ask(system_prompt, &prepared.input(brief)).await?;
-        Ok(prepared.with_checks(brief, |checks| asked.finish(checks)))
+        let input = prepared.input(brief);
+        let whole = build_request(system_prompt, &input);
+        let all: Vec<String> = prepared
+            .gathered
+            .sections
+            .iter()
+            .map(|(p, _)| p.clone())
+            .collect();
+        let split = match self.first() {
+            Some(first) => {
+                let room = self.client.room(first, &whole)?;
+                (room.window.known && !room.fits())
+                    .then(|| self.client.estimator(first).map(|e| (room, e)))
+                    .transpose()?
+            }
+            None => None,
+        };
+        let Some((room, estimator)) = split else {
+            let asked = self.ask(system_prompt, &input).await?;
+            let mut reviewed = prepared.with_checks(brief, |checks| asked.finish(checks));
+            reviewed.review.coverage = Some(Coverage {
+                reviewed: all,
+                left_out: Vec::new(),
+                parts: 1,
+            });
+            return Ok(reviewed);
+        };
+        // What every part's request holds besides its diff, and what a part may add.
+        let bare = ReviewInput {
+            diff: "",
+            ..prepared.input(brief)
+        };
+        let overhead = estimator.request_tokens(&build_request(system_prompt, &bare))
+            + estimator.tokens(&super::parts::header(99, 99));
+        let budget = room
+            .window
+            .context
+            .saturating_sub(overhead + u64::from(room.min_answer()));
+        let plan = super::parts::plan(&prepared.gathered.sections, budget, &estimator);
+        if plan.parts.is_empty() {
+            // Not even one file fits beside the task: the client refuses it with the figures.
+            let asked = self.ask(system_prompt, &input).await?;
+            return Ok(prepared.with_checks(brief, |checks| asked.finish(checks)));
+        }
+        let count = plan.parts.len();
+        let mut reviews = Vec::new();
+        let mut transcripts = Vec::new();
+        let mut spend = Spend::default();
+        let mut reviewed = Vec::new();
+        for (n, part) in plan.parts.iter().enumerate() {
+            let paths: Vec<&str> = part
+                .iter()
+                .map(|&i| prepared.gathered.sections[i].0.as_str())
+                .collect();
+            let mut diff = super::parts::header(n + 1, count);
+            for &i in part {
+                diff.push_str(&prepared.gathered.sections[i].1);
+            }
+            // A finding goes with its file's part; one about no file, with the first.
+            let findings: Vec<Finding> = prepared
+                .findings()
+                .iter()
+                .filter(|f| paths.contains(&f.path.as_str()) || (n == 0 && !all.contains(&f.path)))
+                .cloned()
+                .collect();
+            let part_input = ReviewInput {
+                diff: &diff,
+                findings: &findings,
+                ..prepared.input(brief)
+            };
+            let asked = self.ask(system_prompt, &part_input).await?;
+            let r = prepared.with_findings(brief, &findings, |checks| asked.finish(checks));
+            spend += r.spend;
+            transcripts.push(r.transcript);
+            reviews.push(r.review);
+            reviewed.extend(paths.iter().map(|p| p.to_string()));
+        }
+        let coverage = Coverage {
+            reviewed,
+            left_out: plan.left_out,
+            parts: count as u32,
+        };
+        let review = super::parts::merge(reviews, coverage)
+            .expect("a plan with parts gives at least one review");
+        Ok(Reviewed {
+            review,
+            transcript: json!({"parts": transcripts}),
+            spend,
+            facts: super::review::floor(prepared.findings(), brief.verify),
+        })
     }
 
     /// Asks for a review of a change (the request from `input`); [`Asked::finish`] then

@@ -64,6 +64,9 @@ pub fn text(r: &ArbiterReview) -> String {
             d.reasons.join("; ")
         ));
     }
+    if let Some(c) = r.coverage.as_ref().and_then(|c| c.describe()) {
+        s.push_str(&format!("coverage: {c}\n"));
+    }
     if let Some(f) = &r.floor {
         s.push_str(&format!(
             "raised from {} to {} by deterministic evidence: {}\n",
@@ -103,6 +106,9 @@ pub fn markdown(r: &ArbiterReview) -> String {
             r.model_verdict,
             f.reasons.join("; ")
         ));
+    }
+    if let Some(c) = r.coverage.as_ref().and_then(|c| c.describe()) {
+        s.push_str(&format!(" Coverage: {c}."));
     }
     s.push_str("\n\n");
     if !r.reasoning.trim().is_empty() {
@@ -187,7 +193,7 @@ pub fn sarif(r: &ArbiterReview) -> Value {
                 "rules": rules,
             }},
             "results": results,
-            "properties": {"verdict": r.verdict, "arbiterModel": r.arbiter_model, "modelVerdict": r.model_verdict},
+            "properties": {"verdict": r.verdict, "arbiterModel": r.arbiter_model, "modelVerdict": r.model_verdict, "coverage": r.coverage},
         }],
     })
 }

@@ -424,6 +424,13 @@ fn issues(repo: &Repository, s: &RunState, md: bool) -> String {
                 let Record::Review(r) = &line.record else {
                     continue;
                 };
+                if let Some(c) = r.review.coverage.as_ref().and_then(|c| c.describe()) {
+                    out.push_str(&format!(
+                        "{bullet}coverage of the review (stage {}, attempt {}): {c}\n",
+                        st.stage.as_str(),
+                        a.n
+                    ));
+                }
                 for i in &r.review.issues {
                     out.push_str(&format!(
                         "{bullet}{strong}{}{strong} {} {code}{}{code} — {}{} (stage {}, attempt {}, {})\n",

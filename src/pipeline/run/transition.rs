@@ -357,6 +357,7 @@ impl Run<'_> {
                 one_line(&reason, "")
             ),
             token_cost: 0.0,
+            coverage: None,
         };
         let record = Record::Review(Box::new(ReviewRecord {
             run: Some(self.state.run_id.clone()),
