@@ -373,12 +373,7 @@ impl Bench<'_> {
                 let ws = Workspace::for_review(case)?;
                 let prepared = ws.prepared(privacy)?;
                 let task = case.spec.render();
-                let ids: Vec<String> = case
-                    .spec
-                    .requirements
-                    .iter()
-                    .map(|r| r.id.clone())
-                    .collect();
+                let ids = case.spec.requirement_ids();
                 let brief = Brief {
                     stage: "implement",
                     reviewed_model: "another model",

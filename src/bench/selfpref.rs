@@ -51,12 +51,7 @@ impl Bench<'_> {
             let ws = Workspace::for_answer(task, &answer.files)?;
             let prepared = ws.prepared(privacy)?;
             let spec = task.spec.render();
-            let ids: Vec<String> = task
-                .spec
-                .requirements
-                .iter()
-                .map(|r| r.id.clone())
-                .collect();
+            let ids = task.spec.requirement_ids();
             // Told who wrote it, as a run's arbiter is.
             let brief = Brief {
                 stage: super::stage_for(task.role).as_str(),

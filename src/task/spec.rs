@@ -184,6 +184,12 @@ impl TaskSpec {
         out
     }
 
+    /// The requirements' ids (`R1`, `R2`, …), which a review's issue may name instead of
+    /// quoting code.
+    pub fn requirement_ids(&self) -> Vec<String> {
+        self.requirements.iter().map(|r| r.id.clone()).collect()
+    }
+
     /// Whether a path is inside the task's scope.
     pub fn in_scope(&self, path: &str) -> bool {
         let included = self.scope.include.is_empty()
