@@ -438,6 +438,13 @@ fn a_bug_fix_whose_tests_still_fail_is_shown_the_failure_like_a_test_loop() {
     let out = run_json(&s.run(&[]).ok().stdout);
     assert_eq!(out["status"], "approved", "{out}");
     assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+    // The first attempt is shown the failure it must fix, as a fact, before it starts.
+    let first = s.requests_for("implement")[0].to_string();
+    assert!(
+        first.contains("The verify command fails before any change (a fact)"),
+        "{first}"
+    );
+    assert!(first.contains("AssertionError: -1 != 5"), "{first}");
     let retry = s.requests_for("implement")[1].to_string();
     assert!(
         retry.contains("THE VERIFY COMMAND STILL FAILS WITH YOUR CHANGE"),

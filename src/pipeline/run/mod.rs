@@ -111,6 +111,9 @@ pub struct Run<'a> {
     privacy: Privacy,
     /// Which deliberation the consensus steps work on (not recorded: each step sets it).
     target: consensus::Target,
+    /// The verify command's outcome at the run's base, once asked (not recorded: a resumed
+    /// run asks again).
+    at_base: std::cell::OnceCell<Option<crate::git::worktree::CommandOutcome>>,
 }
 
 impl<'a> Run<'a> {
@@ -126,6 +129,7 @@ impl<'a> Run<'a> {
             rec,
             outlines: OutlineCache::default(),
             target: consensus::Target::default(),
+            at_base: std::cell::OnceCell::new(),
             privacy: Privacy::from_config(&env.config.config),
         }
     }

@@ -16,7 +16,7 @@ impl Run<'_> {
     /// The request for the current stage, whose files are those of `parent_tree`, fitted to
     /// the window of the stage's model, and what it left out to fit.
     pub(super) fn stage_request(
-        &self,
+        &mut self,
         parent_tree: &Tree<'_>,
         files: &TreeFiles<'_>,
     ) -> Result<(ChatRequest, LeftOut), RunError> {
@@ -72,7 +72,7 @@ impl Run<'_> {
             // A debate's winning position is what the architect builds.
             self.debate_facts()
         } else {
-            String::new()
+            self.base_failure_facts()?
         };
         let config = &self.env.config.config;
         let model = self.state.stages[idx].model();

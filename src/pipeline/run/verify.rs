@@ -134,19 +134,7 @@ impl Run<'_> {
         if outcome.exit_code == Some(0) {
             return Ok(None);
         }
-        let passed_at_base = match self.state.base_verify {
-            Some(p) => p,
-            None => {
-                let base = self.state.base.clone();
-                let passed = self
-                    .command_at(&base)
-                    .is_some_and(|o| o.exit_code == Some(0));
-                self.state.base_verify = Some(passed);
-                self.rec
-                    .event(&self.state, "verify command ran at the run's base")?;
-                passed
-            }
-        };
+        let passed_at_base = self.at_base()?.is_none_or(|o| o.exit_code == Some(0));
         if !passed_at_base && self.pointed(&outcome.tail, tree).is_empty() {
             return Ok(None);
         }
@@ -180,6 +168,55 @@ impl Run<'_> {
             .observer
             .progress(&Progress::VerifyFinished { outcome: &outcome });
         Some(outcome)
+    }
+
+    /// The verify command's outcome at the run's base (run once per process; recorded in the
+    /// state as whether it passed). `None` when no command runs.
+    fn at_base(&mut self) -> Result<Option<&CommandOutcome>, RunError> {
+        if self.at_base.get().is_none() {
+            let base = self.state.base.clone();
+            let outcome = self.command_at(&base);
+            if let Some(o) = &outcome {
+                self.state.base_verify = Some(o.exit_code == Some(0));
+                self.rec
+                    .event(&self.state, "verify command ran at the run's base")?;
+            }
+            let _ = self.at_base.set(outcome);
+        }
+        Ok(self.at_base.get().and_then(Option::as_ref))
+    }
+
+    /// What a building stage is told before it starts when the verify command already fails
+    /// at the run's base in the task's own files (a bug fix's failing test): the command and
+    /// the end of its output, as a fact. A builder that is not shown the failure it must fix
+    /// guesses (seen: a small model wrote the test file back unchanged three times); a test
+    /// loop shows it. Empty when the command passes, does not run, is off while building, or
+    /// fails elsewhere.
+    pub(super) fn base_failure_facts(&mut self) -> Result<String, RunError> {
+        if !self.env.config.config.verify.while_building {
+            return Ok(String::new());
+        }
+        let base_tree = self.base_tree()?;
+        let Some(outcome) = self.at_base()?.cloned() else {
+            return Ok(String::new());
+        };
+        if outcome.exit_code == Some(0) {
+            return Ok(String::new());
+        }
+        let pointed = self.pointed(&outcome.tail, &base_tree);
+        if pointed.is_empty() {
+            return Ok(String::new());
+        }
+        let lines: Vec<&str> = outcome.tail.lines().collect();
+        let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+        Ok(format!(
+            "## The verify command fails before any change (a fact)\n`{}` {} at the run's base. The end of its output:\n```\n{tail}\n```\n{}Make it pass by fixing the code; the tests the repository already has are evidence and stay as they are.\n",
+            outcome.command,
+            outcome
+                .exit_code
+                .map_or("is killed".to_string(), |c| format!("exits with {c}")),
+            super::building::points_at(&pointed)
+        ))
     }
 
     /// Where the failing command's output `tail` points, in the tree it ran at.
