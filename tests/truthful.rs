@@ -945,9 +945,16 @@ fn a_function_only_called_by_a_test_is_not_the_function() {
         "{}",
         log.stdout
     );
-    // The verify review answers for the whole run: the facts floor it at FLAG.
-    assert_eq!(out["status"], "flagged", "{out}");
-    assert_eq!(out["stages"][3]["verdict"], "FLAG", "{out}");
+    // The verify review answers for the whole run: a typed requirement left undone is a
+    // fact it cannot pass, so the verifier is asked again and the run stops, saying why.
+    assert_eq!(out["status"], "halted", "{out}");
+    assert!(
+        out["message"]
+            .as_str()
+            .unwrap()
+            .contains("(the last: the facts: unmet_requirement: the requirements are not all met: R1 needs mul"),
+        "{out}"
+    );
 }
 
 /// How many times the verify command ran, by the run's progress lines.

@@ -144,14 +144,19 @@ pub fn finding_issue(f: &Finding) -> Issue {
     }
 }
 
-/// The minimum verdict the facts impose: an unresolved import, a new syntax error or a
-/// failing verify command is at least REJECT; a claim the diff does not back, or a
-/// requirement the reviewed tree visibly leaves undone, is at least FLAG.
+/// The minimum verdict the facts impose: a critical finding (an unresolved import, a new
+/// syntax error, a weakened test, a failing example, a typed requirement left undone) or a
+/// failing verify command is at least REJECT; a claim the diff does not back, or any other
+/// requirement gap, is at least FLAG.
 pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Floor> {
     let mut reasons = Vec::new();
     let mut verdict = None;
     for f in findings.iter().filter(|f| f.severity == "critical") {
-        reasons.push(format!("{} at {}:{}: {}", f.kind, f.path, f.line, f.reason));
+        reasons.push(match (f.path.as_str(), f.line) {
+            ("", _) => format!("{}: {}", f.kind, f.reason),
+            (path, 0) => format!("{} in {path}: {}", f.kind, f.reason),
+            (path, line) => format!("{} at {path}:{line}: {}", f.kind, f.reason),
+        });
         verdict = Some(Verdict::Reject);
     }
     for f in findings

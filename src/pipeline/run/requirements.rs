@@ -200,12 +200,20 @@ fn uses(text: &str, word: &str) -> bool {
 }
 
 impl Unmet {
-    /// As a tool finding: recorded, and a flag for the next stage.
+    /// As a tool finding: recorded, a flag for the next stage, and evidence for a review.
+    /// A requirement the TaskSpec states as a typed fact (a file to change, a function to
+    /// define) and the tree leaves undone is critical: the review cannot pass it (a verdict
+    /// stands on such a fact). The task's examples missing from its tests are a warning.
     pub fn finding(&self) -> Finding {
+        let severity = if self.id == super::examples::ACCEPTANCE {
+            "warning"
+        } else {
+            "critical"
+        };
         Finding {
             kind: crate::arbiter::review::UNMET_REQUIREMENT.into(),
             category: "completeness".into(),
-            severity: "warning".into(),
+            severity: severity.into(),
             path: String::new(),
             line: 0,
             end_line: 0,
