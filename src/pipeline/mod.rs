@@ -4,8 +4,8 @@
 //! [`answer`] reads a stage model's answer and applies it (the one stage service);
 //! [`baseline`] is the plain test loop a run must beat. [`plan`] checks a run can start and assigns models; [`run::Run`] owns one run and drives
 //! it; [`lock`] keeps it to one process at a time; [`record`] is what it writes to `refs/triad/runs/<id>`; [`observer`] is how progress
-//! reaches a renderer; [`waiting`] says whether a run that stopped for you may go on; [`context`] and [`reconcile`] are the pure parts (what a stage model is
-//! shown, and the facts of a reconciliation).
+//! reaches a renderer; [`waiting`] says whether a run that stopped for you may go on; [`context`], [`reconcile`] and [`transition`] are the pure parts (what a stage model
+//! is shown, the facts of a reconciliation, and what a run does after each verdict).
 
 pub mod answer;
 pub mod baseline;
@@ -20,6 +20,7 @@ pub mod record;
 pub mod resume;
 pub mod run;
 pub mod stage;
+pub mod transition;
 pub mod waiting;
 
 pub use lock::{LockError, RunLock};

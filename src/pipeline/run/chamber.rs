@@ -12,6 +12,7 @@ use crate::chamber::open::{self, Opening};
 use crate::chamber::{limits, ContextItem, Level, Session, Status};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::record::ChamberLink;
+use crate::pipeline::transition::Deliberated;
 use crate::task::outcome::{Outcome, StageMeta};
 
 /// The arbiter confidences at which a REJECT or HALT is doubtful enough to deliberate.
@@ -42,6 +43,15 @@ impl Chambered {
         match self {
             Chambered::Answer { session, .. } | Chambered::Escalated { session } => Some(session),
             Chambered::Nothing => None,
+        }
+    }
+
+    /// What it made of the decision, as the transition weighs it.
+    pub(super) fn deliberated(&self) -> Deliberated {
+        match self {
+            Chambered::Answer { .. } => Deliberated::Answered,
+            Chambered::Escalated { .. } => Deliberated::Escalated,
+            Chambered::Nothing => Deliberated::Nothing,
         }
     }
 }

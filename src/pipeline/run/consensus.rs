@@ -25,6 +25,7 @@ use crate::pipeline::observer::Progress;
 use crate::pipeline::plan::same_wire_model;
 use crate::pipeline::record::{RunStatus, StopReason};
 use crate::pipeline::stage::Stage;
+use crate::pipeline::transition::{self, AfterConsensus, Policy};
 
 /// The question every consensus of a run puts to its agents.
 const ASK: &str = "Should the refactored result proceed to verification as it is?";
@@ -490,22 +491,26 @@ impl Run<'_> {
             observed,
             degraded: d.degraded(),
         });
-        if decision.choice == Choice::Approve {
-            if let Some(c) = self.state.consensus.as_mut() {
-                c.done = true;
-            }
-            self.rec
-                .event(&self.state, "consensus: proceed to verify")?;
-            return Ok(Flow::Continue);
-        }
         let sent_back = self.state.consensus.as_ref().map_or(0, |c| c.past.len()) as u32;
-        if sent_back >= self.state.max_retries {
-            let reason = StopReason::Consensus {
-                outcome: choice.to_string(),
-                detail: format!("{}; sent back {sent_back} time(s)", decision.by.as_str()),
-                proposals: crate::bounded::clip(&text::transcript(&d), 20_000),
-            };
-            return self.halt(RunStatus::Halted, reason, "consensus would not proceed");
+        let proceed = decision.choice == Choice::Approve;
+        match transition::after_consensus(Policy::of(&self.state), proceed, sent_back) {
+            AfterConsensus::Proceed => {
+                if let Some(c) = self.state.consensus.as_mut() {
+                    c.done = true;
+                }
+                self.rec
+                    .event(&self.state, "consensus: proceed to verify")?;
+                return Ok(Flow::Continue);
+            }
+            AfterConsensus::Stop(stop) => {
+                let reason = StopReason::Consensus {
+                    outcome: choice.to_string(),
+                    detail: format!("{}; sent back {sent_back} time(s)", decision.by.as_str()),
+                    proposals: crate::bounded::clip(&text::transcript(&d), 20_000),
+                };
+                return self.halt(stop.status(), reason, "consensus would not proceed");
+            }
+            AfterConsensus::BackToRefactor => {}
         }
         // Back to refactor, on top of its result, told what the agents decided.
         self.state.feedback = feedback(&decision);

@@ -2,11 +2,13 @@
 //! every step is a method that answers one [`Flow`].
 //!
 //! The loop is here; one attempt at a stage is in [`attempt`] (its prompt in [`prompt`], its
-//! review in [`review`]), what happens after an attempt in [`transition`], the verify command
-//! in [`verify`], the reconciliation in [`reconcile`]. Every step is recorded before the next
+//! review in [`review`]), what happens after an attempt in [`act`] (as
+//! [`super::transition`] decides it), the verify command in [`verify`], the reconciliation
+//! in [`reconcile`]. Every step is recorded before the next
 //! begins, so a killed run resumes from its record; the scratch branch follows the record
 //! ([`branch`]).
 
+mod act;
 mod attempt;
 mod branch;
 mod building;
@@ -25,7 +27,6 @@ mod reconcile;
 mod requirements;
 mod review;
 mod suggest;
-mod transition;
 mod verify;
 mod whole;
 
@@ -39,6 +40,7 @@ use super::context::OutlineCache;
 use super::observer::{Observer, Progress};
 use super::record::{Recorder, RunState, RunStatus, StopReason};
 use super::stage::Stage;
+use super::transition::{self, Due, Policy};
 use crate::config::LoadedConfig;
 use crate::git::{Context as _, GitError, ObjectId};
 use crate::model::ModelClient;
@@ -246,14 +248,18 @@ impl<'a> Run<'a> {
     }
 
     /// One step at `stage`: the review of an attempt a killed run left committed, else
-    /// escalate when its retries are used up, else run the verify command first (verify
+    /// escalate when its retries are used up (see [`transition::due`]), else run the verify command first (verify
     /// stage, unless it ran at the tip already), then one attempt.
     fn step(&mut self, stage: Stage) -> Result<Flow, RunError> {
         if self.state.under_review.is_some() {
             return self.resume_review();
         }
-        if self.state.stages[self.state.current].attempts_in_epoch() > self.state.max_retries {
-            return self.escalate();
+        let tries = self.state.stages[self.state.current].attempts_in_epoch();
+        let earlier = transition::earlier(&self.state.stages, self.state.current);
+        match transition::due(Policy::of(&self.state), tries, earlier) {
+            Due::Attempt => {}
+            Due::Rewind(to) => return self.rewind(to),
+            Due::Stop(stop) => return self.exhausted(stop),
         }
         if stage == Stage::Verify {
             // At the tip: not again if it ran there, again if a rejected fix moved it.

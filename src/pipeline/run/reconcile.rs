@@ -15,6 +15,7 @@ use crate::pipeline::plan::same_wire_model;
 use crate::pipeline::reconcile::{self, ReconcileAnswer};
 use crate::pipeline::record::{RunStatus, StopReason};
 use crate::pipeline::stage::Stage;
+use crate::pipeline::transition::{self, AfterReconciliation};
 
 impl Run<'_> {
     /// Reconciles the finished change. With `may_rewind`, a REJECT rewinds once.
@@ -181,20 +182,16 @@ impl Run<'_> {
         let reasons = floor.map_or(&[][..], |f| &f.reasons[..]);
         let r = self.state.reconcile.get_or_insert_with(Default::default);
         r.verdict = Some(verdict);
-        match verdict {
-            Verdict::Approve | Verdict::Flag => {
+        let rewound = r.rewound;
+        match transition::after_reconciliation(verdict, &answer.rewind_to, may_rewind, rewound) {
+            AfterReconciliation::Complete => {
                 r.done = true;
                 self.rec
                     .event(&self.state, &format!("reconciliation {verdict}"))?;
                 Ok(Flow::Continue)
             }
-            Verdict::Reject if may_rewind && !r.rewound => {
+            AfterReconciliation::Rewind(target) => {
                 r.rewound = true;
-                let target = if answer.rewind_to == "refactor" {
-                    Stage::Refactor
-                } else {
-                    Stage::Implement
-                };
                 let old_tip = self.state.tip().oid()?;
                 for s in &mut self.state.stages[target.index()..] {
                     s.commit = None;
@@ -222,7 +219,7 @@ impl Run<'_> {
                     .progress(&Progress::ReconcileRewind { to: target });
                 Ok(Flow::Continue)
             }
-            Verdict::Reject | Verdict::Halt => {
+            AfterReconciliation::Stop(stop) => {
                 let reason = StopReason::Reconciliation {
                     verdict,
                     after_retry: verdict == Verdict::Reject,
@@ -230,11 +227,7 @@ impl Run<'_> {
                     gaps: reconcile::feedback(answer, reasons),
                 };
                 // Through halt: the stopped branch's tip is marked for the pre-push gate.
-                self.halt(
-                    RunStatus::Halted,
-                    reason,
-                    &format!("reconciliation {verdict}"),
-                )
+                self.halt(stop.status(), reason, &format!("reconciliation {verdict}"))
             }
         }
     }

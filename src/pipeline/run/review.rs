@@ -17,8 +17,11 @@ use crate::model::ModelError;
 use crate::notes::{self, Record, ReviewRecord};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::plan::same_wire_model;
-use crate::pipeline::record::{AttemptRecord, AttemptResult, RunStatus, StopReason, UnderReview};
+use crate::pipeline::record::{
+    one_line, AttemptRecord, AttemptResult, RunStatus, StopReason, UnderReview,
+};
 use crate::pipeline::stage::Stage;
+use crate::pipeline::transition::{self, AfterReview, Stop};
 use crate::probe::{ProbePolicy, ProbeSettings};
 use crate::task::outcome::StageMeta;
 
@@ -152,62 +155,64 @@ impl<'a> Run<'a> {
             );
         }
 
-        match review.verdict {
-            Verdict::Approve => {
-                self.state.pending_flags.clear();
-                self.accept(attempt, commit, Some(Verdict::Approve), meta)
-            }
-            Verdict::Flag => {
-                self.state.pending_flags = review.issues.clone();
-                self.state.all_flags.extend(review.issues.iter().cloned());
-                self.accept(attempt, commit, Some(Verdict::Flag), meta)
-            }
-            Verdict::Reject => {
-                self.rec.keep(commit);
-                attempt.result = AttemptResult::Rejected;
-                attempt.detail =
-                    crate::pipeline::record::one_line(&review.why(), "rejected by the arbiter");
-                match chambered {
-                    Chambered::Answer { block, .. } => {
-                        self.retry(attempt, &format!("{reject_fb}\n{block}"))
-                    }
-                    Chambered::Escalated { session } => {
-                        self.state.stages[idx].attempts.push(attempt);
-                        let reason = StopReason::Chamber {
-                            stage,
-                            session,
-                            trigger: format!("arbiter REJECT at {:.2}", review.confidence),
-                        };
-                        let event = format!("{stage} rejection escalated by the chamber");
-                        self.halt(RunStatus::WaitingOnUser, reason, &event)
-                    }
-                    Chambered::Nothing => self.retry(attempt, &reject_fb),
+        let action = transition::after_review(review.verdict, chambered.deliberated());
+        if !matches!(action, AfterReview::Accept { .. }) {
+            // A refused attempt's commit stays reachable from the record.
+            self.rec.keep(commit);
+            (attempt.result, attempt.detail) = if review.verdict == Verdict::Halt {
+                (AttemptResult::Halted, review.why())
+            } else {
+                let why = one_line(&review.why(), "rejected by the arbiter");
+                (AttemptResult::Rejected, why)
+            };
+        }
+        match action {
+            AfterReview::Accept { carry_flags } => {
+                if carry_flags {
+                    self.state.pending_flags = review.issues.clone();
+                    self.state.all_flags.extend(review.issues.iter().cloned());
+                } else {
+                    self.state.pending_flags.clear();
                 }
+                self.accept(attempt, commit, Some(review.verdict), meta)
             }
-            Verdict::Halt => {
-                self.rec.keep(commit);
-                attempt.result = AttemptResult::Halted;
-                attempt.detail = review.why();
+            AfterReview::Retry => {
+                let feedback = match chambered {
+                    Chambered::Answer { block, .. } => format!("{reject_fb}\n{block}"),
+                    _ => reject_fb,
+                };
+                self.retry(attempt, &feedback)
+            }
+            AfterReview::Stop(stop) => {
                 self.state.stages[idx].attempts.push(attempt);
-                // A model's synthesis does not lift a HALT; the person who decides reads it.
-                let chamber_said = match (&chambered, self.chamber_answer(chambered.session())) {
-                    (Chambered::Nothing, _) | (_, None) => String::new(),
-                    (c, Some(a)) => format!(
-                        "\nThe chamber (session {}) on this halt: {a}",
-                        c.session().unwrap_or_default()
-                    ),
+                let (reason, event) = if stop == Stop::Chamber {
+                    let reason = StopReason::Chamber {
+                        stage,
+                        session: chambered.session().unwrap_or_default().to_string(),
+                        trigger: format!("arbiter REJECT at {:.2}", review.confidence),
+                    };
+                    (
+                        reason,
+                        format!("{stage} rejection escalated by the chamber"),
+                    )
+                } else {
+                    // What the chamber said goes with the halt, for the person who decides.
+                    let chamber_said = match self.chamber_answer(chambered.session()) {
+                        Some(a) => format!(
+                            "\nThe chamber (session {}) on this halt: {a}",
+                            chambered.session().unwrap_or_default()
+                        ),
+                        None => String::new(),
+                    };
+                    let reason = StopReason::ArbiterHalt {
+                        stage,
+                        arbiter_model: review.arbiter_model.clone(),
+                        reasoning: format!("{}{chamber_said}", review.reasoning),
+                        issues: review.issues.iter().take(3).cloned().collect(),
+                    };
+                    (reason, format!("{stage} halted by the arbiter"))
                 };
-                let reason = StopReason::ArbiterHalt {
-                    stage,
-                    arbiter_model: review.arbiter_model.clone(),
-                    reasoning: format!("{}{chamber_said}", review.reasoning),
-                    issues: review.issues.iter().take(3).cloned().collect(),
-                };
-                self.halt(
-                    RunStatus::Halted,
-                    reason,
-                    &format!("{stage} halted by the arbiter"),
-                )
+                self.halt(stop.status(), reason, &event)
             }
         }
     }

@@ -9,15 +9,15 @@ use super::chamber::{self, Chambered};
 use super::reassign::MAX_HANDOVERS;
 use super::{Flow, Run, RunError};
 use crate::arbiter::{ArbiterReview, Verdict};
-use crate::config::OnExhausted;
 use crate::git::Context as _;
 use crate::model::ModelError;
 use crate::notes::{self, Record, ReviewRecord};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::record::{
-    one_line, AttemptRecord, AttemptResult, ModelFailure, NoRewind, RunStatus, StopReason,
+    one_line, AttemptRecord, AttemptResult, ModelFailure, RunStatus, StopReason,
 };
 use crate::pipeline::stage::Stage;
+use crate::pipeline::transition::Stop;
 use crate::task::outcome::{Outcome, StageMeta};
 use crate::task::Decision;
 
@@ -177,36 +177,38 @@ impl Run<'_> {
         )
     }
 
-    /// Retries are used up: halt, or rewind one stage with another model.
-    pub(super) fn escalate(&mut self) -> Result<Flow, RunError> {
+    /// Retries are used up, and the run stops (see [`crate::pipeline::transition::due`]).
+    pub(super) fn exhausted(&mut self, stop: Stop) -> Result<Flow, RunError> {
+        let idx = self.state.current;
+        let s = &self.state.stages[idx];
+        let stage = s.stage;
+        let (reason, event) = match stop {
+            Stop::Exhausted(why) => (
+                StopReason::RetriesExhausted { stage, why },
+                "retries exhausted".to_string(),
+            ),
+            _ => (
+                StopReason::RetriesHalt {
+                    stage,
+                    tries: s.attempts_in_epoch(),
+                    last: s
+                        .attempts
+                        .last()
+                        .map_or("", |a| a.detail.as_str())
+                        .to_string(),
+                },
+                format!("{stage} retries exhausted: halt"),
+            ),
+        };
+        self.halt(stop.status(), reason, &event)
+    }
+
+    /// Retries are used up: the stage before, `to`, is redone with its next model, told
+    /// why (see [`crate::pipeline::transition::due`]).
+    pub(super) fn rewind(&mut self, to: Stage) -> Result<Flow, RunError> {
         let idx = self.state.current;
         let stage = self.state.stages[idx].stage;
-        if self.state.on_exhausted == OnExhausted::Halt {
-            let s = &self.state.stages[idx];
-            let reason = StopReason::RetriesHalt {
-                stage,
-                tries: s.attempts_in_epoch(),
-                last: s
-                    .attempts
-                    .last()
-                    .map_or("", |a| a.detail.as_str())
-                    .to_string(),
-            };
-            return self.halt(
-                RunStatus::Halted,
-                reason,
-                &format!("{stage} retries exhausted: halt"),
-            );
-        }
-        let Some(prev) = idx.checked_sub(1) else {
-            return self.exhausted(NoRewind::NoEarlierStage);
-        };
-        let p = &self.state.stages[prev];
-        if p.model_index + 1 >= p.models.len() {
-            let role = p.stage.role();
-            return self.exhausted(NoRewind::NoOtherModel { role });
-        }
-        let pstage = p.stage;
+        let prev = to.index();
         let old_tip = self.state.tip().oid()?;
         let ps = &mut self.state.stages[prev];
         ps.model_index += 1;
@@ -217,29 +219,19 @@ impl Run<'_> {
         s.epoch_start = s.attempts.len();
         self.state.current = prev;
         self.state.feedback = format!(
-            "## REWIND\nThe {stage} stage could not be completed on top of the previous {pstage} output; redo the {pstage} stage differently.\n\n{}",
+            "## REWIND\nThe {stage} stage could not be completed on top of the previous {to} output; redo the {to} stage differently.\n\n{}",
             self.state.feedback
         );
         let new_tip = self.state.tip().oid()?;
         // The abandoned stage commits stay reachable from the record.
         self.rec.keep(old_tip);
-        self.rec
-            .event(&self.state, &format!("rewind to {pstage}"))?;
+        self.rec.event(&self.state, &format!("rewind to {to}"))?;
         self.move_branch(new_tip, Some(old_tip), "rewind")?;
         self.env.observer.progress(&Progress::Rewound {
-            to: pstage,
+            to,
             model: self.state.stages[prev].model(),
         });
         Ok(Flow::Continue)
-    }
-
-    fn exhausted(&mut self, why: NoRewind) -> Result<Flow, RunError> {
-        let stage = self.state.stages[self.state.current].stage;
-        self.halt(
-            RunStatus::RetriesExhausted,
-            StopReason::RetriesExhausted { stage, why },
-            "retries exhausted",
-        )
     }
 
     /// Every stage is done (and reconciled): the run ends APPROVE or FLAG, unless it changed
