@@ -6,7 +6,6 @@
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::{json, Value};
 
 use super::gather::{Brief, Prepared};
 use super::review::{build_request, finish, Checks, ReviewInput};
@@ -14,7 +13,7 @@ use super::schema::Coverage;
 use super::schema::{ArbiterAnswer, ArbiterReview, Floor};
 use crate::code::Finding;
 use crate::config::Role;
-use crate::model::{ChatRequest, ModelClient, ModelError, Spend};
+use crate::model::{ChatRequest, Exchange, ModelClient, ModelError, Spend};
 
 /// The models that may judge work produced by a model: the assigned one first, then the
 /// role's list, never one `is_reviewed` says is the reviewed model (by name, or by what goes
@@ -43,7 +42,7 @@ pub struct Judged<T> {
     /// The registry name of the model that answered.
     pub model: String,
     /// The request and the raw answer, for the run record's transcript.
-    pub transcript: Value,
+    pub exchange: Exchange,
     /// What the call cost.
     pub spend: Spend,
 }
@@ -53,8 +52,9 @@ pub struct Judged<T> {
 pub struct Reviewed {
     /// The review: verdict after the floor, issues re-anchored, tool findings included.
     pub review: ArbiterReview,
-    /// The request and the raw answer, for the run record's transcript.
-    pub transcript: Value,
+    /// The requests and the raw answers, for the run record's transcript: one, or one a
+    /// part for a change reviewed in parts.
+    pub exchanges: Vec<Exchange>,
     /// What the call cost.
     pub spend: Spend,
     /// The verdict the deterministic evidence imposes by itself, whether or not it raised
@@ -102,16 +102,11 @@ impl<'a> Arbiter<'a> {
             .chat_structured::<T>(Role::Arbiter, &self.candidates, req)
             .await?;
         let spend = result.completion.spend();
-        let transcript = json!({
-            "model": result.completion.model,
-            "request": {"user": req.messages.first().map(|m| m.content.clone())},
-            "response": result.json,
-            "calls": result.completion.records,
-        });
+        let exchange = Exchange::structured(req, &result);
         Ok(Judged {
             value: result.value,
             model: result.completion.model,
-            transcript,
+            exchange,
             spend,
         })
     }
@@ -173,7 +168,7 @@ impl<'a> Arbiter<'a> {
         }
         let count = plan.parts.len();
         let mut reviews = Vec::new();
-        let mut transcripts = Vec::new();
+        let mut exchanges = Vec::new();
         let mut spend = Spend::default();
         let mut reviewed = Vec::new();
         for (n, part) in plan.parts.iter().enumerate() {
@@ -200,7 +195,7 @@ impl<'a> Arbiter<'a> {
             let asked = self.ask(system_prompt, &part_input).await?;
             let r = prepared.with_findings(brief, &findings, |checks| asked.finish(checks));
             spend += r.spend;
-            transcripts.push(r.transcript);
+            exchanges.extend(r.exchanges);
             reviews.push(r.review);
             reviewed.extend(paths.iter().map(|p| p.to_string()));
         }
@@ -213,7 +208,7 @@ impl<'a> Arbiter<'a> {
             .expect("a plan with parts gives at least one review");
         Ok(Reviewed {
             review,
-            transcript: json!({"parts": transcripts}),
+            exchanges,
             spend,
             facts: super::review::floor(prepared.findings(), brief.verify),
         })
@@ -259,21 +254,9 @@ impl Asked {
             checks,
             self.judged.spend.cost_usd,
         );
-        let mut transcript = self.judged.transcript;
-        let probes: Vec<Value> = review
-            .issues
-            .iter()
-            .filter_map(|i| i.probe.as_ref())
-            .map(
-                |p| json!({"code": p.code, "outcome": p.result.outcome, "detail": p.result.detail}),
-            )
-            .collect();
-        if !probes.is_empty() {
-            transcript["probes"] = Value::Array(probes);
-        }
         Reviewed {
             review,
-            transcript,
+            exchanges: vec![self.judged.exchange],
             spend: self.judged.spend,
             facts: super::review::floor(checks.findings, checks.verify),
         }

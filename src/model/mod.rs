@@ -6,6 +6,7 @@ pub mod breaker;
 pub mod budget;
 pub mod client;
 pub mod discover;
+pub mod exchange;
 pub mod fanout;
 pub mod local;
 pub mod money;
@@ -18,6 +19,7 @@ pub mod window;
 
 pub use budget::Spend;
 pub use client::{Completion, EnvLookup, ModelClient, ModelError, ResolvedModel, Structured};
+pub use exchange::Exchange;
 pub use types::{
     ChatRequest, ChatResponse, Message, OutputSchema, Speaker, ToolCall, ToolResult, ToolSpec,
     Usage,

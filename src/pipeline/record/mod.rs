@@ -7,6 +7,7 @@ mod format;
 mod parallel;
 mod recorder;
 mod stop;
+mod transcript;
 mod upgrade;
 
 use serde::{Deserialize, Serialize};
@@ -22,6 +23,7 @@ pub use parallel::{
 };
 pub use recorder::{list_runs, Recorder};
 pub use stop::{one_line, ModelFailure, NoRewind, StopReason};
+pub use transcript::Transcript;
 
 use super::fit::LeftOut;
 use super::reconcile::ImplementationSummary;

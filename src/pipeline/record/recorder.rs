@@ -4,9 +4,8 @@
 use std::collections::BTreeMap;
 
 use git2::{Oid, Repository};
-use serde_json::Value;
 
-use super::{upgrade, RunState, RUNS_PREFIX};
+use super::{upgrade, RunState, Transcript, RUNS_PREFIX};
 use crate::git::{self, Context as _, GitError};
 
 /// Reads and writes one run's record.
@@ -51,11 +50,15 @@ impl<'r> Recorder<'r> {
         })
     }
 
-    /// Queues a transcript file for the next event.
-    pub fn transcript(&mut self, state: &mut RunState, stage: &str, role: &str, body: &Value) {
+    /// Queues a model call's transcript for the next event, as
+    /// `transcript/NNN-<stage>-<role>.json` (`NNN` counts the run's transcripts).
+    pub fn transcript(&mut self, state: &mut RunState, t: &Transcript) {
         state.transcripts += 1;
-        let name = format!("transcript/{:03}-{stage}-{role}.json", state.transcripts);
-        let text = serde_json::to_vec_pretty(body).unwrap_or_default();
+        let name = format!(
+            "transcript/{:03}-{}-{}.json",
+            state.transcripts, t.stage, t.role
+        );
+        let text = serde_json::to_vec_pretty(t).unwrap_or_default();
         self.pending.insert(name, text);
     }
 

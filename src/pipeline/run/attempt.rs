@@ -14,12 +14,12 @@ use crate::arbiter::review::finding_issue;
 use crate::code::Finding;
 use crate::edit::{check_path, render_failures, summarize_failures, BlockFailure, EditBlock};
 use crate::git::{self, Context as _, ObjectId, TreeFiles};
-use crate::model::Spend;
+use crate::model::{Exchange, Spend};
 use crate::pipeline::answer::{apply_answer, read_answer, writes_whole_files, ReadAnswer};
 use crate::pipeline::fit::LeftOut;
 use crate::pipeline::observer::Progress;
 use crate::pipeline::reconcile::ImplementationSummary;
-use crate::pipeline::record::{one_line, AttemptRecord, AttemptResult, UnderReview};
+use crate::pipeline::record::{one_line, AttemptRecord, AttemptResult, Transcript, UnderReview};
 use crate::pipeline::stage::Stage;
 use crate::probe::ProbeRunner;
 use crate::task::outcome::Outcome;
@@ -114,19 +114,11 @@ impl Run<'_> {
         };
         let spend = completion.spend();
         self.state.spend += spend;
-        self.rec.transcript(
-            &mut self.state,
-            stage.as_str(),
-            role.as_str(),
-            &serde_json::json!({
-                "stage": stage, "role": role, "attempt": n, "model": completion.model,
-                "request": {"system": req.system, "user": req.messages.first().map(|m| m.content.clone())},
-                "left_out": left_out,
-                // A hostile answer must not become megabytes in every record that quotes it.
-                "response": crate::bounded::clip(&completion.response.text, ANSWER_RECORD_BYTES),
-                "calls": completion.records,
-            }),
-        );
+        let call = Exchange::text(&req, &completion, ANSWER_RECORD_BYTES);
+        let mut transcript = Transcript::new(stage.as_str(), role.as_str(), call);
+        transcript.attempt = Some(n);
+        transcript.left_out = left_out.clone();
+        self.rec.transcript(&mut self.state, &transcript);
         self.env.observer.progress(&Progress::Answered {
             stage,
             seconds: started.elapsed().as_secs_f64(),

@@ -8,7 +8,6 @@
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::json;
 
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::gather::gather;
@@ -20,10 +19,10 @@ use crate::consensus::envelope::{Message, MessageKind};
 use crate::consensus::prompt::{self as text, Question};
 use crate::consensus::{Ballot, BallotAnswer, Choice, Decision, Deliberation, Next, Voter};
 use crate::git::Context as _;
-use crate::model::{ChatRequest, ModelError, Spend};
+use crate::model::{ChatRequest, Exchange, ModelError, Spend};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::plan::same_wire_model;
-use crate::pipeline::record::{RunStatus, StopReason};
+use crate::pipeline::record::{RunStatus, StopReason, Transcript};
 use crate::pipeline::stage::Stage;
 use crate::pipeline::transition::{self, AfterConsensus, Policy};
 
@@ -301,16 +300,8 @@ impl Run<'_> {
             .await_blocking()?;
         let spend = result.completion.spend();
         self.state.spend += spend;
-        self.rec.transcript(
-            &mut self.state,
-            stage,
-            label,
-            &json!({
-                "stage": stage, "role": label, "model": result.completion.model,
-                "request": {"user": req.messages.first().map(|m| m.content.clone())},
-                "response": result.json, "calls": result.completion.records,
-            }),
-        );
+        let transcript = Transcript::new(stage, label, Exchange::structured(&req, &result));
+        self.rec.transcript(&mut self.state, &transcript);
         Ok((result.value, spend))
     }
 

@@ -1,8 +1,6 @@
 //! The reconciliation step of a run (seed 000 §B11.5): facts, the reconciliation arbiter,
 //! its note, and the one REJECT rewind.
 
-use serde_json::json;
-
 use super::requirements::checkable;
 use super::{BlockOn, Flow, Run, RunError};
 use crate::arbiter::service::{candidates, Arbiter};
@@ -13,7 +11,7 @@ use crate::notes::{self, ReconciliationRecord, Record};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::plan::same_wire_model;
 use crate::pipeline::reconcile::{self, ReconcileAnswer};
-use crate::pipeline::record::{RunStatus, StopReason};
+use crate::pipeline::record::{RunStatus, StopReason, Transcript};
 use crate::pipeline::stage::Stage;
 use crate::pipeline::transition::{self, AfterReconciliation};
 
@@ -126,11 +124,9 @@ impl Run<'_> {
         let verdict = floor
             .as_ref()
             .map_or(supported, |f| supported.max(f.verdict));
-        let mut transcript = judged.transcript;
-        transcript["stage"] = json!("reconcile");
-        transcript["facts"] = serde_json::to_value(&facts).unwrap_or_default();
-        self.rec
-            .transcript(&mut self.state, "reconcile", "arbiter", &transcript);
+        let mut transcript = Transcript::new("reconcile", "arbiter", judged.exchange.clone());
+        transcript.facts = Some(Box::new(facts.clone()));
+        self.rec.transcript(&mut self.state, &transcript);
         let record = Record::Reconciliation(Box::new(ReconciliationRecord {
             run: self.state.run_id.clone(),
             task: self.state.task.clone(),

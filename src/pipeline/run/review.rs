@@ -18,7 +18,7 @@ use crate::notes::{self, Record, ReviewRecord};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::plan::same_wire_model;
 use crate::pipeline::record::{
-    one_line, AttemptRecord, AttemptResult, RunStatus, StopReason, UnderReview,
+    one_line, AttemptRecord, AttemptResult, RunStatus, StopReason, Transcript, UnderReview,
 };
 use crate::pipeline::stage::Stage;
 use crate::pipeline::transition::{self, AfterReview, Stop};
@@ -323,12 +323,9 @@ impl<'a> Run<'a> {
             Some(&self.env.repo_root()),
         );
         let reviewed = arbiter.review(&system, prepared, &brief).await_blocking()?;
-        let mut transcript = reviewed.transcript.clone();
-        transcript["stage"] = serde_json::json!(stage);
-        transcript["role"] = serde_json::json!("arbiter");
-        transcript["findings"] = serde_json::to_value(prepared.findings()).unwrap_or_default();
-        self.rec
-            .transcript(&mut self.state, stage.as_str(), "arbiter", &transcript);
+        let mut transcript = Transcript::review(stage.as_str(), &reviewed);
+        transcript.findings = Some(prepared.findings().to_vec());
+        self.rec.transcript(&mut self.state, &transcript);
         Ok(reviewed)
     }
 }

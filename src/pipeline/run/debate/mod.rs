@@ -17,7 +17,6 @@ use std::time::Instant;
 
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
-use serde_json::json;
 
 use self::text::{architect_block, FinalAnswer, JudgmentAnswer, PaperAnswer, RebuttalAnswer};
 use super::parallel::join_all;
@@ -25,11 +24,12 @@ use super::{BlockOn, Flow, Run, RunError};
 use crate::config::{prompt, Role};
 use crate::consensus::envelope::{Message, MessageKind};
 use crate::git::TreeFiles;
-use crate::model::{ChatRequest, ModelError};
+use crate::model::{ChatRequest, Exchange, ModelError};
 use crate::pipeline::context::{context_message, StageContext};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::record::{
     Absence, DebateNext, DebatePhase, DebateState, Judgment, RunStatus, Speech, StopReason,
+    Transcript,
 };
 use crate::pipeline::stage::Stage;
 
@@ -182,17 +182,10 @@ impl Run<'_> {
                 Ok(result) => {
                     let spend = result.completion.spend();
                     self.state.spend += spend;
-                    self.rec.transcript(
-                        &mut self.state,
-                        "debate",
-                        "debater",
-                        &json!({
-                            "stage": "debate", "role": "debater", "phase": phase,
-                            "model": result.completion.model,
-                            "request": {"user": req.messages.first().map(|m| m.content.clone())},
-                            "response": result.json, "calls": result.completion.records,
-                        }),
-                    );
+                    let call = Exchange::structured(req, &result);
+                    let mut transcript = Transcript::new("debate", "debater", call);
+                    transcript.phase = Some(phase);
+                    self.rec.transcript(&mut self.state, &transcript);
                     let mut speech = to_speech(model, result.value);
                     speech.spend = spend;
                     let label = d.debater(model).map_or("?", |x| x.label.as_str());
@@ -263,16 +256,9 @@ impl Run<'_> {
         };
         let spend = result.completion.spend();
         self.state.spend += spend;
-        self.rec.transcript(
-            &mut self.state,
-            "debate",
-            "judge",
-            &json!({
-                "stage": "debate", "role": "judge", "model": result.completion.model,
-                "request": {"user": req.messages.first().map(|m| m.content.clone())},
-                "response": result.json, "calls": result.completion.records,
-            }),
-        );
+        let call = Exchange::structured(&req, &result);
+        self.rec
+            .transcript(&mut self.state, &Transcript::new("debate", "judge", call));
         let a = result.value;
         let Some(winner) = d.by_label(&a.winner) else {
             return self.debate_stop(format!(

@@ -13,7 +13,7 @@ use crate::arbiter::Verdict;
 use crate::config::prompt;
 use crate::model::{ModelError, Spend};
 use crate::pipeline::record::{
-    CandidateReview, ParallelState, RunStatus, StopReason, Synthesis, Winner, WonBy,
+    CandidateReview, ParallelState, RunStatus, StopReason, Synthesis, Transcript, Winner, WonBy,
 };
 use crate::pipeline::run::{BlockOn, Flow, Run, RunError};
 
@@ -86,12 +86,9 @@ impl Run<'_> {
             },
             Ok(reviewed) => {
                 self.state.spend += reviewed.spend;
-                let mut transcript = reviewed.transcript.clone();
-                transcript["stage"] = serde_json::json!("tournament");
-                transcript["role"] = serde_json::json!("arbiter");
-                transcript["candidate"] = serde_json::json!(candidate);
-                self.rec
-                    .transcript(&mut self.state, "tournament", "arbiter", &transcript);
+                let mut transcript = Transcript::review("tournament", &reviewed);
+                transcript.candidate = Some(candidate.to_string());
+                self.rec.transcript(&mut self.state, &transcript);
                 let r = &reviewed.review;
                 let count =
                     |s: Severity| r.issues.iter().filter(|i| i.severity == s).count() as u32;

@@ -18,8 +18,6 @@ mod vote;
 
 use std::time::Instant;
 
-use serde_json::json;
-
 pub(super) use self::build::join_all;
 use self::build::{ref_safe, Ask};
 use self::text::{letter, Shown};
@@ -31,10 +29,11 @@ use crate::code::Finding;
 use crate::config::Role;
 use crate::consensus::envelope::{Message, MessageKind};
 use crate::git::{self, Context as _, ObjectId};
-use crate::model::{ModelError, Spend};
+use crate::model::{Exchange, ModelError, Spend};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::record::{
     AttemptRecord, AttemptResult, Candidate, ParallelState, RunStatus, StopReason, Synthesis,
+    Transcript,
 };
 use crate::pipeline::stage::Stage;
 
@@ -280,17 +279,9 @@ impl Run<'_> {
     ) -> Spend {
         let spend = completion.spend();
         self.state.spend += spend;
-        self.rec.transcript(
-            &mut self.state,
-            "parallel",
-            role,
-            &json!({
-                "stage": "parallel", "role": role, "model": completion.model,
-                "request": {"system": req.system, "user": req.messages.first().map(|m| m.content.clone())},
-                "response": crate::bounded::clip(&completion.response.text, ANSWER_RECORD_BYTES),
-                "calls": completion.records,
-            }),
-        );
+        let call = Exchange::text(req, completion, ANSWER_RECORD_BYTES);
+        self.rec
+            .transcript(&mut self.state, &Transcript::new("parallel", role, call));
         spend
     }
 
