@@ -21,6 +21,7 @@ pub mod resume;
 pub mod run;
 pub mod stage;
 pub mod transition;
+pub mod verify;
 pub mod waiting;
 
 pub use lock::{LockError, RunLock};
@@ -28,5 +29,6 @@ pub use observer::{Observer, Progress, Silent};
 pub use plan::{plan, RunRequest, StartError, Workflow};
 pub use record::{list_runs, Recorder, RunState, RunStatus, StopReason};
 pub use resume::ResumeError;
-pub use run::{Flow, Run, RunEnv, RunError, VerifyPlan, VerifySkip};
+pub use run::{Flow, Run, RunEnv, RunError};
 pub use stage::Stage;
+pub use verify::{VerifyPlan, VerifySkip};

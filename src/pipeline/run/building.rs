@@ -5,9 +5,11 @@
 
 use git2::{Oid, Tree};
 
+use super::facts::{run_diff, unmet};
 use super::requirements::{advanced, unmet_feedback, Unmet};
+use super::step::{Cx, Journal, RunError};
+use super::verify::{self, points_at, Pointed};
 use super::whole::rewritten_unnamed;
-use super::{Run, RunError};
 use crate::arbiter::gather::TreeFacts;
 use crate::code::Finding;
 use crate::git::worktree::CommandOutcome;
@@ -44,232 +46,141 @@ pub(super) enum Held {
     },
 }
 
-impl Run<'_> {
-    /// Holds the building stage's attempt `epoch_n`, committed as `commit` with `new_tree`,
-    /// to the facts. `whole`: the model writes whole files (the feedback says how to answer);
-    /// `noop`: the answer changed nothing in the files it was shown.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn hold_building(
-        &mut self,
-        stage: Stage,
-        commit: Oid,
-        new_tree: &Tree<'_>,
-        facts: &TreeFacts,
-        whole: bool,
-        noop: bool,
-        epoch_n: u32,
-    ) -> Result<Held, RunError> {
-        let unmet = self.unmet(new_tree)?;
-        let failing = facts.failing();
-        let gaps = unmet
-            .iter()
-            .map(|u| u.why.as_str())
-            .collect::<Vec<_>>()
-            .join("; ");
-        let retries_left = epoch_n <= self.state.max_retries;
-        let progressed = stage == Stage::Implement && advanced(&self.spec, &unmet);
-        if !unmet.is_empty() && !progressed && retries_left {
-            let feedback = unmet_feedback(&unmet, &self.spec, whole, false)
-                + &self.instead(new_tree, &unmet)?;
-            return Ok(Held::Again {
-                result: AttemptResult::Incomplete,
-                detail: gaps,
-                feedback,
-                keep: false,
-            });
-        }
-        let broken = self.fails_verify(&ObjectId::from(commit), new_tree)?;
-        let status = broken.as_ref().map(|(b, _)| {
-            b.exit_code
-                .map_or("killed".to_string(), |c| format!("exit {c}"))
+/// Holds the building stage's attempt `epoch_n`, committed as `commit` with `new_tree`,
+/// to the facts. `whole`: the model writes whole files (the feedback says how to answer);
+/// `noop`: the answer changed nothing in the files it was shown.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn hold(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    stage: Stage,
+    commit: Oid,
+    new_tree: &Tree<'_>,
+    facts: &TreeFacts,
+    whole: bool,
+    noop: bool,
+    epoch_n: u32,
+) -> Result<Held, RunError> {
+    let unmet = unmet(cx, new_tree)?;
+    let failing = facts.failing();
+    let gaps = unmet
+        .iter()
+        .map(|u| u.why.as_str())
+        .collect::<Vec<_>>()
+        .join("; ");
+    let retries_left = epoch_n <= j.state.max_retries;
+    let progressed = stage == Stage::Implement && advanced(&cx.spec, &unmet);
+    if !unmet.is_empty() && !progressed && retries_left {
+        let feedback =
+            unmet_feedback(&unmet, &cx.spec, whole, false) + &instead(cx, new_tree, &unmet)?;
+        return Ok(Held::Again {
+            result: AttemptResult::Incomplete,
+            detail: gaps,
+            feedback,
+            keep: false,
         });
-        let shown = !failing.is_empty() || !facts.weakened.is_empty();
-        if retries_left && (!unmet.is_empty() || broken.is_some() || shown) {
-            let mut feedback = String::new();
-            let mut detail = Vec::new();
-            let mut result = AttemptResult::Failing;
-            if !facts.weakened.is_empty() {
-                feedback.push_str(&weakened_feedback(&facts.weakened));
-                detail.push(format!(
-                    "it weakens {} test(s) the base had",
-                    facts.weakened.len()
-                ));
-            }
-            if !failing.is_empty() {
-                feedback.push_str(&failing_examples_feedback(&failing));
-                detail.push(format!(
-                    "{} acceptance example(s) fail: {}",
-                    failing.len(),
-                    failing[0].result.counterexample()
-                ));
-            }
-            if !unmet.is_empty() {
-                feedback.push_str(&unmet_feedback(&unmet, &self.spec, whole, true));
-                feedback.push_str(&self.instead(new_tree, &unmet)?);
-                detail.push(gaps.clone());
-                result = AttemptResult::Incomplete;
-            }
-            if let (Some((b, passed_at_base)), Some(status)) = (&broken, &status) {
-                let pointed = self.pointed(&b.tail, new_tree);
-                let before = if *passed_at_base {
-                    Before::Passed
-                } else {
-                    Before::Failed
-                };
-                feedback.push_str(&failing_feedback(b, &self.spec, &pointed, noop, before));
-                detail.push(format!("the verify command fails with it ({status})"));
-            }
-            detail.push("kept for the next attempt".into());
-            return Ok(Held::Again {
-                result,
-                detail: detail.join("; "),
-                feedback,
-                keep: true,
-            });
-        }
-        let mut notes = String::new();
-        if !unmet.is_empty() {
-            notes.push_str(&format!(" (facts: {gaps})"));
-        }
-        for f in facts.findings() {
-            notes.push_str(&format!(" (facts: {})", f.reason));
-        }
-        if let Some(status) = status {
-            notes.push_str(&format!(
-                " (facts: the verify command fails with this change, {status})"
+    }
+    let broken = verify::fails(cx, j, &ObjectId::from(commit), new_tree)?;
+    let status = broken.as_ref().map(|(b, _)| {
+        b.exit_code
+            .map_or("killed".to_string(), |c| format!("exit {c}"))
+    });
+    let shown = !failing.is_empty() || !facts.weakened.is_empty();
+    if retries_left && (!unmet.is_empty() || broken.is_some() || shown) {
+        let mut feedback = String::new();
+        let mut detail = Vec::new();
+        let mut result = AttemptResult::Failing;
+        if !facts.weakened.is_empty() {
+            feedback.push_str(&weakened_feedback(&facts.weakened));
+            detail.push(format!(
+                "it weakens {} test(s) the base had",
+                facts.weakened.len()
             ));
         }
-        let mut findings: Vec<Finding> = unmet.iter().map(Unmet::finding).collect();
-        findings.extend(facts.findings());
-        Ok(Held::GoesOn { notes, findings })
+        if !failing.is_empty() {
+            feedback.push_str(&failing_examples_feedback(&failing));
+            detail.push(format!(
+                "{} acceptance example(s) fail: {}",
+                failing.len(),
+                failing[0].result.counterexample()
+            ));
+        }
+        if !unmet.is_empty() {
+            feedback.push_str(&unmet_feedback(&unmet, &cx.spec, whole, true));
+            feedback.push_str(&instead(cx, new_tree, &unmet)?);
+            detail.push(gaps.clone());
+            result = AttemptResult::Incomplete;
+        }
+        if let (Some((b, passed_at_base)), Some(status)) = (&broken, &status) {
+            let pointed = verify::pointed(cx, &b.tail, new_tree);
+            let before = if *passed_at_base {
+                Before::Passed
+            } else {
+                Before::Failed
+            };
+            feedback.push_str(&failing_feedback(b, &cx.spec, &pointed, noop, before));
+            detail.push(format!("the verify command fails with it ({status})"));
+        }
+        detail.push("kept for the next attempt".into());
+        return Ok(Held::Again {
+            result,
+            detail: detail.join("; "),
+            feedback,
+            keep: true,
+        });
     }
+    let mut notes = String::new();
+    if !unmet.is_empty() {
+        notes.push_str(&format!(" (facts: {gaps})"));
+    }
+    for f in facts.findings() {
+        notes.push_str(&format!(" (facts: {})", f.reason));
+    }
+    if let Some(status) = status {
+        notes.push_str(&format!(
+            " (facts: the verify command fails with this change, {status})"
+        ));
+    }
+    let mut findings: Vec<Finding> = unmet.iter().map(Unmet::finding).collect();
+    findings.extend(facts.findings());
+    Ok(Held::GoesOn { notes, findings })
 }
 
-impl Run<'_> {
-    /// When the change leaves functions the requirements name undefined, what it rewrote
-    /// instead: the functions of the run's change, up to `new_tree`, that the TaskSpec never
-    /// names, as a sentence for the retry (empty when none).
-    fn instead(&self, new_tree: &Tree<'_>, unmet: &[Unmet]) -> Result<String, RunError> {
-        let missing: Vec<&str> = unmet
-            .iter()
-            .filter_map(|u| u.undefined.as_deref())
-            .collect();
-        if missing.is_empty() {
-            return Ok(String::new());
-        }
-        let repo = self.env.repo;
-        let base = self.base_tree()?;
-        let (before, after) = (
-            TreeFiles::new(repo, base),
-            TreeFiles::new(repo, new_tree.clone()),
-        );
-        let mut rewritten = Vec::new();
-        for file in self.run_diff(new_tree)? {
-            if let (Some(old), Some(new)) = (before.text(&file.path), after.text(&file.path)) {
-                for name in rewritten_unnamed(&file.path, &old, &new, &self.spec) {
-                    rewritten.push(format!("{name} in {}", file.path));
-                }
+/// When the change leaves functions the requirements name undefined, what it rewrote
+/// instead: the functions of the run's change, up to `new_tree`, that the TaskSpec never
+/// names, as a sentence for the retry (empty when none).
+fn instead(cx: &Cx<'_>, new_tree: &Tree<'_>, unmet: &[Unmet]) -> Result<String, RunError> {
+    let missing: Vec<&str> = unmet
+        .iter()
+        .filter_map(|u| u.undefined.as_deref())
+        .collect();
+    if missing.is_empty() {
+        return Ok(String::new());
+    }
+    let repo = cx.repo();
+    let base = cx.base_tree()?;
+    let (before, after) = (
+        TreeFiles::new(repo, base),
+        TreeFiles::new(repo, new_tree.clone()),
+    );
+    let mut rewritten = Vec::new();
+    for file in run_diff(cx, new_tree)? {
+        if let (Some(old), Some(new)) = (before.text(&file.path), after.text(&file.path)) {
+            for name in rewritten_unnamed(&file.path, &old, &new, &cx.spec) {
+                rewritten.push(format!("{name} in {}", file.path));
             }
         }
-        if rewritten.is_empty() {
-            return Ok(String::new());
-        }
-        Ok(format!(
-            "Instead, your change rewrote {}, which the task does not name. Leave {} as it was, \
+    }
+    if rewritten.is_empty() {
+        return Ok(String::new());
+    }
+    Ok(format!(
+        "Instead, your change rewrote {}, which the task does not name. Leave {} as it was, \
 and add {} as a new definition of its own.\n",
-            rewritten.join(", "),
-            if rewritten.len() == 1 { "it" } else { "them" },
-            missing.join(", ")
-        ))
-    }
-
-    /// The files of `tree` the TaskSpec lets the stages change.
-    pub(super) fn scope_paths(&self, tree: &Tree<'_>) -> Vec<String> {
-        TreeFiles::new(self.env.repo, tree.clone())
-            .paths()
-            .into_iter()
-            .filter(|p| self.spec.writable(p) && self.privacy.by_name(p).is_none())
-            .collect()
-    }
-}
-
-/// A place a failing command's output names: a file of the task, the line it gives, and
-/// that line's text (when the file may be shown to a model).
-pub(super) struct Pointed {
-    /// The file, from the repository's root.
-    pub path: String,
-    /// The 1-based line the output gives.
-    pub line: Option<u32>,
-    /// The line's text, trimmed.
-    pub text: Option<String>,
-}
-
-impl Run<'_> {
-    /// Where a failing command's `output` points among the task's files of `tree`.
-    pub(super) fn pointed(&self, output: &str, tree: &Tree<'_>) -> Vec<Pointed> {
-        let files = TreeFiles::new(self.env.repo, tree.clone());
-        pointed_at(output, &self.scope_paths(tree))
-            .into_iter()
-            .map(|(path, line)| {
-                let text = line.and_then(|n| {
-                    let body = files.text(&path)?;
-                    if self.privacy.check(&path, Some(body.as_bytes())).is_some() {
-                        return None;
-                    }
-                    let at = (n as usize).checked_sub(1)?;
-                    body.lines().nth(at).map(|l| l.trim().to_string())
-                });
-                Pointed { path, line, text }
-            })
-            .collect()
-    }
-}
-
-/// Where a failing command's output points, as lines for a model (empty when nowhere).
-pub(super) fn points_at(pointed: &[Pointed]) -> String {
-    if pointed.is_empty() {
-        return String::new();
-    }
-    let mut s = "The output points at:\n".to_string();
-    for p in pointed {
-        match (p.line, &p.text) {
-            (Some(n), Some(text)) => s.push_str(&format!("- {} line {n}: `{text}`\n", p.path)),
-            (Some(n), None) => s.push_str(&format!("- {} line {n}\n", p.path)),
-            _ => s.push_str(&format!("- {}\n", p.path)),
-        }
-    }
-    s
-}
-
-/// The files of `paths` a command's output names, in the order it first names them, each
-/// with the line it gives (`File "…/x.py", line 8` as Python prints it, `x.rs:8:` as
-/// compilers and most runners do). A path counts only whole: `textstats.py` is not named by
-/// `test_textstats.py`.
-pub(super) fn pointed_at(output: &str, paths: &[String]) -> Vec<(String, Option<u32>)> {
-    let mut found: Vec<(usize, String, Option<u32>)> = Vec::new();
-    for path in paths {
-        let hit = output.match_indices(path.as_str()).find(|(at, _)| {
-            let before = output[..*at].chars().next_back();
-            let after = output[at + path.len()..].chars().next();
-            let edge =
-                |c: Option<char>| !c.is_some_and(|c| c.is_alphanumeric() || "_.-".contains(c));
-            edge(before) && edge(after)
-        });
-        if let Some((at, _)) = hit {
-            let rest = &output[at + path.len()..];
-            let digits = |s: &str| {
-                let n: String = s.chars().take_while(char::is_ascii_digit).collect();
-                n.parse().ok()
-            };
-            let line = rest
-                .strip_prefix("\", line ")
-                .or_else(|| rest.strip_prefix(':'))
-                .and_then(digits);
-            found.push((at, path.clone(), line));
-        }
-    }
-    found.sort();
-    found.into_iter().map(|(_, p, l)| (p, l)).collect()
+        rewritten.join(", "),
+        if rewritten.len() == 1 { "it" } else { "them" },
+        missing.join(", ")
+    ))
 }
 
 /// How the verify command fared at the run's base.
@@ -371,35 +282,6 @@ fn failing_examples_feedback(failing: &[&ExampleRun]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn paths() -> Vec<String> {
-        ["textstats.py", "tests/test_textstats.py", "src/lib.rs"]
-            .map(String::from)
-            .to_vec()
-    }
-
-    #[test]
-    fn the_files_a_failure_names_are_found_whole_with_their_lines() {
-        let python = "Traceback (most recent call last):\n  File \"/tmp/git-triad-verify-x/wt/tests/test_textstats.py\", line 8, in test_word_count\nNameError: name 'word_count' is not defined\n";
-        assert_eq!(
-            pointed_at(python, &paths()),
-            [("tests/test_textstats.py".to_string(), Some(8))]
-        );
-        let rust = "error[E0425]: cannot find value `x`\n --> src/lib.rs:12:5\n";
-        assert_eq!(
-            pointed_at(rust, &paths()),
-            [("src/lib.rs".to_string(), Some(12))]
-        );
-        let both = "FAIL textstats.py\nsee ./tests/test_textstats.py\n";
-        assert_eq!(
-            pointed_at(both, &paths()),
-            [
-                ("textstats.py".to_string(), None),
-                ("tests/test_textstats.py".to_string(), None)
-            ]
-        );
-        assert!(pointed_at("all my_textstats.py.bak broke", &paths()).is_empty());
-    }
 
     #[test]
     fn a_failure_is_told_with_where_it_points_and_what_the_task_accepts() {

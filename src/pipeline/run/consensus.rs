@@ -9,28 +9,27 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
-use super::{BlockOn, Flow, Run, RunError};
-use crate::arbiter::gather::gather;
-use crate::config::{prompt, Role};
+use super::call::consensus_call;
+use super::facts::{shown, Shown};
+use super::observe::observe;
+use super::step::{Cx, Flow, Journal, RunError};
+use super::stop::{halt, model_failed};
+use crate::config::Role;
 use crate::consensus::deliberation::{
     PaperAnswer, RebuttalAnswer, Ruling, SelectionAnswer, UnilateralAnswer,
 };
 use crate::consensus::envelope::{Message, MessageKind};
 use crate::consensus::prompt::{self as text, Question};
 use crate::consensus::{Ballot, BallotAnswer, Choice, Decision, Deliberation, Next, Voter};
-use crate::git::Context as _;
-use crate::model::{ChatRequest, Exchange, ModelError, Spend};
+use crate::model::{ModelError, Spend};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::plan::same_wire_model;
-use crate::pipeline::record::{RunStatus, StopReason, Transcript};
+use crate::pipeline::record::{RunStatus, StopReason};
 use crate::pipeline::stage::Stage;
 use crate::pipeline::transition::{self, AfterConsensus, Policy};
 
 /// The question every consensus of a run puts to its agents.
 const ASK: &str = "Should the refactored result proceed to verification as it is?";
-
-/// Output tokens for one consensus answer.
-const MAX_TOKENS: u32 = 2048;
 
 /// Which deliberation a step works on.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -48,479 +47,404 @@ pub(super) enum Stepped {
     Went(Flow),
     /// The tree decided.
     Decided(Decision),
+    /// No decision can be reached (no tiebreaker, or one that cannot answer): why.
+    Deadlocked(String),
 }
 
-/// The change and the evidence every call of the deliberation is shown.
-pub(super) struct Shown {
-    pub(super) task: String,
-    pub(super) diff: String,
-    pub(super) evidence: Vec<String>,
+/// Whether the consensus stage is due: refactor is accepted and verify has not begun.
+pub(super) fn due(j: &Journal<'_>) -> bool {
+    j.state.current_stage() == Some(Stage::Verify)
+        && j.state.stages[Stage::Verify.index()].attempts_in_epoch() == 0
+        && j.state.consensus.as_ref().is_some_and(|c| !c.done)
 }
 
-impl Run<'_> {
-    /// Whether the consensus stage is due: refactor is accepted and verify has not begun.
-    pub(super) fn consensus_due(&self) -> bool {
-        self.state.current_stage() == Some(Stage::Verify)
-            && self.state.stages[Stage::Verify.index()].attempts_in_epoch() == 0
-            && self.state.consensus.as_ref().is_some_and(|c| !c.done)
+/// One step of the consensus stage.
+pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
+    let Some(d) = j.state.consensus.as_ref().and_then(|c| c.current.clone()) else {
+        return call_panel(cx, j);
+    };
+    let shown = shown(cx, j)?;
+    match deliberate(cx, j, Target::Result, &d, ASK, &shown)? {
+        Stepped::Went(flow) => Ok(flow),
+        Stepped::Decided(decision) => act_on(cx, j, d, decision, &shown),
+        Stepped::Deadlocked(why) => deadlock(cx, j, &d, &why),
     }
+}
 
-    /// One step of the consensus stage.
-    pub(super) fn consensus_step(&mut self) -> Result<Flow, RunError> {
-        self.target = Target::Result;
-        let Some(d) = self
-            .state
-            .consensus
-            .as_ref()
-            .and_then(|c| c.current.clone())
-        else {
-            return self.call_panel();
-        };
-        let shown = self.shown()?;
-        match self.deliberate(&d, ASK, &shown)? {
-            Stepped::Went(flow) => Ok(flow),
-            Stepped::Decided(decision) => self.act_on(d, decision, &shown),
-        }
-    }
-
-    /// One step of the deliberation `d` (the one [`Run::target`] names) on the question
-    /// `ask`: one call, recorded, or the decision the tree reached.
-    pub(super) fn deliberate(
-        &mut self,
-        d: &Deliberation,
-        ask: &str,
-        shown: &Shown,
-    ) -> Result<Stepped, RunError> {
-        let q = Question {
-            ask,
-            task: &shown.task,
-            diff: &shown.diff,
-            evidence: &shown.evidence.join("\n"),
-        };
-        let d = d.clone();
-        let flow = match d.next() {
-            Next::Vote { round, voters } => {
-                let voter = self.voter(&d, &voters[0]);
-                let user = text::vote(&q, &d, round, &voter.role);
-                self.agent_says::<BallotAnswer, _>(&voter, "voter", user, |d, a| {
-                    let b = Ballot::from_answer(&voter.model, &voter.role, a);
-                    let what = format!("votes {}", b.choice);
-                    let msg = ballot_message(&b);
-                    d.record_ballot(round, b);
-                    (what, msg)
-                })
-            }
-            Next::Rebut { voters } => {
-                let voter = self.voter(&d, &voters[0]);
-                let user = text::rebuttal(&q, &d, &voter.model);
-                self.agent_says::<RebuttalAnswer, _>(&voter, "voter", user, |d, a| {
-                    let msg = to_tiebreaker(&voter.role, MessageKind::Objection, &a.argument);
-                    d.record_rebuttal(&voter.model, a);
-                    ("rebuts the majority".into(), msg)
-                })
-            }
-            Next::Papers { voters } => {
-                let voter = self.voter(&d, &voters[0]);
-                let user = text::paper(&q, &d, &voter.model);
-                self.agent_says::<PaperAnswer, _>(&voter, "voter", user, |d, a| {
-                    let what = format!("argues for {}", a.choice);
-                    let msg = to_tiebreaker(&voter.role, MessageKind::Proposal, &a.position);
-                    d.record_paper(&voter.model, a);
-                    (what, msg)
-                })
-            }
-            Next::Rule => {
-                let user = text::ruling(&q, &d);
-                self.tiebreaker_says::<Ruling>(&d, user, |d, a| {
-                    let what = if a.compelling {
-                        "finds the rebuttal compelling: vote again"
-                    } else {
-                        "finds the rebuttal not compelling: the majority stands"
-                    };
-                    let msg = tiebreaker_to_all(&a.justification);
-                    d.record_ruling(a);
-                    Ok((what.to_string(), msg))
-                })
-            }
-            Next::Select => {
-                let user = text::selection(&q, &d);
-                self.tiebreaker_says::<SelectionAnswer>(&d, user, |d, a| {
-                    let what = format!("selects paper {}", a.winner);
-                    let msg = tiebreaker_to_all(&a.justification);
-                    d.record_selection(a)?;
-                    Ok((what, msg))
-                })
-            }
-            Next::Unilateral => {
-                let user = text::unilateral(&q, &d);
-                self.tiebreaker_says::<UnilateralAnswer>(&d, user, |d, a| {
-                    let what = format!("decides alone: {}", a.choice);
-                    let msg = tiebreaker_to_all(&a.justification);
-                    d.record_unilateral(a);
-                    Ok((what, msg))
-                })
-            }
-            Next::Done(decision) => return Ok(Stepped::Decided(decision)),
-        };
-        flow.map(Stepped::Went)
-    }
-
-    /// Calls the panel: every distinct stage model votes (agents are models, each with its
-    /// primary role, the first stage it holds); the tiebreaker is a model that does not vote.
-    fn call_panel(&mut self) -> Result<Flow, RunError> {
-        let (voters, tiebreaker) = self.panel();
-        let names: Vec<String> = voters.iter().map(|v| v.model.clone()).collect();
-        self.env.observer.progress(&Progress::ConsensusStarted {
-            voters: &names,
-            tiebreaker: tiebreaker.as_deref(),
-        });
-        let c = self.state.consensus.get_or_insert_with(Default::default);
-        c.current = Some(Deliberation::new(voters, tiebreaker));
-        c.observation = None;
-        self.rec.event(&self.state, "consensus: panel called")?;
-        Ok(Flow::Continue)
-    }
-
-    /// The agents who vote and the tiebreaker: every distinct stage model, in the role of
-    /// the first stage it holds; a tiebreaker that does not vote.
-    pub(super) fn panel(&self) -> (Vec<Voter>, Option<String>) {
-        let mut voters: Vec<Voter> = Vec::new();
-        for s in &self.state.stages {
-            let model = if s.commit.is_some() {
-                s.last_model()
-            } else {
-                s.model()
-            };
-            let taken = voters
-                .iter()
-                .any(|v| v.model == model || same_wire_model(self.env.config, &v.model, model));
-            if !model.is_empty() && !taken {
-                voters.push(Voter {
-                    model: model.to_string(),
-                    role: s.stage.role().as_str().to_string(),
-                });
-            }
-        }
-        let votes = |m: &str| {
-            voters
-                .iter()
-                .any(|v| v.model == m || same_wire_model(self.env.config, &v.model, m))
-        };
-        let profile = self.env.profile.as_deref();
-        let config = self.env.config;
-        let tiebreaker = config
-            .role_models(Role::Tiebreaker, profile)
-            .into_iter()
-            .chain(config.role_models(Role::Arbiter, profile))
-            .find(|m| !votes(m));
-        (voters, tiebreaker)
-    }
-
-    fn voter(&self, d: &Deliberation, model: &str) -> Voter {
-        d.voters
-            .iter()
-            .find(|v| v.model == model)
-            .cloned()
-            .unwrap_or_else(|| Voter {
-                model: model.to_string(),
-                role: "implementer".into(),
+/// One step of the deliberation `d` (the one `target` names) on the question `ask`: one
+/// call, recorded, or the decision the tree reached, or why none can be.
+pub(super) fn deliberate(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    target: Target,
+    d: &Deliberation,
+    ask: &str,
+    shown: &Shown,
+) -> Result<Stepped, RunError> {
+    let q = Question {
+        ask,
+        task: &shown.task,
+        diff: &shown.diff,
+        evidence: &shown.evidence.join("\n"),
+    };
+    let d = d.clone();
+    let flow = match d.next() {
+        Next::Vote { round, voters } => {
+            let voter = voter(&d, &voters[0]);
+            let user = text::vote(&q, &d, round, &voter.role);
+            agent_says::<BallotAnswer, _>(cx, j, target, &voter, "voter", user, |d, a| {
+                let b = Ballot::from_answer(&voter.model, &voter.role, a);
+                let what = format!("votes {}", b.choice);
+                let msg = ballot_message(&b);
+                d.record_ballot(round, b);
+                (what, msg)
             })
-    }
-
-    /// The deliberation [`Run::target`] names.
-    fn deliberation_mut(&mut self) -> Option<&mut Deliberation> {
-        match self.target {
-            Target::Result => self
-                .state
-                .consensus
-                .as_mut()
-                .and_then(|c| c.current.as_mut()),
-            Target::Suggestion(i) => self
-                .state
-                .suggestions
-                .get_mut(i)
-                .and_then(|s| s.vote.as_mut()),
         }
-    }
+        Next::Rebut { voters } => {
+            let voter = voter(&d, &voters[0]);
+            let user = text::rebuttal(&q, &d, &voter.model);
+            agent_says::<RebuttalAnswer, _>(cx, j, target, &voter, "voter", user, |d, a| {
+                let msg = to_tiebreaker(&voter.role, MessageKind::Objection, &a.argument);
+                d.record_rebuttal(&voter.model, a);
+                ("rebuts the majority".into(), msg)
+            })
+        }
+        Next::Papers { voters } => {
+            let voter = voter(&d, &voters[0]);
+            let user = text::paper(&q, &d, &voter.model);
+            agent_says::<PaperAnswer, _>(cx, j, target, &voter, "voter", user, |d, a| {
+                let what = format!("argues for {}", a.choice);
+                let msg = to_tiebreaker(&voter.role, MessageKind::Proposal, &a.position);
+                d.record_paper(&voter.model, a);
+                (what, msg)
+            })
+        }
+        Next::Rule => {
+            let user = text::ruling(&q, &d);
+            return tiebreaker_says::<Ruling>(cx, j, target, &d, user, |d, a| {
+                let what = if a.compelling {
+                    "finds the rebuttal compelling: vote again"
+                } else {
+                    "finds the rebuttal not compelling: the majority stands"
+                };
+                let msg = tiebreaker_to_all(&a.justification);
+                d.record_ruling(a);
+                Ok((what.to_string(), msg))
+            });
+        }
+        Next::Select => {
+            let user = text::selection(&q, &d);
+            return tiebreaker_says::<SelectionAnswer>(cx, j, target, &d, user, |d, a| {
+                let what = format!("selects paper {}", a.winner);
+                let msg = tiebreaker_to_all(&a.justification);
+                d.record_selection(a)?;
+                Ok((what, msg))
+            });
+        }
+        Next::Unilateral => {
+            let user = text::unilateral(&q, &d);
+            return tiebreaker_says::<UnilateralAnswer>(cx, j, target, &d, user, |d, a| {
+                let what = format!("decides alone: {}", a.choice);
+                let msg = tiebreaker_to_all(&a.justification);
+                d.record_unilateral(a);
+                Ok((what, msg))
+            });
+        }
+        Next::Done(decision) => return Ok(Stepped::Decided(decision)),
+    };
+    flow.map(Stepped::Went)
+}
 
-    /// The run's change, base to tip, with the deterministic findings on it.
-    pub(super) fn shown(&self) -> Result<Shown, RunError> {
-        let repo = self.env.repo;
-        let tree = |o: &crate::git::ObjectId| -> Result<git2::Tree<'_>, RunError> {
-            Ok(repo
-                .find_commit(o.oid()?)
-                .and_then(|c| c.tree())
-                .ctx("reading a tree for the consensus")?)
+/// Calls the panel: every distinct stage model votes (agents are models, each with its
+/// primary role, the first stage it holds); the tiebreaker is a model that does not vote.
+fn call_panel(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
+    let (voters, tiebreaker) = panel(cx, j);
+    let names: Vec<String> = voters.iter().map(|v| v.model.clone()).collect();
+    cx.progress(&Progress::ConsensusStarted {
+        voters: &names,
+        tiebreaker: tiebreaker.as_deref(),
+    });
+    let c = j.state.consensus.get_or_insert_with(Default::default);
+    c.current = Some(Deliberation::new(voters, tiebreaker));
+    c.observation = None;
+    j.event("consensus: panel called")?;
+    Ok(Flow::Continue)
+}
+
+/// The agents who vote and the tiebreaker: every distinct stage model, in the role of
+/// the first stage it holds; a tiebreaker that does not vote.
+pub(super) fn panel(cx: &Cx<'_>, j: &Journal<'_>) -> (Vec<Voter>, Option<String>) {
+    let mut voters: Vec<Voter> = Vec::new();
+    for s in &j.state.stages {
+        let model = if s.commit.is_some() {
+            s.last_model()
+        } else {
+            s.model()
         };
-        let base = tree(&self.state.base)?;
-        let tip = tree(self.state.tip())?;
-        let gathered = gather(repo, Some(&base), &tip, None, Some(&self.privacy))
-            .ctx("diffing the run for the consensus")?;
-        let evidence = gathered
-            .findings
+        let taken = voters
             .iter()
-            .map(|f| format!("{} {}:{} {}", f.severity, f.path, f.line, f.reason))
-            .collect();
-        Ok(Shown {
-            task: self.spec.render(),
-            diff: gathered.diff_text,
-            evidence,
+            .any(|v| v.model == model || same_wire_model(cx.env.config, &v.model, model));
+        if !model.is_empty() && !taken {
+            voters.push(Voter {
+                model: model.to_string(),
+                role: s.stage.role().as_str().to_string(),
+            });
+        }
+    }
+    let votes = |m: &str| {
+        voters
+            .iter()
+            .any(|v| v.model == m || same_wire_model(cx.env.config, &v.model, m))
+    };
+    let profile = cx.env.profile.as_deref();
+    let config = cx.env.config;
+    let tiebreaker = config
+        .role_models(Role::Tiebreaker, profile)
+        .into_iter()
+        .chain(config.role_models(Role::Arbiter, profile))
+        .find(|m| !votes(m));
+    (voters, tiebreaker)
+}
+
+fn voter(d: &Deliberation, model: &str) -> Voter {
+    d.voters
+        .iter()
+        .find(|v| v.model == model)
+        .cloned()
+        .unwrap_or_else(|| Voter {
+            model: model.to_string(),
+            role: "implementer".into(),
         })
-    }
+}
 
-    /// One structured call of the deliberation, recorded in the transcripts.
-    pub(super) fn consensus_call<T: DeserializeOwned + JsonSchema>(
-        &mut self,
-        role: Role,
-        model: &str,
-        system: &str,
-        user: String,
-        label: &str,
-    ) -> Result<(T, Spend), ModelError> {
-        self.structured_call("consensus", role, model, system, user, label)
+/// The deliberation `target` names.
+fn deliberation_mut<'j>(j: &'j mut Journal<'_>, target: Target) -> Option<&'j mut Deliberation> {
+    match target {
+        Target::Result => j.state.consensus.as_mut().and_then(|c| c.current.as_mut()),
+        Target::Suggestion(i) => j.state.suggestions.get_mut(i).and_then(|s| s.vote.as_mut()),
     }
+}
 
-    /// One structured call to `model` with the `system` role prompt, recorded in the
-    /// transcripts under `stage` and `label`; its spend is added to the run's.
-    pub(super) fn structured_call<T: DeserializeOwned + JsonSchema>(
-        &mut self,
-        stage: &str,
-        role: Role,
-        model: &str,
-        system: &str,
-        user: String,
-        label: &str,
-    ) -> Result<(T, Spend), ModelError> {
-        let system = prompt(&self.env.config.config, system, Some(&self.env.repo_root()));
-        let req = ChatRequest::new(Some(system), user, MAX_TOKENS);
-        let result = self
-            .env
-            .client
-            .chat_structured::<T>(role, &[model.to_string()], &req)
-            .await_blocking()?;
-        let spend = result.completion.spend();
-        self.state.spend += spend;
-        let transcript = Transcript::new(stage, label, Exchange::structured(&req, &result));
-        self.rec.transcript(&mut self.state, &transcript);
-        Ok((result.value, spend))
-    }
-
-    /// An agent's call: its answer recorded by `record`; an agent that cannot answer is
-    /// recorded absent and the deliberation goes on without it (never as the full panel).
-    fn agent_says<T, F>(
-        &mut self,
-        voter: &Voter,
-        system: &str,
-        user: String,
-        record: F,
-    ) -> Result<Flow, RunError>
-    where
-        T: DeserializeOwned + JsonSchema,
-        F: FnOnce(&mut Deliberation, T) -> (String, Message),
-    {
-        let role = voter.role.parse::<Role>().unwrap_or(Role::Implementer);
-        match self.consensus_call::<T>(role, &voter.model, system, user, "voter") {
-            Ok((answer, spend)) => {
-                let Some(d) = self.deliberation_mut() else {
-                    return Ok(Flow::Continue);
-                };
-                let (what, msg) = record(d, answer);
-                self.state.messages.push(msg.by(&voter.model, spend));
-                self.env.observer.progress(&Progress::Deliberated {
-                    who: &voter.model,
-                    what: &what,
-                });
-                self.rec
-                    .event(&self.state, &format!("consensus: {} {what}", voter.model))?;
-                Ok(Flow::Continue)
-            }
-            Err(e @ ModelError::Budget(_)) => self.model_failed("consensus", e),
-            Err(e) => {
-                let why = crate::redact::Redactor::global()
-                    .redact(&e.to_string())
-                    .to_string();
-                if let Some(d) = self.deliberation_mut() {
-                    d.record_absent(&voter.model, &crate::bounded::clip(&why, 300));
-                }
-                let what = "could not take part: the panel goes on without it";
-                self.env.observer.progress(&Progress::Deliberated {
-                    who: &voter.model,
-                    what,
-                });
-                self.rec
-                    .event(&self.state, &format!("consensus: {} absent", voter.model))?;
-                Ok(Flow::Continue)
-            }
-        }
-    }
-
-    /// The tiebreaker's call. Without a tiebreaker, or when it cannot answer, the deadlock
-    /// goes to the user with every proposal in the record (seed 001 §9).
-    fn tiebreaker_says<T>(
-        &mut self,
-        d: &Deliberation,
-        user: String,
-        record: impl FnOnce(&mut Deliberation, T) -> Result<(String, Message), String>,
-    ) -> Result<Flow, RunError>
-    where
-        T: DeserializeOwned + JsonSchema,
-    {
-        let Some(model) = d.tiebreaker.clone() else {
-            return self.deadlock(d, "no model outside the panel can break the tie");
-        };
-        let (answer, spend) = match self.consensus_call::<T>(
-            Role::Tiebreaker,
-            &model,
-            "tiebreaker",
-            user,
-            "tiebreaker",
-        ) {
-            Ok(a) => a,
-            Err(e @ ModelError::Budget(_)) => return self.model_failed("consensus", e),
-            Err(e) => {
-                let why = crate::redact::Redactor::global()
-                    .redact(&e.to_string())
-                    .to_string();
-                return self.deadlock(
-                    d,
-                    &format!("the tiebreaker {model} could not answer: {why}"),
-                );
-            }
-        };
-        let Some(current) = self.deliberation_mut() else {
-            return Ok(Flow::Continue);
-        };
-        match record(current, answer) {
-            Ok((what, msg)) => {
-                self.state.messages.push(msg.by(&model, spend));
-                self.env.observer.progress(&Progress::Deliberated {
-                    who: &model,
-                    what: &what,
-                });
-                self.rec
-                    .event(&self.state, &format!("consensus: tiebreaker {what}"))?;
-                Ok(Flow::Continue)
-            }
-            Err(why) => self.deadlock(
-                d,
-                &format!("the tiebreaker {model} answered out of bounds: {why}"),
-            ),
-        }
-    }
-
-    fn deadlock(&mut self, d: &Deliberation, why: &str) -> Result<Flow, RunError> {
-        if let Target::Suggestion(i) = self.target {
-            // A vote on a suggestion that no one can settle leaves the rejection standing.
-            return self.suggestion_settled(i, None, why);
-        }
-        let reason = StopReason::Consensus {
-            outcome: "deadlock".into(),
-            detail: crate::bounded::clip(why, 500),
-            proposals: crate::bounded::clip(&text::transcript(d), 20_000),
-        };
-        self.halt(RunStatus::WaitingOnUser, reason, "consensus deadlocked")
-    }
-
-    /// The tree decided: the arbiter observes, then the run proceeds to verify or sends the
-    /// refactor stage back with the decision's amendments or objections.
-    fn act_on(
-        &mut self,
-        d: Deliberation,
-        decision: Decision,
-        shown: &Shown,
-    ) -> Result<Flow, RunError> {
-        if d.decision.is_none() {
-            if let Some(cur) = self.deliberation_mut() {
-                cur.conclude(decision.clone());
-            }
-            self.state.messages.push(Message::new(
-                "orchestrator",
-                "all",
-                MessageKind::Consensus,
-                &format!("decided {} ({})", decision.choice, decision.by.as_str()),
-            ));
-            self.rec.event(
-                &self.state,
-                &format!(
-                    "consensus: decided {} ({})",
-                    decision.choice,
-                    decision.by.as_str()
-                ),
-            )?;
-        }
-        if self
-            .state
-            .consensus
-            .as_ref()
-            .is_some_and(|c| c.observation.is_none())
-        {
-            let observation = self.observe(&d, &decision, shown);
-            self.state.messages.push(
-                Message::new(
-                    "arbiter",
-                    "orchestrator",
-                    MessageKind::Review,
-                    &observation.reasoning,
-                )
-                .by(&observation.model, Spend::default()),
-            );
-            if let Some(c) = self.state.consensus.as_mut() {
-                c.observation = Some(observation);
-            }
-            self.rec.event(&self.state, "consensus: observed")?;
-        }
-        let observed = self
-            .state
-            .consensus
-            .as_ref()
-            .and_then(|c| c.observation.as_ref())
-            .map(|o| o.verdict);
-        let choice = decision.choice.as_str();
-        self.env.observer.progress(&Progress::ConsensusDecided {
-            choice,
-            by: decision.by.as_str(),
-            observed,
-            degraded: d.degraded(),
-        });
-        let sent_back = self.state.consensus.as_ref().map_or(0, |c| c.past.len()) as u32;
-        let proceed = decision.choice == Choice::Approve;
-        match transition::after_consensus(Policy::of(&self.state), proceed, sent_back) {
-            AfterConsensus::Proceed => {
-                if let Some(c) = self.state.consensus.as_mut() {
-                    c.done = true;
-                }
-                self.rec
-                    .event(&self.state, "consensus: proceed to verify")?;
+/// An agent's call: its answer recorded by `record`; an agent that cannot answer is
+/// recorded absent and the deliberation goes on without it (never as the full panel).
+fn agent_says<T, F>(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    target: Target,
+    voter: &Voter,
+    system: &str,
+    user: String,
+    record: F,
+) -> Result<Flow, RunError>
+where
+    T: DeserializeOwned + JsonSchema,
+    F: FnOnce(&mut Deliberation, T) -> (String, Message),
+{
+    let role = voter.role.parse::<Role>().unwrap_or(Role::Implementer);
+    match consensus_call::<T>(cx, j, role, &voter.model, system, user, "voter") {
+        Ok((answer, spend)) => {
+            let Some(d) = deliberation_mut(j, target) else {
                 return Ok(Flow::Continue);
-            }
-            AfterConsensus::Stop(stop) => {
-                let reason = StopReason::Consensus {
-                    outcome: choice.to_string(),
-                    detail: format!("{}; sent back {sent_back} time(s)", decision.by.as_str()),
-                    proposals: crate::bounded::clip(&text::transcript(&d), 20_000),
-                };
-                return self.halt(stop.status(), reason, "consensus would not proceed");
-            }
-            AfterConsensus::BackToRefactor => {}
+            };
+            let (what, msg) = record(d, answer);
+            j.state.messages.push(msg.by(&voter.model, spend));
+            cx.progress(&Progress::Deliberated {
+                who: &voter.model,
+                what: &what,
+            });
+            j.event(&format!("consensus: {} {what}", voter.model))?;
+            Ok(Flow::Continue)
         }
-        // Back to refactor, on top of its result, told what the agents decided.
-        self.state.feedback = feedback(&decision);
-        if let Some(c) = self.state.consensus.as_mut() {
-            if let Some(done) = c.current.take() {
-                c.past.push(done);
+        Err(e @ ModelError::Budget(_)) => model_failed(cx, j, "consensus", e),
+        Err(e) => {
+            let why = crate::redact::Redactor::global()
+                .redact(&e.to_string())
+                .to_string();
+            if let Some(d) = deliberation_mut(j, target) {
+                d.record_absent(&voter.model, &crate::bounded::clip(&why, 300));
             }
-            c.observation = None;
+            let what = "could not take part: the panel goes on without it";
+            cx.progress(&Progress::Deliberated {
+                who: &voter.model,
+                what,
+            });
+            j.event(&format!("consensus: {} absent", voter.model))?;
+            Ok(Flow::Continue)
         }
-        let refactor = &mut self.state.stages[Stage::Refactor.index()];
-        refactor.epoch_start = refactor.attempts.len();
-        self.state.current = Stage::Refactor.index();
-        self.state.verify = None;
-        self.rec.event(
-            &self.state,
-            &format!("consensus: {choice}: back to refactor"),
-        )?;
-        Ok(Flow::Continue)
     }
+}
+
+/// The tiebreaker's call. Without a tiebreaker, or when it cannot answer or answers out of
+/// bounds, the deliberation is deadlocked.
+fn tiebreaker_says<T>(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    target: Target,
+    d: &Deliberation,
+    user: String,
+    record: impl FnOnce(&mut Deliberation, T) -> Result<(String, Message), String>,
+) -> Result<Stepped, RunError>
+where
+    T: DeserializeOwned + JsonSchema,
+{
+    let Some(model) = d.tiebreaker.clone() else {
+        let why = "no model outside the panel can break the tie";
+        return Ok(Stepped::Deadlocked(why.into()));
+    };
+    let (answer, spend) = match consensus_call::<T>(
+        cx,
+        j,
+        Role::Tiebreaker,
+        &model,
+        "tiebreaker",
+        user,
+        "tiebreaker",
+    ) {
+        Ok(a) => a,
+        Err(e @ ModelError::Budget(_)) => {
+            return model_failed(cx, j, "consensus", e).map(Stepped::Went)
+        }
+        Err(e) => {
+            let why = crate::redact::Redactor::global()
+                .redact(&e.to_string())
+                .to_string();
+            let why = format!("the tiebreaker {model} could not answer: {why}");
+            return Ok(Stepped::Deadlocked(why));
+        }
+    };
+    let Some(current) = deliberation_mut(j, target) else {
+        return Ok(Stepped::Went(Flow::Continue));
+    };
+    match record(current, answer) {
+        Ok((what, msg)) => {
+            j.state.messages.push(msg.by(&model, spend));
+            cx.progress(&Progress::Deliberated {
+                who: &model,
+                what: &what,
+            });
+            j.event(&format!("consensus: tiebreaker {what}"))?;
+            Ok(Stepped::Went(Flow::Continue))
+        }
+        Err(why) => Ok(Stepped::Deadlocked(format!(
+            "the tiebreaker {model} answered out of bounds: {why}"
+        ))),
+    }
+}
+
+/// The consensus cannot decide: the run waits for you, with every proposal in the record
+/// (seed 001 §9).
+fn deadlock(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    d: &Deliberation,
+    why: &str,
+) -> Result<Flow, RunError> {
+    let reason = StopReason::Consensus {
+        outcome: "deadlock".into(),
+        detail: crate::bounded::clip(why, 500),
+        proposals: crate::bounded::clip(&text::transcript(d), 20_000),
+    };
+    halt(
+        cx,
+        j,
+        RunStatus::WaitingOnUser,
+        reason,
+        "consensus deadlocked",
+    )
+}
+
+/// The tree decided: the arbiter observes, then the run proceeds to verify or sends the
+/// refactor stage back with the decision's amendments or objections.
+fn act_on(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    d: Deliberation,
+    decision: Decision,
+    shown: &Shown,
+) -> Result<Flow, RunError> {
+    if d.decision.is_none() {
+        if let Some(cur) = deliberation_mut(j, Target::Result) {
+            cur.conclude(decision.clone());
+        }
+        j.state.messages.push(Message::new(
+            "orchestrator",
+            "all",
+            MessageKind::Consensus,
+            &format!("decided {} ({})", decision.choice, decision.by.as_str()),
+        ));
+        j.event(&format!(
+            "consensus: decided {} ({})",
+            decision.choice,
+            decision.by.as_str()
+        ))?;
+    }
+    if j.state
+        .consensus
+        .as_ref()
+        .is_some_and(|c| c.observation.is_none())
+    {
+        let observation = observe(cx, j, &d, &decision, shown);
+        j.state.messages.push(
+            Message::new(
+                "arbiter",
+                "orchestrator",
+                MessageKind::Review,
+                &observation.reasoning,
+            )
+            .by(&observation.model, Spend::default()),
+        );
+        if let Some(c) = j.state.consensus.as_mut() {
+            c.observation = Some(observation);
+        }
+        j.event("consensus: observed")?;
+    }
+    let observed = j
+        .state
+        .consensus
+        .as_ref()
+        .and_then(|c| c.observation.as_ref())
+        .map(|o| o.verdict);
+    let choice = decision.choice.as_str();
+    cx.progress(&Progress::ConsensusDecided {
+        choice,
+        by: decision.by.as_str(),
+        observed,
+        degraded: d.degraded(),
+    });
+    let sent_back = j.state.consensus.as_ref().map_or(0, |c| c.past.len()) as u32;
+    let proceed = decision.choice == Choice::Approve;
+    match transition::after_consensus(Policy::of(&j.state), proceed, sent_back) {
+        AfterConsensus::Proceed => {
+            if let Some(c) = j.state.consensus.as_mut() {
+                c.done = true;
+            }
+            j.event("consensus: proceed to verify")?;
+            return Ok(Flow::Continue);
+        }
+        AfterConsensus::Stop(stop) => {
+            let reason = StopReason::Consensus {
+                outcome: choice.to_string(),
+                detail: format!("{}; sent back {sent_back} time(s)", decision.by.as_str()),
+                proposals: crate::bounded::clip(&text::transcript(&d), 20_000),
+            };
+            return halt(cx, j, stop.status(), reason, "consensus would not proceed");
+        }
+        AfterConsensus::BackToRefactor => {}
+    }
+    // Back to refactor, on top of its result, told what the agents decided.
+    j.state.feedback = feedback(&decision);
+    if let Some(c) = j.state.consensus.as_mut() {
+        if let Some(done) = c.current.take() {
+            c.past.push(done);
+        }
+        c.observation = None;
+    }
+    let refactor = &mut j.state.stages[Stage::Refactor.index()];
+    refactor.epoch_start = refactor.attempts.len();
+    j.state.current = Stage::Refactor.index();
+    j.state.verify = None;
+    j.event(&format!("consensus: {choice}: back to refactor"))?;
+    Ok(Flow::Continue)
 }
 
 fn ballot_message(b: &Ballot) -> Message {

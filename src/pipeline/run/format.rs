@@ -16,11 +16,13 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use super::{Flow, Run, RunError};
+use super::branch::move_branch;
+use super::step::{Cx, Flow, Journal, RunError};
 use crate::git::worktree::{CommandOutcome, TempWorktree};
 use crate::git::{self, Context as _, FileStat};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::record::FormatRecord;
+use crate::pipeline::record::RunState;
 use crate::pipeline::stage::Stage;
 use crate::privacy::mask_key_shaped;
 use crate::redact::redact;
@@ -28,140 +30,138 @@ use crate::redact::redact;
 /// Lines of the formatter's output kept for the record.
 const TAIL_LINES: usize = 40;
 
-impl Run<'_> {
-    /// Whether the formatter is due: one is configured, the stages before Verify are done
-    /// (and the consensus, when held), Verify has not begun, and their result is not
-    /// formatted yet.
-    pub(super) fn format_due(&self) -> bool {
-        !self.env.config.config.format.command.trim().is_empty()
-            && self.state.current_stage() == Some(Stage::Verify)
-            && self.state.stages[Stage::Verify.index()].attempts_in_epoch() == 0
-            && self.state.under_review.is_none()
-            && self.state.format.last().map(|f| &f.input) != Some(self.state.stage_tip())
-    }
+/// Whether the formatter is due: one is configured, the stages before Verify are done
+/// (and the consensus, when held), Verify has not begun, and their result is not
+/// formatted yet.
+pub(super) fn due(cx: &Cx<'_>, j: &Journal<'_>) -> bool {
+    !cx.env.config.config.format.command.trim().is_empty()
+        && j.state.current_stage() == Some(Stage::Verify)
+        && j.state.stages[Stage::Verify.index()].attempts_in_epoch() == 0
+        && j.state.under_review.is_none()
+        && j.state.format.last().map(|f| &f.input) != Some(j.state.stage_tip())
+}
 
-    /// Runs the formatter on the last stage commit and commits what it changed in the
-    /// run's files on top of it; records the outcome before the branch moves.
-    pub(super) fn format_step(&mut self) -> Result<Flow, RunError> {
-        let cfg = &self.env.config.config.format;
-        let command = cfg.command.trim().to_string();
-        let timeout = Duration::from_secs(cfg.timeout_secs);
-        let repo = self.env.repo;
-        let input = self.state.stage_tip().clone();
-        let input_oid = input.oid()?;
-        let tree_of = |o: git2::Oid| {
-            repo.find_commit(o)
-                .and_then(|c| c.tree())
-                .ctx("reading a tree for the formatter")
-        };
-        let base_tree = self.base_tree()?;
-        let input_tree = tree_of(input_oid)?;
-        // The run's own files: what the formatter may change.
-        let ours: Vec<String> = git::diff_trees(repo, Some(&base_tree), &input_tree)
-            .ctx("diffing the run")?
-            .into_iter()
-            .filter(|f| f.status != "deleted" && !f.binary && !f.withheld)
-            .map(|f| f.path)
-            .collect();
+/// Runs the formatter on the last stage commit and commits what it changed in the
+/// run's files on top of it; records the outcome before the branch moves.
+pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
+    let cfg = &cx.env.config.config.format;
+    let command = cfg.command.trim().to_string();
+    let timeout = Duration::from_secs(cfg.timeout_secs);
+    let repo = cx.env.repo;
+    let input = j.state.stage_tip().clone();
+    let input_oid = input.oid()?;
+    let tree_of = |o: git2::Oid| {
+        repo.find_commit(o)
+            .and_then(|c| c.tree())
+            .ctx("reading a tree for the formatter")
+    };
+    let base_tree = cx.base_tree()?;
+    let input_tree = tree_of(input_oid)?;
+    // The run's own files: what the formatter may change.
+    let ours: Vec<String> = git::diff_trees(repo, Some(&base_tree), &input_tree)
+        .ctx("diffing the run")?
+        .into_iter()
+        .filter(|f| f.status != "deleted" && !f.binary && !f.withheld)
+        .map(|f| f.path)
+        .collect();
 
-        let (mut outcome, edits, left_out) =
-            match TempWorktree::add(&self.env.repo_root(), input.as_str()) {
-                Ok(wt) => {
-                    let outcome = wt.run(&command, timeout, TAIL_LINES);
-                    if outcome.exit_code == Some(0) {
-                        let (edits, left_out) = formatted(repo, wt.path(), &input_tree, &ours);
-                        (outcome, edits, left_out)
-                    } else {
-                        (outcome, BTreeMap::new(), Vec::new())
-                    }
+    let (mut outcome, edits, left_out) =
+        match TempWorktree::add(&cx.env.repo_root(), input.as_str()) {
+            Ok(wt) => {
+                let outcome = wt.run(&command, timeout, TAIL_LINES);
+                if outcome.exit_code == Some(0) {
+                    let (edits, left_out) = formatted(repo, wt.path(), &input_tree, &ours);
+                    (outcome, edits, left_out)
+                } else {
+                    (outcome, BTreeMap::new(), Vec::new())
                 }
-                Err(e) => (
-                    CommandOutcome {
-                        command: command.clone(),
-                        exit_code: None,
-                        timed_out: false,
-                        tail: format!("could not create the worktree: {e}"),
-                        duration_ms: 0,
-                    },
-                    BTreeMap::new(),
-                    Vec::new(),
-                ),
-            };
-        // Its output goes into the record: it ran over code a model wrote.
-        outcome.tail = mask_key_shaped(&outcome.tail).into_owned();
-        outcome.command = redact(&outcome.command).into_owned();
-
-        let mut record = FormatRecord {
-            input: input.clone(),
-            outcome,
-            commit: None,
-            changed: Vec::new(),
-            left_out,
-            detail: String::new(),
+            }
+            Err(e) => (
+                CommandOutcome {
+                    command: command.clone(),
+                    exit_code: None,
+                    timed_out: false,
+                    tail: format!("could not create the worktree: {e}"),
+                    duration_ms: 0,
+                },
+                BTreeMap::new(),
+                Vec::new(),
+            ),
         };
-        if record.failed() {
-            let how = if record.outcome.timed_out {
-                format!("timed out after {} s", timeout.as_secs())
-            } else {
-                match record.outcome.exit_code {
-                    Some(c) => format!("exited {c}"),
-                    None => "was killed or could not start".into(),
-                }
-            };
-            record.detail = format!(
-                "the formatter {how}: nothing of it is committed, and the run goes on unformatted"
-            );
-        } else if edits.is_empty() {
+    // Its output goes into the record: it ran over code a model wrote.
+    outcome.tail = mask_key_shaped(&outcome.tail).into_owned();
+    outcome.command = redact(&outcome.command).into_owned();
+
+    let mut record = FormatRecord {
+        input: input.clone(),
+        outcome,
+        commit: None,
+        changed: Vec::new(),
+        left_out,
+        detail: String::new(),
+    };
+    if record.failed() {
+        let how = if record.outcome.timed_out {
+            format!("timed out after {} s", timeout.as_secs())
+        } else {
+            match record.outcome.exit_code {
+                Some(c) => format!("exited {c}"),
+                None => "was killed or could not start".into(),
+            }
+        };
+        record.detail = format!(
+            "the formatter {how}: nothing of it is committed, and the run goes on unformatted"
+        );
+    } else if edits.is_empty() {
+        record.detail = "the formatter changed none of the run's files".into();
+    } else {
+        let tree = git::build_tree(repo, &input_tree, &edits)?;
+        let new_tree = repo.find_tree(tree).ctx("reading the formatted tree")?;
+        let changed =
+            FileStat::of(&git::diff_trees(repo, Some(&input_tree), &new_tree).ctx("diffing")?);
+        if changed.is_empty() {
             record.detail = "the formatter changed none of the run's files".into();
         } else {
-            let tree = git::build_tree(repo, &input_tree, &edits)?;
-            let new_tree = repo.find_tree(tree).ctx("reading the formatted tree")?;
-            let changed =
-                FileStat::of(&git::diff_trees(repo, Some(&input_tree), &new_tree).ctx("diffing")?);
-            if changed.is_empty() {
-                record.detail = "the formatter changed none of the run's files".into();
-            } else {
-                let message = format!(
-                    "triad(format): `{command}` formatted {} file(s)\n\nThe configured formatter's change (format.command), not a model's: style is applied after consensus, before Verify.\n\nTriad-Run: {}\nTriad-Stage: format\n",
-                    changed.len(),
-                    self.state.run_id
-                );
-                let commit = git::commit(repo, tree, &[input_oid], &message)?;
-                self.rec.keep(commit);
-                record.detail = format!("formatted {}", FileStat::describe(&changed));
-                record.commit = Some(commit.into());
-                record.changed = changed;
-            }
+            let message = format!(
+                "triad(format): `{command}` formatted {} file(s)\n\nThe configured formatter's change (format.command), not a model's: style is applied after consensus, before Verify.\n\nTriad-Run: {}\nTriad-Stage: format\n",
+                changed.len(),
+                j.state.run_id
+            );
+            let commit = git::commit(repo, tree, &[input_oid], &message)?;
+            j.keep(commit);
+            record.detail = format!("formatted {}", FileStat::describe(&changed));
+            record.commit = Some(commit.into());
+            record.changed = changed;
         }
-        if !record.left_out.is_empty() {
-            record.detail.push_str(&format!(
-                "; left out its changes to files the run did not change: {}",
-                record.left_out.join(", ")
-            ));
-        }
-        self.env.observer.progress(&Progress::Formatted {
-            command: &record.outcome.command,
-            detail: &record.detail,
-        });
-        let event = format!("format: {}", record.detail);
-        let commit = record.commit.clone();
-        self.state.format.push(record);
-        self.rec.event(&self.state, &event)?;
-        if let Some(c) = commit {
-            self.move_branch(c.oid()?, Some(input_oid), "formatter")?;
-        }
-        Ok(Flow::Continue)
     }
+    if !record.left_out.is_empty() {
+        record.detail.push_str(&format!(
+            "; left out its changes to files the run did not change: {}",
+            record.left_out.join(", ")
+        ));
+    }
+    cx.env.observer.progress(&Progress::Formatted {
+        command: &record.outcome.command,
+        detail: &record.detail,
+    });
+    let event = format!("format: {}", record.detail);
+    let commit = record.commit.clone();
+    j.state.format.push(record);
+    j.event(&event)?;
+    if let Some(c) = commit {
+        move_branch(cx, j, c.oid()?, Some(input_oid), "formatter")?;
+    }
+    Ok(Flow::Continue)
+}
 
-    /// What the verifier is told about the formatter of its input, if one ran.
-    pub(super) fn format_facts(&self) -> String {
-        match self.state.format.last() {
-            Some(f) => format!(
-                "## Formatter (a fact)\ncommand: {}\n{}\n",
-                f.outcome.command, f.detail
-            ),
-            None => String::new(),
-        }
+/// What the verifier is told about the formatter of its input, if one ran.
+pub(super) fn shown(state: &RunState) -> String {
+    match state.format.last() {
+        Some(f) => format!(
+            "## Formatter (a fact)\ncommand: {}\n{}\n",
+            f.outcome.command, f.detail
+        ),
+        None => String::new(),
     }
 }
 

@@ -1,23 +1,29 @@
-//! One run, owned: its state, its record and its TaskSpec travel together in [`Run`], and
-//! every step is a method that answers one [`Flow`].
+//! One run, owned: [`Run`] holds what the run reads ([`step::Cx`]: its surroundings and
+//! TaskSpec) and what it changes ([`step::Journal`]: its state and the record it is written
+//! to), and its loop, below, says which step comes next.
 //!
-//! The loop is here; one attempt at a stage is in [`attempt`] (its prompt in [`prompt`], its
-//! review in [`review`]), what happens after an attempt in [`act`] (as
-//! [`super::transition`] decides it), the verify command in [`verify`], the reconciliation
-//! in [`reconcile`]. Every step is recorded before the next
-//! begins, so a killed run resumes from its record; the scratch branch follows the record
+//! The steps are free functions over those two, each in the module that answers its
+//! question: one attempt at a stage in [`attempt`] (its prompt in [`prompt`], the facts of
+//! its tree in [`facts`], a building stage held to them in [`building`], its review in
+//! [`review`]); what follows an attempt in [`act`], as [`super::transition`] decides it;
+//! stopping in [`stop`]; the verify command in [`verify`]; the reconciliation in
+//! [`reconcile`]; the workflows before Verify in [`parallel`], [`debate`], [`consensus`] and
+//! [`suggest`]; the formatter in [`format`]. Every step is recorded before the next begins,
+//! so a killed run resumes from its record; the scratch branch follows the record
 //! ([`branch`]).
 
 mod act;
 mod attempt;
 mod branch;
 mod building;
+mod call;
 mod chamber;
 mod checks;
 mod consensus;
 mod debate;
 mod economy;
 mod examples;
+mod facts;
 mod format;
 mod observe;
 mod parallel;
@@ -26,265 +32,180 @@ mod reassign;
 mod reconcile;
 mod requirements;
 mod review;
+mod step;
+mod stop;
 mod suggest;
 mod verify;
 mod whole;
 
-use std::path::PathBuf;
+pub(crate) use step::BlockOn;
+pub use step::{Flow, RunEnv, RunError};
 
-use git2::Repository;
-
-pub use verify::{VerifyPlan, VerifySkip};
-
-use super::context::OutlineCache;
-use super::observer::{Observer, Progress};
-use super::record::{Recorder, RunState, RunStatus, StopReason};
+use self::step::{Cx, Journal};
+use super::observer::Progress;
+use super::record::{RunState, RunStatus, StopReason};
 use super::stage::Stage;
 use super::transition::{self, Due, Policy};
-use crate::config::LoadedConfig;
-use crate::git::{Context as _, GitError, ObjectId};
-use crate::model::ModelClient;
-use crate::privacy::Privacy;
+use super::waiting::TakeUp;
+use crate::arbiter::Verdict;
 use crate::task::{Actor, TaskSpec};
 
-/// What a run works with and does not own: the repository, the configuration, the model
-/// client, how the verify command is handled, and who hears of progress.
-pub struct RunEnv<'a> {
-    /// The repository.
-    pub repo: &'a Repository,
-    /// Effective configuration.
-    pub config: &'a LoadedConfig,
-    /// The model client (with the cost ledger).
-    pub client: &'a ModelClient,
-    /// The active profile (`local`, ...), for the arbiter's fallback models.
-    pub profile: Option<String>,
-    /// Whether and how the verify command runs (decided from trust, see [`VerifyPlan`]).
-    pub verify: VerifyPlan,
-    /// Receives progress events.
-    pub observer: &'a dyn Observer,
-}
-
-impl RunEnv<'_> {
-    /// The work tree root (prompt overrides, worktrees).
-    pub fn repo_root(&self) -> PathBuf {
-        self.repo
-            .workdir()
-            .unwrap_or(self.repo.path())
-            .to_path_buf()
-    }
-}
-
-/// Whether the run goes on after a step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Flow {
-    /// Keep going: the state says what comes next.
-    Continue,
-    /// The run stopped; the state says why.
-    Stop,
-}
-
-/// Failures that stop a run outside its protocol (git itself failing). The run is recorded
-/// as failed when the record can still be written.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// A git operation failed (or a ref moved under the run: [`GitError::Raced`]).
-    #[error(transparent)]
-    Git(#[from] GitError),
-    /// The run's branch points at a commit the run did not make.
-    #[error("the branch {branch} points at {}, which is not a commit of this run (its record says {}): someone committed on it or moved it, and git triad does not overwrite it", found.short(), recorded.short())]
-    BranchMoved {
-        /// The scratch branch.
-        branch: String,
-        /// Where it points.
-        found: ObjectId,
-        /// Where the record says the run stands.
-        recorded: ObjectId,
-    },
-}
-
-/// One run: its state, its record and its TaskSpec.
+/// One run: what it reads and what it changes.
 pub struct Run<'a> {
-    env: &'a RunEnv<'a>,
-    state: RunState,
-    spec: TaskSpec,
-    rec: Recorder<'a>,
-    outlines: OutlineCache,
-    /// Which files are private: withheld from every prompt, refused to every edit.
-    privacy: Privacy,
-    /// Which deliberation the consensus steps work on (not recorded: each step sets it).
-    target: consensus::Target,
-    /// The verify command's outcome at the run's base, once asked (not recorded: a resumed
-    /// run asks again).
-    at_base: std::cell::OnceCell<Option<crate::git::worktree::CommandOutcome>>,
+    cx: Cx<'a>,
+    j: Journal<'a>,
 }
 
 impl<'a> Run<'a> {
     /// A run over `state` (new or loaded from its record).
     pub fn new(env: &'a RunEnv<'a>, state: RunState, spec: TaskSpec) -> Self {
-        let rec = Recorder::open(env.repo, &state.run_id);
         // The ledger says which run each call served.
         env.client.set_run(Some(&state.run_id));
         Run {
-            env,
-            state,
-            spec,
-            rec,
-            outlines: OutlineCache::default(),
-            target: consensus::Target::default(),
-            at_base: std::cell::OnceCell::new(),
-            privacy: Privacy::from_config(&env.config.config),
+            cx: Cx::new(env, spec, state.base.clone()),
+            j: Journal::open(env.repo, state),
         }
     }
 
     /// The state as it stands.
     pub fn state(&self) -> &RunState {
-        &self.state
+        &self.j.state
     }
 
     /// The state, for a caller that is done with the run.
     pub fn into_state(self) -> RunState {
-        self.state
-    }
-
-    /// The tree of the run's base (HEAD when it started): what the run's change is against.
-    pub(super) fn base_tree(&self) -> Result<git2::Tree<'a>, RunError> {
-        let oid = self.state.base.oid()?;
-        let repo = self.env.repo;
-        Ok(repo
-            .find_commit(oid)
-            .and_then(|c| c.tree())
-            .ctx("reading the base tree")?)
+        self.j.into_state()
     }
 
     /// Writes the first event and creates the scratch branch at the base.
     pub fn start(&mut self) -> Result<(), RunError> {
-        self.rec.event(&self.state, "start")?;
-        let base = self.state.base.oid()?;
-        self.move_branch(base, None, "start run")?;
+        self.j.event("start")?;
+        let base = self.j.state.base.oid()?;
+        branch::move_branch(&self.cx, &self.j, base, None, "start run")?;
         Ok(())
+    }
+
+    /// Puts the branch where the record says the run stands, before any model is called;
+    /// says what it repaired, if anything (see [`branch`]).
+    pub fn sync_branch(&mut self) -> Result<Option<String>, RunError> {
+        branch::sync(&self.cx, &self.j)
+    }
+
+    /// Goes on with what a waiting run may now do (see [`crate::pipeline::waiting`]).
+    pub fn take_up(&mut self, what: TakeUp) -> Result<(), RunError> {
+        reassign::take_up(&self.cx, &mut self.j, what)
+    }
+
+    /// `git triad reconcile <run-id>`: reconciles a finished run again, without rewinding.
+    pub fn reconcile_again(&mut self) -> Result<Option<Verdict>, RunError> {
+        reconcile::again(&self.cx, &mut self.j)
     }
 
     /// Runs stages until the run finishes or stops; the state says how. A git failure is
     /// recorded as a failed run (so the task is not left in review) and returned.
     pub fn execute(&mut self) -> Result<(), RunError> {
-        let stage = self.state.current_stage().unwrap_or(Stage::Verify);
+        let (cx, j) = (&self.cx, &mut self.j);
+        let stage = j.state.current_stage().unwrap_or(Stage::Verify);
         if let Err(e) = crate::task::workflow::on_run_start(
-            self.env.repo,
-            &self.state.task,
-            &self.state.run_id,
+            cx.repo(),
+            &j.state.task,
+            &j.state.run_id,
             stage.as_str(),
         ) {
             tracing::warn!("could not record the task's state: {e}");
         }
-        let result = self.run_loop();
+        let result = run_loop(cx, j);
         if let Err(e) = &result {
-            self.state.stop(
+            j.state.stop(
                 RunStatus::Failed,
                 StopReason::GitFailed {
                     error: e.to_string(),
                 },
             );
             // The record may be what failed; the error below says so either way.
-            let _ = self.rec.event(&self.state, "stopped by a repository error");
+            let _ = j.event("stopped by a repository error");
         }
         // Who decided the task's fate: the arbiter when a model reviewed anything, else the
         // policy (an unreviewed run ends by rule, not by judgement).
-        let reviewed = self.state.stages.iter().any(|s| s.verdict.is_some())
-            || self
-                .state
+        let reviewed = j.state.stages.iter().any(|s| s.verdict.is_some())
+            || j.state
                 .reconcile
                 .as_ref()
                 .is_some_and(|r| r.verdict.is_some())
-            || matches!(self.state.stop, Some(StopReason::ArbiterHalt { .. }));
+            || matches!(j.state.stop, Some(StopReason::ArbiterHalt { .. }));
         let decided_by = if reviewed {
             Actor::Arbiter
         } else {
             Actor::Policy
         };
         if let Err(e) = crate::task::workflow::on_run_end(
-            self.env.repo,
-            &self.state.task,
-            &self.state.run_id,
-            self.state.status.as_str(),
-            self.state.final_verdict().map(|v| v.as_str()),
+            cx.repo(),
+            &j.state.task,
+            &j.state.run_id,
+            j.state.status.as_str(),
+            j.state.final_verdict().map(|v| v.as_str()),
             decided_by,
         ) {
             tracing::warn!("could not record the task's state: {e}");
         }
-        self.env
-            .observer
-            .progress(&Progress::Ended { state: &self.state });
+        cx.progress(&Progress::Ended { state: &j.state });
         result
     }
+}
 
-    fn run_loop(&mut self) -> Result<(), RunError> {
-        self.env
-            .client
-            .set_budget_after(self.state.budget_usd, self.state.spend.cost_usd);
-        self.state.status = RunStatus::Running;
-        self.state.stop = None;
-        loop {
-            let flow = if self.parallel_due() {
-                self.parallel_step()?
-            } else if self.debate_due() {
-                self.debate_step()?
-            } else if let Some(i) = self.suggestion_due() {
-                self.suggestion_step(i)?
-            } else if self.consensus_due() {
-                self.consensus_step()?
-            } else if self.format_due() {
-                self.format_step()?
-            } else if let Some(stage) = self.state.current_stage() {
-                self.step(stage)?
-            } else if self.state.reconcile.as_ref().is_some_and(|r| !r.done) {
-                self.reconcile_step(true)?
-            } else {
-                return self.finish();
-            };
-            if flow == Flow::Stop {
-                return Ok(());
-            }
+/// The loop: the workflow that stands in for stages (parallel, debate) while it is under way,
+/// then decisions due (a suggestion, the consensus), the formatter before Verify, the stage
+/// in progress, the reconciliation, and the end.
+fn run_loop(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<(), RunError> {
+    cx.env
+        .client
+        .set_budget_after(j.state.budget_usd, j.state.spend.cost_usd);
+    j.state.status = RunStatus::Running;
+    j.state.stop = None;
+    loop {
+        let flow = if parallel::due(j) {
+            parallel::step(cx, j)?
+        } else if debate::due(j) {
+            debate::step(cx, j)?
+        } else if let Some(i) = suggest::due(j) {
+            suggest::step(cx, j, i)?
+        } else if consensus::due(j) {
+            consensus::step(cx, j)?
+        } else if format::due(cx, j) {
+            format::step(cx, j)?
+        } else if let Some(stage) = j.state.current_stage() {
+            stage_step(cx, j, stage)?
+        } else if j.state.reconcile.as_ref().is_some_and(|r| !r.done) {
+            reconcile::step(cx, j, true)?
+        } else {
+            return act::finish(cx, j);
+        };
+        if flow == Flow::Stop {
+            return Ok(());
         }
-    }
-
-    /// One step at `stage`: the review of an attempt a killed run left committed, else
-    /// escalate when its retries are used up (see [`transition::due`]), else run the verify command first (verify
-    /// stage, unless it ran at the tip already), then one attempt.
-    fn step(&mut self, stage: Stage) -> Result<Flow, RunError> {
-        if self.state.under_review.is_some() {
-            return self.resume_review();
-        }
-        let tries = self.state.stages[self.state.current].attempts_in_epoch();
-        let earlier = transition::earlier(&self.state.stages, self.state.current);
-        match transition::due(Policy::of(&self.state), tries, earlier) {
-            Due::Attempt => {}
-            Due::Rewind(to) => return self.rewind(to),
-            Due::Stop(stop) => return self.exhausted(stop),
-        }
-        if stage == Stage::Verify {
-            // At the tip: not again if it ran there, again if a rejected fix moved it.
-            let tip = self.state.tip().clone();
-            if self.state.verify.is_none() || self.state.verify_at.as_ref() != Some(&tip) {
-                self.run_verify(tip)?;
-            }
-        }
-        self.attempt()
     }
 }
 
-/// Runs a future to completion from synchronous code on a small runtime.
-pub(crate) trait BlockOn: std::future::Future + Sized {
-    /// Blocks the calling thread until the future is done.
-    fn await_blocking(self) -> Self::Output {
-        RUNTIME.with(|rt| rt.block_on(self))
+/// One step at `stage`: the review of an attempt a killed run left committed, else
+/// escalate when its retries are used up (see [`transition::due`]), else run the verify
+/// command first (verify stage, unless it ran at the tip already), then one attempt.
+fn stage_step(cx: &Cx<'_>, j: &mut Journal<'_>, stage: Stage) -> Result<Flow, RunError> {
+    if j.state.under_review.is_some() {
+        return review::resume(cx, j);
     }
-}
-
-impl<F: std::future::Future> BlockOn for F {}
-
-thread_local! {
-    static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a current-thread tokio runtime can always be built");
+    let tries = j.state.stages[j.state.current].attempts_in_epoch();
+    let earlier = transition::earlier(&j.state.stages, j.state.current);
+    match transition::due(Policy::of(&j.state), tries, earlier) {
+        Due::Attempt => {}
+        Due::Rewind(to) => return act::rewind(cx, j, to),
+        Due::Stop(stop) => return act::exhausted(cx, j, stop),
+    }
+    if stage == Stage::Verify {
+        // At the tip: not again if it ran there, again if a rejected fix moved it.
+        let tip = j.state.tip().clone();
+        if j.state.verify.is_none() || j.state.verify_at.as_ref() != Some(&tip) {
+            verify::run(cx, j, tip)?;
+        }
+    }
+    attempt::attempt(cx, j)
 }

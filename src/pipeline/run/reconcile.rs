@@ -1,8 +1,12 @@
 //! The reconciliation step of a run (seed 000 §B11.5): facts, the reconciliation arbiter,
 //! its note, and the one REJECT rewind.
 
+use super::branch::move_branch;
+use super::facts::unmet;
 use super::requirements::checkable;
-use super::{BlockOn, Flow, Run, RunError};
+use super::step::{BlockOn, Cx, Flow, Journal, RunError};
+use super::stop::{halt, mark_or_fail, model_failed};
+use super::suggest;
 use crate::arbiter::service::{candidates, Arbiter};
 use crate::arbiter::{Floor, Verdict};
 use crate::config::prompt;
@@ -15,247 +19,247 @@ use crate::pipeline::record::{RunStatus, StopReason, Transcript};
 use crate::pipeline::stage::Stage;
 use crate::pipeline::transition::{self, AfterReconciliation};
 
-impl Run<'_> {
-    /// Reconciles the finished change. With `may_rewind`, a REJECT rewinds once.
-    pub(super) fn reconcile_step(&mut self, may_rewind: bool) -> Result<Flow, RunError> {
-        let repo = self.env.repo;
-        let final_commit = self.state.tip().oid()?;
-        let base = self.state.base.oid()?;
-        let mut facts = reconcile::facts(
-            repo,
-            base,
-            final_commit,
-            &self.spec,
-            self.state.implementation_summary.as_ref(),
-        )
+/// Reconciles the finished change. With `may_rewind`, a REJECT rewinds once.
+pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, may_rewind: bool) -> Result<Flow, RunError> {
+    let repo = cx.repo();
+    let final_commit = j.state.tip().oid()?;
+    let base = j.state.base.oid()?;
+    let mut facts = reconcile::facts(
+        repo,
+        base,
+        final_commit,
+        &cx.spec,
+        j.state.implementation_summary.as_ref(),
+    )
+    .map_err(|source| GitError::Git {
+        what: "checking the implementation summary".into(),
+        source,
+    })?;
+    facts.dropped_suggestions = suggest::dropped(
+        &j.state.suggestions,
+        j.state.implementation_summary.as_ref(),
+        j.state.tip().as_str(),
+    );
+    let final_tree = repo
+        .find_commit(final_commit)
+        .and_then(|c| c.tree())
         .map_err(|source| GitError::Git {
-            what: "checking the implementation summary".into(),
+            what: "reading the final tree".into(),
             source,
         })?;
-        facts.dropped_suggestions = super::suggest::dropped(
-            &self.state.suggestions,
-            self.state.implementation_summary.as_ref(),
-            self.state.tip().as_str(),
-        );
-        let final_tree = repo
-            .find_commit(final_commit)
-            .and_then(|c| c.tree())
-            .map_err(|source| GitError::Git {
-                what: "reading the final tree".into(),
-                source,
-            })?;
-        let unmet = self.unmet(&final_tree)?;
-        facts.requirements_met = checkable(&self.spec)
-            .filter(|r| !unmet.iter().any(|u| u.id == r.id))
-            .map(|r| r.id.clone())
-            .collect();
-        facts.requirements_unmet = unmet.into_iter().map(|u| u.why).collect();
-        let floor = reconcile::floor(&facts);
-        let scaffold = match &self.state.stages[Stage::Architect.index()].commit {
-            Some(arch) => {
-                let tree = |o: git2::Oid| repo.find_commit(o).and_then(|c| c.tree()).ok();
-                match (tree(base), arch.oid().ok().and_then(tree)) {
-                    (Some(b), Some(a)) => git::diff_trees(repo, Some(&b), &a)
-                        .map(|mut d| {
-                            self.privacy.mark_diff(repo, Some(&b), &a, &mut d);
-                            git::render_diff(&d, &|_, _| None)
-                        })
-                        .unwrap_or_default(),
-                    _ => String::new(),
-                }
+    let unmet = unmet(cx, &final_tree)?;
+    facts.requirements_met = checkable(&cx.spec)
+        .filter(|r| !unmet.iter().any(|u| u.id == r.id))
+        .map(|r| r.id.clone())
+        .collect();
+    facts.requirements_unmet = unmet.into_iter().map(|u| u.why).collect();
+    let floor = reconcile::floor(&facts);
+    let scaffold = match &j.state.stages[Stage::Architect.index()].commit {
+        Some(arch) => {
+            let tree = |o: git2::Oid| repo.find_commit(o).and_then(|c| c.tree()).ok();
+            match (tree(base), arch.oid().ok().and_then(tree)) {
+                (Some(b), Some(a)) => git::diff_trees(repo, Some(&b), &a)
+                    .map(|mut d| {
+                        cx.privacy.mark_diff(repo, Some(&b), &a, &mut d);
+                        git::render_diff(&d, &|_, _| None)
+                    })
+                    .unwrap_or_default(),
+                _ => String::new(),
             }
-            None => String::new(),
-        };
-        let verifier_model = self.state.stages[Stage::Verify.index()]
-            .last_model()
-            .to_string();
-        let role_list = self
-            .state
-            .arbiter_pool(self.env.config, self.env.profile.as_deref());
-        let assigned = self.state.reconcile.as_ref().and_then(|r| r.model.clone());
-        // An explicit reconciliation model is the only candidate; else the arbiter role's.
-        let list = if assigned.is_some() {
-            &[][..]
+        }
+        None => String::new(),
+    };
+    let verifier_model = j.state.stages[Stage::Verify.index()]
+        .last_model()
+        .to_string();
+    let role_list = j
+        .state
+        .arbiter_pool(cx.env.config, cx.env.profile.as_deref());
+    let assigned = j.state.reconcile.as_ref().and_then(|r| r.model.clone());
+    // An explicit reconciliation model is the only candidate; else the arbiter role's.
+    let list = if assigned.is_some() {
+        &[][..]
+    } else {
+        &role_list[..]
+    };
+    let judges = candidates(assigned.as_deref(), list, &|m| {
+        m == verifier_model || same_wire_model(cx.env.config, m, &verifier_model)
+    });
+    let arbiter = Arbiter::new(cx.env.client, judges);
+    let system = prompt(
+        &cx.env.config.config,
+        "reconciler",
+        Some(&cx.env.repo_root()),
+    );
+    let req = reconcile::build_request(
+        &system,
+        &cx.spec,
+        j.state.implementation_summary.as_ref(),
+        &facts,
+        &scaffold,
+    );
+    cx.env.observer.progress(&Progress::ReconcileStarted {
+        model: arbiter.first(),
+    });
+    let judged = match arbiter
+        .judge::<ReconcileAnswer>(&req, &verifier_model)
+        .await_blocking()
+    {
+        Ok(j) => j,
+        Err(e) => return model_failed(cx, j, "reconcile", e),
+    };
+    j.state.spend += judged.spend;
+    let mut answer = judged.value;
+    // A model's word is not evidence: its REJECT counts as far as what it found.
+    let supported = answer.supported_verdict(&facts.requirements_met);
+    if supported != answer.verdict {
+        let contradicted = answer.contradicted(&facts.requirements_met);
+        let why = if contradicted.is_empty() {
+            "no check marked gap and no requirement marked missing".to_string()
         } else {
-            &role_list[..]
+            format!(
+                "no check marked gap, and {} marked missing, which the facts show delivered",
+                contradicted.join(", ")
+            )
         };
-        let judges = candidates(assigned.as_deref(), list, &|m| {
-            m == verifier_model || same_wire_model(self.env.config, m, &verifier_model)
-        });
-        let arbiter = Arbiter::new(self.env.client, judges);
-        let system = prompt(
-            &self.env.config.config,
-            "reconciler",
-            Some(&self.env.repo_root()),
+        answer.reasoning = format!("{} [acted on as {supported}: {why}]", answer.reasoning);
+    }
+    let verdict = floor
+        .as_ref()
+        .map_or(supported, |f| supported.max(f.verdict));
+    let mut transcript = Transcript::new("reconcile", "arbiter", judged.exchange.clone());
+    transcript.facts = Some(Box::new(facts.clone()));
+    j.transcript(&transcript);
+    let record = Record::Reconciliation(Box::new(ReconciliationRecord {
+        run: j.state.run_id.clone(),
+        task: j.state.task.clone(),
+        stage: "reconcile".into(),
+        verdict,
+        model_verdict: answer.verdict,
+        floor: floor.clone(),
+        arbiter_model: judged.model.clone(),
+        reviewed_model: verifier_model,
+        confidence: answer.confidence,
+        reasoning: answer.reasoning.clone(),
+        checks: serde_json::to_value(&answer.checks).unwrap_or_default(),
+        requirements: serde_json::to_value(&answer.requirements).unwrap_or_default(),
+        rewind_to: answer.rewind_to.clone(),
+        gaps: answer.gaps.clone(),
+        facts: serde_json::to_value(&facts).unwrap_or_default(),
+        issues: vec![],
+        token_cost: judged.spend.cost_usd,
+    }));
+    if let Err(e) = notes::record(repo, final_commit, record) {
+        return halt(
+            cx,
+            j,
+            RunStatus::Failed,
+            StopReason::NoteNotWritten {
+                commit: final_commit.into(),
+                error: e.to_string(),
+            },
+            "reconciliation note not written",
         );
-        let req = reconcile::build_request(
-            &system,
-            &self.spec,
-            self.state.implementation_summary.as_ref(),
-            &facts,
-            &scaffold,
-        );
-        self.env.observer.progress(&Progress::ReconcileStarted {
-            model: arbiter.first(),
-        });
-        let judged = match arbiter
-            .judge::<ReconcileAnswer>(&req, &verifier_model)
-            .await_blocking()
-        {
-            Ok(j) => j,
-            Err(e) => return self.model_failed("reconcile", e),
-        };
-        self.state.spend += judged.spend;
-        let mut answer = judged.value;
-        // A model's word is not evidence: its REJECT counts as far as what it found.
-        let supported = answer.supported_verdict(&facts.requirements_met);
-        if supported != answer.verdict {
-            let contradicted = answer.contradicted(&facts.requirements_met);
-            let why = if contradicted.is_empty() {
-                "no check marked gap and no requirement marked missing".to_string()
-            } else {
-                format!(
-                    "no check marked gap, and {} marked missing, which the facts show delivered",
-                    contradicted.join(", ")
-                )
+    }
+    let raised = floor
+        .as_ref()
+        .filter(|f| f.verdict > answer.verdict)
+        .map(|f| (answer.verdict, &f.reasons[..]));
+    cx.env.observer.progress(&Progress::Reconciled {
+        model: &judged.model,
+        verdict,
+        raised,
+    });
+    after_reconciliation(cx, j, verdict, &answer, floor.as_ref(), may_rewind)
+}
+
+fn after_reconciliation(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    verdict: Verdict,
+    answer: &ReconcileAnswer,
+    floor: Option<&Floor>,
+    may_rewind: bool,
+) -> Result<Flow, RunError> {
+    let reasons = floor.map_or(&[][..], |f| &f.reasons[..]);
+    let r = j.state.reconcile.get_or_insert_with(Default::default);
+    r.verdict = Some(verdict);
+    let rewound = r.rewound;
+    match transition::after_reconciliation(verdict, &answer.rewind_to, may_rewind, rewound) {
+        AfterReconciliation::Complete => {
+            r.done = true;
+            j.event(&format!("reconciliation {verdict}"))?;
+            Ok(Flow::Continue)
+        }
+        AfterReconciliation::Rewind(target) => {
+            r.rewound = true;
+            let old_tip = j.state.tip().oid()?;
+            for s in &mut j.state.stages[target.index()..] {
+                s.commit = None;
+                s.verdict = None;
+                s.epoch_start = s.attempts.len();
+                s.draft = None;
+            }
+            // The stage redoes the work on top of the rejected change, not from nothing:
+            // the gaps are what is asked of it, and what was right stays.
+            j.state.stages[target.index()].draft = Some(old_tip.into());
+            j.state.current = target.index();
+            j.state.verify = None;
+            j.state.implementation_summary = None;
+            j.state.feedback = reconcile::feedback(answer, reasons);
+            let new_tip = j.state.tip().oid()?;
+            // Recorded first, the abandoned commits kept reachable; the branch follows.
+            j.keep(old_tip);
+            j.event(&format!("reconciliation reject: rewind to {target}"))?;
+            move_branch(cx, j, new_tip, Some(old_tip), "reconciliation rewind")?;
+            cx.env
+                .observer
+                .progress(&Progress::ReconcileRewind { to: target });
+            Ok(Flow::Continue)
+        }
+        AfterReconciliation::Stop(stop) => {
+            let reason = StopReason::Reconciliation {
+                verdict,
+                after_retry: verdict == Verdict::Reject,
+                reasoning: answer.reasoning.clone(),
+                gaps: reconcile::feedback(answer, reasons),
             };
-            answer.reasoning = format!("{} [acted on as {supported}: {why}]", answer.reasoning);
-        }
-        let verdict = floor
-            .as_ref()
-            .map_or(supported, |f| supported.max(f.verdict));
-        let mut transcript = Transcript::new("reconcile", "arbiter", judged.exchange.clone());
-        transcript.facts = Some(Box::new(facts.clone()));
-        self.rec.transcript(&mut self.state, &transcript);
-        let record = Record::Reconciliation(Box::new(ReconciliationRecord {
-            run: self.state.run_id.clone(),
-            task: self.state.task.clone(),
-            stage: "reconcile".into(),
-            verdict,
-            model_verdict: answer.verdict,
-            floor: floor.clone(),
-            arbiter_model: judged.model.clone(),
-            reviewed_model: verifier_model,
-            confidence: answer.confidence,
-            reasoning: answer.reasoning.clone(),
-            checks: serde_json::to_value(&answer.checks).unwrap_or_default(),
-            requirements: serde_json::to_value(&answer.requirements).unwrap_or_default(),
-            rewind_to: answer.rewind_to.clone(),
-            gaps: answer.gaps.clone(),
-            facts: serde_json::to_value(&facts).unwrap_or_default(),
-            issues: vec![],
-            token_cost: judged.spend.cost_usd,
-        }));
-        if let Err(e) = notes::record(repo, final_commit, record) {
-            return self.halt(
-                RunStatus::Failed,
-                StopReason::NoteNotWritten {
-                    commit: final_commit.into(),
-                    error: e.to_string(),
-                },
-                "reconciliation note not written",
-            );
-        }
-        let raised = floor
-            .as_ref()
-            .filter(|f| f.verdict > answer.verdict)
-            .map(|f| (answer.verdict, &f.reasons[..]));
-        self.env.observer.progress(&Progress::Reconciled {
-            model: &judged.model,
-            verdict,
-            raised,
-        });
-        self.after_reconciliation(verdict, &answer, floor.as_ref(), may_rewind)
-    }
-
-    fn after_reconciliation(
-        &mut self,
-        verdict: Verdict,
-        answer: &ReconcileAnswer,
-        floor: Option<&Floor>,
-        may_rewind: bool,
-    ) -> Result<Flow, RunError> {
-        let reasons = floor.map_or(&[][..], |f| &f.reasons[..]);
-        let r = self.state.reconcile.get_or_insert_with(Default::default);
-        r.verdict = Some(verdict);
-        let rewound = r.rewound;
-        match transition::after_reconciliation(verdict, &answer.rewind_to, may_rewind, rewound) {
-            AfterReconciliation::Complete => {
-                r.done = true;
-                self.rec
-                    .event(&self.state, &format!("reconciliation {verdict}"))?;
-                Ok(Flow::Continue)
-            }
-            AfterReconciliation::Rewind(target) => {
-                r.rewound = true;
-                let old_tip = self.state.tip().oid()?;
-                for s in &mut self.state.stages[target.index()..] {
-                    s.commit = None;
-                    s.verdict = None;
-                    s.epoch_start = s.attempts.len();
-                    s.draft = None;
-                }
-                // The stage redoes the work on top of the rejected change, not from nothing:
-                // the gaps are what is asked of it, and what was right stays.
-                self.state.stages[target.index()].draft = Some(old_tip.into());
-                self.state.current = target.index();
-                self.state.verify = None;
-                self.state.implementation_summary = None;
-                self.state.feedback = reconcile::feedback(answer, reasons);
-                let new_tip = self.state.tip().oid()?;
-                // Recorded first, the abandoned commits kept reachable; the branch follows.
-                self.rec.keep(old_tip);
-                self.rec.event(
-                    &self.state,
-                    &format!("reconciliation reject: rewind to {target}"),
-                )?;
-                self.move_branch(new_tip, Some(old_tip), "reconciliation rewind")?;
-                self.env
-                    .observer
-                    .progress(&Progress::ReconcileRewind { to: target });
-                Ok(Flow::Continue)
-            }
-            AfterReconciliation::Stop(stop) => {
-                let reason = StopReason::Reconciliation {
-                    verdict,
-                    after_retry: verdict == Verdict::Reject,
-                    reasoning: answer.reasoning.clone(),
-                    gaps: reconcile::feedback(answer, reasons),
-                };
-                // Through halt: the stopped branch's tip is marked for the pre-push gate.
-                self.halt(stop.status(), reason, &format!("reconciliation {verdict}"))
-            }
+            // Through halt: the stopped branch's tip is marked for the pre-push gate.
+            halt(
+                cx,
+                j,
+                stop.status(),
+                reason,
+                &format!("reconciliation {verdict}"),
+            )
         }
     }
+}
 
-    /// `git triad reconcile <run-id>`: reconciles a finished run again, without rewinding.
-    /// The run itself stays finished; only the verdict is new.
-    pub fn reconcile_again(&mut self) -> Result<Option<Verdict>, RunError> {
-        let status = self.state.status;
-        let stop = self.state.stop.clone();
-        self.state
-            .reconcile
-            .get_or_insert_with(Default::default)
-            .done = false;
-        let flow = self.reconcile_step(false)?;
-        let verdict = self.state.reconcile.as_ref().and_then(|r| r.verdict);
-        if flow == Flow::Continue || verdict.is_some() {
-            if matches!(verdict, Some(Verdict::Reject | Verdict::Halt)) {
-                self.state.status = RunStatus::Halted;
-                self.mark_or_fail();
+/// `git triad reconcile <run-id>`: reconciles a finished run again, without rewinding.
+/// The run itself stays finished; only the verdict is new.
+pub(super) fn again(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Option<Verdict>, RunError> {
+    let status = j.state.status;
+    let stop = j.state.stop.clone();
+    j.state.reconcile.get_or_insert_with(Default::default).done = false;
+    let flow = step(cx, j, false)?;
+    let verdict = j.state.reconcile.as_ref().and_then(|r| r.verdict);
+    if flow == Flow::Continue || verdict.is_some() {
+        if matches!(verdict, Some(Verdict::Reject | Verdict::Halt)) {
+            j.state.status = RunStatus::Halted;
+            mark_or_fail(cx, j);
+        } else {
+            j.state.status = if status == RunStatus::Halted {
+                status
             } else {
-                self.state.status = if status == RunStatus::Halted {
-                    status
-                } else {
-                    match self.state.final_verdict() {
-                        Some(Verdict::Flag) => RunStatus::Flagged,
-                        _ => RunStatus::Approved,
-                    }
-                };
-                self.state.stop = stop;
-            }
-            self.rec.event(&self.state, "reconciled again")?;
+                match j.state.final_verdict() {
+                    Some(Verdict::Flag) => RunStatus::Flagged,
+                    _ => RunStatus::Approved,
+                }
+            };
+            j.state.stop = stop;
         }
-        Ok(verdict)
+        j.event("reconciled again")?;
     }
+    Ok(verdict)
 }

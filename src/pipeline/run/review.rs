@@ -4,9 +4,12 @@
 
 use git2::Oid;
 
-use super::chamber::{self, Chambered};
+use super::act::{accept, retry};
+use super::chamber::{self, ask_chamber, chamber_answer, verdict_question, Chambered};
 use super::checks::StageFacts;
-use super::{BlockOn, Flow, Run, RunError};
+use super::facts::claims;
+use super::step::{BlockOn, Cx, Flow, Journal, RunError};
+use super::stop::{halt, model_failed};
 use crate::arbiter::gather::{prepare, Brief, Prepared, Subject};
 use crate::arbiter::service::{candidates, Arbiter, Reviewed};
 use crate::arbiter::{feedback, Verdict};
@@ -22,312 +25,284 @@ use crate::pipeline::record::{
 };
 use crate::pipeline::stage::Stage;
 use crate::pipeline::transition::{self, AfterReview, Stop};
-use crate::probe::{ProbePolicy, ProbeSettings};
 use crate::task::outcome::StageMeta;
 
-impl<'a> Run<'a> {
-    /// Reviews the attempt the record holds under review, as a resumed run finds it: its
-    /// claims are found again from its commit (the same facts the attempt saw).
-    pub(super) fn resume_review(&mut self) -> Result<Flow, RunError> {
-        let Some(pending) = &self.state.under_review else {
-            return Ok(Flow::Continue);
-        };
-        let stage = self.state.stages[self.state.current].stage;
-        let repo = self.env.repo;
-        let commit = pending
-            .attempt
-            .commit
-            .as_ref()
-            .ok_or_else(|| GitError::Command("the attempt under review has no commit".into()))?
-            .oid()?;
-        let commit = repo
-            .find_commit(commit)
-            .ctx("reading the commit under review")?;
-        let new_tree = commit.tree().ctx("reading the commit under review")?;
-        let parent_tree = commit
-            .parent(0)
-            .and_then(|p| p.tree())
-            .ctx("reading the parent of the commit under review")?;
-        let diff = git::diff_trees(repo, Some(&parent_tree), &new_tree).ctx("diffing the stage")?;
-        let summary = pending.meta.summary.clone();
-        let facts = StageFacts::of(&diff, &summary);
-        let claims = self.claims(stage, &facts, &new_tree, &summary)?;
-        let epoch_n = self.state.stages[self.state.current].attempts_in_epoch() + 1;
-        self.review_and_decide_pending(epoch_n, claims)
-    }
+/// Reviews the attempt the record holds under review, as a resumed run finds it: its
+/// claims are found again from its commit (the same facts the attempt saw).
+pub(super) fn resume(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
+    let Some(under) = &j.state.under_review else {
+        return Ok(Flow::Continue);
+    };
+    let stage = j.state.stages[j.state.current].stage;
+    let repo = cx.repo();
+    let commit = under
+        .attempt
+        .commit
+        .as_ref()
+        .ok_or_else(|| GitError::Command("the attempt under review has no commit".into()))?
+        .oid()?;
+    let commit = repo
+        .find_commit(commit)
+        .ctx("reading the commit under review")?;
+    let new_tree = commit.tree().ctx("reading the commit under review")?;
+    let parent_tree = commit
+        .parent(0)
+        .and_then(|p| p.tree())
+        .ctx("reading the parent of the commit under review")?;
+    let diff = git::diff_trees(repo, Some(&parent_tree), &new_tree).ctx("diffing the stage")?;
+    let summary = under.meta.summary.clone();
+    let facts = StageFacts::of(&diff, &summary);
+    let claims = claims(cx, stage, &facts, &new_tree, &summary)?;
+    let epoch_n = j.state.stages[j.state.current].attempts_in_epoch() + 1;
+    pending(cx, j, epoch_n, claims)
+}
 
-    /// Takes the attempt under review out of the state (every outcome below records the
-    /// state without it) and reviews it.
-    pub(super) fn review_and_decide_pending(
-        &mut self,
-        epoch_n: u32,
-        claims: Vec<Finding>,
-    ) -> Result<Flow, RunError> {
-        let Some(UnderReview { attempt, meta }) = self.state.under_review.take() else {
-            return Ok(Flow::Continue);
-        };
-        let commit = match attempt.commit.as_ref().map(|c| c.oid()) {
-            Some(Ok(c)) => c,
-            Some(Err(e)) => return Err(e.into()),
-            None => {
-                return Err(
-                    GitError::Command("the attempt under review has no commit".into()).into(),
-                )
-            }
-        };
-        self.review_and_decide(attempt, commit, &meta, epoch_n, claims)
-    }
-
-    /// Reviews `commit` (the current stage's attempt), records the verdict note, and acts on
-    /// the verdict.
-    fn review_and_decide(
-        &mut self,
-        mut attempt: AttemptRecord,
-        commit: Oid,
-        meta: &StageMeta,
-        epoch_n: u32,
-        claims: Vec<Finding>,
-    ) -> Result<Flow, RunError> {
-        let idx = self.state.current;
-        let stage = self.state.stages[idx].stage;
-        let prepared = self.prepare_review(stage, commit, claims)?;
-        let reviewed = match self.review(stage, &attempt.model, &prepared, meta) {
-            Ok(r) => r,
-            Err(e) => {
-                // The answer was paid for: it stays under review, and a resumed run reviews
-                // it instead of asking the stage again.
-                self.rec.keep(commit);
-                self.state.under_review = Some(UnderReview {
-                    attempt,
-                    meta: meta.clone(),
-                });
-                return self.model_failed(stage.as_str(), e);
-            }
-        };
-        let review = reviewed.review;
-        let facts = reviewed.facts;
-        self.state.spend += reviewed.spend;
-        attempt.spend += reviewed.spend;
-        attempt.verdict = Some(review.verdict);
-        attempt.arbiter_model = Some(review.arbiter_model.clone());
-        self.env.observer.progress(&Progress::Reviewed {
-            stage,
-            review: &review,
-        });
-
-        // A doubtful REJECT or HALT is deliberated first, so its note names the session.
-        let reject_fb = feedback::reject_block(
-            epoch_n,
-            self.state.max_retries,
-            &review.issues,
-            &review.alternatives,
-        );
-        let chambered = if chamber::verdict_is_doubtful(&review, facts.as_ref()) {
-            self.rec.keep(commit);
-            let trigger = format!("arbiter {} at {:.2}", review.verdict, review.confidence);
-            let question = self.verdict_question(stage, &review);
-            self.ask_chamber(stage, &trigger, question, &reject_fb)?
-        } else {
-            Chambered::Nothing
-        };
-
-        // The note is the pre-push gate's only input: without it the run does not go on.
-        let line = Record::Review(Box::new(ReviewRecord {
-            run: Some(self.state.run_id.clone()),
-            task: Some(self.state.task.clone()),
-            attempt: attempt.n,
-            stage_reviewed: stage.as_str().to_string(),
-            chamber: chambered.session().map(str::to_string),
-            review: review.clone(),
-        }));
-        if let Err(e) = notes::record(self.env.repo, commit, line) {
-            attempt.result = AttemptResult::Rejected;
-            attempt.detail = "its verdict note could not be written".into();
-            self.state.stages[idx].attempts.push(attempt);
-            self.rec.keep(commit);
-            return self.halt(
-                RunStatus::Failed,
-                StopReason::NoteNotWritten {
-                    commit: commit.into(),
-                    error: e.to_string(),
-                },
-                &format!("{stage} verdict note not written"),
-            );
+/// Takes the attempt under review out of the state (every outcome below records the
+/// state without it) and reviews it.
+pub(super) fn pending(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    epoch_n: u32,
+    claims: Vec<Finding>,
+) -> Result<Flow, RunError> {
+    let Some(UnderReview { attempt, meta }) = j.state.under_review.take() else {
+        return Ok(Flow::Continue);
+    };
+    let commit = match attempt.commit.as_ref().map(|c| c.oid()) {
+        Some(Ok(c)) => c,
+        Some(Err(e)) => return Err(e.into()),
+        None => {
+            return Err(GitError::Command("the attempt under review has no commit".into()).into())
         }
+    };
+    decide(cx, j, attempt, commit, &meta, epoch_n, claims)
+}
 
-        let action = transition::after_review(review.verdict, chambered.deliberated());
-        if !matches!(action, AfterReview::Accept { .. }) {
-            // A refused attempt's commit stays reachable from the record.
-            self.rec.keep(commit);
-            (attempt.result, attempt.detail) = if review.verdict == Verdict::Halt {
-                (AttemptResult::Halted, review.why())
-            } else {
-                let why = one_line(&review.why(), "rejected by the arbiter");
-                (AttemptResult::Rejected, why)
-            };
-        }
-        match action {
-            AfterReview::Accept { carry_flags } => {
-                if carry_flags {
-                    self.state.pending_flags = review.issues.clone();
-                    self.state.all_flags.extend(review.issues.iter().cloned());
-                } else {
-                    self.state.pending_flags.clear();
-                }
-                self.accept(attempt, commit, Some(review.verdict), meta)
-            }
-            AfterReview::Retry => {
-                let feedback = match chambered {
-                    Chambered::Answer { block, .. } => format!("{reject_fb}\n{block}"),
-                    _ => reject_fb,
-                };
-                self.retry(attempt, &feedback)
-            }
-            AfterReview::Stop(stop) => {
-                self.state.stages[idx].attempts.push(attempt);
-                let (reason, event) = if stop == Stop::Chamber {
-                    let reason = StopReason::Chamber {
-                        stage,
-                        session: chambered.session().unwrap_or_default().to_string(),
-                        trigger: format!("arbiter REJECT at {:.2}", review.confidence),
-                    };
-                    (
-                        reason,
-                        format!("{stage} rejection escalated by the chamber"),
-                    )
-                } else {
-                    // What the chamber said goes with the halt, for the person who decides.
-                    let chamber_said = match self.chamber_answer(chambered.session()) {
-                        Some(a) => format!(
-                            "\nThe chamber (session {}) on this halt: {a}",
-                            chambered.session().unwrap_or_default()
-                        ),
-                        None => String::new(),
-                    };
-                    let reason = StopReason::ArbiterHalt {
-                        stage,
-                        arbiter_model: review.arbiter_model.clone(),
-                        reasoning: format!("{}{chamber_said}", review.reasoning),
-                        issues: review.issues.iter().take(3).cloned().collect(),
-                    };
-                    (reason, format!("{stage} halted by the arbiter"))
-                };
-                self.halt(stop.status(), reason, &event)
-            }
-        }
-    }
-
-    /// The review of `commit` prepared (see [`prepare`]): its diff against the stage's
-    /// starting point (the verify stage: against the base, the whole change), with the
-    /// evidence and the stage's `claims` (facts the attempt established).
-    fn prepare_review(
-        &self,
-        stage: Stage,
-        commit: Oid,
-        claims: Vec<Finding>,
-    ) -> Result<Prepared<'a>, RunError> {
-        let repo = self.env.repo;
-        let new_tree = repo
-            .find_commit(commit)
-            .and_then(|c| c.tree())
-            .ctx("reading the commit under review")?;
-        let old = if stage == Stage::Verify {
-            &self.state.base
-        } else {
-            self.state.tip()
-        };
-        let old_tree = repo
-            .find_commit(old.oid()?)
-            .and_then(|c| c.tree())
-            .ctx("reading the reviewed change's parent")?;
-        let mut prepared = prepare(Subject {
-            repo,
-            old: Some(&old_tree),
-            new: &new_tree,
-            privacy: Some(&self.privacy),
-            venv_root: None,
-            probes: self.probe_policy(),
-            not_run: (stage == Stage::Architect).then_some(SCAFFOLD_NOT_RUN),
-        })
-        .ctx("diffing the stage under review")?;
-        prepared.add_findings(claims);
-        Ok(prepared)
-    }
-
-    /// Whether probes run in this run: only in a trusted clone, with the run's verify
-    /// command deciding whether Rust probes run.
-    pub(super) fn probe_policy(&self) -> ProbePolicy {
-        let verify = match &self.env.verify {
-            super::VerifyPlan::Run { command, .. } => Some(command.clone()),
-            super::VerifyPlan::Skip(_) => None,
-        };
-        ProbePolicy::for_clone(
-            self.env.config.trusted,
-            ProbeSettings::for_repo(self.env.repo, verify),
-        )
-    }
-
-    /// Asks the arbiter about the prepared change and checks its answer against the facts.
-    fn review(
-        &mut self,
-        stage: Stage,
-        stage_model: &str,
-        prepared: &Prepared<'_>,
-        meta: &StageMeta,
-    ) -> Result<Reviewed, ModelError> {
-        let idx = self.state.current;
-        let role_list = self
-            .state
-            .arbiter_pool(self.env.config, self.env.profile.as_deref());
-        let judges = candidates(
-            self.state.stages[idx].arbiter_model.as_deref(),
-            &role_list,
-            &|m| m == stage_model || same_wire_model(self.env.config, m, stage_model),
-        );
-        let arbiter = Arbiter::new(self.env.client, judges);
-        let stage_notes = format!(
-            "summary: {}\nconfidence: {}\nobjections: {}",
-            meta.summary,
-            meta.confidence
-                .map_or("not given".to_string(), |c| format!("{c:.2}")),
-            serde_json::to_string(&meta.objections).unwrap_or_default()
-        );
-        let task = self.spec.render();
-        let requirement_ids: Vec<String> = self
-            .spec
-            .requirements
-            .iter()
-            .map(|r| r.id.clone())
-            .collect();
-        let verify = (stage == Stage::Verify)
-            .then_some(self.state.verify.as_ref())
-            .flatten();
-        let brief = Brief {
-            stage: stage.as_str(),
-            reviewed_model: stage_model,
-            task: &task,
-            stage_notes: &stage_notes,
-            previous_flags: &self.state.all_flags,
-            verify,
-            requirement_ids: &requirement_ids,
-        };
-        if let Some(first) = arbiter.first() {
-            self.env.observer.progress(&Progress::ReviewStarted {
-                stage,
-                arbiter: first,
+/// Reviews `commit` (the current stage's attempt), records the verdict note, and acts on
+/// the verdict.
+fn decide(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    mut attempt: AttemptRecord,
+    commit: Oid,
+    meta: &StageMeta,
+    epoch_n: u32,
+    claims: Vec<Finding>,
+) -> Result<Flow, RunError> {
+    let idx = j.state.current;
+    let stage = j.state.stages[idx].stage;
+    let prepared = prepare_review(cx, j, stage, commit, claims)?;
+    let reviewed = match ask(cx, j, stage, &attempt.model, &prepared, meta) {
+        Ok(r) => r,
+        Err(e) => {
+            // The answer was paid for: it stays under review, and a resumed run reviews
+            // it instead of asking the stage again.
+            j.keep(commit);
+            j.state.under_review = Some(UnderReview {
+                attempt,
+                meta: meta.clone(),
             });
+            return model_failed(cx, j, stage.as_str(), e);
         }
-        let system = prompt(
-            &self.env.config.config,
-            "arbiter",
-            Some(&self.env.repo_root()),
+    };
+    let review = reviewed.review;
+    let facts = reviewed.facts;
+    j.state.spend += reviewed.spend;
+    attempt.spend += reviewed.spend;
+    attempt.verdict = Some(review.verdict);
+    attempt.arbiter_model = Some(review.arbiter_model.clone());
+    cx.progress(&Progress::Reviewed {
+        stage,
+        review: &review,
+    });
+
+    // A doubtful REJECT or HALT is deliberated first, so its note names the session.
+    let reject_fb = feedback::reject_block(
+        epoch_n,
+        j.state.max_retries,
+        &review.issues,
+        &review.alternatives,
+    );
+    let chambered = if chamber::verdict_is_doubtful(&review, facts.as_ref()) {
+        j.keep(commit);
+        let trigger = format!("arbiter {} at {:.2}", review.verdict, review.confidence);
+        let question = verdict_question(cx, j, stage, &review);
+        ask_chamber(cx, j, stage, &trigger, question, &reject_fb)?
+    } else {
+        Chambered::Nothing
+    };
+
+    // The note is the pre-push gate's only input: without it the run does not go on.
+    let line = Record::Review(Box::new(ReviewRecord {
+        run: Some(j.state.run_id.clone()),
+        task: Some(j.state.task.clone()),
+        attempt: attempt.n,
+        stage_reviewed: stage.as_str().to_string(),
+        chamber: chambered.session().map(str::to_string),
+        review: review.clone(),
+    }));
+    if let Err(e) = notes::record(cx.env.repo, commit, line) {
+        attempt.result = AttemptResult::Rejected;
+        attempt.detail = "its verdict note could not be written".into();
+        j.state.stages[idx].attempts.push(attempt);
+        j.keep(commit);
+        return halt(
+            cx,
+            j,
+            RunStatus::Failed,
+            StopReason::NoteNotWritten {
+                commit: commit.into(),
+                error: e.to_string(),
+            },
+            &format!("{stage} verdict note not written"),
         );
-        let reviewed = arbiter.review(&system, prepared, &brief).await_blocking()?;
-        let mut transcript = Transcript::review(stage.as_str(), &reviewed);
-        transcript.findings = Some(prepared.findings().to_vec());
-        self.rec.transcript(&mut self.state, &transcript);
-        Ok(reviewed)
     }
+
+    let action = transition::after_review(review.verdict, chambered.deliberated());
+    if !matches!(action, AfterReview::Accept { .. }) {
+        // A refused attempt's commit stays reachable from the record.
+        j.keep(commit);
+        (attempt.result, attempt.detail) = if review.verdict == Verdict::Halt {
+            (AttemptResult::Halted, review.why())
+        } else {
+            let why = one_line(&review.why(), "rejected by the arbiter");
+            (AttemptResult::Rejected, why)
+        };
+    }
+    match action {
+        AfterReview::Accept { carry_flags } => {
+            if carry_flags {
+                j.state.pending_flags = review.issues.clone();
+                j.state.all_flags.extend(review.issues.iter().cloned());
+            } else {
+                j.state.pending_flags.clear();
+            }
+            accept(cx, j, attempt, commit, Some(review.verdict), meta)
+        }
+        AfterReview::Retry => {
+            let feedback = match chambered {
+                Chambered::Answer { block, .. } => format!("{reject_fb}\n{block}"),
+                _ => reject_fb,
+            };
+            retry(cx, j, attempt, &feedback)
+        }
+        AfterReview::Stop(stop) => {
+            j.state.stages[idx].attempts.push(attempt);
+            let (reason, event) = if stop == Stop::Chamber {
+                let reason = StopReason::Chamber {
+                    stage,
+                    session: chambered.session().unwrap_or_default().to_string(),
+                    trigger: format!("arbiter REJECT at {:.2}", review.confidence),
+                };
+                (
+                    reason,
+                    format!("{stage} rejection escalated by the chamber"),
+                )
+            } else {
+                // What the chamber said goes with the halt, for the person who decides.
+                let chamber_said = match chamber_answer(j, chambered.session()) {
+                    Some(a) => format!(
+                        "\nThe chamber (session {}) on this halt: {a}",
+                        chambered.session().unwrap_or_default()
+                    ),
+                    None => String::new(),
+                };
+                let reason = StopReason::ArbiterHalt {
+                    stage,
+                    arbiter_model: review.arbiter_model.clone(),
+                    reasoning: format!("{}{chamber_said}", review.reasoning),
+                    issues: review.issues.iter().take(3).cloned().collect(),
+                };
+                (reason, format!("{stage} halted by the arbiter"))
+            };
+            halt(cx, j, stop.status(), reason, &event)
+        }
+    }
+}
+
+/// The review of `commit` prepared (see [`prepare`]): its diff against the stage's
+/// starting point (the verify stage: against the base, the whole change), with the
+/// evidence and the stage's `claims` (facts the attempt established).
+fn prepare_review<'a>(
+    cx: &Cx<'a>,
+    j: &Journal<'_>,
+    stage: Stage,
+    commit: Oid,
+    claims: Vec<Finding>,
+) -> Result<Prepared<'a>, RunError> {
+    let repo = cx.repo();
+    let new_tree = cx.tree_of(commit, "reading the commit under review")?;
+    let old_tree = if stage == Stage::Verify {
+        cx.base_tree()?
+    } else {
+        cx.tree(j.state.tip(), "reading the reviewed change's parent")?
+    };
+    let mut prepared = prepare(Subject {
+        repo,
+        old: Some(&old_tree),
+        new: &new_tree,
+        privacy: Some(&cx.privacy),
+        venv_root: None,
+        probes: cx.probe_policy(),
+        not_run: (stage == Stage::Architect).then_some(SCAFFOLD_NOT_RUN),
+    })
+    .ctx("diffing the stage under review")?;
+    prepared.add_findings(claims);
+    Ok(prepared)
+}
+
+/// Asks the arbiter about the prepared change and checks its answer against the facts.
+fn ask(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    stage: Stage,
+    stage_model: &str,
+    prepared: &Prepared<'_>,
+    meta: &StageMeta,
+) -> Result<Reviewed, ModelError> {
+    let idx = j.state.current;
+    let role_list = j
+        .state
+        .arbiter_pool(cx.env.config, cx.env.profile.as_deref());
+    let judges = candidates(
+        j.state.stages[idx].arbiter_model.as_deref(),
+        &role_list,
+        &|m| m == stage_model || same_wire_model(cx.env.config, m, stage_model),
+    );
+    let arbiter = Arbiter::new(cx.env.client, judges);
+    let stage_notes = format!(
+        "summary: {}\nconfidence: {}\nobjections: {}",
+        meta.summary,
+        meta.confidence
+            .map_or("not given".to_string(), |c| format!("{c:.2}")),
+        serde_json::to_string(&meta.objections).unwrap_or_default()
+    );
+    let task = cx.spec.render();
+    let requirement_ids: Vec<String> = cx.spec.requirements.iter().map(|r| r.id.clone()).collect();
+    let verify = (stage == Stage::Verify)
+        .then_some(j.state.verify.as_ref())
+        .flatten();
+    let brief = Brief {
+        stage: stage.as_str(),
+        reviewed_model: stage_model,
+        task: &task,
+        stage_notes: &stage_notes,
+        previous_flags: &j.state.all_flags,
+        verify,
+        requirement_ids: &requirement_ids,
+    };
+    if let Some(first) = arbiter.first() {
+        cx.progress(&Progress::ReviewStarted {
+            stage,
+            arbiter: first,
+        });
+    }
+    let system = prompt(&cx.env.config.config, "arbiter", Some(&cx.env.repo_root()));
+    let reviewed = arbiter.review(&system, prepared, &brief).await_blocking()?;
+    let mut transcript = Transcript::review(stage.as_str(), &reviewed);
+    transcript.findings = Some(prepared.findings().to_vec());
+    j.transcript(&transcript);
+    Ok(reviewed)
 }
 
 /// Why an architect's change is not probed: a scaffold is not meant to behave yet, so a

@@ -3,8 +3,11 @@
 //! by the primary role-holder of their domain, a rejection may be escalated by its author
 //! to a vote of all agents, and what was accepted must show in the output.
 
-use super::consensus::{Stepped, Target};
-use super::{Flow, Run, RunError};
+use super::call::consensus_call;
+use super::consensus::{deliberate, panel, Stepped, Target};
+use super::facts::shown;
+use super::step::{Cx, Flow, Journal, RunError};
+use super::stop::model_failed;
 use crate::config::Role;
 use crate::consensus::envelope::{Message, MessageKind};
 use crate::consensus::suggestion::{
@@ -14,299 +17,312 @@ use crate::consensus::{Choice, Decision, Deliberation, Objection};
 use crate::model::{ModelError, Spend};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::reconcile::ImplementationSummary;
+use crate::pipeline::record::RunState;
 use crate::pipeline::stage::Stage;
 use crate::task::outcome::StageMeta;
 
-impl Run<'_> {
-    /// Records an accepted stage answer: its message to the next stage, and its suggestions
-    /// (numbered `S1`, `S2`… across the run).
-    pub(super) fn heard(&mut self, stage: Stage, model: &str, spend: Spend, meta: &StageMeta) {
-        let kind = match stage {
-            Stage::Architect => MessageKind::Proposal,
-            Stage::Implement | Stage::Refactor => MessageKind::Implementation,
-            Stage::Verify => MessageKind::Verification,
-        };
-        let to = Stage::ALL
-            .get(stage.index() + 1)
-            .map_or("orchestrator", |s| s.as_str());
-        let mut msg = Message::new(stage.as_str(), to, kind, &meta.summary)
-            .confidence(meta.confidence)
-            .by(model, spend);
-        msg.objections = meta
-            .objections
-            .iter()
-            .filter_map(|o| match o {
-                serde_json::Value::String(t) => Some(t.clone()),
-                v => v
-                    .get("text")
-                    .or_else(|| v.get("reason"))
-                    .and_then(|t| t.as_str())
-                    .map(str::to_string),
-            })
-            .map(|text| Objection {
-                text: crate::bounded::clip(&text, 500),
-                evidence: String::new(),
-            })
-            .take(10)
-            .collect();
-        for v in meta.suggestions.iter().take(10) {
-            let id = format!("S{}", self.state.suggestions.len() + 1);
-            let Some(mut s) = Suggestion::from_meta(v, id, stage.as_str(), model) else {
-                continue;
-            };
-            if stage == Stage::Verify {
-                s.decide(
-                    "orchestrator",
-                    "",
-                    SuggestionStatus::Unrouted,
-                    "made at the last stage: no later stage could apply it",
-                );
-            } else if s.domain.is_some_and(|d| d.owner() == stage.role()) {
-                s.decide(
-                    "orchestrator",
-                    "",
-                    SuggestionStatus::Unrouted,
-                    "it is in its author's own domain: not a cross-domain suggestion",
-                );
-            }
-            msg.suggestions.push(s.clone());
-            self.state.suggestions.push(s);
-        }
-        self.state.messages.push(msg);
-    }
-
-    /// The suggestion that needs a decision next, if any.
-    pub(super) fn suggestion_due(&self) -> Option<usize> {
-        self.state.suggestions.iter().position(|s| match s.status {
-            SuggestionStatus::Proposed | SuggestionStatus::Escalated => true,
-            // Rejected by the role-holder; its author has not yet been asked.
-            SuggestionStatus::Rejected => s.history.len() == 1,
-            _ => false,
+/// Records an accepted stage answer: its message to the next stage, and its suggestions
+/// (numbered `S1`, `S2`… across the run).
+pub(super) fn heard(
+    j: &mut Journal<'_>,
+    stage: Stage,
+    model: &str,
+    spend: Spend,
+    meta: &StageMeta,
+) {
+    let kind = match stage {
+        Stage::Architect => MessageKind::Proposal,
+        Stage::Implement | Stage::Refactor => MessageKind::Implementation,
+        Stage::Verify => MessageKind::Verification,
+    };
+    let to = Stage::ALL
+        .get(stage.index() + 1)
+        .map_or("orchestrator", |s| s.as_str());
+    let mut msg = Message::new(stage.as_str(), to, kind, &meta.summary)
+        .confidence(meta.confidence)
+        .by(model, spend);
+    msg.objections = meta
+        .objections
+        .iter()
+        .filter_map(|o| match o {
+            serde_json::Value::String(t) => Some(t.clone()),
+            v => v
+                .get("text")
+                .or_else(|| v.get("reason"))
+                .and_then(|t| t.as_str())
+                .map(str::to_string),
         })
-    }
-
-    /// One decision on suggestion `i`: by its domain's role-holder, then (after a rejection)
-    /// its author's choice to escalate, then the agents' vote.
-    pub(super) fn suggestion_step(&mut self, i: usize) -> Result<Flow, RunError> {
-        let s = self.state.suggestions[i].clone();
-        match s.status {
-            SuggestionStatus::Proposed => self.evaluate(i, &s),
-            SuggestionStatus::Rejected => self.offer_escalation(i, &s),
-            _ => self.vote_on(i, &s),
-        }
-    }
-
-    /// The model holding `role` in this run, with its stage's role name.
-    fn holder(&self, role: Role) -> Option<String> {
-        self.state
-            .stages
-            .iter()
-            .find(|st| st.stage.role() == role)
-            .map(|st| {
-                if st.commit.is_some() {
-                    st.last_model().to_string()
-                } else {
-                    st.model().to_string()
-                }
-            })
-    }
-
-    fn evaluate(&mut self, i: usize, s: &Suggestion) -> Result<Flow, RunError> {
-        let Some(domain) = s.domain else {
-            return Ok(Flow::Continue);
+        .map(|text| Objection {
+            text: crate::bounded::clip(&text, 500),
+            evidence: String::new(),
+        })
+        .take(10)
+        .collect();
+    for v in meta.suggestions.iter().take(10) {
+        let id = format!("S{}", j.state.suggestions.len() + 1);
+        let Some(mut s) = Suggestion::from_meta(v, id, stage.as_str(), model) else {
+            continue;
         };
-        let role = domain.owner();
-        let Some(model) = self.holder(role) else {
-            return Ok(Flow::Continue);
-        };
-        let shown = self.shown()?;
-        let user = format!(
-            "ROLE: {role} (primary role-holder of the {} domain)\nThe {} stage suggests a change in your domain. Accept it (it must then be applied) or reject it, with a reason grounded in the task and the code.\n\n{}\nTASK:\n{}\n\nTHE RUN'S CHANGE SO FAR:\n{}\n",
-            domain.as_str(),
-            s.author,
-            describe(s),
-            shown.task,
-            shown.diff
-        );
-        let (status, reason, spend) = match self.consensus_call::<EvaluationAnswer>(
-            role,
-            &model,
-            "suggestion",
-            user,
-            role.as_str(),
-        ) {
-            Ok((a, spend)) if a.accept => (SuggestionStatus::Accepted, a.reason, spend),
-            Ok((a, spend)) => (SuggestionStatus::Rejected, a.reason, spend),
-            Err(e @ ModelError::Budget(_)) => return self.model_failed("suggestion", e),
-            Err(e) => (
+        if stage == Stage::Verify {
+            s.decide(
+                "orchestrator",
+                "",
                 SuggestionStatus::Unrouted,
-                format!(
-                    "the {role} could not be asked: {}",
-                    crate::redact::Redactor::global().redact(&e.to_string())
-                ),
-                Spend::default(),
-            ),
-        };
-        self.decided(i, role.as_str(), &model, status, &reason, spend)
-    }
-
-    fn offer_escalation(&mut self, i: usize, s: &Suggestion) -> Result<Flow, RunError> {
-        let role = Stage::ALL
-            .iter()
-            .find(|st| st.as_str() == s.author)
-            .map_or(Role::Implementer, |st| st.role());
-        let rejection = s.history.last().map_or("", |e| e.reason.as_str());
-        let user = format!(
-            "ROLE: {role} (author of suggestion {})\nYour suggestion was rejected by the holder of its domain: {rejection}\nYou may escalate it to a vote of all agents. Escalate only if the rejection is wrong on the evidence, and make your case.\n\n{}",
-            s.id,
-            describe(s)
-        );
-        let (status, reason, spend) = match self.consensus_call::<EscalationAnswer>(
-            role,
-            &s.author_model,
-            "suggestion",
-            user,
-            role.as_str(),
-        ) {
-            Ok((a, spend)) if a.escalate => (SuggestionStatus::Escalated, a.argument, spend),
-            Ok((a, spend)) => (
-                SuggestionStatus::Rejected,
-                format!("not escalated: {}", a.argument),
-                spend,
-            ),
-            Err(e @ ModelError::Budget(_)) => return self.model_failed("suggestion", e),
-            Err(e) => (
-                SuggestionStatus::Rejected,
-                format!(
-                    "the author could not be asked: {}",
-                    crate::redact::Redactor::global().redact(&e.to_string())
-                ),
-                Spend::default(),
-            ),
-        };
-        let by = format!("{} (author)", s.author);
-        self.decided(i, &by, &s.author_model, status, &reason, spend)
-    }
-
-    fn vote_on(&mut self, i: usize, s: &Suggestion) -> Result<Flow, RunError> {
-        self.target = Target::Suggestion(i);
-        let Some(d) = s.vote.clone() else {
-            let (voters, tiebreaker) = self.panel();
-            self.state.suggestions[i].vote = Some(Deliberation::new(voters, tiebreaker));
-            self.rec
-                .event(&self.state, &format!("suggestion {}: put to a vote", s.id))?;
-            return Ok(Flow::Continue);
-        };
-        let ask = format!(
-            "Should suggestion {} be adopted although the holder of its domain rejected it? approve = adopt it, reject = the rejection stands. {} REJECTION AND APPEAL: {}",
-            s.id,
-            describe(s).replace('\n', " "),
-            s.history
-                .iter()
-                .map(|e| format!("{}: {}", e.by, e.reason))
-                .collect::<Vec<_>>()
-                .join(" | ")
-        );
-        let shown = self.shown()?;
-        match self.deliberate(&d, &ask, &shown)? {
-            Stepped::Went(flow) => Ok(flow),
-            Stepped::Decided(decision) => self.suggestion_settled(i, Some(decision), ""),
+                "made at the last stage: no later stage could apply it",
+            );
+        } else if s.domain.is_some_and(|d| d.owner() == stage.role()) {
+            s.decide(
+                "orchestrator",
+                "",
+                SuggestionStatus::Unrouted,
+                "it is in its author's own domain: not a cross-domain suggestion",
+            );
         }
+        msg.suggestions.push(s.clone());
+        j.state.suggestions.push(s);
     }
+    j.state.messages.push(msg);
+}
 
-    /// The vote on suggestion `i` ended: adopted on `approve`; the rejection stands on any
-    /// other decision, or when none could be reached (`why`).
-    pub(super) fn suggestion_settled(
-        &mut self,
-        i: usize,
-        decision: Option<Decision>,
-        why: &str,
-    ) -> Result<Flow, RunError> {
-        if let Some(d) = (decision.as_ref()).and_then(|_| self.state.suggestions[i].vote.as_mut()) {
-            if let Some(dec) = &decision {
-                d.conclude(dec.clone());
+/// The suggestion that needs a decision next, if any.
+pub(super) fn due(j: &Journal<'_>) -> Option<usize> {
+    j.state.suggestions.iter().position(|s| match s.status {
+        SuggestionStatus::Proposed | SuggestionStatus::Escalated => true,
+        // Rejected by the role-holder; its author has not yet been asked.
+        SuggestionStatus::Rejected => s.history.len() == 1,
+        _ => false,
+    })
+}
+
+/// One decision on suggestion `i`: by its domain's role-holder, then (after a rejection)
+/// its author's choice to escalate, then the agents' vote.
+pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, i: usize) -> Result<Flow, RunError> {
+    let s = j.state.suggestions[i].clone();
+    match s.status {
+        SuggestionStatus::Proposed => evaluate(cx, j, i, &s),
+        SuggestionStatus::Rejected => offer_escalation(cx, j, i, &s),
+        _ => vote_on(cx, j, i, &s),
+    }
+}
+
+/// The model holding `role` in this run, with its stage's role name.
+fn holder(j: &Journal<'_>, role: Role) -> Option<String> {
+    j.state
+        .stages
+        .iter()
+        .find(|st| st.stage.role() == role)
+        .map(|st| {
+            if st.commit.is_some() {
+                st.last_model().to_string()
+            } else {
+                st.model().to_string()
             }
-        }
-        let (status, reason) = match &decision {
-            Some(d) if d.choice == Choice::Approve => (
-                SuggestionStatus::Adopted,
-                format!("the agents adopted it ({})", d.by.as_str()),
-            ),
-            Some(d) => (
-                SuggestionStatus::Overruled,
-                format!("the agents upheld the rejection ({})", d.by.as_str()),
-            ),
-            None => (
-                SuggestionStatus::Overruled,
-                format!("no decision could be reached ({why}); the rejection stands"),
-            ),
-        };
-        self.decided(i, "vote", "", status, &reason, Spend::default())
-    }
+        })
+}
 
-    fn decided(
-        &mut self,
-        i: usize,
-        by: &str,
-        model: &str,
-        status: SuggestionStatus,
-        reason: &str,
-        spend: Spend,
-    ) -> Result<Flow, RunError> {
-        let tip = self.state.tip().as_str().to_string();
-        let s = &mut self.state.suggestions[i];
-        s.decide(by, model, status, reason);
-        if status.binding() {
-            s.bound_at = Some(tip);
-        }
-        let id = s.id.clone();
-        let to = s.author.clone();
-        let idea = if s.text.is_empty() {
-            &s.rationale
-        } else {
-            &s.text
-        };
-        let what = format!(
-            "{id} ({}) {}: {reason}",
-            crate::bounded::clip(idea, 120),
-            status_name(status)
-        );
-        self.state
-            .messages
-            .push(Message::new(by, &to, MessageKind::Suggestion, &what).by(model, spend));
-        self.env.observer.progress(&Progress::Deliberated {
-            who: by,
-            what: &crate::bounded::clip(&what, 200),
-        });
-        self.rec.event(
-            &self.state,
-            &format!("suggestion {id}: {}", status_name(status)),
-        )?;
-        Ok(Flow::Continue)
-    }
+fn evaluate(cx: &Cx<'_>, j: &mut Journal<'_>, i: usize, s: &Suggestion) -> Result<Flow, RunError> {
+    let Some(domain) = s.domain else {
+        return Ok(Flow::Continue);
+    };
+    let role = domain.owner();
+    let Some(model) = holder(j, role) else {
+        return Ok(Flow::Continue);
+    };
+    let shown = shown(cx, j)?;
+    let user = format!(
+        "ROLE: {role} (primary role-holder of the {} domain)\nThe {} stage suggests a change in your domain. Accept it (it must then be applied) or reject it, with a reason grounded in the task and the code.\n\n{}\nTASK:\n{}\n\nTHE RUN'S CHANGE SO FAR:\n{}\n",
+        domain.as_str(),
+        s.author,
+        describe(s),
+        shown.task,
+        shown.diff
+    );
+    let (status, reason, spend) = match consensus_call::<EvaluationAnswer>(
+        cx,
+        j,
+        role,
+        &model,
+        "suggestion",
+        user,
+        role.as_str(),
+    ) {
+        Ok((a, spend)) if a.accept => (SuggestionStatus::Accepted, a.reason, spend),
+        Ok((a, spend)) => (SuggestionStatus::Rejected, a.reason, spend),
+        Err(e @ ModelError::Budget(_)) => return model_failed(cx, j, "suggestion", e),
+        Err(e) => (
+            SuggestionStatus::Unrouted,
+            format!(
+                "the {role} could not be asked: {}",
+                crate::redact::Redactor::global().redact(&e.to_string())
+            ),
+            Spend::default(),
+        ),
+    };
+    decided(cx, j, i, (role.as_str(), &model, spend), status, &reason)
+}
 
-    /// The accepted suggestions a stage's prompt carries: the editing stages apply them, the
-    /// verifier accounts for each in its implementation summary.
-    pub(super) fn suggestion_block(&self, stage: Stage) -> String {
-        let binding: Vec<&Suggestion> = self
-            .state
-            .suggestions
+fn offer_escalation(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    i: usize,
+    s: &Suggestion,
+) -> Result<Flow, RunError> {
+    let role = Stage::ALL
+        .iter()
+        .find(|st| st.as_str() == s.author)
+        .map_or(Role::Implementer, |st| st.role());
+    let rejection = s.history.last().map_or("", |e| e.reason.as_str());
+    let user = format!(
+        "ROLE: {role} (author of suggestion {})\nYour suggestion was rejected by the holder of its domain: {rejection}\nYou may escalate it to a vote of all agents. Escalate only if the rejection is wrong on the evidence, and make your case.\n\n{}",
+        s.id,
+        describe(s)
+    );
+    let (status, reason, spend) = match consensus_call::<EscalationAnswer>(
+        cx,
+        j,
+        role,
+        &s.author_model,
+        "suggestion",
+        user,
+        role.as_str(),
+    ) {
+        Ok((a, spend)) if a.escalate => (SuggestionStatus::Escalated, a.argument, spend),
+        Ok((a, spend)) => (
+            SuggestionStatus::Rejected,
+            format!("not escalated: {}", a.argument),
+            spend,
+        ),
+        Err(e @ ModelError::Budget(_)) => return model_failed(cx, j, "suggestion", e),
+        Err(e) => (
+            SuggestionStatus::Rejected,
+            format!(
+                "the author could not be asked: {}",
+                crate::redact::Redactor::global().redact(&e.to_string())
+            ),
+            Spend::default(),
+        ),
+    };
+    let by = format!("{} (author)", s.author);
+    decided(cx, j, i, (&by, &s.author_model, spend), status, &reason)
+}
+
+fn vote_on(cx: &Cx<'_>, j: &mut Journal<'_>, i: usize, s: &Suggestion) -> Result<Flow, RunError> {
+    let target = Target::Suggestion(i);
+    let Some(d) = s.vote.clone() else {
+        let (voters, tiebreaker) = panel(cx, j);
+        j.state.suggestions[i].vote = Some(Deliberation::new(voters, tiebreaker));
+        j.event(&format!("suggestion {}: put to a vote", s.id))?;
+        return Ok(Flow::Continue);
+    };
+    let ask = format!(
+        "Should suggestion {} be adopted although the holder of its domain rejected it? approve = adopt it, reject = the rejection stands. {} REJECTION AND APPEAL: {}",
+        s.id,
+        describe(s).replace('\n', " "),
+        s.history
             .iter()
-            .filter(|s| s.status.binding())
-            .collect();
-        if binding.is_empty() {
-            return String::new();
-        }
-        let mut s = if stage == Stage::Verify {
-            "\n## Accepted suggestions\nFor each, list its id in `implementation_summary.suggestions_applied` if the output reflects it, or explain it in `deviations`; one silently dropped fails the run.\n".to_string()
-        } else {
-            "\n## Accepted suggestions (they must be applied)\nApply those in your role's domain; keep the ones already applied.\n".to_string()
-        };
-        for x in binding {
-            s.push_str(&format!("\n### {}\n{}", x.id, describe(x)));
-        }
-        s
+            .map(|e| format!("{}: {}", e.by, e.reason))
+            .collect::<Vec<_>>()
+            .join(" | ")
+    );
+    let shown = shown(cx, j)?;
+    match deliberate(cx, j, target, &d, &ask, &shown)? {
+        Stepped::Went(flow) => Ok(flow),
+        Stepped::Decided(decision) => settled(cx, j, i, Some(decision), ""),
+        // A vote on a suggestion that no one can settle leaves the rejection standing.
+        Stepped::Deadlocked(why) => settled(cx, j, i, None, &why),
     }
+}
+
+/// The vote on suggestion `i` ended: adopted on `approve`; the rejection stands on any
+/// other decision, or when none could be reached (`why`).
+fn settled(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    i: usize,
+    decision: Option<Decision>,
+    why: &str,
+) -> Result<Flow, RunError> {
+    if let Some(d) = (decision.as_ref()).and_then(|_| j.state.suggestions[i].vote.as_mut()) {
+        if let Some(dec) = &decision {
+            d.conclude(dec.clone());
+        }
+    }
+    let (status, reason) = match &decision {
+        Some(d) if d.choice == Choice::Approve => (
+            SuggestionStatus::Adopted,
+            format!("the agents adopted it ({})", d.by.as_str()),
+        ),
+        Some(d) => (
+            SuggestionStatus::Overruled,
+            format!("the agents upheld the rejection ({})", d.by.as_str()),
+        ),
+        None => (
+            SuggestionStatus::Overruled,
+            format!("no decision could be reached ({why}); the rejection stands"),
+        ),
+    };
+    decided(cx, j, i, ("vote", "", Spend::default()), status, &reason)
+}
+
+/// Suggestion `i` is decided (`status`, for `reason`) by `by` (its `model`, at `spend`):
+/// recorded, said, and told to its author.
+fn decided(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    i: usize,
+    (by, model, spend): (&str, &str, Spend),
+    status: SuggestionStatus,
+    reason: &str,
+) -> Result<Flow, RunError> {
+    let tip = j.state.tip().as_str().to_string();
+    let s = &mut j.state.suggestions[i];
+    s.decide(by, model, status, reason);
+    if status.binding() {
+        s.bound_at = Some(tip);
+    }
+    let id = s.id.clone();
+    let to = s.author.clone();
+    let idea = if s.text.is_empty() {
+        &s.rationale
+    } else {
+        &s.text
+    };
+    let what = format!(
+        "{id} ({}) {}: {reason}",
+        crate::bounded::clip(idea, 120),
+        status_name(status)
+    );
+    j.state
+        .messages
+        .push(Message::new(by, &to, MessageKind::Suggestion, &what).by(model, spend));
+    cx.env.observer.progress(&Progress::Deliberated {
+        who: by,
+        what: &crate::bounded::clip(&what, 200),
+    });
+    j.event(&format!("suggestion {id}: {}", status_name(status)))?;
+    Ok(Flow::Continue)
+}
+
+/// The accepted suggestions a stage's prompt carries: the editing stages apply them, the
+/// verifier accounts for each in its implementation summary.
+pub(super) fn block(state: &RunState, stage: Stage) -> String {
+    let binding: Vec<&Suggestion> = state
+        .suggestions
+        .iter()
+        .filter(|s| s.status.binding())
+        .collect();
+    if binding.is_empty() {
+        return String::new();
+    }
+    let mut s = if stage == Stage::Verify {
+        "\n## Accepted suggestions\nFor each, list its id in `implementation_summary.suggestions_applied` if the output reflects it, or explain it in `deviations`; one silently dropped fails the run.\n".to_string()
+    } else {
+        "\n## Accepted suggestions (they must be applied)\nApply those in your role's domain; keep the ones already applied.\n".to_string()
+    };
+    for x in binding {
+        s.push_str(&format!("\n### {}\n{}", x.id, describe(x)));
+    }
+    s
 }
 
 /// Accepted or adopted suggestions that `summary` neither lists as applied nor names in a

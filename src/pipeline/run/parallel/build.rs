@@ -3,15 +3,23 @@
 //! (edit blocks applied as in a normal attempt, in memory, within the task's scope, never
 //! to a private file).
 
+use std::time::Instant;
+
 use git2::{Oid, Tree};
 
-use crate::config::{prompt, EditFormat};
+use super::text::letter;
+use crate::config::{prompt, EditFormat, Role};
+use crate::consensus::envelope::{Message, MessageKind};
 use crate::edit::summarize_failures;
 use crate::git::{self, Context as _, FileStat, TreeFiles};
-use crate::model::ChatRequest;
+use crate::model::fanout::join_all;
+use crate::model::{ChatRequest, Exchange, ModelError, Spend};
 use crate::pipeline::answer::{apply_answer, read_answer, writes_whole_files, ReadAnswer};
 use crate::pipeline::context::{stage_message, StageContext};
-use crate::pipeline::run::{Run, RunError};
+use crate::pipeline::observer::Progress;
+use crate::pipeline::record::{Candidate, ParallelState, RunStatus, StopReason, Transcript};
+use crate::pipeline::run::step::{BlockOn, Cx, Flow, Journal, RunError};
+use crate::pipeline::run::stop::{halt, model_failed};
 use crate::pipeline::stage::Stage;
 use crate::task::outcome::Outcome;
 
@@ -39,128 +47,114 @@ pub(super) struct Ask<'a> {
     pub char_budget: usize,
 }
 
-impl Run<'_> {
-    /// Characters of file contents that fit every one of `models`.
-    pub(in crate::pipeline::run) fn char_budget(&self, models: &[String]) -> usize {
-        let config = &self.env.config.config;
-        models
-            .iter()
-            .map(|m| crate::pipeline::context::file_char_budget(config, m) * 2)
-            .min()
-            .unwrap_or(60_000)
-            / 2
-    }
-
-    /// The request for `model` to write a solution on top of `parent`. The user message
-    /// depends only on `parent` and `ask`; the system prompt only on the model's edit
-    /// format.
-    pub(super) fn explore_request(
-        &self,
-        model: &str,
-        parent: &Tree<'_>,
-        ask: &Ask<'_>,
-    ) -> Result<ChatRequest, RunError> {
-        let repo = self.env.repo;
-        let files = TreeFiles::new(repo, parent.clone());
-        let base = self.base_tree()?;
-        let changed: Vec<String> = git::diff_trees(repo, Some(&base), parent)
-            .ctx("diffing")?
-            .iter()
-            .map(|f| f.path.clone())
-            .collect();
-        let user = stage_message(&StageContext {
-            stage: Stage::Implement,
-            task: &self.spec,
-            files: &files,
-            changed_so_far: &changed,
-            previous_diff: ask.previous_diff,
-            flags: "",
-            feedback: ask.feedback,
-            facts: "",
-            char_budget: ask.char_budget,
-            hunks: &|_| None,
-            outlines: &self.outlines,
-            privacy: &self.privacy,
-        });
-        let config = &self.env.config.config;
-        let root = self.env.repo_root();
-        let protocol = match config.models.get(model).map(|m| m.edit_format) {
-            Some(EditFormat::Whole) => "protocol-whole",
-            _ => "protocol",
-        };
-        let system = format!(
-            "{}\n\n{}",
-            prompt(config, ask.role, Some(&root)),
-            prompt(config, protocol, Some(&root))
-        );
-        let role_cfg = config.roles.get(Stage::Implement.role());
-        let mut req = ChatRequest::new(
-            Some(system),
-            user,
-            role_cfg.max_output_tokens.unwrap_or(8192),
-        );
-        req.temperature = role_cfg.temperature;
-        Ok(req)
-    }
-
-    /// Turns `model`'s answer into a commit on top of `parent` (`what` names it in the
-    /// commit message: `candidate`, `synthesis`). `Ok(Err(why))` when the answer cannot be
-    /// used: no metadata, another outcome than APPROVE, edits that do not apply, or (unless
-    /// `may_be_empty`) no change at all.
-    pub(super) fn build_answer(
-        &self,
-        model: &str,
-        parent: Oid,
-        answer: &str,
-        what: &str,
-        may_be_empty: bool,
-    ) -> Result<Result<Built, String>, RunError> {
-        let repo = self.env.repo;
-        let parent_tree = repo
-            .find_commit(parent)
-            .and_then(|c| c.tree())
-            .ctx("reading a solution's parent tree")?;
-        let whole = writes_whole_files(&self.env.config.config, model);
-        let ReadAnswer { meta, blocks } = match read_answer(answer, whole) {
-            Ok(a) => a,
-            Err(why) => return Ok(Err(why)),
-        };
-        if meta.outcome != Outcome::Approve {
-            return Ok(Err(format!("it answered {}", meta.outcome.as_str())));
-        }
-        let files = TreeFiles::new(repo, parent_tree.clone());
-        let applied = match apply_answer(&files, &self.privacy, &self.spec, &blocks) {
-            Ok(a) => a,
-            Err(failures) => {
-                let ok = blocks.len().saturating_sub(failures.len());
-                return Ok(Err(summarize_failures(&failures, ok)));
-            }
-        };
-        let tree = match git::build_tree(repo, &parent_tree, &applied.files) {
-            Ok(t) => t,
-            Err(e) => return Ok(Err(format!("its files cannot be stored: {e}"))),
-        };
-        let new_tree = repo.find_tree(tree).ctx("reading a solution tree")?;
-        let diff = git::diff_trees(repo, Some(&parent_tree), &new_tree).ctx("diffing")?;
-        let changed = FileStat::of(&diff);
-        if changed.is_empty() && !may_be_empty {
-            return Ok(Err("no edit changed a file".into()));
-        }
-        let summary = crate::pipeline::record::one_line(&meta.summary, what);
-        let message = format!(
-            "triad({what}): {summary}\n\nTriad-Run: {}\nTriad-Stage: {what}\nTriad-Model: {model}\n",
-            self.state.run_id
-        );
-        let commit = git::commit(repo, tree, &[parent], &message)?;
-        Ok(Ok(Built {
-            commit,
-            summary,
-            changed,
-        }))
-    }
+/// The request for `model` to write a solution on top of `parent`. The user message
+/// depends only on `parent` and `ask`; the system prompt only on the model's edit
+/// format.
+pub(super) fn explore_request(
+    cx: &Cx<'_>,
+    model: &str,
+    parent: &Tree<'_>,
+    ask: &Ask<'_>,
+) -> Result<ChatRequest, RunError> {
+    let repo = cx.repo();
+    let files = TreeFiles::new(repo, parent.clone());
+    let base = cx.base_tree()?;
+    let changed: Vec<String> = git::diff_trees(repo, Some(&base), parent)
+        .ctx("diffing")?
+        .iter()
+        .map(|f| f.path.clone())
+        .collect();
+    let user = stage_message(&StageContext {
+        stage: Stage::Implement,
+        task: &cx.spec,
+        files: &files,
+        changed_so_far: &changed,
+        previous_diff: ask.previous_diff,
+        flags: "",
+        feedback: ask.feedback,
+        facts: "",
+        char_budget: ask.char_budget,
+        hunks: &|_| None,
+        outlines: &cx.outlines,
+        privacy: &cx.privacy,
+    });
+    let config = &cx.env.config.config;
+    let root = cx.env.repo_root();
+    let protocol = match config.models.get(model).map(|m| m.edit_format) {
+        Some(EditFormat::Whole) => "protocol-whole",
+        _ => "protocol",
+    };
+    let system = format!(
+        "{}\n\n{}",
+        prompt(config, ask.role, Some(&root)),
+        prompt(config, protocol, Some(&root))
+    );
+    let role_cfg = config.roles.get(Stage::Implement.role());
+    let mut req = ChatRequest::new(
+        Some(system),
+        user,
+        role_cfg.max_output_tokens.unwrap_or(8192),
+    );
+    req.temperature = role_cfg.temperature;
+    Ok(req)
 }
 
-pub(in crate::pipeline::run) use crate::model::fanout::join_all;
+/// Turns `model`'s answer into a commit on top of `parent` (`what` names it in the
+/// commit message: `candidate`, `synthesis`). `Ok(Err(why))` when the answer cannot be
+/// used: no metadata, another outcome than APPROVE, edits that do not apply, or (unless
+/// `may_be_empty`) no change at all.
+pub(super) fn build_answer(
+    cx: &Cx<'_>,
+    j: &Journal<'_>,
+    model: &str,
+    parent: Oid,
+    answer: &str,
+    what: &str,
+    may_be_empty: bool,
+) -> Result<Result<Built, String>, RunError> {
+    let repo = cx.repo();
+    let parent_tree = repo
+        .find_commit(parent)
+        .and_then(|c| c.tree())
+        .ctx("reading a solution's parent tree")?;
+    let whole = writes_whole_files(&cx.env.config.config, model);
+    let ReadAnswer { meta, blocks } = match read_answer(answer, whole) {
+        Ok(a) => a,
+        Err(why) => return Ok(Err(why)),
+    };
+    if meta.outcome != Outcome::Approve {
+        return Ok(Err(format!("it answered {}", meta.outcome.as_str())));
+    }
+    let files = TreeFiles::new(repo, parent_tree.clone());
+    let applied = match apply_answer(&files, &cx.privacy, &cx.spec, &blocks) {
+        Ok(a) => a,
+        Err(failures) => {
+            let ok = blocks.len().saturating_sub(failures.len());
+            return Ok(Err(summarize_failures(&failures, ok)));
+        }
+    };
+    let tree = match git::build_tree(repo, &parent_tree, &applied.files) {
+        Ok(t) => t,
+        Err(e) => return Ok(Err(format!("its files cannot be stored: {e}"))),
+    };
+    let new_tree = repo.find_tree(tree).ctx("reading a solution tree")?;
+    let diff = git::diff_trees(repo, Some(&parent_tree), &new_tree).ctx("diffing")?;
+    let changed = FileStat::of(&diff);
+    if changed.is_empty() && !may_be_empty {
+        return Ok(Err("no edit changed a file".into()));
+    }
+    let summary = crate::pipeline::record::one_line(&meta.summary, what);
+    let message = format!(
+        "triad({what}): {summary}\n\nTriad-Run: {}\nTriad-Stage: {what}\nTriad-Model: {model}\n",
+        j.state.run_id
+    );
+    let commit = git::commit(repo, tree, &[parent], &message)?;
+    Ok(Ok(Built {
+        commit,
+        summary,
+        changed,
+    }))
+}
 
 /// A branch name part for a model: what a ref may hold, the rest replaced by `-`.
 pub(super) fn ref_safe(model: &str) -> String {
@@ -177,10 +171,249 @@ pub(super) fn ref_safe(model: &str) -> String {
     s.trim_matches('-').to_string()
 }
 
+/// Every candidate gets the identical request and answers at the same time; each usable
+/// answer becomes a commit on the base, on the candidate's own branch. An answer that
+/// cannot be used is asked again with the reason, as a stage's would be (the run's
+/// retries, all such candidates at the same time); a candidate that cannot answer, or
+/// still answers nothing usable, is recorded with why and left out.
+pub(super) fn fan_out(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    models: &[String],
+) -> Result<Flow, RunError> {
+    let repo = cx.repo();
+    let base = j.state.base.oid()?;
+    let base_tree = repo
+        .find_commit(base)
+        .and_then(|c| c.tree())
+        .ctx("reading the base tree")?;
+    let char_budget = cx.char_budget(models);
+    cx.progress(&Progress::Explored {
+        who: "orchestrator",
+        what: &format!(
+            "{} candidates build a solution each: {}",
+            models.len(),
+            models.join(", ")
+        ),
+    });
+    let mut candidates: Vec<Candidate> = models
+        .iter()
+        .enumerate()
+        .map(|(i, model)| Candidate {
+            model: model.clone(),
+            label: letter(i),
+            branch: format!("{}-{}", j.state.branch, ref_safe(model)),
+            commit: None,
+            detail: String::new(),
+            changed: Vec::new(),
+            spend: Spend::default(),
+        })
+        .collect();
+    // What each candidate is asked with next; `None` once it is settled.
+    let mut asks: Vec<Option<String>> = vec![Some(String::new()); models.len()];
+    let tries = j.state.max_retries + 1;
+    let started = Instant::now();
+    let mut over_budget = None;
+    for attempt in 1..=tries {
+        let due: Vec<usize> = (0..models.len()).filter(|i| asks[*i].is_some()).collect();
+        if due.is_empty() || over_budget.is_some() {
+            break;
+        }
+        let reqs = due
+            .iter()
+            .map(|i| {
+                let feedback = asks[*i].take().unwrap_or_default();
+                let ask = Ask {
+                    role: "candidate",
+                    previous_diff: "",
+                    feedback: &feedback,
+                    char_budget,
+                };
+                explore_request(cx, &models[*i], &base_tree, &ask)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let client = cx.env.client;
+        let calls = due
+            .iter()
+            .zip(&reqs)
+            .map(|(i, req)| client.chat(Role::Implementer, std::slice::from_ref(&models[*i]), req))
+            .collect();
+        let answers = join_all(calls).await_blocking();
+        for ((i, req), answer) in due.iter().zip(&reqs).zip(answers) {
+            let c = &mut candidates[*i];
+            match take_candidate(cx, j, c, base, req, answer)? {
+                Taken::Built => {
+                    let what = format!(
+                        "built candidate {} on {} ({})",
+                        c.label,
+                        c.branch,
+                        c.commit.as_ref().map_or("", |o| o.short())
+                    );
+                    cx.progress(&Progress::Explored {
+                        who: &c.model,
+                        what: &what,
+                    });
+                }
+                Taken::Unusable(why) if attempt < tries => {
+                    cx.progress(&Progress::Explored {
+                        who: &c.model,
+                        what: &format!(
+                            "attempt {attempt} of {tries} could not be used ({why}); asked again"
+                        ),
+                    });
+                    asks[*i] = Some(format!(
+                        "## YOUR PREVIOUS ANSWER COULD NOT BE USED\n\n{why}\n\nAnswer again in the format asked, with the whole solution.\n"
+                    ));
+                }
+                Taken::Unusable(_) | Taken::Failed(None) => {
+                    cx.progress(&Progress::Explored {
+                        who: &c.model,
+                        what: &format!("is left out: {}", c.detail),
+                    });
+                }
+                Taken::Failed(Some(e)) => {
+                    cx.progress(&Progress::Explored {
+                        who: &c.model,
+                        what: &format!("is left out: {}", c.detail),
+                    });
+                    over_budget = Some(e);
+                }
+            }
+        }
+    }
+    let fanout_ms = started.elapsed().as_millis() as u64;
+    let p = j.state.parallel.get_or_insert_with(Default::default);
+    p.candidates = candidates;
+    p.fanout_ms = fanout_ms;
+    let present = p.present().count();
+    let fates = fates(p);
+    j.event(&format!(
+        "parallel: {present} of {} candidates built a solution",
+        models.len()
+    ))?;
+    if let Some(e) = over_budget {
+        return model_failed(cx, j, "parallel", e);
+    }
+    if present < 2 {
+        let detail = format!(
+            "{present} of {} candidates built a solution, and a choice needs two ({fates})",
+            models.len()
+        );
+        return halt(
+            cx,
+            j,
+            RunStatus::Halted,
+            StopReason::Parallel { detail },
+            "parallel: too few candidates",
+        );
+    }
+    Ok(Flow::Continue)
+}
+
+/// One candidate's answer to `req`: recorded, and built into a commit on `base` on the
+/// candidate's own branch when it can be used.
+fn take_candidate(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    c: &mut Candidate,
+    base: git2::Oid,
+    req: &crate::model::ChatRequest,
+    answer: Result<crate::model::Completion, ModelError>,
+) -> Result<Taken, RunError> {
+    let completion = match answer {
+        Err(e) => {
+            let why = crate::redact::Redactor::global()
+                .redact(&e.to_string())
+                .to_string();
+            c.detail = format!("could not answer: {}", crate::bounded::clip(&why, 300));
+            return Ok(Taken::Failed(
+                matches!(e, ModelError::Budget(_)).then_some(e),
+            ));
+        }
+        Ok(completion) => completion,
+    };
+    let spend = heard_answer(j, "candidate", req, &completion);
+    c.spend += spend;
+    let built = match build_answer(
+        cx,
+        j,
+        &c.model,
+        base,
+        &completion.response.text,
+        "candidate",
+        false,
+    )? {
+        Ok(built) => built,
+        Err(why) => {
+            c.detail = format!("its answer could not be used: {why}");
+            return Ok(Taken::Unusable(why));
+        }
+    };
+    let repo = cx.repo();
+    let name = format!("refs/heads/{}", c.branch);
+    // The branch carries this run's id: one a killed fan-out left is the run's own.
+    let old = repo.refname_to_id(&name).ok();
+    git::cas_ref(repo, &name, built.commit, old, "triad: candidate solution")?;
+    j.keep(built.commit);
+    c.commit = Some(built.commit.into());
+    c.detail = built.summary;
+    c.changed = built.changed;
+    j.state.messages.push(
+        Message::new(
+            "candidate",
+            "orchestrator",
+            MessageKind::Implementation,
+            &c.detail,
+        )
+        .by(&c.model, spend),
+    );
+    Ok(Taken::Built)
+}
+
+/// Counts what an exploration's answer cost and records its transcript as `role`'s;
+/// returns the spend.
+pub(super) fn heard_answer(
+    j: &mut Journal<'_>,
+    role: &str,
+    req: &crate::model::ChatRequest,
+    completion: &crate::model::Completion,
+) -> Spend {
+    let spend = completion.spend();
+    j.state.spend += spend;
+    let call = Exchange::text(req, completion, ANSWER_RECORD_BYTES);
+    j.transcript(&Transcript::new("parallel", role, call));
+    spend
+}
+
+/// What became of one candidate's answer.
+enum Taken {
+    /// Its solution is committed on its branch.
+    Built,
+    /// It answered, but not usably: why.
+    Unusable(String),
+    /// It could not answer (with the error when it was the budget).
+    Failed(Option<ModelError>),
+}
+
+/// Every candidate's fate in one line: for a stop that must say who was missing.
+fn fates(p: &ParallelState) -> String {
+    p.candidates
+        .iter()
+        .map(|c| match &c.commit {
+            Some(_) => format!("{}: built", c.model),
+            None => format!("{}: {}", c.model, c.detail),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Most bytes of a candidate's answer kept in a transcript.
+const ANSWER_RECORD_BYTES: usize = 256 * 1024;
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::run::BlockOn;
+    use crate::pipeline::run::step::BlockOn;
 
     #[test]
     fn join_all_waits_for_all_at_once_and_keeps_order() {

@@ -1,0 +1,226 @@
+//! What every step of a run works with: the run's surroundings and TaskSpec, which a step
+//! reads and never changes ([`Cx`]); the run's state with the record it is written to, which
+//! a step changes and records ([`Journal`]); and what a step answers ([`Flow`], [`RunError`]).
+//!
+//! Steps are free functions over these two, so what a step may change is in its signature:
+//! a step given `&Cx` and `&Journal` only reads, one given `&mut Journal` records.
+
+use std::cell::OnceCell;
+use std::path::PathBuf;
+
+use git2::{Oid, Repository, Tree};
+
+use crate::config::LoadedConfig;
+use crate::git::worktree::CommandOutcome;
+use crate::git::{Context as _, GitError, ObjectId};
+use crate::model::ModelClient;
+use crate::pipeline::context::OutlineCache;
+use crate::pipeline::observer::{Observer, Progress};
+use crate::pipeline::record::{Recorder, RunState, Transcript};
+use crate::pipeline::verify::VerifyPlan;
+use crate::privacy::Privacy;
+use crate::probe::{ProbePolicy, ProbeSettings};
+use crate::task::TaskSpec;
+
+/// What a run works with and does not own: the repository, the configuration, the model
+/// client, how the verify command is handled, and who hears of progress.
+pub struct RunEnv<'a> {
+    /// The repository.
+    pub repo: &'a Repository,
+    /// Effective configuration.
+    pub config: &'a LoadedConfig,
+    /// The model client (with the cost ledger).
+    pub client: &'a ModelClient,
+    /// The active profile (`local`, ...), for the arbiter's fallback models.
+    pub profile: Option<String>,
+    /// Whether and how the verify command runs (decided from trust, see [`VerifyPlan`]).
+    pub verify: VerifyPlan,
+    /// Receives progress events.
+    pub observer: &'a dyn Observer,
+}
+
+impl RunEnv<'_> {
+    /// The work tree root (prompt overrides, worktrees).
+    pub fn repo_root(&self) -> PathBuf {
+        self.repo
+            .workdir()
+            .unwrap_or(self.repo.path())
+            .to_path_buf()
+    }
+}
+
+/// Whether the run goes on after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Keep going: the state says what comes next.
+    Continue,
+    /// The run stopped; the state says why.
+    Stop,
+}
+
+/// Failures that stop a run outside its protocol (git itself failing). The run is recorded
+/// as failed when the record can still be written.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A git operation failed (or a ref moved under the run: [`GitError::Raced`]).
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The run's branch points at a commit the run did not make.
+    #[error("the branch {branch} points at {}, which is not a commit of this run (its record says {}): someone committed on it or moved it, and git triad does not overwrite it", found.short(), recorded.short())]
+    BranchMoved {
+        /// The scratch branch.
+        branch: String,
+        /// Where it points.
+        found: ObjectId,
+        /// Where the record says the run stands.
+        recorded: ObjectId,
+    },
+}
+
+/// What the steps of one run read: its surroundings, its TaskSpec, which files are private,
+/// and the commit it started from, with what was read of them so far. Lent to steps shared:
+/// only its caches fill as steps read.
+pub(super) struct Cx<'a> {
+    /// The repository, configuration, client, verify plan and observer.
+    pub(super) env: &'a RunEnv<'a>,
+    /// The TaskSpec as the run started with it.
+    pub(super) spec: TaskSpec,
+    /// Which files are private: withheld from every prompt, refused to every edit.
+    pub(super) privacy: Privacy,
+    /// Outlines of files already read (a cache: it fills as steps read files).
+    pub(super) outlines: OutlineCache,
+    /// The verify command's outcome at the run's base, once asked (a cache, not recorded: a
+    /// resumed run asks again).
+    pub(super) at_base: OnceCell<Option<CommandOutcome>>,
+    /// The run's base (HEAD when it started): what its change is against.
+    base: ObjectId,
+}
+
+impl<'a> Cx<'a> {
+    /// The context of a run over `spec` from `base`.
+    pub(super) fn new(env: &'a RunEnv<'a>, spec: TaskSpec, base: ObjectId) -> Self {
+        Cx {
+            env,
+            spec,
+            privacy: Privacy::from_config(&env.config.config),
+            outlines: OutlineCache::default(),
+            at_base: OnceCell::new(),
+            base,
+        }
+    }
+
+    /// The repository.
+    pub(super) fn repo(&self) -> &'a Repository {
+        self.env.repo
+    }
+
+    /// Says `progress` to whoever listens.
+    pub(super) fn progress(&self, progress: &Progress<'_>) {
+        self.env.observer.progress(progress);
+    }
+
+    /// The tree of commit `id`; `what` says what was being read when it fails.
+    pub(super) fn tree(&self, id: &ObjectId, what: &str) -> Result<Tree<'a>, RunError> {
+        self.tree_of(id.oid()?, what)
+    }
+
+    /// The tree of commit `oid`; `what` says what was being read when it fails.
+    pub(super) fn tree_of(&self, oid: Oid, what: &str) -> Result<Tree<'a>, RunError> {
+        Ok(self
+            .env
+            .repo
+            .find_commit(oid)
+            .and_then(|c| c.tree())
+            .ctx(what)?)
+    }
+
+    /// The tree of the run's base: what the run's change is against.
+    pub(super) fn base_tree(&self) -> Result<Tree<'a>, RunError> {
+        self.tree(&self.base, "reading the base tree")
+    }
+
+    /// Whether probes run in this run: only in a trusted clone, with the run's verify
+    /// command deciding whether Rust probes run.
+    pub(super) fn probe_policy(&self) -> ProbePolicy {
+        let verify = match &self.env.verify {
+            VerifyPlan::Run { command, .. } => Some(command.clone()),
+            VerifyPlan::Skip(_) => None,
+        };
+        ProbePolicy::for_clone(
+            self.env.config.trusted,
+            ProbeSettings::for_repo(self.env.repo, verify),
+        )
+    }
+
+    /// Characters of file contents that fit the window of every one of `models` (so each is
+    /// given the identical message).
+    pub(super) fn char_budget(&self, models: &[String]) -> usize {
+        let config = &self.env.config.config;
+        models
+            .iter()
+            .map(|m| crate::pipeline::context::file_char_budget(config, m) * 2)
+            .min()
+            .unwrap_or(60_000)
+            / 2
+    }
+}
+
+/// The run's state and the record it is written to (`refs/triad/runs/<id>`): every change a
+/// step makes is recorded as an event before the next step begins, so a killed run resumes
+/// from its record.
+pub(super) struct Journal<'a> {
+    /// The state as it stands.
+    pub(super) state: RunState,
+    rec: Recorder<'a>,
+}
+
+impl<'a> Journal<'a> {
+    /// The journal of `state`, in its record in `repo`.
+    pub(super) fn open(repo: &'a Repository, state: RunState) -> Self {
+        let rec = Recorder::open(repo, &state.run_id);
+        Journal { state, rec }
+    }
+
+    /// Records the state as it stands, as one event saying `what`, with the transcripts
+    /// queued since the last one and the commits to keep.
+    pub(super) fn event(&mut self, what: &str) -> Result<(), GitError> {
+        self.rec.event(&self.state, what)
+    }
+
+    /// Queues a model call's transcript for the next event.
+    pub(super) fn transcript(&mut self, t: &Transcript) {
+        self.rec.transcript(&mut self.state, t);
+    }
+
+    /// Keeps `commit` reachable from the record (a rejected attempt, an abandoned stage).
+    pub(super) fn keep(&mut self, commit: Oid) {
+        self.rec.keep(commit);
+    }
+
+    /// The record's ref.
+    pub(super) fn refname(&self) -> &str {
+        self.rec.refname()
+    }
+
+    /// The state, for a caller done with the run.
+    pub(super) fn into_state(self) -> RunState {
+        self.state
+    }
+}
+
+/// Runs a future to completion from synchronous code on a small runtime.
+pub(crate) trait BlockOn: std::future::Future + Sized {
+    /// Blocks the calling thread until the future is done.
+    fn await_blocking(self) -> Self::Output {
+        RUNTIME.with(|rt| rt.block_on(self))
+    }
+}
+
+impl<F: std::future::Future> BlockOn for F {}
+
+thread_local! {
+    static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread tokio runtime can always be built");
+}

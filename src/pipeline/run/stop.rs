@@ -1,0 +1,134 @@
+//! Stopping a run: the status and the reason recorded together, a failed model call told
+//! apart by what failed, and a stopped branch's tip marked so the pre-push gate blocks it.
+
+use git2::Oid;
+
+use super::step::{Cx, Flow, Journal, RunError};
+use crate::arbiter::{ArbiterReview, Verdict};
+use crate::model::ModelError;
+use crate::notes::{self, Record, ReviewRecord};
+use crate::pipeline::record::{one_line, ModelFailure, RunStatus, StopReason};
+
+/// A model call failed: over budget, no valid answer, or no provider answered.
+pub(super) fn model_failed(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    step: &str,
+    e: ModelError,
+) -> Result<Flow, RunError> {
+    let (status, failure) = match e {
+        ModelError::Budget(_) => (RunStatus::BudgetExceeded, ModelFailure::Budget),
+        // A reviewer that cannot produce a valid verdict cannot approve anything: stop
+        // for a human, as a HALT, rather than fail (resume would ask the same model).
+        ModelError::SchemaViolation { .. } => (RunStatus::Halted, ModelFailure::Schema),
+        ModelError::TooLarge { .. } => (RunStatus::Failed, ModelFailure::Window),
+        _ => (RunStatus::Failed, ModelFailure::Provider),
+    };
+    let reason = StopReason::ModelFailed {
+        step: step.to_string(),
+        failure,
+        error: crate::redact::redact(&e.to_string()).into_owned(),
+    };
+    halt(
+        cx,
+        j,
+        status,
+        reason,
+        &format!("{step} stopped: {}", status.as_str()),
+    )
+}
+
+/// Stops the run with `status` and `reason` and records it. A stopped branch must not
+/// look clean to the pre-push gate, so a halted run's tip is marked first; when that
+/// note cannot be written, the run is recorded as failed for that reason instead.
+pub(super) fn halt(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    status: RunStatus,
+    reason: StopReason,
+    event: &str,
+) -> Result<Flow, RunError> {
+    j.state.stop(status, reason);
+    mark_or_fail(cx, j);
+    j.event(event)?;
+    Ok(Flow::Stop)
+}
+
+/// A halted run (or one out of retries) gets its tip marked; when that note cannot be
+/// written, the run is failed for that reason instead (the gate reads only notes).
+pub(super) fn mark_or_fail(cx: &Cx<'_>, j: &mut Journal<'_>) {
+    if !matches!(
+        j.state.status,
+        RunStatus::Halted | RunStatus::RetriesExhausted
+    ) {
+        return;
+    }
+    if let Err((commit, e)) = mark_stopped_tip(cx, j) {
+        j.state.stop(
+            RunStatus::Failed,
+            StopReason::NoteNotWritten {
+                commit: commit.into(),
+                error: e.to_string(),
+            },
+        );
+    }
+}
+
+/// Marks the tip of a stopped run with a `run`-stage verdict (HALT, or REJECT when
+/// retries ran out), unless the tip is the base (nothing new to push) or already carries
+/// that verdict.
+fn mark_stopped_tip(cx: &Cx<'_>, j: &Journal<'_>) -> Result<(), (Oid, notes::NotesError)> {
+    if j.state.tip() == &j.state.base {
+        return Ok(());
+    }
+    let Ok(tip) = j.state.tip().oid() else {
+        return Ok(());
+    };
+    let verdict = if j.state.status == RunStatus::Halted {
+        Verdict::Halt
+    } else {
+        Verdict::Reject
+    };
+    let lines = notes::read(cx.env.repo, tip).map_err(|e| (tip, e))?;
+    if notes::effective(&lines).is_some_and(|e| e.verdict == verdict.as_str()) {
+        return Ok(());
+    }
+    let reason = j
+        .state
+        .stop
+        .as_ref()
+        .map_or(String::new(), |r| r.describe());
+    let review = ArbiterReview {
+        stage: "run".into(),
+        reviewed_model: "the whole run".into(),
+        arbiter_model: "git-triad (run outcome)".into(),
+        verdict,
+        model_verdict: verdict,
+        floor: None,
+        derived: None,
+        issues: vec![],
+        alternatives: vec![],
+        confidence: 1.0,
+        reasoning: format!(
+            "the run stopped ({}): {}",
+            j.state.status.as_str(),
+            one_line(&reason, "")
+        ),
+        token_cost: 0.0,
+        coverage: None,
+    };
+    let record = Record::Review(Box::new(ReviewRecord {
+        run: Some(j.state.run_id.clone()),
+        task: Some(j.state.task.clone()),
+        attempt: 0,
+        stage_reviewed: "run".into(),
+        chamber: match &j.state.stop {
+            Some(StopReason::Chamber { session, .. }) => Some(session.clone()),
+            _ => None,
+        },
+        review,
+    }));
+    notes::record(cx.env.repo, tip, record)
+        .map(|_| ())
+        .map_err(|e| (tip, e))
+}
