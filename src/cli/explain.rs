@@ -7,9 +7,9 @@ use crate::task::outcome::Outcome;
 
 /// The next steps for a run in `state`, one command or option per line.
 pub fn run_hints(state: &RunState) -> Vec<String> {
-    let run = &state.run_id;
-    let task = &state.task;
-    let Some(reason) = &state.stop else {
+    let run = state.run_id();
+    let task = state.task();
+    let Some(reason) = state.stop_reason() else {
         return vec![format!(
             "`git triad resume {run}` continues it from its last recorded event"
         )];
@@ -21,7 +21,7 @@ pub fn run_hints(state: &RunState) -> Vec<String> {
         )],
         StopReason::ArbiterHalt { stage, .. } => {
             let halted = state
-                .stages
+                .stages()
                 .iter()
                 .find(|s| s.stage == *stage)
                 .and_then(|s| s.attempts.last())
@@ -62,7 +62,7 @@ pub fn run_hints(state: &RunState) -> Vec<String> {
             ]
         }
         StopReason::Outcome { meta, .. }
-            if meta.outcome == Outcome::OutOfScope && state.status == RunStatus::WaitingOnUser =>
+            if meta.outcome == Outcome::OutOfScope && state.status() == RunStatus::WaitingOnUser =>
         {
             vec![format!(
                 "give the work to a stage (`git triad task reassign {task} --to <stage> --reason ...`), then `git triad resume {run}`; or do it by hand and `git triad task close {task}`"

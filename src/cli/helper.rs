@@ -101,7 +101,7 @@ pub fn load_run(repo: &git2::Repository, id: &str) -> CommandResult<RunState> {
 /// The TaskSpec a run started with: the blob recorded at its start.
 pub fn recorded_spec(repo: &git2::Repository, state: &RunState) -> CommandResult<TaskSpec> {
     let blob = state
-        .task_blob
+        .task_blob()
         .oid()
         .and_then(|o| {
             repo.find_blob(o)
@@ -114,8 +114,8 @@ pub fn recorded_spec(repo: &git2::Repository, state: &RunState) -> CommandResult
     let text = String::from_utf8_lossy(blob.content()).into_owned();
     TaskSpec::parse(
         &text,
-        &crate::task::spec::spec_path(&state.task),
-        &state.task,
+        &crate::task::spec::spec_path(state.task()),
+        state.task(),
     )
     .map_err(CommandError::failure)
 }
@@ -135,8 +135,8 @@ pub fn with_run<T>(
     let live = ctx.tui(&[2]).then(|| state.clone());
     // The profile the run was planned with; records from before it was kept work it out again.
     let profile = state
-        .profile
-        .clone()
+        .profile()
+        .map(|p| p.map(str::to_string))
         .unwrap_or_else(|| loaded.active_profile(&ctx.env));
     let go = |observer: &dyn pipeline::Observer| {
         let env = RunEnv {
@@ -194,11 +194,12 @@ pub fn report(state: &RunState, json: bool) -> CommandResult {
         }
         s.push_str(&format!(
             "see: git log --notes=triad {}   |   git triad log {}\n",
-            state.branch, state.run_id
+            state.branch(),
+            state.run_id()
         ));
         out(&s)?;
     }
-    Ok(status_exit(state.status))
+    Ok(status_exit(state.status()))
 }
 
 /// Where the fitness file is, or an error saying how to give one.
@@ -386,19 +387,19 @@ pub fn fill_limits(
 /// Every model a run may call: each stage's candidates and arbiter.
 pub fn run_models(state: &RunState) -> Vec<String> {
     let mut models: Vec<String> = Vec::new();
-    for s in &state.stages {
+    for s in state.stages() {
         models.extend(s.models.iter().cloned());
         models.extend(s.arbiter_model.iter().cloned());
     }
-    if let Some(p) = &state.parallel {
+    if let Some(p) = state.parallel() {
         models.extend(p.models.iter().cloned());
         models.extend(p.tiebreaker.iter().cloned());
     }
-    if let Some(d) = &state.debate {
+    if let Some(d) = state.debate() {
         models.extend(d.models.iter().cloned());
         models.extend(d.tiebreaker.iter().cloned());
     }
-    if let Some(c) = &state.chamber {
+    if let Some(c) = state.chamber() {
         models.extend(c.panel.iter().cloned());
         models.push(c.arbiter.clone());
     }
@@ -426,9 +427,9 @@ pub fn resume_run(ctx: &Context, run_id: &str, budget: Option<f64>, json: bool) 
     if !ctx.quiet {
         say(&format!(
             "triad: resuming run {} at the {} stage ({} so far)",
-            state.run_id,
+            state.run_id(),
             state.current_stage().map_or("final", |s| s.as_str()),
-            state.status.as_str()
+            state.status().as_str()
         ));
     }
     let quiet = ctx.quiet;
@@ -482,7 +483,7 @@ fn resume_error(e: ResumeError, state: &RunState) -> CommandError {
         ))
         .hint(format!(
             "start a new run with `git triad run --task {}`",
-            state.task
+            state.task()
         )),
         ResumeError::ChamberUndecided { session, .. } => {
             CommandError::new(ExitCode::WaitingOnUser, what)

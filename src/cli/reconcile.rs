@@ -33,22 +33,22 @@ pub fn run(ctx: &Context, args: &ReconcileArgs) -> CommandResult {
     let _lock = lock_run(repo, &args.run_id)?;
     let mut state = load_run(repo, &args.run_id)?;
     if !matches!(
-        state.status,
+        state.status(),
         RunStatus::Approved | RunStatus::Flagged | RunStatus::Halted
-    ) || state.stages.iter().any(|s| s.commit.is_none())
+    ) || state.stages().iter().any(|s| s.commit.is_none())
     {
         return Err(CommandError::usage(format!(
             "run {} has not finished all its stages ({})",
-            state.run_id,
-            state.status.as_str()
+            state.run_id(),
+            state.status().as_str()
         ))
         .hint(format!(
             "finish it first: `git triad resume {}`",
-            state.run_id
+            state.run_id()
         )));
     }
     if let Some(m) = &args.reconcile_model {
-        state.reconcile.get_or_insert_with(Default::default).model = Some(m.clone());
+        state.reconcile_mut().model = Some(m.clone());
     }
     let spec = recorded_spec(repo, &state)?;
     let (verdict, state) = with_run(ctx, repo, &loaded, state, spec, |run| run.reconcile_again())?;
@@ -57,6 +57,6 @@ pub fn run(ctx: &Context, args: &ReconcileArgs) -> CommandResult {
         Some(Verdict::Halt) => ExitCode::Halt,
         Some(Verdict::Reject) => ExitCode::Error,
         Some(_) => ExitCode::Ok,
-        None => crate::cli::helper::status_exit(state.status),
+        None => crate::cli::helper::status_exit(state.status()),
     })
 }

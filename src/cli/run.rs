@@ -259,9 +259,9 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     // Models registered without their limits get them from their servers; the run records
     // the configuration it really used.
     fill_limits(ctx, &mut loaded, &run_models(&state))?;
-    state.config = serde_json::to_value(&loaded.config).unwrap_or_default();
-    let _lock = RunLock::acquire(repo, &state.run_id)?;
-    if let Ok(Some(task)) = crate::task::workflow::refresh(repo, &state.task) {
+    state.record_config(serde_json::to_value(&loaded.config).unwrap_or_default());
+    let _lock = RunLock::acquire(repo, state.run_id())?;
+    if let Ok(Some(task)) = crate::task::workflow::refresh(repo, state.task()) {
         if task.state == crate::task::TaskState::Deferred && !ctx.quiet {
             let when = task.revisit_at.as_deref().unwrap_or("no date");
             let due = if task.revisit_due(&crate::clock::now_ts()).is_some() {
@@ -285,26 +285,26 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         if dirty && !ctx.quiet {
             super::say(&format!(
                 "triad: note: your uncommitted changes are not part of this run; it starts from HEAD ({})",
-                state.base.short()
+                state.base().short()
             ));
         }
     }
-    if let (Some(routing), false) = (&state.routing, ctx.quiet) {
+    if let (Some(routing), false) = (state.routing(), ctx.quiet) {
         say_routes(routing);
     }
     if !ctx.quiet {
         super::say(&format!(
             "triad: run {} of task `{}` on branch {} (arbiter: {})",
-            state.run_id,
-            state.task,
-            state.branch,
-            serde_json::to_value(state.mode)
+            state.run_id(),
+            state.task(),
+            state.branch(),
+            serde_json::to_value(state.mode())
                 .unwrap_or_default()
                 .as_str()
                 .unwrap_or("")
         ));
     }
-    let task = state.task.clone();
+    let task = state.task().to_string();
     let done = drive(ctx, repo, &loaded, state, spec, args.json, |run| {
         run.start()
     });
@@ -322,7 +322,7 @@ fn estimate(
     state: &RunState,
     json: bool,
 ) -> CommandResult {
-    if let (Some(routing), false) = (&state.routing, ctx.quiet) {
+    if let (Some(routing), false) = (state.routing(), ctx.quiet) {
         say_routes(routing);
     }
     let ledger = Ledger::new(repo.path().join("triad").join("ledger.jsonl"))
@@ -331,15 +331,15 @@ fn estimate(
     let store = load_store(ctx)?;
     let modes = crate::pipeline::estimate::estimate(loaded, profile, req, &ledger, &store)?;
     if json {
-        let v = serde_json::json!({"task": state.task, "mode": state.mode,
-            "budget_usd": state.budget_usd, "modes": modes});
+        let v = serde_json::json!({"task": state.task(), "mode": state.mode(),
+            "budget_usd": state.budget_usd(), "modes": modes});
         out(&format!("{v}\n"))?;
     } else {
         out(&crate::report::cost::estimate_text(
-            &state.task,
-            state.mode,
+            state.task(),
+            state.mode(),
             &modes,
-            state.budget_usd,
+            state.budget_usd(),
         ))?;
     }
     super::ok()

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use git2::{Repository, Status};
 
 use super::record::{
-    ChamberRun, ConsensusState, DebateState, ParallelState, ReconcileState, RunState, RunStatus,
-    StageRecord, RECORD_VERSION,
+    ChamberRun, ConsensusState, DebateState, ParallelState, ReconcileState, RunState, StageRecord,
+    Start,
 };
 use super::stage::Stage;
 use crate::config::{ArbiterMode, LoadedConfig, Role};
@@ -402,30 +402,16 @@ pub fn plan(
     let chamber = chamber_plan(loaded, profile, req.chamber)?;
     let run_id = crate::clock::new_run_id();
     let budget = req.budget.or(c.budget.run_usd).filter(|b| *b > 0.0);
-    let state = RunState {
-        v: RECORD_VERSION,
-        branch: format!("triad/{}/{run_id}", req.task),
+    let state = RunState::new(Start {
         run_id,
         task: req.task.clone(),
         task_blob: blob.into(),
         base: head.into(),
-        status: RunStatus::Running,
-        stop: None,
         mode,
         max_retries: req.max_retries.unwrap_or(c.arbiter.max_retries),
         on_exhausted: c.arbiter.on_exhausted,
-        current: 0,
         stages,
-        pending_flags: Vec::new(),
-        all_flags: Vec::new(),
-        feedback: String::new(),
-        verify: None,
-        verify_at: None,
-        base_verify: None,
-        implementation_summary: None,
-        spend: Default::default(),
         budget_usd: budget,
-        transcripts: 0,
         config: serde_json::to_value(c).unwrap_or_default(),
         reconcile: req.reconcile.then(|| ReconcileState {
             model: req.reconcile_model.clone(),
@@ -438,16 +424,9 @@ pub fn plan(
         parallel,
         debate,
         chamber,
-        format: Vec::new(),
-        messages: Vec::new(),
-        suggestions: Vec::new(),
         routing: req.routes.clone(),
-        profile: Some(profile.map(str::to_string)),
-        started: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.as_secs()),
-        under_review: None,
-    };
+        profile: profile.map(str::to_string),
+    });
     Ok((state, spec))
 }
 

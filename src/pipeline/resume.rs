@@ -57,24 +57,21 @@ pub fn prepare(
     state: &mut RunState,
     more_usd: Option<f64>,
 ) -> Result<(), ResumeError> {
-    if !state.status.resumable() {
+    if !state.status().resumable() {
         return Err(ResumeError::Ended {
-            run_id: state.run_id.clone(),
-            status: state.status,
+            run_id: state.run_id().to_string(),
+            status: state.status(),
         });
     }
     if let Some(more) = more_usd {
-        state.budget_usd = Some(state.spend.cost_usd + more);
+        state.raise_budget(more);
     }
     // A stage outcome's wait (answers, dependencies, a reassignment) is the task record's to
     // lift: see `pipeline::waiting::take_up`.
-    if let Some(StopReason::Chamber { session, .. }) = state.stop.clone() {
+    if let Some(StopReason::Chamber { session, .. }) = state.stop_reason().cloned() {
         let feedback = chamber_decision(repo, state, &session)?;
         // The stage starts a fresh retry budget with what it waited for in its prompt.
-        if let Some(s) = state.stages.get_mut(state.current) {
-            s.epoch_start = s.attempts.len();
-        }
-        state.feedback = feedback;
+        state.fresh_budget(feedback);
     }
     Ok(())
 }
@@ -87,8 +84,9 @@ fn chamber_decision(
     state: &mut RunState,
     id: &str,
 ) -> Result<String, ResumeError> {
+    let run_id = state.run_id().to_string();
     let unreadable = |why: String| ResumeError::ChamberUnreadable {
-        run_id: state.run_id.clone(),
+        run_id: run_id.clone(),
         session: id.to_string(),
         why,
     };
@@ -96,8 +94,7 @@ fn chamber_decision(
         .map_err(|e| unreadable(e.to_string()))?
         .ok_or_else(|| unreadable("it is missing".into()))?;
     let link = state
-        .chamber
-        .as_mut()
+        .chamber_mut()
         .and_then(|c| c.sessions.iter_mut().find(|l| l.session == id));
     let note = session.actions.last().and_then(|a| a.note.clone());
     let (outcome, feedback) = match (session.status, session.founder_action) {
@@ -118,7 +115,7 @@ fn chamber_decision(
         ),
         _ => {
             return Err(ResumeError::ChamberUndecided {
-                run_id: state.run_id.clone(),
+                run_id,
                 session: id.to_string(),
                 status: session.status.as_str().to_string(),
             })

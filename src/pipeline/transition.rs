@@ -22,8 +22,8 @@ impl Policy {
     /// The policy a run was started with.
     pub fn of(state: &RunState) -> Policy {
         Policy {
-            max_retries: state.max_retries,
-            on_exhausted: state.on_exhausted,
+            max_retries: state.max_retries(),
+            on_exhausted: state.on_exhausted(),
         }
     }
 }

@@ -38,12 +38,12 @@ pub fn take_up(
     repo: &Repository,
     state: &RunState,
 ) -> Result<Result<TakeUp, StillWaiting>, TaskError> {
-    if state.status != RunStatus::WaitingOnUser {
+    if state.status() != RunStatus::WaitingOnUser {
         return Ok(Ok(TakeUp::Nothing));
     }
-    let run = &state.run_id;
-    let slug = &state.task;
-    let Some(StopReason::Outcome { stage, meta, .. }) = &state.stop else {
+    let run = state.run_id();
+    let slug = state.task();
+    let Some(StopReason::Outcome { stage, meta, .. }) = state.stop_reason() else {
         return Ok(Ok(TakeUp::Nothing));
     };
     match meta.outcome {
@@ -134,7 +134,7 @@ fn dependencies_done(repo: &Repository, state: &RunState) -> Result<String, Task
         stage,
         meta,
         decision,
-    }) = &state.stop
+    }) = state.stop_reason()
     else {
         return Ok(String::new());
     };
@@ -213,8 +213,8 @@ pub fn unblocked_run(repo: &Repository, slug: &str) -> Result<Option<String>, Ta
         .ok()
         .flatten()
         .is_some_and(|s| {
-            s.status == RunStatus::WaitingOnUser
-                && matches!(&s.stop, Some(StopReason::Outcome { meta, .. }) if meta.outcome == Outcome::Blocked)
+            s.status() == RunStatus::WaitingOnUser
+                && matches!(s.stop_reason(), Some(StopReason::Outcome { meta, .. }) if meta.outcome == Outcome::Blocked)
         });
     Ok(waits.then_some(run))
 }

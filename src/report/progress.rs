@@ -122,7 +122,7 @@ pub fn line(event: &Progress<'_>) -> Option<String> {
         // A stop is explained by the summary that follows; a finish is said here.
         Progress::Ended { state }
             if state
-                .stop
+                .stop_reason()
                 .as_ref()
                 .is_some_and(|r| matches!(r, crate::pipeline::StopReason::Finished { .. })) =>
         {

@@ -15,7 +15,7 @@ use crate::routing::route::Routing;
 
 /// What a run's state says about why it stands where it does.
 pub fn message(s: &RunState) -> String {
-    match (&s.stop, s.status) {
+    match (s.stop_reason(), s.status()) {
         (Some(reason), _) => reason.describe(),
         (None, RunStatus::Running) => match s.current_stage() {
             Some(stage) => format!("in progress at the {stage} stage (or killed there)"),
@@ -31,10 +31,10 @@ pub fn list(runs: &[RunState]) -> String {
     for r in runs {
         s.push_str(&format!(
             "{}  {:<17} {:<20} ${:.4}  {}\n",
-            r.run_id,
-            r.status.as_str(),
-            r.task,
-            r.spend.cost_usd,
+            r.run_id(),
+            r.status().as_str(),
+            r.task(),
+            r.spend().cost_usd,
             r.final_verdict().map_or("-".to_string(), |v| v.to_string())
         ));
     }
@@ -45,11 +45,11 @@ pub fn list(runs: &[RunState]) -> String {
 pub fn summary(state: &RunState) -> String {
     let mut s = format!(
         "run {}: {}\n{}\n",
-        state.run_id,
-        state.status.as_str(),
+        state.run_id(),
+        state.status().as_str(),
         message(state)
     );
-    for st in &state.stages {
+    for st in state.stages() {
         let accepted = st
             .attempts
             .iter()
@@ -73,16 +73,16 @@ pub fn summary(state: &RunState) -> String {
                 .unwrap_or_default()
         ));
     }
-    if let Some(p) = &state.parallel {
+    if let Some(p) = state.parallel() {
         s.push_str(&parallel_line(p));
     }
-    if let Some(d) = &state.debate {
+    if let Some(d) = state.debate() {
         s.push_str(&debate_line(d));
     }
-    for l in state.chamber.iter().flat_map(|c| &c.sessions) {
+    for l in state.chamber().iter().flat_map(|c| &c.sessions) {
         s.push_str(&chamber_line(l));
     }
-    if let Some(f) = state.format.last() {
+    if let Some(f) = state.format().last() {
         s.push_str(&format!(
             "  format     {}: {}\n",
             f.commit
@@ -93,7 +93,10 @@ pub fn summary(state: &RunState) -> String {
     }
     s.push_str(&format!(
         "cost ${:.4}, {} tokens in, {} out\nbranch: {}\n",
-        state.spend.cost_usd, state.spend.input_tokens, state.spend.output_tokens, state.branch,
+        state.spend().cost_usd,
+        state.spend().input_tokens,
+        state.spend().output_tokens,
+        state.branch(),
     ));
     s
 }
@@ -115,7 +118,7 @@ pub struct RunReport<'a> {
     /// Why, in a sentence.
     pub message: String,
     /// Why it stopped, as recorded.
-    pub stop: &'a Option<StopReason>,
+    pub stop: Option<&'a StopReason>,
     /// Each stage.
     pub stages: Vec<StageReport<'a>>,
     /// The verdict in force at its end.
@@ -232,15 +235,15 @@ impl<'a> RunReport<'a> {
     /// The report of `state`, without hints.
     pub fn of(state: &'a RunState) -> RunReport<'a> {
         RunReport {
-            run: &state.run_id,
-            task: &state.task,
-            branch: &state.branch,
-            base: &state.base,
-            status: state.status.as_str(),
+            run: state.run_id(),
+            task: state.task(),
+            branch: state.branch(),
+            base: state.base(),
+            status: state.status().as_str(),
             message: message(state),
-            stop: &state.stop,
+            stop: state.stop_reason(),
             stages: state
-                .stages
+                .stages()
                 .iter()
                 .map(|s| StageReport {
                     stage: s.stage,
@@ -252,7 +255,7 @@ impl<'a> RunReport<'a> {
                 })
                 .collect(),
             final_verdict: state.final_verdict(),
-            parallel: state.parallel.as_ref().map(|p| ParallelReport {
+            parallel: state.parallel().map(|p| ParallelReport {
                 candidates: &p.models,
                 present: p.present().map(|c| c.model.as_str()).collect(),
                 degraded: p.degraded(),
@@ -261,12 +264,12 @@ impl<'a> RunReport<'a> {
                 branches: p.candidates.iter().map(|c| c.branch.as_str()).collect(),
                 fanout_ms: p.fanout_ms,
             }),
-            chamber: state.chamber.as_ref().map(|c| ChamberReport {
+            chamber: state.chamber().map(|c| ChamberReport {
                 panel: &c.panel,
                 arbiter: &c.arbiter,
                 sessions: &c.sessions,
             }),
-            debate: state.debate.as_ref().map(|d| DebateReport {
+            debate: state.debate().map(|d| DebateReport {
                 debaters: &d.models,
                 standing: d.standing().map(|x| x.model.as_str()).collect(),
                 degraded: d.degraded(),
@@ -275,18 +278,18 @@ impl<'a> RunReport<'a> {
                 position: d.judgment.as_ref().map(|j| j.label.as_str()),
                 cost_usd: d.spend().cost_usd,
             }),
-            format: state.format.last().map(|f| FormatReport {
+            format: state.format().last().map(|f| FormatReport {
                 command: &f.outcome.command,
                 exit_code: f.outcome.exit_code,
                 commit: &f.commit,
                 detail: &f.detail,
             }),
-            cost_usd: state.spend.cost_usd,
+            cost_usd: state.spend().cost_usd,
             tokens: Tokens {
-                input: state.spend.input_tokens,
-                output: state.spend.output_tokens,
+                input: state.spend().input_tokens,
+                output: state.spend().output_tokens,
             },
-            routing: state.routing.as_ref(),
+            routing: state.routing(),
             hints: None,
         }
     }
@@ -308,12 +311,12 @@ impl<'a> RunReport<'a> {
 /// markdown for a pull request.
 pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
     let message = message(s);
-    let (id, task, status) = (&s.run_id, &s.task, s.status.as_str());
-    let (branch, base, mode) = (&s.branch, s.base.short(), mode_name(s));
+    let (id, task, status) = (s.run_id(), s.task(), s.status().as_str());
+    let (branch, base, mode) = (s.branch(), s.base().short(), mode_name(s));
     let (cost, tin, tout) = (
-        s.spend.cost_usd,
-        s.spend.input_tokens,
-        s.spend.output_tokens,
+        s.spend().cost_usd,
+        s.spend().input_tokens,
+        s.spend().output_tokens,
     );
     let mut o = if md {
         let verdict = s
@@ -333,7 +336,7 @@ pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
              branch {branch}  base {base}  mode {mode}  cost ${cost:.4}  tokens {tin} in / {tout} out\n\n"
         )
     };
-    for st in &s.stages {
+    for st in s.stages() {
         let commit = st.commit.as_ref().map_or("-", |c| c.short());
         let verdict = st.verdict.map_or("-".to_string(), |v| v.to_string());
         let arbiter = st.arbiter_model.as_deref().unwrap_or("-");
@@ -374,19 +377,19 @@ pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
             }
         }
     }
-    if let Some(p) = &s.parallel {
+    if let Some(p) = s.parallel() {
         o.push_str(&super::parallel::render(p, md));
     }
-    if let Some(d) = &s.debate {
+    if let Some(d) = s.debate() {
         o.push_str(&super::debate::render(d, md));
     }
-    if let Some(c) = &s.consensus {
+    if let Some(c) = s.consensus() {
         o.push_str(&super::deliberation::render(c, md));
     }
-    for l in s.chamber.iter().flat_map(|c| &c.sessions) {
+    for l in s.chamber().iter().flat_map(|c| &c.sessions) {
         o.push_str(&chamber_line(l));
     }
-    o.push_str(&super::debate::format_section(&s.format, md));
+    o.push_str(&super::debate::format_section(s.format(), md));
     let issues = issues(repo, s, md);
     if !issues.is_empty() {
         o.push_str(if md {
@@ -400,7 +403,7 @@ pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
 }
 
 fn mode_name(s: &RunState) -> String {
-    serde_json::to_value(s.mode)
+    serde_json::to_value(s.mode())
         .ok()
         .and_then(|v| v.as_str().map(str::to_string))
         .unwrap_or_default()
@@ -414,7 +417,7 @@ fn issues(repo: &Repository, s: &RunState, md: bool) -> String {
         ("  ", "", "")
     };
     let mut out = String::new();
-    for st in &s.stages {
+    for st in s.stages() {
         for a in &st.attempts {
             let Some(commit) = a.commit.as_ref().and_then(|c| c.oid().ok()) else {
                 continue;

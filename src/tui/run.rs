@@ -48,7 +48,7 @@ struct View {
 impl View {
     fn new(state: &RunState) -> View {
         let rows = state
-            .stages
+            .stages()
             .iter()
             .map(|s| Row {
                 name: s.stage.as_str().into(),
@@ -64,15 +64,15 @@ impl View {
         View {
             title: format!(
                 "run {} · task {} · arbiter {}",
-                state.run_id,
-                state.task,
-                format!("{:?}", state.mode).to_lowercase()
+                state.run_id(),
+                state.task(),
+                format!("{:?}", state.mode()).to_lowercase()
             ),
             rows,
             activity: None,
             story: Vec::new(),
-            before: state.spend,
-            budget: state.budget_usd,
+            before: state.spend(),
+            budget: state.budget_usd(),
             started: Instant::now(),
             ended: false,
         }
@@ -207,7 +207,7 @@ impl View {
                 for r in &mut self.rows {
                     r.doing = None;
                     // The record decides what was accepted.
-                    if let Some(s) = state.stages.iter().find(|s| s.stage.as_str() == r.name) {
+                    if let Some(s) = state.stages().iter().find(|s| s.stage.as_str() == r.name) {
                         r.done = s.commit.is_some() && s.verdict != Some(Verdict::Halt);
                         r.verdict = s.verdict.or(r.verdict);
                     }

@@ -213,13 +213,13 @@ pub fn run_error(e: RunError, state: &RunState) -> CommandError {
         recorded,
     } = &e
     {
-        let (found, recorded, id) = (found.short(), recorded.short(), &state.run_id);
+        let (found, recorded, id) = (found.short(), recorded.short(), state.run_id());
         let keep = format!(
             "to keep that work, put it on a branch of its own (`git branch <name> {found}`), then put the run's branch back (`git branch -f {branch} {recorded}`) and `git triad resume {id}`"
         );
         let again = format!(
             "or leave it as it is and start a new run: `git triad run --task {}`",
-            state.task
+            state.task()
         );
         return CommandError::failure(e).hint(keep).hint(again);
     }
@@ -228,12 +228,12 @@ pub fn run_error(e: RunError, state: &RunState) -> CommandError {
     if raced {
         err = err.hint(format!(
             "another git triad process (or a person) moved the run's branch or record; `git triad log {}` shows where it stands",
-            state.run_id
+            state.run_id()
         ));
     }
     err.hint(format!(
         "the run is recorded as failed where the record could be written; `git triad resume {}` continues it",
-        state.run_id
+        state.run_id()
     ))
 }
 

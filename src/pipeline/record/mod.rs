@@ -6,12 +6,12 @@ mod debate;
 mod format;
 mod parallel;
 mod recorder;
+mod state;
 mod stop;
 mod transcript;
 mod upgrade;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 pub use chamber::{ChamberLink, ChamberRun};
 pub use debate::{
@@ -22,21 +22,16 @@ pub use parallel::{
     Candidate, CandidateReview, CrossReview, ParallelState, Rating, Synthesis, Winner, WonBy,
 };
 pub use recorder::{list_runs, Recorder};
+pub use state::{RunState, Start};
 pub use stop::{one_line, ModelFailure, NoRewind, StopReason};
 pub use transcript::Transcript;
 
 use super::fit::LeftOut;
-use super::reconcile::ImplementationSummary;
 use super::stage::Stage;
-use crate::arbiter::{Issue, Verdict};
-use crate::config::{ArbiterMode, OnExhausted};
-use crate::consensus::envelope::Message;
-use crate::consensus::suggestion::Suggestion;
+use crate::arbiter::Verdict;
 use crate::consensus::Deliberation;
-use crate::git::worktree::CommandOutcome;
 use crate::git::{FileStat, ObjectId};
 use crate::model::Spend;
-use crate::routing::route::Routing;
 use crate::task::outcome::StageMeta;
 
 /// Ref namespace of run records.
@@ -217,118 +212,6 @@ impl StageRecord {
     }
 }
 
-/// The whole state of a run (`run.json`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunState {
-    /// Format version ([`RECORD_VERSION`]).
-    pub v: u32,
-    /// The run id.
-    pub run_id: String,
-    /// Task slug.
-    pub task: String,
-    /// Blob id of the TaskSpec at start.
-    pub task_blob: ObjectId,
-    /// Base commit (HEAD at start).
-    pub base: ObjectId,
-    /// The scratch branch.
-    pub branch: String,
-    /// Where the run stands.
-    pub status: RunStatus,
-    /// Why the run stopped, once it has (`None` while it runs).
-    pub stop: Option<StopReason>,
-    /// Arbiter mode.
-    pub mode: ArbiterMode,
-    /// Retries per stage.
-    pub max_retries: u32,
-    /// Escalation policy.
-    pub on_exhausted: OnExhausted,
-    /// Index of the stage in progress.
-    pub current: usize,
-    /// Stages.
-    pub stages: Vec<StageRecord>,
-    /// FLAG issues waiting for the next stage.
-    pub pending_flags: Vec<Issue>,
-    /// All flags raised in the run (for the arbiter's "previous flags").
-    pub all_flags: Vec<Issue>,
-    /// Retry feedback for the current stage.
-    pub feedback: String,
-    /// The verify command's result.
-    pub verify: Option<CommandOutcome>,
-    /// The commit the verify command ran at: a verifier that fixes something has the
-    /// command run again at its own commit, and a retry after it at the tip again.
-    #[serde(default)]
-    pub verify_at: Option<ObjectId>,
-    /// Whether the verify command passed at the run's base, once a building stage's change
-    /// made it fail (a command that already failed there holds no building stage back).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base_verify: Option<bool>,
-    /// The verifier's implementation summary.
-    pub implementation_summary: Option<ImplementationSummary>,
-    /// What every call of the run cost so far.
-    pub spend: Spend,
-    /// The run's budget cap.
-    pub budget_usd: Option<f64>,
-    /// Number of transcript entries.
-    pub transcripts: u32,
-    /// Effective configuration when the run started (secrets never appear in config).
-    pub config: Value,
-    /// Unix time of start.
-    pub started: u64,
-    /// Reconciliation against the TaskSpec (`--reconcile`), when enabled.
-    pub reconcile: Option<ReconcileState>,
-    /// An attempt of the current stage that answered and was committed, waiting for its
-    /// review: recorded before the arbiter is asked, so a run killed during the review
-    /// resumes with the review, without asking the stage model again. Absent in records of
-    /// earlier builds, which read as "nothing waiting".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub under_review: Option<UnderReview>,
-    /// The consensus stage (`--consensus`), when enabled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub consensus: Option<ConsensusState>,
-    /// Parallel exploration (`--workflow parallel`): candidates, votes, winner, synthesis.
-    /// Absent for a sequential run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parallel: Option<ParallelState>,
-    /// Debate (`--workflow debate`): papers, rebuttals, final arguments and the judgment
-    /// whose winning position the architect builds. Absent for other workflows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub debate: Option<DebateState>,
-    /// The chamber of a run with `--chamber auto` (none: decisions are not deliberated).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub chamber: Option<ChamberRun>,
-    /// Every run of the formatter (`format.command`) between the last stage before Verify
-    /// and Verify, in order. Empty when none is configured (and in earlier records).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub format: Vec<FormatRecord>,
-    /// Every message between the run's agents, in order (seed 001 §4.3).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub messages: Vec<Message>,
-    /// Cross-domain suggestions of accepted stage answers and what became of each.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub suggestions: Vec<Suggestion>,
-    /// How the roles routed by measured fitness got their models, and why (records written
-    /// before routing existed have none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub routing: Option<Routing>,
-    /// The profile the run was planned with (`Some(None)`: none), so a resume fills the same
-    /// roles the same way; `None` in records written before it was kept.
-    #[serde(
-        default,
-        deserialize_with = "recorded",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub profile: Option<Option<String>>,
-}
-
-/// Reads a field that may be `null` as present: `Some(None)`, where a missing one is `None`.
-fn recorded<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: Deserialize<'de>,
-{
-    T::deserialize(d).map(Some)
-}
-
 /// A committed attempt waiting for the arbiter (see [`RunState::under_review`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UnderReview {
@@ -377,75 +260,4 @@ pub struct ReconcileState {
     pub verdict: Option<Verdict>,
     /// Whether reconciliation is finished for the current final commit.
     pub done: bool,
-}
-
-impl RunState {
-    /// The branch tip for the next stage: the last accepted commit (or the formatter's
-    /// commit on top of it), else the base.
-    pub fn tip(&self) -> &ObjectId {
-        let stage_tip = self.stage_tip();
-        match self.format.last() {
-            Some(f) if &f.input == stage_tip => f.commit.as_ref().unwrap_or(stage_tip),
-            _ => stage_tip,
-        }
-    }
-
-    /// The last accepted stage commit, else the base (the formatter's input).
-    pub fn stage_tip(&self) -> &ObjectId {
-        self.stages
-            .iter()
-            .rev()
-            .find_map(|s| s.commit.as_ref())
-            .unwrap_or(&self.base)
-    }
-
-    /// The final verdict: the worst of the reviewed stages', the reconciliation's and the
-    /// one the run's end implies (HALT for a halted run, REJECT when retries ran out), so a
-    /// stopped run never reads as approved by the stages it did finish.
-    pub fn final_verdict(&self) -> Option<Verdict> {
-        let ended = match self.status {
-            RunStatus::Halted => Some(Verdict::Halt),
-            RunStatus::RetriesExhausted => Some(Verdict::Reject),
-            _ => None,
-        };
-        self.stages
-            .iter()
-            .filter_map(|s| s.verdict)
-            .chain(self.reconcile.as_ref().and_then(|r| r.verdict))
-            .chain(
-                self.consensus
-                    .as_ref()
-                    .and_then(|c| c.observation.as_ref())
-                    .map(|o| o.verdict),
-            )
-            .chain(ended)
-            .max()
-    }
-
-    /// The models that may judge this run's stages after their assigned arbiter: the
-    /// arbiter role's routed models when the run routed that role, else its list.
-    pub fn arbiter_pool(
-        &self,
-        loaded: &crate::config::LoadedConfig,
-        profile: Option<&str>,
-    ) -> Vec<String> {
-        self.routing
-            .as_ref()
-            .and_then(|r| r.models(crate::config::Role::Arbiter))
-            .map_or_else(
-                || loaded.role_models(crate::config::Role::Arbiter, profile),
-                <[String]>::to_vec,
-            )
-    }
-
-    /// The stage in progress, if any is left.
-    pub fn current_stage(&self) -> Option<Stage> {
-        self.stages.get(self.current).map(|s| s.stage)
-    }
-
-    /// Stops the run: the status and the reason, together.
-    pub fn stop(&mut self, status: RunStatus, reason: StopReason) {
-        self.status = status;
-        self.stop = Some(reason);
-    }
 }

@@ -53,11 +53,8 @@ impl<'r> Recorder<'r> {
     /// Queues a model call's transcript for the next event, as
     /// `transcript/NNN-<stage>-<role>.json` (`NNN` counts the run's transcripts).
     pub fn transcript(&mut self, state: &mut RunState, t: &Transcript) {
-        state.transcripts += 1;
-        let name = format!(
-            "transcript/{:03}-{}-{}.json",
-            state.transcripts, t.stage, t.role
-        );
+        let n = state.count_transcript();
+        let name = format!("transcript/{n:03}-{}-{}.json", t.stage, t.role);
         let text = serde_json::to_vec_pretty(t).unwrap_or_default();
         self.pending.insert(name, text);
     }
@@ -74,7 +71,7 @@ impl<'r> Recorder<'r> {
             .map_err(|e| GitError::Command(format!("cannot serialize the run state: {e}")))?;
         let mut files = std::mem::take(&mut self.pending);
         files.insert("run.json".into(), json);
-        let msg = format!("triad run {}: {what}\n", state.run_id);
+        let msg = format!("triad run {}: {what}\n", state.run_id());
         let keep = std::mem::take(&mut self.keep);
         let commit = git::record::append(self.repo, &self.refname, self.tip, files, &keep, &msg)?;
         self.tip = Some(commit);
@@ -94,6 +91,6 @@ pub fn list_runs(repo: &Repository) -> Vec<RunState> {
             }
         }
     }
-    runs.sort_by(|a, b| b.started.cmp(&a.started).then(b.run_id.cmp(&a.run_id)));
+    runs.sort_by(|a, b| (b.started().cmp(&a.started())).then(b.run_id().cmp(a.run_id())));
     runs
 }

@@ -78,30 +78,30 @@ mod tests {
             "../../../tests/fixtures/v1/run-approved.json"
         ))
         .expect("format 1 run.json reads");
-        assert_eq!(approved.v, RECORD_VERSION);
-        assert_eq!(approved.status, RunStatus::Flagged);
-        assert_eq!(approved.stages.len(), 4);
-        let architect = &approved.stages[0];
+        assert_eq!(approved.v(), RECORD_VERSION);
+        assert_eq!(approved.status(), RunStatus::Flagged);
+        assert_eq!(approved.stages().len(), 4);
+        let architect = &approved.stages()[0];
         assert_eq!(architect.attempts[0].result, AttemptResult::Rejected);
         assert_eq!(architect.attempts[1].result, AttemptResult::Accepted);
         assert!(architect.attempts[0].spend.cost_usd > 0.0);
-        assert!(approved.spend.input_tokens > 0 && approved.spend.output_tokens > 0);
-        assert!(approved.implementation_summary.is_some());
+        assert!(approved.spend().input_tokens > 0 && approved.spend().output_tokens > 0);
+        assert!(approved.implementation_summary().is_some());
         assert!(approved.tip().oid().is_ok());
         assert!(
-            approved.routing.is_none(),
+            approved.routing().is_none(),
             "a run from before routing routed nothing"
         );
         assert!(matches!(
-            approved.stop,
+            approved.stop_reason(),
             Some(StopReason::Legacy { ref message }) if message.contains("final verdict")
         ));
 
         let halted = read(include_bytes!("../../../tests/fixtures/v1/run-halted.json"))
             .expect("format 1 halted run.json reads");
-        assert_eq!(halted.status, RunStatus::Halted);
-        let Some(StopReason::Legacy { message }) = &halted.stop else {
-            panic!("{:?}", halted.stop)
+        assert_eq!(halted.status(), RunStatus::Halted);
+        let Some(StopReason::Legacy { message }) = halted.stop_reason() else {
+            panic!("{:?}", halted.stop_reason())
         };
         assert!(message.contains("halted the pipeline at the verify stage"));
     }

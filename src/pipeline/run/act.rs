@@ -33,17 +33,12 @@ pub(super) fn accept(
     verdict: Option<Verdict>,
     meta: &StageMeta,
 ) -> Result<Flow, RunError> {
-    let idx = j.state.current;
+    let idx = j.state.current();
     let old_tip = j.state.tip().oid()?;
-    let stage = j.state.stages[idx].stage;
+    let stage = j.state.stages()[idx].stage;
     attempt.result = AttemptResult::Accepted;
     heard(j, stage, &attempt.model.clone(), attempt.spend, meta);
-    let s = &mut j.state.stages[idx];
-    s.attempts.push(attempt);
-    s.commit = Some(commit.into());
-    s.verdict = verdict;
-    j.state.feedback.clear();
-    j.state.current += 1;
+    j.state.accept(attempt, commit.into(), verdict);
     j.keep(commit);
     j.event(&format!("{stage} accepted"))?;
     move_branch(cx, j, commit, Some(old_tip), &format!("{stage} accepted"))?;
@@ -58,8 +53,8 @@ pub(super) fn retry(
     mut attempt: AttemptRecord,
     feedback: &str,
 ) -> Result<Flow, RunError> {
-    let idx = j.state.current;
-    let stage = j.state.stages[idx].stage;
+    let idx = j.state.current();
+    let stage = j.state.stages()[idx].stage;
     if attempt.detail.is_empty() {
         attempt.detail = one_line(feedback, attempt.result.as_str());
     }
@@ -70,12 +65,12 @@ pub(super) fn retry(
         detail: &attempt.detail,
     });
     let result = attempt.result;
-    j.state.stages[idx].attempts.push(attempt);
-    j.state.feedback = if feedback.starts_with("##") {
+    let feedback = if feedback.starts_with("##") {
         feedback.to_string()
     } else {
         format!("## YOUR PREVIOUS ANSWER COULD NOT BE USED\n\n{feedback}\n")
     };
+    j.state.refuse(attempt, feedback);
     j.event(&format!("{stage} attempt {}", result.as_str()))?;
     Ok(Flow::Continue)
 }
@@ -88,8 +83,8 @@ pub(super) fn stop_on_outcome(
     answered: Answered,
     meta: StageMeta,
 ) -> Result<Flow, RunError> {
-    let idx = j.state.current;
-    let stage = j.state.stages[idx].stage;
+    let idx = j.state.current();
+    let stage = j.state.stages()[idx].stage;
     let attempt = answered.record(AttemptResult::Outcome, meta.outcome.as_str());
     if chamber::outcome_is_decision(meta.outcome) {
         let trigger = meta.outcome.as_str();
@@ -102,7 +97,7 @@ pub(super) fn stop_on_outcome(
         match ask_chamber(cx, j, stage, trigger, question, &fallback)? {
             Chambered::Answer { block, .. } => return retry(cx, j, attempt, &block),
             Chambered::Escalated { session } => {
-                j.state.stages[idx].attempts.push(attempt);
+                j.state.push_attempt(attempt);
                 let reason = StopReason::Chamber {
                     stage,
                     session,
@@ -114,12 +109,12 @@ pub(super) fn stop_on_outcome(
             Chambered::Nothing => {}
         }
     }
-    j.state.stages[idx].attempts.push(attempt);
+    j.state.push_attempt(attempt);
     // Nothing is silently dropped: every task keeps an owner and a next action.
     let decision = match crate::task::workflow::on_stage_outcome(
         cx.repo(),
-        &j.state.task,
-        &j.state.run_id,
+        j.state.task(),
+        j.state.run_id(),
         stage.as_str(),
         &meta,
     ) {
@@ -137,7 +132,7 @@ pub(super) fn stop_on_outcome(
         .and_then(|a| Stage::ALL.into_iter().find(|s| s.as_str() == a))
         .filter(|s| *s != stage);
     if let Some(to) = to {
-        if j.state.parallel.is_none() && handovers(&j.state) <= MAX_HANDOVERS {
+        if j.state.parallel().is_none() && handovers(&j.state) <= MAX_HANDOVERS {
             let block = crate::pipeline::waiting::reassigned_block(stage, to, &meta.summary);
             return hand_over(cx, j, to, block);
         }
@@ -159,8 +154,8 @@ pub(super) fn stop_on_outcome(
 
 /// Retries are used up, and the run stops (see [`crate::pipeline::transition::due`]).
 pub(super) fn exhausted(cx: &Cx<'_>, j: &mut Journal<'_>, stop: Stop) -> Result<Flow, RunError> {
-    let idx = j.state.current;
-    let s = &j.state.stages[idx];
+    let idx = j.state.current();
+    let s = &j.state.stages()[idx];
     let stage = s.stage;
     let (reason, event) = match stop {
         Stop::Exhausted(why) => (
@@ -186,22 +181,14 @@ pub(super) fn exhausted(cx: &Cx<'_>, j: &mut Journal<'_>, stop: Stop) -> Result<
 /// Retries are used up: the stage before, `to`, is redone with its next model, told
 /// why (see [`crate::pipeline::transition::due`]).
 pub(super) fn rewind(cx: &Cx<'_>, j: &mut Journal<'_>, to: Stage) -> Result<Flow, RunError> {
-    let idx = j.state.current;
-    let stage = j.state.stages[idx].stage;
+    let idx = j.state.current();
+    let stage = j.state.stages()[idx].stage;
     let prev = to.index();
     let old_tip = j.state.tip().oid()?;
-    let ps = &mut j.state.stages[prev];
-    ps.model_index += 1;
-    ps.commit = None;
-    ps.verdict = None;
-    ps.epoch_start = ps.attempts.len();
-    let s = &mut j.state.stages[idx];
-    s.epoch_start = s.attempts.len();
-    j.state.current = prev;
-    j.state.feedback = format!(
-        "## REWIND\nThe {stage} stage could not be completed on top of the previous {to} output; redo the {to} stage differently.\n\n{}",
-        j.state.feedback
+    let why = format!(
+        "## REWIND\nThe {stage} stage could not be completed on top of the previous {to} output; redo the {to} stage differently.\n\n"
     );
+    j.state.rewind(to, &why);
     let new_tip = j.state.tip().oid()?;
     // The abandoned stage commits stay reachable from the record.
     j.keep(old_tip);
@@ -209,7 +196,7 @@ pub(super) fn rewind(cx: &Cx<'_>, j: &mut Journal<'_>, to: Stage) -> Result<Flow
     move_branch(cx, j, new_tip, Some(old_tip), "rewind")?;
     cx.progress(&Progress::Rewound {
         to,
-        model: j.state.stages[prev].model(),
+        model: j.state.stages()[prev].model(),
     });
     Ok(Flow::Continue)
 }
@@ -227,12 +214,7 @@ pub(super) fn finish(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<(), RunError> {
         )?;
         return Ok(());
     }
-    let verdict = j.state.final_verdict();
-    j.state.status = match verdict {
-        Some(Verdict::Flag) => RunStatus::Flagged,
-        _ => RunStatus::Approved,
-    };
-    j.state.stop = Some(StopReason::Finished { verdict });
+    j.state.finish();
     j.event("finished")?;
     Ok(())
 }

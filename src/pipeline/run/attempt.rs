@@ -32,37 +32,40 @@ const ANSWER_RECORD_BYTES: usize = 256 * 1024;
 /// One attempt at the current stage.
 pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
     let repo = cx.repo();
-    let idx = j.state.current;
-    let stage = j.state.stages[idx].stage;
+    let idx = j.state.current();
+    let stage = j.state.stages()[idx].stage;
     let role = stage.role();
-    let n = j.state.stages[idx].attempts.len() as u32 + 1;
-    let epoch_n = j.state.stages[idx].attempts_in_epoch() + 1;
+    let n = j.state.stages()[idx].attempts.len() as u32 + 1;
+    let epoch_n = j.state.stages()[idx].attempts_in_epoch() + 1;
     let parent = j.state.tip().oid()?;
     let parent_tree = cx.tree_of(parent, "reading the stage's parent tree")?;
     // After a change that made the verify command fail, the next attempt works on that
     // change: it is shown its files and its edits apply to them.
-    let work_tree = match &j.state.stages[idx].draft {
+    let work_tree = match &j.state.stages()[idx].draft {
         Some(draft) => cx.tree(draft, "reading the failing attempt's tree")?,
         None => parent_tree.clone(),
     };
     let files = TreeFiles::new(repo, work_tree.clone());
     let (req, left_out) = stage_request(cx, j, &parent_tree, &files)?;
 
-    if let Err(e) =
-        crate::task::workflow::on_stage_start(repo, &j.state.task, &j.state.run_id, stage.as_str())
-    {
+    if let Err(e) = crate::task::workflow::on_stage_start(
+        repo,
+        j.state.task(),
+        j.state.run_id(),
+        stage.as_str(),
+    ) {
         tracing::warn!("could not record the task's state: {e}");
     }
     economize(cx, j, idx)?;
     let candidates = {
-        let s = &j.state.stages[idx];
+        let s = &j.state.stages()[idx];
         s.models[s.model_index.min(s.models.len())..].to_vec()
     };
     cx.progress(&Progress::StageStarted {
         stage,
-        position: (idx, j.state.stages.len()),
-        model: j.state.stages[idx].model(),
-        attempt: (epoch_n, j.state.max_retries + 1),
+        position: (idx, j.state.stages().len()),
+        model: j.state.stages()[idx].model(),
+        attempt: (epoch_n, j.state.max_retries() + 1),
     });
     let started = Instant::now();
     let completion = match cx.env.client.chat(role, &candidates, &req).await_blocking() {
@@ -70,7 +73,7 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
         Err(e) => return model_failed(cx, j, stage.as_str(), e),
     };
     let spend = completion.spend();
-    j.state.spend += spend;
+    j.state.add_spend(spend);
     let call = Exchange::text(&req, &completion, ANSWER_RECORD_BYTES);
     let mut transcript = Transcript::new(stage.as_str(), role.as_str(), call);
     transcript.attempt = Some(n);
@@ -133,13 +136,13 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
         };
         // The reconciliation weighs it: a verifier that leaves it out is asked for it
         // while it has attempts left, rather than the whole change being sent back.
-        if let (Err(why), true) = (&summary, j.state.reconcile.is_some()) {
-            if epoch_n <= j.state.max_retries {
+        if let (Err(why), true) = (&summary, j.state.reconcile().is_some()) {
+            if epoch_n <= j.state.max_retries() {
                 let refused = answered.record(AttemptResult::BadAnswer, why.clone());
                 return retry(cx, j, refused, &no_summary_feedback(why));
             }
         }
-        j.state.implementation_summary = summary.ok();
+        j.state.set_implementation_summary(summary.ok());
     }
 
     // The facts of the answer before anything is committed.
@@ -190,7 +193,7 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
     let summary = one_line(&meta.summary, &format!("{stage} stage"));
     let message = format!(
         "triad({stage}): {summary}\n\nTriad-Run: {}\nTriad-Stage: {stage}\nTriad-Model: {}\nTriad-Attempt: {n}\n",
-        j.state.run_id, answered.model
+        j.state.run_id(), answered.model
     );
     let commit = git::commit(repo, tree, &[parent], &message)?;
     if matches!(stage, Stage::Implement | Stage::Refactor) {
@@ -225,13 +228,13 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
                 refused.changed = facts.changed;
                 if keep {
                     j.keep(commit);
-                    j.state.stages[idx].draft = Some(ObjectId::from(commit));
+                    j.state.set_draft(Some(ObjectId::from(commit)));
                 }
                 return retry(cx, j, refused, &feedback);
             }
         }
     }
-    j.state.stages[idx].draft = None;
+    j.state.set_draft(None);
     let mut attempt = answered.record(AttemptResult::Accepted, format!("{summary}{notes}"));
     attempt.commit = Some(ObjectId::from(commit));
     attempt.changed = facts.changed;
@@ -241,17 +244,16 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
         // the review and the reconciliation weigh, not the one from before the fix.
         verify::run(cx, j, ObjectId::from(commit))?;
     }
-    if !j.state.stages[idx].reviewed {
+    if !j.state.stages()[idx].reviewed {
         // Unreviewed, a claim without evidence travels as a flag to the next stage and
         // to every later review.
         let flags: Vec<_> = claims.iter().map(finding_issue).collect();
-        j.state.all_flags.extend(flags.iter().cloned());
-        j.state.pending_flags = flags;
+        j.state.carry_flags(flags);
         return accept(cx, j, attempt, commit, None, &meta);
     }
     // Recorded before the arbiter is asked: a run killed during the review resumes with
     // the review, and the stage's answer is never paid for twice.
-    j.state.under_review = Some(UnderReview { attempt, meta });
+    j.state.hold_for_review(UnderReview { attempt, meta });
     j.keep(commit);
     j.event(&format!("{stage} attempt {n} committed for review"))?;
     review::pending(cx, j, epoch_n, claims)

@@ -37,7 +37,7 @@ pub(super) fn move_branch(
 }
 
 fn branch_ref(state: &RunState) -> String {
-    format!("refs/heads/{}", state.branch)
+    format!("refs/heads/{}", state.branch())
 }
 
 /// Puts the branch where the record says the run stands, before any model is called;
@@ -62,7 +62,7 @@ pub(super) fn sync(cx: &Cx<'_>, j: &Journal<'_>) -> Result<Option<String>, RunEr
             move_branch(cx, j, want, None, "resume: create the run's branch")?;
             repaired.push(format!(
                 "created the branch {} at the recorded tip {}",
-                j.state.branch,
+                j.state.branch(),
                 short(want)
             ));
         }
@@ -76,14 +76,14 @@ pub(super) fn sync(cx: &Cx<'_>, j: &Journal<'_>) -> Result<Option<String>, RunEr
             )?;
             repaired.push(format!(
                 "moved the branch {} from {} (a commit of this run) to the recorded tip {}",
-                j.state.branch,
+                j.state.branch(),
                 short(have),
                 short(want)
             ));
         }
         Some(have) => {
             return Err(RunError::BranchMoved {
-                branch: j.state.branch.clone(),
+                branch: j.state.branch().to_string(),
                 found: have.into(),
                 recorded: want.into(),
             })
@@ -98,14 +98,17 @@ pub(super) fn sync(cx: &Cx<'_>, j: &Journal<'_>) -> Result<Option<String>, RunEr
 fn is_own(cx: &Cx<'_>, state: &RunState, commit: Oid) -> bool {
     let known = |o: Oid| {
         let id = ObjectId::from(o);
-        id == state.base
-            || state.stages.iter().any(|s| {
+        id == *state.base()
+            || state.stages().iter().any(|s| {
                 s.commit.as_ref() == Some(&id)
                     || s.attempts.iter().any(|a| a.commit.as_ref() == Some(&id))
             })
-            || state.format.iter().any(|f| f.commit.as_ref() == Some(&id))
+            || state
+                .format()
+                .iter()
+                .any(|f| f.commit.as_ref() == Some(&id))
     };
-    let trailer = format!("Triad-Run: {}", state.run_id);
+    let trailer = format!("Triad-Run: {}", state.run_id());
     let mut at = commit;
     for _ in 0..MAX_OWN_CHAIN {
         if known(at) {

@@ -68,7 +68,7 @@ pub(super) fn hold(
         .map(|u| u.why.as_str())
         .collect::<Vec<_>>()
         .join("; ");
-    let retries_left = epoch_n <= j.state.max_retries;
+    let retries_left = epoch_n <= j.state.max_retries();
     let progressed = stage == Stage::Implement && advanced(&cx.spec, &unmet);
     if !unmet.is_empty() && !progressed && retries_left {
         let feedback =

@@ -45,7 +45,7 @@ pub(super) fn structured_call<T: DeserializeOwned + JsonSchema>(
         .chat_structured::<T>(role, &[model.to_string()], &req)
         .await_blocking()?;
     let spend = result.completion.spend();
-    j.state.spend += spend;
+    j.state.add_spend(spend);
     let transcript = Transcript::new(stage, label, Exchange::structured(&req, &result));
     j.transcript(&transcript);
     Ok((result.value, spend))

@@ -86,7 +86,7 @@ pub(super) fn outcome_question(
         "The {stage} stage of task `{}` answered {} instead of doing the work: {}. What \
          should the {stage} stage do now: go ahead as the TaskSpec says, take one of the \
          alternatives, or stop? Say which, and what exactly it should do.",
-        j.state.task,
+        j.state.task(),
         meta.outcome.as_str(),
         meta.summary.trim()
     );
@@ -113,7 +113,7 @@ pub(super) fn verdict_question(
         "The arbiter {} gave the {stage} stage of task `{}` the verdict {} with confidence \
          {:.2}: {}. Is the verdict right, and what exactly should the next attempt change?",
         review.arbiter_model,
-        j.state.task,
+        j.state.task(),
         review.verdict,
         review.confidence,
         review.reasoning.trim()
@@ -141,7 +141,7 @@ pub(super) fn verdict_question(
 fn decision_context(cx: &Cx<'_>, j: &Journal<'_>, label: String, text: String) -> Vec<ContextItem> {
     vec![
         ContextItem {
-            label: format!("TaskSpec {}", j.state.task),
+            label: format!("TaskSpec {}", j.state.task()),
             text: cx.spec.render(),
         },
         ContextItem { label, text },
@@ -157,9 +157,9 @@ pub(super) fn ask_chamber(
     (question, context): (String, Vec<ContextItem>),
     fallback: &str,
 ) -> Result<Chambered, RunError> {
-    let idx = j.state.current;
-    let epoch = j.state.stages[idx].epoch_start;
-    let Some(plan) = j.state.chamber.as_ref() else {
+    let idx = j.state.current();
+    let epoch = j.state.stages()[idx].epoch_start;
+    let Some(plan) = j.state.chamber() else {
         return Ok(Chambered::Nothing);
     };
     if plan.asked(stage, epoch) {
@@ -189,11 +189,11 @@ pub(super) fn ask_chamber(
             "{trigger} at the {stage} stage: a reversible decision (the stage retries), \
              Level 2 auto-quorum"
         )],
-        source: format!("run {}", j.state.run_id),
+        source: format!("run {}", j.state.run_id()),
         founder_role: None,
         panel: plan.panel.clone(),
         arbiter: plan.arbiter.clone(),
-        opened_by: Some(format!("run {} ({stage})", j.state.run_id)),
+        opened_by: Some(format!("run {} ({stage})", j.state.run_id())),
     });
     link.session = session.id.clone();
     let observer = cx.env.observer;
@@ -211,7 +211,7 @@ pub(super) fn ask_chamber(
         progress: &progress,
     };
     let result = open::drive(repo, &chamber, &mut session).await_blocking();
-    j.state.spend += session.spend();
+    j.state.add_spend(session.spend());
     let chambered = match result {
         Err(EngineError::Git(e)) => return Err(e.into()),
         Err(EngineError::Limit(hit)) => {
@@ -255,7 +255,7 @@ fn settled(session: &Session, link: &mut ChamberLink) -> Chambered {
 pub(super) fn chamber_answer(j: &Journal<'_>, session: Option<&str>) -> Option<String> {
     let id = session?;
     j.state
-        .chamber
+        .chamber()
         .as_ref()?
         .sessions
         .iter()
@@ -266,7 +266,7 @@ pub(super) fn chamber_answer(j: &Journal<'_>, session: Option<&str>) -> Option<S
 
 fn linked(j: &mut Journal<'_>, link: ChamberLink, out: Chambered) -> Result<Chambered, RunError> {
     let what = format!("chamber {}: {}", link.trigger, link.outcome);
-    if let Some(plan) = j.state.chamber.as_mut() {
+    if let Some(plan) = j.state.chamber_mut() {
         plan.sessions.push(link);
     }
     j.event(&what)?;

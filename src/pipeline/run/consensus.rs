@@ -54,13 +54,13 @@ pub(super) enum Stepped {
 /// Whether the consensus stage is due: refactor is accepted and verify has not begun.
 pub(super) fn due(j: &Journal<'_>) -> bool {
     j.state.current_stage() == Some(Stage::Verify)
-        && j.state.stages[Stage::Verify.index()].attempts_in_epoch() == 0
-        && j.state.consensus.as_ref().is_some_and(|c| !c.done)
+        && j.state.stages()[Stage::Verify.index()].attempts_in_epoch() == 0
+        && j.state.consensus().is_some_and(|c| !c.done)
 }
 
 /// One step of the consensus stage.
 pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
-    let Some(d) = j.state.consensus.as_ref().and_then(|c| c.current.clone()) else {
+    let Some(d) = j.state.consensus().and_then(|c| c.current.clone()) else {
         return call_panel(cx, j);
     };
     let shown = shown(cx, j)?;
@@ -164,9 +164,10 @@ fn call_panel(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
         voters: &names,
         tiebreaker: tiebreaker.as_deref(),
     });
-    let c = j.state.consensus.get_or_insert_with(Default::default);
-    c.current = Some(Deliberation::new(voters, tiebreaker));
-    c.observation = None;
+    if let Some(c) = j.state.consensus_mut() {
+        c.current = Some(Deliberation::new(voters, tiebreaker));
+        c.observation = None;
+    }
     j.event("consensus: panel called")?;
     Ok(Flow::Continue)
 }
@@ -175,7 +176,7 @@ fn call_panel(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
 /// the first stage it holds; a tiebreaker that does not vote.
 pub(super) fn panel(cx: &Cx<'_>, j: &Journal<'_>) -> (Vec<Voter>, Option<String>) {
     let mut voters: Vec<Voter> = Vec::new();
-    for s in &j.state.stages {
+    for s in j.state.stages() {
         let model = if s.commit.is_some() {
             s.last_model()
         } else {
@@ -220,8 +221,8 @@ fn voter(d: &Deliberation, model: &str) -> Voter {
 /// The deliberation `target` names.
 fn deliberation_mut<'j>(j: &'j mut Journal<'_>, target: Target) -> Option<&'j mut Deliberation> {
     match target {
-        Target::Result => j.state.consensus.as_mut().and_then(|c| c.current.as_mut()),
-        Target::Suggestion(i) => j.state.suggestions.get_mut(i).and_then(|s| s.vote.as_mut()),
+        Target::Result => j.state.consensus_mut().and_then(|c| c.current.as_mut()),
+        Target::Suggestion(i) => j.state.suggestion_mut(i).and_then(|s| s.vote.as_mut()),
     }
 }
 
@@ -247,7 +248,7 @@ where
                 return Ok(Flow::Continue);
             };
             let (what, msg) = record(d, answer);
-            j.state.messages.push(msg.by(&voter.model, spend));
+            j.state.say(msg.by(&voter.model, spend));
             cx.progress(&Progress::Deliberated {
                 who: &voter.model,
                 what: &what,
@@ -317,7 +318,7 @@ where
     };
     match record(current, answer) {
         Ok((what, msg)) => {
-            j.state.messages.push(msg.by(&model, spend));
+            j.state.say(msg.by(&model, spend));
             cx.progress(&Progress::Deliberated {
                 who: &model,
                 what: &what,
@@ -366,7 +367,7 @@ fn act_on(
         if let Some(cur) = deliberation_mut(j, Target::Result) {
             cur.conclude(decision.clone());
         }
-        j.state.messages.push(Message::new(
+        j.state.say(Message::new(
             "orchestrator",
             "all",
             MessageKind::Consensus,
@@ -379,12 +380,12 @@ fn act_on(
         ))?;
     }
     if j.state
-        .consensus
+        .consensus()
         .as_ref()
         .is_some_and(|c| c.observation.is_none())
     {
         let observation = observe(cx, j, &d, &decision, shown);
-        j.state.messages.push(
+        j.state.say(
             Message::new(
                 "arbiter",
                 "orchestrator",
@@ -393,14 +394,14 @@ fn act_on(
             )
             .by(&observation.model, Spend::default()),
         );
-        if let Some(c) = j.state.consensus.as_mut() {
+        if let Some(c) = j.state.consensus_mut() {
             c.observation = Some(observation);
         }
         j.event("consensus: observed")?;
     }
     let observed = j
         .state
-        .consensus
+        .consensus()
         .as_ref()
         .and_then(|c| c.observation.as_ref())
         .map(|o| o.verdict);
@@ -411,11 +412,11 @@ fn act_on(
         observed,
         degraded: d.degraded(),
     });
-    let sent_back = j.state.consensus.as_ref().map_or(0, |c| c.past.len()) as u32;
+    let sent_back = j.state.consensus().map_or(0, |c| c.past.len()) as u32;
     let proceed = decision.choice == Choice::Approve;
     match transition::after_consensus(Policy::of(&j.state), proceed, sent_back) {
         AfterConsensus::Proceed => {
-            if let Some(c) = j.state.consensus.as_mut() {
+            if let Some(c) = j.state.consensus_mut() {
                 c.done = true;
             }
             j.event("consensus: proceed to verify")?;
@@ -432,17 +433,7 @@ fn act_on(
         AfterConsensus::BackToRefactor => {}
     }
     // Back to refactor, on top of its result, told what the agents decided.
-    j.state.feedback = feedback(&decision);
-    if let Some(c) = j.state.consensus.as_mut() {
-        if let Some(done) = c.current.take() {
-            c.past.push(done);
-        }
-        c.observation = None;
-    }
-    let refactor = &mut j.state.stages[Stage::Refactor.index()];
-    refactor.epoch_start = refactor.attempts.len();
-    j.state.current = Stage::Refactor.index();
-    j.state.verify = None;
+    j.state.back_to_refactor(feedback(&decision));
     j.event(&format!("consensus: {choice}: back to refactor"))?;
     Ok(Flow::Continue)
 }

@@ -16,14 +16,14 @@ pub const PRESSURE: f64 = 0.8;
 pub(super) fn economize(cx: &Cx<'_>, j: &mut Journal<'_>, idx: usize) -> Result<(), RunError> {
     let mode = j
         .state
-        .routing
+        .routing()
         .as_ref()
         .map_or(cx.env.config.config.routing, |r| r.mode);
-    let Some(budget) = j.state.budget_usd else {
+    let Some(budget) = j.state.budget_usd() else {
         return Ok(());
     };
-    let spent = j.state.spend.cost_usd;
-    let s = &j.state.stages[idx];
+    let spent = j.state.spend().cost_usd;
+    let s = &j.state.stages()[idx];
     if mode != RoutingMode::Cost || s.reviewed || spent < PRESSURE * budget {
         return Ok(());
     }
@@ -46,9 +46,8 @@ pub(super) fn economize(cx: &Cx<'_>, j: &mut Journal<'_>, idx: usize) -> Result<
     }
     let stage = s.stage;
     let was = s.models[from].clone();
-    let stage_record = &mut j.state.stages[idx];
-    let now = stage_record.models.remove(cheapest);
-    stage_record.models.insert(from, now.clone());
+    let now = s.models[cheapest].clone();
+    j.state.put_model_next(idx, cheapest);
     let what = format!(
         "cost routing: ${spent:.4} of the ${budget:.2} budget spent ({:.0} %), so the {stage} stage, which the arbiter does not review, switches from {was} to the cheaper {now}",
         spent / budget * 100.0

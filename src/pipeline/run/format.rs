@@ -36,9 +36,9 @@ const TAIL_LINES: usize = 40;
 pub(super) fn due(cx: &Cx<'_>, j: &Journal<'_>) -> bool {
     !cx.env.config.config.format.command.trim().is_empty()
         && j.state.current_stage() == Some(Stage::Verify)
-        && j.state.stages[Stage::Verify.index()].attempts_in_epoch() == 0
-        && j.state.under_review.is_none()
-        && j.state.format.last().map(|f| &f.input) != Some(j.state.stage_tip())
+        && j.state.stages()[Stage::Verify.index()].attempts_in_epoch() == 0
+        && j.state.under_review().is_none()
+        && j.state.format().last().map(|f| &f.input) != Some(j.state.stage_tip())
 }
 
 /// Runs the formatter on the last stage commit and commits what it changed in the
@@ -125,7 +125,7 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
             let message = format!(
                 "triad(format): `{command}` formatted {} file(s)\n\nThe configured formatter's change (format.command), not a model's: style is applied after consensus, before Verify.\n\nTriad-Run: {}\nTriad-Stage: format\n",
                 changed.len(),
-                j.state.run_id
+                j.state.run_id()
             );
             let commit = git::commit(repo, tree, &[input_oid], &message)?;
             j.keep(commit);
@@ -146,7 +146,7 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
     });
     let event = format!("format: {}", record.detail);
     let commit = record.commit.clone();
-    j.state.format.push(record);
+    j.state.push_format(record);
     j.event(&event)?;
     if let Some(c) = commit {
         move_branch(cx, j, c.oid()?, Some(input_oid), "formatter")?;
@@ -156,7 +156,7 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
 
 /// What the verifier is told about the formatter of its input, if one ran.
 pub(super) fn shown(state: &RunState) -> String {
-    match state.format.last() {
+    match state.format().last() {
         Some(f) => format!(
             "## Formatter (a fact)\ncommand: {}\n{}\n",
             f.outcome.command, f.detail

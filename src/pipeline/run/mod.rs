@@ -60,9 +60,9 @@ impl<'a> Run<'a> {
     /// A run over `state` (new or loaded from its record).
     pub fn new(env: &'a RunEnv<'a>, state: RunState, spec: TaskSpec) -> Self {
         // The ledger says which run each call served.
-        env.client.set_run(Some(&state.run_id));
+        env.client.set_run(Some(state.run_id()));
         Run {
-            cx: Cx::new(env, spec, state.base.clone()),
+            cx: Cx::new(env, spec, state.base().clone()),
             j: Journal::open(env.repo, state),
         }
     }
@@ -80,7 +80,7 @@ impl<'a> Run<'a> {
     /// Writes the first event and creates the scratch branch at the base.
     pub fn start(&mut self) -> Result<(), RunError> {
         self.j.event("start")?;
-        let base = self.j.state.base.oid()?;
+        let base = self.j.state.base().oid()?;
         branch::move_branch(&self.cx, &self.j, base, None, "start run")?;
         Ok(())
     }
@@ -108,8 +108,8 @@ impl<'a> Run<'a> {
         let stage = j.state.current_stage().unwrap_or(Stage::Verify);
         if let Err(e) = crate::task::workflow::on_run_start(
             cx.repo(),
-            &j.state.task,
-            &j.state.run_id,
+            j.state.task(),
+            j.state.run_id(),
             stage.as_str(),
         ) {
             tracing::warn!("could not record the task's state: {e}");
@@ -127,12 +127,12 @@ impl<'a> Run<'a> {
         }
         // Who decided the task's fate: the arbiter when a model reviewed anything, else the
         // policy (an unreviewed run ends by rule, not by judgement).
-        let reviewed = j.state.stages.iter().any(|s| s.verdict.is_some())
+        let reviewed = j.state.stages().iter().any(|s| s.verdict.is_some())
             || j.state
-                .reconcile
+                .reconcile()
                 .as_ref()
                 .is_some_and(|r| r.verdict.is_some())
-            || matches!(j.state.stop, Some(StopReason::ArbiterHalt { .. }));
+            || matches!(j.state.stop_reason(), Some(StopReason::ArbiterHalt { .. }));
         let decided_by = if reviewed {
             Actor::Arbiter
         } else {
@@ -140,9 +140,9 @@ impl<'a> Run<'a> {
         };
         if let Err(e) = crate::task::workflow::on_run_end(
             cx.repo(),
-            &j.state.task,
-            &j.state.run_id,
-            j.state.status.as_str(),
+            j.state.task(),
+            j.state.run_id(),
+            j.state.status().as_str(),
             j.state.final_verdict().map(|v| v.as_str()),
             decided_by,
         ) {
@@ -159,9 +159,8 @@ impl<'a> Run<'a> {
 fn run_loop(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<(), RunError> {
     cx.env
         .client
-        .set_budget_after(j.state.budget_usd, j.state.spend.cost_usd);
-    j.state.status = RunStatus::Running;
-    j.state.stop = None;
+        .set_budget_after(j.state.budget_usd(), j.state.spend().cost_usd);
+    j.state.set_running();
     loop {
         let flow = if parallel::due(j) {
             parallel::step(cx, j)?
@@ -175,7 +174,7 @@ fn run_loop(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<(), RunError> {
             format::step(cx, j)?
         } else if let Some(stage) = j.state.current_stage() {
             stage_step(cx, j, stage)?
-        } else if j.state.reconcile.as_ref().is_some_and(|r| !r.done) {
+        } else if j.state.reconcile().is_some_and(|r| !r.done) {
             reconcile::step(cx, j, true)?
         } else {
             return act::finish(cx, j);
@@ -190,11 +189,11 @@ fn run_loop(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<(), RunError> {
 /// escalate when its retries are used up (see [`transition::due`]), else run the verify
 /// command first (verify stage, unless it ran at the tip already), then one attempt.
 fn stage_step(cx: &Cx<'_>, j: &mut Journal<'_>, stage: Stage) -> Result<Flow, RunError> {
-    if j.state.under_review.is_some() {
+    if j.state.under_review().is_some() {
         return review::resume(cx, j);
     }
-    let tries = j.state.stages[j.state.current].attempts_in_epoch();
-    let earlier = transition::earlier(&j.state.stages, j.state.current);
+    let tries = j.state.stages()[j.state.current()].attempts_in_epoch();
+    let earlier = transition::earlier(j.state.stages(), j.state.current());
     match transition::due(Policy::of(&j.state), tries, earlier) {
         Due::Attempt => {}
         Due::Rewind(to) => return act::rewind(cx, j, to),
@@ -203,7 +202,7 @@ fn stage_step(cx: &Cx<'_>, j: &mut Journal<'_>, stage: Stage) -> Result<Flow, Ru
     if stage == Stage::Verify {
         // At the tip: not again if it ran there, again if a rejected fix moved it.
         let tip = j.state.tip().clone();
-        if j.state.verify.is_none() || j.state.verify_at.as_ref() != Some(&tip) {
+        if j.state.verify().is_none() || j.state.verify_at() != Some(&tip) {
             verify::run(cx, j, tip)?;
         }
     }

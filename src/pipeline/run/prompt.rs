@@ -25,17 +25,17 @@ pub(super) fn stage_request(
     files: &TreeFiles<'_>,
 ) -> Result<(ChatRequest, LeftOut), RunError> {
     let repo = cx.repo();
-    let idx = j.state.current;
-    let stage = j.state.stages[idx].stage;
+    let idx = j.state.current();
+    let stage = j.state.stages()[idx].stage;
     let previous_diff = if idx > 0 {
         // The previous stage's own change: from the commit before it to the tip. A stage
         // a parallel exploration stood in for has no commit and is passed over.
-        let before = j.state.stages[..idx]
+        let before = j.state.stages()[..idx]
             .iter()
             .rev()
             .filter_map(|s| s.commit.as_ref())
             .nth(1)
-            .unwrap_or(&j.state.base);
+            .unwrap_or(j.state.base());
         let t = repo
             .find_commit(before.oid()?)
             .and_then(|c| c.tree())
@@ -58,8 +58,8 @@ pub(super) fn stage_request(
     };
     let flags = feedback::flag_block(
         idx.checked_sub(1)
-            .map_or("previous", |p| j.state.stages[p].stage.as_str()),
-        &j.state.pending_flags,
+            .map_or("previous", |p| j.state.stages()[p].stage.as_str()),
+        j.state.pending_flags(),
     ) + &suggest::block(&j.state, stage);
     let facts = if stage == Stage::Verify {
         let stats = git::FileStat::of(&run_diff);
@@ -79,7 +79,7 @@ pub(super) fn stage_request(
         verify::base_failure(cx, j)?
     };
     let config = &cx.env.config.config;
-    let model = j.state.stages[idx].model();
+    let model = j.state.stages()[idx].model();
     let root = cx.env.repo_root();
     let estimator = cx.env.client.estimator(model).unwrap_or_default();
     Ok(fitted_stage_request(
@@ -93,7 +93,7 @@ pub(super) fn stage_request(
             changed_so_far: &changed_so_far,
             previous_diff: &previous_diff,
             flags: &flags,
-            feedback: &j.state.feedback,
+            feedback: j.state.feedback(),
             facts: &facts,
             char_budget: file_char_budget(config, model),
             hunks: &hunks,

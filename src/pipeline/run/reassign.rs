@@ -5,7 +5,7 @@
 use super::branch::move_branch;
 use super::step::{Cx, Flow, Journal, RunError};
 use crate::pipeline::observer::Progress;
-use crate::pipeline::record::{AttemptResult, RunState, RunStatus};
+use crate::pipeline::record::{AttemptResult, RunState};
 use crate::pipeline::stage::Stage;
 use crate::pipeline::waiting::TakeUp;
 use crate::task::outcome::Outcome;
@@ -21,12 +21,7 @@ pub(super) fn take_up(cx: &Cx<'_>, j: &mut Journal<'_>, what: TakeUp) -> Result<
     match what {
         TakeUp::Nothing => Ok(()),
         TakeUp::Continue(block) => {
-            let idx = j.state.current;
-            if let Some(s) = j.state.stages.get_mut(idx) {
-                s.epoch_start = s.attempts.len();
-            }
-            j.state.feedback = block;
-            j.state.status = RunStatus::Running;
+            j.state.taken_up(block);
             j.event("taken up again")?;
             Ok(())
         }
@@ -38,7 +33,7 @@ pub(super) fn take_up(cx: &Cx<'_>, j: &mut Journal<'_>, what: TakeUp) -> Result<
 /// that was routed to one).
 pub(super) fn handovers(state: &RunState) -> usize {
     state
-        .stages
+        .stages()
         .iter()
         .flat_map(|s| &s.attempts)
         .filter(|a| a.result == AttemptResult::Outcome && a.detail == Outcome::OutOfScope.as_str())
@@ -55,39 +50,11 @@ pub(super) fn hand_over(
     to: Stage,
     block: String,
 ) -> Result<Flow, RunError> {
-    let idx = j.state.current;
+    let idx = j.state.current();
     let target = to.index();
-    let from = j.state.stages[idx].stage;
+    let from = j.state.stages()[idx].stage;
     let old_tip = j.state.tip().oid()?;
-    let redo = if target <= idx {
-        target..idx + 1
-    } else {
-        idx..idx + 1
-    };
-    for s in &mut j.state.stages[redo] {
-        if target < idx {
-            s.commit = None;
-            s.verdict = None;
-            s.draft = None;
-        }
-        s.epoch_start = s.attempts.len();
-    }
-    let t = &mut j.state.stages[target];
-    t.epoch_start = t.attempts.len();
-    if target < Stage::Verify.index() {
-        j.state.verify = None;
-        if let Some(c) = j.state.consensus.as_mut() {
-            if let Some(done) = c.current.take() {
-                c.past.push(done);
-            }
-            c.observation = None;
-            c.done = false;
-        }
-    }
-    j.state.current = target;
-    j.state.feedback = block;
-    j.state.status = RunStatus::Running;
-    j.state.stop = None;
+    j.state.hand_over(to, block);
     let new_tip = j.state.tip().oid()?;
     j.keep(old_tip);
     j.event(&format!("{from} reassigned its work to {to}"))?;
@@ -97,7 +64,7 @@ pub(super) fn hand_over(
     cx.env.observer.progress(&Progress::Reassigned {
         from,
         to,
-        model: j.state.stages[target].model(),
+        model: j.state.stages()[target].model(),
     });
     Ok(Flow::Continue)
 }

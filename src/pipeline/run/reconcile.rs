@@ -23,21 +23,21 @@ use crate::pipeline::transition::{self, AfterReconciliation};
 pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, may_rewind: bool) -> Result<Flow, RunError> {
     let repo = cx.repo();
     let final_commit = j.state.tip().oid()?;
-    let base = j.state.base.oid()?;
+    let base = j.state.base().oid()?;
     let mut facts = reconcile::facts(
         repo,
         base,
         final_commit,
         &cx.spec,
-        j.state.implementation_summary.as_ref(),
+        j.state.implementation_summary(),
     )
     .map_err(|source| GitError::Git {
         what: "checking the implementation summary".into(),
         source,
     })?;
     facts.dropped_suggestions = suggest::dropped(
-        &j.state.suggestions,
-        j.state.implementation_summary.as_ref(),
+        j.state.suggestions(),
+        j.state.implementation_summary(),
         j.state.tip().as_str(),
     );
     let final_tree = repo
@@ -54,7 +54,7 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, may_rewind: bool) -> Result
         .collect();
     facts.requirements_unmet = unmet.into_iter().map(|u| u.why).collect();
     let floor = reconcile::floor(&facts);
-    let scaffold = match &j.state.stages[Stage::Architect.index()].commit {
+    let scaffold = match &j.state.stages()[Stage::Architect.index()].commit {
         Some(arch) => {
             let tree = |o: git2::Oid| repo.find_commit(o).and_then(|c| c.tree()).ok();
             match (tree(base), arch.oid().ok().and_then(tree)) {
@@ -69,13 +69,13 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, may_rewind: bool) -> Result
         }
         None => String::new(),
     };
-    let verifier_model = j.state.stages[Stage::Verify.index()]
+    let verifier_model = j.state.stages()[Stage::Verify.index()]
         .last_model()
         .to_string();
     let role_list = j
         .state
         .arbiter_pool(cx.env.config, cx.env.profile.as_deref());
-    let assigned = j.state.reconcile.as_ref().and_then(|r| r.model.clone());
+    let assigned = j.state.reconcile().and_then(|r| r.model.clone());
     // An explicit reconciliation model is the only candidate; else the arbiter role's.
     let list = if assigned.is_some() {
         &[][..]
@@ -94,7 +94,7 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, may_rewind: bool) -> Result
     let req = reconcile::build_request(
         &system,
         &cx.spec,
-        j.state.implementation_summary.as_ref(),
+        j.state.implementation_summary(),
         &facts,
         &scaffold,
     );
@@ -108,7 +108,7 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, may_rewind: bool) -> Result
         Ok(j) => j,
         Err(e) => return model_failed(cx, j, "reconcile", e),
     };
-    j.state.spend += judged.spend;
+    j.state.add_spend(judged.spend);
     let mut answer = judged.value;
     // A model's word is not evidence: its REJECT counts as far as what it found.
     let supported = answer.supported_verdict(&facts.requirements_met);
@@ -131,8 +131,8 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, may_rewind: bool) -> Result
     transcript.facts = Some(Box::new(facts.clone()));
     j.transcript(&transcript);
     let record = Record::Reconciliation(Box::new(ReconciliationRecord {
-        run: j.state.run_id.clone(),
-        task: j.state.task.clone(),
+        run: j.state.run_id().to_string(),
+        task: j.state.task().to_string(),
         stage: "reconcile".into(),
         verdict,
         model_verdict: answer.verdict,
@@ -182,31 +182,21 @@ fn after_reconciliation(
     may_rewind: bool,
 ) -> Result<Flow, RunError> {
     let reasons = floor.map_or(&[][..], |f| &f.reasons[..]);
-    let r = j.state.reconcile.get_or_insert_with(Default::default);
+    let r = j.state.reconcile_mut();
     r.verdict = Some(verdict);
     let rewound = r.rewound;
     match transition::after_reconciliation(verdict, &answer.rewind_to, may_rewind, rewound) {
         AfterReconciliation::Complete => {
-            r.done = true;
+            j.state.reconcile_mut().done = true;
             j.event(&format!("reconciliation {verdict}"))?;
             Ok(Flow::Continue)
         }
         AfterReconciliation::Rewind(target) => {
-            r.rewound = true;
             let old_tip = j.state.tip().oid()?;
-            for s in &mut j.state.stages[target.index()..] {
-                s.commit = None;
-                s.verdict = None;
-                s.epoch_start = s.attempts.len();
-                s.draft = None;
-            }
             // The stage redoes the work on top of the rejected change, not from nothing:
             // the gaps are what is asked of it, and what was right stays.
-            j.state.stages[target.index()].draft = Some(old_tip.into());
-            j.state.current = target.index();
-            j.state.verify = None;
-            j.state.implementation_summary = None;
-            j.state.feedback = reconcile::feedback(answer, reasons);
+            let feedback = reconcile::feedback(answer, reasons);
+            j.state.reconcile_rewind(target, old_tip.into(), feedback);
             let new_tip = j.state.tip().oid()?;
             // Recorded first, the abandoned commits kept reachable; the branch follows.
             j.keep(old_tip);
@@ -239,25 +229,14 @@ fn after_reconciliation(
 /// `git triad reconcile <run-id>`: reconciles a finished run again, without rewinding.
 /// The run itself stays finished; only the verdict is new.
 pub(super) fn again(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Option<Verdict>, RunError> {
-    let status = j.state.status;
-    let stop = j.state.stop.clone();
-    j.state.reconcile.get_or_insert_with(Default::default).done = false;
+    let status = j.state.status();
+    let stop = j.state.stop_reason().cloned();
+    j.state.reconcile_mut().done = false;
     let flow = step(cx, j, false)?;
-    let verdict = j.state.reconcile.as_ref().and_then(|r| r.verdict);
+    let verdict = j.state.reconcile().and_then(|r| r.verdict);
     if flow == Flow::Continue || verdict.is_some() {
-        if matches!(verdict, Some(Verdict::Reject | Verdict::Halt)) {
-            j.state.status = RunStatus::Halted;
+        if j.state.reconciled_again(status, stop) {
             mark_or_fail(cx, j);
-        } else {
-            j.state.status = if status == RunStatus::Halted {
-                status
-            } else {
-                match j.state.final_verdict() {
-                    Some(Verdict::Flag) => RunStatus::Flagged,
-                    _ => RunStatus::Approved,
-                }
-            };
-            j.state.stop = stop;
         }
         j.event("reconciled again")?;
     }

@@ -30,10 +30,10 @@ use crate::task::outcome::StageMeta;
 /// Reviews the attempt the record holds under review, as a resumed run finds it: its
 /// claims are found again from its commit (the same facts the attempt saw).
 pub(super) fn resume(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
-    let Some(under) = &j.state.under_review else {
+    let Some(under) = j.state.under_review() else {
         return Ok(Flow::Continue);
     };
-    let stage = j.state.stages[j.state.current].stage;
+    let stage = j.state.stages()[j.state.current()].stage;
     let repo = cx.repo();
     let commit = under
         .attempt
@@ -53,7 +53,7 @@ pub(super) fn resume(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError>
     let summary = under.meta.summary.clone();
     let facts = StageFacts::of(&diff, &summary);
     let claims = claims(cx, stage, &facts, &new_tree, &summary)?;
-    let epoch_n = j.state.stages[j.state.current].attempts_in_epoch() + 1;
+    let epoch_n = j.state.stages()[j.state.current()].attempts_in_epoch() + 1;
     pending(cx, j, epoch_n, claims)
 }
 
@@ -65,7 +65,7 @@ pub(super) fn pending(
     epoch_n: u32,
     claims: Vec<Finding>,
 ) -> Result<Flow, RunError> {
-    let Some(UnderReview { attempt, meta }) = j.state.under_review.take() else {
+    let Some(UnderReview { attempt, meta }) = j.state.take_under_review() else {
         return Ok(Flow::Continue);
     };
     let commit = match attempt.commit.as_ref().map(|c| c.oid()) {
@@ -89,8 +89,8 @@ fn decide(
     epoch_n: u32,
     claims: Vec<Finding>,
 ) -> Result<Flow, RunError> {
-    let idx = j.state.current;
-    let stage = j.state.stages[idx].stage;
+    let idx = j.state.current();
+    let stage = j.state.stages()[idx].stage;
     let prepared = prepare_review(cx, j, stage, commit, claims)?;
     let reviewed = match ask(cx, j, stage, &attempt.model, &prepared, meta) {
         Ok(r) => r,
@@ -98,7 +98,7 @@ fn decide(
             // The answer was paid for: it stays under review, and a resumed run reviews
             // it instead of asking the stage again.
             j.keep(commit);
-            j.state.under_review = Some(UnderReview {
+            j.state.hold_for_review(UnderReview {
                 attempt,
                 meta: meta.clone(),
             });
@@ -107,7 +107,7 @@ fn decide(
     };
     let review = reviewed.review;
     let facts = reviewed.facts;
-    j.state.spend += reviewed.spend;
+    j.state.add_spend(reviewed.spend);
     attempt.spend += reviewed.spend;
     attempt.verdict = Some(review.verdict);
     attempt.arbiter_model = Some(review.arbiter_model.clone());
@@ -119,7 +119,7 @@ fn decide(
     // A doubtful REJECT or HALT is deliberated first, so its note names the session.
     let reject_fb = feedback::reject_block(
         epoch_n,
-        j.state.max_retries,
+        j.state.max_retries(),
         &review.issues,
         &review.alternatives,
     );
@@ -134,8 +134,8 @@ fn decide(
 
     // The note is the pre-push gate's only input: without it the run does not go on.
     let line = Record::Review(Box::new(ReviewRecord {
-        run: Some(j.state.run_id.clone()),
-        task: Some(j.state.task.clone()),
+        run: Some(j.state.run_id().to_string()),
+        task: Some(j.state.task().to_string()),
         attempt: attempt.n,
         stage_reviewed: stage.as_str().to_string(),
         chamber: chambered.session().map(str::to_string),
@@ -144,7 +144,7 @@ fn decide(
     if let Err(e) = notes::record(cx.env.repo, commit, line) {
         attempt.result = AttemptResult::Rejected;
         attempt.detail = "its verdict note could not be written".into();
-        j.state.stages[idx].attempts.push(attempt);
+        j.state.push_attempt(attempt);
         j.keep(commit);
         return halt(
             cx,
@@ -172,10 +172,9 @@ fn decide(
     match action {
         AfterReview::Accept { carry_flags } => {
             if carry_flags {
-                j.state.pending_flags = review.issues.clone();
-                j.state.all_flags.extend(review.issues.iter().cloned());
+                j.state.carry_flags(review.issues.clone());
             } else {
-                j.state.pending_flags.clear();
+                j.state.clear_flags();
             }
             accept(cx, j, attempt, commit, Some(review.verdict), meta)
         }
@@ -187,7 +186,7 @@ fn decide(
             retry(cx, j, attempt, &feedback)
         }
         AfterReview::Stop(stop) => {
-            j.state.stages[idx].attempts.push(attempt);
+            j.state.push_attempt(attempt);
             let (reason, event) = if stop == Stop::Chamber {
                 let reason = StopReason::Chamber {
                     stage,
@@ -260,12 +259,12 @@ fn ask(
     prepared: &Prepared<'_>,
     meta: &StageMeta,
 ) -> Result<Reviewed, ModelError> {
-    let idx = j.state.current;
+    let idx = j.state.current();
     let role_list = j
         .state
         .arbiter_pool(cx.env.config, cx.env.profile.as_deref());
     let judges = candidates(
-        j.state.stages[idx].arbiter_model.as_deref(),
+        j.state.stages()[idx].arbiter_model.as_deref(),
         &role_list,
         &|m| m == stage_model || same_wire_model(cx.env.config, m, stage_model),
     );
@@ -280,14 +279,14 @@ fn ask(
     let task = cx.spec.render();
     let requirement_ids: Vec<String> = cx.spec.requirements.iter().map(|r| r.id.clone()).collect();
     let verify = (stage == Stage::Verify)
-        .then_some(j.state.verify.as_ref())
+        .then_some(j.state.verify())
         .flatten();
     let brief = Brief {
         stage: stage.as_str(),
         reviewed_model: stage_model,
         task: &task,
         stage_notes: &stage_notes,
-        previous_flags: &j.state.all_flags,
+        previous_flags: j.state.all_flags(),
         verify,
         requirement_ids: &requirement_ids,
     };

@@ -177,7 +177,7 @@ pub(super) struct Journal<'a> {
 impl<'a> Journal<'a> {
     /// The journal of `state`, in its record in `repo`.
     pub(super) fn open(repo: &'a Repository, state: RunState) -> Self {
-        let rec = Recorder::open(repo, &state.run_id);
+        let rec = Recorder::open(repo, state.run_id());
         Journal { state, rec }
     }
 

@@ -58,7 +58,7 @@ pub(super) fn halt(
 /// written, the run is failed for that reason instead (the gate reads only notes).
 pub(super) fn mark_or_fail(cx: &Cx<'_>, j: &mut Journal<'_>) {
     if !matches!(
-        j.state.status,
+        j.state.status(),
         RunStatus::Halted | RunStatus::RetriesExhausted
     ) {
         return;
@@ -78,13 +78,13 @@ pub(super) fn mark_or_fail(cx: &Cx<'_>, j: &mut Journal<'_>) {
 /// retries ran out), unless the tip is the base (nothing new to push) or already carries
 /// that verdict.
 fn mark_stopped_tip(cx: &Cx<'_>, j: &Journal<'_>) -> Result<(), (Oid, notes::NotesError)> {
-    if j.state.tip() == &j.state.base {
+    if j.state.tip() == j.state.base() {
         return Ok(());
     }
     let Ok(tip) = j.state.tip().oid() else {
         return Ok(());
     };
-    let verdict = if j.state.status == RunStatus::Halted {
+    let verdict = if j.state.status() == RunStatus::Halted {
         Verdict::Halt
     } else {
         Verdict::Reject
@@ -95,7 +95,7 @@ fn mark_stopped_tip(cx: &Cx<'_>, j: &Journal<'_>) -> Result<(), (Oid, notes::Not
     }
     let reason = j
         .state
-        .stop
+        .stop_reason()
         .as_ref()
         .map_or(String::new(), |r| r.describe());
     let review = ArbiterReview {
@@ -111,18 +111,18 @@ fn mark_stopped_tip(cx: &Cx<'_>, j: &Journal<'_>) -> Result<(), (Oid, notes::Not
         confidence: 1.0,
         reasoning: format!(
             "the run stopped ({}): {}",
-            j.state.status.as_str(),
+            j.state.status().as_str(),
             one_line(&reason, "")
         ),
         token_cost: 0.0,
         coverage: None,
     };
     let record = Record::Review(Box::new(ReviewRecord {
-        run: Some(j.state.run_id.clone()),
-        task: Some(j.state.task.clone()),
+        run: Some(j.state.run_id().to_string()),
+        task: Some(j.state.task().to_string()),
         attempt: 0,
         stage_reviewed: "run".into(),
-        chamber: match &j.state.stop {
+        chamber: match j.state.stop_reason() {
             Some(StopReason::Chamber { session, .. }) => Some(session.clone()),
             _ => None,
         },

@@ -59,7 +59,7 @@ pub(super) fn heard(
         .take(10)
         .collect();
     for v in meta.suggestions.iter().take(10) {
-        let id = format!("S{}", j.state.suggestions.len() + 1);
+        let id = format!("S{}", j.state.suggestions().len() + 1);
         let Some(mut s) = Suggestion::from_meta(v, id, stage.as_str(), model) else {
             continue;
         };
@@ -79,14 +79,14 @@ pub(super) fn heard(
             );
         }
         msg.suggestions.push(s.clone());
-        j.state.suggestions.push(s);
+        j.state.propose(s);
     }
-    j.state.messages.push(msg);
+    j.state.say(msg);
 }
 
 /// The suggestion that needs a decision next, if any.
 pub(super) fn due(j: &Journal<'_>) -> Option<usize> {
-    j.state.suggestions.iter().position(|s| match s.status {
+    j.state.suggestions().iter().position(|s| match s.status {
         SuggestionStatus::Proposed | SuggestionStatus::Escalated => true,
         // Rejected by the role-holder; its author has not yet been asked.
         SuggestionStatus::Rejected => s.history.len() == 1,
@@ -97,7 +97,7 @@ pub(super) fn due(j: &Journal<'_>) -> Option<usize> {
 /// One decision on suggestion `i`: by its domain's role-holder, then (after a rejection)
 /// its author's choice to escalate, then the agents' vote.
 pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, i: usize) -> Result<Flow, RunError> {
-    let s = j.state.suggestions[i].clone();
+    let s = j.state.suggestions()[i].clone();
     match s.status {
         SuggestionStatus::Proposed => evaluate(cx, j, i, &s),
         SuggestionStatus::Rejected => offer_escalation(cx, j, i, &s),
@@ -108,7 +108,7 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, i: usize) -> Result<Flow, R
 /// The model holding `role` in this run, with its stage's role name.
 fn holder(j: &Journal<'_>, role: Role) -> Option<String> {
     j.state
-        .stages
+        .stages()
         .iter()
         .find(|st| st.stage.role() == role)
         .map(|st| {
@@ -210,7 +210,9 @@ fn vote_on(cx: &Cx<'_>, j: &mut Journal<'_>, i: usize, s: &Suggestion) -> Result
     let target = Target::Suggestion(i);
     let Some(d) = s.vote.clone() else {
         let (voters, tiebreaker) = panel(cx, j);
-        j.state.suggestions[i].vote = Some(Deliberation::new(voters, tiebreaker));
+        if let Some(s) = j.state.suggestion_mut(i) {
+            s.vote = Some(Deliberation::new(voters, tiebreaker));
+        }
         j.event(&format!("suggestion {}: put to a vote", s.id))?;
         return Ok(Flow::Continue);
     };
@@ -242,7 +244,7 @@ fn settled(
     decision: Option<Decision>,
     why: &str,
 ) -> Result<Flow, RunError> {
-    if let Some(d) = (decision.as_ref()).and_then(|_| j.state.suggestions[i].vote.as_mut()) {
+    if let Some(d) = (decision.as_ref()).and_then(|_| j.state.suggestion_mut(i)?.vote.as_mut()) {
         if let Some(dec) = &decision {
             d.conclude(dec.clone());
         }
@@ -275,7 +277,9 @@ fn decided(
     reason: &str,
 ) -> Result<Flow, RunError> {
     let tip = j.state.tip().as_str().to_string();
-    let s = &mut j.state.suggestions[i];
+    let Some(s) = j.state.suggestion_mut(i) else {
+        return Ok(Flow::Continue);
+    };
     s.decide(by, model, status, reason);
     if status.binding() {
         s.bound_at = Some(tip);
@@ -293,8 +297,7 @@ fn decided(
         status_name(status)
     );
     j.state
-        .messages
-        .push(Message::new(by, &to, MessageKind::Suggestion, &what).by(model, spend));
+        .say(Message::new(by, &to, MessageKind::Suggestion, &what).by(model, spend));
     cx.env.observer.progress(&Progress::Deliberated {
         who: by,
         what: &crate::bounded::clip(&what, 200),
@@ -307,7 +310,7 @@ fn decided(
 /// verifier accounts for each in its implementation summary.
 pub(super) fn block(state: &RunState, stage: Stage) -> String {
     let binding: Vec<&Suggestion> = state
-        .suggestions
+        .suggestions()
         .iter()
         .filter(|s| s.status.binding())
         .collect();

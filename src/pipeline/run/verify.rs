@@ -34,8 +34,7 @@ pub(super) fn run(cx: &Cx<'_>, j: &mut Journal<'_>, tip: ObjectId) -> Result<(),
         }
         return Ok(());
     };
-    j.state.verify = Some(outcome);
-    j.state.verify_at = Some(tip);
+    j.state.record_verify(outcome, tip);
     j.event("verify command ran")?;
     Ok(())
 }
@@ -102,10 +101,10 @@ fn at_base<'c>(
     j: &mut Journal<'_>,
 ) -> Result<Option<&'c CommandOutcome>, RunError> {
     if cx.at_base.get().is_none() {
-        let base = j.state.base.clone();
+        let base = j.state.base().clone();
         let outcome = command_at(cx, &base);
         if let Some(o) = &outcome {
-            j.state.base_verify = Some(o.exit_code == Some(0));
+            j.state.set_base_verify(o.exit_code == Some(0));
             j.event("verify command ran at the run's base")?;
         }
         let _ = cx.at_base.set(outcome);
@@ -148,13 +147,13 @@ pub(super) fn base_failure(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<String, R
 
 /// Where the failing command's output `tail` points, in the tree it ran at.
 fn pointed_at_verify(cx: &Cx<'_>, state: &RunState, tail: &str) -> String {
-    let tree = (state.verify_at.as_ref()).and_then(|at| cx.tree(at, "").ok());
+    let tree = (state.verify_at()).and_then(|at| cx.tree(at, "").ok());
     tree.map_or_else(String::new, |t| points_at(&pointed(cx, tail, &t)))
 }
 
 /// The verify command's result as the verifier is shown it.
 pub(super) fn shown(cx: &Cx<'_>, state: &RunState) -> String {
-    match (&state.verify, &cx.env.verify) {
+    match (state.verify(), &cx.env.verify) {
         (Some(v), _) => {
             let mut s = format!(
                 "## Verify command result (a fact)\ncommand: {}\nexit code: {}\noutput tail:\n{}\n",

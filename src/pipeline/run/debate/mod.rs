@@ -39,13 +39,13 @@ const MAX_TOKENS: u32 = 2048;
 
 /// Whether the run is in a debate that is not finished.
 pub(super) fn due(j: &Journal<'_>) -> bool {
-    j.state.debate.as_ref().is_some_and(|d| !d.done)
+    j.state.debate().is_some_and(|d| !d.done)
 }
 
 /// One step of the debate: one phase (all its debaters together), the judgment, or the
 /// hand-over to the architect.
 pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
-    let Some(d) = j.state.debate.clone() else {
+    let Some(d) = j.state.debate().cloned() else {
         return Ok(Flow::Continue);
     };
     match d.next() {
@@ -74,9 +74,7 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
         }
         DebateNext::Judge => judge(cx, j, &d),
         DebateNext::Conclude => {
-            if let Some(d) = j.state.debate.as_mut() {
-                d.done = true;
-            }
+            j.state.debate_mut().done = true;
             j.event("debate: done; on to the architect")?;
             Ok(Flow::Continue)
         }
@@ -182,7 +180,7 @@ where
             }
             Ok(result) => {
                 let spend = result.completion.spend();
-                j.state.spend += spend;
+                j.state.add_spend(spend);
                 let call = Exchange::structured(req, &result);
                 let mut transcript = Transcript::new("debate", "debater", call);
                 transcript.phase = Some(phase);
@@ -199,8 +197,7 @@ where
                     _ => format!("position {label}: {}", speech.approach),
                 };
                 j.state
-                    .messages
-                    .push(Message::new("debater", to, kind, &content).by(model, spend));
+                    .say(Message::new("debater", to, kind, &content).by(model, spend));
                 if let Some(x) = debate_mut(j).debater_mut(model) {
                     x.set_speech(phase, speech);
                 }
@@ -259,7 +256,7 @@ fn judge(cx: &Cx<'_>, j: &mut Journal<'_>, d: &DebateState) -> Result<Flow, RunE
         }
     };
     let spend = result.completion.spend();
-    j.state.spend += spend;
+    j.state.add_spend(spend);
     let call = Exchange::structured(&req, &result);
     j.transcript(&Transcript::new("debate", "judge", call));
     let a = result.value;
@@ -295,7 +292,7 @@ fn judge(cx: &Cx<'_>, j: &mut Journal<'_>, d: &DebateState) -> Result<Flow, RunE
             String::new()
         }
     );
-    j.state.messages.push(
+    j.state.say(
         Message::new(
             "tiebreaker",
             "architect",
@@ -311,7 +308,7 @@ fn judge(cx: &Cx<'_>, j: &mut Journal<'_>, d: &DebateState) -> Result<Flow, RunE
 }
 
 fn debate_mut<'j>(j: &'j mut Journal<'_>) -> &'j mut DebateState {
-    j.state.debate.get_or_insert_with(Default::default)
+    j.state.debate_mut()
 }
 
 fn debate_stop(cx: &Cx<'_>, j: &mut Journal<'_>, detail: String) -> Result<Flow, RunError> {
@@ -326,7 +323,7 @@ fn debate_stop(cx: &Cx<'_>, j: &mut Journal<'_>, detail: String) -> Result<Flow,
 
 /// What the architect stage is shown of a judged debate (empty otherwise).
 pub(super) fn shown(state: &RunState) -> String {
-    match &state.debate {
+    match state.debate() {
         Some(d) => match &d.judgment {
             Some(j) => architect_block(d, j),
             None => String::new(),

@@ -146,7 +146,7 @@ pub(super) fn build_answer(
     let summary = crate::pipeline::record::one_line(&meta.summary, what);
     let message = format!(
         "triad({what}): {summary}\n\nTriad-Run: {}\nTriad-Stage: {what}\nTriad-Model: {model}\n",
-        j.state.run_id
+        j.state.run_id()
     );
     let commit = git::commit(repo, tree, &[parent], &message)?;
     Ok(Ok(Built {
@@ -182,7 +182,7 @@ pub(super) fn fan_out(
     models: &[String],
 ) -> Result<Flow, RunError> {
     let repo = cx.repo();
-    let base = j.state.base.oid()?;
+    let base = j.state.base().oid()?;
     let base_tree = repo
         .find_commit(base)
         .and_then(|c| c.tree())
@@ -202,7 +202,7 @@ pub(super) fn fan_out(
         .map(|(i, model)| Candidate {
             model: model.clone(),
             label: letter(i),
-            branch: format!("{}-{}", j.state.branch, ref_safe(model)),
+            branch: format!("{}-{}", j.state.branch(), ref_safe(model)),
             commit: None,
             detail: String::new(),
             changed: Vec::new(),
@@ -211,7 +211,7 @@ pub(super) fn fan_out(
         .collect();
     // What each candidate is asked with next; `None` once it is settled.
     let mut asks: Vec<Option<String>> = vec![Some(String::new()); models.len()];
-    let tries = j.state.max_retries + 1;
+    let tries = j.state.max_retries() + 1;
     let started = Instant::now();
     let mut over_budget = None;
     for attempt in 1..=tries {
@@ -282,7 +282,7 @@ pub(super) fn fan_out(
         }
     }
     let fanout_ms = started.elapsed().as_millis() as u64;
-    let p = j.state.parallel.get_or_insert_with(Default::default);
+    let p = j.state.parallel_mut();
     p.candidates = candidates;
     p.fanout_ms = fanout_ms;
     let present = p.present().count();
@@ -358,7 +358,7 @@ fn take_candidate(
     c.commit = Some(built.commit.into());
     c.detail = built.summary;
     c.changed = built.changed;
-    j.state.messages.push(
+    j.state.say(
         Message::new(
             "candidate",
             "orchestrator",
@@ -379,7 +379,7 @@ pub(super) fn heard_answer(
     completion: &crate::model::Completion,
 ) -> Spend {
     let spend = completion.spend();
-    j.state.spend += spend;
+    j.state.add_spend(spend);
     let call = Exchange::text(req, completion, ANSWER_RECORD_BYTES);
     j.transcript(&Transcript::new("parallel", role, call));
     spend

@@ -83,7 +83,7 @@ fn judge_candidate(
             ),
         },
         Ok(reviewed) => {
-            j.state.spend += reviewed.spend;
+            j.state.add_spend(reviewed.spend);
             let mut transcript = Transcript::review("tournament", &reviewed);
             transcript.candidate = Some(candidate.to_string());
             j.transcript(&transcript);
@@ -110,11 +110,7 @@ fn judge_candidate(
         ),
         _ => format!("candidate {} ({candidate}): {}", c.label, judgment.detail),
     };
-    j.state
-        .parallel
-        .get_or_insert_with(Default::default)
-        .judgments
-        .push(judgment);
+    j.state.parallel_mut().judgments.push(judgment);
     cx.progress(&Progress::Explored {
         who: "tournament",
         what: &what,
@@ -163,7 +159,7 @@ fn pick(cx: &Cx<'_>, j: &mut Journal<'_>, p: &ParallelState) -> Result<Flow, Run
         best.arbiter.as_deref().unwrap_or("?"),
         best.detail
     );
-    let pm = j.state.parallel.get_or_insert_with(Default::default);
+    let pm = j.state.parallel_mut();
     pm.winner = Some(Winner {
         model: model.clone(),
         by: WonBy::Arbiter,

@@ -22,13 +22,13 @@ use super::step::{Cx, Flow, Journal, RunError};
 
 /// Whether the run is in a parallel exploration that is not finished.
 pub(super) fn due(j: &Journal<'_>) -> bool {
-    j.state.parallel.as_ref().is_some_and(|p| !p.done)
+    j.state.parallel().is_some_and(|p| !p.done)
 }
 
 /// One phase of the exploration: the fan-out, one reviewer's cross-review and vote, the
 /// tally, the synthesis, or handing the result to Verify.
 pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
-    let Some(p) = j.state.parallel.clone() else {
+    let Some(p) = j.state.parallel().cloned() else {
         return Ok(Flow::Continue);
     };
     if p.candidates.is_empty() {

@@ -87,7 +87,7 @@ pub(super) fn synthesize(
                 }
                 Err(why) => (None, format!("its synthesis could not be used ({why}); the winner's solution goes on as it is")),
             };
-            j.state.messages.push(
+            j.state.say(
                 Message::new(
                     "synthesizer",
                     "orchestrator",
@@ -105,10 +105,7 @@ pub(super) fn synthesize(
         }
     };
     let what = format!("synthesis: {}", synthesis.detail);
-    j.state
-        .parallel
-        .get_or_insert_with(Default::default)
-        .synthesis = Some(synthesis);
+    j.state.parallel_mut().synthesis = Some(synthesis);
     cx.progress(&Progress::Explored {
         who: &model,
         what: &what,
@@ -135,7 +132,7 @@ pub(super) fn conclude(
         return Ok(Flow::Continue);
     };
     let repo = cx.env.repo;
-    let base = j.state.base.oid()?;
+    let base = j.state.base().oid()?;
     let (bt, tt) = (
         repo.find_commit(base)
             .and_then(|c| c.tree())
@@ -167,9 +164,9 @@ pub(super) fn conclude(
         acc += c.spend;
         acc
     });
-    let implement = &mut j.state.stages[Stage::Implement.index()];
-    implement.attempts.push(AttemptRecord {
-        n: implement.attempts.len() as u32 + 1,
+    let n = j.state.stages()[Stage::Implement.index()].attempts.len() as u32 + 1;
+    let attempt = AttemptRecord {
+        n,
         model: w.model.clone(),
         commit: Some(tip.clone()),
         verdict: None,
@@ -179,10 +176,8 @@ pub(super) fn conclude(
         spend,
         changed,
         left_out: Default::default(),
-    });
-    implement.commit = Some(tip.clone());
-    j.state.current = Stage::Verify.index();
-    j.state.parallel.get_or_insert_with(Default::default).done = true;
+    };
+    j.state.conclude_exploration(attempt, tip.clone());
     let tip = tip.oid()?;
     j.keep(tip);
     j.event("parallel: done; on to verify")?;

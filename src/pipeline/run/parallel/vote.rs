@@ -102,14 +102,14 @@ pub(super) fn cross_review(
                 .iter()
                 .map(|r| format!("{} {}/10: {}", label(&r.candidate), r.score, r.reason))
                 .collect();
-            j.state.messages.push(
+            j.state.say(
                 Message::new("candidate", "all", MessageKind::Review, &rated.join("\n"))
                     .by(reviewer, spend),
             );
             match by_label(&a.vote) {
                 Some(m) if m != reviewer => {
                     let what = format!("votes for candidate {}", label(&m));
-                    j.state.messages.push(
+                    j.state.say(
                         Message::new(
                             "candidate",
                             "all",
@@ -130,7 +130,7 @@ pub(super) fn cross_review(
                     } else {
                         format!("it voted for `{}`, which is no other candidate", a.vote)
                     };
-                    j.state.messages.push(Message::new(
+                    j.state.say(Message::new(
                         "orchestrator",
                         "all",
                         MessageKind::Objection,
@@ -146,7 +146,7 @@ pub(super) fn cross_review(
             }
         }
     };
-    let p = j.state.parallel.get_or_insert_with(Default::default);
+    let p = j.state.parallel_mut();
     p.reviews.retain(|r| r.reviewer != reviewer);
     p.reviews.push(review);
     cx.progress(&Progress::Explored {
@@ -289,7 +289,7 @@ pub(super) fn tally(cx: &Cx<'_>, j: &mut Journal<'_>, p: &ParallelState) -> Resu
                 ),
             );
         };
-        j.state.messages.push(
+        j.state.say(
             Message::new(
                 "tiebreaker",
                 "all",
@@ -321,13 +321,13 @@ fn won(
         winner.by.as_str(),
         counted.join(", ")
     );
-    j.state.messages.push(Message::new(
+    j.state.say(Message::new(
         "orchestrator",
         "all",
         MessageKind::Consensus,
         &what,
     ));
-    j.state.parallel.get_or_insert_with(Default::default).winner = Some(winner);
+    j.state.parallel_mut().winner = Some(winner);
     cx.progress(&Progress::Explored {
         who: "orchestrator",
         what: &what,
