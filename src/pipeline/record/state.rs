@@ -755,3 +755,144 @@ impl RunState {
         self.stages.get(self.current).map(|s| s.stage)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::record::AttemptResult;
+
+    fn id(n: u8) -> ObjectId {
+        git2::Oid::from_bytes(&[n; 20]).unwrap().into()
+    }
+
+    /// A new run over the four stages, each with two models.
+    fn run() -> RunState {
+        let stages = Stage::ALL
+            .iter()
+            .map(|&stage| StageRecord {
+                stage,
+                commit: None,
+                verdict: None,
+                models: vec!["a".into(), "b".into()],
+                model_index: 0,
+                arbiter_model: None,
+                attempts: Vec::new(),
+                reviewed: false,
+                epoch_start: 0,
+                draft: None,
+            })
+            .collect();
+        RunState::new(Start {
+            run_id: "r1".into(),
+            task: "t".into(),
+            task_blob: id(9),
+            base: id(1),
+            mode: ArbiterMode::Bookend,
+            max_retries: 2,
+            on_exhausted: OnExhausted::Rewind,
+            stages,
+            budget_usd: None,
+            config: Value::Null,
+            reconcile: None,
+            consensus: Some(ConsensusState::default()),
+            parallel: None,
+            debate: None,
+            chamber: None,
+            routing: None,
+            profile: None,
+        })
+    }
+
+    fn attempt(n: u32, result: AttemptResult) -> AttemptRecord {
+        AttemptRecord {
+            n,
+            model: "a".into(),
+            commit: None,
+            verdict: None,
+            arbiter_model: None,
+            result,
+            detail: String::new(),
+            spend: Spend::default(),
+            changed: Vec::new(),
+            left_out: Default::default(),
+        }
+    }
+
+    #[test]
+    fn a_new_run_is_running_at_its_first_stage_on_its_own_branch() {
+        let s = run();
+        assert_eq!(s.status(), RunStatus::Running);
+        assert_eq!(s.current_stage(), Some(Stage::Architect));
+        assert_eq!(s.branch(), "triad/t/r1");
+        assert_eq!(s.tip(), s.base());
+        assert_eq!(s.profile(), Some(None));
+    }
+
+    #[test]
+    fn a_refusal_stays_at_the_stage_and_acceptance_moves_on_without_feedback() {
+        let mut s = run();
+        s.refuse(attempt(1, AttemptResult::Rejected), "## fix it".into());
+        assert_eq!(s.current(), 0);
+        assert_eq!(s.feedback(), "## fix it");
+        assert_eq!(s.stages()[0].attempts_in_epoch(), 1);
+        s.accept(attempt(2, AttemptResult::Accepted), id(2), None);
+        assert_eq!(s.current(), 1);
+        assert_eq!(s.feedback(), "");
+        assert_eq!(s.tip(), &id(2));
+    }
+
+    #[test]
+    fn a_rewind_redoes_the_earlier_stage_with_its_next_model_and_fresh_budgets() {
+        let mut s = run();
+        s.accept(attempt(1, AttemptResult::Accepted), id(2), None);
+        for n in 1..=3 {
+            s.refuse(attempt(n, AttemptResult::Rejected), "## again".into());
+        }
+        s.rewind(Stage::Architect, "## REWIND\n");
+        assert_eq!(s.current(), 0);
+        let architect = &s.stages()[0];
+        assert_eq!((architect.model(), architect.commit.as_ref()), ("b", None));
+        assert_eq!(architect.attempts_in_epoch(), 0);
+        assert_eq!(s.stages()[1].attempts_in_epoch(), 0);
+        assert_eq!(s.feedback(), "## REWIND\n## again");
+        assert_eq!(s.tip(), s.base());
+    }
+
+    #[test]
+    fn a_hand_over_to_an_earlier_stage_redoes_it_and_the_consensus_again() {
+        let mut s = run();
+        s.accept(attempt(1, AttemptResult::Accepted), id(2), None);
+        s.accept(attempt(1, AttemptResult::Accepted), id(3), None);
+        s.consensus_mut().unwrap().done = true;
+        s.stop(RunStatus::WaitingOnUser, StopReason::NothingChanged);
+        s.hand_over(Stage::Architect, "## yours".into());
+        assert_eq!(s.current(), 0);
+        assert!(s.stages()[..3].iter().all(|st| st.commit.is_none()));
+        assert!(!s.consensus().unwrap().done);
+        assert_eq!((s.status(), s.stop_reason()), (RunStatus::Running, None));
+    }
+
+    #[test]
+    fn the_reconciliation_rewinds_once_on_top_of_the_rejected_change() {
+        let mut s = run();
+        for n in 2..=5 {
+            s.accept(attempt(1, AttemptResult::Accepted), id(n), None);
+        }
+        s.record_verify(
+            CommandOutcome {
+                command: "true".into(),
+                exit_code: Some(0),
+                timed_out: false,
+                tail: String::new(),
+                duration_ms: 1,
+            },
+            id(5),
+        );
+        s.reconcile_rewind(Stage::Implement, id(5), "## gaps".into());
+        assert_eq!(s.current_stage(), Some(Stage::Implement));
+        assert_eq!(s.stages()[1].draft, Some(id(5)));
+        assert!(s.stages()[1..].iter().all(|st| st.commit.is_none()));
+        assert_eq!(s.tip(), &id(2));
+        assert!(s.verify().is_none() && s.reconcile().unwrap().rewound);
+    }
+}
