@@ -215,6 +215,39 @@ pub struct Brief<'a> {
     pub requirement_ids: &'a [String],
 }
 
+/// A TaskSpec as every review of a change to it is told it: its text and its requirement
+/// ids (owned, for a [`Brief`] to borrow).
+pub struct TaskBrief {
+    /// The TaskSpec as prompt text.
+    pub text: String,
+    /// Its requirement ids.
+    pub requirement_ids: Vec<String>,
+}
+
+impl TaskBrief {
+    /// `spec` as a review is told it.
+    pub fn of(spec: &TaskSpec) -> TaskBrief {
+        TaskBrief {
+            text: spec.render(),
+            requirement_ids: spec.requirement_ids(),
+        }
+    }
+
+    /// The brief of `reviewed_model`'s change at `stage`, with nothing else known (no notes,
+    /// no earlier flags, no verify result): what the caller knows it sets on top.
+    pub fn brief<'a>(&'a self, stage: &'a str, reviewed_model: &'a str) -> Brief<'a> {
+        Brief {
+            stage,
+            reviewed_model,
+            task: &self.text,
+            stage_notes: "",
+            previous_flags: &[],
+            verify: None,
+            requirement_ids: &self.requirement_ids,
+        }
+    }
+}
+
 /// Prepares the review of `subject`: diff, code findings, probe guide and runner.
 pub fn prepare<'r>(subject: Subject<'r, '_>) -> Result<Prepared<'r>, git2::Error> {
     let gathered = gather(

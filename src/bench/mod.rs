@@ -15,7 +15,7 @@ pub mod selfpref;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::arbiter::gather::Brief;
+use crate::arbiter::gather::TaskBrief;
 use crate::arbiter::review::Probes;
 use crate::arbiter::service::Arbiter;
 use crate::clock::date_of;
@@ -372,17 +372,8 @@ impl Bench<'_> {
             for _ in 0..repeat.max(1) {
                 let ws = Workspace::for_review(case)?;
                 let prepared = ws.prepared(privacy)?;
-                let task = case.spec.render();
-                let ids = case.spec.requirement_ids();
-                let brief = Brief {
-                    stage: "implement",
-                    reviewed_model: "another model",
-                    task: &task,
-                    stage_notes: "",
-                    previous_flags: &[],
-                    verify: None,
-                    requirement_ids: &ids,
-                };
+                let task = TaskBrief::of(&case.spec);
+                let brief = task.brief("implement", "another model");
                 let arbiter = Arbiter::new(self.client, vec![model.to_string()]);
                 // An answer that breaks the schema was still paid for: what it cost is read
                 // from the client's records, not from a review that does not exist.

@@ -11,7 +11,7 @@
 
 use super::grade::Workspace;
 use super::{Bench, FailedAnswer, Stop};
-use crate::arbiter::gather::Brief;
+use crate::arbiter::gather::TaskBrief;
 use crate::arbiter::service::Arbiter;
 use crate::arbiter::Verdict;
 use crate::config::prompt;
@@ -50,18 +50,9 @@ impl Bench<'_> {
             };
             let ws = Workspace::for_answer(task, &answer.files)?;
             let prepared = ws.prepared(privacy)?;
-            let spec = task.spec.render();
-            let ids = task.spec.requirement_ids();
             // Told who wrote it, as a run's arbiter is.
-            let brief = Brief {
-                stage: super::stage_for(task.role).as_str(),
-                reviewed_model: &answer.author,
-                task: &spec,
-                stage_notes: "",
-                previous_flags: &[],
-                verify: None,
-                requirement_ids: &ids,
-            };
+            let told = TaskBrief::of(&task.spec);
+            let brief = told.brief(super::stage_for(task.role).as_str(), &answer.author);
             let calls_before = self.client.records().len();
             let verdict = match Arbiter::new(self.client, vec![reviewer.to_string()])
                 .review(&system, &prepared, &brief)

@@ -13,19 +13,6 @@ use crate::pipeline::record::Transcript;
 /// Output tokens for one structured answer.
 const MAX_TOKENS: u32 = 2048;
 
-/// One structured call of the deliberation, recorded in the transcripts.
-pub(super) fn consensus_call<T: DeserializeOwned + JsonSchema>(
-    cx: &Cx<'_>,
-    j: &mut Journal<'_>,
-    role: Role,
-    model: &str,
-    system: &str,
-    user: String,
-    label: &str,
-) -> Result<(T, Spend), ModelError> {
-    structured_call(cx, j, ("consensus", label), role, model, system, user)
-}
-
 /// One structured call to `model` with the `system` role prompt and the `user` message,
 /// its transcript kept as `(stage, label)`'s; its spend is added to the run's.
 pub(super) fn structured_call<T: DeserializeOwned + JsonSchema>(

@@ -9,7 +9,7 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
-use super::call::consensus_call;
+use super::call::structured_call;
 use super::facts::{shown, Shown};
 use super::observe::observe;
 use super::step::{Cx, Flow, Journal, RunError};
@@ -242,7 +242,15 @@ where
     F: FnOnce(&mut Deliberation, T) -> (String, Message),
 {
     let role = voter.role.parse::<Role>().unwrap_or(Role::Implementer);
-    match consensus_call::<T>(cx, j, role, &voter.model, system, user, "voter") {
+    match structured_call::<T>(
+        cx,
+        j,
+        ("consensus", "voter"),
+        role,
+        &voter.model,
+        system,
+        user,
+    ) {
         Ok((answer, spend)) => {
             let Some(d) = deliberation_mut(j, target) else {
                 return Ok(Flow::Continue);
@@ -292,14 +300,14 @@ where
         let why = "no model outside the panel can break the tie";
         return Ok(Stepped::Deadlocked(why.into()));
     };
-    let (answer, spend) = match consensus_call::<T>(
+    let (answer, spend) = match structured_call::<T>(
         cx,
         j,
+        ("consensus", "tiebreaker"),
         Role::Tiebreaker,
         &model,
         "tiebreaker",
         user,
-        "tiebreaker",
     ) {
         Ok(a) => a,
         Err(e @ ModelError::Budget(_)) => {

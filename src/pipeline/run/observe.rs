@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::call::consensus_call;
+use super::call::structured_call;
 use super::facts::Shown;
 use super::step::{Cx, Journal};
 use crate::arbiter::Verdict;
@@ -73,7 +73,7 @@ pub(super) fn observe(
         );
         (
             model.clone(),
-            consensus_call::<ObserverAnswer>(cx, j, Role::Arbiter, model, "observer", user, "arbiter"),
+            structured_call::<ObserverAnswer>(cx, j, ("consensus", "arbiter"), Role::Arbiter, model, "observer", user),
         )
     });
     let (model, mut verdict, mut reasoning) = match asked {

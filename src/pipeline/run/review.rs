@@ -10,7 +10,7 @@ use super::checks::StageFacts;
 use super::facts::claims;
 use super::step::{BlockOn, Cx, Flow, Journal, RunError};
 use super::stop::{halt, model_failed};
-use crate::arbiter::gather::{prepare, Brief, Prepared, Subject};
+use crate::arbiter::gather::{prepare, Brief, Prepared, Subject, TaskBrief};
 use crate::arbiter::service::{candidates, Arbiter, Reviewed};
 use crate::arbiter::{feedback, Verdict};
 use crate::code::Finding;
@@ -276,19 +276,14 @@ fn ask(
             .map_or("not given".to_string(), |c| format!("{c:.2}")),
         serde_json::to_string(&meta.objections).unwrap_or_default()
     );
-    let task = cx.spec.render();
-    let requirement_ids: Vec<String> = cx.spec.requirements.iter().map(|r| r.id.clone()).collect();
-    let verify = (stage == Stage::Verify)
-        .then_some(j.state.verify())
-        .flatten();
+    let told = TaskBrief::of(&cx.spec);
     let brief = Brief {
-        stage: stage.as_str(),
-        reviewed_model: stage_model,
-        task: &task,
         stage_notes: &stage_notes,
         previous_flags: j.state.all_flags(),
-        verify,
-        requirement_ids: &requirement_ids,
+        verify: (stage == Stage::Verify)
+            .then_some(j.state.verify())
+            .flatten(),
+        ..told.brief(stage.as_str(), stage_model)
     };
     if let Some(first) = arbiter.first() {
         cx.progress(&Progress::ReviewStarted {

@@ -3,7 +3,7 @@
 //! by the primary role-holder of their domain, a rejection may be escalated by its author
 //! to a vote of all agents, and what was accepted must show in the output.
 
-use super::call::consensus_call;
+use super::call::structured_call;
 use super::consensus::{deliberate, panel, Stepped, Target};
 use super::facts::shown;
 use super::step::{Cx, Flow, Journal, RunError};
@@ -137,14 +137,14 @@ fn evaluate(cx: &Cx<'_>, j: &mut Journal<'_>, i: usize, s: &Suggestion) -> Resul
         shown.task,
         shown.diff
     );
-    let (status, reason, spend) = match consensus_call::<EvaluationAnswer>(
+    let (status, reason, spend) = match structured_call::<EvaluationAnswer>(
         cx,
         j,
+        ("consensus", role.as_str()),
         role,
         &model,
         "suggestion",
         user,
-        role.as_str(),
     ) {
         Ok((a, spend)) if a.accept => (SuggestionStatus::Accepted, a.reason, spend),
         Ok((a, spend)) => (SuggestionStatus::Rejected, a.reason, spend),
@@ -177,14 +177,14 @@ fn offer_escalation(
         s.id,
         describe(s)
     );
-    let (status, reason, spend) = match consensus_call::<EscalationAnswer>(
+    let (status, reason, spend) = match structured_call::<EscalationAnswer>(
         cx,
         j,
+        ("consensus", role.as_str()),
         role,
         &s.author_model,
         "suggestion",
         user,
-        role.as_str(),
     ) {
         Ok((a, spend)) if a.escalate => (SuggestionStatus::Escalated, a.argument, spend),
         Ok((a, spend)) => (

@@ -6,7 +6,7 @@
 //! needs APPROVE or FLAG, so a tournament of broken solutions stops instead of passing one
 //! on. The winner goes on to Verify as it was built; every loser keeps its branch.
 
-use crate::arbiter::gather::Brief;
+use crate::arbiter::gather::{Brief, TaskBrief};
 use crate::arbiter::schema::Severity;
 use crate::arbiter::service::Arbiter;
 use crate::arbiter::Verdict;
@@ -48,20 +48,14 @@ fn judge_candidate(
         return Ok(Flow::Continue);
     };
     let prepared = candidate_review(cx, commit)?;
-    let task = cx.spec.render();
-    let requirement_ids: Vec<String> = cx.spec.requirements.iter().map(|r| r.id.clone()).collect();
+    let told = TaskBrief::of(&cx.spec);
     let notes = format!(
         "summary: {}\n(a tournament candidate, built alone)",
         c.detail
     );
     let brief = Brief {
-        stage: "implement",
-        reviewed_model: candidate,
-        task: &task,
         stage_notes: &notes,
-        previous_flags: &[],
-        verify: None,
-        requirement_ids: &requirement_ids,
+        ..told.brief("implement", candidate)
     };
     let system = prompt(&cx.env.config.config, "arbiter", Some(&cx.env.repo_root()));
     let arbiter = Arbiter::new(cx.env.client, p.judges.clone());
