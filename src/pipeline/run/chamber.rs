@@ -165,7 +165,7 @@ pub(super) fn ask_chamber(
     if plan.asked(stage, epoch) {
         return Ok(Chambered::Nothing);
     }
-    let repo = cx.env.repo;
+    let repo = cx.repo();
     let config = &cx.env.config.config;
     let mut link = ChamberLink {
         session: String::new(),

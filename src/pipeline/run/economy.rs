@@ -53,7 +53,7 @@ pub(super) fn economize(cx: &Cx<'_>, j: &mut Journal<'_>, idx: usize) -> Result<
         spent / budget * 100.0
     );
     j.event(&what)?;
-    cx.env.observer.progress(&Progress::Economized {
+    cx.progress(&Progress::Economized {
         stage,
         from: &was,
         to: &now,

@@ -47,7 +47,7 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
     let cfg = &cx.env.config.config.format;
     let command = cfg.command.trim().to_string();
     let timeout = Duration::from_secs(cfg.timeout_secs);
-    let repo = cx.env.repo;
+    let repo = cx.repo();
     let input = j.state.stage_tip().clone();
     let input_oid = input.oid()?;
     let tree_of = |o: git2::Oid| {
@@ -140,7 +140,7 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
             record.left_out.join(", ")
         ));
     }
-    cx.env.observer.progress(&Progress::Formatted {
+    cx.progress(&Progress::Formatted {
         command: &record.outcome.command,
         detail: &record.detail,
     });

@@ -61,7 +61,7 @@ pub(super) fn hand_over(
     if new_tip != old_tip {
         move_branch(cx, j, new_tip, Some(old_tip), "reassigned")?;
     }
-    cx.env.observer.progress(&Progress::Reassigned {
+    cx.progress(&Progress::Reassigned {
         from,
         to,
         model: j.state.stages()[target].model(),

@@ -98,7 +98,7 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, may_rewind: bool) -> Result
         &facts,
         &scaffold,
     );
-    cx.env.observer.progress(&Progress::ReconcileStarted {
+    cx.progress(&Progress::ReconcileStarted {
         model: arbiter.first(),
     });
     let judged = match arbiter
@@ -165,7 +165,7 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, may_rewind: bool) -> Result
         .as_ref()
         .filter(|f| f.verdict > answer.verdict)
         .map(|f| (answer.verdict, &f.reasons[..]));
-    cx.env.observer.progress(&Progress::Reconciled {
+    cx.progress(&Progress::Reconciled {
         model: &judged.model,
         verdict,
         raised,
@@ -202,9 +202,7 @@ fn after_reconciliation(
             j.keep(old_tip);
             j.event(&format!("reconciliation reject: rewind to {target}"))?;
             move_branch(cx, j, new_tip, Some(old_tip), "reconciliation rewind")?;
-            cx.env
-                .observer
-                .progress(&Progress::ReconcileRewind { to: target });
+            cx.progress(&Progress::ReconcileRewind { to: target });
             Ok(Flow::Continue)
         }
         AfterReconciliation::Stop(stop) => {

@@ -141,7 +141,7 @@ fn decide(
         chamber: chambered.session().map(str::to_string),
         review: review.clone(),
     }));
-    if let Err(e) = notes::record(cx.env.repo, commit, line) {
+    if let Err(e) = notes::record(cx.repo(), commit, line) {
         attempt.result = AttemptResult::Rejected;
         attempt.detail = "its verdict note could not be written".into();
         j.state.push_attempt(attempt);

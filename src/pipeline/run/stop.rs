@@ -89,7 +89,7 @@ fn mark_stopped_tip(cx: &Cx<'_>, j: &Journal<'_>) -> Result<(), (Oid, notes::Not
     } else {
         Verdict::Reject
     };
-    let lines = notes::read(cx.env.repo, tip).map_err(|e| (tip, e))?;
+    let lines = notes::read(cx.repo(), tip).map_err(|e| (tip, e))?;
     if notes::effective(&lines).is_some_and(|e| e.verdict == verdict.as_str()) {
         return Ok(());
     }
@@ -128,7 +128,7 @@ fn mark_stopped_tip(cx: &Cx<'_>, j: &Journal<'_>) -> Result<(), (Oid, notes::Not
         },
         review,
     }));
-    notes::record(cx.env.repo, tip, record)
+    notes::record(cx.repo(), tip, record)
         .map(|_| ())
         .map_err(|e| (tip, e))
 }

@@ -298,7 +298,7 @@ fn decided(
     );
     j.state
         .say(Message::new(by, &to, MessageKind::Suggestion, &what).by(model, spend));
-    cx.env.observer.progress(&Progress::Deliberated {
+    cx.progress(&Progress::Deliberated {
         who: by,
         what: &crate::bounded::clip(&what, 200),
     });

@@ -82,12 +82,12 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
 }
 
 fn debated(cx: &Cx<'_>, who: &str, what: &str) {
-    cx.env.observer.progress(&Progress::Debated { who, what });
+    cx.progress(&Progress::Debated { who, what });
 }
 
 /// The task and the code as the architect would be shown them, without its question.
 fn debate_context(cx: &Cx<'_>, d: &DebateState) -> Result<String, RunError> {
-    let repo = cx.env.repo;
+    let repo = cx.repo();
     let base = cx.base_tree()?;
     let files = TreeFiles::new(repo, base);
     // Smaller than a stage's: a debate is about the design, and every debater gets it

@@ -29,7 +29,7 @@ pub(super) fn synthesize(
     let Some(won) = p.candidate(&w.model).and_then(|c| c.commit.clone()) else {
         return Ok(Flow::Continue);
     };
-    let repo = cx.env.repo;
+    let repo = cx.repo();
     let parent = won.oid()?;
     let tree = repo
         .find_commit(parent)
@@ -131,7 +131,7 @@ pub(super) fn conclude(
     else {
         return Ok(Flow::Continue);
     };
-    let repo = cx.env.repo;
+    let repo = cx.repo();
     let base = j.state.base().oid()?;
     let (bt, tt) = (
         repo.find_commit(base)
