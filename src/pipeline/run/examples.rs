@@ -4,12 +4,9 @@
 //! checks the task's own cases cannot. (Running the examples themselves against the code is
 //! [`crate::probe::run_examples`].)
 
-use super::requirements::Unmet;
+use super::requirements::{Unmet, ACCEPTANCE};
 use crate::code::{norm, test_path};
 use crate::task::{Example, TaskSpec};
-
-/// The id an acceptance gap is recorded under (it belongs to no one requirement).
-pub(super) const ACCEPTANCE: &str = "acceptance";
 
 /// The style of assertion the test file `text` already uses for `ex`
 /// (`self.assertEqual(…)`, `assert_eq!(…)`, else a plain `assert … == …`).

@@ -7,6 +7,10 @@ use crate::code::{outline, test_path, Finding, Lang};
 use crate::git::FileDiff;
 use crate::task::TaskSpec;
 
+/// The id an acceptance gap is recorded under: the task's examples missing from its tests
+/// belong to no one requirement.
+pub(super) const ACCEPTANCE: &str = "acceptance";
+
 /// A requirement of the TaskSpec that the run's change visibly leaves undone.
 #[derive(Debug, PartialEq, Eq)]
 pub(super) struct Unmet {
@@ -205,7 +209,7 @@ impl Unmet {
     /// define) and the tree leaves undone is critical: the review cannot pass it (a verdict
     /// stands on such a fact). The task's examples missing from its tests are a warning.
     pub fn finding(&self) -> Finding {
-        let severity = if self.id == super::examples::ACCEPTANCE {
+        let severity = if self.id == ACCEPTANCE {
             "warning"
         } else {
             "critical"
