@@ -361,3 +361,65 @@ fn a_grammar_bound_local_model_may_write_every_file_a_task_must_change() {
         }
     }
 }
+
+#[test]
+fn a_stage_request_shows_its_answer_example_and_files_in_the_tasks_language() {
+    // A small model copies the answer example's language: a Rust file answered in a Python
+    // fence came back with its `//!` line turned into `# ...`. Every built-in task, for a
+    // whole-file model and a SEARCH/REPLACE one, gets the example of its own language.
+    let loaded = LoadedConfig::load(&LoadOptions {
+        user_file: Some("/nonexistent/config.toml".into()),
+        ..LoadOptions::default()
+    })
+    .unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for model in ["local-qwen-coder", "gpt-5"] {
+        for task in TaskSet::standard().build {
+            let ws = Workspace::for_build(&task).unwrap();
+            let files = ws.files().unwrap();
+            let outlines = OutlineCache::default();
+            let req = stage_request(
+                &loaded.config,
+                None,
+                model,
+                &StageContext {
+                    stage: stage_for(task.role),
+                    task: &task.spec,
+                    files: &files,
+                    changed_so_far: &[],
+                    previous_diff: "",
+                    flags: "",
+                    feedback: "",
+                    facts: "",
+                    char_budget: file_char_budget(&loaded.config, model),
+                    hunks: &|_| None,
+                    outlines: &outlines,
+                    privacy: &no_privacy(),
+                },
+            );
+            let system = req.system.clone().unwrap_or_default();
+            let rust = task.must_change.iter().any(|p| p.ends_with(".rs"));
+            let (ext, other) = if rust { (".rs", ".py") } else { (".py", ".rs") };
+            assert!(
+                system.contains(&format!("path/to/file{ext}\n"))
+                    && !system.contains(&format!("path/to/file{other}"))
+                    && !system.contains("{{"),
+                "{} ({model}): the answer example is not a {ext} file:\n{system}",
+                task.id
+            );
+            let user = &req.messages.last().unwrap().content;
+            let fence = if rust { "```rust\n" } else { "```python\n" };
+            for path in &task.must_change {
+                if files.text(path).is_some() {
+                    assert!(
+                        user.contains(&format!("\n{path}\n{fence}")),
+                        "{}: {path} is not shown in a {fence} fence:\n{user}",
+                        task.id
+                    );
+                }
+            }
+            seen.insert(ext);
+        }
+    }
+    assert_eq!(seen.len(), 2, "the built-in tasks hold both languages");
+}

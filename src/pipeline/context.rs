@@ -137,7 +137,9 @@ pub fn fitted_context(c: &StageContext<'_>, limit: usize) -> (String, LeftOut) {
         } else {
             format!("{p}: {outline}\n")
         };
-        let mut full = format!("\n{p}\n```\n{text}");
+        // The fence names the file's language, as the answer's must (see [`system_message`]).
+        let tag = Lang::from_path(&p).map_or("", Lang::name);
+        let mut full = format!("\n{p}\n```{tag}\n{text}");
         if !text.ends_with('\n') {
             full.push('\n');
         }
@@ -291,6 +293,59 @@ pub fn stage_request(
     fitted_stage_request(config, root, model, c, &Estimator::conservative()).0
 }
 
+/// The system message of a stage request for `model`: the role's prompt, then the answer
+/// protocol of the model's edit format, its example written as a file of the task's language
+/// ([`task_language`]). A small model copies the example's language into the file it writes:
+/// seen on a Rust task, a whole `src/lib.rs` answered in a Python fence with its `//!` line
+/// rewritten as `# ...`, in the plain loop and the pipeline alike. A protocol override
+/// without the `{{file}}` and `{{lang}}` placeholders is sent as written.
+pub fn system_message(
+    config: &Config,
+    root: Option<&std::path::Path>,
+    role: &str,
+    model: &str,
+    c: &StageContext<'_>,
+) -> String {
+    let protocol = match config.models.get(model).map(|m| m.edit_format) {
+        Some(EditFormat::Whole) => "protocol-whole",
+        _ => "protocol",
+    };
+    let (file, lang) = match task_language(c) {
+        Some(Lang::Rust) => ("path/to/file.rs", "rust"),
+        Some(Lang::Python) => ("path/to/file.py", "python"),
+        None => ("path/to/file", ""),
+    };
+    let protocol = prompt(config, protocol, root)
+        .replace("{{file}}", file)
+        .replace("{{lang}}", lang);
+    format!("{}\n\n{protocol}", prompt(config, role, root))
+}
+
+/// The language the stage writes in: that of the first file a requirement names whose
+/// language is known, else the most common among the files in scope (none when no file of
+/// a known language is in scope).
+pub fn task_language(c: &StageContext<'_>) -> Option<Lang> {
+    let named = c
+        .task
+        .requirements
+        .iter()
+        .flat_map(|r| r.files.iter())
+        .find_map(|f| Lang::from_path(f));
+    if named.is_some() {
+        return named;
+    }
+    let mut count: BTreeMap<Lang, usize> = BTreeMap::new();
+    for p in c.files.paths().iter().filter(|p| c.task.writable(p)) {
+        if let Some(lang) = Lang::from_path(p) {
+            *count.entry(lang).or_default() += 1;
+        }
+    }
+    count
+        .into_iter()
+        .max_by_key(|&(lang, n)| (n, std::cmp::Reverse(lang)))
+        .map(|(lang, _)| lang)
+}
+
 /// The whole request of one stage attempt by `model`: the role prompt and the answer
 /// protocol of the model's edit format as the system message, [`fitted_stage_message`] as
 /// the user message, the role's output cap and temperature, and for a model writing whole
@@ -310,15 +365,7 @@ pub fn fitted_stage_request(
 ) -> (ChatRequest, LeftOut) {
     let role = c.stage.role();
     let registered = config.models.get(model);
-    let protocol = match registered.map(|m| m.edit_format) {
-        Some(EditFormat::Whole) => "protocol-whole",
-        _ => "protocol",
-    };
-    let system = format!(
-        "{}\n\n{}",
-        prompt(config, role.as_str(), root),
-        prompt(config, protocol, root)
-    );
+    let system = system_message(config, root, role.as_str(), model, c);
     let role_cfg = config.roles.get(role);
     let max_tokens = role_cfg.max_output_tokens.unwrap_or(8192);
     let limit = registered.map_or(usize::MAX, |m| {

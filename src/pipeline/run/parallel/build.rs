@@ -8,14 +8,14 @@ use std::time::Instant;
 use git2::{Oid, Tree};
 
 use super::text::letter;
-use crate::config::{prompt, EditFormat, Role};
+use crate::config::Role;
 use crate::consensus::envelope::{Message, MessageKind};
 use crate::edit::summarize_failures;
 use crate::git::{self, Context as _, FileStat, TreeFiles};
 use crate::model::fanout::join_all;
 use crate::model::{ChatRequest, Exchange, ModelError, Spend};
 use crate::pipeline::answer::{apply_answer, read_answer, writes_whole_files, ReadAnswer};
-use crate::pipeline::context::{stage_message, StageContext};
+use crate::pipeline::context::{stage_message, system_message, StageContext};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::record::{Candidate, ParallelState, RunStatus, StopReason, Transcript};
 use crate::pipeline::run::step::{BlockOn, Cx, Flow, Journal, RunError};
@@ -49,7 +49,7 @@ pub(super) struct Ask<'a> {
 
 /// The request for `model` to write a solution on top of `parent`. The user message
 /// depends only on `parent` and `ask`; the system prompt only on the model's edit
-/// format.
+/// format and the task's language.
 pub(super) fn explore_request(
     cx: &Cx<'_>,
     model: &str,
@@ -64,7 +64,7 @@ pub(super) fn explore_request(
         .iter()
         .map(|f| f.path.clone())
         .collect();
-    let user = stage_message(&StageContext {
+    let context = StageContext {
         stage: Stage::Implement,
         task: &cx.spec,
         files: &files,
@@ -77,18 +77,11 @@ pub(super) fn explore_request(
         hunks: &|_| None,
         outlines: &cx.outlines,
         privacy: &cx.privacy,
-    });
+    };
+    let user = stage_message(&context);
     let config = &cx.env.config.config;
     let root = cx.env.repo_root();
-    let protocol = match config.models.get(model).map(|m| m.edit_format) {
-        Some(EditFormat::Whole) => "protocol-whole",
-        _ => "protocol",
-    };
-    let system = format!(
-        "{}\n\n{}",
-        prompt(config, ask.role, Some(&root)),
-        prompt(config, protocol, Some(&root))
-    );
+    let system = system_message(config, Some(&root), ask.role, model, &context);
     let role_cfg = config.roles.get(Stage::Implement.role());
     let mut req = ChatRequest::new(
         Some(system),
