@@ -723,3 +723,47 @@ fn a_candidate_whose_code_does_not_parse_cannot_win_and_the_reviewers_are_told_w
     );
     assert!(shown.contains("syntax_error"), "{shown}");
 }
+
+#[test]
+fn a_whole_file_candidate_on_a_grammar_server_is_held_to_the_answer_format() {
+    // Held to nothing, the local models answered a candidate's request with the metadata
+    // alone, three times each, and no parallel run on them ever had two solutions: a
+    // candidate is given the grammar a building stage is given, and a diff model none.
+    let whole = "calc.py\n```python\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n```\n\n```json\n{\"summary\": \"sub\", \"outcome\": \"APPROVE\"}\n```\n";
+    let s = scenario(vec![
+        on(
+            "model-a",
+            "build-model-a",
+            "ROLE: candidate",
+            vec![Reply::text(solution("model-a"))],
+        ),
+        on(
+            "model-w",
+            "build-model-w",
+            "ROLE: candidate",
+            vec![Reply::text(whole.to_string())],
+        ),
+    ]);
+    s.env.write_user_config(&format!(
+        "{}{}\n[models.model-w]\nprovider = \"fake-openai\"\ncontext_window = 32000\nmax_output_tokens = 4000\nprice_in = 0.0\nprice_out = 0.0\ncapabilities = [\"gbnf\"]\nedit_format = \"whole\"\n",
+        crate::common::fake_user_config(&s.server.base_url()),
+        crate::pipeline::MODEL_D
+    ));
+    let r = run(&s, &["--candidates", "model-a,model-w"]);
+    let w = s.requests_for("build-model-w");
+    assert!(!w.is_empty(), "model-w was never asked: {}", r.stderr);
+    let grammar = w[0]["grammar"].as_str().unwrap_or_default();
+    assert!(
+        grammar.contains("\"calc.py\"") && grammar.contains("meta ::="),
+        "the whole-file candidate's request has no grammar of its files: {}",
+        w[0]
+    );
+    let system = w[0]["messages"][0]["content"].as_str().unwrap_or_default();
+    assert!(system.contains("path/to/file.py\n```python"), "{system}");
+    let a = s.requests_for("build-model-a");
+    assert!(
+        !a.is_empty() && a[0].get("grammar").is_none(),
+        "a diff model is held to no grammar: {}",
+        a[0]
+    );
+}

@@ -346,6 +346,32 @@ pub fn task_language(c: &StageContext<'_>) -> Option<Lang> {
         .map(|(lang, _)| lang)
 }
 
+/// For a small model writing whole files on a server that enforces a grammar, the grammar
+/// of that format over the files the stage may write (never a private one): an implement
+/// stage, or a parallel candidate, must write at least one file, and the verifier's metadata
+/// must carry its implementation summary. Held to nothing, the local models answer a
+/// building request with the metadata alone (seen on parallel candidates: three answers of
+/// each model, none with a file). `None` for every other model.
+pub fn answer_grammar(config: &Config, model: &str, c: &StageContext<'_>) -> Option<String> {
+    let m = config.models.get(model)?;
+    if m.edit_format != EditFormat::Whole || !m.has("gbnf") {
+        return None;
+    }
+    let writable: Vec<String> = c
+        .files
+        .paths()
+        .into_iter()
+        .filter(|p| c.task.writable(p))
+        .filter(|p| c.privacy.check(p, c.files.bytes(p).as_deref()).is_none())
+        .collect();
+    let opens = (c.stage == Stage::Verify).then_some("implementation_summary");
+    Some(whole_file_answer(
+        &writable,
+        c.stage == Stage::Implement,
+        opens,
+    ))
+}
+
 /// The whole request of one stage attempt by `model`: the role prompt and the answer
 /// protocol of the model's edit format as the system message, [`fitted_stage_message`] as
 /// the user message, the role's output cap and temperature, and for a model writing whole
@@ -376,26 +402,6 @@ pub fn fitted_stage_request(
     let (user, left_out) = fitted_stage_message(c, limit);
     let mut req = ChatRequest::new(Some(system), user, max_tokens);
     req.temperature = role_cfg.temperature;
-    // A small model writing whole files, on a server that enforces a grammar, is held to the
-    // format: the implement stage must write at least one file.
-    if let Some(m) = registered {
-        if m.edit_format == EditFormat::Whole && m.has("gbnf") {
-            // Private files are not among the paths the grammar lets it write.
-            let writable: Vec<String> = c
-                .files
-                .paths()
-                .into_iter()
-                .filter(|p| c.task.writable(p))
-                .filter(|p| c.privacy.check(p, c.files.bytes(p).as_deref()).is_none())
-                .collect();
-            // The verifier's metadata must carry its implementation summary.
-            let opens = (c.stage == Stage::Verify).then_some("implementation_summary");
-            req.grammar = Some(whole_file_answer(
-                &writable,
-                c.stage == Stage::Implement,
-                opens,
-            ));
-        }
-    }
+    req.grammar = answer_grammar(config, model, c);
     (req, left_out)
 }

@@ -15,7 +15,7 @@ use crate::git::{self, Context as _, FileStat, TreeFiles};
 use crate::model::fanout::join_all;
 use crate::model::{ChatRequest, Exchange, ModelError, Spend};
 use crate::pipeline::answer::{apply_answer, read_answer, writes_whole_files, ReadAnswer};
-use crate::pipeline::context::{stage_message, system_message, StageContext};
+use crate::pipeline::context::{answer_grammar, stage_message, system_message, StageContext};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::record::{Candidate, ParallelState, RunStatus, StopReason, Transcript};
 use crate::pipeline::run::step::{BlockOn, Cx, Flow, Journal, RunError};
@@ -89,6 +89,7 @@ pub(super) fn explore_request(
         role_cfg.max_output_tokens.unwrap_or(8192),
     );
     req.temperature = role_cfg.temperature;
+    req.grammar = answer_grammar(config, model, &context);
     Ok(req)
 }
 
