@@ -21,10 +21,9 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 use support::ms;
 
@@ -75,20 +74,9 @@ fn one_run(verbose: bool, calls: usize) -> Duration {
     std::fs::write(home.join("config.toml"), user_config(&server.base_url())).unwrap();
 
     let bin = env!("CARGO_BIN_EXE_git-triad");
-    let t = Instant::now();
-    let mut child = command(bin, home)
-        .args(["bench", "--models", "model-a", "--format", "json"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run git-triad");
-    let mut stderr = String::new();
-    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
-        stderr.push_str(&format!("{:>7.0} ms  {}\n", ms(t.elapsed()), line.unwrap()));
-    }
-    let out = child.wait_with_output().expect("wait for git-triad");
-    let wall = t.elapsed();
+    let mut cmd = command(bin, home);
+    cmd.args(["bench", "--models", "model-a", "--format", "json"]);
+    let (out, stderr, wall) = support::run_stamped(cmd);
 
     if verbose {
         eprint!("{stderr}");

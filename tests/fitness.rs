@@ -8,6 +8,7 @@ use git_triad::arbiter::{ArbiterAnswer, Category, IssueAnswer, Severity, Verdict
 use git_triad::bench::grade::{grade_build, grade_review, run_hidden, Workspace};
 use git_triad::bench::stage_for;
 use git_triad::config::{EditFormat, LoadOptions, LoadedConfig};
+use git_triad::model::ChatRequest;
 use git_triad::pipeline::context::{file_char_budget, stage_request, OutlineCache, StageContext};
 use git_triad::privacy::Privacy;
 use git_triad::routing::tasks::{self, BuildTask, CaseClass, ReviewCase, TaskSet};
@@ -23,6 +24,33 @@ fn build_task(id: &str) -> BuildTask {
         .into_iter()
         .find(|t| t.id == id)
         .unwrap()
+}
+
+/// The request `model` is sent for `task`'s stage on the task's starting files, as a run
+/// and the bench send it.
+fn first_request(loaded: &LoadedConfig, model: &str, task: &BuildTask) -> ChatRequest {
+    let ws = Workspace::for_build(task).unwrap();
+    let files = ws.files().unwrap();
+    let outlines = OutlineCache::default();
+    stage_request(
+        &loaded.config,
+        None,
+        model,
+        &StageContext {
+            stage: stage_for(task.role),
+            task: &task.spec,
+            files: &files,
+            changed_so_far: &[],
+            previous_diff: "",
+            flags: "",
+            feedback: "",
+            facts: "",
+            char_budget: file_char_budget(&loaded.config, model),
+            hunks: &|_| None,
+            outlines: &outlines,
+            privacy: &no_privacy(),
+        },
+    )
 }
 
 fn review_case(id: &str) -> ReviewCase {
@@ -329,28 +357,7 @@ fn a_grammar_bound_local_model_may_write_every_file_a_task_must_change() {
     .unwrap();
     let model = "local-qwen-coder";
     for task in TaskSet::standard().build {
-        let ws = Workspace::for_build(&task).unwrap();
-        let files = ws.files().unwrap();
-        let outlines = OutlineCache::default();
-        let req = stage_request(
-            &loaded.config,
-            None,
-            model,
-            &StageContext {
-                stage: stage_for(task.role),
-                task: &task.spec,
-                files: &files,
-                changed_so_far: &[],
-                previous_diff: "",
-                flags: "",
-                feedback: "",
-                facts: "",
-                char_budget: file_char_budget(&loaded.config, model),
-                hunks: &|_| None,
-                outlines: &outlines,
-                privacy: &no_privacy(),
-            },
-        );
+        let req = first_request(&loaded, model, &task);
         let grammar = req.grammar.expect("a gbnf model gets a grammar");
         for path in &task.must_change {
             assert!(
@@ -375,28 +382,9 @@ fn a_stage_request_shows_its_answer_example_and_files_in_the_tasks_language() {
     let mut seen = std::collections::BTreeSet::new();
     for model in ["local-qwen-coder", "gpt-5"] {
         for task in TaskSet::standard().build {
+            let req = first_request(&loaded, model, &task);
             let ws = Workspace::for_build(&task).unwrap();
             let files = ws.files().unwrap();
-            let outlines = OutlineCache::default();
-            let req = stage_request(
-                &loaded.config,
-                None,
-                model,
-                &StageContext {
-                    stage: stage_for(task.role),
-                    task: &task.spec,
-                    files: &files,
-                    changed_so_far: &[],
-                    previous_diff: "",
-                    flags: "",
-                    feedback: "",
-                    facts: "",
-                    char_budget: file_char_budget(&loaded.config, model),
-                    hunks: &|_| None,
-                    outlines: &outlines,
-                    privacy: &no_privacy(),
-                },
-            );
             let system = req.system.clone().unwrap_or_default();
             let rust = task.must_change.iter().any(|p| p.ends_with(".rs"));
             let (ext, other) = if rust { (".rs", ".py") } else { (".py", ".rs") };

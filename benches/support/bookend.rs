@@ -3,15 +3,13 @@
 //! of its 6 model calls (4 stages, the arbiter on architect and verify), each after
 //! [`DELAY_MS`].
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use git_triad::testkit::fake_llm::{FakeServer, Reply, Rule, Script, WireProtocol};
 use serde_json::{json, Value};
 
-use super::{command, ms};
+use super::{command, run_stamped};
 
 /// Modules in the repository.
 pub const MODULES: usize = 50;
@@ -149,21 +147,9 @@ pub fn timed_run(name: &str, verbose: bool) -> Duration {
     let (tmp, repo) = setup(name, &server.base_url());
     let home = tmp.path();
     let bin = env!("CARGO_BIN_EXE_git-triad");
-    let t = Instant::now();
-    let mut child = command(bin, &repo, home)
-        .args(["run", "--task", "bench", "--arbiter", "bookend", "--json"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run git-triad");
-    // Progress lines, stamped as they arrive: where the time between model calls goes.
-    let mut stderr = String::new();
-    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
-        stderr.push_str(&format!("{:>7.0} ms  {}\n", ms(t.elapsed()), line.unwrap()));
-    }
-    let out = child.wait_with_output().expect("wait for git-triad");
-    let wall = t.elapsed();
+    let mut cmd = command(bin, &repo, home);
+    cmd.args(["run", "--task", "bench", "--arbiter", "bookend", "--json"]);
+    let (out, stderr, wall) = run_stamped(cmd);
 
     if verbose {
         eprint!("{stderr}");

@@ -5,9 +5,10 @@
 
 pub mod bookend;
 
+use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Command;
-use std::time::Duration;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// A hermetic command: no user or system git config, no inherited git/triad/proxy settings,
 /// the bench's own home and the fake provider's key.
@@ -31,6 +32,25 @@ pub fn command(program: &str, dir: &Path, home: &Path) -> Command {
         .env("GIT_COMMITTER_NAME", "Bench")
         .env("GIT_COMMITTER_EMAIL", "bench@example.com");
     cmd
+}
+
+/// Runs `cmd` to its end with no stdin: its output (stdout kept), its stderr with each line
+/// stamped by the milliseconds since the start (where the time between model calls goes),
+/// and the wall time.
+pub fn run_stamped(mut cmd: Command) -> (Output, String, Duration) {
+    let t = Instant::now();
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run git-triad");
+    let mut stderr = String::new();
+    for line in BufReader::new(child.stderr.take().unwrap()).lines() {
+        stderr.push_str(&format!("{:>7.0} ms  {}\n", ms(t.elapsed()), line.unwrap()));
+    }
+    let out = child.wait_with_output().expect("wait for git-triad");
+    (out, stderr, t.elapsed())
 }
 
 /// Milliseconds, for the tables.

@@ -227,9 +227,15 @@ pub(super) fn tally(cx: &Cx<'_>, j: &mut Journal<'_>, p: &ParallelState) -> Resu
             return match by_evidence(p, &solutions, &votes) {
                 Some(w) => won(cx, j, w, &counted),
                 None => parallel_deadlock(cx, j, format!(
-                    "the vote is tied ({}){}, no model outside the candidates can break the tie, and neither their checks nor their ratings tell them apart",
-                    counted.join(", "),
-                    if forced { ": two candidates can each vote only for the other" } else { "" },
+                    "{}; no model outside the candidates can break the tie, and neither their checks nor their ratings tell them apart",
+                    if forced {
+                        format!(
+                            "the vote is tied: two candidates can each vote only for the other, so their votes ({}) choose nothing",
+                            counted.join(", ")
+                        )
+                    } else {
+                        format!("the vote is tied ({})", counted.join(", "))
+                    },
                 )),
             };
         };
