@@ -9,7 +9,7 @@
 mod support;
 
 use git_triad::arbiter::gather::{prepare, Brief, Subject};
-use git_triad::arbiter::review::build_request;
+use git_triad::arbiter::request::build_request;
 use git_triad::model::window::Estimator;
 use git_triad::probe::ProbePolicy;
 

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 
 use git2::{Repository, Tree};
 
-use super::review::{Checks, Probes, ReviewInput};
+use super::request::ReviewInput;
+use super::review::{Checks, Probes};
 use super::schema::Issue;
 use crate::code::{self, ChangedFile, EvidenceOptions, Finding, GitTreeSource, Lang};
 use crate::git::worktree::CommandOutcome;

@@ -5,6 +5,7 @@ pub mod anchor;
 pub mod feedback;
 pub mod gather;
 pub mod parts;
+pub mod request;
 pub mod review;
 pub mod schema;
 pub mod service;

@@ -8,7 +8,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use super::gather::{Brief, Prepared};
-use super::review::{build_request, finish, Checks, ReviewInput};
+use super::request::{build_request, ReviewInput};
+use super::review::{finish, Checks};
 use super::schema::Coverage;
 use super::schema::{ArbiterAnswer, ArbiterReview, Floor};
 use crate::code::Finding;
