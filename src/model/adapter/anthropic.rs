@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::tools::{self, PartialCalls};
+use super::tools::{self, Streamed};
 use super::{str_at, u64_at, AdapterError, Auth, StreamAccumulator, WireRequest};
 use crate::model::sse::SseEvent;
 use crate::model::types::{ChatRequest, ChatResponse, Message, Speaker, ToolCall, Usage};
@@ -149,11 +149,7 @@ pub fn parse(v: &Value) -> Result<ChatResponse, AdapterError> {
 /// `content_block_start` of type `tool_use` whose input arrives as `input_json_delta`
 /// fragments of that block's index.
 #[derive(Default)]
-pub struct Acc {
-    r: ChatResponse,
-    calls: PartialCalls,
-    done: bool,
-}
+pub struct Acc(Streamed);
 
 impl StreamAccumulator for Acc {
     fn event(&mut self, ev: &SseEvent) -> Result<bool, AdapterError> {
@@ -169,9 +165,9 @@ impl StreamAccumulator for Acc {
             .unwrap_or("");
         match kind {
             "message_start" => {
-                self.r.model = str_at(&v, &["message", "model"]);
+                self.0.reply.model = str_at(&v, &["message", "model"]);
                 let u = usage(v.pointer("/message/usage"));
-                self.r.usage = Usage {
+                self.0.reply.usage = Usage {
                     output_tokens: 0,
                     ..u
                 };
@@ -179,7 +175,7 @@ impl StreamAccumulator for Acc {
             "content_block_start"
                 if str_at(&v, &["content_block", "type"]).as_deref() == Some("tool_use") =>
             {
-                self.calls.start(
+                self.0.calls.start(
                     block_index(&v),
                     str_at(&v, &["content_block", "id"]),
                     str_at(&v, &["content_block", "name"]),
@@ -187,27 +183,28 @@ impl StreamAccumulator for Acc {
             }
             "content_block_delta" => match str_at(&v, &["delta", "type"]).as_deref() {
                 Some("text_delta") => {
-                    self.r
+                    self.0
+                        .reply
                         .text
                         .push_str(&str_at(&v, &["delta", "text"]).unwrap_or_default());
                 }
                 Some("input_json_delta") => {
                     let piece = str_at(&v, &["delta", "partial_json"]).unwrap_or_default();
-                    self.calls.push_arguments(block_index(&v), &piece);
+                    self.0.calls.push_arguments(block_index(&v), &piece);
                 }
                 _ => {}
             },
             "message_delta" => {
                 if let Some(r) = str_at(&v, &["delta", "stop_reason"]) {
-                    self.r.finish_reason = Some(r);
+                    self.0.reply.finish_reason = Some(r);
                 }
                 let out = u64_at(&v, &["usage", "output_tokens"]);
                 if out > 0 {
-                    self.r.usage.output_tokens = out;
+                    self.0.reply.usage.output_tokens = out;
                 }
             }
             "message_stop" => {
-                self.done = true;
+                self.0.done = true;
                 return Ok(true);
             }
             "error" => {
@@ -221,12 +218,7 @@ impl StreamAccumulator for Acc {
     }
 
     fn finish(self: Box<Self>) -> Result<ChatResponse, AdapterError> {
-        if !self.done {
-            return Err(AdapterError::Incomplete);
-        }
-        let mut r = self.r;
-        r.tool_calls = self.calls.finish()?;
-        Ok(r)
+        self.0.finish()
     }
 }
 

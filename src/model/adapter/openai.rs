@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use super::tools::{self, PartialCalls};
+use super::tools::{self, Streamed};
 use super::{str_at, u64_at, AdapterError, Auth, StreamAccumulator, WireRequest};
 use crate::model::sse::SseEvent;
 use crate::model::types::{ChatRequest, ChatResponse, Message, Speaker, ToolCall, Usage};
@@ -157,17 +157,13 @@ pub fn parse(v: &Value) -> Result<ChatResponse, AdapterError> {
 /// Accumulates `chat.completion.chunk` events until `[DONE]`; tool calls arrive as
 /// `delta.tool_calls` fragments keyed by `index`, their arguments split over many chunks.
 #[derive(Default)]
-pub struct Acc {
-    r: ChatResponse,
-    calls: PartialCalls,
-    done: bool,
-}
+pub struct Acc(Streamed);
 
 impl StreamAccumulator for Acc {
     fn event(&mut self, ev: &SseEvent) -> Result<bool, AdapterError> {
         let data = ev.data.trim();
         if data == "[DONE]" {
-            self.done = true;
+            self.0.done = true;
             return Ok(true);
         }
         if data.is_empty() {
@@ -178,43 +174,41 @@ impl StreamAccumulator for Acc {
         if let Some(msg) = str_at(&v, &["error", "message"]) {
             return Err(AdapterError::api(msg));
         }
-        if self.r.model.is_none() {
-            self.r.model = str_at(&v, &["model"]);
+        if self.0.reply.model.is_none() {
+            self.0.reply.model = str_at(&v, &["model"]);
         }
         if let Some(choice) = v.get("choices").and_then(|c| c.get(0)) {
             if let Some(piece) = str_at(choice, &["delta", "content"]) {
-                self.r.text.push_str(&piece);
+                self.0.reply.text.push_str(&piece);
             }
             let fragments = choice
                 .pointer("/delta/tool_calls")
                 .and_then(Value::as_array);
             for (n, f) in fragments.into_iter().flatten().enumerate() {
                 let index = f.get("index").and_then(Value::as_u64).unwrap_or(n as u64);
-                self.calls
+                self.0
+                    .calls
                     .start(index, str_at(f, &["id"]), str_at(f, &["function", "name"]));
                 match f.pointer("/function/arguments") {
-                    Some(Value::String(piece)) => self.calls.push_arguments(index, piece),
-                    Some(v @ Value::Object(_)) => self.calls.push_arguments(index, &v.to_string()),
+                    Some(Value::String(piece)) => self.0.calls.push_arguments(index, piece),
+                    Some(v @ Value::Object(_)) => {
+                        self.0.calls.push_arguments(index, &v.to_string())
+                    }
                     _ => {}
                 }
             }
             if let Some(f) = str_at(choice, &["finish_reason"]) {
-                self.r.finish_reason = Some(f);
+                self.0.reply.finish_reason = Some(f);
             }
         }
         if v.get("usage").is_some_and(|u| !u.is_null()) {
-            self.r.usage = usage(&v);
+            self.0.reply.usage = usage(&v);
         }
         Ok(false)
     }
 
     fn finish(self: Box<Self>) -> Result<ChatResponse, AdapterError> {
-        if !self.done {
-            return Err(AdapterError::Incomplete);
-        }
-        let mut r = self.r;
-        r.tool_calls = self.calls.finish()?;
-        Ok(r)
+        self.0.finish()
     }
 }
 

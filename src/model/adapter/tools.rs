@@ -105,6 +105,32 @@ impl PartialCalls {
     }
 }
 
+/// A streamed answer being put together, for the protocols that send tool calls in
+/// fragments and close the stream with a terminal event (OpenAI's `[DONE]`, Anthropic's
+/// `message_stop`): the reply so far, its calls' fragments, and whether that event came.
+#[derive(Default)]
+pub(crate) struct Streamed {
+    /// Text, usage, model and finish reason as they arrived.
+    pub(crate) reply: ChatResponse,
+    /// The tool calls, still in fragments.
+    pub(crate) calls: PartialCalls,
+    /// The terminal event came.
+    pub(crate) done: bool,
+}
+
+impl Streamed {
+    /// The whole answer; a stream cut before its terminal event is incomplete, however
+    /// much text it carried.
+    pub(crate) fn finish(self) -> Result<ChatResponse, AdapterError> {
+        if !self.done {
+            return Err(AdapterError::Incomplete);
+        }
+        let mut reply = self.reply;
+        reply.tool_calls = self.calls.finish()?;
+        Ok(reply)
+    }
+}
+
 /// The conversation cut into wire turns, for the protocols that carry tool results inside a
 /// user turn (Anthropic, Gemini): a tool result joins the turn before it when that turn is
 /// made of tool results, and so does a user turn right after them, so every result of one
