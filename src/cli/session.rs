@@ -300,6 +300,7 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
     };
     let root = repo.workdir();
     let setup = Setup {
+        repo,
         client: &client,
         manager_prompt: crate::config::prompt(&loaded.config, "manager", root),
         orchestrator_prompt: crate::config::prompt(&loaded.config, "orchestrator", root),
@@ -344,9 +345,9 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
                 }
                 None => {}
             }
-            Engine::resume(setup, repo, state, observer)?
+            Engine::resume(setup, state, observer)?
         }
-        None => Engine::start(setup, repo, meta, observer)?,
+        None => Engine::start(setup, meta, observer)?,
     };
     let (screen, mut input): (_, Box<dyn HumanInput>) = match (screen, &args.script) {
         (Some((screen, typed)), _) => (Some(screen), Box::new(typed)),

@@ -47,6 +47,8 @@ pub enum EngineError {
 
 /// What the engine needs besides the record.
 pub struct Setup<'a> {
+    /// The repository whose notes ref keeps the session's record.
+    pub repo: &'a git2::Repository,
     /// Calls the models.
     pub client: &'a ModelClient,
     /// The session's limits.
@@ -76,13 +78,12 @@ impl<'a> Engine<'a> {
     /// A new session: records `Started`.
     pub fn start(
         setup: Setup<'a>,
-        repo: &'a git2::Repository,
         meta: Meta,
         observer: Observer<'a>,
-    ) -> Result<Engine<'a>, EngineError> {
+    ) -> Result<Self, EngineError> {
         let window = window_of(setup.client, meta.manager_models.first());
         let state = State::new(meta.clone(), window, setup.settings.hard_limit);
-        let mut engine = Engine::resume(setup, repo, state, observer)?;
+        let mut engine = Engine::resume(setup, state, observer)?;
         engine.record(Event::Started { meta, window })?;
         Ok(engine)
     }
@@ -90,11 +91,10 @@ impl<'a> Engine<'a> {
     /// A session rebuilt from its record.
     pub fn resume(
         setup: Setup<'a>,
-        repo: &'a git2::Repository,
         state: State,
         observer: Observer<'a>,
-    ) -> Result<Engine<'a>, EngineError> {
-        let store = Store::open(repo, &state.meta.id)?;
+    ) -> Result<Self, EngineError> {
+        let store = Store::open(setup.repo, &state.meta.id)?;
         Ok(Engine {
             setup,
             store,
