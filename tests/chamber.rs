@@ -298,7 +298,10 @@ fn agreement_needs_no_cross_examination_and_every_phase_is_a_commit() {
             "- stances: quiet",
         ],
     );
-    has(&user(&synth[0]), &["You are model-b, not a panelist"]);
+    has(
+        &user(&synth[0]),
+        &["Arbiter: model-b (not a panelist). You are the arbiter, model-b."],
+    );
 
     // The record: one commit per phase, the trace readable with plain git.
     let sid = id(&out);

@@ -107,14 +107,9 @@ pub fn dossier(session: &Session, round: &Round, challenge_round: bool) -> Strin
     let mut out = question(session, round);
     let _ = write!(
         out,
-        "\n# The panel\n\nPanelists: {}. You are {}{}.\n",
-        session.panel.join(", "),
-        session.arbiter,
-        if session.arbiter_is_panelist {
-            ", and also one of the panelists"
-        } else {
-            ", not a panelist"
-        }
+        "\n# The panel\n\n{} You are the arbiter, {}.\n",
+        session.seats(),
+        session.arbiter
     );
     for t in &round.answers {
         match t.panel_answer() {
@@ -144,13 +139,7 @@ pub fn dossier(session: &Session, round: &Round, challenge_round: bool) -> Strin
     if let Some(rules) = &round.divergence {
         out.push_str("\n# Divergence detection\n\n");
         for r in rules {
-            let _ = writeln!(
-                out,
-                "- {}: {} ({})",
-                r.rule,
-                if r.fired { "fired" } else { "quiet" },
-                r.detail
-            );
+            let _ = writeln!(out, "- {r}");
         }
     }
     if let Some(input) = &session.founder_input {

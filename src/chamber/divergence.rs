@@ -27,6 +27,15 @@ pub struct RuleResult {
     pub detail: String,
 }
 
+/// `stances: fired — two stances, yes and no`, as the trace and the arbiter's dossier
+/// list each rule.
+impl std::fmt::Display for RuleResult {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let result = if self.fired { "fired" } else { "quiet" };
+        write!(f, "{}: {result} — {}", self.rule, self.detail)
+    }
+}
+
 /// Evaluates every rule over the independent answers (`(panelist, answer)`) and the
 /// arbiter's initial assessment (`Err` says why there is none).
 pub fn evaluate(

@@ -362,6 +362,21 @@ pub struct Session {
 }
 
 impl Session {
+    /// Who sits where, in one sentence the trace shows the founder and the dossier shows
+    /// the arbiter: `Panel: a, b. Arbiter: c (also a panelist).`
+    pub fn seats(&self) -> String {
+        format!(
+            "Panel: {}. Arbiter: {}{}.",
+            self.panel.join(", "),
+            self.arbiter,
+            if self.arbiter_is_panelist {
+                " (also a panelist)"
+            } else {
+                " (not a panelist)"
+            }
+        )
+    }
+
     /// The latest synthesis, after the fact checks.
     pub fn synthesis(&self) -> Option<Synthesis> {
         self.rounds.iter().rev().find_map(|r| r.effective.clone())

@@ -68,17 +68,7 @@ fn render(s: &Session, md: bool, full: bool) -> String {
             .map(|r| format!(", opened by {r}"))
             .unwrap_or_default()
     );
-    let _ = writeln!(
-        out,
-        "Panel: {}. Arbiter: {}{}.",
-        s.panel.join(", "),
-        s.arbiter,
-        if s.arbiter_is_panelist {
-            " (also a panelist)"
-        } else {
-            ""
-        }
-    );
+    let _ = writeln!(out, "{}", s.seats());
     if let Some(r) = s.rounds.first().filter(|r| !r.answers.is_empty()) {
         let answered = r.answers.iter().filter(|t| t.answer.is_some()).count();
         if answered < r.answers.len() {
@@ -172,13 +162,7 @@ fn rounds(out: &mut String, s: &Session, h: &dyn Fn(usize, &str) -> String) {
         if let Some(rules) = &r.divergence {
             out.push_str(&h(3, "Divergence detection"));
             for rule in rules {
-                let _ = writeln!(
-                    out,
-                    "- {}: {} — {}",
-                    rule.rule,
-                    if rule.fired { "fired" } else { "quiet" },
-                    rule.detail
-                );
+                let _ = writeln!(out, "- {rule}");
             }
         }
         out.push_str(&h(3, "Cross-examination"));
