@@ -65,14 +65,9 @@ pub struct Ruling {
 pub struct PositionPaper {
     /// The author.
     pub voter: String,
-    /// The position it argues for.
-    pub choice: Choice,
-    /// The argument.
-    pub position: String,
-    /// The trade-offs it accepts, explicitly.
-    pub tradeoffs: Vec<String>,
-    /// Changes its position requires (for `amend`).
-    pub amendments: Vec<String>,
+    /// What it wrote, clipped to the record's bounds (recorded flat beside `voter`).
+    #[serde(flatten)]
+    pub paper: PaperAnswer,
 }
 
 /// What an agent answers when asked for a position paper.
@@ -393,17 +388,19 @@ impl Deliberation {
         self.papers.retain(|p| p.voter != voter);
         self.papers.push(PositionPaper {
             voter: voter.to_string(),
-            choice: a.choice,
-            position: crate::bounded::clip(&a.position, 3000),
-            tradeoffs: a.tradeoffs.into_iter().take(10).collect(),
-            amendments: a.amendments.into_iter().take(10).collect(),
+            paper: PaperAnswer {
+                choice: a.choice,
+                position: crate::bounded::clip(&a.position, 3000),
+                tradeoffs: a.tradeoffs.into_iter().take(10).collect(),
+                amendments: a.amendments.into_iter().take(10).collect(),
+            },
         });
     }
 
     /// Records the tiebreaker's selection; a paper number out of range is refused (the
     /// caller asks again or stops), never guessed.
     pub fn record_selection(&mut self, a: SelectionAnswer) -> Result<(), String> {
-        let Some(paper) = (a.winner as usize)
+        let Some(chosen) = (a.winner as usize)
             .checked_sub(1)
             .and_then(|i| self.papers.get(i))
             .cloned()
@@ -414,42 +411,45 @@ impl Deliberation {
                 self.papers.len()
             ));
         };
-        let ballots = self
-            .rounds
-            .last()
-            .map(|r| r.ballots.clone())
-            .unwrap_or_default();
-        self.decision = Some(Decision {
-            choice: paper.choice,
-            by: DecidedBy::Tiebreaker,
-            justification: a.justification,
-            dissent: ballots
-                .into_iter()
-                .filter(|b| b.voter != paper.voter)
-                .collect(),
-            amendments: paper.amendments,
-            objections: Vec::new(),
-            rounds: self.rounds.len() as u32,
-        });
+        let PaperAnswer {
+            choice, amendments, ..
+        } = chosen.paper;
+        self.tiebreak(DecidedBy::Tiebreaker, choice, a.justification, amendments);
         Ok(())
     }
 
     /// Records the tiebreaker's decision alone.
     pub fn record_unilateral(&mut self, a: UnilateralAnswer) {
-        let ballots = self
+        let amendments = a.amendments.into_iter().take(10).collect();
+        self.tiebreak(DecidedBy::Unilateral, a.choice, a.justification, amendments);
+    }
+
+    /// Records a decision the tiebreaker made (by selecting a paper or alone): the
+    /// dissent kept is every last-round ballot for another choice, whoever wrote the paper.
+    fn tiebreak(
+        &mut self,
+        by: DecidedBy,
+        choice: Choice,
+        justification: String,
+        amendments: Vec<String>,
+    ) {
+        let dissent = self
             .rounds
             .last()
-            .map(|r| r.ballots.clone())
+            .map(|r| {
+                r.ballots
+                    .iter()
+                    .filter(|b| b.choice != choice)
+                    .cloned()
+                    .collect()
+            })
             .unwrap_or_default();
         self.decision = Some(Decision {
-            choice: a.choice,
-            by: DecidedBy::Unilateral,
-            justification: a.justification,
-            dissent: ballots
-                .into_iter()
-                .filter(|b| b.choice != a.choice)
-                .collect(),
-            amendments: a.amendments.into_iter().take(10).collect(),
+            choice,
+            by,
+            justification,
+            dissent,
+            amendments,
             objections: Vec::new(),
             rounds: self.rounds.len() as u32,
         });

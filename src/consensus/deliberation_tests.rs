@@ -197,6 +197,37 @@ fn no_majority_takes_position_papers_and_a_justified_selection() {
     assert_eq!(dec.dissent.len(), 2);
 }
 
+/// A voter who chose what the selected paper argues agreed with the decision: only the
+/// ballots for another choice are its dissent, whoever wrote the paper.
+#[test]
+fn a_selected_paper_keeps_as_dissent_only_the_ballots_for_another_choice() {
+    let mut d = Deliberation::new(voters(4), Some("t".into()));
+    vote(&mut d, 1, &[Approve, Approve, Reject, Reject]);
+    let Next::Papers { voters } = d.next() else {
+        panic!("a two-two split has no majority")
+    };
+    for (i, v) in voters.iter().enumerate() {
+        let choice = if i < 2 { Approve } else { Reject };
+        d.record_paper(
+            v,
+            PaperAnswer {
+                choice,
+                position: format!("paper {i}"),
+                tradeoffs: Vec::new(),
+                amendments: Vec::new(),
+            },
+        );
+    }
+    d.record_selection(SelectionAnswer {
+        winner: 1,
+        justification: "the tests it names pass".into(),
+    })
+    .unwrap();
+    let Next::Done(dec) = d.next() else { panic!() };
+    let dissenters: Vec<&str> = dec.dissent.iter().map(|b| b.voter.as_str()).collect();
+    assert_eq!((dec.choice, dissenters), (Approve, vec!["m2", "m3"]));
+}
+
 #[test]
 fn a_two_agent_split_is_a_tie_for_the_tiebreaker() {
     let mut d = Deliberation::new(voters(2), Some("t".into()));

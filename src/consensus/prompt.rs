@@ -125,10 +125,10 @@ pub fn selection(q: &Question<'_>, d: &Deliberation) -> String {
             "Paper {} by {} — position: {}\n{}\ntrade-offs: {}\namendments: {}\n\n",
             i + 1,
             p.voter,
-            p.choice,
-            p.position,
-            p.tradeoffs.join("; "),
-            p.amendments.join("; ")
+            p.paper.choice,
+            p.paper.position,
+            p.paper.tradeoffs.join("; "),
+            p.paper.amendments.join("; ")
         ));
     }
     format!(
@@ -163,8 +163,8 @@ pub fn transcript(d: &Deliberation) -> String {
             "Paper {} by {}: {} — {}\n",
             i + 1,
             p.voter,
-            p.choice,
-            p.position
+            p.paper.choice,
+            p.paper.position
         ));
     }
     s

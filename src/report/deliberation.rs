@@ -72,9 +72,9 @@ pub fn render(c: &ConsensusState, md: bool) -> String {
                     "paper {} by {}: {} — {} (trade-offs: {})",
                     n + 1,
                     p.voter,
-                    p.choice,
-                    p.position,
-                    p.tradeoffs.join("; ")
+                    p.paper.choice,
+                    p.paper.position,
+                    p.paper.tradeoffs.join("; ")
                 ),
             ));
         }
