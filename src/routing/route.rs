@@ -275,24 +275,17 @@ mod tests {
 
     #[test]
     fn each_mode_ranks_by_its_own_measure_within_the_quality_band() {
-        assert_eq!(
-            order(RoutingMode::Quality),
-            ["strong", "cheap", "fast", "tiny"]
-        );
-        // 90 % of 0.90 is 0.81: tiny is free and fastest but outside the band.
-        assert_eq!(
-            order(RoutingMode::Cost),
-            ["cheap", "fast", "strong", "tiny"]
-        );
-        assert_eq!(
-            order(RoutingMode::Speed),
-            ["fast", "cheap", "strong", "tiny"]
-        );
-        // 60/20/20: fast 0.83, cheap 0.82, strong 0.54 (the dearest and slowest), tiny 0.51.
-        assert_eq!(
-            order(RoutingMode::Hybrid),
-            ["fast", "cheap", "strong", "tiny"]
-        );
+        let want = [
+            (RoutingMode::Quality, ["strong", "cheap", "fast", "tiny"]),
+            // 90 % of 0.90 is 0.81: tiny is free and fastest but outside the band.
+            (RoutingMode::Cost, ["cheap", "fast", "strong", "tiny"]),
+            (RoutingMode::Speed, ["fast", "cheap", "strong", "tiny"]),
+            // 60/20/20: fast 0.83, cheap 0.82, strong 0.54 (the dearest and slowest), tiny 0.51.
+            (RoutingMode::Hybrid, ["fast", "cheap", "strong", "tiny"]),
+        ];
+        for (mode, ranked) in want {
+            assert_eq!(order(mode), ranked, "{mode:?}");
+        }
     }
 
     #[test]

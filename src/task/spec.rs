@@ -211,24 +211,23 @@ impl TaskSpec {
             self.title,
             self.description.trim()
         );
-        if !self.requirements.is_empty() {
-            s.push_str("\n## Requirements\n");
-            for r in &self.requirements {
-                s.push_str(&format!("- {}: {}\n", r.id, r.text.trim()));
-            }
-        }
-        if !self.acceptance.is_empty() {
-            s.push_str("\n## Acceptance criteria\n");
-            for a in &self.acceptance {
-                s.push_str(&format!("- {}\n", a.trim()));
-            }
-        }
-        if !self.examples.is_empty() {
-            s.push_str("\n## Acceptance examples (each call must return its value)\n");
-            for e in &self.examples {
-                s.push_str(&format!("- {}\n", e.text()));
-            }
-        }
+        section(
+            &mut s,
+            "Requirements",
+            self.requirements
+                .iter()
+                .map(|r| format!("{}: {}", r.id, r.text.trim())),
+        );
+        section(
+            &mut s,
+            "Acceptance criteria",
+            self.acceptance.iter().map(|a| a.trim().to_string()),
+        );
+        section(
+            &mut s,
+            "Acceptance examples (each call must return its value)",
+            self.examples.iter().map(|e| e.text()),
+        );
         if !self.scope.include.is_empty() || !self.scope.exclude.is_empty() {
             s.push_str(&format!(
                 "\n## Scope\ninclude: {}\nexclude: {}\n",
@@ -245,6 +244,18 @@ impl TaskSpec {
             ));
         }
         s
+    }
+}
+
+/// Appends a `## heading` section with one bullet per item, or nothing when there are no
+/// items (a prompt with empty headings invites a small model to fill them in).
+fn section(s: &mut String, heading: &str, items: impl Iterator<Item = String>) {
+    let mut items = items.peekable();
+    if items.peek().is_some() {
+        s.push_str(&format!("\n## {heading}\n"));
+        for item in items {
+            s.push_str(&format!("- {item}\n"));
+        }
     }
 }
 
