@@ -330,17 +330,18 @@ fn estimate(
         .unwrap_or_default();
     let store = load_store(ctx)?;
     let modes = crate::pipeline::estimate::estimate(loaded, profile, req, &ledger, &store)?;
+    let estimate = crate::report::cost::Estimate {
+        task: state.task(),
+        chosen: state.mode(),
+        run_cap: state.budget_usd(),
+        modes: &modes,
+    };
     if json {
-        let v = serde_json::json!({"task": state.task(), "mode": state.mode(),
-            "budget_usd": state.budget_usd(), "modes": modes});
+        let v =
+            serde_json::to_string(&estimate).map_err(|e| CommandError::failure(e.to_string()))?;
         out(&format!("{v}\n"))?;
     } else {
-        out(&crate::report::cost::estimate_text(
-            state.task(),
-            state.mode(),
-            &modes,
-            state.budget_usd(),
-        ))?;
+        out(&estimate.text())?;
     }
     super::ok()
 }

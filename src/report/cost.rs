@@ -3,6 +3,8 @@
 
 use std::collections::BTreeMap;
 
+use serde::Serialize;
+
 use super::table::render_table;
 use crate::config::ArbiterMode;
 use crate::model::usage::{CapUse, Totals, UsageReport, WARN_SHARE};
@@ -140,80 +142,99 @@ pub fn usage_text(r: &UsageReport, ledger: &str) -> String {
     s
 }
 
-/// `git triad run --estimate` for the terminal: each call's basis, then one line per mode.
-pub fn estimate_text(
-    task: &str,
-    chosen: ArbiterMode,
-    modes: &[ModeEstimate],
-    run_cap: Option<f64>,
-) -> String {
-    let mut s = format!("estimate for task `{task}` (no model was called)\n\n");
-    // The full mode holds every call any mode makes.
-    let all = modes.iter().max_by_key(|m| m.calls.len());
-    let mut t = vec![[
-        "CALL".to_string(),
-        "MODEL".into(),
-        "TOKENS IN".into(),
-        "TOKENS OUT".into(),
-        "COST".into(),
-        "FROM".into(),
-    ]];
-    for c in all.map(|m| m.calls.as_slice()).unwrap_or_default() {
-        t.push(match (&c.basis, c.cost_usd) {
-            (Some(b), Some(cost)) => [
-                c.what.clone(),
-                c.model.clone(),
-                format!("{:.0}", b.input_tokens),
-                format!("{:.0}", b.output_tokens),
-                format!("${cost:.4}"),
-                b.source.clone(),
-            ],
-            _ => [
-                c.what.clone(),
-                c.model.clone(),
-                "?".into(),
-                "?".into(),
-                "?".into(),
-                format!("not measured: no ledger call, no bench as {}", c.role),
-            ],
-        });
-    }
-    s.push_str(&render_table(&t));
-    let mut t = vec![[
-        "MODE".to_string(),
-        "CALLS".into(),
-        "TOKENS IN".into(),
-        "TOKENS OUT".into(),
-        "COST".into(),
-    ]];
-    for m in modes {
-        let (i, o, usd) = m.totals();
-        let open = m.unmeasured();
-        let at_least = if open > 0 { ">= " } else { "" };
-        t.push([
-            format!(
-                "{}{}",
-                mode_name(m.mode),
-                if m.mode == chosen { " (this run)" } else { "" }
-            ),
-            m.calls.len().to_string(),
-            format!("{at_least}{i:.0}"),
-            format!("{at_least}{o:.0}"),
-            if open > 0 {
-                format!(">= ${usd:.4} ({open} call(s) not measured)")
-            } else {
-                format!("${usd:.4}")
-            },
-        ]);
-    }
-    s.push('\n');
-    s.push_str(&render_table(&t));
-    s.push_str(&format!(
-        "\none attempt per stage; each REJECT repeats a stage and its review. {}\n",
-        match run_cap {
-            Some(cap) => format!("The run's cap is ${cap:.2}."),
-            None => "The run has no cap.".to_string(),
+/// What `git triad run --estimate` reports: the same value printed as JSON (`--json`) or,
+/// through [`Estimate::text`], as tables.
+#[derive(Debug, Serialize)]
+pub struct Estimate<'a> {
+    /// The task estimated.
+    pub task: &'a str,
+    /// The arbiter mode the run would use.
+    #[serde(rename = "mode")]
+    pub chosen: ArbiterMode,
+    /// The run's cap, if it has one.
+    #[serde(rename = "budget_usd")]
+    pub run_cap: Option<f64>,
+    /// Every mode's calls and cost.
+    pub modes: &'a [ModeEstimate],
+}
+
+impl Estimate<'_> {
+    /// For the terminal: each call's basis, then one line per mode.
+    pub fn text(&self) -> String {
+        let &Estimate {
+            task,
+            chosen,
+            run_cap,
+            modes,
+        } = self;
+        let mut s = format!("estimate for task `{task}` (no model was called)\n\n");
+        // The full mode holds every call any mode makes.
+        let all = modes.iter().max_by_key(|m| m.calls.len());
+        let mut t = vec![[
+            "CALL".to_string(),
+            "MODEL".into(),
+            "TOKENS IN".into(),
+            "TOKENS OUT".into(),
+            "COST".into(),
+            "FROM".into(),
+        ]];
+        for c in all.map(|m| m.calls.as_slice()).unwrap_or_default() {
+            t.push(match (&c.basis, c.cost_usd) {
+                (Some(b), Some(cost)) => [
+                    c.what.clone(),
+                    c.model.clone(),
+                    format!("{:.0}", b.input_tokens),
+                    format!("{:.0}", b.output_tokens),
+                    format!("${cost:.4}"),
+                    b.source.clone(),
+                ],
+                _ => [
+                    c.what.clone(),
+                    c.model.clone(),
+                    "?".into(),
+                    "?".into(),
+                    "?".into(),
+                    format!("not measured: no ledger call, no bench as {}", c.role),
+                ],
+            });
         }
-    ));
-    s
+        s.push_str(&render_table(&t));
+        let mut t = vec![[
+            "MODE".to_string(),
+            "CALLS".into(),
+            "TOKENS IN".into(),
+            "TOKENS OUT".into(),
+            "COST".into(),
+        ]];
+        for m in modes {
+            let (i, o, usd) = m.totals();
+            let open = m.unmeasured();
+            let at_least = if open > 0 { ">= " } else { "" };
+            t.push([
+                format!(
+                    "{}{}",
+                    mode_name(m.mode),
+                    if m.mode == chosen { " (this run)" } else { "" }
+                ),
+                m.calls.len().to_string(),
+                format!("{at_least}{i:.0}"),
+                format!("{at_least}{o:.0}"),
+                if open > 0 {
+                    format!(">= ${usd:.4} ({open} call(s) not measured)")
+                } else {
+                    format!("${usd:.4}")
+                },
+            ]);
+        }
+        s.push('\n');
+        s.push_str(&render_table(&t));
+        s.push_str(&format!(
+            "\none attempt per stage; each REJECT repeats a stage and its review. {}\n",
+            match run_cap {
+                Some(cap) => format!("The run's cap is ${cap:.2}."),
+                None => "The run has no cap.".to_string(),
+            }
+        ));
+        s
+    }
 }

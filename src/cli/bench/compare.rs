@@ -4,12 +4,14 @@
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
+use serde::{Deserialize, Serialize};
+
 use super::BenchArgs;
 use crate::cli::{out, say, CommandError, CommandResult, Context};
 use crate::config::{LoadedConfig, Role};
 use crate::pipeline::baseline::{plain_loop, LoopRequest};
 use crate::pipeline::VerifyPlan;
-use crate::routing::compare::{check_branch, rows, CompareRun, CONFIGS};
+use crate::routing::compare::{check_branch, rows, CompareRow, CompareRun, CONFIGS};
 use crate::task::spec::{spec_path, TASKS_DIR};
 use crate::task::TaskSpec;
 
@@ -171,21 +173,32 @@ fn pipeline_run(
         .output()
         .map_err(|e| CommandError::failure(format!("cannot start `git triad run`: {e}")))?;
     let text = String::from_utf8_lossy(&output.stdout);
-    let v: serde_json::Value = serde_json::from_str(text.trim()).map_err(|e| {
+    let report: Reported = serde_json::from_str(text.trim()).map_err(|e| {
         CommandError::failure(format!(
             "`git triad run --task {slug} --arbiter {mode}` gave no run report ({e}; exit {:?})",
             output.status.code()
         ))
     })?;
-    let status = v["status"].as_str().unwrap_or("unknown").to_string();
-    let claimed = matches!(status.as_str(), "approved" | "flagged");
-    let branch = v["branch"].as_str().map(str::to_string);
-    Ok((
-        status,
-        claimed,
-        branch,
-        v["cost_usd"].as_f64().unwrap_or(0.0),
-    ))
+    let claimed = matches!(report.status.as_str(), "approved" | "flagged");
+    Ok((report.status, claimed, report.branch, report.cost_usd))
+}
+
+/// What the comparison reads of `run --json` (a [`RunReport`](crate::report::run::RunReport)).
+#[derive(Deserialize)]
+struct Reported {
+    /// Where the run stands (`approved`, `halted`, …).
+    status: String,
+    /// Its scratch branch.
+    branch: Option<String>,
+    /// USD it spent.
+    cost_usd: f64,
+}
+
+/// What `bench --compare --format json` prints: every run, then a row per configuration.
+#[derive(Serialize)]
+struct Comparison<'a> {
+    runs: &'a [CompareRun],
+    configurations: Vec<CompareRow>,
 }
 
 /// The TaskSpecs committed at `tree`, by slug.
@@ -222,9 +235,14 @@ fn committed_spec(
 fn render(runs: &[CompareRun], json: bool) -> String {
     let rows = rows(runs);
     if json {
+        let comparison = Comparison {
+            runs,
+            configurations: rows,
+        };
+        // Plain data with string keys: serializing it cannot fail.
         return format!(
             "{}\n",
-            serde_json::json!({"runs": runs, "configurations": rows})
+            serde_json::to_string(&comparison).unwrap_or_default()
         );
     }
     let mut table = vec![[

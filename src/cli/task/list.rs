@@ -2,7 +2,7 @@
 //! next action.
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::cli::helper::need_repo;
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
@@ -14,6 +14,29 @@ pub struct ListArgs {
     /// Print a JSON array instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+/// One task of `task list --json`.
+#[derive(Serialize)]
+struct Row<'a> {
+    slug: &'a str,
+    /// The recorded state, or `INVALID` when the TaskSpec cannot be used.
+    state: &'a str,
+    owner: &'a str,
+    /// What to do next; for an unusable TaskSpec, how to fix it.
+    next_action: String,
+    /// Why the TaskSpec cannot be used.
+    spec_error: Option<&'a str>,
+    unblock_condition: &'a str,
+    assigned_to: &'a str,
+    run: Option<&'a str>,
+    parent: Option<&'a str>,
+    blocked_on: &'a [String],
+    /// The task has a record (it is not only specified).
+    recorded: bool,
+    revisit_at: Option<&'a str>,
+    /// Its revisit date has come.
+    revisit_due: bool,
 }
 
 /// Runs `git triad task list`.
@@ -40,23 +63,33 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
     }
     tasks.sort_by(|a, b| a.0.slug.cmp(&b.0.slug));
     if args.json {
-        let rows: Vec<_> = tasks
+        let rows: Vec<Row<'_>> = tasks
             .iter()
-            .map(|(t, recorded, problem)| {
-                let (state, next) = match problem {
-                    Some(p) => (json!("INVALID"), fix_action(p)),
-                    None => (json!(t.state), t.next_action.clone()),
-                };
-                json!({
-                    "slug": t.slug, "state": state, "owner": t.owner,
-                    "next_action": next, "spec_error": problem, "unblock_condition": t.unblock_condition,
-                    "assigned_to": t.assigned_to, "run": t.run, "parent": t.parent,
-                    "blocked_on": t.blocked_on, "recorded": recorded,
-                    "revisit_at": t.revisit_at, "revisit_due": t.revisit_due(&today).is_some(),
-                })
+            .map(|(t, recorded, problem)| Row {
+                slug: &t.slug,
+                state: match problem {
+                    Some(_) => "INVALID",
+                    None => t.state.as_str(),
+                },
+                owner: &t.owner,
+                next_action: match problem {
+                    Some(p) => fix_action(p),
+                    None => t.next_action.clone(),
+                },
+                spec_error: problem.as_deref(),
+                unblock_condition: &t.unblock_condition,
+                assigned_to: &t.assigned_to,
+                run: t.run.as_deref(),
+                parent: t.parent.as_deref(),
+                blocked_on: &t.blocked_on,
+                recorded: *recorded,
+                revisit_at: t.revisit_at.as_deref(),
+                revisit_due: t.revisit_due(&today).is_some(),
             })
             .collect();
-        out(&format!("{}\n", serde_json::Value::Array(rows)))?;
+        let json =
+            serde_json::to_string(&rows).map_err(|e| CommandError::failure(e.to_string()))?;
+        out(&format!("{json}\n"))?;
         return ok();
     }
     if tasks.is_empty() {

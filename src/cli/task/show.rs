@@ -1,14 +1,14 @@
 //! `git triad task show`: one task's state, what it waits for, and its full history in words.
 
 use clap::Args;
-use serde_json::json;
+use serde::Serialize;
 
 use super::find;
 use crate::cli::helper::need_repo;
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
 use crate::task::response::value_text;
 use crate::task::state::{EventKind, HistoryEntry};
-use crate::task::TaskError;
+use crate::task::{Task, TaskError};
 
 /// Show one task.
 #[derive(Debug, Args)]
@@ -20,6 +20,15 @@ pub struct ShowArgs {
     pub json: bool,
 }
 
+/// What `task show --json` prints.
+#[derive(Serialize)]
+struct Shown<'a> {
+    task: &'a Task,
+    history: &'a [HistoryEntry],
+    /// The task has a record (it is not only specified).
+    recorded: bool,
+}
+
 /// Runs `git triad task show`.
 pub fn run(ctx: &Context, args: &ShowArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
@@ -27,10 +36,14 @@ pub fn run(ctx: &Context, args: &ShowArgs) -> CommandResult {
         return Err(CommandError::from(TaskError::Unknown(args.slug.clone())));
     };
     if args.json {
-        out(&format!(
-            "{}\n",
-            json!({"task": task, "history": history, "recorded": !history.is_empty()})
-        ))?;
+        let shown = Shown {
+            task: &task,
+            history: &history,
+            recorded: !history.is_empty(),
+        };
+        let json =
+            serde_json::to_string(&shown).map_err(|e| CommandError::failure(e.to_string()))?;
+        out(&format!("{json}\n"))?;
         return ok();
     }
     let mut s = format!("task {}  {}\n", task.slug, task.state);
