@@ -236,6 +236,9 @@ pub struct ReadIssue {
     /// What is wrong.
     #[serde(deserialize_with = "lenient")]
     pub description: Option<String>,
+    /// The lines the model quoted (what pins a finding to code wherever it moves).
+    #[serde(deserialize_with = "lenient")]
+    pub quote: Option<String>,
 }
 
 /// The enclosing symbol of a [`ReadIssue`].

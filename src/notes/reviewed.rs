@@ -6,9 +6,9 @@
 use std::collections::HashMap;
 
 use git2::{Oid, Repository};
-use serde_json::Value;
 
-use super::format::{answer_key, answered, parse_note, str_field};
+use super::format::{answer_key, answered, parse_note};
+use super::line::{ReadIssue, ReadLine};
 use super::store::{blob_text, NoteMap};
 use super::NotesError;
 
@@ -51,10 +51,9 @@ pub fn last_reviewed_from_head(repo: &Repository) -> Result<Option<Oid>, NotesEr
 
 /// A finding's fingerprint: its file, its category and the lines it quotes (whitespace and
 /// case aside), so the same finding on the same code matches wherever the lines moved.
-/// `None` for a finding without a quote (nothing pins it to lines). `issue` is an issue as
-/// notes and `--format json` store it.
-pub fn fingerprint(issue: &Value) -> Option<String> {
-    let quote = str_field(issue, "quote")?
+/// `None` for a finding without a quote (nothing pins it to lines).
+pub fn fingerprint(path: &str, category: &str, quote: &str) -> Option<String> {
+    let quote = quote
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ")
@@ -62,12 +61,19 @@ pub fn fingerprint(issue: &Value) -> Option<String> {
     if quote.is_empty() {
         return None;
     }
-    let path = str_field(issue, "path").unwrap_or("");
-    let category = str_field(issue, "category").unwrap_or("");
     Some(format!(
         "{:016x}",
         fnv1a(&format!("{path}\0{category}\0{quote}"))
     ))
+}
+
+/// [`fingerprint`] of an issue as a verdict line stores it.
+fn stored_fingerprint(issue: &ReadIssue) -> Option<String> {
+    fingerprint(
+        issue.path.as_deref().unwrap_or(""),
+        issue.category.as_deref().unwrap_or(""),
+        issue.quote.as_deref()?,
+    )
 }
 
 /// FNV-1a, 64 bits: stable across versions and machines, unlike the standard hasher.
@@ -89,15 +95,15 @@ pub fn overridden_findings(
     for (commit, blob) in annotated {
         let lines = parse_note(&blob_text(repo, *blob)?);
         for (line, o) in answered(&lines) {
+            let o = ReadLine::of(o);
             let why = format!(
                 "a person overrode it on {} ({}: {})",
                 &commit.to_string()[..12],
-                str_field(o, "who").unwrap_or("someone"),
-                str_field(o, "reason").unwrap_or("")
+                o.who.as_deref().unwrap_or("someone"),
+                o.reason.as_deref().unwrap_or("")
             );
-            let issues = line.get("issues").and_then(Value::as_array);
-            for issue in issues.into_iter().flatten() {
-                if let Some(fp) = fingerprint(issue) {
+            for issue in ReadLine::of(line).issues.into_iter().flatten() {
+                if let Some(fp) = stored_fingerprint(&issue) {
                     out.entry(fp).or_insert_with(|| why.clone());
                 }
             }
@@ -118,7 +124,7 @@ pub fn set_aside_overridden(
         return Ok(0);
     }
     let why = |i: &crate::arbiter::Issue| {
-        let fp = fingerprint(&serde_json::to_value(i).ok()?)?;
+        let fp = fingerprint(&i.path, i.category.as_str(), &i.quote)?;
         answered.get(&fp).cloned()
     };
     // A review of a change derives its verdict by evidence (probes run or not, a
@@ -135,16 +141,17 @@ mod tests {
 
     #[test]
     fn a_fingerprint_follows_the_quoted_lines_not_their_place() {
-        let a = json!({"path": "calc.py", "category": "logic", "quote": "return a  +\n b",
-            "start_line": 3, "description": "wrong operator"});
-        let moved = json!({"path": "calc.py", "category": "logic", "quote": "return A + b",
-            "start_line": 30, "description": "uses + where - is meant"});
-        assert_eq!(fingerprint(&a), fingerprint(&moved));
-        let other = json!({"path": "calc.py", "category": "security", "quote": "return a + b"});
-        assert_ne!(fingerprint(&a), fingerprint(&other));
-        assert_eq!(
-            fingerprint(&json!({"path": "calc.py", "quote": "  "})),
-            None
+        let stored = |v: serde_json::Value| stored_fingerprint(&serde_json::from_value(v).unwrap());
+        let a = stored(
+            json!({"path": "calc.py", "category": "logic", "quote": "return a  +\n b",
+            "start_line": 3, "description": "wrong operator"}),
         );
+        let moved = fingerprint("calc.py", "logic", "return A + b");
+        assert!(a.is_some());
+        assert_eq!(a, moved);
+        let other = fingerprint("calc.py", "security", "return a + b");
+        assert_ne!(a, other);
+        assert_eq!(stored(json!({"path": "calc.py", "quote": "  "})), None);
+        assert_eq!(stored(json!({"path": "calc.py", "quote": 7})), None);
     }
 }
