@@ -8,8 +8,8 @@
 
 mod support;
 
-use git_triad::arbiter::gather::{prepare, Brief, Subject};
-use git_triad::arbiter::request::build_request;
+use git_triad::arbiter::gather::{prepare, Subject};
+use git_triad::arbiter::request::{build_request, Brief};
 use git_triad::model::window::Estimator;
 use git_triad::probe::ProbePolicy;
 

@@ -11,11 +11,9 @@ use std::path::PathBuf;
 
 use git2::{Repository, Tree};
 
-use super::request::ReviewInput;
+use super::request::{Brief, ReviewInput};
 use super::review::{Checks, Probes};
-use super::schema::Issue;
 use crate::code::{self, ChangedFile, EvidenceOptions, Finding, GitTreeSource, Lang};
-use crate::git::worktree::CommandOutcome;
 use crate::git::{self, FileDiff, TreeFiles};
 use crate::privacy::Privacy;
 use crate::probe::{run_examples, ExampleRun, ProbePolicy, ProbeRunner};
@@ -198,24 +196,6 @@ pub struct Prepared<'r> {
     not_run: Option<&'static str>,
 }
 
-/// What the reviewer is told besides the change itself.
-pub struct Brief<'a> {
-    /// Stage name (`implement`, `review`, …).
-    pub stage: &'a str,
-    /// The model (or `human`) that produced the change.
-    pub reviewed_model: &'a str,
-    /// The task as prompt text.
-    pub task: &'a str,
-    /// What the producer said about its work.
-    pub stage_notes: &'a str,
-    /// Issues flagged earlier in the run.
-    pub previous_flags: &'a [Issue],
-    /// The verify command's result, when it ran for this change.
-    pub verify: Option<&'a CommandOutcome>,
-    /// The TaskSpec's requirement ids.
-    pub requirement_ids: &'a [String],
-}
-
 /// A TaskSpec as every review of a change to it is told it: its text and its requirement
 /// ids (owned, for a [`Brief`] to borrow).
 pub struct TaskBrief {
@@ -294,15 +274,9 @@ impl<'r> Prepared<'r> {
     /// The model's input for `brief`.
     pub fn input<'s>(&'s self, brief: &'s Brief<'s>) -> ReviewInput<'s> {
         ReviewInput {
-            stage: brief.stage,
-            reviewed_model: brief.reviewed_model,
-            task: brief.task,
+            brief,
             diff: &self.gathered.diff_text,
-            stage_notes: brief.stage_notes,
             findings: &self.gathered.findings,
-            previous_flags: brief.previous_flags,
-            verify: brief.verify,
-            requirement_ids: brief.requirement_ids,
             probe_guide: &self.probe_guide,
         }
     }

@@ -8,26 +8,32 @@ use crate::git::worktree::CommandOutcome;
 use crate::model::structured::schema_for;
 use crate::model::ChatRequest;
 
-/// Everything the arbiter sees about a stage.
-pub struct ReviewInput<'a> {
-    /// Stage name (`architect`, `implement`, ...).
+/// What the reviewer is told besides the change itself.
+pub struct Brief<'a> {
+    /// Stage name (`implement`, `review`, …).
     pub stage: &'a str,
-    /// The model that produced the stage.
+    /// The model (or `human`) that produced the change.
     pub reviewed_model: &'a str,
-    /// The TaskSpec as text.
+    /// The task as prompt text.
     pub task: &'a str,
-    /// The stage diff with new-side line numbers.
-    pub diff: &'a str,
-    /// What the stage said about its own work (summary, objections).
+    /// What the producer said about its work.
     pub stage_notes: &'a str,
-    /// Deterministic findings (imports, syntax).
-    pub findings: &'a [Finding],
     /// Issues flagged earlier in the run.
     pub previous_flags: &'a [Issue],
-    /// The verify command's result, for the verify stage.
+    /// The verify command's result, when it ran for this change.
     pub verify: Option<&'a CommandOutcome>,
     /// The TaskSpec's requirement ids: an issue naming one stands without a quote.
     pub requirement_ids: &'a [String],
+}
+
+/// Everything the arbiter sees about a stage: the brief, and the change with its facts.
+pub struct ReviewInput<'a> {
+    /// What it is told besides the change.
+    pub brief: &'a Brief<'a>,
+    /// The stage diff with new-side line numbers.
+    pub diff: &'a str,
+    /// Deterministic findings (imports, syntax).
+    pub findings: &'a [Finding],
     /// How to write a probe for the files of this change (see `gather::probe_guide`).
     pub probe_guide: &'a str,
 }
@@ -39,14 +45,14 @@ pub const ARBITER_MAX_TOKENS: u32 = 4096;
 pub fn build_request(system_prompt: &str, input: &ReviewInput<'_>) -> ChatRequest {
     let mut u = format!(
         "STAGE REVIEWED: {} (produced by model {})\n\n{}\n",
-        input.stage,
-        input.reviewed_model,
-        input.task.trim()
+        input.brief.stage,
+        input.brief.reviewed_model,
+        input.brief.task.trim()
     );
-    if !input.stage_notes.trim().is_empty() {
+    if !input.brief.stage_notes.trim().is_empty() {
         u.push_str(&format!(
             "\n## What the stage says about its work (claims, not facts)\n{}\n",
-            input.stage_notes.trim()
+            input.brief.stage_notes.trim()
         ));
     }
     u.push_str("\n## Deterministic findings (established by tools; not negotiable)\n");
@@ -67,7 +73,7 @@ pub fn build_request(system_prompt: &str, input: &ReviewInput<'_>) -> ChatReques
             f.reason
         ));
     }
-    if let Some(v) = input.verify {
+    if let Some(v) = input.brief.verify {
         u.push_str(&format!(
             "\n## Verify command result (a fact)\ncommand: {}\nexit code: {}\n{}output tail:\n{}\n",
             v.command,
@@ -78,9 +84,9 @@ pub fn build_request(system_prompt: &str, input: &ReviewInput<'_>) -> ChatReques
             v.tail
         ));
     }
-    if !input.previous_flags.is_empty() {
+    if !input.brief.previous_flags.is_empty() {
         u.push_str("\n## Issues flagged earlier in this run (check they were addressed)\n");
-        for i in input.previous_flags {
+        for i in input.brief.previous_flags {
             u.push_str(&format!("- {}: {}\n", i.path, i.description));
         }
     }

@@ -7,8 +7,8 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
-use super::gather::{Brief, Prepared};
-use super::request::{build_request, ReviewInput};
+use super::gather::Prepared;
+use super::request::{build_request, Brief, ReviewInput};
 use super::review::{finish, Checks};
 use super::schema::Coverage;
 use super::schema::{ArbiterAnswer, ArbiterReview, Floor};
@@ -225,11 +225,11 @@ impl<'a> Arbiter<'a> {
     ) -> Result<Asked, ModelError> {
         let req = build_request(system_prompt, input);
         let judged = self
-            .judge::<ArbiterAnswer>(&req, input.reviewed_model)
+            .judge::<ArbiterAnswer>(&req, input.brief.reviewed_model)
             .await?;
         Ok(Asked {
-            stage: input.stage.to_string(),
-            reviewed_model: input.reviewed_model.to_string(),
+            stage: input.brief.stage.to_string(),
+            reviewed_model: input.brief.reviewed_model.to_string(),
             judged,
         })
     }

@@ -3,7 +3,8 @@
 use std::process::{Command, Stdio};
 
 use super::{out, CommandError, CommandResult, Context};
-use crate::arbiter::gather::{prepare, Brief, Subject, TreeFacts};
+use crate::arbiter::gather::{prepare, Subject, TreeFacts};
+use crate::arbiter::request::Brief;
 use crate::arbiter::service::{facts_only, Arbiter};
 use crate::arbiter::{ArbiterReview, Verdict};
 use crate::cli::helper::need_repo;

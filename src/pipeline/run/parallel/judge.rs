@@ -6,7 +6,8 @@
 //! needs APPROVE or FLAG, so a tournament of broken solutions stops instead of passing one
 //! on. The winner goes on to Verify as it was built; every loser keeps its branch.
 
-use crate::arbiter::gather::{Brief, TaskBrief};
+use crate::arbiter::gather::TaskBrief;
+use crate::arbiter::request::Brief;
 use crate::arbiter::schema::Severity;
 use crate::arbiter::service::Arbiter;
 use crate::arbiter::Verdict;
