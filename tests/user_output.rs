@@ -71,7 +71,7 @@ fn plain_dir(env: &TestEnv) -> std::path::PathBuf {
 
 /// Every scripted reply reports fixed token counts: the default estimate follows the
 /// request's length, which carries paths and timings, and would make costs drift.
-fn pinned_usage(mut rules: Vec<Rule>) -> Vec<Rule> {
+pub(crate) fn pinned_usage(mut rules: Vec<Rule>) -> Vec<Rule> {
     for rule in &mut rules {
         for reply in &mut rule.responses {
             reply.usage.get_or_insert(Usage {
@@ -406,19 +406,34 @@ fn review_with_the_scripted_arbiter() {
 // Machine-readable output: `--json` and `--format json`
 // ---------------------------------------------------------------------------------------
 
-/// `git triad <args>` in `cwd`, which must exit `code`: its standard output, a JSON document,
-/// pretty-printed and normalized as the transcripts are.
-fn json_of(s: &Scenario, args: &[&str], code: i32) -> String {
-    let run = s.env.triad(&s.repo, args);
+/// Runs `git triad <args>` in `cwd`, which must exit `code`, and returns its standard output
+/// (a JSON document) pretty-printed under the command line and exit status, normalized as
+/// the transcripts are.
+pub fn json_transcript(
+    env: &TestEnv,
+    server: Option<&FakeServer>,
+    cwd: &Path,
+    args: &[&str],
+    code: i32,
+) -> String {
+    let run = env.triad(cwd, args);
     run.expect_code(code);
     let value: serde_json::Value = serde_json::from_str(run.stdout.trim())
         .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}):\n{}", run.stdout));
-    let norm = s.env.normalizer().literal(s.server.base_url(), "[SERVER]");
+    let mut norm = env.normalizer();
+    if let Some(server) = server {
+        norm = norm.literal(server.base_url(), "[SERVER]");
+    }
     norm.apply(&format!(
         "$ {}\nexit: {code}\n{}\n",
         command_line(args),
         serde_json::to_string_pretty(&value).unwrap()
     ))
+}
+
+/// [`json_transcript`] of a command in the scenario's repository.
+fn json_of(s: &Scenario, args: &[&str], code: i32) -> String {
+    json_transcript(&s.env, Some(&s.server), &s.repo, args, code)
 }
 
 #[test]
