@@ -15,7 +15,7 @@ use clap::CommandFactory;
 use git_triad::testkit::fake_llm::{FakeServer, Rule, Usage};
 use serde_json::json;
 
-use crate::common::{Run, TestEnv};
+use crate::common::{Normalizer, Run, TestEnv};
 use crate::pipeline::{arbiter, happy_rules, issue, reject_once_rules, review, Scenario};
 use crate::review::{repo_with_bad_import, scripted_review};
 
@@ -407,8 +407,7 @@ fn review_with_the_scripted_arbiter() {
 // ---------------------------------------------------------------------------------------
 
 /// Runs `git triad <args>` in `cwd`, which must exit `code`, and returns its standard output
-/// (a JSON document) pretty-printed under the command line and exit status, normalized as
-/// the transcripts are.
+/// as [`json_shown`] does, normalized as the transcripts are.
 pub fn json_transcript(
     env: &TestEnv,
     server: Option<&FakeServer>,
@@ -418,15 +417,22 @@ pub fn json_transcript(
 ) -> String {
     let run = env.triad(cwd, args);
     run.expect_code(code);
-    let value: serde_json::Value = serde_json::from_str(run.stdout.trim())
-        .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}):\n{}", run.stdout));
     let mut norm = env.normalizer();
     if let Some(server) = server {
         norm = norm.literal(server.base_url(), "[SERVER]");
     }
+    json_shown(&run, args, &norm)
+}
+
+/// The standard output of `run` (of `git triad <args>`), a JSON document, pretty-printed
+/// under the command line and exit status, normalized by `norm`.
+pub fn json_shown(run: &Run, args: &[&str], norm: &Normalizer) -> String {
+    let value: serde_json::Value = serde_json::from_str(run.stdout.trim())
+        .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}):\n{}", run.stdout));
     norm.apply(&format!(
-        "$ {}\nexit: {code}\n{}\n",
+        "$ {}\nexit: {}\n{}\n",
         command_line(args),
+        run.code,
         serde_json::to_string_pretty(&value).unwrap()
     ))
 }
