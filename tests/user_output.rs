@@ -31,7 +31,7 @@ pub fn check(name: &str, text: &str) {
 }
 
 /// `git triad <args>` as a user would type it, quoting what needs quotes.
-fn command_line(args: &[&str]) -> String {
+pub fn command_line(args: &[&str]) -> String {
     let mut line = String::from("git triad");
     for a in args {
         line.push(' ');

@@ -6,6 +6,9 @@
 //! - run ids `YYYYMMDD-HHMMSS-xxxx`: `[RUN-1]`, `[RUN-2]`, … in order of first appearance;
 //! - RFC 3339 timestamps (`2026-01-02T03:04:05.123Z`, also with a space or an offset): `[TIME]`;
 //! - durations (`1.2 s`, `34 ms`, `5ms`, `0.3µs`): `[DUR]`;
+//! - numbers that JSON members name as times: `"latency_ms": 23` (a name ending in `_ms`)
+//!   becomes `"latency_ms": [DUR]`, `"created_unix": 1767322800` (ending in `_unix`) becomes
+//!   `"created_unix": [UNIX-TIME]`;
 //! - hex object ids (7–64 lowercase hex digits between word boundaries): `[OID-1]`, … in order
 //!   of first appearance, a short id sharing the number of the long id it abbreviates. A token
 //!   of decimal digits only (`1048576`, a context window) is a number, unless it abbreviates an
@@ -75,6 +78,7 @@ impl Normalizer {
             timestamp(b, i).map(|n| (n, "[TIME]".to_string()))
         });
         s = scan(&s, |b, i| duration(b, i).map(|n| (n, "[DUR]".to_string())));
+        s = timed_members(&s);
         let mut oids = Numbered::new("OID", true);
         s = scan(&s, |b, i| {
             let n = hex_id(b, i)?;
@@ -249,6 +253,51 @@ fn duration(b: &[u8], i: usize) -> Option<usize> {
     None
 }
 
+/// The numbers of JSON members whose name says they are a time: `"…_ms": N` (a duration)
+/// and `"…_unix": N` (seconds since the epoch).
+fn timed_members(text: &str) -> String {
+    const UNITS: [(&str, &str); 2] = [("_ms\"", "[DUR]"), ("_unix\"", "[UNIX-TIME]")];
+    let b = text.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        let mut replaced = false;
+        for (suffix, with) in UNITS {
+            if !b[i..].starts_with(suffix.as_bytes()) {
+                continue;
+            }
+            // `": "`, then the number, which must end there.
+            let mut j = i + suffix.len();
+            if !at(b, j, b':') {
+                continue;
+            }
+            j += 1;
+            while at(b, j, b' ') {
+                j += 1;
+            }
+            let Some(mut n) = run_of(b, j, 1, 20, |c| c.is_ascii_digit()) else {
+                continue;
+            };
+            if at(b, j + n, b'.') {
+                n += 1 + run_of(b, j + n + 1, 0, 20, |c| c.is_ascii_digit()).unwrap_or(0);
+            }
+            if !ends_word(b, j + n) {
+                continue;
+            }
+            out.extend_from_slice(&b[i..j]);
+            out.extend_from_slice(with.as_bytes());
+            i = j + n;
+            replaced = true;
+            break;
+        }
+        if !replaced {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).expect("only ASCII was replaced")
+}
+
 /// 7 to 64 lowercase hex digits between word boundaries.
 fn hex_id(b: &[u8], i: usize) -> Option<usize> {
     let n = run_of(b, i, 7, 65, is_lower_hex)?;
@@ -323,6 +372,10 @@ fn normalizer_replaces_only_the_volatile_parts() {
         ("added decade facade 123456", "added decade facade 123456"),
         ("context_window = 1048576", "context_window = 1048576"),
         ("/x/root/home/.config", "[ROOT]/home/.config"),
+        (
+            r#"{"latency_ms": 23, "created_unix":1767322800, "max_ms": "7", "n": 5}"#,
+            r#"{"latency_ms": [DUR], "created_unix":[UNIX-TIME], "max_ms": "7", "n": 5}"#,
+        ),
     ];
     for (input, want) in cases {
         assert_eq!(n.apply(input), want, "normalizing {input:?}");
