@@ -6,9 +6,9 @@
 //! - run ids `YYYYMMDD-HHMMSS-xxxx`: `[RUN-1]`, `[RUN-2]`, … in order of first appearance;
 //! - RFC 3339 timestamps (`2026-01-02T03:04:05.123Z`, also with a space or an offset): `[TIME]`;
 //! - durations (`1.2 s`, `34 ms`, `5ms`, `0.3µs`): `[DUR]`;
-//! - numbers that JSON members name as times: `"latency_ms": 23` (a name ending in `_ms`)
-//!   becomes `"latency_ms": [DUR]`, `"created_unix": 1767322800` (ending in `_unix`) becomes
-//!   `"created_unix": [UNIX-TIME]`;
+//! - JSON members that hold a time: a duration in milliseconds (a name ending in `_ms`,
+//!   `"latency_ms": 23`) becomes `[DUR]`, seconds since the epoch (ten digits, 2017 to 2049,
+//!   `"started": 1767322800`) become `[UNIX-TIME]`;
 //! - hex object ids (7–64 lowercase hex digits between word boundaries): `[OID-1]`, … in order
 //!   of first appearance, a short id sharing the number of the long id it abbreviates. A token
 //!   of decimal digits only (`1048576`, a context window) is a number, unless it abbreviates an
@@ -253,49 +253,50 @@ fn duration(b: &[u8], i: usize) -> Option<usize> {
     None
 }
 
-/// The numbers of JSON members whose name says they are a time: `"…_ms": N` (a duration)
-/// and `"…_unix": N` (seconds since the epoch).
+/// The numbers of JSON members that are times: a duration (`"…_ms": N`) and seconds since
+/// the epoch (`"…": N`, ten digits from 1500000000 to 2499999999: 2017 to 2049).
 fn timed_members(text: &str) -> String {
-    const UNITS: [(&str, &str); 2] = [("_ms\"", "[DUR]"), ("_unix\"", "[UNIX-TIME]")];
     let b = text.as_bytes();
     let mut out: Vec<u8> = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        let mut replaced = false;
-        for (suffix, with) in UNITS {
-            if !b[i..].starts_with(suffix.as_bytes()) {
-                continue;
-            }
-            // `": "`, then the number, which must end there.
-            let mut j = i + suffix.len();
-            if !at(b, j, b':') {
-                continue;
-            }
-            j += 1;
-            while at(b, j, b' ') {
-                j += 1;
-            }
-            let Some(mut n) = run_of(b, j, 1, 20, |c| c.is_ascii_digit()) else {
-                continue;
-            };
-            if at(b, j + n, b'.') {
-                n += 1 + run_of(b, j + n + 1, 0, 20, |c| c.is_ascii_digit()).unwrap_or(0);
-            }
-            if !ends_word(b, j + n) {
-                continue;
-            }
-            out.extend_from_slice(&b[i..j]);
+        if let Some((value, n, with)) = timed_member(b, i) {
+            out.extend_from_slice(&b[i..value]);
             out.extend_from_slice(with.as_bytes());
-            i = j + n;
-            replaced = true;
-            break;
-        }
-        if !replaced {
+            i = value + n;
+        } else {
             out.push(b[i]);
             i += 1;
         }
     }
     String::from_utf8(out).expect("only ASCII was replaced")
+}
+
+/// At the closing quote `i` of a member name: where its number starts, its length and
+/// what replaces it, when it is a time.
+fn timed_member(b: &[u8], i: usize) -> Option<(usize, usize, &'static str)> {
+    if !(at(b, i, b'"') && at(b, i + 1, b':')) {
+        return None;
+    }
+    let mut j = i + 2;
+    while at(b, j, b' ') {
+        j += 1;
+    }
+    let mut n = run_of(b, j, 1, 20, |c| c.is_ascii_digit())?;
+    let integer = n;
+    if at(b, j + n, b'.') {
+        n += 1 + run_of(b, j + n + 1, 0, 20, |c| c.is_ascii_digit()).unwrap_or(0);
+    }
+    if !ends_word(b, j + n) {
+        return None;
+    }
+    if b[..i].ends_with(b"_ms") {
+        return Some((j, n, "[DUR]"));
+    }
+    let epoch = integer == 10 && n == 10 && (b'1'..=b'2').contains(&b[j]);
+    let plausible =
+        epoch && (b[j] == b'2' || b[j + 1] >= b'5') && (b[j] == b'1' || b[j + 1] < b'5');
+    plausible.then_some((j, n, "[UNIX-TIME]"))
 }
 
 /// 7 to 64 lowercase hex digits between word boundaries.
@@ -373,8 +374,8 @@ fn normalizer_replaces_only_the_volatile_parts() {
         ("context_window = 1048576", "context_window = 1048576"),
         ("/x/root/home/.config", "[ROOT]/home/.config"),
         (
-            r#"{"latency_ms": 23, "created_unix":1767322800, "max_ms": "7", "n": 5}"#,
-            r#"{"latency_ms": [DUR], "created_unix":[UNIX-TIME], "max_ms": "7", "n": 5}"#,
+            r#"{"latency_ms": 23, "started":1767322800, "max_ms": "7", "n": 5, "k": 1048576000}"#,
+            r#"{"latency_ms": [DUR], "started":[UNIX-TIME], "max_ms": "7", "n": 5, "k": 1048576000}"#,
         ),
     ];
     for (input, want) in cases {
