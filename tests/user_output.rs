@@ -1,13 +1,17 @@
 //! Snapshots of what users read: help, errors with their hints and exit codes, run reports
-//! and progress, `log`, `review` and `config show --origin`.
+//! and progress, `log`, `review` and `config show --origin`; and the helpers with which the
+//! other suites snapshot the commands they set up (`task`, `usage`, `reconcile`, `chamber`,
+//! `session`, `models list`, `local status`, `override`).
 //!
 //! Each snapshot is one command's transcript (`$ command`, `exit: N`, stdout, stderr) after
 //! [`Normalizer`](crate::common::Normalizer) replaced what varies between runs (temp paths,
 //! run ids, object ids, times, durations, the fake server's address). The `.snap` files
 //! live in `tests/snapshots/` and are committed: a changed message, hint or layout fails
-//! here with a diff. After an intended change, regenerate with
-//! `INSTA_UPDATE=always cargo test --features test-fakes --test runner user_output`
-//! (or `cargo insta review`) and read the new files before committing them.
+//! here with a diff; short ones are inline (`insta::assert_snapshot!(text, @"...")`). After
+//! an intended change, regenerate with
+//! `INSTA_UPDATE=always cargo test --test runner <module>::` (inline snapshots are then left
+//! as `tests/.<module>.rs.pending-snap` for `cargo insta accept`), or `cargo insta review`,
+//! and read the new files before committing them.
 
 use std::path::Path;
 
