@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::common::Run;
 use crate::pipeline::{on, panel_scenario, Scenario};
+use crate::user_output::{check, command_line, json_transcript, pinned_usage, transcript};
 
 /// The phase-1 brief (also a challenge round's).
 const PHASE1: &str = "Answer with JSON only: `stance`, `reasoning`";
@@ -333,23 +334,62 @@ fn agreement_needs_no_cross_examination_and_every_phase_is_a_commit() {
         ],
     );
     assert_eq!(record(&s, &sid), out, "the record is what was printed");
+    // What `show` and `list` print: the_chamber_commands_print_the_session_its_trace_and_the_stats.
+}
 
-    // `show` signs the answer and has the cost per model and the duration.
-    has(
-        &show(&s, &sid),
-        &[
-            "Synthesized by model-b (arbiter), confidence 9/10.",
-            "- model-a: $",
-            "- model-c: $",
-            "- model-b: $",
-            "Total: $",
-            "session duration",
-        ],
+/// What the chamber commands print on an agreeing session: `ask --json` (the session and
+/// the hint on stderr), `list`, `show` as text, `act`, `show --format json` once closed,
+/// and `stats`, as text and JSON.
+#[test]
+fn the_chamber_commands_print_the_session_its_trace_and_the_stats() {
+    let s = Scenario::new(pinned_usage(agreeing()));
+    let shown = |args: &[&str]| transcript(&s.env, Some(&s.server), &s.repo, args);
+    let json = |args: &[&str]| json_transcript(&s.env, Some(&s.server), &s.repo, args, 0);
+    let ask = [
+        "chamber",
+        "ask",
+        QUESTION,
+        "--panel",
+        "model-a,model-c",
+        "--arbiter",
+        "model-b",
+        "--context",
+        "calc.py",
+        "--json",
+        "--yes",
+    ];
+    let asked = triad(&s, &ask);
+    asked.expect_code(6);
+    let sid = id(&parse(&asked.stdout));
+    let norm = s.env.normalizer().literal(s.server.base_url(), "[SERVER]");
+    check(
+        "chamber-ask-json",
+        &asked.transcript(&command_line(&ask), &norm),
     );
-    has(
-        &ok_out(&s, &["chamber", "list"]),
-        &[&sid, "awaiting action"],
+    check("chamber-list", &shown(&["chamber", "list"]));
+    assert_eq!(
+        list(&s),
+        json!([parse(&asked.stdout)]),
+        "the JSON list is the sessions"
     );
+    check("chamber-show", &shown(&["chamber", "show", &sid]));
+    check(
+        "chamber-act",
+        &shown(&[
+            "chamber",
+            "act",
+            &sid,
+            "accepted",
+            "--note",
+            "sub() ships now",
+        ]),
+    );
+    check(
+        "json-chamber-show-closed",
+        &json(&["chamber", "show", &sid, "--format", "json"]),
+    );
+    check("chamber-stats", &shown(&["chamber", "stats"]));
+    check("json-chamber-stats", &json(&["chamber", "stats", "--json"]));
 }
 
 // --- 2. Divergence, rule by rule ---

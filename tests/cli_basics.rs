@@ -10,7 +10,7 @@ use clap::CommandFactory;
 use git_triad::testkit::fake_llm::{FakeServer, Reply, Rule, Script};
 use serde_json::json;
 
-use crate::common::{self, Run, TestEnv};
+use crate::common::{self, Normalizer, Run, TestEnv};
 
 const CANARY_KEY: &str = "sk-canary-5f3a9c1e7d2b4a6f8e0c";
 
@@ -340,6 +340,49 @@ fn local_provider(name: &str, model: &str, base: &str) -> String {
     )
 }
 
+/// User config that points every local provider of the defaults (the three llama.cpp
+/// servers of `git triad local`, ollama, llamacpp) at ports where nothing listens, so a real
+/// server on their default ports (another test's, the developer's) is never seen; and a
+/// normalizer that names those addresses `http://127.0.0.1:[PORT-n]`.
+fn local_servers_down() -> (String, Normalizer) {
+    let providers = [
+        "triad-local-coder-1-5b",
+        "triad-local-coder",
+        "triad-local-small",
+        "ollama",
+        "llamacpp",
+    ];
+    // Each port held until all are picked: a port let go at once may come back next.
+    let held: Vec<_> = providers
+        .iter()
+        .map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let mut cfg = String::new();
+    let mut norm = Normalizer::new();
+    for (n, (p, l)) in providers.iter().zip(&held).enumerate() {
+        let base = format!("http://127.0.0.1:{}", l.local_addr().unwrap().port());
+        cfg.push_str(&format!("\n[providers.{p}]\nbase_url = \"{base}/v1\"\n"));
+        norm = norm.literal(base, format!("http://127.0.0.1:[PORT-{}]", n + 1));
+    }
+    (cfg, norm)
+}
+
+#[test]
+fn local_status_when_no_server_runs() {
+    let mut env = TestEnv::new();
+    let (cfg, norm) = local_servers_down();
+    env.write_user_config(&cfg);
+    let cache = env.root().join("cache");
+    env.set("GIT_TRIAD_LOCAL_CACHE", cache.to_str().unwrap());
+    let run = env.triad(&plain_dir(&env), &["local", "status"]);
+    let norm = norm.path(env.root(), "[ROOT]");
+    crate::user_output::check(
+        "local-status-stopped",
+        &run.transcript("git triad local status", &norm),
+    );
+    assert!(!cache.exists(), "status started nothing and wrote nothing");
+}
+
 /// `http://127.0.0.1:PORT` where nothing listens.
 fn dead_base() -> String {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -356,22 +399,24 @@ fn models_list_shows_key_availability_and_probes_local_servers() {
     let base = server.base_url();
     let mut cfg = common::fake_user_config(&base);
     cfg.push_str(&local_provider("fake-local", "local-up", &base));
-    cfg.push_str(&local_provider("fake-dead", "local-gone", &dead_base()));
-    env.write_user_config(&cfg);
+    let gone = dead_base();
+    cfg.push_str(&local_provider("fake-dead", "local-gone", &gone));
     env.set("FAKE_OPENAI_KEY", "zqCLI-openai-0000");
 
+    let (down, norm) = local_servers_down();
+    cfg.push_str(&down);
+    env.write_user_config(&cfg);
+    let norm = norm
+        .path(env.root(), "[ROOT]")
+        .literal(base.clone(), "[SERVER]");
     let run = env.triad(&plain_dir(&env), &["models", "list"]);
     run.ok();
-    for (model, part) in [
-        ("MODEL", "AVAILABLE"),
-        ("model-a", "key FAKE_OPENAI_KEY"),
-        ("model-a", "fake-openai"),
-        ("claude-fake", "no FAKE_ANTHROPIC_KEY"),
-        ("local-up", "local up"),
-        ("local-gone", "local down"),
-    ] {
-        assert_row_says(&run, model, part);
-    }
+    // Every registered model, the fakes' rows among them: model-a has its key, claude-fake
+    // has none, local-up answers and local-gone does not.
+    crate::user_output::check(
+        "models-list",
+        &run.transcript("git triad models list", &norm),
+    );
     assert!(
         server
             .requests()

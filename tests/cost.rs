@@ -65,11 +65,13 @@ fn usage_sums_the_ledger_per_run_and_warns_near_a_cap() {
     crate::user_output::check("usage", &usage.transcript("git triad usage", &norm));
 
     // 7 calls of $0.0018: $0.0126 of a $0.015 daily cap is 84 %.
-    let warned = s.env.triad(
-        &s.repo,
-        &["-c", "budget.daily_usd=0.015", "usage", "--json"],
-    );
+    let args = ["-c", "budget.daily_usd=0.015", "usage", "--json"];
+    let warned = s.env.triad(&s.repo, &args);
     warned.ok();
+    crate::user_output::check(
+        "json-usage",
+        &crate::user_output::json_shown(&warned, &args, &norm),
+    );
     assert!(
         warned
             .stderr

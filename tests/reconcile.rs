@@ -3,7 +3,8 @@
 use git_triad::testkit::fake_llm::{Reply, Rule, WireProtocol};
 use serde_json::{json, Value};
 
-use crate::pipeline::{answer, architect_answer, happy_rules, stage, Scenario};
+use crate::pipeline::{answer, architect_answer, happy_rules, run_json, stage, Scenario};
+use crate::user_output::{check, json_transcript, pinned_usage, transcript};
 
 const TASK2: &str = r#"title = "Add subtraction and negation"
 description = "calc.py needs sub and neg."
@@ -54,13 +55,22 @@ fn rec_answer(verdict: &str, rewind_to: &str, gaps: Value) -> Value {
 }
 
 fn scenario(verify_replies: Vec<Reply>, refactor: Option<String>, rec: Vec<Value>) -> Scenario {
+    with_task2(Scenario::new(rules(verify_replies, refactor, rec)))
+}
+
+/// The happy rules with these verify and refactor answers, and the reconciler answering `rec`.
+fn rules(verify_replies: Vec<Reply>, refactor: Option<String>, rec: Vec<Value>) -> Vec<Rule> {
     let mut rules = happy_rules();
     rules[3] = stage("verify", verify_replies);
     if let Some(r) = refactor {
         rules[2] = stage("refactor", vec![Reply::text(r)]);
     }
     rules.push(reconciler(rec));
-    let s = Scenario::new(rules);
+    rules
+}
+
+/// `s` with TASK2 (two requirements) committed as add-sub.
+fn with_task2(s: Scenario) -> Scenario {
     s.env
         .write_files(&s.repo, &[(".triad/tasks/add-sub.toml", TASK2)]);
     s.env.commit_all(&s.repo, "task with two requirements");
@@ -71,6 +81,14 @@ fn refactor_with_test() -> String {
     answer(
         "tests/test_calc.py\n<<<<<<< SEARCH\n=======\nfrom calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n>>>>>>> REPLACE\n",
         "add a test",
+    )
+}
+
+/// A refactor answer that adds the test and a file nobody asked for (extra.py).
+fn extra_feature() -> String {
+    answer(
+        "tests/test_calc.py\n<<<<<<< SEARCH\n=======\nfrom calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n>>>>>>> REPLACE\n\nextra.py\n<<<<<<< SEARCH\n=======\ndef telemetry():\n    return 'phone home'\n>>>>>>> REPLACE\n",
+        "tests, and a little extra",
     )
 }
 
@@ -196,10 +214,7 @@ fn a_requirement_dropped_twice_halts() {
 
 #[test]
 fn an_undocumented_extra_feature_is_flagged() {
-    let extra = answer(
-        "tests/test_calc.py\n<<<<<<< SEARCH\n=======\nfrom calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n>>>>>>> REPLACE\n\nextra.py\n<<<<<<< SEARCH\n=======\ndef telemetry():\n    return 'phone home'\n>>>>>>> REPLACE\n",
-        "tests, and a little extra",
-    );
+    let extra = extra_feature();
     let sum = summary(
         json!([{"id": "R1", "evidence": "calc.py:sub"}]),
         json!(["test_sub"]),
@@ -224,6 +239,35 @@ fn an_undocumented_extra_feature_is_flagged() {
     assert_eq!(rec["verdict"], "FLAG");
     assert_eq!(rec["facts"]["unlisted_changes"], json!(["extra.py"]));
     assert_eq!(rec["facts"]["omitted_requirements"], json!(["R2"]));
+}
+
+/// What `git triad reconcile` reports on a finished run, as text and as JSON: here the
+/// change has a file its summary does not list and leaves R2 out, on the record (FLAG).
+#[test]
+fn reconcile_reports_the_run_again_in_text_and_json() {
+    let mut sum = summary(
+        json!([{"id": "R1", "evidence": "calc.py:sub"}]),
+        json!(["test_sub"]),
+        json!(["tests/test_calc.py"]),
+    );
+    sum["omissions"] = json!(["R2: neg was left for later"]);
+    let s = with_task2(Scenario::new(pinned_usage(rules(
+        vec![Reply::text(verify_with(sum))],
+        Some(extra_feature()),
+        vec![rec_answer("APPROVE", "none", json!([]))],
+    ))));
+    let out = run_json(&s.run(&["--reconcile"]).ok().stdout);
+    let id = out["run"].as_str().unwrap();
+    check(
+        "reconcile-text",
+        &transcript(&s.env, Some(&s.server), &s.repo, &["reconcile", id]),
+    );
+    let args = ["reconcile", id, "--json"];
+    check(
+        "json-reconcile",
+        &json_transcript(&s.env, Some(&s.server), &s.repo, &args, 0),
+    );
+    assert_eq!(s.requests_for("reconcile").len(), 3);
 }
 
 #[test]

@@ -222,18 +222,23 @@ fn since_last_reviews_only_the_new_change_and_keeps_an_overridden_finding_quiet(
     // A behavioural claim without a confirmed probe supports at most FLAG.
     assert_eq!(v["verdict"], "FLAG", "{v}");
     assert_eq!(v["issues"][0]["demoted"], Value::Null, "{v}");
-    env.triad(
-        &repo,
-        &[
-            "override",
-            "HEAD",
-            "--verdict",
-            "APPROVE",
-            "--reason",
-            "sub adds on purpose here",
-        ],
-    )
-    .ok();
+    let overrule = [
+        "override",
+        "HEAD",
+        "--verdict",
+        "APPROVE",
+        "--reason",
+        "sub adds on purpose here",
+    ];
+    insta::assert_snapshot!(crate::user_output::transcript(&env, Some(&server), &repo, &overrule), @r"
+    $ git triad override HEAD --verdict APPROVE --reason 'sub adds on purpose here'
+    exit: 0
+    --- stdout
+    Recorded your override of [OID-1] (sub): FLAG is now APPROVE.
+    Share it with `git triad notes push`.
+    --- stderr
+    (empty)
+    ");
 
     // New work: a file of its own, and lines above the overridden one (it moves down).
     env.write_files(

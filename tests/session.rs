@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use crate::common::fake_user_config;
 use crate::pipeline::{happy_rules, Scenario};
+use crate::user_output::{check, command_line, json_transcript, pinned_usage, transcript};
 
 /// A needle only the manager's requests hold (its system prompt).
 pub(crate) const MANAGER: &str = "MANAGER OF THAT WHICH WAS";
@@ -264,14 +265,8 @@ fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
     assert!(runs.ok().stdout.contains("add-sub2"), "{}", runs.stdout);
     assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
 
-    // The record: list and show.
-    let list = s.env.triad(&s.repo, &["session", "list"]);
-    assert!(
-        list.ok().stdout.contains(&id) && list.stdout.contains("1 orchestrator(s)"),
-        "{}",
-        list.stdout
-    );
-    assert!(list.stdout.contains("Add subtraction to calc.py."));
+    // The record replays whatever the protocol (what list and show print is snapshotted in
+    // a_session_its_list_and_its_record_as_printed).
     let show = s.env.triad(&s.repo, &["session", "show", &id]);
     assert!(
         show.ok()
@@ -285,6 +280,44 @@ fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
     assert!(
         log.contains("orchestrator 1 summoned") && log.contains("runs run_pipeline"),
         "one commit per event: {log}"
+    );
+}
+
+/// What a headless session prints, and what `session list` and `session show` (text and
+/// `--json`) print of its record: a manager that summons an orchestrator, which writes a
+/// task and runs the reviewed pipeline on it.
+#[test]
+fn a_session_its_list_and_its_record_as_printed() {
+    let mut rules = work_rules(
+        WireProtocol::OpenAi,
+        "model-c",
+        Reply::text("It is done. Run approved."),
+        Reply::text("Complete. The run of add-sub2 is approved."),
+    );
+    rules.extend(happy_rules());
+    let s = scenario("model-c", pinned_usage(rules));
+    let script_path = script(&s, "Add subtraction to calc.py.\n");
+    let args = [
+        "session",
+        "--headless",
+        "--script",
+        script_path.to_str().unwrap(),
+    ];
+    let r = s.env.triad(&s.repo, &args);
+    r.ok();
+    let id = session_id(&r.stdout);
+    let norm = s.env.normalizer().literal(s.server.base_url(), "[SERVER]");
+    check(
+        "session-headless",
+        &r.transcript(&command_line(&args), &norm),
+    );
+    let shown = |args: &[&str]| transcript(&s.env, Some(&s.server), &s.repo, args);
+    check("session-list", &shown(&["session", "list"]));
+    check("session-show", &shown(&["session", "show", &id]));
+    let json = ["session", "show", &id, "--json"];
+    check(
+        "json-session-show",
+        &json_transcript(&s.env, Some(&s.server), &s.repo, &json, 0),
     );
 }
 

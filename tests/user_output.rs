@@ -1,13 +1,17 @@
 //! Snapshots of what users read: help, errors with their hints and exit codes, run reports
-//! and progress, `log`, `review` and `config show --origin`.
+//! and progress, `log`, `review` and `config show --origin`; and the helpers with which the
+//! other suites snapshot the commands they set up (`task`, `usage`, `reconcile`, `chamber`,
+//! `session`, `models list`, `local status`, `override`).
 //!
 //! Each snapshot is one command's transcript (`$ command`, `exit: N`, stdout, stderr) after
 //! [`Normalizer`](crate::common::Normalizer) replaced what varies between runs (temp paths,
 //! run ids, object ids, times, durations, the fake server's address). The `.snap` files
 //! live in `tests/snapshots/` and are committed: a changed message, hint or layout fails
-//! here with a diff. After an intended change, regenerate with
-//! `INSTA_UPDATE=always cargo test --features test-fakes --test runner user_output`
-//! (or `cargo insta review`) and read the new files before committing them.
+//! here with a diff; short ones are inline (`insta::assert_snapshot!(text, @"...")`). After
+//! an intended change, regenerate with
+//! `INSTA_UPDATE=always cargo test --test runner <module>::` (inline snapshots are then left
+//! as `tests/.<module>.rs.pending-snap` for `cargo insta accept`), or `cargo insta review`,
+//! and read the new files before committing them.
 
 use std::path::Path;
 
@@ -15,7 +19,7 @@ use clap::CommandFactory;
 use git_triad::testkit::fake_llm::{FakeServer, Rule, Usage};
 use serde_json::json;
 
-use crate::common::{Run, TestEnv};
+use crate::common::{Normalizer, Run, TestEnv};
 use crate::pipeline::{arbiter, happy_rules, issue, reject_once_rules, review, Scenario};
 use crate::review::{repo_with_bad_import, scripted_review};
 
@@ -31,7 +35,7 @@ pub fn check(name: &str, text: &str) {
 }
 
 /// `git triad <args>` as a user would type it, quoting what needs quotes.
-fn command_line(args: &[&str]) -> String {
+pub fn command_line(args: &[&str]) -> String {
     let mut line = String::from("git triad");
     for a in args {
         line.push(' ');
@@ -71,7 +75,7 @@ fn plain_dir(env: &TestEnv) -> std::path::PathBuf {
 
 /// Every scripted reply reports fixed token counts: the default estimate follows the
 /// request's length, which carries paths and timings, and would make costs drift.
-fn pinned_usage(mut rules: Vec<Rule>) -> Vec<Rule> {
+pub(crate) fn pinned_usage(mut rules: Vec<Rule>) -> Vec<Rule> {
     for rule in &mut rules {
         for reply in &mut rule.responses {
             reply.usage.get_or_insert(Usage {
@@ -406,19 +410,40 @@ fn review_with_the_scripted_arbiter() {
 // Machine-readable output: `--json` and `--format json`
 // ---------------------------------------------------------------------------------------
 
-/// `git triad <args>` in `cwd`, which must exit `code`: its standard output, a JSON document,
-/// pretty-printed and normalized as the transcripts are.
-fn json_of(s: &Scenario, args: &[&str], code: i32) -> String {
-    let run = s.env.triad(&s.repo, args);
+/// Runs `git triad <args>` in `cwd`, which must exit `code`, and returns its standard output
+/// as [`json_shown`] does, normalized as the transcripts are.
+pub fn json_transcript(
+    env: &TestEnv,
+    server: Option<&FakeServer>,
+    cwd: &Path,
+    args: &[&str],
+    code: i32,
+) -> String {
+    let run = env.triad(cwd, args);
     run.expect_code(code);
+    let mut norm = env.normalizer();
+    if let Some(server) = server {
+        norm = norm.literal(server.base_url(), "[SERVER]");
+    }
+    json_shown(&run, args, &norm)
+}
+
+/// The standard output of `run` (of `git triad <args>`), a JSON document, pretty-printed
+/// under the command line and exit status, normalized by `norm`.
+pub fn json_shown(run: &Run, args: &[&str], norm: &Normalizer) -> String {
     let value: serde_json::Value = serde_json::from_str(run.stdout.trim())
         .unwrap_or_else(|e| panic!("{args:?} printed no JSON ({e}):\n{}", run.stdout));
-    let norm = s.env.normalizer().literal(s.server.base_url(), "[SERVER]");
     norm.apply(&format!(
-        "$ {}\nexit: {code}\n{}\n",
+        "$ {}\nexit: {}\n{}\n",
         command_line(args),
+        run.code,
         serde_json::to_string_pretty(&value).unwrap()
     ))
+}
+
+/// [`json_transcript`] of a command in the scenario's repository.
+fn json_of(s: &Scenario, args: &[&str], code: i32) -> String {
+    json_transcript(&s.env, Some(&s.server), &s.repo, args, code)
 }
 
 #[test]

@@ -66,20 +66,21 @@ pub fn run(ctx: &Context, args: &LocalArgs) -> CommandResult {
             }
         }
         LocalCommand::Status => {
-            for s in local::status(&loaded.config, &cache) {
-                out(&format!(
-                    "{:<18} {:<28} {:<28} {}\n",
-                    s.server.provider,
-                    s.base_url,
-                    s.model_id,
-                    match (s.answering, s.pid) {
+            // Columns as wide as their longest cell: a provider name is longer than any
+            // fixed width picked once (triad-local-coder-1-5b pushed its row out of line).
+            let rows: Vec<[String; 4]> = local::status(&loaded.config, &cache)
+                .into_iter()
+                .map(|s| {
+                    let state = match (s.answering, s.pid) {
                         (true, Some(p)) => format!("answering (pid {p})"),
                         (true, None) => "answering (not started by git triad)".to_string(),
                         (false, Some(p)) => format!("not answering (pid {p} alive)"),
                         (false, None) => "stopped".to_string(),
-                    }
-                ))?;
-            }
+                    };
+                    [s.server.provider.to_string(), s.base_url, s.model_id, state]
+                })
+                .collect();
+            out(&crate::report::render_table(&rows))?;
         }
     }
     ok()

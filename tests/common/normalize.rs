@@ -6,6 +6,9 @@
 //! - run ids `YYYYMMDD-HHMMSS-xxxx`: `[RUN-1]`, `[RUN-2]`, … in order of first appearance;
 //! - RFC 3339 timestamps (`2026-01-02T03:04:05.123Z`, also with a space or an offset): `[TIME]`;
 //! - durations (`1.2 s`, `34 ms`, `5ms`, `0.3µs`): `[DUR]`;
+//! - JSON members that hold a time: a duration in milliseconds (a name ending in `_ms`,
+//!   `"latency_ms": 23`) becomes `[DUR]`, seconds since the epoch (ten digits, 2017 to 2049,
+//!   `"started": 1767322800`) become `[UNIX-TIME]`;
 //! - hex object ids (7–64 lowercase hex digits between word boundaries): `[OID-1]`, … in order
 //!   of first appearance, a short id sharing the number of the long id it abbreviates. A token
 //!   of decimal digits only (`1048576`, a context window) is a number, unless it abbreviates an
@@ -75,6 +78,7 @@ impl Normalizer {
             timestamp(b, i).map(|n| (n, "[TIME]".to_string()))
         });
         s = scan(&s, |b, i| duration(b, i).map(|n| (n, "[DUR]".to_string())));
+        s = timed_members(&s);
         let mut oids = Numbered::new("OID", true);
         s = scan(&s, |b, i| {
             let n = hex_id(b, i)?;
@@ -249,6 +253,52 @@ fn duration(b: &[u8], i: usize) -> Option<usize> {
     None
 }
 
+/// The numbers of JSON members that are times: a duration (`"…_ms": N`) and seconds since
+/// the epoch (`"…": N`, ten digits from 1500000000 to 2499999999: 2017 to 2049).
+fn timed_members(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if let Some((value, n, with)) = timed_member(b, i) {
+            out.extend_from_slice(&b[i..value]);
+            out.extend_from_slice(with.as_bytes());
+            i = value + n;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).expect("only ASCII was replaced")
+}
+
+/// At the closing quote `i` of a member name: where its number starts, its length and
+/// what replaces it, when it is a time.
+fn timed_member(b: &[u8], i: usize) -> Option<(usize, usize, &'static str)> {
+    if !(at(b, i, b'"') && at(b, i + 1, b':')) {
+        return None;
+    }
+    let mut j = i + 2;
+    while at(b, j, b' ') {
+        j += 1;
+    }
+    let mut n = run_of(b, j, 1, 20, |c| c.is_ascii_digit())?;
+    let integer = n;
+    if at(b, j + n, b'.') {
+        n += 1 + run_of(b, j + n + 1, 0, 20, |c| c.is_ascii_digit()).unwrap_or(0);
+    }
+    if !ends_word(b, j + n) {
+        return None;
+    }
+    if b[..i].ends_with(b"_ms") {
+        return Some((j, n, "[DUR]"));
+    }
+    let epoch = integer == 10 && n == 10 && (b'1'..=b'2').contains(&b[j]);
+    let plausible =
+        epoch && (b[j] == b'2' || b[j + 1] >= b'5') && (b[j] == b'1' || b[j + 1] < b'5');
+    plausible.then_some((j, n, "[UNIX-TIME]"))
+}
+
 /// 7 to 64 lowercase hex digits between word boundaries.
 fn hex_id(b: &[u8], i: usize) -> Option<usize> {
     let n = run_of(b, i, 7, 65, is_lower_hex)?;
@@ -323,6 +373,10 @@ fn normalizer_replaces_only_the_volatile_parts() {
         ("added decade facade 123456", "added decade facade 123456"),
         ("context_window = 1048576", "context_window = 1048576"),
         ("/x/root/home/.config", "[ROOT]/home/.config"),
+        (
+            r#"{"latency_ms": 23, "started":1767322800, "max_ms": "7", "n": 5, "k": 1048576000}"#,
+            r#"{"latency_ms": [DUR], "started":[UNIX-TIME], "max_ms": "7", "n": 5, "k": 1048576000}"#,
+        ),
     ];
     for (input, want) in cases {
         assert_eq!(n.apply(input), want, "normalizing {input:?}");
