@@ -1071,7 +1071,7 @@ fn an_arbiter_panelist_gets_the_conflict_clause_and_stats_warn_when_its_view_win
     has(&system(&synth[0]), &[CONFLICT_CLAUSE.trim()]);
     has(
         &user(&synth[0]),
-        &["You are model-b, and also one of the panelists"],
+        &["Arbiter: model-b (also a panelist). You are the arbiter, model-b."],
     );
     has(
         &show(&s, &id(&out)),
