@@ -9,7 +9,7 @@ use crate::arbiter::Verdict;
 use crate::git::FileStat;
 use crate::git::ObjectId;
 use crate::notes::{self, Record, VerdictLine};
-use crate::pipeline::record::ChamberLink;
+use crate::pipeline::record::{ChamberLink, ReconcileState};
 use crate::pipeline::{RunState, RunStatus, Stage, StopReason};
 use crate::routing::route::Routing;
 
@@ -82,6 +82,9 @@ pub fn summary(state: &RunState) -> String {
     for l in state.chamber().iter().flat_map(|c| &c.sessions) {
         s.push_str(&chamber_line(l));
     }
+    if let Some(r) = state.reconcile() {
+        s.push_str(&reconcile_line(r));
+    }
     if let Some(f) = state.format().last() {
         s.push_str(&format!(
             "  format     {}: {}\n",
@@ -99,6 +102,33 @@ pub fn summary(state: &RunState) -> String {
         state.branch(),
     ));
     s
+}
+
+/// The summary's reconciliation line: its verdict, who gave it, and when the facts raised
+/// the model's answer, what it answered and why (so the reason for a FLAG is on stdout and
+/// in the JSON, not only in the progress lines of the run that wrote it).
+fn reconcile_line(r: &ReconcileState) -> String {
+    let Some(verdict) = r.verdict else {
+        return String::new();
+    };
+    let by = r
+        .arbiter_model
+        .as_deref()
+        .map_or("arbiter unknown".to_string(), |m| format!("arbiter {m}"));
+    let raised = r
+        .raised
+        .as_ref()
+        .map(|x| format!(": raised from {} by facts: {}", x.from, x.by.join("; ")))
+        .unwrap_or_default();
+    let rewound = if r.rewound {
+        " (after its one rewind)"
+    } else {
+        ""
+    };
+    format!(
+        "  reconcile  {:<8} {by}{rewound}{raised}\n",
+        verdict.to_string()
+    )
 }
 
 /// What `run --json`, `resume --json` and `log --format json` print about one run: one
@@ -131,6 +161,9 @@ pub struct RunReport<'a> {
     pub debate: Option<DebateReport<'a>>,
     /// The last formatter run.
     pub format: Option<FormatReport<'a>>,
+    /// The reconciliation against the TaskSpec, if the run had one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reconciliation: Option<ReconcileReport<'a>>,
     /// USD spent.
     pub cost_usd: f64,
     /// Tokens spent.
@@ -222,6 +255,21 @@ pub struct FormatReport<'a> {
     pub detail: &'a str,
 }
 
+/// The reconciliation of a [`RunReport`].
+#[derive(Debug, Serialize)]
+pub struct ReconcileReport<'a> {
+    /// Its last verdict.
+    pub verdict: Verdict,
+    /// The model that gave it.
+    pub arbiter_model: Option<&'a str>,
+    /// What the model answered, when the facts raised it.
+    pub model_verdict: Option<Verdict>,
+    /// The facts that raised it.
+    pub raised_by: &'a [String],
+    /// Whether its one REJECT rewind was used.
+    pub rewound: bool,
+}
+
 /// Input and output tokens.
 #[derive(Debug, Serialize)]
 pub struct Tokens {
@@ -283,6 +331,15 @@ impl<'a> RunReport<'a> {
                 exit_code: f.outcome.exit_code,
                 commit: &f.commit,
                 detail: &f.detail,
+            }),
+            reconciliation: state.reconcile().and_then(|r| {
+                Some(ReconcileReport {
+                    verdict: r.verdict?,
+                    arbiter_model: r.arbiter_model.as_deref(),
+                    model_verdict: r.raised.as_ref().map(|x| x.from),
+                    raised_by: r.raised.as_ref().map_or(&[], |x| &x.by[..]),
+                    rewound: r.rewound,
+                })
             }),
             cost_usd: state.spend().cost_usd,
             tokens: Tokens {

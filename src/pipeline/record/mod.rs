@@ -260,4 +260,19 @@ pub struct ReconcileState {
     pub verdict: Option<Verdict>,
     /// Whether reconciliation is finished for the current final commit.
     pub done: bool,
+    /// The model that gave the last verdict (records before it say nothing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arbiter_model: Option<String>,
+    /// When the facts raised the model's verdict: what it answered, and the facts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raised: Option<Raised>,
+}
+
+/// A verdict the facts raised above what the model answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Raised {
+    /// What the model answered.
+    pub from: Verdict,
+    /// The facts that raised it, in words.
+    pub by: Vec<String>,
 }

@@ -15,7 +15,7 @@ use crate::notes::{self, ReconciliationRecord, Record};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::plan::same_wire_model;
 use crate::pipeline::reconcile::{self, ReconcileAnswer};
-use crate::pipeline::record::{RunStatus, StopReason, Transcript};
+use crate::pipeline::record::{Raised, RunStatus, StopReason, Transcript};
 use crate::pipeline::stage::Stage;
 use crate::pipeline::transition::{self, AfterReconciliation};
 
@@ -169,6 +169,12 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, may_rewind: bool) -> Result
         model: &judged.model,
         verdict,
         raised,
+    });
+    let r = j.state.reconcile_mut();
+    r.arbiter_model = Some(judged.model.clone());
+    r.raised = raised.map(|(from, by)| Raised {
+        from,
+        by: by.to_vec(),
     });
     after_reconciliation(cx, j, verdict, &answer, floor.as_ref(), may_rewind)
 }
