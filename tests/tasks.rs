@@ -230,6 +230,7 @@ fn blocked_creates_a_dependency_and_closing_it_resumes_the_parent() {
     --- stdout
     Task `add-sub-dep-1` is now CLOSED (an arbiter decision, taken by you): done
     next: none: closed (by Test Committer <committer@example.com>: done)
+    until: reopen with `git triad run --task add-sub-dep-1`
     Its parent `add-sub` has every dependency done and is ASSIGNED to the implement stage again.
     next: the implement stage continues: start a run with `git triad run --task add-sub`
     --- stderr
@@ -301,6 +302,7 @@ fn answers_and_decisions_say_the_new_state_and_what_follows() {
     --- stdout
     Task `add-sub` is now REASSIGNED (an arbiter decision, taken by you): the tests belong to the refactor stage
     next: refactor takes it over: start a run (`git triad run --task add-sub`) or do it by hand and close it
+    until: refactor picks it up
     --- stderr
     (empty)
     ");
@@ -319,6 +321,7 @@ fn answers_and_decisions_say_the_new_state_and_what_follows() {
     --- stdout
     Task `add-sub` is now DEFERRED (an arbiter decision, taken by you): after the release
     next: none: deferred (by Test Committer <committer@example.com>: after the release)
+    until: revisit at 2026-09-01: reopen with `git triad run --task add-sub`
     --- stderr
     (empty)
     ");
@@ -329,6 +332,7 @@ fn answers_and_decisions_say_the_new_state_and_what_follows() {
     --- stdout
     Task `add-sub` is now CLOSED (an arbiter decision, taken by you): dropped
     next: none: closed (by Test Committer <committer@example.com>: dropped)
+    until: reopen with `git triad run --task add-sub`
     --- stderr
     (empty)
     ");

@@ -107,6 +107,11 @@ fn decide(ctx: &Context, slug: &str, mut d: ArbiterDecision, reason: &str) -> Co
         "Task `{}` is now {} (an arbiter decision, taken by you): {reason}\nnext: {}\n",
         task.slug, task.state, task.next_action
     );
+    // What ends the state (a deferral's revisit date, how to reopen): the decision's
+    // other half, which `task show` lists and a confirmation should not hide.
+    if !task.unblock_condition.is_empty() {
+        s.push_str(&format!("until: {}\n", task.unblock_condition));
+    }
     if let Some(p) = parent {
         s.push_str(&format!(
             "Its parent `{}` has every dependency done and is {} to the {} stage again.\nnext: {}\n",
