@@ -13,6 +13,13 @@ use crate::config::BudgetConfig;
 /// Share of a cap from which `git triad usage` warns.
 pub const WARN_SHARE: f64 = 0.8;
 
+/// Serializes a sum of dollars rounded to a billionth of a dollar: a float sum of prices
+/// such as 0.0126 otherwise prints as 0.012599999999999998, a figure no price or cap has,
+/// which a script comparing spend to a cap would read as it stands.
+pub fn rounded_usd<S: serde::Serializer>(usd: &f64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64((usd * 1e9).round() / 1e9)
+}
+
 /// Calls and what they cost.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Totals {
@@ -25,6 +32,7 @@ pub struct Totals {
     /// Completion tokens.
     pub output_tokens: u64,
     /// USD.
+    #[serde(serialize_with = "rounded_usd")]
     pub cost_usd: f64,
 }
 
@@ -46,6 +54,7 @@ pub struct CapUse {
     /// The period (`2026-01-05`, `2026-01`).
     pub period: String,
     /// Spent in the period.
+    #[serde(serialize_with = "rounded_usd")]
     pub spent_usd: f64,
     /// The cap, if one is set.
     pub cap_usd: Option<f64>,

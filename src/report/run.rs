@@ -165,6 +165,7 @@ pub struct RunReport<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reconciliation: Option<ReconcileReport<'a>>,
     /// USD spent.
+    #[serde(serialize_with = "crate::model::usage::rounded_usd")]
     pub cost_usd: f64,
     /// Tokens spent.
     pub tokens: Tokens,
@@ -239,6 +240,7 @@ pub struct DebateReport<'a> {
     /// Its position.
     pub position: Option<&'a str>,
     /// What the debate cost.
+    #[serde(serialize_with = "crate::model::usage::rounded_usd")]
     pub cost_usd: f64,
 }
 
