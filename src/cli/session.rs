@@ -102,7 +102,7 @@ fn list(ctx: &Context) -> CommandResult {
     let mut s = String::new();
     for x in sessions {
         s.push_str(&format!(
-            "{}  {}  {} orchestrator(s), {} manager(s), ${:.4}, {} events{}\n    {}\n",
+            "{}  {}  {} orchestrator(s), {} manager(s), ${:.4} in its own calls, {} events{}\n    {}\n",
             x.meta.id,
             crate::clock::format_ts(
                 std::time::UNIX_EPOCH + std::time::Duration::from_secs(x.updated)
@@ -175,7 +175,7 @@ fn show(ctx: &Context, args: &ShowArgs) -> CommandResult {
         return ok();
     }
     s.push_str(&format!(
-        "\n{} events, {} orchestrator(s), ${:.4}; context: manager {} %{}\n",
+        "\n{} events, {} orchestrator(s), ${:.4} in its own calls (its runs: `git triad usage`); context: manager {} %{}\n",
         state.events,
         state.orchestrators,
         state.spent_usd,
