@@ -39,7 +39,7 @@ fn the_plain_loop_and_the_pipeline_are_judged_by_the_same_facts() {
         arbiter("architect", vec![review("APPROVE", serde_json::json!([]))]),
         arbiter("verify", vec![review("APPROVE", serde_json::json!([]))]),
     ];
-    let s = Scenario::new(rules);
+    let s = Scenario::new(crate::user_output::pinned_usage(rules));
     let task = format!(
         "{FIX_TASK}\n[verify]\ncommand = \"python3 -m unittest discover -s tests -t . -q\"\n"
     );
@@ -54,19 +54,17 @@ fn the_plain_loop_and_the_pipeline_are_judged_by_the_same_facts() {
     );
     s.env.commit_all(&s.repo, "a bug, its test and the task");
     s.git(&["config", "triad.trusted", "true"]);
-    let r = s.env.triad(
-        &s.repo,
-        &[
-            "bench",
-            "--compare",
-            "--task",
-            "fix-add",
-            "--configs",
-            "loop,off",
-            "--format",
-            "json",
-        ],
-    );
+    let args = [
+        "bench",
+        "--compare",
+        "--task",
+        "fix-add",
+        "--configs",
+        "loop,off",
+        "--format",
+        "json",
+    ];
+    let r = s.env.triad(&s.repo, &args);
     let out: Value = serde_json::from_str(r.ok().stdout.trim()).unwrap();
     let runs = out["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2, "{out}");
@@ -92,5 +90,17 @@ fn the_plain_loop_and_the_pipeline_are_judged_by_the_same_facts() {
             .contains("bench: loop: try 1: the verify command: exit 1"),
         "{}",
         r.stderr
+    );
+    let norm = s.env.normalizer().literal(s.server.base_url(), "[SERVER]");
+    crate::user_output::check(
+        "json-bench-compare",
+        &crate::user_output::json_shown(&r, &args, &norm),
+    );
+    // Again as a table: the scripted implementer now fixes the bug at once for both.
+    let text = &args[..args.len() - 2];
+    let again = s.env.triad(&s.repo, text);
+    crate::user_output::check(
+        "bench-compare",
+        &again.transcript(&crate::user_output::command_line(text), &norm),
     );
 }

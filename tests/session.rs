@@ -194,7 +194,9 @@ pub(crate) fn work_rules(
     ]
 }
 
-fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
+/// A session whose orchestrator writes add-sub2 and runs it to an approval, and whose
+/// manager then says it is done, with the pipeline's own models scripted behind it.
+fn approved_session_rules(protocol: WireProtocol, model: &str) -> Vec<Rule> {
     let mut rules = work_rules(
         protocol,
         model,
@@ -202,6 +204,11 @@ fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
         Reply::text("Complete. The run of add-sub2 is approved."),
     );
     rules.extend(happy_rules());
+    rules
+}
+
+fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
+    let rules = approved_session_rules(protocol, model);
     let s = scenario(model, rules);
     let before = crate::common::user_state(&s.env, &s.repo);
     let script_path = script(&s, "# the whole request\nAdd subtraction to calc.py.\n");
@@ -288,13 +295,7 @@ fn spawn_to_disconnect(protocol: WireProtocol, model: &str) {
 /// task and runs the reviewed pipeline on it.
 #[test]
 fn a_session_its_list_and_its_record_as_printed() {
-    let mut rules = work_rules(
-        WireProtocol::OpenAi,
-        "model-c",
-        Reply::text("It is done. Run approved."),
-        Reply::text("Complete. The run of add-sub2 is approved."),
-    );
-    rules.extend(happy_rules());
+    let rules = approved_session_rules(WireProtocol::OpenAi, "model-c");
     let s = scenario("model-c", pinned_usage(rules));
     let script_path = script(&s, "Add subtraction to calc.py.\n");
     let args = [
@@ -774,13 +775,7 @@ fn a_model_s_arguments_never_become_options_of_the_commands_its_tools_run() {
 /// said last, and asks no model anything until the human speaks.
 #[test]
 fn resuming_a_finished_session_says_where_it_stands() {
-    let mut rules = work_rules(
-        WireProtocol::OpenAi,
-        "model-c",
-        Reply::text("It is done. Run approved."),
-        Reply::text("Complete. The run of add-sub2 is approved."),
-    );
-    rules.extend(happy_rules());
+    let rules = approved_session_rules(WireProtocol::OpenAi, "model-c");
     let s = scenario("model-c", rules);
     let script_path = script(&s, "Add subtraction to calc.py.\n");
     let id = session_id(&session(&s, &script_path, &[]).ok().stdout);

@@ -88,6 +88,17 @@ fn assert_contains(text: &str, part: &str) {
     assert!(text.contains(part), "missing {part:?} in:\n{text}");
 }
 
+/// A person defers add-sub until a date.
+const DEFER: [&str; 7] = [
+    "task",
+    "defer",
+    "add-sub",
+    "--reason",
+    "after the release",
+    "--revisit-at",
+    "2026-09-01",
+];
+
 /// Seed 004 scenario 1: three questions → WAITING_ON_USER (owner user); answers → ASSIGNED to
 /// the same specialist, and the resumed stage gets them in its prompt.
 #[test]
@@ -306,16 +317,7 @@ fn answers_and_decisions_say_the_new_state_and_what_follows() {
     --- stderr
     (empty)
     ");
-    let defer = [
-        "task",
-        "defer",
-        "add-sub",
-        "--reason",
-        "after the release",
-        "--revisit-at",
-        "2026-09-01",
-    ];
-    insta::assert_snapshot!(transcript(&env, None, &dir, &defer), @r"
+    insta::assert_snapshot!(transcript(&env, None, &dir, &DEFER), @r"
     $ git triad task defer add-sub --reason 'after the release' --revisit-at 2026-09-01
     exit: 0
     --- stdout
@@ -862,18 +864,7 @@ fn errors_say_what_to_do() {
 #[test]
 fn defer_and_close_are_recorded_as_the_persons_decisions() {
     let (env, dir, repo) = setup();
-    let run = env.triad(
-        &dir,
-        &[
-            "task",
-            "defer",
-            "add-sub",
-            "--reason",
-            "after the release",
-            "--revisit-at",
-            "2026-09-01",
-        ],
-    );
+    let run = env.triad(&dir, &DEFER);
     // What it says is snapshotted in answers_and_decisions_say_the_new_state_and_what_follows.
     run.ok();
     let t = task(&repo, "add-sub");

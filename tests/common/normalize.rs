@@ -6,8 +6,8 @@
 //! - run ids `YYYYMMDD-HHMMSS-xxxx`: `[RUN-1]`, `[RUN-2]`, … in order of first appearance;
 //! - RFC 3339 timestamps (`2026-01-02T03:04:05.123Z`, also with a space or an offset): `[TIME]`;
 //! - durations (`1.2 s`, `34 ms`, `5ms`, `0.3µs`): `[DUR]`;
-//! - JSON members that hold a time: a duration in milliseconds (a name ending in `_ms`,
-//!   `"latency_ms": 23`) becomes `[DUR]`, seconds since the epoch (ten digits, 2017 to 2049,
+//! - JSON members that hold a time: a duration (a name ending in `_ms` or `seconds`,
+//!   `"latency_ms": 23`, `"seconds": 1.5`) becomes `[DUR]`, seconds since the epoch (ten digits, 2017 to 2049,
 //!   `"started": 1767322800`) become `[UNIX-TIME]`;
 //! - hex object ids (7–64 lowercase hex digits between word boundaries): `[OID-1]`, … in order
 //!   of first appearance, a short id sharing the number of the long id it abbreviates. A token
@@ -253,8 +253,9 @@ fn duration(b: &[u8], i: usize) -> Option<usize> {
     None
 }
 
-/// The numbers of JSON members that are times: a duration (`"…_ms": N`) and seconds since
-/// the epoch (`"…": N`, ten digits from 1500000000 to 2499999999: 2017 to 2049).
+/// The numbers of JSON members that are times: a duration (`"…_ms": N`, `"…seconds": N`)
+/// and seconds since the epoch (`"…": N`, ten digits from 1500000000 to 2499999999: 2017
+/// to 2049).
 fn timed_members(text: &str) -> String {
     let b = text.as_bytes();
     let mut out: Vec<u8> = Vec::with_capacity(b.len());
@@ -290,7 +291,7 @@ fn timed_member(b: &[u8], i: usize) -> Option<(usize, usize, &'static str)> {
     if !ends_word(b, j + n) {
         return None;
     }
-    if b[..i].ends_with(b"_ms") {
+    if b[..i].ends_with(b"_ms") || b[..i].ends_with(b"seconds") {
         return Some((j, n, "[DUR]"));
     }
     let epoch = integer == 10 && n == 10 && (b'1'..=b'2').contains(&b[j]);
