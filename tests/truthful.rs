@@ -1050,9 +1050,10 @@ fn a_building_stage_that_breaks_the_verify_command_is_asked_again_on_its_change(
         "{}",
         log.stdout
     );
-    // At the base once (it passed), at each building commit, and for Verify.
+    // At the base once (it passed) and at each building commit; the Verify stage, at the
+    // last refactor commit, reuses that commit's run instead of running it again.
     let runs = verify_runs(&r.stderr);
-    assert_eq!(runs, 6, "{}", r.stderr);
+    assert_eq!(runs, 5, "{}", r.stderr);
 
     // Never fixed: the last attempt goes on with the failure on its record, and the
     // verify command's result floors the verdict.
@@ -1087,8 +1088,8 @@ fn a_command_that_failed_before_the_run_or_is_off_holds_no_building_stage_back()
     assert_eq!(out["stages"][2]["attempts"], 1, "{out}");
     let runs = verify_runs(&r.stderr);
     assert_eq!(
-        runs, 4,
-        "implement, the base, refactor, verify: {}",
+        runs, 3,
+        "implement, the base, refactor (reused by verify, at the same commit): {}",
         r.stderr
     );
     // Turned off: only the Verify stage runs it.

@@ -5,7 +5,8 @@
 //! Steps are free functions over these two, so what a step may change is in its signature:
 //! a step given `&Cx` and `&Journal` only reads, one given `&mut Journal` records.
 
-use std::cell::OnceCell;
+use std::cell::RefCell;
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use git2::{Oid, Repository, Tree};
@@ -89,9 +90,10 @@ pub(super) struct Cx<'a> {
     pub(super) privacy: Privacy,
     /// Outlines of files already read (a cache: it fills as steps read files).
     pub(super) outlines: OutlineCache,
-    /// The verify command's outcome at the run's base, once asked (a cache, not recorded: a
-    /// resumed run asks again).
-    pub(super) at_base: OnceCell<Option<CommandOutcome>>,
+    /// The verify command's outcome at each commit it ran to its end at in this process (a
+    /// cache, not recorded: a resumed run asks again). A commit never changes, so the run's
+    /// base, a building stage's check and the Verify stage at one commit run it once.
+    pub(super) verified: RefCell<HashMap<ObjectId, CommandOutcome>>,
     /// The run's base (HEAD when it started): what its change is against.
     base: ObjectId,
 }
@@ -104,7 +106,7 @@ impl<'a> Cx<'a> {
             spec,
             privacy: Privacy::from_config(&env.config.config),
             outlines: OutlineCache::default(),
-            at_base: OnceCell::new(),
+            verified: RefCell::default(),
             base,
         }
     }
