@@ -466,19 +466,7 @@ fn resume_when_done(
 
 /// Slugs of the TaskSpecs in HEAD and in the work tree (`.triad/tasks/<slug>.toml`).
 pub fn spec_slugs(repo: &Repository) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let slug_of = |name: &str| {
-        name.strip_suffix(".toml")
-            .filter(|s| valid_slug(s))
-            .map(str::to_string)
-    };
-    if let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree()) {
-        if let Ok(entry) = tree.get_path(Path::new(TASKS_DIR)) {
-            if let Ok(dir) = repo.find_tree(entry.id()) {
-                out.extend(dir.iter().filter_map(|e| e.name().ok().and_then(slug_of)));
-            }
-        }
-    }
+    let mut out = committed_slugs(repo);
     if let Some(root) = repo.workdir() {
         if let Ok(entries) = std::fs::read_dir(root.join(TASKS_DIR)) {
             for e in entries.flatten() {
@@ -489,6 +477,26 @@ pub fn spec_slugs(repo: &Repository) -> BTreeSet<String> {
         }
     }
     out
+}
+
+/// The slugs of the TaskSpecs committed at HEAD (what a run can start from).
+pub fn committed_slugs(repo: &Repository) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    if let Ok(tree) = repo.head().and_then(|h| h.peel_to_tree()) {
+        if let Ok(entry) = tree.get_path(Path::new(TASKS_DIR)) {
+            if let Ok(dir) = repo.find_tree(entry.id()) {
+                out.extend(dir.iter().filter_map(|e| e.name().ok().and_then(slug_of)));
+            }
+        }
+    }
+    out
+}
+
+/// The slug a TaskSpec's file name gives, if it is one.
+fn slug_of(name: &str) -> Option<String> {
+    name.strip_suffix(".toml")
+        .filter(|s| valid_slug(s))
+        .map(str::to_string)
 }
 
 /// Whether a TaskSpec for `slug` exists in HEAD or in the work tree.

@@ -10,10 +10,10 @@ use super::BenchArgs;
 use crate::cli::{out, say, CommandError, CommandResult, Context};
 use crate::config::{LoadedConfig, Role};
 use crate::pipeline::baseline::{plain_loop, LoopRequest};
+use crate::pipeline::plan::committed_task;
 use crate::pipeline::VerifyPlan;
 use crate::routing::compare::{check_branch, rows, CompareRow, CompareRun, CONFIGS};
-use crate::task::spec::{spec_path, TASKS_DIR};
-use crate::task::TaskSpec;
+use crate::task::workflow::committed_slugs;
 
 /// Runs `git triad bench --compare`.
 pub(super) fn run(ctx: &Context, args: &BenchArgs, loaded: &LoadedConfig) -> CommandResult {
@@ -29,13 +29,8 @@ pub(super) fn run(ctx: &Context, args: &BenchArgs, loaded: &LoadedConfig) -> Com
                 .hint(format!("use some of: {}", CONFIGS.join(", "))),
         );
     }
-    let head = repo
-        .head()
-        .and_then(|h| h.peel_to_commit())
-        .map_err(|e| CommandError::usage(format!("HEAD has no commit: {e}")))?;
-    let tree = head.tree()?;
     let slugs: Vec<String> = if args.task.is_empty() {
-        committed_tasks(repo, &tree)
+        committed_slugs(repo).into_iter().collect()
     } else {
         args.task.clone()
     };
@@ -51,7 +46,8 @@ pub(super) fn run(ctx: &Context, args: &BenchArgs, loaded: &LoadedConfig) -> Com
         .ok_or_else(|| CommandError::usage("the implementer role has no model"))?;
     let mut runs = Vec::new();
     for slug in &slugs {
-        let spec = committed_spec(repo, &tree, slug)?;
+        // As `run` reads it: committed at HEAD, not modified in the work tree.
+        let (spec, _, base) = committed_task(repo, slug)?;
         let (command, timeout) = match VerifyPlan::decide(&spec, &loaded.config, ctx.trusted()) {
             VerifyPlan::Run { command, timeout } => (command, timeout),
             VerifyPlan::Skip(why) => {
@@ -106,7 +102,7 @@ pub(super) fn run(ctx: &Context, args: &BenchArgs, loaded: &LoadedConfig) -> Com
                     pipeline_run(ctx, slug, config)?
                 };
                 let (changed, passes) = match &branch {
-                    Some(b) => check_branch(repo, head.id(), b, &command, timeout)
+                    Some(b) => check_branch(repo, base, b, &command, timeout)
                         .map_err(|e| CommandError::failure(e.to_string()))?,
                     None => (0, false),
                 };
@@ -199,36 +195,6 @@ struct Reported {
 struct Comparison<'a> {
     runs: &'a [CompareRun],
     configurations: Vec<CompareRow>,
-}
-
-/// The TaskSpecs committed at `tree`, by slug.
-fn committed_tasks(repo: &git2::Repository, tree: &git2::Tree<'_>) -> Vec<String> {
-    let Ok(dir) = tree
-        .get_path(std::path::Path::new(TASKS_DIR))
-        .and_then(|e| e.to_object(repo))
-        .and_then(|o| o.peel_to_tree())
-    else {
-        return Vec::new();
-    };
-    dir.iter()
-        .filter_map(|e| e.name().ok()?.strip_suffix(".toml").map(str::to_string))
-        .collect()
-}
-
-/// The TaskSpec `slug` as committed at `tree`.
-fn committed_spec(
-    repo: &git2::Repository,
-    tree: &git2::Tree<'_>,
-    slug: &str,
-) -> CommandResult<TaskSpec> {
-    let path = spec_path(slug);
-    let text = crate::git::TreeFiles::new(repo, tree.clone())
-        .text(&path)
-        .ok_or_else(|| {
-            CommandError::usage(format!("no TaskSpec `{path}` is committed at HEAD"))
-                .hint("commit it first: the comparison runs what the repository holds")
-        })?;
-    TaskSpec::parse(&text, &path, slug).map_err(|e| CommandError::usage(e.to_string()))
 }
 
 /// The comparison for people (a table) or machines (JSON: every run and the rows).
