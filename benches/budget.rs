@@ -121,19 +121,12 @@ fn budgeter_parts(repo_dir: &Path) -> Vec<(&'static str, Duration)> {
     };
     let outlines = OutlineCache::default();
     let privacy = Privacy::new(vec![]);
+    let budget = file_char_budget(config, model);
     let context = |stage: Stage| StageContext {
-        stage,
-        task: &spec,
-        files: &files,
         changed_so_far: &changed_so_far,
         previous_diff: &previous_diff,
-        flags: "",
-        feedback: "",
-        facts: "",
-        char_budget: file_char_budget(config, model),
         hunks: &hunks,
-        outlines: &outlines,
-        privacy: &privacy,
+        ..StageContext::new(stage, &spec, &files, budget, &outlines, &privacy)
     };
     let stages = [
         Stage::Architect,

@@ -32,24 +32,20 @@ fn first_request(loaded: &LoadedConfig, model: &str, task: &BuildTask) -> ChatRe
     let ws = Workspace::for_build(task).unwrap();
     let files = ws.files().unwrap();
     let outlines = OutlineCache::default();
+    let privacy = no_privacy();
+    let budget = file_char_budget(&loaded.config, model);
     stage_request(
         &loaded.config,
         None,
         model,
-        &StageContext {
-            stage: stage_for(task.role),
-            task: &task.spec,
-            files: &files,
-            changed_so_far: &[],
-            previous_diff: "",
-            flags: "",
-            feedback: "",
-            facts: "",
-            char_budget: file_char_budget(&loaded.config, model),
-            hunks: &|_| None,
-            outlines: &outlines,
-            privacy: &no_privacy(),
-        },
+        &StageContext::new(
+            stage_for(task.role),
+            &task.spec,
+            &files,
+            budget,
+            &outlines,
+            &privacy,
+        ),
     )
 }
 

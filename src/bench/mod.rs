@@ -310,18 +310,16 @@ impl Bench<'_> {
                     self.root,
                     model,
                     &StageContext {
-                        stage,
-                        task: &task.spec,
-                        files: &files,
                         changed_so_far: &changed_so_far,
                         previous_diff: &previous_diff,
-                        flags: "",
-                        feedback: "",
-                        facts: "",
-                        char_budget: file_char_budget(self.config, model),
-                        hunks: &|_| None,
-                        outlines: &outlines,
-                        privacy,
+                        ..StageContext::new(
+                            stage,
+                            &task.spec,
+                            &files,
+                            file_char_budget(self.config, model),
+                            &outlines,
+                            privacy,
+                        )
                     },
                 );
                 let completion = self

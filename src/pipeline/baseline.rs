@@ -112,19 +112,18 @@ pub fn plain_loop(req: &LoopRequest<'_>) -> Result<LoopOutcome, LoopError> {
             .into_iter()
             .map(|f| f.path)
             .collect();
+        let budget = file_char_budget(req.config, req.model);
         let ctx = StageContext {
-            stage: Stage::Implement,
-            task: req.spec,
-            files: &files,
             changed_so_far: &changed,
-            previous_diff: "",
-            flags: "",
             feedback: &feedback,
-            facts: "",
-            char_budget: file_char_budget(req.config, req.model),
-            hunks: &|_| None,
-            outlines: &outlines,
-            privacy: &privacy,
+            ..StageContext::new(
+                Stage::Implement,
+                req.spec,
+                &files,
+                budget,
+                &outlines,
+                &privacy,
+            )
         };
         let request = stage_request(req.config, root.as_deref(), req.model, &ctx);
         let completion = req

@@ -46,6 +46,35 @@ pub struct StageContext<'a> {
     pub privacy: &'a Privacy,
 }
 
+impl<'a> StageContext<'a> {
+    /// The request of a stage with nothing before it: no change so far, no previous diff,
+    /// no flags, feedback or facts, no hunks known. Callers that have some set them on top
+    /// (`StageContext { feedback, ..StageContext::new(…) }`).
+    pub fn new(
+        stage: Stage,
+        task: &'a TaskSpec,
+        files: &'a TreeFiles<'a>,
+        char_budget: usize,
+        outlines: &'a OutlineCache,
+        privacy: &'a Privacy,
+    ) -> Self {
+        StageContext {
+            stage,
+            task,
+            files,
+            changed_so_far: &[],
+            previous_diff: "",
+            flags: "",
+            feedback: "",
+            facts: "",
+            char_budget,
+            hunks: &|_| None,
+            outlines,
+            privacy,
+        }
+    }
+}
+
 /// Repository-map lines by blob id, shared by the stages of a run.
 pub type OutlineCache = std::sync::Mutex<std::collections::HashMap<git2::Oid, String>>;
 

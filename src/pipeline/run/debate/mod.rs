@@ -93,20 +93,14 @@ fn debate_context(cx: &Cx<'_>, d: &DebateState) -> Result<String, RunError> {
     // Smaller than a stage's: a debate is about the design, and every debater gets it
     // three times.
     let char_budget = cx.char_budget(&d.models) / 2;
-    Ok(context_message(&StageContext {
-        stage: Stage::Architect,
-        task: &cx.spec,
-        files: &files,
-        changed_so_far: &[],
-        previous_diff: "",
-        flags: "",
-        feedback: "",
-        facts: "",
+    Ok(context_message(&StageContext::new(
+        Stage::Architect,
+        &cx.spec,
+        &files,
         char_budget,
-        hunks: &|_| None,
-        outlines: &cx.outlines,
-        privacy: &cx.privacy,
-    }))
+        &cx.outlines,
+        &cx.privacy,
+    )))
 }
 
 fn debate_request(cx: &Cx<'_>, system: &str, user: String) -> ChatRequest {

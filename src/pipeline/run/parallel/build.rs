@@ -65,18 +65,17 @@ pub(super) fn explore_request(
         .map(|f| f.path.clone())
         .collect();
     let context = StageContext {
-        stage: Stage::Implement,
-        task: &cx.spec,
-        files: &files,
         changed_so_far: &changed,
         previous_diff: ask.previous_diff,
-        flags: "",
         feedback: ask.feedback,
-        facts: "",
-        char_budget: ask.char_budget,
-        hunks: &|_| None,
-        outlines: &cx.outlines,
-        privacy: &cx.privacy,
+        ..StageContext::new(
+            Stage::Implement,
+            &cx.spec,
+            &files,
+            ask.char_budget,
+            &cx.outlines,
+            &cx.privacy,
+        )
     };
     let user = stage_message(&context);
     let config = &cx.env.config.config;
