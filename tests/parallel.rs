@@ -25,6 +25,11 @@ fn solution(tag: &str) -> String {
     )
 }
 
+/// `model`'s rule for the candidate's request (`build-<model>`), answering `replies`.
+fn candidate(model: &str, replies: Vec<Reply>) -> Rule {
+    on(model, &format!("build-{model}"), "ROLE: candidate", replies)
+}
+
 /// A cross-review: ratings of the letters in `rated`, and a vote.
 fn ballot(rated: &[&str], vote: &str) -> Reply {
     let ratings: Vec<Value> = rated
@@ -43,12 +48,7 @@ fn rules(votes: [Vec<Reply>; 3], more: Vec<Rule>) -> Vec<Rule> {
     ];
     let [a, c, d] = votes;
     for (model, votes) in [("model-a", a), ("model-c", c), ("model-d", d)] {
-        r.push(on(
-            model,
-            &format!("build-{model}"),
-            "ROLE: candidate",
-            vec![Reply::text(solution(model))],
-        ));
+        r.push(candidate(model, vec![Reply::text(solution(model))]));
         if !votes.is_empty() {
             r.push(on(
                 model,
@@ -412,16 +412,9 @@ fn two_candidates_without_a_tiebreaker_are_chosen_by_evidence_after_a_retry() {
         )
     };
     let s = scenario(vec![
-        on(
-            "model-a",
-            "build-model-a",
-            "ROLE: candidate",
-            vec![Reply::text(solution("model-a"))],
-        ),
-        on(
+        candidate("model-a", vec![Reply::text(solution("model-a"))]),
+        candidate(
             "model-b",
-            "build-model-b",
-            "ROLE: candidate",
             vec![
                 Reply::text("Here is sub(), as you asked."),
                 Reply::text(solution("model-b")),
@@ -498,12 +491,7 @@ fn tournament_rules(broken_a: bool, judges: Vec<Rule>) -> Vec<Rule> {
         } else {
             solution(model)
         };
-        r.push(on(
-            model,
-            &format!("build-{model}"),
-            "ROLE: candidate",
-            vec![Reply::text(built)],
-        ));
+        r.push(candidate(model, vec![Reply::text(built)]));
     }
     r.extend(judges);
     r
@@ -638,12 +626,7 @@ fn tournament_routing_sets_the_best_measured_implementers_against_each_other() {
         ),
     ];
     for model in ["model-a", "model-c", "model-d"] {
-        rules.push(on(
-            model,
-            &format!("build-{model}"),
-            "ROLE: candidate",
-            vec![Reply::text(solution(model))],
-        ));
+        rules.push(candidate(model, vec![Reply::text(solution(model))]));
     }
     let s = scenario(rules);
     crate::routing::measured(
@@ -695,12 +678,7 @@ fn a_candidate_whose_code_does_not_parse_cannot_win_and_the_reviewers_are_told_w
         .iter()
         .position(|rule| rule.name.as_deref() == Some("build-model-c"))
         .unwrap();
-    r[build_c] = on(
-        "model-c",
-        "build-model-c",
-        "ROLE: candidate",
-        vec![Reply::text(broken)],
-    );
+    r[build_c] = candidate("model-c", vec![Reply::text(broken)]);
     let s = scenario(r);
     let run = run(&s, &["--candidates", CANDIDATES]);
     let out = run_json(&run.ok().stdout);
@@ -731,18 +709,8 @@ fn a_whole_file_candidate_on_a_grammar_server_is_held_to_the_answer_format() {
     // candidate is given the grammar a building stage is given, and a diff model none.
     let whole = "calc.py\n```python\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n```\n\n```json\n{\"summary\": \"sub\", \"outcome\": \"APPROVE\"}\n```\n";
     let s = scenario(vec![
-        on(
-            "model-a",
-            "build-model-a",
-            "ROLE: candidate",
-            vec![Reply::text(solution("model-a"))],
-        ),
-        on(
-            "model-w",
-            "build-model-w",
-            "ROLE: candidate",
-            vec![Reply::text(whole.to_string())],
-        ),
+        candidate("model-a", vec![Reply::text(solution("model-a"))]),
+        candidate("model-w", vec![Reply::text(whole.to_string())]),
     ]);
     s.env.write_user_config(&format!(
         "{}{}\n[models.model-w]\nprovider = \"fake-openai\"\ncontext_window = 32000\nmax_output_tokens = 4000\nprice_in = 0.0\nprice_out = 0.0\ncapabilities = [\"gbnf\"]\nedit_format = \"whole\"\n",
