@@ -12,6 +12,7 @@
 //! ```text
 //! safe process — leaves below the leaves: model text made terminal-safe, the processes a run started
 //! exit bounded redact fsguard clock glob — leaves: exit codes, bounds, redaction, guarded reads, time and ids, globs
+//! sandbox — the box every command that runs model-written code runs in
 //! code — tree-sitter facts about source files
 //! edit — edit blocks: parsing and applying them safely
 //! config — layered configuration
@@ -57,6 +58,7 @@ pub mod redact;
 pub mod report;
 pub mod routing;
 pub mod safe;
+pub mod sandbox;
 pub mod session;
 pub mod task;
 pub mod tui;

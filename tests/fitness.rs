@@ -13,6 +13,7 @@ use git_triad::pipeline::context::{file_char_budget, stage_request, OutlineCache
 use git_triad::privacy::Privacy;
 use git_triad::routing::tasks::{self, BuildTask, CaseClass, ReviewCase, TaskSet};
 use git_triad::routing::TASK_SET_VERSION;
+use git_triad::sandbox::Policy;
 
 fn no_privacy() -> Privacy {
     Privacy::new(vec![])
@@ -64,7 +65,9 @@ fn every_build_task_fails_as_given_and_passes_with_its_reference() {
     for task in &set.build {
         let ws = Workspace::for_build(task).unwrap();
         assert!(
-            run_hidden(ws.dir(), &task.hidden).unwrap().is_some(),
+            run_hidden(ws.dir(), &task.hidden, &Policy::default())
+                .unwrap()
+                .is_some(),
             "{}: the hidden tests pass on the starting files, so they prove nothing",
             task.id
         );
@@ -77,6 +80,7 @@ fn every_build_task_fails_as_given_and_passes_with_its_reference() {
                 &answer,
                 format == EditFormat::Whole,
                 &no_privacy(),
+                &Policy::default(),
             )
             .unwrap();
             assert!(g.passed, "{} ({format:?}): {}", task.id, g.detail);
@@ -97,7 +101,7 @@ fn every_review_case_proves_its_bug_or_its_cleanness() {
     for case in &set.review {
         let check = BTreeMap::from([("check.py".to_string(), case.check.clone())]);
         let ws = Workspace::for_review(case).unwrap();
-        let on_change = run_hidden(ws.dir(), &check).unwrap();
+        let on_change = run_hidden(ws.dir(), &check, &Policy::default()).unwrap();
         if case.class == CaseClass::Clean {
             assert_eq!(
                 on_change, None,
@@ -125,7 +129,7 @@ fn every_review_case_proves_its_bug_or_its_cleanness() {
         };
         let fixed_ws = Workspace::for_review(&fixed).unwrap();
         assert_eq!(
-            run_hidden(fixed_ws.dir(), &check).unwrap(),
+            run_hidden(fixed_ws.dir(), &check, &Policy::default()).unwrap(),
             None,
             "{}: the fixed version fails the check",
             case.id
@@ -178,7 +182,7 @@ fn task_sets_are_chosen_by_name_or_ids() {
 
 fn grade(task: &BuildTask, answer: &str) -> git_triad::bench::grade::BuildOutcome {
     let ws = Workspace::for_build(task).unwrap();
-    grade_build(&ws, task, answer, false, &no_privacy()).unwrap()
+    grade_build(&ws, task, answer, false, &no_privacy(), &Policy::default()).unwrap()
 }
 
 #[test]

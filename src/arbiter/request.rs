@@ -4,9 +4,9 @@
 
 use super::schema::{ArbiterAnswer, Issue};
 use crate::code::Finding;
-use crate::git::worktree::CommandOutcome;
 use crate::model::structured::schema_for;
 use crate::model::ChatRequest;
+use crate::sandbox::CommandOutcome;
 
 /// What the reviewer is told besides the change itself.
 pub struct Brief<'a> {

@@ -8,8 +8,8 @@ use super::schema::{
     Verdict,
 };
 use crate::code::{self, Finding, Lang};
-use crate::git::worktree::CommandOutcome;
 use crate::probe::{ProbeOutcome, ProbeResult, ProbeRunner, ProbeSpec};
+use crate::sandbox::CommandOutcome;
 
 /// Turns a tool finding into an issue of the review.
 pub fn finding_issue(f: &Finding) -> Issue {
@@ -530,6 +530,8 @@ mod tests {
             timed_out: false,
             tail: String::new(),
             duration_ms: 1,
+            layers: None,
+            stopped_by: None,
         };
         let f = floor(&[], Some(&failing)).unwrap();
         assert_eq!(

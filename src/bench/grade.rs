@@ -13,12 +13,12 @@ use tempfile::TempDir;
 
 use crate::arbiter::gather::{prepare, Prepared, Subject, TreeFacts};
 use crate::arbiter::{ArbiterReview, Severity, Verdict};
-use crate::git::worktree::run_command;
 use crate::git::{self, Context as _, GitError, TreeFiles};
 use crate::pipeline::answer::{apply_answer, read_answer, ReadAnswer};
 use crate::privacy::Privacy;
 use crate::probe::{ProbePolicy, ProbeSettings};
 use crate::routing::tasks::{BuildTask, CaseClass, ReviewCase};
+use crate::sandbox::{self, Job, Policy};
 use crate::task::outcome::Outcome;
 
 /// How long the hidden tests of one answer may run before they count as failed.
@@ -158,7 +158,7 @@ impl Workspace {
     pub fn prepared(&self, privacy: &Privacy) -> Result<Prepared<'_>, GitError> {
         let new = self.tree(self.head)?;
         let old = self.before.map(|b| self.tree(b)).transpose()?;
-        let settings = ProbeSettings::for_repo(&self.repo, None);
+        let settings = ProbeSettings::for_repo(&self.repo, None, Policy::default());
         let mut prepared = prepare(Subject {
             repo: &self.repo,
             old: old.as_ref(),
@@ -230,6 +230,7 @@ pub fn grade_build(
     answer: &str,
     whole: bool,
     privacy: &Privacy,
+    policy: &Policy,
 ) -> Result<BuildOutcome, GitError> {
     let out = BuildOutcome::default();
     let ReadAnswer { meta, blocks } = match read_answer(answer, whole) {
@@ -300,7 +301,7 @@ pub fn grade_build(
     for (path, text) in &applied.files {
         write_file(ws.dir(), path, text)?;
     }
-    match run_hidden(ws.dir(), &task.hidden)? {
+    match run_hidden(ws.dir(), &task.hidden, policy)? {
         None => {
             out.tests_passed = true;
             out.passed = true;
@@ -321,11 +322,12 @@ fn join(paths: &[&String]) -> String {
 
 /// Runs each hidden test file on the repository at `repo_dir` with [`python`]; `None` when
 /// all exit 0, else why the first one failed (its last output line). The code under test is
-/// a model's: it runs with the verify command's stripped environment (no key, no token of
-/// the user's), in its own process group, killed after [`HIDDEN_TEST_TIMEOUT`].
+/// a model's: it runs in the box (`policy`), which writes only the workspace, killed after
+/// [`HIDDEN_TEST_TIMEOUT`].
 pub fn run_hidden(
     repo_dir: &Path,
     tests: &BTreeMap<String, String>,
+    policy: &Policy,
 ) -> Result<Option<String>, GitError> {
     let hidden = tempfile::Builder::new()
         .prefix("triad-hidden-")
@@ -340,7 +342,13 @@ pub fn run_hidden(
             shell_quote(&hidden.path().join(name).display().to_string()),
             shell_quote(&repo_dir.display().to_string())
         );
-        let outcome = run_command(repo_dir, &command, HIDDEN_TEST_TIMEOUT, 3);
+        let mut job = Job::new(&command, repo_dir, HIDDEN_TEST_TIMEOUT);
+        job.tail_lines = 3;
+        job.read.push(hidden.path().to_path_buf());
+        let outcome = sandbox::run(&job, policy, &|_| {});
+        if outcome.refused() {
+            return Ok(Some(format!("{name} did not run: {}", outcome.tail)));
+        }
         if outcome.timed_out {
             return Ok(Some(format!(
                 "{name} ran longer than {} s",

@@ -329,7 +329,14 @@ impl Bench<'_> {
                     .map_err(stop_of)?;
                 let spend = completion.spend();
                 out.spend += spend;
-                let graded = grade_build(&ws, task, &completion.response.text, whole, privacy)?;
+                let graded = grade_build(
+                    &ws,
+                    task,
+                    &completion.response.text,
+                    whole,
+                    privacy,
+                    &self.config.sandbox,
+                )?;
                 figures.attempts += 1;
                 figures.passed += u32::from(graded.passed);
                 figures.edits_applied += u32::from(graded.edits_applied);

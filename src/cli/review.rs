@@ -189,7 +189,14 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
         .filter(|c| !c.is_empty());
     let policy = ProbePolicy::for_clone(
         crate::config::trusted_locally(repo),
-        ProbeSettings::for_repo(repo, verify),
+        ProbeSettings::for_repo(
+            repo,
+            verify,
+            loaded
+                .as_ref()
+                .map(|l| l.config.sandbox.clone())
+                .unwrap_or_default(),
+        ),
     );
     let mut prepared = prepare(Subject {
         repo,

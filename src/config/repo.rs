@@ -32,10 +32,11 @@ use super::ConfigError;
 pub const RESTRICTED_REPO_KEYS: &[&str] = &[
     // Where requests go and which variable holds each key.
     "providers",
-    // Programs to run.
+    // Programs to run, and what they may read.
     "verify.command",
     "format.command",
     "commands",
+    "sandbox.read",
     // What a call costs (the budget guard and the ledger count with these) and which model
     // (and so which endpoint) a registry name stands for.
     "models.*.price_in",
@@ -112,16 +113,26 @@ const LOWER_ONLY: &[&str] = &[
     "session.max_exchanges",
     "session.max_tool_calls",
     "session.hard_limit",
+    "sandbox.cpu_secs",
+    "sandbox.memory_mb",
+    "sandbox.file_mb",
+    "sandbox.processes",
 ];
 
 /// Numbers a repository may only raise (a breaker that stays open longer).
 const HIGHER_ONLY: &[&str] = &["breaker.open_secs"];
 
 /// Checks a repository may turn on but not off, with why its `false` is ignored.
-const ON_ONLY: &[(&str, &str)] = &[(
-    "verify.while_building",
-    "a committed config may only ask for more checks, not turn the building stages' verify off",
-)];
+const ON_ONLY: &[(&str, &str)] = &[
+    (
+        "verify.while_building",
+        "a committed config may only ask for more checks, not turn the building stages' verify off",
+    ),
+    (
+        "sandbox.require",
+        "a committed config may only require the box, not let model-written code run without it",
+    ),
+];
 
 /// Lists a repository may only add to, with why an entry it drops stays.
 const ADD_ONLY: &[(&str, &str)] = &[

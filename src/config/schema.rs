@@ -172,6 +172,10 @@ pub struct Config {
     /// The formatter run on the result before Verify (trusted clones only).
     #[serde(default)]
     pub format: FormatConfig,
+    /// The box model-written code runs in: whether it is required, its limits, more
+    /// toolchain paths it may read (a repository may only tighten).
+    #[serde(default)]
+    pub sandbox: crate::sandbox::Policy,
     /// Git hook policy.
     pub hooks: HooksConfig,
     /// The consensus stage between refactor and verify.

@@ -1,13 +1,13 @@
 //! Repository access for runs: files of a tree, in-memory trees and commits, diffs with line
-//! numbers, compare-and-swap ref updates, temporary worktrees.
+//! numbers, compare-and-swap ref updates, scratch copies of trees for the box.
 //!
 //! Nothing here touches the user's working tree, index, HEAD or stash.
 
 pub mod diff;
+pub mod export;
 mod id;
 pub mod leftover;
 pub mod record;
-pub mod worktree;
 
 use std::collections::BTreeMap;
 

@@ -21,7 +21,7 @@ use super::run::BlockOn;
 use super::Stage;
 use crate::config::{Config, Role};
 use crate::edit::render_failures;
-use crate::git::worktree::TempWorktree;
+use crate::git::export::run_boxed;
 use crate::git::{self, Context as _, GitError, TreeFiles};
 use crate::model::{ModelClient, ModelError, Spend};
 use crate::privacy::Privacy;
@@ -171,10 +171,18 @@ pub fn plain_loop(req: &LoopRequest<'_>) -> Result<LoopOutcome, LoopError> {
             req.model
         );
         parent = git::commit(repo, new_tree, &[parent], &message)?;
-        let dir = repo.workdir().unwrap_or(repo.path()).to_path_buf();
-        let wt = TempWorktree::add(&dir, &parent.to_string())?;
-        let outcome = wt.run(req.verify.0, req.verify.1, TAIL_LINES);
-        drop(wt);
+        let committed = repo
+            .find_commit(parent)
+            .and_then(|c| c.tree())
+            .ctx("reading the loop's tree")?;
+        let (_, outcome) = run_boxed(
+            repo,
+            &committed,
+            req.verify.0,
+            req.verify.1,
+            TAIL_LINES,
+            &req.config.sandbox,
+        );
         passed = outcome.exit_code == Some(0);
         let status = outcome
             .exit_code

@@ -2,9 +2,9 @@
 //! line's plain lines today, a live terminal view later) decides what people see.
 
 use crate::arbiter::{ArbiterReview, Verdict};
-use crate::git::worktree::CommandOutcome;
 use crate::git::ObjectId;
 use crate::model::Spend;
+use crate::sandbox::CommandOutcome;
 
 use super::record::{AttemptResult, RunState};
 use super::stage::Stage;

@@ -164,17 +164,24 @@ pub struct ProbeSettings {
     pub timeout: Duration,
     /// How long a Rust probe run (which compiles the crate) may take.
     pub compile_timeout: Duration,
-    /// Where Rust probes keep their build between runs (under `$GIT_DIR/triad/`), so only
-    /// the first compiles the whole crate; `None` builds in the scratch copy.
+    /// Where Rust probes keep their build between runs (the repository's build cache,
+    /// outside it: [`crate::sandbox::build_cache`]), so only the first compiles the whole
+    /// crate; `None` builds in the scratch copy.
     pub cargo_target: Option<PathBuf>,
     /// The Python interpreter (a virtualenv's of the work tree when it has one).
     pub python: String,
+    /// The box the probes run in.
+    pub policy: crate::sandbox::Policy,
 }
 
 impl ProbeSettings {
-    /// Settings for a repository: `workdir` (its virtualenv's interpreter, when it has one),
-    /// `git_dir` (where Rust builds are kept) and its verify command.
-    pub fn for_repo(repo: &Repository, verify_command: Option<String>) -> ProbeSettings {
+    /// Settings for a repository: its virtualenv's interpreter (when it has one), its build
+    /// cache, its verify command, and the box `policy`.
+    pub fn for_repo(
+        repo: &Repository,
+        verify_command: Option<String>,
+        policy: crate::sandbox::Policy,
+    ) -> ProbeSettings {
         let python = repo
             .workdir()
             .and_then(|w| {
@@ -188,8 +195,9 @@ impl ProbeSettings {
             verify_command,
             timeout: Duration::from_secs(20),
             compile_timeout: Duration::from_secs(300),
-            cargo_target: Some(repo.path().join("triad").join("probe-target")),
+            cargo_target: Some(crate::sandbox::build_cache(repo.commondir()).join("target")),
             python,
+            policy,
         }
     }
 }
@@ -268,6 +276,11 @@ impl<'r> ProbeRunner<'r> {
             .into_iter()
             .map(|r| r.unwrap_or_else(|| ProbeResult::broken("the probe did not run")))
             .collect()
+    }
+
+    /// The layers of the box around the last probe this runner ran (`None` when none ran).
+    pub fn layers(&self) -> Option<crate::sandbox::Layers> {
+        self.sandbox.get()?.as_ref().ok()?.layers()
     }
 
     fn sandbox(&self) -> Result<&Sandbox, &String> {

@@ -40,7 +40,7 @@ pub(super) fn run(sb: &Sandbox, settings: &ProbeSettings, path: &str, code: &str
         quote(&result.display().to_string()),
         module.as_deref().map(quote).unwrap_or_default(),
     );
-    let outcome = sb.command(&root, &command, settings.timeout);
+    let outcome = sb.command(settings, &root, &command, settings.timeout, &[]);
     match std::fs::read_to_string(&result) {
         Ok(json) => serde_json::from_str(&json).unwrap_or_else(|e| {
             ProbeResult::broken(format!("the probe's result does not read: {e}"))

@@ -58,7 +58,7 @@ pub(super) fn run(sb: &Sandbox, settings: &ProbeSettings, codes: &[&str]) -> Vec
             .unwrap_or_default();
         let command =
             format!("{target}cargo test --offline --quiet --test {TEST_NAME} -- --test-threads=1");
-        let out = sb.command(&root, &command, settings.compile_timeout);
+        let out = sb.command(settings, &root, &command, settings.compile_timeout, &[]);
         if out.timed_out {
             for i in pending {
                 results[i] = Some(ProbeResult::broken(format!(

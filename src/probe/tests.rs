@@ -42,6 +42,7 @@ fn settings(verify: Option<&str>) -> ProbeSettings {
         compile_timeout: Duration::from_secs(600),
         cargo_target: None,
         python: "python3".into(),
+        policy: crate::sandbox::Policy::default(),
     }
 }
 

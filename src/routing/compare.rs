@@ -7,7 +7,7 @@ use std::time::Duration;
 use git2::Repository;
 use serde::Serialize;
 
-use crate::git::worktree::TempWorktree;
+use crate::git::export::run_boxed;
 use crate::git::GitError;
 
 /// One configuration compared: `loop` or a pipeline arbiter mode (`off`, `final`, `bookend`,
@@ -112,13 +112,14 @@ pub fn rows(runs: &[CompareRun]) -> Vec<CompareRow> {
 }
 
 /// What `branch` changes against `base` (files), and whether `command` passes on it, run in
-/// a temporary worktree with the verify command's rules.
+/// the box (`policy`) on a scratch copy of the branch, as the verify command runs.
 pub fn check_branch(
     repo: &Repository,
     base: git2::Oid,
     branch: &str,
     command: &str,
     timeout: Duration,
+    policy: &crate::sandbox::Policy,
 ) -> Result<(usize, bool), GitError> {
     use crate::git::Context as _;
     let tip = repo
@@ -135,9 +136,7 @@ pub fn check_branch(
         .iter()
         .filter(|f| !f.path.starts_with(".triad/"))
         .count();
-    let dir = repo.workdir().unwrap_or(repo.path()).to_path_buf();
-    let wt = TempWorktree::add(&dir, &tip.id().to_string())?;
-    let outcome = wt.run(command, timeout, 5);
+    let (_, outcome) = run_boxed(repo, &tree, command, timeout, 5, policy);
     Ok((changed, outcome.exit_code == Some(0)))
 }
 

@@ -102,8 +102,10 @@ pub(super) fn run(ctx: &Context, args: &BenchArgs, loaded: &LoadedConfig) -> Com
                     pipeline_run(ctx, slug, config)?
                 };
                 let (changed, passes) = match &branch {
-                    Some(b) => check_branch(repo, base, b, &command, timeout)
-                        .map_err(|e| CommandError::failure(e.to_string()))?,
+                    Some(b) => {
+                        check_branch(repo, base, b, &command, timeout, &loaded.config.sandbox)
+                            .map_err(|e| CommandError::failure(e.to_string()))?
+                    }
                     None => (0, false),
                 };
                 let run = CompareRun::judged(

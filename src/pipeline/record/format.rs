@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::git::worktree::CommandOutcome;
 use crate::git::{FileStat, ObjectId};
+use crate::sandbox::CommandOutcome;
 
 /// One run of the configured formatter (`format.command`) on the run's result. A refactor
 /// redone after it (a consensus or reconciliation sending the run back) is formatted again:

@@ -16,12 +16,12 @@ use crate::arbiter::{Issue, Verdict};
 use crate::config::{ArbiterMode, OnExhausted};
 use crate::consensus::envelope::Message;
 use crate::consensus::suggestion::Suggestion;
-use crate::git::worktree::CommandOutcome;
 use crate::git::ObjectId;
 use crate::model::Spend;
 use crate::pipeline::reconcile::ImplementationSummary;
 use crate::pipeline::stage::Stage;
 use crate::routing::route::Routing;
+use crate::sandbox::CommandOutcome;
 
 /// What a new run starts with, as its plan decided it.
 pub struct Start {
@@ -885,6 +885,8 @@ mod tests {
                 timed_out: false,
                 tail: String::new(),
                 duration_ms: 1,
+                layers: None,
+                stopped_by: None,
             },
             id(5),
         );

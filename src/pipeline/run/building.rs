@@ -12,11 +12,11 @@ use super::verify::{self, points_at, Pointed};
 use super::whole::rewritten_unnamed;
 use crate::arbiter::gather::TreeFacts;
 use crate::code::Finding;
-use crate::git::worktree::CommandOutcome;
 use crate::git::{ObjectId, TreeFiles};
 use crate::pipeline::record::AttemptResult;
 use crate::pipeline::stage::Stage;
 use crate::probe::ExampleRun;
+use crate::sandbox::CommandOutcome;
 use crate::task::TaskSpec;
 
 /// Lines of a failing command's output a building stage is shown (a small model's context
@@ -291,6 +291,8 @@ mod tests {
             timed_out: false,
             tail: (1..=50).map(|i| format!("line {i}\n")).collect(),
             duration_ms: 5,
+            layers: None,
+            stopped_by: None,
         };
         let spec = TaskSpec::parse(
             "title = \"t\"\nacceptance = [\"f('a b') == 2\"]\n",

@@ -13,12 +13,11 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use super::branch::move_branch;
 use super::step::{Cx, Flow, Journal, RunError};
-use crate::git::worktree::{CommandOutcome, TempWorktree};
+use crate::git::export::run_boxed;
 use crate::git::{self, Context as _, FileStat};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::record::FormatRecord;
@@ -65,29 +64,14 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
         .map(|f| f.path)
         .collect();
 
-    let (mut outcome, edits, left_out) =
-        match TempWorktree::add(&cx.env.repo_root(), input.as_str()) {
-            Ok(wt) => {
-                let outcome = wt.run(&command, timeout, TAIL_LINES);
-                if outcome.exit_code == Some(0) {
-                    let (edits, left_out) = formatted(repo, wt.path(), &input_tree, &ours);
-                    (outcome, edits, left_out)
-                } else {
-                    (outcome, BTreeMap::new(), Vec::new())
-                }
-            }
-            Err(e) => (
-                CommandOutcome {
-                    command: command.clone(),
-                    exit_code: None,
-                    timed_out: false,
-                    tail: format!("could not create the worktree: {e}"),
-                    duration_ms: 0,
-                },
-                BTreeMap::new(),
-                Vec::new(),
-            ),
-        };
+    let policy = &cx.env.config.config.sandbox;
+    let (copy, mut outcome) = run_boxed(repo, &input_tree, &command, timeout, TAIL_LINES, policy);
+    let (edits, left_out) = match copy {
+        Some(copy) if outcome.exit_code == Some(0) => {
+            formatted(repo, &copy.root(), &input_tree, &ours)
+        }
+        _ => (BTreeMap::new(), Vec::new()),
+    };
     // Its output goes into the record: it ran over code a model wrote.
     outcome.tail = mask_key_shaped(&outcome.tail).into_owned();
     outcome.command = redact(&outcome.command).into_owned();
@@ -165,9 +149,11 @@ pub(super) fn shown(state: &RunState) -> String {
     }
 }
 
-/// The run's files as the formatter left them in the worktree at `dir` (those that differ
-/// from `tree`), and the other tracked files it changed (left out). Files are read without
-/// following a symbolic link; a file it made unreadable or not UTF-8 is left as it was.
+/// The run's files as the formatter left them in the scratch copy at `dir` (those that
+/// differ from `tree`), and the other files of `tree` it changed (left out). Files are read
+/// without following a symbolic link; a file it made unreadable or not UTF-8 is left as it
+/// was. Nothing runs in the copy to find them (not even git: the boxed command could have
+/// written a git config there that runs a program).
 fn formatted(
     repo: &git2::Repository,
     dir: &Path,
@@ -188,18 +174,24 @@ fn formatted(
             edits.insert(path.clone(), now);
         }
     }
-    let others = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["diff", "--name-only", "-z"])
-        .stdin(Stdio::null())
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    let left_out = others
-        .split('\0')
-        .filter(|p| !p.is_empty() && !ours.iter().any(|o| o == p))
-        .map(str::to_string)
-        .collect();
+    let mut left_out = Vec::new();
+    tree.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
+        let (Ok(name), Some(git2::ObjectType::Blob)) = (entry.name(), entry.kind()) else {
+            return git2::TreeWalkResult::Ok;
+        };
+        let path = format!("{parent}{name}");
+        if entry.filemode() == 0o120000 || ours.contains(&path) {
+            return git2::TreeWalkResult::Ok;
+        }
+        let Ok(now) = crate::fsguard::read_to_string(dir, &path) else {
+            return git2::TreeWalkResult::Ok;
+        };
+        let before = repo.find_blob(entry.id()).ok();
+        if before.is_some_and(|b| b.content() != now.as_bytes()) {
+            left_out.push(path);
+        }
+        git2::TreeWalkResult::Ok
+    })
+    .ok();
     (edits, left_out)
 }

@@ -12,7 +12,6 @@ use std::path::PathBuf;
 use git2::{Oid, Repository, Tree};
 
 use crate::config::LoadedConfig;
-use crate::git::worktree::CommandOutcome;
 use crate::git::{Context as _, GitError, ObjectId};
 use crate::model::ModelClient;
 use crate::pipeline::context::OutlineCache;
@@ -21,6 +20,7 @@ use crate::pipeline::record::{Recorder, RunState, Transcript};
 use crate::pipeline::verify::VerifyPlan;
 use crate::privacy::Privacy;
 use crate::probe::{ProbePolicy, ProbeSettings};
+use crate::sandbox::CommandOutcome;
 use crate::task::TaskSpec;
 
 /// What a run works with and does not own: the repository, the configuration, the model
@@ -150,7 +150,11 @@ impl<'a> Cx<'a> {
         };
         ProbePolicy::for_clone(
             self.env.config.trusted,
-            ProbeSettings::for_repo(self.env.repo, verify),
+            ProbeSettings::for_repo(
+                self.env.repo,
+                verify,
+                self.env.config.config.sandbox.clone(),
+            ),
         )
     }
 

@@ -5,13 +5,14 @@
 use git2::Tree;
 
 use super::step::{Cx, Journal, RunError};
-use crate::git::worktree::{CommandOutcome, TempWorktree};
+use crate::git::export::run_boxed;
 use crate::git::{ObjectId, TreeFiles};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::record::RunState;
 use crate::pipeline::verify::VerifyPlan;
 use crate::privacy::mask_key_shaped;
 use crate::redact::redact;
+use crate::sandbox::CommandOutcome;
 
 /// Lines of the command's output kept for the record and the arbiter.
 const TAIL_LINES: usize = 60;
@@ -69,9 +70,9 @@ pub(super) fn fails(
     Ok(Some((outcome, passed_at_base)))
 }
 
-/// Runs the verify command in a temporary worktree at `at`, with progress; `None` when
-/// the run's plan is not to run one. Its output is masked: the command runs code a model
-/// wrote, which may have read a key from a file, and the output goes to records and
+/// Runs the verify command in the box on a scratch copy of `at`, with progress; `None`
+/// when the run's plan is not to run one. Its output is masked: the command runs code a
+/// model wrote, which may have read a key from a file, and the output goes to records and
 /// models.
 fn command_at(cx: &Cx<'_>, at: &ObjectId) -> Option<CommandOutcome> {
     let VerifyPlan::Run { command, timeout } = &cx.env.verify else {
@@ -81,15 +82,12 @@ fn command_at(cx: &Cx<'_>, at: &ObjectId) -> Option<CommandOutcome> {
         return Some(known.clone());
     }
     cx.progress(&Progress::VerifyStarted { command, at });
-    let mut outcome = match TempWorktree::add(&cx.env.repo_root(), at.as_str()) {
-        Ok(wt) => wt.run(command, *timeout, TAIL_LINES),
-        Err(e) => CommandOutcome {
-            command: command.clone(),
-            exit_code: None,
-            timed_out: false,
-            tail: format!("could not create the worktree: {e}"),
-            duration_ms: 0,
-        },
+    let mut outcome = match cx.tree(at, "reading the commit the verify command runs at") {
+        Ok(tree) => {
+            let policy = &cx.env.config.config.sandbox;
+            run_boxed(cx.repo(), &tree, command, *timeout, TAIL_LINES, policy).1
+        }
+        Err(e) => CommandOutcome::not_run(command, format!("cannot read the commit: {e}")),
     };
     outcome.tail = mask_key_shaped(&outcome.tail).into_owned();
     outcome.command = redact(&outcome.command).into_owned();

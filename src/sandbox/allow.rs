@@ -1,0 +1,232 @@
+//! What the box may read and write: the allow-lists, and the Landlock ruleset that holds
+//! them.
+//!
+//! Reads: the system (`/usr`, `/bin`, `/lib*`, `/opt`, `/etc` but its secrets, `/sys`, a few
+//! devices), the toolchains wherever they live (every directory of `PATH` that is not the
+//! home itself, `~/.cargo`, `~/.rustup`, a pyenv, `~/.local/lib`…, and what the caller
+//! adds: the project's virtualenv), `/proc` only where it shows the box's own processes.
+//! Nothing else of the home (`~/.ssh`, `~/.config`, other repositories) and nothing of the
+//! user's repository or its `.git`. Writes: the caller's directories (the scratch tree, a
+//! build cache), the box's private temporary directory and home, `/dev/null` and its kin.
+//! Everything else is refused by the kernel, for the command and all it starts.
+
+use std::os::fd::OwnedFd;
+use std::path::{Path, PathBuf};
+
+/// Entries of `/etc` never readable in the box: password hashes, sudo rules, host keys,
+/// private TLS keys.
+const ETC_SECRETS: &[&str] = &[
+    "shadow",
+    "shadow-",
+    "gshadow",
+    "gshadow-",
+    "sudoers",
+    "sudoers.d",
+    "ssh",
+    "ssl",
+    "security",
+    "krb5.keytab",
+    "libvirt",
+    "wireguard",
+    "NetworkManager",
+];
+
+/// System directories the box reads and runs programs from.
+const SYSTEM: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/opt",
+    "/nix/store",
+    "/sys",
+];
+
+/// Device files the box may read and write.
+const DEVICES_RW: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+
+/// Device files the box may read.
+const DEVICES_R: &[&str] = &["/dev/random", "/dev/urandom"];
+
+/// Toolchain directories under the home, read (and run) where they exist: language
+/// installers put compilers, interpreters and package caches there.
+const HOME_TOOLCHAINS: &[&str] = &[
+    ".cargo",
+    ".rustup",
+    ".pyenv",
+    ".local/bin",
+    ".local/lib",
+    ".nvm",
+    ".volta",
+    ".deno",
+    ".bun",
+    ".rbenv",
+    ".asdf",
+    ".sdkman",
+    "go",
+];
+
+/// Environment variables naming toolchain directories, read where set.
+const TOOLCHAIN_VARS: &[&str] = &["CARGO_HOME", "RUSTUP_HOME", "PYENV_ROOT", "VIRTUAL_ENV"];
+
+/// The paths a box reads and writes.
+#[derive(Debug, Clone, Default)]
+pub struct AllowList {
+    /// Read (and run programs from) these, and what is beneath them.
+    pub read: Vec<PathBuf>,
+    /// Read and write these, and what is beneath them.
+    pub write: Vec<PathBuf>,
+}
+
+impl AllowList {
+    /// The system's and the toolchains' paths for reading, for a process whose environment
+    /// is `vars`, plus `extra` reads; `proc` when `/proc` shows only the box's processes.
+    pub fn system(vars: &[(String, String)], extra: &[PathBuf], proc: bool) -> AllowList {
+        let get = |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        let home = get("HOME").map(PathBuf::from);
+        let mut read: Vec<PathBuf> = SYSTEM.iter().map(PathBuf::from).collect();
+        read.extend(DEVICES_R.iter().map(PathBuf::from));
+        read.extend(etc_entries());
+        if proc {
+            read.push("/proc".into());
+        }
+        if let Some(h) = &home {
+            read.extend(HOME_TOOLCHAINS.iter().map(|t| h.join(t)));
+        }
+        read.extend(
+            TOOLCHAIN_VARS
+                .iter()
+                .filter_map(|v| get(v))
+                .map(PathBuf::from),
+        );
+        for dir in get("PATH").unwrap_or_default().split(':') {
+            let dir = Path::new(dir);
+            // A PATH entry that is the home, an ancestor of it, or relative would open it
+            // all.
+            let too_wide = !dir.is_absolute()
+                || dir == Path::new("/")
+                || home.as_deref().is_some_and(|h| h.starts_with(dir));
+            if !too_wide {
+                read.push(dir.to_path_buf());
+                // A symlinked toolchain (`/usr/local/bin/python3` → a pyenv) is read where
+                // it really is.
+                if let Ok(real) = dir.canonicalize() {
+                    if let Some(prefix) = real.parent().filter(|p| p != &Path::new("/")) {
+                        if !home.as_deref().is_some_and(|h| h.starts_with(prefix)) {
+                            read.push(prefix.to_path_buf());
+                        }
+                    }
+                }
+            }
+        }
+        read.extend(extra.iter().cloned());
+        read.sort();
+        read.dedup();
+        AllowList {
+            read,
+            write: DEVICES_RW.iter().map(PathBuf::from).collect(),
+        }
+    }
+}
+
+/// Every entry of `/etc` but its secrets ([`ETC_SECRETS`]): `/etc` holds what programs
+/// need (the resolver's files, `passwd`, `alternatives`), and beside it what no test needs.
+fn etc_entries() -> Vec<PathBuf> {
+    let Ok(dir) = std::fs::read_dir("/etc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            !ETC_SECRETS.contains(&name.as_ref())
+        })
+        .map(|e| e.path())
+        .collect()
+}
+
+/// The Landlock ABI this kernel speaks (0: none), asked once.
+pub fn landlock_abi() -> u32 {
+    #[cfg(target_os = "linux")]
+    {
+        const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+        // SAFETY: landlock_create_ruleset(2) with a null attribute and the VERSION flag
+        // only returns the ABI version; no memory is read or written.
+        let v = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<u8>(),
+                0usize,
+                LANDLOCK_CREATE_RULESET_VERSION,
+            )
+        };
+        u32::try_from(v).unwrap_or(0)
+    }
+    #[cfg(not(target_os = "linux"))]
+    0
+}
+
+/// A Landlock ruleset enforcing `allow`: every filesystem access right the kernel knows is
+/// handled (refused unless a rule allows it), and when `tcp` is set TCP `bind` and
+/// `connect` too (refused everywhere: there is no network rule). Built in the parent, as a
+/// descriptor the child restricts itself with; the error is a sentence.
+#[cfg(target_os = "linux")]
+pub fn ruleset(allow: &AllowList, tcp: bool) -> Result<OwnedFd, String> {
+    use landlock::{
+        path_beneath_rules, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr,
+        Scope, ABI,
+    };
+    let abi = ABI::V9;
+    let mut ruleset = Ruleset::default()
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(|e| e.to_string())?;
+    if tcp {
+        ruleset = ruleset
+            .handle_access(AccessNet::from_all(abi))
+            .map_err(|e| e.to_string())?;
+    }
+    let created = ruleset
+        .scope(Scope::from_all(abi))
+        .map_err(|e| e.to_string())?
+        .create()
+        .map_err(|e| e.to_string())?
+        .add_rules(path_beneath_rules(&allow.read, AccessFs::from_read(abi)))
+        .map_err(|e| e.to_string())?
+        .add_rules(path_beneath_rules(&allow.write, AccessFs::from_all(abi)))
+        .map_err(|e| e.to_string())?;
+    let fd: Option<OwnedFd> = created.into();
+    fd.ok_or_else(|| "this kernel has no Landlock".to_string())
+}
+
+/// Without Linux there is no Landlock.
+#[cfg(not(target_os = "linux"))]
+pub fn ruleset(_: &AllowList, _: bool) -> Result<OwnedFd, String> {
+    Err("Landlock is a Linux feature".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_home_and_its_secrets_are_never_read() {
+        let vars = [
+            ("HOME".to_string(), "/home/u".to_string()),
+            (
+                "PATH".to_string(),
+                "/home/u/.cargo/bin:/usr/bin:/home/u:/home:.:/".to_string(),
+            ),
+        ];
+        let a = AllowList::system(&vars, &[], false);
+        assert!(a.read.contains(&PathBuf::from("/home/u/.cargo/bin")));
+        assert!(a.read.contains(&PathBuf::from("/home/u/.cargo")));
+        for wide in ["/home/u", "/home", ".", "/", "/proc"] {
+            assert!(!a.read.contains(&PathBuf::from(wide)), "{wide}");
+        }
+        assert!(!a.read.iter().any(|p| p.ends_with("shadow")));
+        assert!(!a.read.iter().any(|p| p.starts_with("/home/u/.ssh")));
+    }
+}
