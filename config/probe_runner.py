@@ -1,176 +1,248 @@
-"""git triad's probe runner: runs one probe against the code under review and writes what it
-showed, as one JSON object, to the file named by its second argument.
+"""git triad's probe subject: runs one probe against the code under review and reports what
+the code computed, never what it means.
 
-    python3 probe_runner.py PROBE.py RESULT.json [MODULE ...]
+    python3 probe_runner.py PROBE.py NONCE_FILE FRAMES_FILE [MODULE ...]
 
 The working directory is the reviewed tree; every MODULE is star-imported first, so a probe
-can call the code under review by name. Each top-level `assert` is evaluated part by part, so
-a failing comparison reports the call, the expected value and the actual one. Outcomes:
+can call the code under review by name. The outcome (confirmed, refuted, broken, irrelevant)
+is decided by git triad, outside this process: the code under review runs here and could
+write anything anywhere, so this process only reports, as framed lines appended to
+FRAMES_FILE, the values each assertion compared (plain data only: a foreign object is reported
+by its type, never compared by its own __eq__), what each statement raised and where, and
+which lines of the tree each one executed. Each frame starts with a nonce read from
+NONCE_FILE, which is deleted before any code under review is imported.
 
-- confirmed: an assertion fails, or the code under review raises (its frame is in the tree);
-- refuted:   every assertion holds (the claimed defect does not happen);
-- broken:    the probe itself does not run (syntax, a name the code never had, an error in
-             the probe's own lines), or asserts nothing.
+Frames (JSON after "<nonce> "):
+  {"kind": "importing", "module": M}
+  {"kind": "ready"}
+  {"kind": "compare", "n": I, "op": "==", "text": T, "call": C, "swapped": B,
+   "left": V, "right": V, "lines": [[path, line], ...], "calls": B}
+  {"kind": "truth", "n": I, "text": T, "value": V, "lines": [...], "calls": B}
+  {"kind": "raised", "n": I, "text": T, "error": E, "at": "path:line" | null, "lines": [...]}
+  {"kind": "statement", "n": I, "lines": [...]}
+  {"kind": "broken", "detail": D}
+  {"kind": "done"}
+Values V: {"t": "none" | "bool" | "int" | "float" | "str" | "bytes" | "list" | "tuple" |
+"set" | "dict" | "object" | "enum" | "opaque", ...}.
 """
 
 import ast
 import json
-import operator
 import os
 import sys
 import traceback
 
 ROOT = os.path.realpath(os.getcwd())
 OPS = {
-    ast.Eq: (operator.eq, "=="),
-    ast.NotEq: (operator.ne, "!="),
-    ast.Lt: (operator.lt, "<"),
-    ast.LtE: (operator.le, "<="),
-    ast.Gt: (operator.gt, ">"),
-    ast.GtE: (operator.ge, ">="),
-    ast.Is: (operator.is_, "is"),
-    ast.IsNot: (operator.is_not, "is not"),
-    ast.In: (lambda a, b: a in b, "in"),
-    ast.NotIn: (lambda a, b: a not in b, "not in"),
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+    ast.Is: "is",
+    ast.IsNot: "is not",
+    ast.In: "in",
+    ast.NotIn: "not in",
 }
-
-
-def shown(value):
-    """A value as the record shows it: its repr, bounded."""
-    try:
-        text = repr(value)
-    except BaseException as e:  # a hostile __repr__
-        text = "<unprintable %s: %s>" % (type(value).__name__, type(e).__name__)
-    return text if len(text) <= 300 else text[:300] + "..."
-
-
-def emit(result_path, outcome, detail, call=None, expected=None, actual=None):
-    """Writes the result and ends the process (no atexit hook of the probe's runs)."""
-    with open(result_path, "w", encoding="utf-8") as f:
-        json.dump(
-            {
-                "outcome": outcome,
-                "detail": detail[:1000],
-                "call": call,
-                "expected": expected,
-                "actual": actual,
-            },
-            f,
-        )
-    sys.stdout.flush()
-    os._exit(0)
-
-
-def in_tree(filename, probe_path):
-    """Whether a traceback frame is code of the reviewed tree (not the probe, not this file)."""
-    path = os.path.realpath(filename)
-    if path in (probe_path, os.path.realpath(__file__)):
-        return False
-    return path.startswith(ROOT + os.sep)
-
-
-def classify(error, probe_path, what):
-    """What an exception shows: a defect of the code under review when it was raised in the
-    tree's code, else a probe that does not run."""
-    described = ("%s: %s" % (type(error).__name__, error)).replace(ROOT + os.sep, "")
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if in_tree(f.filename, probe_path)]
-    if frames:
-        last = frames[-1]
-        where = os.path.relpath(os.path.realpath(last.filename), ROOT)
-        return (
-            "confirmed",
-            "`%s` raises %s (at %s:%d)" % (what, described, where, last.lineno),
-            what,
-            None,
-            "raises " + described,
-        )
-    if isinstance(error, AssertionError):
-        return ("confirmed", "an assertion fails: %s" % (str(error) or what), what, None, None)
-    return ("broken", "the probe itself fails: %s" % described, None, None, None)
-
-
-def evaluate(node, namespace, probe_path):
-    """Evaluates one expression node of the probe in its namespace."""
-    code = compile(ast.Expression(body=node), probe_path, "eval")
-    return eval(code, namespace)
-
-
-def check(stmt, source, namespace, probe_path):
-    """Runs one top-level assert; returns the result tuple when it fails or breaks."""
-    test = stmt.test
-    whole = ast.get_source_segment(source, test) or "the assertion"
-    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in OPS:
-        left, right = test.left, test.comparators[0]
-        # `2 == f(x)`: the call is the side that is not a literal.
-        if isinstance(left, ast.Constant) and not isinstance(right, ast.Constant):
-            call_node, value_node, swapped = right, left, True
-        else:
-            call_node, value_node, swapped = left, right, False
-        call = ast.get_source_segment(source, call_node) or whole
-        try:
-            actual = evaluate(call_node, namespace, probe_path)
-        except BaseException as e:
-            return classify(e, probe_path, call)
-        try:
-            expected = evaluate(value_node, namespace, probe_path)
-        except BaseException as e:
-            return ("broken", "the probe's expected value does not evaluate: %s: %s" % (type(e).__name__, e), None, None, None)
-        fn, symbol = OPS[type(test.ops[0])]
-        try:
-            holds = fn(expected, actual) if swapped else fn(actual, expected)
-        except BaseException as e:
-            return classify(e, probe_path, whole)
-        if holds:
-            return None
-        if symbol == "==":
-            detail = "%s returns %s, expected %s" % (call, shown(actual), shown(expected))
-            wanted = shown(expected)
-        else:
-            detail = "`%s` is false: %s is %s" % (whole, call, shown(actual))
-            wanted = "%s %s" % (symbol, shown(expected))
-        return ("confirmed", detail, call, wanted, shown(actual))
-    try:
-        value = evaluate(test, namespace, probe_path)
-    except BaseException as e:
-        return classify(e, probe_path, whole)
-    if value:
-        return None
-    return ("confirmed", "`%s` is false" % whole, whole, "true", shown(value))
+MAX_NODES = 5000
+MAX_DEPTH = 30
+MAX_LINES = 2000
 
 
 def main():
-    sys.path.insert(0, ROOT)
     probe_path = os.path.realpath(sys.argv[1])
-    result_path = sys.argv[2]
-    modules = [m for m in sys.argv[3:] if m]
+    nonce_path = sys.argv[2]
+    frames_path = sys.argv[3]
+    modules = [m for m in sys.argv[4:] if m]
+    with open(nonce_path, encoding="ascii") as f:
+        nonce = f.read().strip()
+    os.unlink(nonce_path)
+    # Opened before any code under review runs.
+    channel = open(frames_path, "a", encoding="utf-8")
+    getframe = sys._getframe
+    settrace = sys.settrace
+    realpath = os.path.realpath
+    sep = os.sep
+    dumps = json.dumps
+
+    def emit(**frame):
+        channel.write(nonce + " " + dumps(frame) + "\n")
+        channel.flush()
+
+    def finish(**frame):
+        emit(**frame)
+        sys.stdout.flush()
+        os._exit(0)
+
     with open(probe_path, encoding="utf-8") as f:
         source = f.read()
     try:
         tree = ast.parse(source, filename=probe_path)
     except SyntaxError as e:
-        emit(result_path, "broken", "the probe does not parse: %s (line %s)" % (e.msg, e.lineno))
+        finish(kind="broken", detail="the probe does not parse: %s (line %s)" % (e.msg, e.lineno))
     if not any(isinstance(n, ast.Assert) for n in ast.walk(tree)):
-        emit(result_path, "broken", "the probe asserts nothing")
+        finish(kind="broken", detail="the probe asserts nothing")
+
+    files = {}
+
+    def in_tree(filename):
+        known = files.get(filename)
+        if known is None:
+            path = realpath(filename)
+            known = ""
+            if path != probe_path and path.startswith(ROOT + sep):
+                known = path[len(ROOT) + 1:]
+            files[filename] = known
+        return known
+
+    class Lines:
+        """The lines of the tree executed while it is installed."""
+
+        def __init__(self):
+            self.seen = set()
+
+        def __call__(self, frame, event, arg):
+            path = in_tree(frame.f_code.co_filename)
+            if not path:
+                return None
+            if event in ("call", "line") and len(self.seen) < MAX_LINES:
+                self.seen.add((path, frame.f_lineno))
+            return self
+
+        def run(self, thunk):
+            settrace(self)
+            try:
+                return thunk()
+            finally:
+                settrace(None)
+
+        def list(self):
+            return sorted([p, n] for p, n in self.seen)
+
     namespace = {"__name__": "__triad_probe__", "__builtins__": __builtins__}
     for module in modules:
+        emit(kind="importing", module=module)
         try:
             exec("import %s" % module, namespace)
             exec("from %s import *" % module, namespace)
         except BaseException as e:
-            emit(result_path, "broken", "the module under review does not import: %s: %s" % (type(e).__name__, e))
-    for stmt in tree.body:
+            finish(kind="raised", n=-1, text="import " + module, error=described(e),
+                   at=where(e, in_tree), lines=[])
+    emit(kind="ready")
+
+    def evaluate(node):
+        code = compile(ast.Expression(body=node), probe_path, "eval")
+        return eval(code, namespace)
+
+    def calls(node):
+        return any(isinstance(n, ast.Call) for n in ast.walk(node))
+
+    for n, stmt in enumerate(tree.body):
+        text = (ast.get_source_segment(source, stmt) or "a statement").splitlines()[0]
+        lines = Lines()
         if isinstance(stmt, ast.Assert):
-            failed = check(stmt, source, namespace, probe_path)
-            if failed:
-                emit(result_path, *failed)
+            test = stmt.test
+            whole = ast.get_source_segment(source, test) or "the assertion"
+            if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in OPS:
+                left, right = test.left, test.comparators[0]
+                swapped = isinstance(left, ast.Constant) and not isinstance(right, ast.Constant)
+                call = right if swapped else left
+                values = []
+                for side in (left, right):
+                    try:
+                        values.append(lines.run(lambda: evaluate(side)))
+                    except BaseException as e:
+                        finish(kind="raised", n=n, text=ast.get_source_segment(source, side) or whole,
+                               error=described(e), at=where(e, in_tree), lines=lines.list())
+                emit(kind="compare", n=n, op=OPS[type(test.ops[0])], text=whole,
+                     call=ast.get_source_segment(source, call) or whole, swapped=swapped,
+                     left=plain(values[0]), right=plain(values[1]), lines=lines.list(),
+                     calls=calls(test))
+            else:
+                try:
+                    value = lines.run(lambda: evaluate(test))
+                except BaseException as e:
+                    finish(kind="raised", n=n, text=whole, error=described(e),
+                           at=where(e, in_tree), lines=lines.list())
+                emit(kind="truth", n=n, text=whole, value=plain(value), lines=lines.list(),
+                     calls=calls(test))
             continue
-        what = ast.get_source_segment(source, stmt) or "a statement"
         code = compile(ast.Module(body=[stmt], type_ignores=[]), probe_path, "exec")
         try:
-            exec(code, namespace)
+            lines.run(lambda: exec(code, namespace))
         except BaseException as e:
-            emit(result_path, *classify(e, probe_path, what.splitlines()[0]))
-    emit(result_path, "refuted", "the probe passes: every assertion holds")
+            finish(kind="raised", n=n, text=text, error=described(e), at=where(e, in_tree),
+                   lines=lines.list())
+        emit(kind="statement", n=n, lines=lines.list())
+    finish(kind="done")
+
+
+def described(error):
+    """`Type: message`, with the tree's root left out of paths. Never the error's own
+    __str__ when its type is not a builtin exception (that would be the code's word)."""
+    kind = type(error)
+    name = kind.__name__
+    if kind.__module__ != "builtins":
+        return name
+    try:
+        text = str(error)
+    except BaseException:
+        text = ""
+    return ("%s: %s" % (name, text)).replace(ROOT + os.sep, "")[:500]
+
+
+def where(error, in_tree):
+    """The last frame of the tree's code in the error's traceback, as `path:line`."""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if in_tree(f.filename)]
+    if not frames:
+        return None
+    return "%s:%d" % (in_tree(frames[-1].filename), frames[-1].lineno)
+
+
+def plain(value, depth=0, budget=None):
+    """The value as plain data: exact builtin types read natively (no method of the value
+    runs), an object by its type and fields, anything else by its type alone."""
+    if budget is None:
+        budget = [MAX_NODES]
+    budget[0] -= 1
+    kind = type(value)
+    if budget[0] < 0 or depth > MAX_DEPTH:
+        return {"t": "opaque", "type": "too large to read"}
+    if value is None:
+        return {"t": "none"}
+    if kind is bool:
+        return {"t": "bool", "v": value}
+    if kind is int:
+        return {"t": "int", "v": int.__repr__(value)}
+    if kind is float:
+        return {"t": "float", "v": float.__repr__(value)}
+    if kind is str:
+        return {"t": "str", "v": value}
+    if kind is bytes:
+        return {"t": "bytes", "v": bytes.hex(value)}
+    if kind in (list, tuple, set, frozenset):
+        items = list(value) if kind in (list, tuple) else list(set.__iter__(set(value)))
+        tag = {list: "list", tuple: "tuple", set: "set", frozenset: "set"}[kind]
+        return {"t": tag, "v": [plain(v, depth + 1, budget) for v in items]}
+    if kind is dict:
+        return {"t": "dict", "v": [[plain(k, depth + 1, budget), plain(v, depth + 1, budget)]
+                                   for k, v in dict.items(value)]}
+    name = getattr(kind, "__qualname__", "?")
+    try:
+        import enum
+        if isinstance(value, enum.Enum):
+            return {"t": "enum", "type": name, "v": object.__getattribute__(value, "_name_")}
+    except BaseException:
+        pass
+    try:
+        fields = object.__getattribute__(value, "__dict__")
+    except BaseException:
+        fields = None
+    if type(fields) is dict and all(type(k) is str for k in dict.keys(fields)):
+        return {"t": "object", "type": name,
+                "v": [[k, plain(v, depth + 1, budget)] for k, v in sorted(dict.items(fields))]}
+    return {"t": "opaque", "type": name}
 
 
 if __name__ == "__main__":

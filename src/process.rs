@@ -5,7 +5,7 @@
 //! registered group before git triad dies of the signal. On Linux the direct child also gets
 //! SIGKILL when the thread that started it dies (`PR_SET_PDEATHSIG`), so a `SIGKILL` of git triad
 //! takes at least the command itself along; what the command started is found later by its
-//! record ([`Group`], kept beside the temporary worktree it ran in) and killed by the next
+//! record ([`Group`], kept beside the scratch copy it ran in) and killed by the next
 //! `resume`, `local stop` or `init --uninstall`.
 //!
 //! A process group id outlives its group: [`Group`] keeps the leader's start time, and a group

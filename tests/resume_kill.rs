@@ -188,16 +188,38 @@ fn worktrees(s: &Scenario) -> Vec<String> {
         .collect()
 }
 
+/// The scratch copies the records of the scenario's repository name (the box's working
+/// directories of commands running or left by a killed run).
+fn scratch_copies(s: &Scenario) -> Vec<String> {
+    let records = s.repo.join(".git/triad/sandboxes");
+    std::fs::read_dir(records)
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+                .filter_map(|t| serde_json::from_str::<Value>(&t).ok())
+                .filter_map(|v| v["dir"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Whether the box on this machine has its own PID namespace, so a command's processes die
+/// with it whatever kills git triad.
+fn processes_die_with_the_box() -> bool {
+    git_triad::sandbox::found().namespaces & libc::CLONE_NEWPID != 0
+}
+
 /// A run killed (SIGKILL, or SIGTERM) while its verify command runs leaves nothing behind
-/// once resumed: no command running, no temporary worktree listed or on disk.
+/// once resumed: no command running, no scratch copy on disk, no record, no worktree.
 #[test]
 fn a_run_killed_during_its_verify_command_leaves_nothing_after_resume() {
     for (signal, seconds) in [(libc::SIGKILL, "2117"), (libc::SIGTERM, "2118")] {
         let s = Scenario::new(happy_rules());
-        // The first verify command sleeps; every later one passes at once.
+        // The first verify command sleeps; once the marker exists (the box may look, not
+        // write outside), every later one passes at once.
         let marker = s.env.root().join("verified-once");
         s.env.write_user_config(&format!(
-            "{}\n[verify]\ncommand = \"test -f {m} || {{ touch {m}; sleep {seconds}; }}\"\ntimeout_secs = 3000\n",
+            "{}\n[verify]\ncommand = \"test -f {m} || sleep {seconds}\"\ntimeout_secs = 3000\n",
             crate::common::fake_user_config(&s.server.base_url()),
             m = marker.display()
         ));
@@ -205,15 +227,24 @@ fn a_run_killed_during_its_verify_command_leaves_nothing_after_resume() {
         wait_until("the verify command's start", || {
             !sleepers(seconds).is_empty()
         });
-        let temporary: Vec<String> = worktrees(&s)
-            .into_iter()
-            .filter(|w| w.contains("git-triad-verify-"))
-            .collect();
-        assert_eq!(temporary.len(), 1, "{:?}", worktrees(&s));
+        // Its record is rewritten as the command starts: read it once it is whole.
+        wait_until("the scratch copy's record", || {
+            scratch_copies(&s).len() == 1
+        });
+        let copies = scratch_copies(&s);
+        assert!(copies[0].contains("git-triad-verify-"), "{copies:?}");
+        assert_eq!(
+            worktrees(&s).len(),
+            1,
+            "no linked worktree: {:?}",
+            worktrees(&s)
+        );
         // SAFETY: kill(2) on the child this test spawned.
         unsafe { libc::kill(run.id() as i32, signal) };
         run.wait().unwrap();
-        if signal == libc::SIGTERM {
+        std::fs::write(&marker, "").unwrap();
+        if signal == libc::SIGTERM || processes_die_with_the_box() {
+            // Killed by the run itself, or by the box's PID namespace dying with it.
             wait_until("the sleep's end with its run", || {
                 sleepers(seconds).is_empty()
             });
@@ -223,26 +254,27 @@ fn a_run_killed_during_its_verify_command_leaves_nothing_after_resume() {
         let resumed = s.env.triad(&s.repo, &["resume", &id, "--json"]);
         resumed.ok();
         assert_eq!(run_json(&resumed.stdout)["status"], "approved");
-        assert!(
-            resumed.stderr.contains("removed the temporary worktree"),
-            "{}",
-            resumed.stderr
-        );
-        // After a SIGTERM the run killed its command itself; after a SIGKILL the resume did.
+        if signal == libc::SIGKILL {
+            assert!(
+                resumed.stderr.contains("removed the scratch copy"),
+                "{}",
+                resumed.stderr
+            );
+        }
         assert_eq!(
             resumed.stderr.contains("left running (process group"),
-            signal == libc::SIGKILL,
+            signal == libc::SIGKILL && !processes_die_with_the_box(),
             "{}",
             resumed.stderr
         );
         wait_until("the sleep's end", || sleepers(seconds).is_empty());
         assert_eq!(worktrees(&s).len(), 1, "{:?}", worktrees(&s));
-        assert!(!Path::new(&temporary[0]).exists(), "{}", temporary[0]);
+        assert!(!Path::new(&copies[0]).exists(), "{}", copies[0]);
         let records = s.repo.join(".git/triad/sandboxes");
         assert_eq!(
             std::fs::read_dir(&records).map_or(0, |d| d.count()),
             0,
-            "records of live worktrees only"
+            "records of live copies only"
         );
     }
 }
@@ -263,21 +295,26 @@ fn local_stop_and_uninstall_clean_what_a_killed_run_left() {
         wait_until("the verify command's start", || {
             !sleepers(seconds).is_empty()
         });
+        wait_until("the scratch copy's record", || {
+            scratch_copies(&s).len() == 1
+        });
         run.kill().unwrap();
         run.wait().unwrap();
-        assert_eq!(worktrees(&s).len(), 2, "{:?}", worktrees(&s));
+        let copies = scratch_copies(&s);
+        assert!(Path::new(&copies[0]).exists());
         let cleaned = s.env.triad(&s.repo, command);
         cleaned.ok();
         assert!(
             cleaned
                 .all()
                 .to_lowercase()
-                .contains("removed the temporary worktree"),
+                .contains("removed the scratch copy"),
             "{command:?}: {}",
             cleaned.all()
         );
         wait_until("the sleep's end", || sleepers(seconds).is_empty());
-        assert_eq!(worktrees(&s).len(), 1, "{command:?}: {:?}", worktrees(&s));
+        assert!(!Path::new(&copies[0]).exists(), "{command:?}");
+        assert!(scratch_copies(&s).is_empty(), "{command:?}");
     }
 }
 

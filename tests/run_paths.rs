@@ -1,5 +1,5 @@
 //! Paths of `git triad run` that only an option or a configuration reaches: the verify command
-//! in its temporary worktree and its trust gate, `on_exhausted = "rewind"`, `--arbiter off`,
+//! in the box on a copy of the tip and its trust gate, `on_exhausted = "rewind"`, `--arbiter off`,
 //! per-stage model flags, and a runtime fallback onto the arbiter's own model.
 
 use git_triad::testkit::fake_llm::{Reply, Rule, WireProtocol};
@@ -28,59 +28,84 @@ fn models_asked(s: &Scenario, rule: &str) -> Vec<String> {
         .collect()
 }
 
-/// Commits a TaskSpec whose `[verify]` command records where it ran into `mark`.
-fn spec_with_verify(s: &Scenario, mark: &std::path::Path) {
+/// Commits a TaskSpec whose `[verify]` command says where it ran and what it found there:
+/// the tip's files, a clean repository of its own, a file it may write.
+fn spec_with_verify(s: &Scenario) {
     let spec = format!(
-        "{TASK}\n[verify]\ncommand = \"pwd > '{}' && touch verify-was-here\"\n",
-        mark.display()
+        "{TASK}\n[verify]\ncommand = \"echo ran-in-$(pwd) && grep -q 'def sub' calc.py && test -z \\\"$(git status --porcelain)\\\" && touch verify-was-here && echo triad-verify-ok\"\n"
     );
     s.env
         .write_files(&s.repo, &[(".triad/tasks/add-sub.toml", spec.as_str())]);
     s.env.commit_all(&s.repo, "a verify command");
 }
 
+/// The files of the user's `.git` that a command running there could plant or change: its
+/// config and hooks.
+fn git_dir_state(s: &Scenario) -> (String, Vec<String>) {
+    let config = std::fs::read_to_string(s.repo.join(".git/config")).unwrap();
+    let mut hooks: Vec<String> = std::fs::read_dir(s.repo.join(".git/hooks"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    hooks.sort();
+    (config, hooks)
+}
+
 #[test]
-fn a_trusted_verify_command_runs_in_a_temporary_worktree_at_the_tip() {
+fn a_trusted_verify_command_runs_in_the_box_on_a_copy_of_the_tip() {
     let s = Scenario::new(happy_rules());
-    let mark = s.env.root().join("verify-ran-in");
-    spec_with_verify(&s, &mark);
+    spec_with_verify(&s);
     s.env
         .git(&s.repo, &["config", "triad.trusted", "true"])
         .ok();
+    let before = git_dir_state(&s);
     let out = run_json(&s.run(&[]).ok().stdout);
     assert_eq!(out["status"], "approved", "{out}");
-
-    let ran_in = std::fs::read_to_string(&mark).expect("the verify command ran");
-    let ran_in = std::path::Path::new(ran_in.trim());
-    assert_ne!(
-        ran_in.canonicalize().ok(),
-        s.repo.canonicalize().ok(),
-        "it ran in the user's work tree"
-    );
-    assert!(!s.repo.join("verify-was-here").exists());
-    assert!(!ran_in.exists(), "the temporary worktree was left behind");
-    let worktrees = s.git(&["worktree", "list", "--porcelain"]);
-    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
 
     let record = s.git(&[
         "show",
         &format!("refs/triad/runs/{}:run.json", out["run"].as_str().unwrap()),
     ]);
     let record: Value = serde_json::from_str(&record).unwrap();
-    assert_eq!(record["verify"]["exit_code"], 0, "{}", record["verify"]);
+    let verify = &record["verify"];
+    assert_eq!(verify["exit_code"], 0, "{verify}");
+    let tail = verify["tail"].as_str().unwrap();
+    assert!(tail.contains("triad-verify-ok"), "{tail}");
+    let ran_in = tail
+        .lines()
+        .find_map(|l| l.strip_prefix("ran-in-"))
+        .expect("where it ran");
+    assert!(ran_in.contains("git-triad-verify-"), "{ran_in}");
+    assert!(
+        !std::path::Path::new(ran_in).exists(),
+        "the copy was left behind"
+    );
+    assert!(!s.repo.join("verify-was-here").exists());
+    assert_eq!(before, git_dir_state(&s), "the user's .git changed");
+    let worktrees = s.git(&["worktree", "list", "--porcelain"]);
+    assert_eq!(worktrees.matches("worktree ").count(), 1, "{worktrees}");
+    // The record says which layers of the box held around it.
+    let layers = &verify["layers"];
+    assert_eq!(
+        layers["filesystem"]["held"],
+        git_triad::sandbox::found().landlock_abi > 0,
+        "{layers}"
+    );
+    assert_eq!(layers["network"]["held"], true, "{layers}");
     // The verifier saw the command's outcome as a fact.
     let verifier = s.requests_for("verify");
-    assert!(verifier[0].to_string().contains("verify-was-here"));
+    assert!(verifier[0].to_string().contains("triad-verify-ok"));
 }
 
 #[test]
 fn an_untrusted_clone_never_runs_the_task_specs_verify_command() {
     let s = Scenario::new(happy_rules());
-    let mark = s.env.root().join("verify-ran-in");
-    spec_with_verify(&s, &mark);
+    spec_with_verify(&s);
     let r = s.run(&[]);
     let out = run_json(&r.ok().stdout);
-    assert!(!mark.exists(), "an untrusted TaskSpec ran a command");
     assert!(
         r.stderr.contains("not trusted"),
         "the skip is said: {}",
@@ -97,6 +122,7 @@ fn an_untrusted_clone_never_runs_the_task_specs_verify_command() {
         verifier.contains("verify command was not run: this clone is not trusted"),
         "{verifier}"
     );
+    assert!(!verifier.contains("triad-verify-ok"), "{verifier}");
 }
 
 #[test]

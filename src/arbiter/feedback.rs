@@ -195,6 +195,7 @@ mod probe_tests {
                     call: Some("add(2, 3)".into()),
                     expected: Some("5".into()),
                     actual: Some(actual.into()),
+                    base: None,
                 },
             }),
             ..Issue::sample(d)

@@ -16,7 +16,7 @@ use super::review::{Checks, Probes};
 use crate::code::{self, ChangedFile, EvidenceOptions, Finding, GitTreeSource, Lang};
 use crate::git::{self, FileDiff, TreeFiles};
 use crate::privacy::Privacy;
-use crate::probe::{run_examples, ExampleRun, ProbePolicy, ProbeRunner};
+use crate::probe::{run_examples, ChangedLines, ExampleRun, ProbePolicy, ProbeRunner};
 use crate::task::{TaskSpec, TestsPolicy};
 
 /// The material of one review.
@@ -245,7 +245,8 @@ pub fn prepare<'r>(subject: Subject<'r, '_>) -> Result<Prepared<'r>, git2::Error
         _ => None,
     };
     let probe_guide = probe_guide(&gathered.files, &files, off);
-    let runner = ProbeRunner::new(subject.repo, subject.new.clone(), subject.probes);
+    let runner = ProbeRunner::new(subject.repo, subject.new.clone(), subject.probes)
+        .about_change(changed_lines(&gathered.files), subject.old.cloned());
     Ok(Prepared {
         gathered,
         files,
@@ -253,6 +254,32 @@ pub fn prepare<'r>(subject: Subject<'r, '_>) -> Result<Prepared<'r>, git2::Error
         probe_guide,
         not_run: subject.not_run,
     })
+}
+
+/// The lines a change added or modified, per file, on the new side; a deletion counts as a
+/// change of the line that now stands where it was.
+fn changed_lines(files: &[FileDiff]) -> ChangedLines {
+    let mut changed = ChangedLines::new();
+    for f in files.iter().filter(|f| !f.binary && !f.withheld) {
+        let set = changed.entry(f.path.clone()).or_default();
+        for h in &f.hunks {
+            let mut deleted = false;
+            for l in &h.lines {
+                match (l.origin, l.new_line) {
+                    ('+', Some(n)) => {
+                        set.insert(n);
+                    }
+                    ('-', _) => deleted = true,
+                    (_, Some(n)) if deleted => {
+                        set.insert(n);
+                        deleted = false;
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    changed
 }
 
 impl<'r> Prepared<'r> {

@@ -49,8 +49,9 @@ pub fn finding_issue(f: &Finding) -> Issue {
 
 /// The minimum verdict the facts impose: a critical finding (an unresolved import, a new
 /// syntax error, a weakened test, a failing example, a typed requirement left undone) or a
-/// failing verify command is at least REJECT; a claim the diff does not back, or any other
-/// requirement gap, is at least FLAG.
+/// failing verify command is at least REJECT; a claim the diff does not back, any other
+/// requirement gap, or a verify command that ran (or was refused) without the box's
+/// filesystem layer is at least FLAG.
 pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Floor> {
     let mut reasons = Vec::new();
     let mut verdict = None;
@@ -69,7 +70,11 @@ pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Fl
         reasons.push(f.reason.clone());
         verdict = Some(verdict.unwrap_or(Verdict::Flag).max(Verdict::Flag));
     }
-    if let Some(v) = verify {
+    if let Some(why) = verify.and_then(CommandOutcome::unguarded) {
+        reasons.push(format!("the verify command {why}"));
+        verdict = Some(verdict.unwrap_or(Verdict::Flag).max(Verdict::Flag));
+    }
+    if let Some(v) = verify.filter(|v| !v.refused()) {
         if v.exit_code != Some(0) {
             reasons.push(format!(
                 "verify command `{}` {}",
@@ -84,6 +89,56 @@ pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Fl
         }
     }
     verdict.map(|verdict| Floor { verdict, reasons })
+}
+
+/// The floor a counted issue its probe confirmed imposes: a defect shown by running the code
+/// is at least REJECT, whatever the model answered.
+fn confirmed_floor(issues: &[Issue]) -> Option<Floor> {
+    let reasons: Vec<String> = issues
+        .iter()
+        .filter(|i| i.demoted.is_none() && i.confirmed())
+        .filter_map(|i| {
+            let p = i.probe.as_ref()?;
+            Some(format!(
+                "{} in {}: its probe confirms it ({})",
+                crate::bounded::clip(&i.description, 120),
+                i.path,
+                p.result.counterexample()
+            ))
+        })
+        .collect();
+    (!reasons.is_empty()).then_some(Floor {
+        verdict: Verdict::Reject,
+        reasons,
+    })
+}
+
+/// FLAG when the review's probes ran without the box's filesystem layer (the user's own
+/// configuration allowed it): what they showed was not decided inside the box.
+fn unguarded_probes(checks: &Checks<'_>) -> Option<Floor> {
+    let Probes::Run(runner) = checks.probes else {
+        return None;
+    };
+    let layers = runner.layers()?;
+    (!layers.filesystem.held).then(|| Floor {
+        verdict: Verdict::Flag,
+        reasons: vec![format!(
+            "probes ran without the filesystem layer of the box: {}",
+            layers.filesystem.detail
+        )],
+    })
+}
+
+/// Two floors as one: the higher verdict, every reason.
+fn raise(a: Option<Floor>, b: Option<Floor>) -> Option<Floor> {
+    match (a, b) {
+        (Some(mut a), Some(b)) => {
+            a.verdict = a.verdict.max(b.verdict);
+            a.reasons.extend(b.reasons);
+            Some(a)
+        }
+        (a, b) => a.or(b),
+    }
 }
 
 /// Re-anchors one model issue against the reviewed file text.
@@ -150,8 +205,10 @@ pub enum Probes<'a> {
 
 /// Completes a review: re-anchor the model's issues in the reviewed files, demote those that
 /// rest on nothing (a quote not in the file, a path not in the change) and merge repeats,
-/// run each remaining issue's probe and demote those it refutes, add the tool findings as
-/// issues, derive the verdict the surviving issues support, and apply the floor.
+/// run every issue's probe (a confirmed one makes its issue stand wherever its quote was;
+/// one that refutes it, or fails the same way on the base, demotes it), add the tool
+/// findings as issues, derive the verdict the surviving issues support, and apply the floor
+/// (the facts', and REJECT for a confirmed probe).
 pub fn finish(
     stage: &str,
     reviewed_model: &str,
@@ -182,7 +239,9 @@ pub fn finish(
             merged += 1;
             continue;
         }
-        if issue.demoted.is_none() && !a.probe.trim().is_empty() {
+        // Execution decides whether a claim is about the code, not its quote: a probe runs
+        // on any file of the reviewed tree.
+        if text.is_some() && !a.probe.trim().is_empty() {
             probed.push((
                 issues.len(),
                 ProbeSpec {
@@ -194,7 +253,7 @@ pub fn finish(
             issue.probe = Some(IssueProbe {
                 code: a.probe.clone(),
                 result: ProbeResult::unprobed(
-                    "not run: the issue does not point at the reviewed code",
+                    "not run: the issue names no file of the reviewed tree",
                 ),
             });
         }
@@ -208,11 +267,24 @@ pub fn finish(
     };
     for ((at, spec), result) in probed.into_iter().zip(results) {
         let issue = &mut issues[at];
-        if result.outcome == ProbeOutcome::Refuted {
-            issue.demoted = Some(format!(
-                "checked: its probe passes against the reviewed code, so the claimed defect does not happen ({})",
-                result.detail
-            ));
+        match result.outcome {
+            ProbeOutcome::Refuted => {
+                issue.demoted = Some(format!(
+                    "checked: its probe passes against the reviewed code, so the claimed defect does not happen ({})",
+                    result.detail
+                ));
+            }
+            ProbeOutcome::Confirmed
+                if result.same_at_base() && !names_requirement(issue, checks.requirement_ids) =>
+            {
+                issue.demoted = Some(format!(
+                    "its probe fails the same way on the base ({}): the change did not alter this behaviour",
+                    result.counterexample()
+                ));
+            }
+            // A claim its probe confirms stands, wherever its quote was.
+            ProbeOutcome::Confirmed => issue.demoted = None,
+            _ => {}
         }
         issue.probe = Some(IssueProbe {
             code: spec.code,
@@ -223,7 +295,11 @@ pub fn finish(
     let by_evidence = !matches!(checks.probes, Probes::Ignored);
     let derived = derive(answer.verdict, &issues, merged, by_evidence);
     let acted = derived.as_ref().map_or(answer.verdict, |d| d.verdict);
-    let floor = floor(checks.findings, checks.verify);
+    let floor = raise(
+        floor(checks.findings, checks.verify),
+        confirmed_floor(&issues),
+    );
+    let floor = raise(floor, unguarded_probes(checks));
     let verdict = match &floor {
         Some(f) => acted.max(f.verdict),
         None => acted,
@@ -301,7 +377,7 @@ pub fn set_aside(
         ));
     }
     let acted = derived.as_ref().map_or(review.model_verdict, |d| d.verdict);
-    let floor = floor(findings, None);
+    let floor = raise(floor(findings, None), confirmed_floor(&review.issues));
     review.verdict = floor.as_ref().map_or(acted, |f| acted.max(f.verdict));
     review.floor = floor.filter(|f| f.verdict > acted);
     review.derived = derived;

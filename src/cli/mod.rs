@@ -239,6 +239,9 @@ impl Context {
 
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> CommandResult {
+    // Before any key is read or any command started: no process of ours reads this one's
+    // memory or environment through /proc.
+    crate::sandbox::harden_self();
     let cwd = match &cli.dir {
         Some(d) => std::fs::canonicalize(d)
             .map_err(|e| CommandError::usage(format!("cannot use -C {}: {e}", d.display())))?,

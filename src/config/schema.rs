@@ -402,7 +402,7 @@ fn yes() -> bool {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct FormatConfig {
-    /// Shell command run at the root of a temporary worktree of the result; empty means
+    /// Shell command run in the box at the root of a scratch copy of the result; empty means
     /// none.
     #[serde(default)]
     pub command: String,

@@ -111,6 +111,7 @@ pub fn run_boxed(
     let mut job = sandbox::Job::new(command, &root, timeout);
     job.tail_lines = tail_lines;
     job.read = project_reads(repo);
+    job.private_in = Some(copy.dir.path().to_path_buf());
     let outcome = sandbox::run(&job, policy, &|g| copy.record().add_group(g));
     (Some(copy), outcome)
 }

@@ -1,14 +1,15 @@
 //! What a killed run leaves behind, and its cleanup.
 //!
-//! Every temporary worktree (`git-triad-verify-*`), and every scratch copy of a tree that
-//! probes run in (`git-triad-probe-*`), has a record under
+//! Every scratch copy of a tree the box runs commands in (`git-triad-verify-*` for the verify
+//! and format commands, `git-triad-probe-*` for probes; [`super::export`]) has a record under
 //! `$GIT_COMMON_DIR/triad/sandboxes/`: where it is and the process groups of the commands run
-//! in it. Its owner holds an operating-system lock on the record for as long as the worktree
+//! in it. Its owner holds an operating-system lock on the record for as long as the copy
 //! exists, so a record whose lock can be taken belongs to a process that died without
 //! cleaning up (a SIGKILL, a power cut). [`clean`] kills what such a record's commands left
-//! running, removes its worktree and prunes git's list; `resume`, `local stop` and
-//! `init --uninstall` call it. A temporary worktree git lists without any record (left by an
-//! older build) is removed too.
+//! running (with the box's PID namespace, nothing is), removes the copy and prunes git's list
+//! of worktrees; `resume`, `local stop` and `init --uninstall` call it. A temporary worktree
+//! git lists without any record (left by an older build, which ran commands in linked
+//! worktrees) is removed too.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
@@ -182,7 +183,7 @@ pub fn clean(git_common_dir: &Path) -> Vec<String> {
         }
         if remove_worktree(git_common_dir, &entry.worktree, &entry.dir) {
             said.push(format!(
-                "removed the temporary worktree {} left by a killed run (pid {})",
+                "removed the scratch copy {} left by a killed run (pid {})",
                 entry.worktree.display(),
                 entry.owner
             ));
@@ -283,10 +284,7 @@ mod tests {
         std::fs::write(records_dir(&git_dir).join("dead.json"), &text).unwrap();
         let said = clean(&git_dir);
         assert_eq!(said.len(), 1, "{said:?}");
-        assert!(
-            said[0].starts_with("removed the temporary worktree"),
-            "{said:?}"
-        );
+        assert!(said[0].starts_with("removed the scratch copy"), "{said:?}");
         assert!(!dir.exists());
         assert_eq!(std::fs::read_dir(records_dir(&git_dir)).unwrap().count(), 0);
         assert!(clean(&git_dir).is_empty(), "nothing left");

@@ -58,7 +58,7 @@ pub enum Progress<'a> {
         /// The review.
         review: &'a ArbiterReview,
     },
-    /// The verify command starts in a temporary worktree.
+    /// The verify command starts in the box, on a scratch copy of a commit.
     VerifyStarted {
         /// The command.
         command: &'a str,

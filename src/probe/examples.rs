@@ -52,7 +52,9 @@ impl ExampleRun {
                     self.result.detail
                 ),
             ),
-            ProbeOutcome::Refuted | ProbeOutcome::Unprobed => return None,
+            ProbeOutcome::Refuted | ProbeOutcome::Unprobed | ProbeOutcome::Irrelevant => {
+                return None
+            }
         };
         Some(Finding {
             kind: kind.into(),

@@ -12,7 +12,16 @@
 //! - [`ProbeOutcome::Broken`]: the probe itself does not run (a syntax error, a name the
 //!   code never had), so it shows nothing;
 //! - [`ProbeOutcome::Unprobed`]: it was not run (an untrusted clone, a language without a
-//!   runner, no probe given), and why.
+//!   runner, no probe given), and why;
+//! - [`ProbeOutcome::Irrelevant`]: it fails, but not on anything the change did (`assert
+//!   False`, a comparison of constants, a function the probe replaced itself): recorded,
+//!   never counted.
+//!
+//! The outcome is decided outside the process the code under review runs in: that process
+//! reports values, never verdicts ([`python`], [`value`]). For a review of a change, a
+//! probe that fails is run on the base tree too where the base has the file, and both
+//! outcomes are kept: a probe that fails the same way there describes behaviour the change
+//! did not alter.
 //!
 //! Python probes are statements with `assert` (the module under review is star-imported
 //! first); Rust probes are a `#[test]` function's body, run with `cargo test` where the
@@ -23,6 +32,7 @@ mod examples;
 mod python;
 mod rust;
 mod sandbox;
+mod value;
 
 pub use examples::{run_examples, ExampleRun, FAILING_EXAMPLE, UNRUNNABLE_EXAMPLE};
 pub use python::module_of;
@@ -49,6 +59,8 @@ pub enum ProbeOutcome {
     Broken,
     /// The probe was not run (see the result's detail for why).
     Unprobed,
+    /// The probe fails, but not on anything the change did: recorded, never counted.
+    Irrelevant,
 }
 
 impl ProbeOutcome {
@@ -59,6 +71,7 @@ impl ProbeOutcome {
             ProbeOutcome::Refuted => "refuted",
             ProbeOutcome::Broken => "broken",
             ProbeOutcome::Unprobed => "unprobed",
+            ProbeOutcome::Irrelevant => "irrelevant",
         }
     }
 }
@@ -80,7 +93,37 @@ pub struct ProbeResult {
     /// What it returned or raised.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actual: Option<String>,
+    /// What the same probe showed on the base tree, when it failed on the reviewed one and
+    /// the base has the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<BaseResult>,
 }
+
+/// What a probe showed on the base of the reviewed change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BaseResult {
+    /// Its outcome there.
+    pub outcome: ProbeOutcome,
+    /// What the call returned or raised there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub actual: Option<String>,
+}
+
+impl ProbeResult {
+    /// Whether the probe failed on the base just as on the reviewed tree (the same call,
+    /// the same value or error): the change did not alter what it shows.
+    pub fn same_at_base(&self) -> bool {
+        self.outcome == ProbeOutcome::Confirmed
+            && self
+                .base
+                .as_ref()
+                .is_some_and(|b| b.outcome == ProbeOutcome::Confirmed && b.actual == self.actual)
+    }
+}
+
+/// The lines a change added or modified, per file (new-side line numbers): a probe that
+/// runs none of them is not about the change.
+pub type ChangedLines = std::collections::BTreeMap<String, std::collections::BTreeSet<u32>>;
 
 impl ProbeResult {
     /// A probe that was not run, and why.
@@ -106,6 +149,7 @@ impl ProbeResult {
             call: None,
             expected: None,
             actual: None,
+            base: None,
         }
     }
 
@@ -209,6 +253,9 @@ pub struct ProbeRunner<'r> {
     tree: Tree<'r>,
     policy: ProbePolicy,
     sandbox: OnceCell<Result<Sandbox, String>>,
+    /// The change under review: what it changed, and the tree it changed.
+    change: Option<(ChangedLines, Option<Tree<'r>>)>,
+    base_sandbox: OnceCell<Result<Sandbox, String>>,
 }
 
 impl<'r> ProbeRunner<'r> {
@@ -219,7 +266,16 @@ impl<'r> ProbeRunner<'r> {
             tree,
             policy,
             sandbox: OnceCell::new(),
+            change: None,
+            base_sandbox: OnceCell::new(),
         }
+    }
+
+    /// The same runner for a review of a change: `changed` lines decide whether a failing
+    /// probe is about the change, and a failing probe runs on `base` too (when given).
+    pub fn about_change(mut self, changed: ChangedLines, base: Option<Tree<'r>>) -> Self {
+        self.change = Some((changed, base));
+        self
     }
 
     /// Whether probes run at all here, and if not why.
@@ -248,10 +304,15 @@ impl<'r> ProbeRunner<'r> {
             }
             match Lang::from_path(&p.path) {
                 Some(Lang::Python) => {
-                    results[i] = Some(match self.sandbox() {
-                        Ok(sb) => python::run(sb, settings, &p.path, &p.code),
+                    let changed = self.change.as_ref().map(|(c, _)| c);
+                    let mut result = match self.sandbox() {
+                        Ok(sb) => python::run(sb, settings, &p.path, &p.code, changed),
                         Err(why) => ProbeResult::broken(why.clone()),
-                    })
+                    };
+                    if result.outcome == ProbeOutcome::Confirmed {
+                        result.base = self.at_base(settings, p);
+                    }
+                    results[i] = Some(result)
                 }
                 Some(Lang::Rust) => rust.push(i),
                 None => {
@@ -287,6 +348,22 @@ impl<'r> ProbeRunner<'r> {
         self.sandbox
             .get_or_init(|| Sandbox::export(self.repo, &self.tree))
             .as_ref()
+    }
+
+    /// What the Python probe `p` shows on the change's base, where the base has its file.
+    fn at_base(&self, settings: &ProbeSettings, p: &ProbeSpec) -> Option<BaseResult> {
+        let base = self.change.as_ref()?.1.as_ref()?;
+        base.get_path(std::path::Path::new(&p.path)).ok()?;
+        let sb = self
+            .base_sandbox
+            .get_or_init(|| Sandbox::export(self.repo, base))
+            .as_ref()
+            .ok()?;
+        let r = python::run(sb, settings, &p.path, &p.code, None);
+        Some(BaseResult {
+            outcome: r.outcome,
+            actual: r.actual,
+        })
     }
 }
 

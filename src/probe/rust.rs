@@ -211,6 +211,7 @@ fn outcome_of(output: &str, i: usize, exit: Option<i32>, code: &str) -> ProbeRes
                 call: None,
                 expected: None,
                 actual: None,
+                base: None,
             }
         } else {
             ProbeResult::broken(format!(
@@ -241,6 +242,7 @@ fn outcome_of(output: &str, i: usize, exit: Option<i32>, code: &str) -> ProbeRes
         call: asserted_call(body(code)),
         expected: value("right:"),
         actual: value("left:"),
+        base: None,
     }
 }
 

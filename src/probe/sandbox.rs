@@ -64,6 +64,7 @@ impl Sandbox {
         job.write.extend(settings.cargo_target.iter().cloned());
         job.read = self.reads.clone();
         job.env = env.to_vec();
+        job.private_in = Some(self.copy.work());
         if let Some(t) = &settings.cargo_target {
             let _ = std::fs::create_dir_all(t);
         }

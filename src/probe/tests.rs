@@ -194,3 +194,88 @@ fn rust_probes_run_with_cargo_where_the_verify_command_does() {
     let r = runner.run(&[probe("src/lib.rs", "assert_eq!(add(2, 3), 5);")]);
     assert_eq!(r[0].outcome, ProbeOutcome::Unprobed, "{r:?}");
 }
+
+/// `mul` that adds: the code under review, with whatever it does to escape its probe.
+const MUL_ADDS: &str = "def mul(a, b):\n    return a + b\n";
+
+#[test]
+fn the_code_under_review_cannot_forge_its_outcome() {
+    let forgers = [
+        // Writes a verdict wherever it can and leaves before any probe runs.
+        "import os, sys, glob\nfor f in glob.glob(os.path.join(os.path.dirname(sys.argv[0]), '*')):\n    try:\n        open(f, 'a').write('{\"kind\": \"done\"}\\n')\n    except OSError:\n        pass\nprint('{\"outcome\": \"refuted\"}')\nos._exit(0)\n",
+        // A return value equal to everything.
+        "class Always:\n    def __eq__(self, other):\n        return True\n    def __bool__(self):\n        return True\n\n\ndef mul(a, b):\n    return Always()\n",
+        // An int whose equality is its own.
+        "class Evil(int):\n    def __eq__(self, other):\n        return True\n\n\ndef mul(a, b):\n    return Evil(a + b)\n",
+    ];
+    for (n, module) in forgers.iter().enumerate() {
+        let body = if n == 0 {
+            format!("{module}{MUL_ADDS}")
+        } else {
+            module.to_string()
+        };
+        let (_d, repo) = repo_with(&[("calc.py", &body)]);
+        let tree = repo.head().unwrap().peel_to_tree().unwrap();
+        let runner = ProbeRunner::new(&repo, tree, ProbePolicy::Run(settings(None)));
+        let r = &runner.run(&[probe("calc.py", "assert mul(2, 3) == 6")])[0];
+        assert_ne!(r.outcome, ProbeOutcome::Refuted, "forger {n}: {r:?}");
+        if n > 0 {
+            assert_eq!(r.outcome, ProbeOutcome::Confirmed, "forger {n}: {r:?}");
+            // Compared outside as data: a foreign object is not the 6 the probe expects.
+            assert_ne!(r.actual.as_deref(), Some("6"), "{r:?}");
+        }
+    }
+}
+
+#[test]
+fn a_probe_that_proves_nothing_about_the_change_is_irrelevant() {
+    let (_d, repo) = repo_with(&[(
+        "calc.py",
+        "def mul(a, b):\n    return a * b\n\n\ndef other():\n    return 1\n",
+    )]);
+    let tree = repo.head().unwrap().peel_to_tree().unwrap();
+    let changed: ChangedLines = [("calc.py".to_string(), [2u32].into_iter().collect())].into();
+    let runner =
+        ProbeRunner::new(&repo, tree, ProbePolicy::Run(settings(None))).about_change(changed, None);
+    let results = runner.run(&[
+        probe("calc.py", "assert False"),
+        probe("calc.py", "assert 1 == 2"),
+        probe(
+            "calc.py",
+            "import calc\ncalc.mul = lambda a, b: 0\nassert calc.mul(2, 3) == 6",
+        ),
+        probe("calc.py", "assert other() == 2"),
+        probe("calc.py", "assert mul(2, 3) == 5"),
+        probe("calc.py", "x = mul(2, 3)\nassert x == 5"),
+    ]);
+    let outcomes: Vec<ProbeOutcome> = results.iter().map(|r| r.outcome).collect();
+    use ProbeOutcome::*;
+    assert_eq!(
+        outcomes,
+        [Irrelevant, Irrelevant, Irrelevant, Irrelevant, Confirmed, Confirmed],
+        "{results:#?}"
+    );
+    assert!(
+        results[0].detail.starts_with("irrelevant:"),
+        "{:?}",
+        results[0]
+    );
+}
+
+#[test]
+fn a_probe_that_fails_the_same_way_at_the_base_says_so() {
+    let (_d, repo) = repo_with(&[("calc.py", "def first(xs):\n    return xs[:0]\n")]);
+    let base = repo.head().unwrap().peel_to_tree().unwrap();
+    // The change only respaces the line: the base returns [] for [1] just the same.
+    let blob = repo.blob(b"def first(xs):\n    return  xs[:0]\n").unwrap();
+    let mut builder = repo.treebuilder(Some(&base)).unwrap();
+    builder.insert("calc.py", blob, 0o100644).unwrap();
+    let head = repo.find_tree(builder.write().unwrap()).unwrap();
+    let changed: ChangedLines = [("calc.py".to_string(), [2u32].into_iter().collect())].into();
+    let runner = ProbeRunner::new(&repo, head, ProbePolicy::Run(settings(None)))
+        .about_change(changed, Some(base));
+    let r = &runner.run(&[probe("calc.py", "assert first([1]) == [1]")])[0];
+    assert_eq!(r.outcome, ProbeOutcome::Confirmed, "{r:?}");
+    assert!(r.same_at_base(), "{r:?}");
+    assert_eq!(r.base.as_ref().unwrap().actual.as_deref(), Some("[]"));
+}

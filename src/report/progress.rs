@@ -46,7 +46,7 @@ pub fn line(event: &Progress<'_>) -> Option<String> {
             )
         }
         Progress::VerifyStarted { command, at } => format!(
-            "verify: running `{command}` in a temporary worktree at {}",
+            "verify: running `{command}` in the box on a copy of {}",
             at.short()
         ),
         Progress::VerifyFinished { outcome } => format!(

@@ -110,6 +110,7 @@ impl AllowList {
                 || dir == Path::new("/")
                 || home.as_deref().is_some_and(|h| h.starts_with(dir));
             if !too_wide {
+                read.extend(linked_toolchains(dir, home.as_deref()));
                 read.push(dir.to_path_buf());
                 // A symlinked toolchain (`/usr/local/bin/python3` → a pyenv) is read where
                 // it really is.
@@ -130,6 +131,39 @@ impl AllowList {
             write: DEVICES_RW.iter().map(PathBuf::from).collect(),
         }
     }
+}
+
+/// Where the programs a `PATH` directory links to are installed: a link to `<prefix>/bin/x`
+/// opens `<prefix>` (an interpreter needs its library beside it), any other link only its
+/// target; never the home itself. Read once per directory and process.
+fn linked_toolchains(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    use std::collections::HashMap;
+    use std::sync::{Mutex, OnceLock};
+    static SEEN: OnceLock<Mutex<HashMap<PathBuf, Vec<PathBuf>>>> = OnceLock::new();
+    let seen = SEEN.get_or_init(Default::default);
+    if let Some(found) = seen.lock().ok().and_then(|m| m.get(dir).cloned()) {
+        return found;
+    }
+    let mut found: Vec<PathBuf> = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
+        let Some(target) = is_link.then(|| entry.path().canonicalize().ok()).flatten() else {
+            continue;
+        };
+        let parent = target.parent();
+        let prefix = parent
+            .filter(|p| p.file_name().is_some_and(|n| n == "bin"))
+            .and_then(Path::parent)
+            .filter(|p| *p != Path::new("/") && home.is_none_or(|h| !h.starts_with(p)));
+        let add = prefix.map_or(target.clone(), Path::to_path_buf);
+        if !found.contains(&add) {
+            found.push(add);
+        }
+    }
+    if let Ok(mut m) = seen.lock() {
+        m.insert(dir.to_path_buf(), found.clone());
+    }
+    found
 }
 
 /// Every entry of `/etc` but its secrets ([`ETC_SECRETS`]): `/etc` holds what programs

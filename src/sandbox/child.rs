@@ -144,6 +144,15 @@ impl Setup {
         })?;
         if self.unshare != 0 {
             self.step(Step::Unshare, || check(libc::unshare(self.unshare)))?;
+            // New credentials (a user namespace's) clear the parent-death signal: set it
+            // again, and make sure the parent did not die in between.
+            self.step(Step::DeathSignal, || {
+                check(libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL))?;
+                if libc::getppid() != self.parent {
+                    return Err(libc::ESRCH);
+                }
+                Ok(())
+            })?;
         }
         if let Some([setgroups, uid, gid]) = &self.id_maps {
             self.step(Step::IdMaps, || {

@@ -2,7 +2,6 @@
 //! record a boxed command keeps of the layers that held around it.
 
 use std::fmt;
-use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -111,12 +110,6 @@ pub struct Found {
     pub landlock_abi: u32,
     /// Why a layer is missing, per layer, from the attempts.
     pub why_not: Vec<(&'static str, String)>,
-}
-
-/// What this machine gives, tried once per process.
-pub fn found() -> &'static Found {
-    static FOUND: OnceLock<Found> = OnceLock::new();
-    FOUND.get_or_init(super::run::detect)
 }
 
 /// Makes git triad non-dumpable (`PR_SET_DUMPABLE` 0): a process it starts, even one of the

@@ -19,7 +19,7 @@
 //! - **environment**: a scrubbed environment (no key, no token) and git triad
 //!   non-dumpable, so no process reads git triad's environment through `/proc`.
 //!
-//! Each layer is found by trying it once per process ([`layers::found`]), never assumed,
+//! Each layer is found by trying it once per process ([`found`]), never assumed,
 //! and every outcome records the layers that held ([`Layers`]). Without the filesystem
 //! layer a command does not run unless the user's own configuration allows it
 //! (`sandbox.require = false`); its outcome then says so.
@@ -33,8 +33,8 @@ mod run;
 
 pub use allow::{landlock_abi, AllowList};
 pub use env::{command_env, PASSED_ENV};
-pub use layers::{harden_self, Layer, Layers};
-pub use run::{run, run_bare, KEPT_OUTPUT_BYTES};
+pub use layers::{harden_self, Found, Layer, Layers};
+pub use run::{found, run, run_bare, KEPT_OUTPUT_BYTES};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -81,7 +81,12 @@ impl CommandOutcome {
     /// layer), or was refused for that: a fact that keeps a verdict from APPROVE.
     pub fn unguarded(&self) -> Option<String> {
         let fs = &self.layers.as_ref()?.filesystem;
-        (!fs.held).then(|| format!("ran without the filesystem layer of the box: {}", fs.detail))
+        let how = if self.refused() {
+            "was not run: the box has no filesystem layer here"
+        } else {
+            "ran without the filesystem layer of the box"
+        };
+        (!fs.held).then(|| format!("{how} ({})", fs.detail))
     }
 
     /// Whether the box refused to run the command (its filesystem layer is missing and the
@@ -186,6 +191,10 @@ pub struct Job<'a> {
     pub read: Vec<PathBuf>,
     /// Variables set on top of the box's environment.
     pub env: Vec<(String, String)>,
+    /// Where the box's own directories (its home, temporary directory) are made: beside
+    /// the caller's scratch files, so whoever cleans those after a kill cleans these too
+    /// (`None`: the system's temporary directory).
+    pub private_in: Option<PathBuf>,
 }
 
 impl<'a> Job<'a> {
@@ -199,6 +208,7 @@ impl<'a> Job<'a> {
             write: vec![dir.to_path_buf()],
             read: Vec::new(),
             env: Vec::new(),
+            private_in: None,
         }
     }
 }

@@ -19,11 +19,11 @@ pub const KEPT_OUTPUT_BYTES: usize = 128 * 1024;
 /// Runs `job` in the box `policy` asks for, telling `started_in` the command's process
 /// group once it runs (to record it for a cleanup after a kill).
 ///
-/// The command gets the layers this machine gives ([`layers::found`]); they are in the
+/// The command gets the layers this machine gives ([`found`]); they are in the
 /// outcome. Without the filesystem layer it runs only when `policy.require` is off, and
 /// otherwise is refused with the reason.
 pub fn run(job: &Job<'_>, policy: &Policy, started_in: &dyn Fn(Group)) -> CommandOutcome {
-    run_with(job, policy, layers::found(), started_in)
+    run_with(job, policy, found(), started_in)
 }
 
 /// [`run`] with the layers `found` (what this machine gives, or less, in tests).
@@ -34,7 +34,7 @@ pub(super) fn run_with(
     started_in: &dyn Fn(Group),
 ) -> CommandOutcome {
     layers::harden_self();
-    let private = match Private::new() {
+    let private = match Private::new(job.private_in.as_deref()) {
         Ok(p) => p,
         Err(e) => {
             return CommandOutcome::not_run(
@@ -90,10 +90,13 @@ struct Private {
 }
 
 impl Private {
-    fn new() -> std::io::Result<Private> {
-        let dir = tempfile::Builder::new()
-            .prefix("git-triad-box-")
-            .tempdir()?;
+    fn new(within: Option<&Path>) -> std::io::Result<Private> {
+        let mut builder = tempfile::Builder::new();
+        builder.prefix("git-triad-box-");
+        let dir = match within {
+            Some(d) => builder.tempdir_in(d)?,
+            None => builder.tempdir()?,
+        };
         for sub in ["home", "tmp", "shm"] {
             std::fs::create_dir(dir.path().join(sub))?;
         }
@@ -356,9 +359,15 @@ fn stopped_by(
     None
 }
 
+/// What this machine gives, tried once per process.
+pub fn found() -> &'static Found {
+    static FOUND: std::sync::OnceLock<Found> = std::sync::OnceLock::new();
+    FOUND.get_or_init(detect)
+}
+
 /// Finds what this machine gives by starting a trivial command with every layer, then with
 /// fewer, and keeps the first set that works.
-pub(super) fn detect() -> Found {
+fn detect() -> Found {
     let abi = allow::landlock_abi();
     let mut why_not: Vec<(&'static str, String)> = Vec::new();
     if abi == 0 {
@@ -444,7 +453,7 @@ pub(super) fn detect() -> Found {
 /// did.
 #[cfg(target_os = "linux")]
 fn try_layers(found: &Found) -> Result<(), (Option<super::child::Step>, String)> {
-    let private = Private::new().map_err(|e| (None, e.to_string()))?;
+    let private = Private::new(None).map_err(|e| (None, e.to_string()))?;
     let dir = private.tmp();
     let job = Job::new("true", &dir, Duration::from_secs(30));
     let planned = plan(&job, &Policy::default(), found, &private);

@@ -87,7 +87,7 @@ pub enum TestsPolicy {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TaskVerify {
-    /// Shell command run in a temporary worktree.
+    /// Shell command run in the box, on a scratch copy of the commit.
     pub command: String,
     /// Seconds before it is killed.
     pub timeout_secs: Option<u64>,
@@ -302,7 +302,7 @@ exclude = [".triad/**"]
 # expects; `tests = "rewrite"` allows it, for a task that is about the tests themselves.
 # tests = "keep"
 
-# A command that proves the change works, run in a temporary worktree at the refactor commit.
+# A command that proves the change works, run in the box on a scratch copy of the refactor commit.
 # Commands only run in clones you trust (`git config triad.trusted true`).
 # [verify]
 # command = "python -m pytest -q"

@@ -190,7 +190,7 @@ fn ask() -> CommandResult<bool> {
 
 /// Removes the hook blocks and the git config init added; leaves `.triad/` alone.
 fn uninstall(repo: &git2::Repository) -> CommandResult {
-    // What killed runs left (temporary worktrees, commands still running) goes first.
+    // What killed runs left (scratch copies, commands still running) goes first.
     let mut said: Vec<String> = crate::git::leftover::clean(repo.commondir())
         .into_iter()
         .map(|d| format!("{}{}.", d[..1].to_ascii_uppercase(), &d[1..]))

@@ -219,6 +219,11 @@ pub struct UnderReview {
     pub attempt: AttemptRecord,
     /// The stage's metadata block, which the review is shown.
     pub meta: StageMeta,
+    /// The facts the attempt established for its review (claims, unmet requirements,
+    /// weakened tests, failing examples), recorded before the arbiter is asked so a resumed
+    /// review has every one of them (`None`: a record older than this field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub findings: Option<Vec<crate::code::Finding>>,
 }
 
 /// Where the consensus stage of a run stands.

@@ -253,10 +253,14 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
     }
     // Recorded before the arbiter is asked: a run killed during the review resumes with
     // the review, and the stage's answer is never paid for twice.
-    j.state.hold_for_review(UnderReview { attempt, meta });
+    j.state.hold_for_review(UnderReview {
+        attempt,
+        meta,
+        findings: Some(claims),
+    });
     j.keep(commit);
     j.event(&format!("{stage} attempt {n} committed for review"))?;
-    review::pending(cx, j, epoch_n, claims)
+    review::pending(cx, j, epoch_n, None)
 }
 
 /// Edit blocks were refused: the attempt is recorded with the reasons (bounded, for the

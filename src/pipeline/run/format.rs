@@ -1,6 +1,6 @@
 //! The formatter (seed 001 §9): after the refactor stage and the consensus, before Verify,
 //! the configured `format.command` (a trusted command, like the verify command: a committed
-//! repository config may not set it) runs in a temporary worktree of the result. What it
+//! repository config may not set it) runs in the box on a scratch copy of the result. What it
 //! changes in the files the run changed becomes its own commit on the scratch branch, so
 //! style never depends on the models agreeing, and Verify, the arbiter and the
 //! reconciliation see the formatted result.

@@ -7,7 +7,8 @@ use git2::Oid;
 use super::act::{accept, retry};
 use super::chamber::{self, ask_chamber, chamber_answer, verdict_question, Chambered};
 use super::checks::StageFacts;
-use super::facts::claims;
+use super::facts::{claims, tree_facts, unmet};
+use super::requirements::Unmet;
 use super::step::{BlockOn, Cx, Flow, Journal, RunError};
 use super::stop::{halt, model_failed};
 use crate::arbiter::gather::{prepare, Prepared, Subject, TaskBrief};
@@ -28,12 +29,16 @@ use crate::pipeline::stage::Stage;
 use crate::pipeline::transition::{self, AfterReview, Stop};
 use crate::task::outcome::StageMeta;
 
-/// Reviews the attempt the record holds under review, as a resumed run finds it: its
-/// claims are found again from its commit (the same facts the attempt saw).
+/// Reviews the attempt the record holds under review, as a resumed run finds it, with the
+/// facts its record holds; a record older than that finds them again from its commit.
 pub(super) fn resume(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
     let Some(under) = j.state.under_review() else {
         return Ok(Flow::Continue);
     };
+    let epoch_n = j.state.stages()[j.state.current()].attempts_in_epoch() + 1;
+    if under.findings.is_some() {
+        return pending(cx, j, epoch_n, None);
+    }
     let stage = j.state.stages()[j.state.current()].stage;
     let repo = cx.repo();
     let commit = under
@@ -53,22 +58,34 @@ pub(super) fn resume(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError>
     let diff = git::diff_trees(repo, Some(&parent_tree), &new_tree).ctx("diffing the stage")?;
     let summary = under.meta.summary.clone();
     let facts = StageFacts::of(&diff, &summary);
-    let claims = claims(cx, stage, &facts, &new_tree, &summary)?;
-    let epoch_n = j.state.stages()[j.state.current()].attempts_in_epoch() + 1;
-    pending(cx, j, epoch_n, claims)
+    let mut claims = claims(cx, stage, &facts, &new_tree, &summary)?;
+    if matches!(stage, Stage::Verify | Stage::Architect) {
+        let tree_facts = tree_facts(cx, stage, &new_tree)?;
+        if stage == Stage::Verify {
+            claims.extend(unmet(cx, &new_tree)?.iter().map(Unmet::finding));
+        }
+        claims.extend(tree_facts.findings());
+    }
+    pending(cx, j, epoch_n, Some(claims))
 }
 
 /// Takes the attempt under review out of the state (every outcome below records the
-/// state without it) and reviews it.
+/// state without it) and reviews it with the facts its record holds (else `found`).
 pub(super) fn pending(
     cx: &Cx<'_>,
     j: &mut Journal<'_>,
     epoch_n: u32,
-    claims: Vec<Finding>,
+    found: Option<Vec<Finding>>,
 ) -> Result<Flow, RunError> {
-    let Some(UnderReview { attempt, meta }) = j.state.take_under_review() else {
+    let Some(UnderReview {
+        attempt,
+        meta,
+        findings,
+    }) = j.state.take_under_review()
+    else {
         return Ok(Flow::Continue);
     };
+    let claims = findings.or(found).unwrap_or_default();
     let commit = match attempt.commit.as_ref().map(|c| c.oid()) {
         Some(Ok(c)) => c,
         Some(Err(e)) => return Err(e.into()),
@@ -92,16 +109,17 @@ fn decide(
 ) -> Result<Flow, RunError> {
     let idx = j.state.current();
     let stage = j.state.stages()[idx].stage;
-    let prepared = prepare_review(cx, j, stage, commit, claims)?;
+    let prepared = prepare_review(cx, j, stage, commit, claims.clone())?;
     let reviewed = match ask(cx, j, stage, &attempt.model, &prepared, meta) {
         Ok(r) => r,
         Err(e) => {
             // The answer was paid for: it stays under review, and a resumed run reviews
-            // it instead of asking the stage again.
+            // it instead of asking the stage again, with the same facts.
             j.keep(commit);
             j.state.hold_for_review(UnderReview {
                 attempt,
                 meta: meta.clone(),
+                findings: Some(claims),
             });
             return model_failed(cx, j, stage.as_str(), e);
         }

@@ -1,5 +1,5 @@
 //! The verify command in a run (whether it runs is [`crate::pipeline::verify`]'s to say):
-//! run in a temporary worktree at a commit of the run, its result recorded as a fact, and
+//! run in the box on a scratch copy of a commit of the run, its result recorded as a fact, and
 //! where a failing one's output points among the task's files.
 
 use git2::Tree;
