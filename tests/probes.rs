@@ -452,3 +452,91 @@ fn a_bug_fix_whose_tests_still_fail_is_shown_the_failure_like_a_test_loop() {
     );
     assert!(retry.contains("AssertionError: -1 != 5"), "{retry}");
 }
+
+#[test]
+fn an_example_is_not_passed_by_a_forged_result_or_an_always_equal_value() {
+    let forgers = [
+        // A value equal to everything.
+        "class Same:\n        def __eq__(self, other):\n            return True\n    return Same()",
+        // A module that writes a passing verdict wherever it can and ends the process on
+        // import, before any example runs.
+        "return a + b\n\n\nimport glob, os\nfor f in glob.glob('../work/*'):\n    open(f, 'a').write('{\"kind\": \"done\"}\\n')\nos._exit(0)",
+    ];
+    for forger in forgers {
+        let mut rules = happy_rules();
+        rules[1] = stage(
+            "implement",
+            vec![Reply::text(answer(
+                &format!("calc.py\n<<<<<<< SEARCH\n    raise NotImplementedError\n=======\n    {forger}\n>>>>>>> REPLACE\n"),
+                "implement sub()",
+            ))],
+        );
+        let s = Scenario::new(rules);
+        s.env
+            .write_files(&s.repo, &[(".triad/tasks/add-sub.toml", TASK_WITH_EXAMPLE)]);
+        s.env.commit_all(&s.repo, "a task with an example");
+        s.git(&["config", "triad.trusted", "true"]);
+        let r = s.run(&[]);
+        let out = run_json(&r.stdout);
+        assert_ne!(out["status"], "approved", "{forger}: {out}");
+        let retry = s.requests_for("implement")[1].to_string();
+        assert!(
+            retry.contains("THE TASK'S ACCEPTANCE EXAMPLES FAIL WITH YOUR CHANGE"),
+            "{forger}: {retry}"
+        );
+    }
+}
+
+#[test]
+fn a_confirmed_probe_makes_an_approve_or_a_flag_a_reject() {
+    for model_verdict in ["APPROVE", "FLAG"] {
+        let bug = json!({"severity": "warning", "category": "logic", "path": "calc.py",
+                         "start_line": 7, "end_line": 7, "quote": "    return a + b",
+                         "description": "sub adds", "suggestion": "subtract",
+                         "evidence": "read it", "probe": "assert sub(3, 1) == 2"});
+        let s = reviewed_implement(
+            vec![
+                Reply::text(sub_answer("return a + b")),
+                Reply::text(sub_answer("return a - b")),
+            ],
+            vec![
+                review(model_verdict, json!([bug])),
+                review("APPROVE", json!([])),
+            ],
+            true,
+        );
+        let out = run_json(&s.run(&["--arbiter", "full"]).ok().stdout);
+        assert_eq!(out["stages"][1]["attempts"], 2, "{model_verdict}: {out}");
+        let rejected = notes(&s, &out)
+            .into_iter()
+            .find(|n| n["attempt"] == 1 && n["stage"] == "implement")
+            .expect("the first implement note");
+        assert_eq!(rejected["verdict"], "REJECT", "{rejected}");
+        assert_eq!(rejected["issues"][0]["probe"]["outcome"], "confirmed");
+        assert!(
+            rejected["floor"]["reasons"]
+                .to_string()
+                .contains("its probe confirms it"),
+            "{rejected}"
+        );
+    }
+}
+
+#[test]
+fn a_probe_that_proves_nothing_about_the_change_does_not_count() {
+    for probe in [
+        "assert False",
+        "assert 1 == 2",
+        "import calc\ncalc.sub = lambda a, b: 0\nassert calc.sub(3, 1) == 2",
+    ] {
+        let claim = probed_issue("sub is wrong", "    return a - b", probe);
+        let (_s, out, note) = one_review(claim, true);
+        // Unshown, the claim supports a FLAG at most; it is never a REJECT.
+        assert_eq!(out["status"], "flagged", "{probe}: {out}");
+        assert_eq!(
+            note["issues"][0]["probe"]["outcome"], "irrelevant",
+            "{probe}: {note}"
+        );
+        assert_eq!(note["verdict"], "FLAG", "{probe}: {note}");
+    }
+}

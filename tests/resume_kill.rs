@@ -434,6 +434,14 @@ fn stalled(reply: Reply) -> Reply {
 /// The happy bookend run, whose first request to `rule` stalls; the run is killed once that
 /// request has arrived. Returns the scenario, the run id, and the user's state before.
 fn killed_at(rule: &str) -> (Scenario, String, BTreeMap<String, Vec<u8>>) {
+    killed_at_with(rule, |_| {})
+}
+
+/// [`killed_at`], with `setup` applied to the scenario before the run starts.
+fn killed_at_with(
+    rule: &str,
+    setup: impl Fn(&Scenario),
+) -> (Scenario, String, BTreeMap<String, Vec<u8>>) {
     let mut rules = happy_rules();
     let i = rules
         .iter()
@@ -442,6 +450,7 @@ fn killed_at(rule: &str) -> (Scenario, String, BTreeMap<String, Vec<u8>>) {
     let first = stalled(rules[i].responses[0].clone());
     rules[i].responses.insert(0, first);
     let s = Scenario::new(rules);
+    setup(&s);
     let before = crate::common::user_state(&s.env, &s.repo);
     let mut child = spawn_triad(&s, &["run", "--task", "add-sub"]);
     wait_for_requests(&s, Some(rule), 1);
@@ -640,6 +649,38 @@ fn a_run_killed_during_a_review_is_reviewed_again_without_asking_the_stage_again
     assert_eq!(attempts[0]["commit"], waiting["commit"]);
     assert_eq!(attempts[0]["verdict"], "APPROVE");
     assert_eq!(crate::common::user_state(&s.env, &s.repo), before);
+}
+
+#[test]
+fn a_review_resumed_after_a_kill_keeps_every_fact_it_had() {
+    // R2 names a function no stage writes: a fact of the Verify stage's review.
+    let task = crate::pipeline::TASK.replace(
+        "[scope]",
+        "[[requirements]]\nid = \"R2\"\ntext = \"mul(a, b) returns a * b\"\nfunctions = [\"mul\"]\n\n[scope]",
+    );
+    let (s, id, _) = killed_at_with("arbiter-verify", |s| {
+        s.env
+            .write_files(&s.repo, &[(".triad/tasks/add-sub.toml", task.as_str())]);
+        s.env
+            .commit_all(&s.repo, "a task with a requirement no stage meets");
+    });
+    // The facts were recorded before the arbiter was asked.
+    let state = recorded_state(&s, &id);
+    let held = state["under_review"]["findings"].to_string();
+    assert!(held.contains("R2") && held.contains("mul"), "{state}");
+    let resumed = s.env.triad(&s.repo, &["resume", &id, "--json"]);
+    let out = run_json(&resumed.stdout);
+    assert_ne!(out["status"], "approved", "{out}");
+    // The arbiter approved the resumed review; the facts it had before the kill floor it.
+    let verify_commit = state["under_review"]["attempt"]["commit"].as_str().unwrap();
+    let note = s.git(&["notes", "--ref=triad", "show", verify_commit]);
+    let line: Value = serde_json::from_str(note.lines().next().unwrap()).unwrap();
+    assert_eq!(line["model_verdict"], "APPROVE", "{line}");
+    assert_ne!(line["verdict"], "APPROVE", "{line}");
+    assert!(
+        line["floor"]["reasons"].to_string().contains("mul"),
+        "{line}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------

@@ -30,6 +30,7 @@ mod review;
 mod review_parts;
 mod routing;
 mod run_paths;
+mod sandbox;
 mod session;
 mod sha256;
 mod task_runs;

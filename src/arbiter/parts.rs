@@ -93,6 +93,7 @@ pub fn merge(parts: Vec<ArbiterReview>, coverage: Coverage) -> Option<ArbiterRev
         whole.confidence = whole.confidence.min(p.confidence);
         reasoning.push(format!("{}: {}", label(n), p.reasoning));
         whole.token_cost += p.token_cost;
+        whole.sandbox = whole.sandbox.take().or(p.sandbox);
     }
     if !coverage.left_out.is_empty() && whole.verdict < Verdict::Flag {
         whole.verdict = Verdict::Flag;
@@ -160,6 +161,7 @@ mod tests {
             reasoning: format!("saw {issue}"),
             token_cost: 0.5,
             coverage: None,
+            sandbox: None,
         }
     }
 

@@ -318,6 +318,10 @@ pub fn finish(
         reasoning: answer.reasoning,
         token_cost,
         coverage: None,
+        sandbox: match checks.probes {
+            Probes::Run(runner) => runner.layers(),
+            _ => None,
+        },
     }
 }
 

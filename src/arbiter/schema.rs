@@ -330,6 +330,9 @@ pub struct ArbiterReview {
     /// and why (absent from reviews recorded before receipts were kept).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coverage: Option<Coverage>,
+    /// The layers of the box that held around the review's probes, when any ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<crate::sandbox::Layers>,
 }
 
 /// A review's coverage receipt: what it saw. A verdict never passes what it did not see: a
