@@ -314,3 +314,51 @@ fn review_with_probe(probe: &str) -> (FakeServer, TestEnv, PathBuf, Targets) {
     env.git(&repo, &["config", "triad.trusted", "true"]).ok();
     (server, env, repo, targets)
 }
+
+#[test]
+fn doctor_says_which_layers_hold_as_the_box_found_them() {
+    let env = TestEnv::new();
+    let repo = env.repo("proj", &[("a.txt", "a\n")]);
+    let r = env.triad(&repo, &["doctor", "--json"]);
+    let report: Value = serde_json::from_str(&r.stdout).unwrap();
+    let found = git_triad::sandbox::found();
+    assert_eq!(
+        report["layers"]["filesystem"]["held"],
+        found.landlock_abi > 0,
+        "{report}"
+    );
+    assert_eq!(
+        report["layers"]["processes"]["held"],
+        found.namespaces & libc::CLONE_NEWPID != 0,
+        "{report}"
+    );
+    assert_eq!(report["require"], true);
+    assert_eq!(report["runs"], found.landlock_abi > 0);
+    r.expect_code(if found.landlock_abi > 0 { 0 } else { 1 });
+    // The user's limits are what the record says.
+    env.write_user_config("[sandbox]\nfile_mb = 7\nprocesses = 9\n");
+    let text = env.triad(&repo, &["doctor"]);
+    let limits = text
+        .stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("limits"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(limits.contains("files up to 7 MiB"), "{}", text.stdout);
+    for name in [
+        "filesystem",
+        "network",
+        "processes",
+        "privileges",
+        "limits",
+        "environment",
+    ] {
+        assert!(
+            text.stdout
+                .lines()
+                .any(|l| l.trim_start().starts_with(name)),
+            "{name}: {}",
+            text.stdout
+        );
+    }
+}

@@ -36,6 +36,7 @@ pub fn finding_issue(f: &Finding) -> Issue {
             crate::code::WEAKENED_TEST => "restore the test as the base had it and fix the code instead (a test may not be changed to agree with the code)".into(),
             crate::probe::FAILING_EXAMPLE => "make the call return the value the task's example gives".into(),
             crate::probe::UNRUNNABLE_EXAMPLE => "define the function the example calls where it can be imported".into(),
+            crate::probe::UNGUARDED => "run git triad where the box has its filesystem layer (git triad doctor)".into(),
             _ => "import only modules that exist in the repository, the standard library or the declared dependencies (declare new dependencies explicitly)".into(),
         },
         evidence: format!("deterministic check ({})", f.kind),
@@ -63,10 +64,11 @@ pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Fl
         });
         verdict = Some(Verdict::Reject);
     }
-    for f in findings
-        .iter()
-        .filter(|f| f.kind == UNSUPPORTED_CLAIM || f.kind == UNMET_REQUIREMENT)
-    {
+    for f in findings.iter().filter(|f| {
+        f.kind == UNSUPPORTED_CLAIM
+            || f.kind == UNMET_REQUIREMENT
+            || f.kind == crate::probe::UNGUARDED
+    }) {
         reasons.push(f.reason.clone());
         verdict = Some(verdict.unwrap_or(Verdict::Flag).max(Verdict::Flag));
     }
@@ -603,6 +605,9 @@ mod tests {
         let f = floor(&[finding("syntax_error", "critical")], None).unwrap();
         assert_eq!(f.verdict, Verdict::Reject);
         let f = floor(&[finding(UNMET_REQUIREMENT, "warning")], None).unwrap();
+        assert_eq!(f.verdict, Verdict::Flag);
+        // Model-written code that ran without the box, or not at all for want of it.
+        let f = floor(&[finding(crate::probe::UNGUARDED, "warning")], None).unwrap();
         assert_eq!(f.verdict, Verdict::Flag);
         let failing = CommandOutcome {
             command: "make test".into(),

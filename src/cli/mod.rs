@@ -4,6 +4,7 @@ pub mod bench;
 pub mod chamber;
 pub mod completions;
 pub mod config;
+pub mod doctor;
 pub mod error;
 pub(crate) mod explain;
 pub mod helper;
@@ -121,6 +122,8 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// What the models cost, per day, month, model, role and run, against the caps.
     Usage(usage::UsageArgs),
+    /// Show which layers of the box model-written code runs in hold on this machine.
+    Doctor(doctor::DoctorArgs),
     /// Print a shell completion script.
     Completions(completions::CompletionsArgs),
     /// Write or install the man page (what `git triad --help` opens).
@@ -269,6 +272,7 @@ pub fn run(cli: Cli) -> CommandResult {
         Command::Models(args) => models::run(&ctx, args),
         Command::Bench(args) => bench::run(&ctx, args),
         Command::Usage(args) => usage::run(&ctx, args),
+        Command::Doctor(args) => doctor::run(&ctx, args),
         Command::Completions(args) => completions::run_completions(args),
         Command::Man(args) => completions::run_man(args),
     }

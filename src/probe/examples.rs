@@ -15,6 +15,10 @@ pub const FAILING_EXAMPLE: &str = "failing_example";
 /// The finding kind of an acceptance example that cannot run against the tree.
 pub const UNRUNNABLE_EXAMPLE: &str = "unrunnable_example";
 
+/// The finding kind of model-written code that ran without the box's filesystem layer, or
+/// was not run for want of it: a fact no verdict may approve on (at least FLAG).
+pub const UNGUARDED: &str = "unguarded_execution";
+
 /// Most source files read while looking for the file that defines an example's function.
 const MAX_FILES_SEARCHED: usize = 2000;
 
@@ -27,6 +31,8 @@ pub struct ExampleRun {
     pub file: Option<String>,
     /// What running it showed.
     pub result: ProbeResult,
+    /// Why it ran without the box's filesystem layer, or did not run for want of it.
+    pub unguarded: Option<String>,
 }
 
 impl ExampleRun {
@@ -53,7 +59,12 @@ impl ExampleRun {
                 ),
             ),
             ProbeOutcome::Refuted | ProbeOutcome::Unprobed | ProbeOutcome::Irrelevant => {
-                return None
+                let why = self.unguarded.as_ref()?;
+                (
+                    UNGUARDED,
+                    "warning",
+                    format!("acceptance example `{text}` is no evidence here: {why}"),
+                )
             }
         };
         Some(Finding {
@@ -97,6 +108,10 @@ pub fn run_examples(
         located.push(file);
     }
     let mut results = runner.run(&probes).into_iter();
+    let unguarded = runner
+        .layers()
+        .filter(|l| !l.filesystem.held)
+        .map(|l| format!("the box has no filesystem layer ({})", l.filesystem.detail));
     examples
         .iter()
         .zip(located)
@@ -114,6 +129,7 @@ pub fn run_examples(
                 example: ex.clone(),
                 file,
                 result,
+                unguarded: unguarded.clone(),
             }
         })
         .collect()
@@ -162,4 +178,39 @@ fn locate(ex: &Example, tree: &TreeFiles<'_>, changed: &[String]) -> Option<Stri
     order.extend(rest.iter().filter(|p| !test_path(p)));
     order.extend(changed.iter().chain(rest.iter()).filter(|p| test_path(p)));
     order.into_iter().find(|p| defines(p)).cloned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_example_run_without_the_box_is_no_evidence_and_says_so() {
+        let run = |outcome, unguarded: Option<&str>| ExampleRun {
+            example: Example {
+                call: "f(1)".into(),
+                expect: "2".into(),
+                module: None,
+                file: None,
+            },
+            file: Some("m.py".into()),
+            result: ProbeResult::unprobed("x").with(outcome),
+            unguarded: unguarded.map(str::to_string),
+        };
+        assert_eq!(run(ProbeOutcome::Refuted, None).finding(), None);
+        let f = run(
+            ProbeOutcome::Refuted,
+            Some("the box has no filesystem layer"),
+        )
+        .finding()
+        .unwrap();
+        assert_eq!(
+            (f.kind.as_str(), f.severity.as_str()),
+            (UNGUARDED, "warning")
+        );
+        assert!(f.reason.contains("no filesystem layer"), "{}", f.reason);
+        // A failing example fails, box or not.
+        let f = run(ProbeOutcome::Confirmed, Some("x")).finding().unwrap();
+        assert_eq!(f.kind, FAILING_EXAMPLE);
+    }
 }

@@ -34,7 +34,7 @@ mod rust;
 mod sandbox;
 mod value;
 
-pub use examples::{run_examples, ExampleRun, FAILING_EXAMPLE, UNRUNNABLE_EXAMPLE};
+pub use examples::{run_examples, ExampleRun, FAILING_EXAMPLE, UNGUARDED, UNRUNNABLE_EXAMPLE};
 pub use python::module_of;
 
 use std::cell::OnceCell;
@@ -329,7 +329,15 @@ impl<'r> ProbeRunner<'r> {
                 Ok(sb) => rust::run(sb, settings, &batch),
                 Err(why) => batch.iter().map(|_| ProbeResult::broken(why)).collect(),
             };
-            for (i, r) in rust.into_iter().zip(ran) {
+            for (i, mut r) in rust.into_iter().zip(ran) {
+                if r.outcome == ProbeOutcome::Confirmed && !self.rust_about_change(&probes[i].code)
+                {
+                    r.outcome = ProbeOutcome::Irrelevant;
+                    r.detail = format!(
+                        "irrelevant: it names no function the change added or modified ({})",
+                        r.detail
+                    );
+                }
                 results[i] = Some(r);
             }
         }
@@ -348,6 +356,38 @@ impl<'r> ProbeRunner<'r> {
         self.sandbox
             .get_or_init(|| Sandbox::export(self.repo, &self.tree))
             .as_ref()
+    }
+
+    /// Whether a Rust probe is about the change under review: it names a function whose
+    /// definition holds a line the change added or modified (true when no change is known,
+    /// as for examples). Rust probes run compiled, without line coverage, so the reference
+    /// stands for the run.
+    fn rust_about_change(&self, code: &str) -> bool {
+        let Some((changed, _)) = &self.change else {
+            return true;
+        };
+        let files = crate::git::TreeFiles::new(self.repo, self.tree.clone());
+        let names: Vec<String> = changed
+            .iter()
+            .filter(|(path, _)| Lang::from_path(path) == Some(Lang::Rust))
+            .filter_map(|(path, lines)| Some((files.text(path)?, lines)))
+            .flat_map(|(text, lines)| {
+                crate::code::outline(Lang::Rust, &text)
+                    .into_iter()
+                    .filter(|s| s.kind == "fn")
+                    .filter(|s| {
+                        lines
+                            .iter()
+                            .any(|l| (s.start_line..=s.end_line).contains(l))
+                    })
+                    .map(|s| s.name)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let words: Vec<&str> = code
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .collect();
+        names.iter().any(|n| words.contains(&n.as_str()))
     }
 
     /// What the Python probe `p` shows on the change's base, where the base has its file.

@@ -67,6 +67,9 @@ pub fn text(r: &ArbiterReview) -> String {
     if let Some(c) = r.coverage.as_ref().and_then(|c| c.describe()) {
         s.push_str(&format!("coverage: {c}\n"));
     }
+    if let Some(layers) = &r.sandbox {
+        s.push_str(&format!("probes ran in the box: {layers}\n"));
+    }
     if let Some(f) = &r.floor {
         s.push_str(&format!(
             "raised from {} to {} by deterministic evidence: {}\n",
@@ -109,6 +112,17 @@ pub fn markdown(r: &ArbiterReview) -> String {
     }
     if let Some(c) = r.coverage.as_ref().and_then(|c| c.describe()) {
         s.push_str(&format!(" Coverage: {c}."));
+    }
+    if let Some(layers) = &r.sandbox {
+        let missing = layers.missing();
+        if missing.is_empty() {
+            s.push_str(" Probes ran in the box, every layer held.");
+        } else {
+            s.push_str(&format!(
+                " Probes ran in the box without: {}.",
+                missing.join(", ")
+            ));
+        }
     }
     s.push_str("\n\n");
     if !r.reasoning.trim().is_empty() {

@@ -49,13 +49,29 @@ pub fn line(event: &Progress<'_>) -> Option<String> {
             "verify: running `{command}` in the box on a copy of {}",
             at.short()
         ),
-        Progress::VerifyFinished { outcome } => format!(
-            "verify: exit {} in {} ms",
-            outcome
-                .exit_code
-                .map_or("none".to_string(), |c| c.to_string()),
-            outcome.duration_ms
-        ),
+        Progress::VerifyFinished { outcome } if outcome.refused() => {
+            format!("verify: {}", outcome.tail)
+        }
+        Progress::VerifyFinished { outcome } => {
+            let mut line = format!(
+                "verify: exit {} in {} ms",
+                outcome
+                    .exit_code
+                    .map_or("none".to_string(), |c| c.to_string()),
+                outcome.duration_ms
+            );
+            if let Some(by) = &outcome.stopped_by {
+                line.push_str(&format!(" (stopped by the {by})"));
+            }
+            let missing = outcome.layers.as_ref().map(|l| l.missing()).unwrap_or_default();
+            if !missing.is_empty() {
+                line.push_str(&format!(
+                    "; the box ran it without its {} layer(s) (git triad doctor)",
+                    missing.join(", ")
+                ));
+            }
+            line
+        }
         Progress::VerifySkipped { why } => match why {
             VerifySkip::Untrusted => format!(
                 "{} (after reading it, `git config triad.trusted true`)",

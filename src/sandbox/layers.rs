@@ -76,13 +76,14 @@ impl Layers {
 }
 
 impl fmt::Display for Layers {
-    /// One line: the layers that held, then those that did not and why.
+    /// One line: the layers that held (by name; `git triad doctor` says how), then those
+    /// that did not and why.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let held: Vec<String> = self
+        let held: Vec<&str> = self
             .named()
             .into_iter()
             .filter(|(_, l)| l.held)
-            .map(|(n, l)| format!("{n} ({})", l.detail))
+            .map(|(n, _)| n)
             .collect();
         let missing: Vec<String> = self
             .named()
@@ -90,7 +91,7 @@ impl fmt::Display for Layers {
             .filter(|(_, l)| !l.held)
             .map(|(n, l)| format!("{n}: {}", l.detail))
             .collect();
-        write!(f, "held: {}", held.join(", "))?;
+        write!(f, "{} held", held.join(", "))?;
         if !missing.is_empty() {
             write!(f, "; missing: {}", missing.join("; "))?;
         }
