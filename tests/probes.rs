@@ -540,3 +540,102 @@ fn a_probe_that_proves_nothing_about_the_change_does_not_count() {
         assert_eq!(note["verdict"], "FLAG", "{probe}: {note}");
     }
 }
+
+/// A repository whose `add` subtracts, its failing unittest, and the fix task with its
+/// verify command; stages answer as `rules` says.
+fn bug_fix_scenario(rules: Vec<git_triad::testkit::fake_llm::Rule>) -> Scenario {
+    let s = Scenario::new(rules);
+    let task = format!(
+        "{FIX_TASK}\n[verify]\ncommand = \"python3 -m unittest discover -s tests -t . -q\"\n"
+    );
+    s.env.write_files(
+        &s.repo,
+        &[
+            ("calc.py", BUGGY_CALC),
+            (
+                "tests/test_calc.py",
+                "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), 5)\n",
+            ),
+            ("tests/__init__.py", ""),
+            (".triad/tasks/add-sub.toml", &task),
+        ],
+    );
+    s.env
+        .commit_all(&s.repo, "a bug, its failing test and the task");
+    s.git(&["config", "triad.trusted", "true"]);
+    s
+}
+
+#[test]
+fn a_test_that_fails_at_the_base_is_read_only_for_the_building_stages() {
+    // The implementer edits the failing test instead of the code, then fixes the code.
+    let edits_the_test = answer(
+        "tests/test_calc.py\n<<<<<<< SEARCH\n        self.assertEqual(add(2, 3), 5)\n=======\n        self.assertEqual(add(2, 3), -1)\n>>>>>>> REPLACE\n",
+        "made the test agree",
+    );
+    let fixed = answer(
+        "calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n",
+        "fixed add",
+    );
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![Reply::text(answer("", "nothing to scaffold"))],
+    );
+    rules[1] = stage(
+        "implement",
+        vec![Reply::text(edits_the_test), Reply::text(fixed)],
+    );
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(answer("", "nothing to refactor"))],
+    );
+    let s = bug_fix_scenario(rules);
+    let out = run_json(&s.run(&[]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    // The stage was told before it started, and its edit was refused before any check ran
+    // (no verify command ran on it: it was never committed).
+    let first = s.requests_for("implement")[0].to_string();
+    assert!(
+        first.contains("Read-only in this run (an edit to them is refused): tests/test_calc.py"),
+        "{first}"
+    );
+    let retry = s.requests_for("implement")[1].to_string();
+    assert!(
+        retry.contains("read-only in this run: it is a test that fails at the run's base"),
+        "{retry}"
+    );
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(log.ok().stdout.contains("edits_failed"), "{}", log.stdout);
+    // A TaskSpec that lets the stages change that test says so: `[scope] read_only = []`.
+    let spec = s.git(&["show", "HEAD:.triad/tasks/add-sub.toml"]);
+    assert!(!spec.contains("read_only"), "{spec}");
+}
+
+#[test]
+fn an_attempt_that_still_weakens_a_test_is_never_accepted() {
+    // Every answer rewrites the expected value; retries run out with nothing to go back to.
+    let weakens = answer(
+        "tests/test_calc.py\n<<<<<<< SEARCH\n    assert add(2, 3) == 5\n=======\n    assert add(2, 3) == -1\n>>>>>>> REPLACE\n",
+        "made the test pass",
+    );
+    let mut rules = happy_rules();
+    rules[1] = stage("implement", vec![Reply::text(weakens)]);
+    let s = Scenario::new(rules);
+    s.env.write_files(
+        &s.repo,
+        &[
+            ("calc.py", BUGGY_CALC),
+            ("tests/test_calc.py", CALC_TESTS),
+            (".triad/tasks/add-sub.toml", FIX_TASK),
+        ],
+    );
+    s.env.commit_all(&s.repo, "a bug and the task");
+    let r = s.run(&["--max-retries", "1"]);
+    let out = run_json(&r.stdout);
+    assert_ne!(out["status"], "approved", "{out}");
+    assert_ne!(out["status"], "flagged", "{out}");
+    assert!(out["stages"][1]["commit"].is_null(), "never accepted: {out}");
+    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+    assert_eq!(s.requests_for("refactor").len(), 0, "no later stage spent a call");
+}

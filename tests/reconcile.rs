@@ -109,77 +109,101 @@ fn reconciliation_notes(s: &Scenario, out: &Value) -> Vec<Value> {
 }
 
 #[test]
-fn a_silently_dropped_requirement_rewinds_once_then_passes() {
+fn a_silently_dropped_requirement_is_flagged_not_rewound_without_a_failing_fact() {
     let dropped = summary(
         json!([{"id": "R1", "evidence": "calc.py:sub"}]),
         json!(["test_sub"]),
         json!(["tests/test_calc.py"]),
     );
+    let s = scenario(
+        vec![Reply::text(verify_with(dropped))],
+        Some(refactor_with_test()),
+        // The model even approves: the summary's gap is a fact, but not a failing one.
+        vec![rec_answer("APPROVE", "none", json!([]))],
+    );
+    let r = s.run(&["--reconcile"]);
+    r.ok();
+    let out: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(out["status"], "flagged", "{out}");
+    assert_eq!(s.requests_for("implement").len(), 1, "no rewind: {out}");
+    assert_eq!(s.requests_for("reconcile").len(), 1);
+    let recon = reconciliation_notes(&s, &out);
+    assert_eq!(recon.len(), 1, "{recon:?}");
+    assert_eq!(recon[0]["model_verdict"], "APPROVE");
+    assert_eq!(recon[0]["verdict"], "FLAG", "{recon:?}");
+    assert!(
+        recon[0]["floor"]["reasons"].to_string().contains("R2"),
+        "{}",
+        recon[0]
+    );
+    assert!(
+        recon[0]["reasoning"]
+            .as_str()
+            .unwrap()
+            .contains("REJECT acted on as FLAG: no failing fact of the final tree backs it"),
+        "{}",
+        recon[0]
+    );
+}
+
+#[test]
+fn a_reconciliation_reject_on_a_failing_fact_rewinds_once_then_passes() {
+    // The verify command fails until `neg` exists; the Verify stage is not reviewed
+    // (`--arbiter off`), so the reconciliation is the first to weigh the failing fact.
     let complete = summary(
         json!([{"id": "R1", "evidence": "calc.py:sub"}, {"id": "R2", "evidence": "calc.py:neg"}]),
         json!(["tests/test_calc.py::test_sub"]),
         json!(["tests/test_calc.py"]),
     );
-    let s = scenario(
-        vec![
-            Reply::text(verify_with(dropped)),
-            Reply::text(verify_with(complete)),
-        ],
+    let mut rules = rules(
+        vec![Reply::text(verify_with(complete))],
         Some(refactor_with_test()),
-        // The model even approves the first time: the facts floor it to REJECT.
         vec![
-            rec_answer("APPROVE", "none", json!([])),
+            rec_answer("REJECT", "implement", json!(["R2 (neg) is missing"])),
             rec_answer("APPROVE", "none", json!([])),
         ],
     );
-    let r = s.run(&["--reconcile"]);
+    rules[1] = stage(
+        "implement",
+        vec![
+            Reply::text(crate::pipeline::implement_answer()),
+            Reply::text(answer(
+                "calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a - b\n\n\ndef neg(a):\n    return -a\n>>>>>>> REPLACE\n",
+                "add neg()",
+            )),
+        ],
+    );
+    let s = with_task2(Scenario::new(rules));
+    s.env.write_user_config(&format!(
+        "{}\n[verify]\ncommand = \"grep -q 'def neg' calc.py\"\ntimeout_secs = 60\n",
+        crate::common::fake_user_config(&s.server.base_url())
+    ));
+    let r = s.run(&["--reconcile", "--arbiter", "off"]);
     r.ok();
     let out: Value = serde_json::from_str(r.stdout.trim()).unwrap();
     assert_eq!(out["status"], "approved", "{out}");
-    // The rewind went to implement with the reconciliation feedback naming R2.
     let imp = s.requests_for("implement");
-    assert_eq!(imp.len(), 2);
+    assert_eq!(imp.len(), 2, "{out}");
     let fb = imp[1].to_string();
     assert!(
         fb.contains("RECONCILIATION FEEDBACK") && fb.contains("R2"),
         "{fb}"
     );
-    // It redoes the work on top of the rejected change (the refactor stage's test is in
-    // the files it is shown), not from nothing.
-    assert!(!imp[0].to_string().contains("def test_sub"));
-    assert!(
-        fb.contains("def test_sub"),
-        "the rejected change is kept: {fb}"
-    );
-    // Both reconciliations are recorded on the final commits as `reconciliation` lines.
-    let final_commit = out["stages"][3]["commit"].as_str().unwrap();
-    let lines = note_lines(&s, final_commit);
-    let recon: Vec<&Value> = lines
-        .iter()
-        .filter(|l| l["kind"] == "reconciliation")
-        .collect();
-    assert_eq!(recon.len(), 1, "{lines:?}");
-    assert_eq!(recon[0]["verdict"], "APPROVE");
-    assert!(recon[0]["requirements"].is_array());
-    assert_eq!(s.requests_for("reconcile").len(), 2);
-    let first_rec_commit = s.git(&["notes", "--ref=triad", "list"]);
-    let all: Vec<Value> = first_rec_commit
+    let rejected: Vec<Value> = s
+        .git(&["notes", "--ref=triad", "list"])
         .lines()
         .filter_map(|l| l.split_whitespace().nth(1))
         .flat_map(|c| note_lines(&s, c))
         .filter(|l| l["kind"] == "reconciliation" && l["verdict"] == "REJECT")
         .collect();
-    assert_eq!(all.len(), 1);
-    assert_eq!(all[0]["model_verdict"], "APPROVE");
-    assert!(
-        all[0]["floor"]["reasons"].to_string().contains("R2"),
-        "{}",
-        all[0]
-    );
+    assert_eq!(rejected.len(), 1, "{rejected:?}");
 }
 
 #[test]
-fn a_requirement_dropped_twice_halts() {
+fn a_reconciliation_reject_with_no_failing_fact_neither_rewinds_nor_halts() {
+    // The reconciler says R2 is missing and asks for the refactor stage again; no fact of
+    // the final tree fails (no verify command fails, no typed requirement is undone), so a
+    // model's word stops nothing: the run ends FLAG, with the reason on the record.
     let dropped = summary(
         json!([{"id": "R1", "evidence": "calc.py:sub"}]),
         json!(["test_sub"]),
@@ -195,21 +219,25 @@ fn a_requirement_dropped_twice_halts() {
         )],
     );
     let r = s.run(&["--reconcile"]);
-    r.expect_code(3);
+    r.ok();
     let out: Value = serde_json::from_str(r.stdout.trim()).unwrap();
-    assert_eq!(out["status"], "halted");
-    assert!(out["message"].as_str().unwrap().contains("R2"), "{out}");
-    // The one rewind went to refactor, as the arbiter said.
-    assert_eq!(s.requests_for("refactor").len(), 2);
-    assert_eq!(s.requests_for("implement").len(), 1);
-    // The halted branch's tip carries a HALT for the pre-push gate.
+    assert_eq!(out["status"], "flagged", "{out}");
+    assert_eq!(s.requests_for("refactor").len(), 1, "no rewind");
+    let rec = reconciliation_notes(&s, &out);
+    assert_eq!(rec[0]["model_verdict"], "REJECT", "{rec:?}");
+    assert_eq!(rec[0]["verdict"], "FLAG", "{rec:?}");
+    assert!(
+        rec[0]["reasoning"]
+            .as_str()
+            .unwrap()
+            .contains("acted on as FLAG: no failing fact"),
+        "{rec:?}"
+    );
+    // Nothing HALTs the branch for the pre-push gate.
     let tip = s.git(&["rev-parse", out["branch"].as_str().unwrap()]);
-    let marks: Vec<Value> = note_lines(&s, tip.trim())
-        .into_iter()
-        .filter(|l| l["stage"] == "run")
-        .collect();
-    assert_eq!(marks.len(), 1, "{marks:?}");
-    assert_eq!(marks[0]["verdict"], "HALT");
+    assert!(!note_lines(&s, tip.trim())
+        .iter()
+        .any(|l| l["verdict"] == "HALT"));
 }
 
 #[test]
@@ -271,7 +299,7 @@ fn reconcile_reports_the_run_again_in_text_and_json() {
 }
 
 #[test]
-fn a_listed_test_that_does_not_exist_is_caught_and_reconcile_reruns() {
+fn a_listed_test_that_does_not_exist_is_flagged_and_reconcile_reruns() {
     let lying = summary(
         json!([{"id": "R1", "evidence": "calc.py:sub"}, {"id": "R2", "evidence": "calc.py:neg"}]),
         json!(["tests/test_calc.py::test_sub", "test_neg_handles_zero"]),
@@ -282,9 +310,12 @@ fn a_listed_test_that_does_not_exist_is_caught_and_reconcile_reruns() {
         Some(refactor_with_test()),
         vec![rec_answer("APPROVE", "implement", json!([]))],
     );
+    // A summary that names a test that does not exist is a fact against the summary, not a
+    // failing fact of the tree: the run ends FLAG, the lie on the record.
     let r = s.run(&["--reconcile", "--max-retries", "0"]);
-    r.expect_code(3);
+    r.ok();
     let out: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(out["status"], "flagged", "{out}");
     let runs = s.git(&["notes", "--ref=triad", "list"]);
     let floors: Vec<Value> = runs
         .lines()
@@ -299,11 +330,15 @@ fn a_listed_test_that_does_not_exist_is_caught_and_reconcile_reruns() {
             .all(|l| l["facts"]["missing_tests"] == json!(["test_neg_handles_zero"])),
         "{floors:?}"
     );
-    // `git triad reconcile` re-runs on the (finished, halted) run and records another line.
+    // `git triad reconcile` re-runs on the finished run and records another line.
     let id = out["run"].as_str().unwrap();
     let again = s.env.triad(&s.repo, &["reconcile", id, "--json"]);
-    again.expect_code(1);
-    assert_eq!(s.requests_for("reconcile").len(), 3);
+    again.ok();
+    assert_eq!(
+        s.requests_for("reconcile").len(),
+        2,
+        "once in the run, once again"
+    );
 }
 
 #[test]
@@ -437,7 +472,8 @@ fn a_requirement_marked_missing_that_the_facts_show_delivered_is_no_finding() {
         "{rec:?}"
     );
 
-    // R2 is in words: no fact checks it, so the judge's "missing" stands and is sent back.
+    // R2 is in words: no fact checks it, so the judge's "missing" stands as its finding, but
+    // with no failing fact of the tree it is a FLAG, not a stage sent back.
     let s = scenario(
         vec![
             Reply::text(verify_with(complete())),
@@ -448,7 +484,12 @@ fn a_requirement_marked_missing_that_the_facts_show_delivered_is_no_finding() {
     );
     let r = s.run(&["--reconcile"]);
     let out: Value = serde_json::from_str(r.ok().stdout.trim()).unwrap();
-    assert_eq!(s.requests_for("implement").len(), 2, "{out}");
-    let asked = s.requests_for("implement")[1].to_string();
-    assert!(asked.contains("requirement R2 is missing"), "{asked}");
+    assert_eq!(out["status"], "flagged", "{out}");
+    assert_eq!(s.requests_for("implement").len(), 1, "{out}");
+    let rec = reconciliation_notes(&s, &out);
+    assert!(
+        rec[0]["reasoning"].to_string().contains("R2")
+            || rec[0]["requirements"].to_string().contains("R2"),
+        "{rec:?}"
+    );
 }

@@ -1055,8 +1055,9 @@ fn a_building_stage_that_breaks_the_verify_command_is_asked_again_on_its_change(
     let runs = verify_runs(&r.stderr);
     assert_eq!(runs, 5, "{}", r.stderr);
 
-    // Never fixed: the last attempt goes on with the failure on its record, and the
-    // verify command's result floors the verdict.
+    // Never fixed: an attempt that fails the verify command is never accepted, however
+    // many it took. The implement stage's commit passed every fact, so the refactor stage
+    // is dropped and the run ends FLAG on that commit, saying which stage and why.
     let s = breaking_scenario(
         vec![Reply::text(broken_test_answer())],
         "! grep -rq BROKEN tests",
@@ -1064,13 +1065,29 @@ fn a_building_stage_that_breaks_the_verify_command_is_asked_again_on_its_change(
     );
     let r = s.run(&["--max-retries", "1"]);
     let out = run_json(&r.stdout);
-    assert_ne!(out["status"], "approved", "{out}");
+    assert_eq!(out["status"], "flagged", "{out}");
     assert_eq!(out["stages"][2]["attempts"], 2, "{out}");
+    assert!(out["stages"][2]["commit"].is_null(), "{out}");
+    let message = out["message"].as_str().unwrap();
+    assert!(
+        message.contains("best evidenced commit") && message.contains("dropped: refactor"),
+        "{message}"
+    );
+    let branch = out["branch"].as_str().unwrap();
+    // The result builds on the implement stage's commit; the refactor's is not in it.
+    let implement = out["stages"][1]["commit"].as_str().unwrap();
+    s.env
+        .git(&s.repo, &["merge-base", "--is-ancestor", implement, branch])
+        .ok();
+    let tree = |rev: &str| s.git(&["rev-parse", &format!("{rev}^{{tree}}")]);
+    assert_eq!(
+        tree(branch),
+        tree(implement),
+        "only the implement stage's change"
+    );
     let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
     assert!(
-        log.stdout.contains(
-            "accepted — add a test for sub() (facts: the verify command fails with this change, exit 1)"
-        ),
+        !log.stdout.contains("accepted — add a test for sub()"),
         "{}",
         log.stdout
     );

@@ -248,7 +248,7 @@ pub fn grade_build(
         ..out
     };
     let files = ws.files()?;
-    let applied = match apply_answer(&files, privacy, &task.spec, &blocks) {
+    let applied = match apply_answer(&files, privacy, &task.spec, &blocks, &[]) {
         Ok(a) => a,
         Err(failures) => {
             let first = failures

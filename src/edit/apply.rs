@@ -53,7 +53,7 @@ pub struct BlockFailure {
 
 impl BlockFailure {
     /// A failure of `block` for `reason`, without nearest lines.
-    pub(super) fn of(block: &EditBlock, reason: String) -> Self {
+    pub fn of(block: &EditBlock, reason: String) -> Self {
         BlockFailure {
             path: super::path::shown(&block.path),
             answer_line: block.answer_line,

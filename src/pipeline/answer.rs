@@ -46,13 +46,32 @@ pub fn read_answer(text: &str, whole: bool) -> Result<ReadAnswer, String> {
 }
 
 /// Applies `blocks` to `files` (every block is checked before any is applied): only paths
-/// the task lets a stage write, never a private file.
+/// the task lets a stage write, never a private file, and none of `read_only` (globs; an
+/// answer that touches one is refused whole, before any check runs).
 pub fn apply_answer(
     files: &TreeFiles<'_>,
     privacy: &Privacy,
     spec: &TaskSpec,
     blocks: &[EditBlock],
+    read_only: &[String],
 ) -> Result<Applied, Vec<BlockFailure>> {
+    // Refused before anything is applied or checked: a read-only file is not the stage's.
+    let refused: Vec<BlockFailure> = blocks
+        .iter()
+        .filter(|b| {
+            crate::edit::check_path(&b.path)
+                .is_ok_and(|p| read_only.iter().any(|r| crate::glob::matches(r, &p)))
+        })
+        .map(|b| {
+            BlockFailure::of(
+                b,
+                "read-only in this run: it is a test that fails at the run's base, and the failing tests are the specification; change the code so it passes".into(),
+            )
+        })
+        .collect();
+    if !refused.is_empty() {
+        return Err(refused);
+    }
     let guarded = Guard { files, privacy };
     apply_blocks(&guarded, blocks, &|p| spec.writable(p))
 }

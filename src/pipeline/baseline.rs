@@ -149,7 +149,7 @@ pub fn plain_loop(req: &LoopRequest<'_>) -> Result<LoopOutcome, LoopError> {
             feedback = "## DO THE TASK\n\nAnswer with the change the task asks for.\n".into();
             continue;
         }
-        let applied = match apply_answer(&files, &privacy, req.spec, &blocks) {
+        let applied = match apply_answer(&files, &privacy, req.spec, &blocks, &[]) {
             Ok(a) => a,
             Err(failures) => {
                 let ok = blocks.len().saturating_sub(failures.len());

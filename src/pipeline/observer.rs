@@ -82,6 +82,15 @@ pub enum Progress<'a> {
         /// Its new model.
         model: &'a str,
     },
+    /// A stage's work was dropped and the run went back to its best evidenced commit.
+    Dropped {
+        /// The stage dropped.
+        stage: Stage,
+        /// Why.
+        why: &'a str,
+        /// The commit the run goes on from.
+        best: &'a crate::git::ObjectId,
+    },
     /// A stage called its work out of its scope and the arbiter gave it to another stage.
     Reassigned {
         /// The stage that answered OUT_OF_SCOPE.

@@ -308,6 +308,7 @@ pub fn assign_models(
             reviewed,
             epoch_start: 0,
             draft: None,
+            dropped: None,
         });
     }
     Ok(stages)

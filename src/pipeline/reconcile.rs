@@ -314,6 +314,24 @@ pub fn floor(f: &Facts) -> Option<Floor> {
     v.map(|verdict| Floor { verdict, reasons })
 }
 
+/// The verdict a reconciliation acts on once held to grounds: a REJECT or HALT stands only on
+/// a failing fact of the final tree (`grounds`: the verify command failing there, a typed
+/// requirement it visibly leaves undone, a failing example, a weakened test); without one it
+/// is a FLAG, and the second value says why. A claim that a requirement is missing, or a
+/// summary's paperwork, stops no run whose facts pass.
+pub fn grounded(verdict: Verdict, grounds: &[String]) -> (Verdict, Option<String>) {
+    if verdict > Verdict::Flag && grounds.is_empty() {
+        (
+            Verdict::Flag,
+            Some(format!(
+                "{verdict} acted on as FLAG: no failing fact of the final tree backs it (the verify command, the examples, the typed requirements and the tests pass)"
+            )),
+        )
+    } else {
+        (verdict, None)
+    }
+}
+
 fn join(ids: &[&String]) -> String {
     ids.iter()
         .map(|s| s.as_str())
@@ -502,6 +520,19 @@ mod tests {
         assert_eq!(test_file("test_calc.py").as_deref(), Some("test_calc.py"));
         assert_eq!(test_file("tests/test_calc.py::test_sub"), None);
         assert_eq!(test_file("TestCalc.test_sub"), None);
+    }
+
+    #[test]
+    fn a_stop_needs_a_failing_fact() {
+        assert_eq!(grounded(Verdict::Reject, &[]).0, Verdict::Flag);
+        assert!(grounded(Verdict::Halt, &[])
+            .1
+            .unwrap()
+            .contains("HALT acted on as FLAG"));
+        let fails = ["the verify command fails at the final commit".to_string()];
+        assert_eq!(grounded(Verdict::Reject, &fails), (Verdict::Reject, None));
+        assert_eq!(grounded(Verdict::Flag, &[]), (Verdict::Flag, None));
+        assert_eq!(grounded(Verdict::Approve, &[]), (Verdict::Approve, None));
     }
 
     #[test]

@@ -322,6 +322,7 @@ mod tests {
             reviewed: false,
             epoch_start: 0,
             draft: None,
+            dropped: None,
         };
         let stages = [
             stage(Stage::Architect, &["a", "b"], 0),

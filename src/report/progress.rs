@@ -80,6 +80,10 @@ pub fn line(event: &Progress<'_>) -> Option<String> {
             VerifySkip::NotConfigured => why.describe().to_string(),
         },
         Progress::Rewound { to, model } => format!("rewound to {to} with model {model}"),
+        Progress::Dropped { stage, why, best } => format!(
+            "[{stage}] dropped, back to the best evidenced commit {}: {why}",
+            best.short()
+        ),
         Progress::Reassigned { from, to, model } => format!(
             "[{from}] out of its scope: the arbiter gave the work to the {to} stage ({model})"
         ),

@@ -67,6 +67,11 @@ pub struct Scope {
     /// What the stages may do to the tests the repository already has.
     #[serde(default)]
     pub tests: TestsPolicy,
+    /// Paths (globs) the building stages may not change. Unset, a run makes the tests that
+    /// fail at its base read-only (the failing tests are the specification: a bug fix
+    /// changes the code, not the test), less the files a requirement names; `[]` makes none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<Vec<String>>,
 }
 
 /// What the stages may do to the tests the repository already has. Tests are evidence: a

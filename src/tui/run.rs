@@ -161,6 +161,12 @@ impl View {
                 self.again_from(to, model, &format!("took over from {from}"));
             }
             Progress::Rewound { to, model } => self.again_from(to, model, "rewound"),
+            Progress::Dropped { stage, .. } => {
+                let r = self.row(stage.as_str());
+                r.doing = None;
+                r.done = true;
+                r.note = "dropped: back to the best evidenced commit".into();
+            }
             Progress::Economized { stage, to, .. } => {
                 let r = self.row(stage.as_str());
                 r.model = to.into();

@@ -111,6 +111,9 @@ pub enum AttemptResult {
     /// Its change makes the verify command fail where it passed at the run's base; retried
     /// on top of that change, with the command's output.
     Failing,
+    /// Its retries ran out while it still broke what the run's best evidenced commit
+    /// showed: kept on the record, not on the result, and the run went on from that commit.
+    Dropped,
     /// It answered an outcome other than APPROVE; the run stopped.
     Outcome,
     /// The arbiter halted the run on it.
@@ -128,6 +131,7 @@ impl AttemptResult {
             AttemptResult::NoChange => "no_change",
             AttemptResult::Incomplete => "incomplete",
             AttemptResult::Failing => "failing",
+            AttemptResult::Dropped => "dropped",
             AttemptResult::Outcome => "outcome",
             AttemptResult::Halted => "halted",
         }
@@ -159,6 +163,10 @@ pub struct AttemptRecord {
     /// What its prompt left out to fit the model's window (empty: nothing).
     #[serde(default, skip_serializing_if = "LeftOut::is_empty")]
     pub left_out: LeftOut,
+    /// The facts its commit passed when it passed every fact the run checks (see
+    /// [`Evidenced`]); `None` otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidenced: Option<Vec<String>>,
 }
 
 /// One stage of the run.
@@ -187,6 +195,10 @@ pub struct StageRecord {
     /// Cleared once an attempt is committed as the stage's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft: Option<ObjectId>,
+    /// Why the stage's work is not on the result: it broke what the run's best evidenced
+    /// commit showed, or stopped the run while that commit passed every fact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<String>,
 }
 
 impl StageRecord {
@@ -224,6 +236,20 @@ pub struct UnderReview {
     /// review has every one of them (`None`: a record older than this field).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub findings: Option<Vec<crate::code::Finding>>,
+}
+
+/// The best commit of a run by facts: one that passed every fact the run can check (the
+/// verify command, the acceptance examples, no weakened test, every typed requirement met),
+/// at least one of them real. A later stage that breaks it, or would stop the run, is
+/// dropped, and the run ends on this commit, at least FLAG.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidenced {
+    /// The commit.
+    pub commit: ObjectId,
+    /// The stage that made it.
+    pub stage: Stage,
+    /// The facts it passed, one sentence each.
+    pub facts: Vec<String>,
 }
 
 /// Where the consensus stage of a run stands.

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    AttemptRecord, ChamberRun, ConsensusState, DebateState, FormatRecord, ParallelState,
+    AttemptRecord, ChamberRun, ConsensusState, DebateState, Evidenced, FormatRecord, ParallelState,
     ReconcileState, RunStatus, StageRecord, StopReason, UnderReview, RECORD_VERSION,
 };
 use crate::arbiter::{Issue, Verdict};
@@ -154,6 +154,13 @@ pub struct RunState {
     /// before routing existed have none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     routing: Option<Routing>,
+    /// The best commit by facts so far, once one passed every fact (see [`Evidenced`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    best: Option<Evidenced>,
+    /// The layers of the box that held around the run's last boxed command (the verify
+    /// command at any stage, the formatter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sandbox: Option<crate::sandbox::Layers>,
     /// The profile the run was planned with (`Some(None)`: none), so a resume fills the same
     /// roles the same way; `None` in records written before it was kept.
     #[serde(
@@ -213,6 +220,8 @@ impl RunState {
             profile: Some(start.profile),
             started: crate::clock::now_unix(),
             under_review: None,
+            best: None,
+            sandbox: None,
         }
     }
 
@@ -540,14 +549,99 @@ impl RunState {
         self.stop = Some(reason);
     }
 
-    /// Every stage is done: the run ends FLAG when any verdict flagged it, else APPROVE.
+    /// Every stage is done: the run ends FLAG when any verdict flagged it or a stage was
+    /// dropped for its best evidenced commit, else APPROVE.
     pub fn finish(&mut self) {
         let verdict = self.final_verdict();
         self.status = match verdict {
             Some(Verdict::Flag) => RunStatus::Flagged,
             _ => RunStatus::Approved,
         };
-        self.stop = Some(StopReason::Finished { verdict });
+        let dropped = self
+            .stages
+            .iter()
+            .filter_map(|s| Some(format!("{}: {}", s.stage, s.dropped.as_ref()?)))
+            .collect();
+        self.stop = Some(StopReason::Finished { verdict, dropped });
+    }
+
+    /// Records the layers of the box around the run's last boxed command.
+    pub fn set_sandbox(&mut self, layers: Option<crate::sandbox::Layers>) {
+        if layers.is_some() {
+            self.sandbox = layers;
+        }
+    }
+
+    /// The layers of the box around the run's last boxed command.
+    pub fn sandbox(&self) -> Option<&crate::sandbox::Layers> {
+        self.sandbox.as_ref()
+    }
+
+    /// The best commit by facts so far.
+    pub fn best(&self) -> Option<&Evidenced> {
+        self.best.as_ref()
+    }
+
+    /// Records `best` as the run's best evidenced commit (the last one to pass every fact).
+    pub fn set_best(&mut self, best: Evidenced) {
+        self.best = Some(best);
+    }
+
+    /// Goes back to the best evidenced commit instead of stopping or keeping a change that
+    /// broke it: every stage after the one that made it loses its commit (kept on the
+    /// record), the stage in progress (or, after the last stage, the last one with a commit)
+    /// is marked dropped with `why` (the others with what came after the best commit; the
+    /// `attempt` that failed, if given, kept on its record), and the run goes on at the next
+    /// stage. `false` (nothing done) without a best commit, or when nothing after it is on
+    /// the result.
+    pub fn drop_to_best(&mut self, why: &str, attempt: Option<AttemptRecord>) -> bool {
+        let Some(best) = &self.best else {
+            return false;
+        };
+        let from = best.stage.index() + 1;
+        let done = self.current >= self.stages.len();
+        let blamed = if done {
+            let last = self.stages.iter().rposition(|s| s.commit.is_some());
+            match last.filter(|&i| i >= from) {
+                Some(i) => i,
+                None => return false,
+            }
+        } else if self.current < from {
+            return false;
+        } else {
+            self.current
+        };
+        if let Some(a) = attempt {
+            self.stages[blamed].attempts.push(a);
+        }
+        for (i, s) in self.stages.iter_mut().enumerate().skip(from) {
+            if i == blamed {
+                s.dropped = Some(why.to_string());
+            } else if i < blamed && s.commit.is_some() {
+                s.dropped = Some(format!(
+                    "its commit came after the best evidenced commit ({}), which a later stage's failure sent the run back to",
+                    best.commit.short()
+                ));
+            }
+            if i <= blamed {
+                s.commit = None;
+                s.verdict = None;
+                s.draft = None;
+            }
+        }
+        // A formatter run on a dropped commit is not on the result either.
+        self.format.retain(|f| {
+            self.stages
+                .iter()
+                .any(|s| s.commit.as_ref() == Some(&f.input))
+        });
+        self.under_review = None;
+        self.feedback.clear();
+        self.pending_flags.clear();
+        if !done {
+            self.current += 1;
+        }
+        true
     }
 
     /// The stage in progress starts a fresh retry budget, told `feedback` (a run taken up
@@ -720,6 +814,12 @@ impl RunState {
             RunStatus::RetriesExhausted => Some(Verdict::Reject),
             _ => None,
         };
+        // A stage dropped for the best evidenced commit leaves the run at least FLAG.
+        let dropped = self
+            .stages
+            .iter()
+            .any(|s| s.dropped.is_some())
+            .then_some(Verdict::Flag);
         self.stages
             .iter()
             .filter_map(|s| s.verdict)
@@ -731,6 +831,7 @@ impl RunState {
                     .map(|o| o.verdict),
             )
             .chain(ended)
+            .chain(dropped)
             .max()
     }
 
@@ -780,6 +881,7 @@ mod tests {
                 reviewed: false,
                 epoch_start: 0,
                 draft: None,
+                dropped: None,
             })
             .collect();
         RunState::new(Start {
@@ -815,6 +917,7 @@ mod tests {
             spend: Spend::default(),
             changed: Vec::new(),
             left_out: Default::default(),
+            evidenced: None,
         }
     }
 

@@ -45,6 +45,10 @@ pub enum StopReason {
     Finished {
         /// The final verdict; `None` when no stage was reviewed.
         verdict: Option<Verdict>,
+        /// The stages whose work was dropped for breaking what the run's best evidenced
+        /// commit showed, each with why (the result is that commit).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        dropped: Vec<String>,
     },
     /// Every stage answered, but the run's diff against its base is empty: nothing was
     /// built, so nothing is approved.
@@ -162,10 +166,19 @@ impl StopReason {
     /// What happened, as sentences of fact (no advice: the command line adds that).
     pub fn describe(&self) -> String {
         match self {
-            StopReason::Finished { verdict: Some(v) } => {
+            StopReason::Finished {
+                verdict: Some(v),
+                dropped,
+            } if !dropped.is_empty() => format!(
+                "all stages done on the run's best evidenced commit; final verdict {v}; dropped: {}",
+                dropped.join("; ")
+            ),
+            StopReason::Finished {
+                verdict: Some(v), ..
+            } => {
                 format!("all stages done; final verdict {v}")
             }
-            StopReason::Finished { verdict: None } => {
+            StopReason::Finished { verdict: None, .. } => {
                 "all stages done; no stage was reviewed (arbiter mode off)".into()
             }
             StopReason::NothingChanged => "every stage answered, but the run changed no file: its diff against the base is empty, so nothing is approved".into(),

@@ -38,6 +38,13 @@ pub(super) fn accept(
     let stage = j.state.stages()[idx].stage;
     attempt.result = AttemptResult::Accepted;
     heard(j, stage, &attempt.model.clone(), attempt.spend, meta);
+    if let Some(facts) = attempt.evidenced.clone() {
+        j.state.set_best(crate::pipeline::record::Evidenced {
+            commit: commit.into(),
+            stage,
+            facts,
+        });
+    }
     j.state.accept(attempt, commit.into(), verdict);
     j.keep(commit);
     j.event(&format!("{stage} accepted"))?;
@@ -109,6 +116,18 @@ pub(super) fn stop_on_outcome(
             Chambered::Nothing => {}
         }
     }
+    // A stage after the best evidenced commit does not stop the run, or leave it waiting on
+    // you: its answer is recorded, and the run goes on from that commit.
+    let why = format!(
+        "it answered {} ({})",
+        meta.outcome.as_str(),
+        one_line(&meta.summary, "no summary")
+    );
+    if meta.outcome != Outcome::OutOfScope {
+        if let Some(flow) = drop_to_best(cx, j, Some(attempt.clone()), &why)? {
+            return Ok(flow);
+        }
+    }
     j.state.push_attempt(attempt);
     // Nothing is silently dropped: every task keeps an owner and a next action.
     let decision = match crate::task::workflow::on_stage_outcome(
@@ -152,11 +171,26 @@ pub(super) fn stop_on_outcome(
     halt(cx, j, status, reason, &event)
 }
 
-/// Retries are used up, and the run stops (see [`crate::pipeline::transition::due`]).
+/// Retries are used up, and the run stops (see [`crate::pipeline::transition::due`]),
+/// unless it has a best evidenced commit to go on from: then the stage is dropped.
 pub(super) fn exhausted(cx: &Cx<'_>, j: &mut Journal<'_>, stop: Stop) -> Result<Flow, RunError> {
     let idx = j.state.current();
     let s = &j.state.stages()[idx];
     let stage = s.stage;
+    let last = s
+        .attempts
+        .last()
+        .map_or("", |a| a.detail.as_str())
+        .to_string();
+    let why = format!(
+        "its {} attempt(s) failed (the last: {})",
+        s.attempts_in_epoch(),
+        one_line(&last, "no detail")
+    );
+    if let Some(flow) = drop_to_best(cx, j, None, &why)? {
+        return Ok(flow);
+    }
+    let s = &j.state.stages()[idx];
     let (reason, event) = match stop {
         Stop::Exhausted(why) => (
             StopReason::RetriesExhausted { stage, why },
@@ -199,6 +233,49 @@ pub(super) fn rewind(cx: &Cx<'_>, j: &mut Journal<'_>, to: Stage) -> Result<Flow
         model: j.state.stages()[prev].model(),
     });
     Ok(Flow::Continue)
+}
+
+/// Goes back to the run's best evidenced commit instead of stopping on, or keeping, the
+/// stage in progress that failed (`why`; its `attempt` kept on the record): the branch
+/// moves back to that commit and the run goes on at the next stage, to end at least FLAG.
+/// `None` (nothing done) when the run has no best commit to go back to, and the caller
+/// stops as before: a run never worse than its best evidenced commit is only held to it
+/// once it has one.
+pub(super) fn drop_to_best(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    attempt: Option<AttemptRecord>,
+    why: &str,
+) -> Result<Option<Flow>, RunError> {
+    let Some(best) = j.state.best().map(|b| b.commit.clone()) else {
+        return Ok(None);
+    };
+    let stage = j.state.current_stage().unwrap_or(Stage::Verify);
+    let old_tip = j.state.tip().oid()?;
+    if let Some(c) = attempt.as_ref().and_then(|a| a.commit.as_ref()) {
+        j.keep(c.oid()?);
+    }
+    if !j.state.drop_to_best(why, attempt) {
+        return Ok(None);
+    }
+    j.keep(old_tip);
+    let new_tip = j.state.tip().oid()?;
+    j.event(&format!(
+        "{stage} dropped: back to the best evidenced commit"
+    ))?;
+    move_branch(
+        cx,
+        j,
+        new_tip,
+        Some(old_tip),
+        "back to the best evidenced commit",
+    )?;
+    cx.progress(&Progress::Dropped {
+        stage,
+        why,
+        best: &best,
+    });
+    Ok(Some(Flow::Continue))
 }
 
 /// Every stage is done (and reconciled): the run ends APPROVE or FLAG, unless it changed
@@ -253,6 +330,7 @@ impl Answered {
             spend: self.spend,
             changed: Vec::new(),
             left_out: self.left_out.clone(),
+            evidenced: None,
         }
     }
 }

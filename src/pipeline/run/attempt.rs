@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::act::{accept, retry, stop_on_outcome, Answered};
+use super::act::{accept, drop_to_best, retry, stop_on_outcome, Answered};
 use super::building::{self, Held};
 use super::checks::StageFacts;
 use super::economy::economize;
@@ -17,7 +17,7 @@ use super::verify;
 use super::whole::{dropped_feedback, settle_whole_files};
 use crate::arbiter::review::finding_issue;
 use crate::edit::{check_path, render_failures, summarize_failures, BlockFailure, EditBlock};
-use crate::git::{self, Context as _, ObjectId, TreeFiles};
+use crate::git::{self, Context as _, GitError, ObjectId, TreeFiles};
 use crate::model::Exchange;
 use crate::pipeline::answer::{apply_answer, read_answer, writes_whole_files, ReadAnswer};
 use crate::pipeline::observer::Progress;
@@ -103,7 +103,12 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
         }
         return stop_on_outcome(cx, j, answered, meta);
     }
-    let mut applied = match apply_answer(&files, &cx.privacy, &cx.spec, &blocks) {
+    let read_only = if matches!(stage, Stage::Implement | Stage::Refactor) {
+        verify::read_only(cx, j)?
+    } else {
+        Vec::new()
+    };
+    let mut applied = match apply_answer(&files, &cx.privacy, &cx.spec, &blocks, &read_only) {
         Ok(a) => a,
         Err(failures) => {
             let ok_count = blocks.len().saturating_sub(failures.len());
@@ -217,6 +222,19 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
                 notes.push_str(&more);
                 claims.extend(findings);
             }
+            Held::Dropped { why } => {
+                let mut dropped = answered.record(AttemptResult::Dropped, why.clone());
+                dropped.commit = Some(ObjectId::from(commit));
+                dropped.changed = facts.changed;
+                return match drop_to_best(cx, j, Some(dropped), &why)? {
+                    Some(flow) => Ok(flow),
+                    None => Err(GitError::Command(
+                        "a stage was dropped for a best evidenced commit the run does not have"
+                            .into(),
+                    )
+                    .into()),
+                };
+            }
             Held::Again {
                 result,
                 detail,
@@ -243,6 +261,10 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
         // The verifier fixed something: the command's result at its commit is the fact
         // the review and the reconciliation weigh, not the one from before the fix.
         verify::run(cx, j, ObjectId::from(commit))?;
+    }
+    if stage != Stage::Architect && !attempt.changed.is_empty() {
+        // What it passes, should it be accepted: the run's best commit so far.
+        attempt.evidenced = building::evidenced(cx, commit, &new_tree, &tree_facts)?;
     }
     if !j.state.stages()[idx].reviewed {
         // Unreviewed, a claim without evidence travels as a flag to the next stage and

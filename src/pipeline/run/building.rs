@@ -1,7 +1,8 @@
 //! What the facts make of a building stage's change (implement, refactor): the TaskSpec's
 //! requirements it leaves undone, and the verify command it breaks. A change that made
 //! progress is kept, and the next attempt builds on it; one that made none is asked again
-//! from the stage's start; the last attempt goes on with the facts on its record.
+//! from the stage's start; the last attempt goes on with the facts on its record, unless it
+//! weakens a test or fails the verify command: that one is never accepted.
 
 use git2::{Oid, Tree};
 
@@ -23,6 +24,47 @@ use crate::task::TaskSpec;
 /// is 8k tokens; a test runner's last lines hold the failure).
 const TAIL_LINES: usize = 30;
 
+/// The facts `commit` (with `new_tree`, whose tree facts are `facts`) passes, when it passes
+/// every fact the run can check and at least one of them is real: the verify command, the
+/// acceptance examples, no weakened test, the typed requirements (see
+/// [`crate::pipeline::record::Evidenced`]). `None` when one fails or none exists.
+pub(super) fn evidenced(
+    cx: &Cx<'_>,
+    commit: Oid,
+    new_tree: &Tree<'_>,
+    facts: &TreeFacts,
+) -> Result<Option<Vec<String>>, RunError> {
+    let mut passed = Vec::new();
+    match verify::passes(cx, &ObjectId::from(commit)) {
+        Some(false) => return Ok(None),
+        Some(true) => passed.push("the verify command passes".to_string()),
+        None => {}
+    }
+    if !facts.weakened.is_empty() || !facts.failing().is_empty() {
+        return Ok(None);
+    }
+    let ran = facts
+        .examples
+        .iter()
+        .filter(|e| e.result.outcome == crate::probe::ProbeOutcome::Refuted)
+        .count();
+    if ran > 0 {
+        passed.push(format!("{ran} acceptance example(s) pass"));
+    }
+    if !unmet(cx, new_tree)?.is_empty() {
+        return Ok(None);
+    }
+    let typed = super::requirements::checkable(&cx.spec).count();
+    if typed > 0 {
+        passed.push(format!("{typed} typed requirement(s) met"));
+    }
+    if passed.is_empty() {
+        return Ok(None);
+    }
+    passed.push("no test the base had is weakened".into());
+    Ok(Some(passed))
+}
+
 /// What becomes of a building stage's attempt.
 pub(super) enum Held {
     /// It goes on: `notes` go on its record, `findings` travel as flags to later stages.
@@ -31,6 +73,12 @@ pub(super) enum Held {
         notes: String,
         /// The requirements it leaves undone, as findings.
         findings: Vec<Finding>,
+    },
+    /// Its retries ran out and it still breaks what the run's best evidenced commit
+    /// passed: dropped, and the run goes on from that commit.
+    Dropped {
+        /// Why, for the stage's record and the run's end.
+        why: String,
     },
     /// It is asked again.
     Again {
@@ -86,7 +134,12 @@ pub(super) fn hold(
             .map_or("killed".to_string(), |c| format!("exit {c}"))
     });
     let shown = !failing.is_empty() || !facts.weakened.is_empty();
-    if retries_left && (!unmet.is_empty() || broken.is_some() || shown) {
+    // An attempt that weakens a test or fails the verify command is never accepted, however
+    // many attempts it took: the facts say it is broken, and a later stage would spend its
+    // calls on a broken tree. Once retries run out the run escalates (or goes on from its
+    // best evidenced commit) instead.
+    let never = !facts.weakened.is_empty() || broken.is_some();
+    if (retries_left && (!unmet.is_empty() || broken.is_some() || shown)) || never {
         let mut feedback = String::new();
         let mut detail = Vec::new();
         let mut result = AttemptResult::Failing;
@@ -127,6 +180,25 @@ pub(super) fn hold(
             detail: detail.join("; "),
             feedback,
             keep: true,
+        });
+    }
+    if j.state.best().is_some() && (!unmet.is_empty() || !failing.is_empty()) {
+        let mut why = Vec::new();
+        if !failing.is_empty() {
+            why.push(format!(
+                "{} acceptance example(s) fail ({})",
+                failing.len(),
+                failing[0].result.counterexample()
+            ));
+        }
+        if !unmet.is_empty() {
+            why.push(gaps.clone());
+        }
+        return Ok(Held::Dropped {
+            why: format!(
+                "its change still breaks what the best evidenced commit passed after its retries: {}",
+                why.join("; ")
+            ),
         });
     }
     let mut notes = String::new();

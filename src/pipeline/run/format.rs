@@ -72,6 +72,7 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
         }
         _ => (BTreeMap::new(), Vec::new()),
     };
+    j.state.set_sandbox(outcome.layers.clone());
     // Its output goes into the record: it ran over code a model wrote.
     outcome.tail = mask_key_shaped(&outcome.tail).into_owned();
     outcome.command = redact(&outcome.command).into_owned();

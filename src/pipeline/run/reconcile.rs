@@ -1,8 +1,9 @@
 //! The reconciliation step of a run (seed 000 §B11.5): facts, the reconciliation arbiter,
 //! its note, and the one REJECT rewind.
 
+use super::act::drop_to_best;
 use super::branch::move_branch;
-use super::facts::unmet;
+use super::facts::{tree_facts, unmet};
 use super::requirements::checkable;
 use super::step::{BlockOn, Cx, Flow, Journal, RunError};
 use super::stop::{halt, mark_or_fail, model_failed};
@@ -127,6 +128,12 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, may_rewind: bool) -> Result
     let verdict = floor
         .as_ref()
         .map_or(supported, |f| supported.max(f.verdict));
+    // Stopping a run needs grounds: a failing fact of the final tree.
+    let grounds = grounds(cx, j, &final_tree, &facts)?;
+    let (verdict, ungrounded) = reconcile::grounded(verdict, &grounds);
+    if let Some(why) = ungrounded {
+        answer.reasoning = format!("{} [{why}]", answer.reasoning);
+    }
     let mut transcript = Transcript::new("reconcile", "arbiter", judged.exchange.clone());
     transcript.facts = Some(Box::new(facts.clone()));
     j.transcript(&transcript);
@@ -179,6 +186,42 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, may_rewind: bool) -> Result
     after_reconciliation(cx, j, verdict, &answer, floor.as_ref(), may_rewind)
 }
 
+/// The failing facts of the final tree, one sentence each: the verify command failing at
+/// it, the typed requirements it visibly leaves undone, the examples it fails, the tests it
+/// weakens. Empty when every fact passes.
+fn grounds(
+    cx: &Cx<'_>,
+    j: &Journal<'_>,
+    final_tree: &git2::Tree<'_>,
+    facts: &reconcile::Facts,
+) -> Result<Vec<String>, RunError> {
+    let mut grounds = Vec::new();
+    if let Some(v) = j.state.verify().filter(|v| v.exit_code != Some(0)) {
+        // Where it ran holds the final tree (the verifier's commit may only add its summary).
+        let same = j
+            .state
+            .verify_at()
+            .and_then(|at| cx.tree(at, "reading where the verify command ran").ok())
+            .is_some_and(|t| t.id() == final_tree.id());
+        if same {
+            grounds.push(format!(
+                "the verify command `{}` fails at the final commit",
+                v.command
+            ));
+        }
+    }
+    grounds.extend(facts.requirements_unmet.iter().cloned());
+    let tree_facts = tree_facts(cx, Stage::Verify, final_tree)?;
+    grounds.extend(
+        tree_facts
+            .findings()
+            .into_iter()
+            .filter(|f| f.severity == "critical")
+            .map(|f| f.reason),
+    );
+    Ok(grounds)
+}
+
 fn after_reconciliation(
     cx: &Cx<'_>,
     j: &mut Journal<'_>,
@@ -212,6 +255,16 @@ fn after_reconciliation(
             Ok(Flow::Continue)
         }
         AfterReconciliation::Stop(stop) => {
+            // A result that broke the best evidenced commit ends on that commit instead.
+            let why = format!(
+                "the reconciliation's {verdict} after it ({})",
+                crate::pipeline::record::one_line(&answer.reasoning, "no reasoning given")
+            );
+            if let Some(flow) = drop_to_best(cx, j, None, &why)? {
+                j.state.reconcile_mut().done = true;
+                j.event("reconciliation: back to the best evidenced commit")?;
+                return Ok(flow);
+            }
             let reason = StopReason::Reconciliation {
                 verdict,
                 after_retry: verdict == Verdict::Reject,

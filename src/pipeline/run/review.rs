@@ -4,7 +4,7 @@
 
 use git2::Oid;
 
-use super::act::{accept, retry};
+use super::act::{accept, drop_to_best, retry};
 use super::chamber::{self, ask_chamber, chamber_answer, verdict_question, Chambered};
 use super::checks::StageFacts;
 use super::facts::{claims, tree_facts, unmet};
@@ -205,6 +205,15 @@ fn decide(
             retry(cx, j, attempt, &feedback)
         }
         AfterReview::Stop(stop) => {
+            // After the best evidenced commit, a stop is the stage's, not the run's.
+            let why = format!(
+                "the arbiter's {} ({})",
+                review.verdict,
+                one_line(&review.why(), "no reason given")
+            );
+            if let Some(flow) = drop_to_best(cx, j, Some(attempt.clone()), &why)? {
+                return Ok(flow);
+            }
             j.state.push_attempt(attempt);
             let (reason, event) = if stop == Stop::Chamber {
                 let reason = StopReason::Chamber {

@@ -35,9 +35,19 @@ pub(super) fn run(cx: &Cx<'_>, j: &mut Journal<'_>, tip: ObjectId) -> Result<(),
         }
         return Ok(());
     };
+    j.state.set_sandbox(outcome.layers.clone());
     j.state.record_verify(outcome, tip);
     j.event("verify command ran")?;
     Ok(())
+}
+
+/// Whether the verify command passes at `at` (run once per commit; `None` when no command
+/// runs, or it is off while building).
+pub(super) fn passes(cx: &Cx<'_>, at: &ObjectId) -> Option<bool> {
+    if !cx.env.config.config.verify.while_building {
+        return None;
+    }
+    command_at(cx, at).map(|o| o.exit_code == Some(0))
 }
 
 /// The verify command's failure at a building stage's commit `at` (whose tree is
@@ -60,6 +70,7 @@ pub(super) fn fails(
     let Some(outcome) = command_at(cx, at) else {
         return Ok(None);
     };
+    j.state.set_sandbox(outcome.layers.clone());
     if outcome.exit_code == Some(0) {
         return Ok(None);
     }
@@ -115,6 +126,29 @@ fn at_base(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Option<CommandOutcome>, R
     Ok(outcome)
 }
 
+/// The paths (globs) the building stages may not change in this run: the TaskSpec's
+/// `[scope] read_only` when it sets one; else the tests that fail at the run's base (the test
+/// files the verify command's failure there points at), less the files a requirement names.
+/// A failing test at the base is the specification of a bug fix: a stage that edits it
+/// instead of the code (seen three times in a row on a small model) proves nothing.
+pub(super) fn read_only(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Vec<String>, RunError> {
+    if let Some(list) = &cx.spec.scope.read_only {
+        return Ok(list.clone());
+    }
+    if !cx.env.config.config.verify.while_building {
+        return Ok(Vec::new());
+    }
+    let Some(outcome) = at_base(cx, j)?.filter(|o| o.exit_code != Some(0)) else {
+        return Ok(Vec::new());
+    };
+    let named: Vec<&String> = cx.spec.requirements.iter().flat_map(|r| &r.files).collect();
+    Ok(pointed(cx, &outcome.tail, &cx.base_tree()?)
+        .into_iter()
+        .map(|p| p.path)
+        .filter(|p| crate::code::test_path(p) && !named.contains(&p))
+        .collect())
+}
+
 /// What a building stage is told before it starts when the verify command already fails
 /// at the run's base in the task's own files (a bug fix's failing test): the command and
 /// the end of its output, as a fact. A builder that is not shown the failure it must fix
@@ -138,8 +172,17 @@ pub(super) fn base_failure(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<String, R
     }
     let lines: Vec<&str> = outcome.tail.lines().collect();
     let tail = lines[lines.len().saturating_sub(30)..].join("\n");
+    let read_only = read_only(cx, j)?;
+    let locked = if read_only.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "Read-only in this run (an edit to them is refused): {}.\n",
+            read_only.join(", ")
+        )
+    };
     Ok(format!(
-        "## The verify command fails before any change (a fact)\n`{}` {} at the run's base. The end of its output:\n```\n{tail}\n```\n{}Make it pass by fixing the code; the tests the repository already has are evidence and stay as they are.\n",
+        "## The verify command fails before any change (a fact)\n`{}` {} at the run's base. The end of its output:\n```\n{tail}\n```\n{}Make it pass by fixing the code; the tests the repository already has are evidence and stay as they are.\n{locked}",
         outcome.command,
         outcome
             .exit_code

@@ -119,7 +119,7 @@ pub(super) fn build_answer(
         return Ok(Err(format!("it answered {}", meta.outcome.as_str())));
     }
     let files = TreeFiles::new(repo, parent_tree.clone());
-    let applied = match apply_answer(&files, &cx.privacy, &cx.spec, &blocks) {
+    let applied = match apply_answer(&files, &cx.privacy, &cx.spec, &blocks, &[]) {
         Ok(a) => a,
         Err(failures) => {
             let ok = blocks.len().saturating_sub(failures.len());

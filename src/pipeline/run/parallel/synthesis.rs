@@ -176,6 +176,7 @@ pub(super) fn conclude(
         spend,
         changed,
         left_out: Default::default(),
+        evidenced: None,
     };
     j.state.conclude_exploration(attempt, tip.clone());
     let tip = tip.oid()?;
