@@ -620,6 +620,10 @@ fn an_attempt_that_still_weakens_a_test_is_never_accepted() {
         "made the test pass",
     );
     let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![Reply::text(answer("", "nothing to scaffold"))],
+    );
     rules[1] = stage("implement", vec![Reply::text(weakens)]);
     let s = Scenario::new(rules);
     s.env.write_files(
@@ -635,7 +639,14 @@ fn an_attempt_that_still_weakens_a_test_is_never_accepted() {
     let out = run_json(&r.stdout);
     assert_ne!(out["status"], "approved", "{out}");
     assert_ne!(out["status"], "flagged", "{out}");
-    assert!(out["stages"][1]["commit"].is_null(), "never accepted: {out}");
+    assert!(
+        out["stages"][1]["commit"].is_null(),
+        "never accepted: {out}"
+    );
     assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
-    assert_eq!(s.requests_for("refactor").len(), 0, "no later stage spent a call");
+    assert_eq!(
+        s.requests_for("refactor").len(),
+        0,
+        "no later stage spent a call"
+    );
 }

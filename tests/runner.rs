@@ -1,6 +1,7 @@
 //! The one integration test binary (`autotests = false`): every suite is a module here.
 
 mod bench_cli;
+mod best_commit;
 mod chamber;
 mod chamber_run;
 mod cli_basics;

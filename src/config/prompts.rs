@@ -12,6 +12,7 @@ pub fn default_prompt(role: &str) -> Option<&'static str> {
         "verifier" => include_str!("../../config/prompts/verifier.md"),
         "arbiter" => include_str!("../../config/prompts/arbiter.md"),
         "reconciler" => include_str!("../../config/prompts/reconciler.md"),
+        "answerer" => include_str!("../../config/prompts/answerer.md"),
         "voter" => include_str!("../../config/prompts/voter.md"),
         "tiebreaker" => include_str!("../../config/prompts/tiebreaker.md"),
         "observer" => include_str!("../../config/prompts/observer.md"),

@@ -49,6 +49,7 @@ pub const RESTRICTED_REPO_KEYS: &[&str] = &[
     // approve everything, and the protocol prompts define the answers the checks rely on.
     "prompts.arbiter",
     "prompts.reconciler",
+    "prompts.answerer",
     "prompts.voter",
     "prompts.tiebreaker",
     "prompts.observer",

@@ -5,6 +5,7 @@
 
 use git2::Oid;
 
+use super::asked;
 use super::branch::move_branch;
 use super::chamber::{self, ask_chamber, outcome_question, Chambered};
 use super::reassign::{hand_over, handovers, MAX_HANDOVERS};
@@ -114,6 +115,21 @@ pub(super) fn stop_on_outcome(
                 return halt(cx, j, RunStatus::WaitingOnUser, reason, &event);
             }
             Chambered::Nothing => {}
+        }
+    }
+    // Questions the task or the code answers are answered there, not sent to you.
+    let mut meta = meta;
+    if meta.outcome == Outcome::NeedsInfo {
+        if let Some(asked) = asked::from_task(cx, j, stage, &answered.model, &meta.questions)? {
+            if asked.unanswered.is_empty() {
+                let mut attempt = attempt;
+                attempt.detail = format!(
+                    "asked {} question(s), each answered from the task and the code",
+                    asked.answered.len()
+                );
+                return retry(cx, j, attempt, &asked.block());
+            }
+            meta.questions = asked.unanswered;
         }
     }
     // A stage after the best evidenced commit does not stop the run, or leave it waiting on

@@ -13,6 +13,7 @@
 //! ([`branch`]).
 
 mod act;
+mod asked;
 mod attempt;
 mod branch;
 mod building;
