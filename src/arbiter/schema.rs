@@ -6,54 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::code::Symbol;
 use crate::probe::{ProbeOutcome, ProbeResult};
 
-/// The four verdicts of seed 000 §B3.3, in increasing severity.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum Verdict {
-    /// Sound; continue.
-    Approve,
-    /// Continue, and pass the issues to the next stage.
-    Flag,
-    /// Redo the stage with the feedback.
-    Reject,
-    /// Stop for a human.
-    Halt,
-}
-
-impl Verdict {
-    /// The uppercase name used in notes and output.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Approve => "APPROVE",
-            Verdict::Flag => "FLAG",
-            Verdict::Reject => "REJECT",
-            Verdict::Halt => "HALT",
-        }
-    }
-}
-
-impl std::fmt::Display for Verdict {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Verdict {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_uppercase().as_str() {
-            "APPROVE" => Ok(Verdict::Approve),
-            "FLAG" => Ok(Verdict::Flag),
-            "REJECT" => Ok(Verdict::Reject),
-            "HALT" => Ok(Verdict::Halt),
-            _ => Err(format!(
-                "`{s}` is not a verdict (APPROVE, FLAG, REJECT, HALT)"
-            )),
-        }
-    }
-}
+pub use crate::verdict::Verdict;
 
 /// Issue severity.
 #[derive(
