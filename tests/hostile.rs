@@ -848,12 +848,20 @@ fn a_review_dated_in_the_future_does_not_shadow_a_halt() {
         &["Effective verdict", ": HALT (from the review of"],
     );
 
-    // An override names the lines it answers; then the push goes.
+    // An override names the lines it answers, by id; then the push goes.
+    let repo = crate::notes_hooks::open(&work);
+    let lines = git_triad::notes::read(&repo, git2::Oid::from_str(&halted).unwrap()).unwrap();
+    let halt_id = lines
+        .iter()
+        .find(|l| l.line.verdict() == Some(git_triad::verdict::Verdict::Halt))
+        .and_then(|l| l.line.id())
+        .unwrap()
+        .to_string();
     override_head(&env, &work, "APPROVE", "checked by hand").ok();
     let show = env.triad(&work, &["show"]);
     assert_says(
         &show.ok().stdout,
-        &[&format!("answers: {T1} review HALT"), ": APPROVE (from the"],
+        &[&format!("answers: {halt_id}"), ": APPROVE (from the"],
     );
     env.git(&work, &["push", "origin", "main"]).ok();
     assert_eq!(env.rev_parse(&bare, "main"), halted);

@@ -2,7 +2,7 @@
 //! untrusted and may only tighten what the layers below it (built-in defaults, the user's own
 //! file) say.
 //!
-//! Three rules apply, in this order:
+//! These rules apply, in this order:
 //! - restricted keys (endpoints, key variables, commands, model prices and ids, transport, the
 //!   judges' prompts and a higher `arbiter.max_retries`) refuse the whole file unless the
 //!   clone is trusted;
@@ -11,11 +11,13 @@
 //!   `routing` that weighs cost more; checks only turned on) keep the value below when the repository's would
 //!   loosen it, and say so;
 //! - lists a repository may only add to (`hooks.pre_push.block_on`, `privacy.withhold`) are
-//!   the union of the list below and the repository's, never losing an entry.
+//!   the union of the list below and the repository's, never losing an entry;
+//! - `notes.trusted_remotes` is never taken from a repository, trusted or not.
 //!
-//! The last two hold in trusted clones too: trust lets a repository choose where calls go and
-//! what runs, not spend more of the user's money, look away from more verdicts or send more
-//! private files to a model.
+//! The tightening limits and add-only lists hold in trusted clones too: trust lets a
+//! repository choose where calls go and what runs (and so which models, with their limits),
+//! not spend more of the user's money, look away from more verdicts or send more private
+//! files to a model.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -114,6 +116,12 @@ const LOWER_ONLY: &[&str] = &[
     "session.hard_limit",
 ];
 
+/// Keys only the user's own config may set, never a repository's (trusted or not), with why.
+const USER_ONLY: &[(&str, &str)] = &[(
+    "notes.trusted_remotes",
+    "only your own config may trust a remote's verdict notes",
+)];
+
 /// Numbers a repository may only raise (a breaker that stays open longer).
 const HIGHER_ONLY: &[&str] = &["breaker.open_secs"];
 
@@ -204,6 +212,17 @@ pub fn restrict(
         }
     }
     let mut ignored = Vec::new();
+    for (key, why) in USER_ONLY {
+        if let Some(asked) = remove(&mut table, key) {
+            ignored.push(IgnoredValue {
+                key: key.to_string(),
+                asked,
+                kept: get(below, key).cloned().unwrap_or(Value::Array(Vec::new())),
+                path: path.to_path_buf(),
+                why,
+            });
+        }
+    }
     let mut ignore = |table: &mut Table, key: &str, kept: Value, why: &'static str| {
         if let Some(asked) = remove(table, key) {
             ignored.push(IgnoredValue {
@@ -568,6 +587,15 @@ mod tests {
         );
         // Not restating the user's pattern does not drop it; the notice says what holds.
         assert_eq!(r.ignored[0].kept, list.clone());
+    }
+
+    #[test]
+    fn no_repository_may_trust_a_remote() {
+        for trusted in [false, true] {
+            let r = repo("[notes]\ntrusted_remotes = ['fork']\n", trusted).unwrap();
+            assert_eq!(get(&r.table, "notes.trusted_remotes"), None);
+            assert_eq!(r.ignored[0].key, "notes.trusted_remotes");
+        }
     }
 
     #[test]
