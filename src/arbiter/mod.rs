@@ -2,6 +2,7 @@
 //! quotes and on deterministic floors the model cannot talk away.
 
 pub mod anchor;
+pub mod coverage;
 pub mod feedback;
 pub mod gather;
 pub mod parts;

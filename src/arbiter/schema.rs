@@ -291,7 +291,8 @@ pub struct ArbiterReview {
 pub struct Coverage {
     /// Files of the change the reviewer was shown, with their hunks.
     pub reviewed: Vec<String>,
-    /// Files of the change it was not shown, each with why.
+    /// Files of the change it was not shown (binary, withheld, too large), each with why:
+    /// not reviewed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<LeftOut>,
     /// Requests the review took: more than one when the change did not fit the reviewer's
@@ -309,7 +310,7 @@ pub struct LeftOut {
 }
 
 impl Coverage {
-    /// One line for people: `reviewed 2,998 of 3,000 files in 5 parts; left out: …`, or
+    /// One line for people: `reviewed 2,998 of 3,000 files in 5 parts; not reviewed: …`, or
     /// `None` when the review saw the whole change in one request.
     pub fn describe(&self) -> Option<String> {
         if self.parts <= 1 && self.left_out.is_empty() {
@@ -328,7 +329,7 @@ impl Coverage {
                 .take(5)
                 .map(|l| format!("{} ({})", l.path, l.why))
                 .collect();
-            s.push_str(&format!("; left out: {}", shown.join(", ")));
+            s.push_str(&format!("; not reviewed: {}", shown.join(", ")));
             if self.left_out.len() > 5 {
                 s.push_str(&format!(" and {} more", self.left_out.len() - 5));
             }

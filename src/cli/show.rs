@@ -213,6 +213,9 @@ fn render_verdict(s: &mut String, r: &ReadLine) {
             floor.reasons.join("; ")
         );
     }
+    if let Some(c) = r.coverage.as_ref().and_then(|c| c.describe()) {
+        let _ = writeln!(s, "    coverage: {c}");
+    }
     for issue in r.issues.iter().flatten() {
         render_issue(s, issue);
     }

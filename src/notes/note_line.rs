@@ -17,7 +17,7 @@ use super::format::{
     canonical_json, contains_word, each_string, entries, Entry, Json, FORMAT_VERSION,
     REATTACHED_FROM,
 };
-use crate::arbiter::Floor;
+use crate::arbiter::{Coverage, Floor};
 use crate::verdict::Verdict;
 
 /// A line's id: the git blob id (SHA-1) of its canonical JSON without `reattached_from`, so
@@ -497,6 +497,9 @@ pub struct ReadLine {
     /// The issues, each read as leniently as the line.
     #[serde(deserialize_with = "lenient")]
     pub issues: Option<Vec<ReadIssue>>,
+    /// What the review saw: the files reviewed and those not reviewed, with why.
+    #[serde(deserialize_with = "lenient")]
+    pub coverage: Option<Coverage>,
     /// An override: the verdict it clears.
     #[serde(deserialize_with = "lenient")]
     pub overrides: Option<String>,
