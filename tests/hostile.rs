@@ -577,6 +577,24 @@ fn a_five_thousand_character_path_keeps_its_reason_everywhere() {
     assert!(detail.len() < 1_000, "{detail}");
 }
 
+/// A 300-byte file name fits in a path, but no file system git checks out to takes it: the
+/// edit is refused with that reason, the model is told, and the branch holds no such file.
+#[test]
+fn a_file_name_longer_than_file_systems_take_is_refused_with_the_reason() {
+    let name = format!("tests/{}.py", "n".repeat(297));
+    let s = implementing_after(&name, "print('x')\n");
+    let (_, run, out) = approved_run(&s);
+    let reason = "a name in it is 300 bytes, longer than the 255";
+    assert!(run.stderr.contains(reason), "{}", run.stderr);
+    let retry = s.requests_for("implement")[1].to_string();
+    assert!(retry.contains(reason), "{retry}");
+    let branch = out["branch"].as_str().unwrap();
+    let files = s.git(&["ls-tree", "-r", "--name-only", branch]);
+    assert!(!files.contains("nnnn"), "{files}");
+    // The branch checks out.
+    s.git(&["worktree", "add", "-q", "../checked-out", branch]);
+}
+
 #[test]
 fn a_model_cannot_commit_another_name_for_dot_git() {
     for path in [
