@@ -147,7 +147,7 @@ impl VerdictLine {
 /// Writes `record` on `commit`: the one writer of verdict lines.
 pub fn record(repo: &Repository, commit: Oid, record: Record) -> Result<VerdictLine, NotesError> {
     let line = VerdictLine::new(repo, commit, record)?;
-    super::append(repo, commit, &[line.to_value()])?;
+    super::write::append(repo, commit, &[line.to_value()])?;
     Ok(line)
 }
 

@@ -10,6 +10,7 @@
 //! does not trust only tighten ([`source`]). Every verdict line carries the commit's
 //! `patch_id`, so a verdict can be found again after a squash or cherry-pick.
 
+pub mod display;
 mod effective;
 mod format;
 pub mod gate;
@@ -25,6 +26,7 @@ pub mod source;
 pub mod start;
 mod store;
 pub mod sync;
+mod write;
 
 pub use effective::{answered, effective, Effective, Uncounted};
 pub use format::{canonical_json, contains_word, FORMAT_VERSION, REATTACHED_FROM};
@@ -36,9 +38,9 @@ pub use note_line::{
 pub use patch::{patch_id, patch_id_between};
 pub use source::{Source, SourcedLine, Trust};
 pub use store::{
-    append, blob_text, identity, note_map, note_map_of, read, read_everywhere, NoteMap,
-    MAX_APPEND_TRIES,
+    blob_text, identity, note_map, note_map_of, read, read_everywhere, NoteMap, MAX_APPEND_TRIES,
 };
+pub use write::append;
 
 /// The notes ref holding every verdict.
 pub const NOTES_REF: &str = "refs/notes/triad";

@@ -8,7 +8,8 @@ use git2::{Oid, Repository};
 use super::note_line::{read_note, reattached, LineId};
 use super::origin::NoteIndex;
 use super::source::Trust;
-use super::store::{append, blob_text, note_map, read};
+use super::store::{blob_text, note_map, read};
+use super::write::append;
 use super::NotesError;
 use crate::git::parse_oid;
 

@@ -98,7 +98,7 @@ pub fn refs(repo: &Repository, trust: &Trust) -> Result<Vec<(String, Source)>, N
 }
 
 /// The raw note text on `commit` under `notes_ref`, if any.
-fn read_text(
+pub(crate) fn read_text(
     repo: &Repository,
     notes_ref: &str,
     commit: Oid,
@@ -199,15 +199,16 @@ fn scratch_ref(purpose: &str) -> String {
     )
 }
 
-/// Removes a scratch ref on every exit path.
-struct ScratchRef<'r> {
+/// A ref of our own to build a notes commit on, removed on every exit path.
+pub(crate) struct ScratchRef<'r> {
     repo: &'r Repository,
     /// The ref name.
-    name: String,
+    pub(crate) name: String,
 }
 
 impl<'r> ScratchRef<'r> {
-    fn new(repo: &'r Repository, purpose: &str) -> Self {
+    /// A new scratch ref for `purpose` (not created until [`ScratchRef::set`]).
+    pub(crate) fn new(repo: &'r Repository, purpose: &str) -> Self {
         ScratchRef {
             repo,
             name: scratch_ref(purpose),
@@ -215,7 +216,7 @@ impl<'r> ScratchRef<'r> {
     }
 
     /// Points the scratch ref at `target`, or removes it for `None`.
-    fn set(&self, target: Option<Oid>) -> Result<(), NotesError> {
+    pub(crate) fn set(&self, target: Option<Oid>) -> Result<(), NotesError> {
         match target {
             Some(t) => self
                 .repo
@@ -247,8 +248,13 @@ impl Drop for ScratchRef<'_> {
 ///
 /// The new notes commit is built on the ref's current tip with libgit2's notes writer (on a
 /// scratch ref, so any fanout is kept), then the ref is moved only if it still points at that
-/// tip; a lost race rebuilds on the new tip, at most [`MAX_APPEND_TRIES`] times.
-pub fn append(repo: &Repository, commit: Oid, lines: &[Value]) -> Result<(), NotesError> {
+/// tip; a lost race rebuilds on the new tip, at most [`MAX_APPEND_TRIES`] times. Writers go
+/// through [`super::write::append`], which keeps the display note in step too.
+pub(crate) fn append_json(
+    repo: &Repository,
+    commit: Oid,
+    lines: &[Value],
+) -> Result<(), NotesError> {
     let mut seen = HashSet::new();
     // Notes travel with the code to every remote: no key may be in a line.
     let new: Vec<String> = lines

@@ -104,7 +104,13 @@ pub fn fetch(repo: &Repository, remote: &str, trust: &Trust) -> Result<Fetched, 
             changed: ref_target(repo, &tracking)? != before,
         });
     }
-    Ok(Fetched::Merged(merge_notes(repo, NOTES_REF, &tracking)?))
+    let merged = merge_notes(repo, NOTES_REF, &tracking)?;
+    if merged != MergeOutcome::UpToDate {
+        if let Err(e) = super::display::rebuild(repo) {
+            tracing::warn!("the display notes are not up to date: {e}");
+        }
+    }
+    Ok(Fetched::Merged(merged))
 }
 
 /// Pushes `refs/notes/triad` to `remote` without force; a rejection is answered by a fetch

@@ -42,6 +42,13 @@ fn amend_keeps_the_verdict_through_the_post_rewrite_hook() {
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0][REATTACHED_FROM], old.as_str());
     assert_eq!(lines[0]["verdict"], "HALT");
+    // The line people read in `git log` followed it.
+    let log = git_stdout(&env, &work, &["log", "-1", "--format=%N"]);
+    assert!(log.starts_with("HALT     stage implement"), "{log}");
+    assert!(
+        log.contains(&format!("(copied from {})", &old[..12])),
+        "{log}"
+    );
     // The HALT still blocks.
     refused_push(&env, &work, &["push", "origin", "main"]);
 }
@@ -73,6 +80,10 @@ fn rebase_keeps_verdicts_once_with_git_copying_too() {
         "{}",
         show.stdout
     );
+    // git copied the JSON; the hook brought the lines people read along.
+    let log = git_stdout(&env, &work, &["log", "-2", "--format=%s: %N"]);
+    assert!(log.contains("Topic one: HALT     stage implement"), "{log}");
+    assert!(log.contains("Topic two: APPROVE  stage implement"), "{log}");
 
     // The same through an interactive rebase driven non-interactively.
     rebase_interactive(&env, &work);
@@ -242,6 +253,12 @@ fn sync_between_two_clones_that_trust_their_origin_ends_with_the_union() {
 
     let f1 = env.triad(&one, &["notes", "fetch"]);
     assert_says(&f1.ok().stdout, &["fast-forward"]);
+    // What the merge brought shows in `git log` too.
+    let log = git_stdout(&env, &one, &["log", "-1", "--format=%N"]);
+    assert!(
+        log.contains("HALT     stage implement") && log.contains("APPROVE  stage implement"),
+        "{log}"
+    );
     for clone in [&one, &two] {
         let lines = records(clone, "HEAD");
         assert_eq!(lines.len(), 2, "{lines:?}");
