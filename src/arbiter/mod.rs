@@ -6,6 +6,7 @@ pub mod coverage;
 pub mod feedback;
 pub mod gather;
 pub mod parts;
+pub mod reconciliation;
 pub mod request;
 pub mod review;
 pub mod schema;

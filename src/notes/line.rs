@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::format::FORMAT_VERSION;
 use super::NotesError;
-use crate::arbiter::{ArbiterReview, Floor, Verdict};
+use crate::arbiter::reconciliation::{CheckResult, Facts, RequirementStatus};
+use crate::arbiter::{ArbiterReview, Floor, Issue, Verdict};
 use crate::clock::now_ts;
 
 /// One line of a verdict note, as written and as read back.
@@ -86,17 +87,17 @@ pub struct ReconciliationRecord {
     /// The model's reasoning.
     pub reasoning: String,
     /// The five checks, as answered.
-    pub checks: Value,
+    pub checks: Vec<CheckResult>,
     /// Requirement by requirement, as answered.
-    pub requirements: Value,
+    pub requirements: Vec<RequirementStatus>,
     /// Where a REJECT rewinds to.
     pub rewind_to: String,
     /// The gaps named.
     pub gaps: Vec<String>,
     /// What tools established.
-    pub facts: Value,
+    pub facts: Facts,
     /// Always empty: reconciliation issues are the gaps.
-    pub issues: Vec<Value>,
+    pub issues: Vec<Issue>,
     /// USD the reconciliation call cost.
     pub token_cost: f64,
 }
