@@ -15,7 +15,7 @@ use git2::Repository;
 
 use super::merge::{merge_notes, write_union, MergeOutcome};
 use super::source::{tracking_ref, Trust};
-use super::store::ref_target;
+use super::store::{ref_target, ScratchRef};
 use super::{NotesError, NOTES_REF};
 
 /// Rejected pushes answered by a fetch and merge before giving up.
@@ -127,6 +127,9 @@ pub fn push(
     }
     let mut spec = format!("{NOTES_REF}:{NOTES_REF}");
     let mut fetched = Vec::new();
+    // The union pushed to a remote we do not merge: a ref of triad's own, so the pre-push
+    // gate checks it as the notes push it is.
+    let union = ScratchRef::new(repo, "notes-push");
     for attempt in 0..=PUSH_RETRIES {
         let run = git(repo, &["push", "--quiet", remote, &spec])?;
         if run.success {
@@ -148,7 +151,13 @@ pub fn push(
         }
         if attempt < PUSH_RETRIES {
             fetched.push(fetch(repo, remote, trust)?);
-            spec = format!("{}:{NOTES_REF}", union_to_push(repo, remote)?);
+            spec = match union_to_push(repo, remote)? {
+                None => format!("{NOTES_REF}:{NOTES_REF}"),
+                Some(commit) => {
+                    union.set(Some(commit))?;
+                    format!("{}:{NOTES_REF}", union.name)
+                }
+            };
         }
     }
     Err(SyncError::Contended {
@@ -157,26 +166,26 @@ pub fn push(
     })
 }
 
-/// What to push after `remote`'s notes were fetched: our ref when it already holds theirs
-/// (a trusted remote was merged in, or nothing came), else a commit holding the union of
-/// both, written without moving our ref, so the remote keeps every line and ours keeps only
-/// what counts as ours.
-fn union_to_push(repo: &Repository, remote: &str) -> Result<String, SyncError> {
+/// What to push after `remote`'s notes were fetched: `None` for our ref, when it already
+/// holds theirs (a trusted remote was merged in, or nothing came); else a commit holding the
+/// union of both, written without moving our ref, so the remote keeps every line and ours
+/// keeps only what counts as ours.
+fn union_to_push(repo: &Repository, remote: &str) -> Result<Option<git2::Oid>, SyncError> {
     let tracking = tracking_ref(remote);
     let (Some(ours), Some(theirs)) = (ref_target(repo, NOTES_REF)?, ref_target(repo, &tracking)?)
     else {
-        return Ok(NOTES_REF.to_string());
+        return Ok(None);
     };
     let holds_theirs = ours == theirs
         || repo
             .graph_descendant_of(ours, theirs)
             .map_err(|e| NotesError::git("cannot compare notes histories", e))?;
     if holds_theirs {
-        return Ok(NOTES_REF.to_string());
+        return Ok(None);
     }
-    Ok(write_union(repo, NOTES_REF, &tracking, [ours, theirs])?
-        .commit
-        .to_string())
+    Ok(Some(
+        write_union(repo, NOTES_REF, &tracking, [ours, theirs])?.commit,
+    ))
 }
 
 struct GitRun {

@@ -8,8 +8,8 @@ use git_triad::notes::{self, NoteLine};
 use git_triad::verdict::Verdict;
 
 use super::{
-    add_verdict, assert_never_says, assert_says, bare_repo, clone_of, commit_file,
-    commit_with_verdict, open, override_head, refused_push, remote_pair, T1,
+    add_verdict, assert_never_says, assert_says, bare_repo, clone_of, commit_with_verdict, open,
+    override_head, refused_push, remote_pair, T1,
 };
 use crate::common::TestEnv;
 
@@ -261,9 +261,33 @@ fn a_teammates_clone_without_the_reviewed_commits_still_shows_and_checks() {
         &["Skipped 2 noted commit(s) this clone does not have"],
     );
     env.triad(&two, &["log"]).ok();
-    // The gate reads the notes of commits it lacks without failing.
-    commit_file(&env, &two, "src/t.rs", "t\n", "Teammate work");
+    // The gate reads the notes of commits it lacks without failing; this team also blocks
+    // unreviewed commits.
+    env.write_files(
+        &two,
+        &[(
+            ".triad/config.toml",
+            "[hooks.pre_push]\nblock_on = [\"HALT\", \"missing\"]\n",
+        )],
+    );
+    commit_with_verdict(&env, &two, "src/t.rs", "t\n", "Teammate work", "APPROVE");
     env.git(&two, PUSH_MAIN).ok();
+    // Its notes go to origin as the union with origin's, which stay out of its own ref.
+    let ours_before = env.rev_parse(&two, "refs/notes/triad");
+    let push = env.triad(&two, &["notes", "push"]);
+    assert_says(
+        &push.ok().stdout,
+        &[
+            "pushing the union of both",
+            "Pushed refs/notes/triad to origin.",
+        ],
+    );
+    assert_eq!(env.rev_parse(&two, "refs/notes/triad"), ours_before);
+    let on_origin = super::git_stdout(&env, &bare, &["notes", "--ref=triad", "list"]);
+    let teammate = env.rev_parse(&two, "HEAD");
+    for commit in [&base, &teammate] {
+        assert!(on_origin.contains(commit.as_str()), "{on_origin}");
+    }
     // And in the first clone, where the commits are, the squash is recognized.
     let show = env.triad(&one, &["show", "main"]);
     assert_says(&show.ok().stdout, &["a squash of 2 commits"]);
