@@ -8,7 +8,7 @@
 //! itself, but never a HALT: its timestamp is all that orders it above one, and time alone
 //! never orders an override above a verdict.
 
-use super::note_line::{Answers, NoteLine, OverrideNote, VerdictNote};
+use super::note_line::{Answers, LineId, NoteLine, OverrideNote, VerdictNote};
 use super::source::SourcedLine;
 use crate::verdict::Verdict;
 
@@ -50,9 +50,11 @@ impl Uncounted {
 /// Whether override `o` answers verdict line `v`.
 fn answers(o: &OverrideNote, v: &VerdictNote) -> bool {
     match &o.answers {
-        Answers::Named(keys) => keys
-            .iter()
-            .any(|k| k == v.record.id.as_str() || *k == v.legacy_key()),
+        // An id costs a hash, the older key a format: each only when a key has its shape.
+        Answers::Named(keys) => keys.iter().any(|k| match LineId::looks_like(k) {
+            true => k == v.record.id().as_str(),
+            false => *k == v.legacy_key(),
+        }),
         Answers::Unnamed(cleared) => {
             v.verdict != Verdict::Halt && *cleared == v.verdict && v.ts <= o.ts
         }

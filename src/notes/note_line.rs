@@ -7,6 +7,7 @@
 //! ([`ReadLine`]). Any other line is [`NoteLine::Invalid`], with what is wrong and the
 //! verdicts it mentions, so the gate can fail closed on it.
 
+use std::cell::OnceCell;
 use std::collections::HashSet;
 use std::fmt;
 
@@ -103,15 +104,40 @@ impl VerdictKind {
     }
 }
 
-/// What every valid line has besides its decision fields.
+/// What every valid line has besides its decision fields. Its id and display fields are
+/// worked out when first asked for: the pre-push gate decides most commits without either.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stored {
-    /// Its id ([`LineId`]).
-    pub id: LineId,
     /// The record as stored, verdict words canonical: what is copied and printed as JSON.
     pub value: Value,
+    id: OnceCell<LineId>,
+    fields: OnceCell<ReadLine>,
+}
+
+impl Stored {
+    /// The record `value` (verdict words already canonical).
+    fn new(value: Value) -> Stored {
+        Stored {
+            value,
+            id: OnceCell::new(),
+            fields: OnceCell::new(),
+        }
+    }
+
+    /// Its id ([`LineId`]).
+    pub fn id(&self) -> &LineId {
+        self.id.get_or_init(|| LineId::of(&self.value))
+    }
+
     /// Its display fields, read leniently.
-    pub fields: ReadLine,
+    pub fn fields(&self) -> &ReadLine {
+        self.fields.get_or_init(|| ReadLine::of(&self.value))
+    }
+
+    /// The commit it was copied from, if it is a copy (`reattached_from`).
+    pub fn reattached_from(&self) -> Option<&str> {
+        self.value.get(REATTACHED_FROM).and_then(Value::as_str)
+    }
 }
 
 /// A review or reconciliation line.
@@ -233,7 +259,7 @@ impl NoteLine {
 
     /// The id of a valid line.
     pub fn id(&self) -> Option<&LineId> {
-        self.stored().map(|s| &s.id)
+        self.stored().map(Stored::id)
     }
 
     /// The record of a valid line as stored.
@@ -243,7 +269,9 @@ impl NoteLine {
 
     /// The display fields of a valid line; empty ones for an invalid line.
     pub fn fields(&self) -> ReadLine {
-        self.stored().map(|s| s.fields.clone()).unwrap_or_default()
+        self.stored()
+            .map(|s| s.fields().clone())
+            .unwrap_or_default()
     }
 
     /// When it was written (empty when unknown).
@@ -259,7 +287,7 @@ impl NoteLine {
     pub fn patch_id(&self) -> Option<&str> {
         match self {
             NoteLine::Invalid(bad) => bad.patch_id.as_deref(),
-            _ => self.stored()?.fields.patch_id.as_deref(),
+            _ => self.stored()?.value.get("patch_id").and_then(Value::as_str),
         }
     }
 
@@ -284,8 +312,8 @@ impl NoteLine {
                     patch_id: None,
                 })
             }
-            Entry::Json(json) => match valid(&json) {
-                Ok(line) => line,
+            Entry::Json(json) => match shape(&json) {
+                Ok(shape) => shape.line(canonical_words(json.value)),
                 Err(problem) => {
                     let Json {
                         value,
@@ -328,8 +356,35 @@ fn mentioned(walk: impl FnOnce(&mut dyn FnMut(&str))) -> Vec<Verdict> {
         .collect()
 }
 
-/// The line `json` is, or why it is not a valid known line.
-fn valid(json: &Json) -> Result<NoteLine, Problem> {
+/// The decision fields of a valid line, read before its value is moved into it.
+enum Shape {
+    Verdict(VerdictKind, Verdict, String),
+    Override(Verdict, String, Answers),
+}
+
+impl Shape {
+    /// The line with `value` as its record.
+    fn line(self, value: Value) -> NoteLine {
+        let record = Stored::new(value);
+        match self {
+            Shape::Verdict(kind, verdict, ts) => NoteLine::Verdict(VerdictNote {
+                kind,
+                verdict,
+                ts,
+                record,
+            }),
+            Shape::Override(verdict, ts, answers) => NoteLine::Override(OverrideNote {
+                verdict,
+                ts,
+                answers,
+                record,
+            }),
+        }
+    }
+}
+
+/// The decision fields of `json`, or why it is not a valid known line.
+fn shape(json: &Json) -> Result<Shape, Problem> {
     let obj = json.value.as_object().ok_or(Problem::NotAnObject)?;
     if let Some(key) = &json.repeated {
         return Err(Problem::RepeatedKey(key.clone()));
@@ -363,25 +418,21 @@ fn valid(json: &Json) -> Result<NoteLine, Problem> {
             })
         }
     };
-    let stored = |value: Value| Stored {
-        id: LineId::of(&value),
-        fields: ReadLine::of(&value),
-        value,
+    let not_ids = || Problem::Field {
+        field: "answers",
+        wanted: "a list of line ids",
     };
     match kind {
-        "review" | "reconciliation" => {
-            let verdict = verdict_of("verdict")?;
-            let kind = match kind {
-                "review" => VerdictKind::Review,
-                _ => VerdictKind::Reconciliation,
-            };
-            Ok(NoteLine::Verdict(VerdictNote {
-                kind,
-                verdict,
-                ts,
-                record: stored(canonical_words(json.value.clone())),
-            }))
-        }
+        "review" => Ok(Shape::Verdict(
+            VerdictKind::Review,
+            verdict_of("verdict")?,
+            ts,
+        )),
+        "reconciliation" => Ok(Shape::Verdict(
+            VerdictKind::Reconciliation,
+            verdict_of("verdict")?,
+            ts,
+        )),
         "override" => {
             let verdict = verdict_of("verdict")?;
             let answers = match obj.get("answers") {
@@ -389,25 +440,12 @@ fn valid(json: &Json) -> Result<NoteLine, Problem> {
                     keys.iter()
                         .map(|k| k.as_str().map(str::to_string))
                         .collect::<Option<_>>()
-                        .ok_or(Problem::Field {
-                            field: "answers",
-                            wanted: "a list of line ids",
-                        })?,
+                        .ok_or_else(not_ids)?,
                 ),
-                Some(_) => {
-                    return Err(Problem::Field {
-                        field: "answers",
-                        wanted: "a list of line ids",
-                    })
-                }
+                Some(_) => return Err(not_ids()),
                 None => Answers::Unnamed(verdict_of("overrides")?),
             };
-            Ok(NoteLine::Override(OverrideNote {
-                verdict,
-                ts,
-                answers,
-                record: stored(canonical_words(json.value.clone())),
-            }))
+            Ok(Shape::Override(verdict, ts, answers))
         }
         other => Err(Problem::Kind(other.to_string())),
     }
@@ -434,17 +472,17 @@ fn canonical_word(field: Option<&mut Value>) {
     }
 }
 
-/// Reads a whole note: every line, in note order; a valid record written twice (the same
-/// record, copied to the same commit twice) is read once.
+/// Reads a whole note: every line, in note order; the same text written twice (a record
+/// copied to the same commit twice) is read once.
 pub fn read_note(text: &str) -> Vec<NoteLine> {
     let mut seen = HashSet::new();
     entries(text)
         .into_iter()
-        .map(NoteLine::of)
-        .filter(|line| match line.stored() {
-            Some(s) => seen.insert((s.id.clone(), s.fields.reattached_from.clone())),
-            None => true,
+        .filter(|e| match e {
+            Entry::Json(j) => seen.insert(j.text.clone()),
+            Entry::NotJson(t) => seen.insert(t.clone()),
         })
+        .map(NoteLine::of)
         .collect()
 }
 

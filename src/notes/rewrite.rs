@@ -79,7 +79,7 @@ pub fn copy_for_rewrite(
                 let Some(stored) = line.stored() else {
                     continue; // git's own notes.rewriteRef copies the note text whole
                 };
-                if have.insert(stored.id.clone()) {
+                if have.insert(stored.id().clone()) {
                     lines.push(reattached(&stored.value, &old_hex));
                     if !from.contains(&old) {
                         from.push(old);
@@ -148,14 +148,14 @@ pub fn reattach(
             let Some(stored) = line.line.stored() else {
                 continue;
             };
-            if *source_commit == target || have.contains(&stored.id) {
+            if *source_commit == target || have.contains(stored.id()) {
                 continue;
             }
             if !line.source.may_relax() {
                 done.untrusted += 1;
                 continue;
             }
-            have.insert(stored.id.clone());
+            have.insert(stored.id().clone());
             lines.push(reattached(&stored.value, &source_commit.to_string()));
             if !from.contains(source_commit) {
                 from.push(*source_commit);

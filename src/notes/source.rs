@@ -142,7 +142,7 @@ pub fn merge_sources(notes: Vec<(Source, Vec<NoteLine>)>) -> Vec<SourcedLine> {
     let mut out = Vec::new();
     for (source, lines) in notes {
         let fresh = lines.into_iter().filter(|line| match line.stored() {
-            Some(s) => seen.insert((s.id.clone(), s.fields.reattached_from.clone())),
+            Some(s) => seen.insert((s.id().clone(), s.reattached_from().map(str::to_string))),
             None => true,
         });
         out.extend(SourcedLine::all_from(&source, fresh.collect()));
