@@ -15,14 +15,18 @@ use crate::common::TestEnv;
 
 const PUSH_MAIN: &[&str] = &["push", "origin", "main"];
 
-/// The id of the HALT line on `rev` of `dir` (from the note of this clone).
-fn halt_id(dir: &Path, rev: &str) -> String {
+/// The id of the HALT line on `rev` of `dir` (from the note of this clone); with `ts`, the
+/// one written then.
+fn halt_id(dir: &Path, rev: &str, ts: Option<&str>) -> String {
     let repo = open(dir);
     let oid = super::commit_id(&repo, rev);
     notes::read(&repo, oid)
         .unwrap()
         .iter()
-        .find(|l| matches!(&l.line, NoteLine::Verdict(v) if v.verdict == Verdict::Halt))
+        .find(|l| {
+            matches!(&l.line, NoteLine::Verdict(v)
+                if v.verdict == Verdict::Halt && ts.is_none_or(|ts| v.ts == ts))
+        })
         .and_then(|l| l.line.id())
         .expect("a HALT line")
         .to_string()
@@ -106,7 +110,7 @@ fn a_forks_override_does_not_clear_a_halt() {
     );
 
     // Naming the HALT by its id does not make a fork's override count either.
-    let named = forged_override(&halted, Some(&halt_id(&work, "HEAD")));
+    let named = forged_override(&halted, Some(&halt_id(&work, "HEAD", None)));
     let forker = env.root().join("forker");
     env.git(
         &forker,
@@ -124,7 +128,7 @@ fn a_trusted_remotes_override_counts() {
     let env = TestEnv::new();
     let (work, bare) = remote_pair(&env);
     let halted = commit_with_verdict(&env, &work, "src/a.rs", "a\n", "Halted work", "HALT");
-    let named = forged_override(&halted, Some(&halt_id(&work, "HEAD")));
+    let named = forged_override(&halted, Some(&halt_id(&work, "HEAD", None)));
     fork_with_note(&env, &work, &halted, &named);
     // The user's own config trusts the fork.
     env.write_user_config("[notes]\ntrusted_remotes = [\"fork\"]\n");
@@ -147,7 +151,7 @@ fn a_trusted_remotes_override_counts() {
             "[notes]\ntrusted_remotes = [\"fork\"]\n",
         )],
     );
-    let named = forged_override(&again, Some(&halt_id(&work, "HEAD")));
+    let named = forged_override(&again, Some(&halt_id(&work, "HEAD", None)));
     let forker = env.root().join("forker");
     env.git(
         &forker,
@@ -191,7 +195,7 @@ fn an_override_answers_the_line_it_names_and_a_later_halt_stands() {
     assert_says(
         &show.ok().stdout,
         &[
-            &format!("answers: {}", halt_id_at(&work, T1)),
+            &format!("answers: {}", halt_id(&work, "HEAD", Some(T1))),
             ": HALT (from the review of 2026-01-03T00:00:00.000Z)",
         ],
     );
@@ -199,20 +203,6 @@ fn an_override_answers_the_line_it_names_and_a_later_halt_stands() {
     override_head(&env, &work, "FLAG", "the second one was checked as well").ok();
     env.git(&work, PUSH_MAIN).ok();
     assert_eq!(env.rev_parse(&bare, "main"), halted);
-}
-
-/// The id of the HALT line written at `ts` on HEAD of `dir`.
-fn halt_id_at(dir: &Path, ts: &str) -> String {
-    let repo = open(dir);
-    notes::read(&repo, super::commit_id(&repo, "HEAD"))
-        .unwrap()
-        .iter()
-        .find(
-            |l| matches!(&l.line, NoteLine::Verdict(v) if v.verdict == Verdict::Halt && v.ts == ts),
-        )
-        .and_then(|l| l.line.id())
-        .unwrap()
-        .to_string()
 }
 
 #[test]

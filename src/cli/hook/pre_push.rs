@@ -321,7 +321,7 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
             ),
             crate::notes::Source::Remote { name, .. } => writeln!(
                 s,
-                "  ask who wrote it to mend it on {name}, then: git triad notes fetch {name}"
+                "  ask who wrote it to mend it on {name}, then: git triad notes fetch {name}\n  or drop {name}'s notes here:  git update-ref -d refs/notes/remotes/{name}/triad"
             ),
         };
     }
