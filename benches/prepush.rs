@@ -7,7 +7,9 @@
 //! that. Also reports what the hook adds to a push with nothing to check.
 //!
 //! Run with `cargo bench --bench prepush` (builds the release binary it measures). Set
-//! `PREPUSH_BENCH_DIR=<empty dir>` to build the repository there and keep it for profiling.
+//! `PREPUSH_BENCH_DIR=<empty dir>` to build the repository there and keep it for profiling,
+//! and `PREPUSH_TRIAD_BIN=<path>` to time another `git-triad` binary (an older build, to
+//! compare).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -138,7 +140,8 @@ impl Env {
 
     /// Times one run of the pre-push gate with `input` on stdin; it must let the push through.
     fn hook(&self, dir: &Path, url: &str, input: &str) -> Duration {
-        let bin = env!("CARGO_BIN_EXE_git-triad");
+        let bin = std::env::var_os("PREPUSH_TRIAD_BIN")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_git-triad").into());
         let t = Instant::now();
         let mut child = self
             .command(bin, dir)
@@ -187,11 +190,13 @@ fn review(i: usize, verdict: &str, minute: usize) -> String {
     )
 }
 
-/// The note of commit `i`: mostly APPROVE/FLAG; every tenth was halted, then overridden, so
-/// the gate must parse it and find it no longer blocks.
+/// The note of commit `i`: mostly APPROVE/FLAG; every tenth was halted, then overridden by an
+/// override naming the HALT, so the gate must parse it and find it no longer blocks. The
+/// override names it by the `"<ts> <kind> <verdict>"` key, which every version of the gate
+/// reads, so older builds can be timed on the same repository.
 fn note(i: usize) -> String {
     if i.is_multiple_of(10) {
-        let over = r#"{"commit":"","kind":"override","overrides":"HALT","patch_id":null,"reason":"checked","ts":"2026-01-01T00:59:00.000Z","v":1,"verdict":"APPROVE","who":"B <b@example.com>"}"#;
+        let over = r#"{"answers":["2026-01-01T00:01:00.000Z review HALT"],"commit":"","kind":"override","overrides":"HALT","patch_id":null,"reason":"checked","ts":"2026-01-01T00:59:00.000Z","v":1,"verdict":"APPROVE","who":"B <b@example.com>"}"#;
         format!("{}\n{over}\n", review(i, "HALT", 1))
     } else {
         let v = if i.is_multiple_of(3) {

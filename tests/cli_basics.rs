@@ -296,6 +296,69 @@ fn an_untrusted_repo_may_choose_the_arbiter_mode() {
     assert_contains(&run.stdout, "this clone is not trusted");
 }
 
+#[test]
+fn an_untrusted_repo_may_only_lower_model_limits_and_role_timeouts() {
+    let env = TestEnv::new();
+    env.write_user_config(&common::fake_user_config("http://127.0.0.1:9"));
+    let toml = "[models.model-a]\ncontext_window = 1000000\nmax_output_tokens = 2000\n\
+                [roles.arbiter]\ntimeout_secs = 86400\n";
+    let repo = repo_with_config(&env, "greedy", toml);
+    let run = show_origins(&env, &repo);
+    for ignored in [
+        "# ignored `models.model-a.context_window = 1000000` from ",
+        "# ignored `roles.arbiter.timeout_secs = 86400` from ",
+    ] {
+        assert_contains(&run.stdout, ignored);
+    }
+    assert_contains(
+        &run.stdout,
+        "an untrusted clone may only lower model limits and timeouts",
+    );
+    // Lowering is tightening, and applies.
+    assert_from_repo(&run, "models.model-a.max_output_tokens", "2000");
+    // A trusted clone chooses its models, limits included.
+    env.git(&repo, &["config", "triad.trusted", "true"]).ok();
+    let run = show_origins(&env, &repo);
+    assert_from_repo(&run, "models.model-a.context_window", "1000000");
+}
+
+#[test]
+fn log_lists_a_corrupt_run_as_corrupt() {
+    let env = TestEnv::new();
+    let repo = env.repo("proj", &[("README.md", "hi\n")]);
+    // A run record whose run.json is cut off, as a crash or a hand edit may leave it.
+    let git = git2::Repository::open(&repo).unwrap();
+    let blob = git
+        .blob(b"{\"run_id\": \"20260101-000000-dead\", \"stag")
+        .unwrap();
+    let mut tree = git.treebuilder(None).unwrap();
+    tree.insert("run.json", blob, 0o100644).unwrap();
+    let tree = git.find_tree(tree.write().unwrap()).unwrap();
+    let sig = git2::Signature::now("T", "t@example.com").unwrap();
+    let commit = git
+        .commit(None, &sig, &sig, "triad run: started\n", &tree, &[])
+        .unwrap();
+    git.reference(
+        "refs/triad/runs/20260101-000000-dead",
+        commit,
+        false,
+        "test",
+    )
+    .unwrap();
+    let log = env.triad(&repo, &["log"]);
+    assert_contains(
+        &log.ok().stdout,
+        "20260101-000000-dead  corrupt: run.json of",
+    );
+    assert_contains(
+        &log.stdout,
+        "git update-ref -d refs/triad/runs/20260101-000000-dead",
+    );
+    let json = env.triad(&repo, &["log", "--format", "json"]);
+    let listed: serde_json::Value = serde_json::from_str(json.ok().stdout.trim()).unwrap();
+    assert_eq!(listed[0]["status"], "corrupt", "{listed}");
+}
+
 // ---------------------------------------------------------------------------------------
 // Invalid configuration
 // ---------------------------------------------------------------------------------------

@@ -577,6 +577,24 @@ fn a_five_thousand_character_path_keeps_its_reason_everywhere() {
     assert!(detail.len() < 1_000, "{detail}");
 }
 
+/// A 300-byte file name fits in a path, but no file system git checks out to takes it: the
+/// edit is refused with that reason, the model is told, and the branch holds no such file.
+#[test]
+fn a_file_name_longer_than_file_systems_take_is_refused_with_the_reason() {
+    let name = format!("tests/{}.py", "n".repeat(297));
+    let s = implementing_after(&name, "print('x')\n");
+    let (_, run, out) = approved_run(&s);
+    let reason = "a name in it is 300 bytes, longer than the 255";
+    assert!(run.stderr.contains(reason), "{}", run.stderr);
+    let retry = s.requests_for("implement")[1].to_string();
+    assert!(retry.contains(reason), "{retry}");
+    let branch = out["branch"].as_str().unwrap();
+    let files = s.git(&["ls-tree", "-r", "--name-only", branch]);
+    assert!(!files.contains("nnnn"), "{files}");
+    // The branch checks out.
+    s.git(&["worktree", "add", "-q", "../checked-out", branch]);
+}
+
 #[test]
 fn a_model_cannot_commit_another_name_for_dot_git() {
     for path in [
@@ -848,12 +866,20 @@ fn a_review_dated_in_the_future_does_not_shadow_a_halt() {
         &["Effective verdict", ": HALT (from the review of"],
     );
 
-    // An override names the lines it answers; then the push goes.
+    // An override names the lines it answers, by id; then the push goes.
+    let repo = crate::notes_hooks::open(&work);
+    let lines = git_triad::notes::read(&repo, git2::Oid::from_str(&halted).unwrap()).unwrap();
+    let halt_id = lines
+        .iter()
+        .find(|l| l.line.verdict() == Some(git_triad::verdict::Verdict::Halt))
+        .and_then(|l| l.line.id())
+        .unwrap()
+        .to_string();
     override_head(&env, &work, "APPROVE", "checked by hand").ok();
     let show = env.triad(&work, &["show"]);
     assert_says(
         &show.ok().stdout,
-        &[&format!("answers: {T1} review HALT"), ": APPROVE (from the"],
+        &[&format!("answers: {halt_id}"), ": APPROVE (from the"],
     );
     env.git(&work, &["push", "origin", "main"]).ok();
     assert_eq!(env.rev_parse(&bare, "main"), halted);

@@ -5,6 +5,7 @@ mod gate;
 mod install;
 mod rewrite;
 mod store;
+mod trust;
 
 use std::path::{Path, PathBuf};
 

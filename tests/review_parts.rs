@@ -91,11 +91,92 @@ fn a_three_thousand_file_change_is_reviewed_in_parts_within_the_window_with_a_re
         "{out}"
     );
     assert!(
-        out.contains(" part(s); left out: data/huge.txt (its diff alone is about"),
+        out.contains(" part(s); not reviewed: data/huge.txt (its diff alone is about"),
         "{out}"
     );
     assert!(
-        out.contains("the model said APPROVE; the issues that count support FLAG: 1 file(s) left out of the review"),
+        out.contains("the model said APPROVE; the issues that count support FLAG: ")
+            && out.contains("1 file(s) not reviewed: it is at most FLAG"),
         "{out}"
+    );
+}
+
+/// A script with one NUL byte is binary to git: the arbiter is shown `(binary file, not
+/// shown)`, so the receipt says it was not reviewed and the verdict is at most FLAG, on the
+/// note the pre-push gate reads as on the report.
+#[test]
+fn a_file_with_a_nul_byte_is_not_reviewed_and_keeps_the_verdict_from_approving() {
+    let script = Script::new(vec![Rule::named("arbiter")
+        .protocol(WireProtocol::OpenAi)
+        .model("model-b")
+        .reply(Reply::json(approve()))]);
+    let server = FakeServer::start_blocking(script).expect("fake server");
+    let mut env = TestEnv::new();
+    env.write_user_config(&fake_user_config(&server.base_url()));
+    env.set("FAKE_OPENAI_KEY", "sk-fake-openai-key-for-tests");
+    let bare = crate::notes_hooks::bare_repo(&env, "remote.git", &["-b", "main"]);
+    let repo = env.repo("proj", &[("README.md", "# proj\n")]);
+    crate::notes_hooks::add_origin(&env, &repo, &bare);
+    env.triad(&repo, &["init", "--no-trust"]).ok();
+    env.git(&repo, &["push", "-q", "origin", "main"]).ok();
+    env.write_files(
+        &repo,
+        &[
+            ("run.sh", "echo building\n\0\nrm -rf \"$HOME/.cache\"\n"),
+            ("notes.md", "How to build.\n"),
+        ],
+    );
+    env.commit_all(&repo, "Add a build script");
+    let r = env.triad(
+        &repo,
+        &[
+            "review",
+            "HEAD",
+            "--arbiter-model",
+            "model-b",
+            "--note",
+            "--format",
+            "json",
+        ],
+    );
+    let review: Value = serde_json::from_str(r.ok().stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", r.stdout, r.stderr));
+    let request = &server.requests()[0].body;
+    assert!(request.contains("(binary file, not shown)"), "{request}");
+    let coverage = &review["coverage"];
+    let reviewed = coverage["reviewed"].as_array().unwrap();
+    assert!(reviewed.contains(&json!("notes.md")), "{review}");
+    assert!(!reviewed.contains(&json!("run.sh")), "{review}");
+    assert_eq!(coverage["left_out"][0]["path"], "run.sh", "{review}");
+    assert!(
+        coverage["left_out"][0]["why"]
+            .as_str()
+            .unwrap()
+            .contains("NUL byte"),
+        "{coverage}"
+    );
+    assert_eq!(review["verdict"], "FLAG", "{review}");
+    assert_eq!(review["model_verdict"], "APPROVE", "{review}");
+    let show = env.triad(&repo, &["show"]);
+    crate::notes_hooks::assert_says(
+        &show.ok().stdout,
+        &[
+            "review  FLAG",
+            "not reviewed: run.sh (git reads it as binary",
+            ": FLAG",
+        ],
+    );
+    // A team that blocks on FLAG does not push it unseen.
+    env.write_files(
+        &repo,
+        &[(
+            ".triad/config.toml",
+            "[hooks.pre_push]\nblock_on = [\"HALT\", \"FLAG\"]\n",
+        )],
+    );
+    let push = crate::notes_hooks::refused_push(&env, &repo, &["push", "origin", "main"]);
+    crate::notes_hooks::assert_says(
+        &push.stderr,
+        &["Add a build script", "FLAG at stage review"],
     );
 }

@@ -406,6 +406,28 @@ fn review_with_the_scripted_arbiter() {
     assert_eq!(server.requests().len(), 1);
 }
 
+/// What a reviewer sees in `git log` on a reviewed commit after `git triad init`: one line
+/// per verdict (verdict, stage or review, arbiter, the issues that count and where the
+/// first is), not the JSON tools read (`git log --notes=triad`).
+#[test]
+fn git_log_on_a_reviewed_commit_after_init() {
+    let (server, env, repo) = scripted_review(pinned_usage);
+    env.triad(&repo, &["init", "--no-trust"]).ok();
+    let review = env.triad(&repo, &["review", "HEAD", "--note"]);
+    assert!(
+        review.stderr.is_empty() || !review.stderr.contains("error"),
+        "{}",
+        review.stderr
+    );
+    let log = env.git(&repo, &["log", "-1"]);
+    log.ok();
+    check(
+        "git-log-after-init",
+        &log.transcript("git log -1", &env.normalizer()),
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
 // ---------------------------------------------------------------------------------------
 // Machine-readable output: `--json` and `--format json`
 // ---------------------------------------------------------------------------------------

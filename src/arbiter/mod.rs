@@ -2,9 +2,11 @@
 //! quotes and on deterministic floors the model cannot talk away.
 
 pub mod anchor;
+pub mod coverage;
 pub mod feedback;
 pub mod gather;
 pub mod parts;
+pub mod reconciliation;
 pub mod request;
 pub mod review;
 pub mod schema;

@@ -6,7 +6,7 @@
 //! out is at most FLAG (a verdict never passes what it did not see). The verdict of the whole
 //! is the worst of the parts', so a defect found in one part stands for the change.
 
-use super::schema::{ArbiterReview, Coverage, Floor, LeftOut, Verdict};
+use super::schema::{ArbiterReview, Coverage, Floor, LeftOut};
 use crate::model::window::Estimator;
 
 /// How a change is split: the file indexes of each part, and the files left out.
@@ -58,7 +58,7 @@ pub fn header(n: usize, of: usize) -> String {
 
 /// One review of the parts' reviews: the worst verdict, every issue, the weakest confidence,
 /// each part's reasoning, the summed cost, and the coverage receipt. With files left out,
-/// the verdict is at least FLAG, and the derived reasons say why.
+/// the verdict is at least FLAG, and the derived reasons say why ([`super::coverage::apply`]).
 pub fn merge(parts: Vec<ArbiterReview>, coverage: Coverage) -> Option<ArbiterReview> {
     let count = parts.len();
     let mut iter = parts.into_iter().enumerate();
@@ -95,16 +95,6 @@ pub fn merge(parts: Vec<ArbiterReview>, coverage: Coverage) -> Option<ArbiterRev
         whole.token_cost += p.token_cost;
         whole.sandbox = whole.sandbox.take().or(p.sandbox);
     }
-    if !coverage.left_out.is_empty() && whole.verdict < Verdict::Flag {
-        whole.verdict = Verdict::Flag;
-        derived_verdict = Verdict::Flag;
-    }
-    if !coverage.left_out.is_empty() {
-        derived_reasons.push(format!(
-            "{} file(s) left out of the review: it is at most FLAG, as it did not see them",
-            coverage.left_out.len()
-        ));
-    }
     if count > 1 {
         derived_reasons.push(format!(
             "reviewed in {count} parts by file groups: the worst part's verdict stands"
@@ -115,14 +105,14 @@ pub fn merge(parts: Vec<ArbiterReview>, coverage: Coverage) -> Option<ArbiterRev
         reasons: derived_reasons,
     });
     whole.reasoning = reasoning.join("\n");
-    whole.coverage = Some(coverage);
+    super::coverage::apply(&mut whole, coverage);
     Some(whole)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arbiter::schema::Issue;
+    use crate::arbiter::schema::{Issue, Verdict};
 
     fn sections(sizes: &[usize]) -> Vec<(String, String)> {
         sizes
@@ -198,12 +188,12 @@ mod tests {
         assert_eq!(merged.verdict, Verdict::Flag);
         let why = merged.derived.unwrap().reasons.join("; ");
         assert!(
-            why.contains("1 file(s) left out of the review: it is at most FLAG"),
+            why.contains("1 file(s) not reviewed: it is at most FLAG"),
             "{why}"
         );
         assert_eq!(
             merged.coverage.unwrap().describe().unwrap(),
-            "reviewed 2 of 3 file(s) in 2 part(s); left out: big0.py (too large)"
+            "reviewed 2 of 3 file(s) in 2 part(s); not reviewed: big0.py (too large)"
         );
     }
 }

@@ -6,54 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::code::Symbol;
 use crate::probe::{ProbeOutcome, ProbeResult};
 
-/// The four verdicts of seed 000 §B3.3, in increasing severity.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum Verdict {
-    /// Sound; continue.
-    Approve,
-    /// Continue, and pass the issues to the next stage.
-    Flag,
-    /// Redo the stage with the feedback.
-    Reject,
-    /// Stop for a human.
-    Halt,
-}
-
-impl Verdict {
-    /// The uppercase name used in notes and output.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Approve => "APPROVE",
-            Verdict::Flag => "FLAG",
-            Verdict::Reject => "REJECT",
-            Verdict::Halt => "HALT",
-        }
-    }
-}
-
-impl std::fmt::Display for Verdict {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Verdict {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s.to_ascii_uppercase().as_str() {
-            "APPROVE" => Ok(Verdict::Approve),
-            "FLAG" => Ok(Verdict::Flag),
-            "REJECT" => Ok(Verdict::Reject),
-            "HALT" => Ok(Verdict::Halt),
-            _ => Err(format!(
-                "`{s}` is not a verdict (APPROVE, FLAG, REJECT, HALT)"
-            )),
-        }
-    }
-}
+pub use crate::verdict::Verdict;
 
 /// Issue severity.
 #[derive(
@@ -341,7 +294,8 @@ pub struct ArbiterReview {
 pub struct Coverage {
     /// Files of the change the reviewer was shown, with their hunks.
     pub reviewed: Vec<String>,
-    /// Files of the change it was not shown, each with why.
+    /// Files of the change it was not shown (binary, withheld, too large), each with why:
+    /// not reviewed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub left_out: Vec<LeftOut>,
     /// Requests the review took: more than one when the change did not fit the reviewer's
@@ -359,7 +313,7 @@ pub struct LeftOut {
 }
 
 impl Coverage {
-    /// One line for people: `reviewed 2,998 of 3,000 files in 5 parts; left out: …`, or
+    /// One line for people: `reviewed 2,998 of 3,000 files in 5 parts; not reviewed: …`, or
     /// `None` when the review saw the whole change in one request.
     pub fn describe(&self) -> Option<String> {
         if self.parts <= 1 && self.left_out.is_empty() {
@@ -378,7 +332,7 @@ impl Coverage {
                 .take(5)
                 .map(|l| format!("{} ({})", l.path, l.why))
                 .collect();
-            s.push_str(&format!("; left out: {}", shown.join(", ")));
+            s.push_str(&format!("; not reviewed: {}", shown.join(", ")));
             if self.left_out.len() > 5 {
                 s.push_str(&format!(" and {} more", self.left_out.len() - 5));
             }

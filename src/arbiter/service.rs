@@ -131,6 +131,9 @@ impl<'a> Arbiter<'a> {
             .iter()
             .map(|(p, _)| p.clone())
             .collect();
+        // Files whose content the reviewer never sees, in one request or in parts.
+        let unseen = super::coverage::unseen(&prepared.gathered.files);
+        let seen = |p: &str| !unseen.iter().any(|u| u.path == p);
         let split = match self.first() {
             Some(first) => {
                 let room = self.client.room(first, &whole)?;
@@ -143,11 +146,12 @@ impl<'a> Arbiter<'a> {
         let Some((room, estimator)) = split else {
             let asked = self.ask(system_prompt, &input).await?;
             let mut reviewed = prepared.with_checks(brief, |checks| asked.finish(checks));
-            reviewed.review.coverage = Some(Coverage {
-                reviewed: all,
-                left_out: Vec::new(),
+            let coverage = Coverage {
+                reviewed: all.iter().filter(|p| seen(p)).cloned().collect(),
+                left_out: unseen.clone(),
                 parts: 1,
-            });
+            };
+            super::coverage::apply(&mut reviewed.review, coverage);
             return Ok(reviewed);
         };
         // What every part's request holds besides its diff, and what a part may add.
@@ -198,11 +202,13 @@ impl<'a> Arbiter<'a> {
             spend += r.spend;
             exchanges.extend(r.exchanges);
             reviews.push(r.review);
-            reviewed.extend(paths.iter().map(|p| p.to_string()));
+            reviewed.extend(paths.iter().filter(|p| seen(p)).map(|p| p.to_string()));
         }
+        let mut left_out = plan.left_out;
+        left_out.extend(unseen.iter().cloned());
         let coverage = Coverage {
             reviewed,
-            left_out: plan.left_out,
+            left_out,
             parts: count as u32,
         };
         let review = super::parts::merge(reviews, coverage)

@@ -235,6 +235,22 @@ pub(crate) fn resolve_commit<'r>(
         })
 }
 
+/// The remotes whose fetched verdict notes the user trusts (`notes.trusted_remotes`), for
+/// commands that read notes. A configuration that does not load trusts no remote: reading
+/// then counts fewer overrides, never more (the pre-push gate fails closed instead).
+pub(crate) fn note_trust(ctx: &Context) -> crate::notes::Trust {
+    match ctx.load_config() {
+        Ok(loaded) => crate::notes::Trust::new(&loaded.config.notes.trusted_remotes),
+        Err(e) => {
+            tracing::warn!(
+                "no remote's notes are trusted: the configuration does not load ({})",
+                e.error
+            );
+            crate::notes::Trust::default()
+        }
+    }
+}
+
 /// The abbreviated id and subject of a commit, for messages.
 pub(crate) fn short_and_subject(commit: &git2::Commit<'_>) -> (String, String) {
     let short = commit

@@ -4,7 +4,7 @@ use clap::{Args, ValueEnum};
 
 use super::helper::{load_run, need_repo};
 use super::{ok, out, CommandResult, Context};
-use crate::pipeline::list_runs;
+use crate::pipeline::{scan_runs, CorruptRun};
 use crate::report::run::{self as report, RunReport};
 
 /// Output formats of `git triad log`.
@@ -32,17 +32,22 @@ pub struct LogArgs {
 pub fn run(ctx: &Context, args: &LogArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let Some(id) = &args.run_id else {
-        let runs = list_runs(repo);
+        let (runs, corrupt) = scan_runs(repo);
         let text = match args.format {
-            LogFormat::Json => format!(
-                "{}\n",
-                serde_json::to_string(&runs.iter().map(RunReport::of).collect::<Vec<_>>())
-                    .unwrap_or_default()
-            ),
-            _ if runs.is_empty() => {
+            LogFormat::Json => {
+                let mut all: Vec<serde_json::Value> = runs
+                    .iter()
+                    .map(|r| serde_json::to_value(RunReport::of(r)).unwrap_or_default())
+                    .collect();
+                all.extend(corrupt.iter().map(
+                    |c| serde_json::json!({"run": c.id, "status": "corrupt", "message": c.why}),
+                ));
+                format!("{}\n", serde_json::Value::Array(all))
+            }
+            _ if runs.is_empty() && corrupt.is_empty() => {
                 "no runs yet: start one with `git triad run --task <slug>`\n".to_string()
             }
-            _ => report::list(&runs),
+            _ => report::list(&runs) + &corrupt_lines(&corrupt),
         };
         out(&text)?;
         return ok();
@@ -61,4 +66,19 @@ pub fn run(ctx: &Context, args: &LogArgs) -> CommandResult {
     };
     out(&text)?;
     ok()
+}
+
+/// The runs whose record does not load, one line each, and what to do about them.
+fn corrupt_lines(corrupt: &[CorruptRun]) -> String {
+    let mut s = String::new();
+    for c in corrupt {
+        s.push_str(&format!("{}  corrupt: {}\n", c.id, c.why));
+    }
+    if let Some(first) = corrupt.first() {
+        s.push_str(&format!(
+            "next: a corrupt run record is kept as it is; read it with `git log -p refs/triad/runs/{}`, or remove it with `git update-ref -d refs/triad/runs/{}`\n",
+            first.id, first.id
+        ));
+    }
+    s
 }

@@ -4,8 +4,8 @@ use clap::{Args, ValueEnum};
 
 use super::{ok, out, CommandError, CommandResult, Context};
 use crate::arbiter::Verdict;
-use crate::cli::helper::{need_repo, resolve_commit, short_and_subject};
-use crate::notes::{self, OverrideRecord, Record};
+use crate::cli::helper::{need_repo, note_trust, resolve_commit, short_and_subject};
+use crate::notes::{self, NoteLine, OverrideRecord, Record};
 
 /// Record that a person overrules a commit's verdict (appended as a note; nothing is deleted).
 #[derive(Debug, Args)]
@@ -50,13 +50,14 @@ pub fn run(ctx: &Context, args: &OverrideArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let commit = resolve_commit(repo, &args.rev)?;
     let (short, subject) = short_and_subject(&commit);
-    let lines = notes::read(repo, commit.id())?;
+    // Every verdict on the commit, fetched ones too: a person may answer a teammate's HALT.
+    let lines = notes::read_everywhere(repo, commit.id(), &note_trust(ctx))?;
     let Some(current) = notes::effective(&lines) else {
         return Err(CommandError::usage(format!("{short} ({subject}) has no verdict to override"))
             .hint(format!("`git triad show {short}` lists its notes"))
             .hint("the pre-push gate blocks unreviewed commits only when \"missing\" is in hooks.pre_push.block_on"));
     };
-    let verdict = args.verdict.verdict().as_str();
+    let verdict = args.verdict.verdict();
     if current.verdict == verdict {
         return Err(CommandError::usage(format!(
             "the verdict of {short} is already {verdict}"
@@ -72,17 +73,31 @@ pub fn run(ctx: &Context, args: &OverrideArgs) -> CommandResult {
         commit.id(),
         Record::Override(OverrideRecord {
             verdict: args.verdict.verdict(),
-            overrides: current.verdict.clone(),
-            // Every verdict line now on the commit: the override answers exactly these.
-            answers: Some(lines.iter().filter_map(notes::answer_key).collect()),
+            overrides: current.verdict,
+            // Every verdict line now on the commit, by id: the override answers exactly
+            // these, and nothing written later.
+            answers: Some(
+                lines
+                    .iter()
+                    .filter(|l| matches!(l.line, NoteLine::Verdict(_)))
+                    .filter_map(|l| l.line.id().map(ToString::to_string))
+                    .collect(),
+            ),
             reason: reason.to_string(),
             who,
         }),
     )?;
-    out(&format!(
+    let mut said = format!(
         "Recorded your override of {short} ({subject}): {} is now {verdict}.\n\
          Share it with `git triad notes push`.\n",
         current.verdict
-    ))?;
+    );
+    if lines.iter().any(|l| matches!(l.line, NoteLine::Invalid(_))) {
+        said.push_str(&format!(
+            "Its note also holds a line this git triad does not read, which no override answers: \
+             the pre-push gate still blocks on it if it mentions a blocking verdict (`git triad show {short}`).\n"
+        ));
+    }
+    out(&said)?;
     ok()
 }

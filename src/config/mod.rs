@@ -59,6 +59,7 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "breaker",
     "verify",
     "hooks",
+    "notes",
     "privacy",
     "prompts",
     "providers",

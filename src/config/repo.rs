@@ -2,7 +2,7 @@
 //! untrusted and may only tighten what the layers below it (built-in defaults, the user's own
 //! file) say.
 //!
-//! Three rules apply, in this order:
+//! These rules apply, in this order:
 //! - restricted keys (endpoints, key variables, commands, model prices and ids, transport, the
 //!   judges' prompts and a higher `arbiter.max_retries`) refuse the whole file unless the
 //!   clone is trusted;
@@ -11,11 +11,15 @@
 //!   `routing` that weighs cost more; checks only turned on) keep the value below when the repository's would
 //!   loosen it, and say so;
 //! - lists a repository may only add to (`hooks.pre_push.block_on`, `privacy.withhold`) are
-//!   the union of the list below and the repository's, never losing an entry.
+//!   the union of the list below and the repository's, never losing an entry;
+//! - in an untrusted clone, model limits and role timeouts (`models.*.max_output_tokens`,
+//!   `models.*.context_window`, `roles.*.timeout_secs`) may only go down;
+//! - `notes.trusted_remotes` is never taken from a repository, trusted or not.
 //!
-//! The last two hold in trusted clones too: trust lets a repository choose where calls go and
-//! what runs, not spend more of the user's money, look away from more verdicts or send more
-//! private files to a model.
+//! The tightening limits and add-only lists hold in trusted clones too: trust lets a
+//! repository choose where calls go and what runs (and so which models, with their limits),
+//! not spend more of the user's money, look away from more verdicts or send more private
+//! files to a model.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -120,6 +124,35 @@ const LOWER_ONLY: &[&str] = &[
     "sandbox.processes",
 ];
 
+/// Limits an untrusted clone may only lower (a longer answer or a bigger request costs the
+/// user more; a longer timeout waits longer on every call), each with what holds when the
+/// layers below leave it unset. `*` is any one segment (a model or role name).
+const LOWER_ONLY_UNTRUSTED: &[(&str, Unset)] = &[
+    (
+        "models.*.max_output_tokens",
+        Unset::Value(super::schema::DEFAULT_MAX_OUTPUT_TOKENS as i64),
+    ),
+    (
+        "models.*.context_window",
+        Unset::Value(super::schema::DEFAULT_CONTEXT_WINDOW as i64),
+    ),
+    ("roles.*.timeout_secs", Unset::Key("transport.timeout_secs")),
+];
+
+/// What holds for a limit the layers below leave unset.
+enum Unset {
+    /// This number.
+    Value(i64),
+    /// The value of this key below (a role's timeout falls back to the transport's).
+    Key(&'static str),
+}
+
+/// Keys only the user's own config may set, never a repository's (trusted or not), with why.
+const USER_ONLY: &[(&str, &str)] = &[(
+    "notes.trusted_remotes",
+    "only your own config may trust a remote's verdict notes",
+)];
+
 /// Numbers a repository may only raise (a breaker that stays open longer).
 const HIGHER_ONLY: &[&str] = &["breaker.open_secs"];
 
@@ -216,6 +249,42 @@ pub fn restrict(
         }
     }
     let mut ignored = Vec::new();
+    for (key, why) in USER_ONLY {
+        if let Some(asked) = remove(&mut table, key) {
+            ignored.push(IgnoredValue {
+                key: key.to_string(),
+                asked,
+                kept: get(below, key).cloned().unwrap_or(Value::Array(Vec::new())),
+                path: path.to_path_buf(),
+                why,
+            });
+        }
+    }
+    if !trusted {
+        for (pattern, unset) in LOWER_ONLY_UNTRUSTED {
+            for segments in expand(&table, pattern) {
+                let Some(asked) = get_path(&table, &segments).and_then(number) else {
+                    continue;
+                };
+                let kept = get_path(below, &segments).cloned().or_else(|| match unset {
+                    Unset::Value(v) => Some(Value::Integer(*v)),
+                    Unset::Key(k) => get(below, k).cloned(),
+                });
+                let Some(limit) = kept.as_ref().and_then(number) else {
+                    continue;
+                };
+                if asked > limit || asked.is_nan() {
+                    ignored.push(IgnoredValue {
+                        key: layers::join_key(&segments),
+                        asked: remove_path(&mut table, &segments).unwrap_or(Value::Float(asked)),
+                        kept: kept.unwrap_or(Value::Float(limit)),
+                        path: path.to_path_buf(),
+                        why: "an untrusted clone may only lower model limits and timeouts",
+                    });
+                }
+            }
+        }
+    }
     let mut ignore = |table: &mut Table, key: &str, kept: Value, why: &'static str| {
         if let Some(asked) = remove(table, key) {
             ignored.push(IgnoredValue {
@@ -346,25 +415,60 @@ fn leaf_keys(v: &Value, path: &mut Vec<String>, out: &mut Vec<String>) {
 
 /// The value at a dotted key (segments without quotes or dots).
 fn get<'a>(table: &'a Table, key: &str) -> Option<&'a Value> {
-    let mut parts = key.split('.');
-    let mut cur = table.get(parts.next()?)?;
-    for p in parts {
-        cur = cur.as_table()?.get(p)?;
+    get_path(table, &segments(key))
+}
+
+/// The segments of a dotted key without quotes or dots in its segments.
+fn segments(key: &str) -> Vec<String> {
+    key.split('.').map(str::to_string).collect()
+}
+
+/// The concrete keys of `table` that `pattern` (dotted, `*` any one segment) names, as
+/// segments (a model name may itself contain dots).
+fn expand(table: &Table, pattern: &str) -> Vec<Vec<String>> {
+    fn walk(v: &Table, rest: &[&str], path: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+        let Some((first, rest)) = rest.split_first() else {
+            return;
+        };
+        for (k, child) in v {
+            if *first != "*" && first != k {
+                continue;
+            }
+            path.push(k.clone());
+            match (rest.is_empty(), child) {
+                (true, _) => out.push(path.clone()),
+                (false, Value::Table(t)) => walk(t, rest, path, out),
+                _ => {}
+            }
+            path.pop();
+        }
     }
-    Some(cur)
+    let parts: Vec<&str> = pattern.split('.').collect();
+    let mut out = Vec::new();
+    walk(table, &parts, &mut Vec::new(), &mut out);
+    out
+}
+
+/// The value at a key given as segments.
+fn get_path<'a>(table: &'a Table, segments: &[String]) -> Option<&'a Value> {
+    let (first, rest) = segments.split_first()?;
+    rest.iter()
+        .try_fold(table.get(first)?, |cur, s| cur.as_table()?.get(s))
+}
+
+/// Removes the value at a key given as segments; returns it.
+fn remove_path(table: &mut Table, segments: &[String]) -> Option<Value> {
+    let (last, parents) = segments.split_last()?;
+    let mut cur = table;
+    for p in parents {
+        cur = cur.get_mut(p)?.as_table_mut()?;
+    }
+    cur.remove(last)
 }
 
 /// Removes the value at a dotted key; returns it.
 fn remove(table: &mut Table, key: &str) -> Option<Value> {
-    let (parents, last) = match key.rsplit_once('.') {
-        Some((p, l)) => (Some(p), l),
-        None => (None, key),
-    };
-    let mut cur = table;
-    for p in parents.into_iter().flat_map(|p| p.split('.')) {
-        cur = cur.get_mut(p)?.as_table_mut()?;
-    }
-    cur.remove(last)
+    remove_path(table, &segments(key))
 }
 
 /// Sets the value at a dotted key whose parent tables exist.
@@ -608,6 +712,57 @@ mod tests {
         );
         // Not restating the user's pattern does not drop it; the notice says what holds.
         assert_eq!(r.ignored[0].kept, list.clone());
+    }
+
+    #[test]
+    fn an_untrusted_clone_only_lowers_model_limits_and_timeouts() {
+        let below: Table = "[transport]\ntimeout_secs = 120\n[models.\"m-1.5\"]\nprovider = 'p'\ncontext_window = 8000\n[roles.arbiter]\nmodels = ['m']\n"
+            .parse()
+            .unwrap();
+        let r = |text: &str, trusted| {
+            restrict(text.parse().unwrap(), &below, trusted, Path::new("c.toml")).unwrap()
+        };
+        let raised = "[models.\"m-1.5\"]\ncontext_window = 900000\nmax_output_tokens = 99999\n[roles.arbiter]\ntimeout_secs = 3600\n";
+        let loose = r(raised, false);
+        let mut keys: Vec<&str> = loose.ignored.iter().map(|i| i.key.as_str()).collect();
+        keys.sort();
+        assert_eq!(
+            keys,
+            [
+                "models.\"m-1.5\".context_window",
+                "models.\"m-1.5\".max_output_tokens",
+                "roles.arbiter.timeout_secs"
+            ]
+        );
+        assert!(loose.ignored.iter().all(|i| i.why.contains("only lower")));
+        let timeout = loose
+            .ignored
+            .iter()
+            .find(|i| i.key.starts_with("roles"))
+            .unwrap();
+        assert_eq!(
+            timeout.kept,
+            Value::Integer(120),
+            "the transport's timeout holds"
+        );
+        assert!(
+            r(raised, true).ignored.is_empty(),
+            "a trusted clone may raise them"
+        );
+        let lower = r(
+            "[models.\"m-1.5\"]\ncontext_window = 4000\n[roles.arbiter]\ntimeout_secs = 30\n",
+            false,
+        );
+        assert!(lower.ignored.is_empty(), "{:?}", lower.ignored);
+    }
+
+    #[test]
+    fn no_repository_may_trust_a_remote() {
+        for trusted in [false, true] {
+            let r = repo("[notes]\ntrusted_remotes = ['fork']\n", trusted).unwrap();
+            assert_eq!(get(&r.table, "notes.trusted_remotes"), None);
+            assert_eq!(r.ignored[0].key, "notes.trusted_remotes");
+        }
     }
 
     #[test]

@@ -178,6 +178,9 @@ pub struct Config {
     pub sandbox: crate::sandbox::Policy,
     /// Git hook policy.
     pub hooks: HooksConfig,
+    /// Verdict notes shared with remotes.
+    #[serde(default)]
+    pub notes: NotesConfig,
     /// The consensus stage between refactor and verify.
     #[serde(default)]
     pub consensus: ConsensusConfig,
@@ -436,8 +439,31 @@ pub struct HooksConfig {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct PrePushConfig {
-    /// Verdicts that block: `HALT`, `REJECT`, `missing`.
+    /// Verdicts that block: `HALT`, `REJECT`, `FLAG`, `missing` (see
+    /// [`crate::verdict::Blocker`]).
     pub block_on: Vec<String>,
+}
+
+impl PrePushConfig {
+    /// The entries as the gate reads them; validation has refused any it cannot read, and
+    /// one that still cannot be read blocks nothing less: it is returned as the error.
+    pub fn blockers(&self) -> Result<Vec<crate::verdict::Blocker>, String> {
+        self.block_on
+            .iter()
+            .map(|w| crate::verdict::Blocker::parse(w))
+            .collect()
+    }
+}
+
+/// Verdict notes shared with remotes.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotesConfig {
+    /// Remotes whose fetched notes may relax a verdict (their overrides count, and
+    /// `git triad notes fetch` merges them into yours). Notes from any other remote only add
+    /// verdicts. Only the user's own config may set it, never a repository's.
+    #[serde(default)]
+    pub trusted_remotes: Vec<String>,
 }
 
 /// Private files (see [`crate::privacy`]).

@@ -113,13 +113,11 @@ impl LoadedConfig {
                 }
             }
         }
+        // Read as the pre-push gate reads them, so a value it would not understand never
+        // passes validation.
         for v in &c.hooks.pre_push.block_on {
-            if !matches!(v.as_str(), "HALT" | "REJECT" | "FLAG" | "missing") {
-                return Err(self.invalid(
-                    "hooks.pre_push.block_on",
-                    format!("`{v}` is not one of HALT, REJECT, FLAG, missing"),
-                ));
-            }
+            crate::verdict::Blocker::parse(v)
+                .map_err(|why| self.invalid("hooks.pre_push.block_on", why))?;
         }
         if c.transport.timeout_secs == 0 {
             return Err(self.invalid("transport.timeout_secs", "must be at least 1".into()));

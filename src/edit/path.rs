@@ -13,6 +13,10 @@ use crate::bounded;
 /// Longest path accepted, in bytes (Linux's `PATH_MAX`).
 pub const MAX_PATH_BYTES: usize = 4096;
 
+/// Longest file or directory name accepted, in bytes: Linux's `NAME_MAX`, and what ext4,
+/// btrfs, XFS and APFS take. A longer name cannot be written or checked out there.
+pub const MAX_NAME_BYTES: usize = 255;
+
 /// Why a path was refused. Its message says why first, then the path (invisible characters
 /// escaped, its middle left out when long: [`shown`]); [`PathError::why`] is the reason
 /// alone, for messages that name the path apart.
@@ -39,6 +43,13 @@ pub enum PathError {
     Control(String),
     /// Longer than any file system takes.
     TooLong(String),
+    /// A file or directory name longer than file systems take.
+    NameTooLong {
+        /// The path, as [`shown`].
+        path: String,
+        /// How many bytes the longest name has.
+        bytes: usize,
+    },
 }
 
 impl PathError {
@@ -59,6 +70,9 @@ impl PathError {
             }
             PathError::Control(_) => "contains control characters".into(),
             PathError::TooLong(_) => format!("longer than {MAX_PATH_BYTES} bytes"),
+            PathError::NameTooLong { bytes, .. } => format!(
+                "a name in it is {bytes} bytes, longer than the {MAX_NAME_BYTES} a file or directory name may be on the file systems git checks out to, so it could be neither written nor checked out"
+            ),
         }
     }
 
@@ -72,7 +86,8 @@ impl PathError {
             | PathError::GitAlias { path: p, .. }
             | PathError::Symlink(p)
             | PathError::Control(p)
-            | PathError::TooLong(p) => Some(p),
+            | PathError::TooLong(p)
+            | PathError::NameTooLong { path: p, .. } => Some(p),
         }
     }
 }
@@ -139,6 +154,12 @@ pub fn check_path(raw: &str) -> Result<String, PathError> {
     if parts.is_empty() {
         return Err(PathError::Empty);
     }
+    if let Some(long) = parts.iter().map(|s| s.len()).find(|n| *n > MAX_NAME_BYTES) {
+        return Err(PathError::NameTooLong {
+            path: shown(&p),
+            bytes: long,
+        });
+    }
     if let Some(alias) = parts.iter().find(|s| is_dotgit(s)) {
         return Err(if alias.eq_ignore_ascii_case(".git") {
             PathError::GitDir(shown(&p))
@@ -184,6 +205,21 @@ fn hfs_ignored(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_name_longer_than_file_systems_take_is_refused_with_the_reason() {
+        let name = format!("{}.py", "a".repeat(297));
+        assert_eq!(name.len(), 300);
+        let e = check_path(&format!("src/{name}")).unwrap_err();
+        assert!(
+            e.why()
+                .starts_with("a name in it is 300 bytes, longer than the 255"),
+            "{e}"
+        );
+        assert!(check_path(&format!("src/{}.py", "a".repeat(252))).is_ok());
+        // Bytes, not characters: 128 two-byte letters are 256 bytes.
+        assert!(check_path(&"é".repeat(128)).is_err());
+    }
 
     #[test]
     fn normalizes_and_refuses() {

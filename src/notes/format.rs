@@ -1,14 +1,16 @@
-//! The line format of a verdict note: canonical JSON, parsing, the effective verdict.
+//! The wire format of a verdict note: canonical JSON out, and the text of a note cut into
+//! JSON objects read strictly (a key that appears twice is noticed, never silently merged).
+//!
+//! What the objects mean is [`super::note_line`]'s question.
 
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::fmt;
 
-use serde_json::Value;
+use serde::de::{DeserializeSeed, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
 
 /// The only line format version this build reads and writes.
 pub const FORMAT_VERSION: u64 = 1;
-
-/// The record kinds this build understands; lines of other kinds are skipped.
-pub const KINDS: &[&str] = &["review", "reconciliation", "override"];
 
 /// The field a copied line carries: the commit it was copied from.
 pub const REATTACHED_FROM: &str = "reattached_from";
@@ -60,114 +62,161 @@ const BOM: char = '\u{feff}';
 /// Most lines one record may be spread over before the text counts as unreadable.
 const MAX_RECORD_LINES: usize = 200;
 
-/// Parses one note line; `None` for blank lines, invalid JSON, an unknown `v` or kind.
-pub fn parse_line(line: &str) -> Option<Value> {
-    match read_value(line)? {
-        Ok(value) => record_of(value),
-        Err(_) => None,
-    }
+/// One JSON value of a note, read strictly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Json {
+    /// The value; of a key written twice, the first value.
+    pub value: Value,
+    /// The first key written twice in one object (at any depth), if any: such a line says
+    /// two things at once, and no reader may pick one.
+    pub repeated: Option<String>,
+    /// The values of repeated keys that [`Json::value`] does not hold, so that what a line
+    /// mentions is judged on everything it says.
+    pub dropped: Vec<Value>,
+    /// The text it was read from, trimmed (several lines for a spread-out object).
+    pub text: String,
 }
 
-/// A note as read: its records, and the text that could not be read as JSON at all.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ReadNote {
-    /// The known records in note order, identical ones once, verdict words canonical.
-    pub records: Vec<Value>,
-    /// Lines (or runs of lines) that are not JSON: a hand edit gone wrong, or worse. The
-    /// pre-push gate blocks a commit whose note has one, since it cannot tell what it says.
-    pub unreadable: Vec<String>,
+/// One entry of a note's text.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    /// A JSON value (usually an object: a record).
+    Json(Json),
+    /// A line (or run of lines) that is not JSON at all: a hand edit gone wrong, or worse.
+    NotJson(String),
 }
 
-/// Reads a whole note, as every reader does: a byte order mark is ignored, one JSON object
-/// may be spread over several lines, and verdict words are read whatever their case
-/// (`"halt"` is HALT). Lines of another format version or kind, and JSON that is not an
-/// object, are skipped (a newer git triad may write them); text that is not JSON at all is
-/// kept in [`ReadNote::unreadable`].
-pub fn read_note(text: &str) -> ReadNote {
-    let mut note = ReadNote::default();
-    let mut seen = HashSet::new();
+/// Cuts a note's text into entries, as every reader does: a byte order mark is ignored,
+/// blank lines are skipped, and one JSON object may be spread over several lines (the
+/// shortest run of lines that reads as one; at most [`MAX_RECORD_LINES`]).
+pub fn entries(text: &str) -> Vec<Entry> {
+    let mut out = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
     let mut i = 0;
     while i < lines.len() {
         let line = lines[i];
         i += 1;
-        let value = match read_value(line) {
+        match read_json(line) {
             None => continue,
-            Some(Ok(v)) => v,
-            Some(Err(_)) => {
-                // An object spread over several lines: the shortest run that reads as one.
+            Some(Ok(json)) => out.push(Entry::Json(json)),
+            Some(Err(())) => {
                 let start = line.trim_start_matches(BOM).trim_start();
                 let spread = start.starts_with('{').then(|| {
                     (i..lines.len().min(i - 1 + MAX_RECORD_LINES)).find_map(|end| {
-                        let joined = lines[i - 1..=end].join("\n");
-                        match read_value(&joined) {
-                            Some(Ok(v)) => Some((v, end + 1)),
+                        match read_json(&lines[i - 1..=end].join("\n")) {
+                            Some(Ok(json)) => Some((json, end + 1)),
                             _ => None,
                         }
                     })
                 });
                 match spread.flatten() {
-                    Some((v, next)) => {
+                    Some((json, next)) => {
                         i = next;
-                        v
+                        out.push(Entry::Json(json));
                     }
-                    None => {
-                        note.unreadable.push(line.trim().to_string());
-                        continue;
-                    }
+                    None => out.push(Entry::NotJson(line.trim().to_string())),
                 }
             }
-        };
-        if let Some(record) = record_of(value) {
-            if seen.insert(canonical_json(&record)) {
-                note.records.push(record);
+        }
+    }
+    out
+}
+
+/// `text` read strictly as JSON (a byte order mark aside); `None` for blank text.
+fn read_json(text: &str) -> Option<Result<Json, ()>> {
+    let text = text.trim().trim_start_matches(BOM).trim();
+    if text.is_empty() {
+        return None;
+    }
+    let seen = Seen::default();
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = match Seed(&seen).deserialize(&mut de).and_then(|v| {
+        de.end()?;
+        Ok(v)
+    }) {
+        Ok(v) => v,
+        Err(_) => return Some(Err(())),
+    };
+    Some(Ok(Json {
+        value,
+        repeated: seen.repeated.into_inner(),
+        dropped: seen.dropped.into_inner(),
+        text: text.to_string(),
+    }))
+}
+
+/// What the strict reader noticed on the way.
+#[derive(Default)]
+struct Seen {
+    repeated: RefCell<Option<String>>,
+    dropped: RefCell<Vec<Value>>,
+}
+
+/// Reads any JSON value into a [`Value`], noting keys written twice in [`Seen`].
+struct Seed<'s>(&'s Seen);
+
+impl<'de> DeserializeSeed<'de> for Seed<'_> {
+    type Value = Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Seed<'_> {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        self.deserialize(d)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(Seed(self.0))? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = map.next_value_seed(Seed(self.0))?;
+            if out.contains_key(&key) {
+                self.0.repeated.borrow_mut().get_or_insert(key.clone());
+                // The key itself is kept with what it said, so nothing it says is lost.
+                let mut pair = Map::new();
+                pair.insert(key, value);
+                self.0.dropped.borrow_mut().push(Value::Object(pair));
+            } else {
+                out.insert(key, value);
             }
         }
-    }
-    note
-}
-
-/// Parses a whole note: the known records in note order, identical records only once (see
-/// [`read_note`], whose unreadable lines this drops).
-pub fn parse_note(text: &str) -> Vec<Value> {
-    read_note(text).records
-}
-
-/// The JSON of `text` without a byte order mark; `None` for blank text.
-fn read_value(text: &str) -> Option<Result<Value, serde_json::Error>> {
-    let text = text.trim().trim_start_matches(BOM).trim();
-    (!text.is_empty()).then(|| serde_json::from_str(text))
-}
-
-/// `value` as a record of this format with its verdict words canonical, or `None` when it
-/// is no record of this build (not an object, another `v`, an unknown kind).
-fn record_of(mut value: Value) -> Option<Value> {
-    let obj = value.as_object_mut()?;
-    if obj.get("v").and_then(Value::as_u64) != Some(FORMAT_VERSION) {
-        return None;
-    }
-    let kind = obj.get("kind").and_then(Value::as_str)?;
-    if !KINDS.contains(&kind) {
-        return None;
-    }
-    for key in ["verdict", "overrides", "model_verdict"] {
-        canonical_verdict(obj.get_mut(key));
-    }
-    if let Some(floor) = obj.get_mut("floor").and_then(Value::as_object_mut) {
-        canonical_verdict(floor.get_mut("verdict"));
-    }
-    Some(value)
-}
-
-/// Writes a verdict word in any case as the canonical one (`"Halt"` → `"HALT"`).
-fn canonical_verdict(field: Option<&mut Value>) {
-    if let Some(Value::String(word)) = field {
-        if let Some(v) = VERDICTS
-            .iter()
-            .find(|v| v.eq_ignore_ascii_case(word.trim()))
-        {
-            *word = (*v).to_string();
-        }
+        Ok(Value::Object(out))
     }
 }
 
@@ -177,138 +226,19 @@ pub fn contains_word(text: &str, word: &str) -> bool {
     !w.is_empty() && t.windows(w.len()).any(|win| win.eq_ignore_ascii_case(w))
 }
 
-/// A string field of a record, if present.
-pub fn str_field<'a>(line: &'a Value, key: &str) -> Option<&'a str> {
-    line.get(key).and_then(Value::as_str)
-}
-
-/// `line` without its `reattached_from` field: the identity of a record wherever it is attached.
-pub fn without_reattached(line: &Value) -> Value {
-    let mut line = line.clone();
-    if let Some(obj) = line.as_object_mut() {
-        obj.remove(REATTACHED_FROM);
-    }
-    line
-}
-
-/// A copy of `line` marked as copied from commit `from`.
-pub fn reattached(line: &Value, from: &str) -> Value {
-    let mut line = line.clone();
-    if let Some(obj) = line.as_object_mut() {
-        obj.insert(REATTACHED_FROM.into(), Value::String(from.into()));
-    }
-    line
-}
-
-/// The verdict in force for a commit and the record that set it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Effective {
-    /// `APPROVE`, `FLAG`, `REJECT` or `HALT`.
-    pub verdict: String,
-    /// The record the verdict comes from (a review, reconciliation or override line).
-    pub line: Value,
-}
-
-/// The field of an override line listing the verdict lines it answers ([`answer_key`]).
-pub const ANSWERS: &str = "answers";
-
-/// The verdicts a record may carry, mildest first.
-const VERDICTS: [&str; 4] = ["APPROVE", "FLAG", "REJECT", "HALT"];
-
-/// How serious a verdict is (`APPROVE` 0 … `HALT` 3); `None` for anything else.
-fn severity(verdict: &str) -> Option<usize> {
-    VERDICTS.iter().position(|v| *v == verdict)
-}
-
-/// The known verdict of a record, if it carries one.
-fn verdict_of(line: &Value) -> Option<&str> {
-    str_field(line, "verdict").filter(|v| severity(v).is_some())
-}
-
-/// How an override names a review or reconciliation line it answers: `"<ts> <kind> <verdict>"`
-/// of that line, e.g. `"2026-01-01T00:00:00.000Z review HALT"`. `None` for overrides and for
-/// lines without a known verdict, which nothing answers.
-///
-/// The key survives `reattached_from` copies and the union merge of notes, and it names a
-/// line by the fields that decide the verdict, so a line forged later with another `ts` or
-/// verdict is never answered by an override written before it.
-pub fn answer_key(line: &Value) -> Option<String> {
-    let kind = str_field(line, "kind").filter(|k| *k == "review" || *k == "reconciliation")?;
-    Some(format!(
-        "{} {kind} {}",
-        str_field(line, "ts").unwrap_or(""),
-        verdict_of(line)?
-    ))
-}
-
-/// Whether override `o` answers the review or reconciliation line `line` (key `key`).
-///
-/// An override with an `answers` list answers exactly the lines it names. An override
-/// written before that field existed (no `answers`) answers every line whose verdict is the
-/// one it names in `overrides` and whose `ts` is not later than the override's own `ts`:
-/// what was in force when it was written, never a verdict recorded after it.
-fn answers(o: &Value, line: &Value, key: &str) -> bool {
-    match o.get(ANSWERS) {
-        Some(Value::Array(keys)) => keys.iter().any(|k| k.as_str() == Some(key)),
-        Some(_) => false,
-        None => {
-            str_field(o, "overrides").is_some()
-                && str_field(o, "overrides") == verdict_of(line)
-                && str_field(line, "ts").unwrap_or("") <= str_field(o, "ts").unwrap_or("")
+/// Calls `f` on every string of `v` (object keys too), at every depth.
+pub fn each_string(v: &Value, f: &mut dyn FnMut(&str)) {
+    match v {
+        Value::String(s) => f(s),
+        Value::Array(items) => items.iter().for_each(|i| each_string(i, f)),
+        Value::Object(map) => {
+            for (k, v) in map {
+                f(k);
+                each_string(v, f);
+            }
         }
+        _ => {}
     }
-}
-
-/// The review and reconciliation lines of a commit's records that an override answers, each
-/// with the override that answers it.
-pub fn answered(lines: &[Value]) -> Vec<(&Value, &Value)> {
-    let overrides: Vec<&Value> = lines
-        .iter()
-        .filter(|l| str_field(l, "kind") == Some("override") && verdict_of(l).is_some())
-        .collect();
-    lines
-        .iter()
-        .filter_map(|l| {
-            let key = answer_key(l)?;
-            let o = overrides.iter().find(|o| answers(o, l, &key))?;
-            Some((l, *o))
-        })
-        .collect()
-}
-
-/// The effective verdict of a commit's records.
-///
-/// The worst verdict (HALT > REJECT > FLAG > APPROVE) among the review and reconciliation
-/// lines that no override answers (see [`answers`]); among equals the latest by `ts`, then
-/// the later line. When every such line is answered, the latest override's verdict (by
-/// `ts`, then position). Timestamps therefore never let one review shadow another: a line
-/// dated in the future cannot hide a HALT, only an override naming that HALT clears it.
-/// Records without a known verdict are ignored.
-pub fn effective(lines: &[Value]) -> Option<Effective> {
-    let is_override = |l: &&Value| str_field(l, "kind") == Some("override");
-    let overrides: Vec<&Value> = lines
-        .iter()
-        .filter(is_override)
-        .filter(|l| verdict_of(l).is_some())
-        .collect();
-    let ts = |l: &Value| str_field(l, "ts").unwrap_or("").to_string();
-    let open = lines.iter().enumerate().filter(|(_, l)| {
-        answer_key(l).is_some_and(|key| !overrides.iter().any(|o| answers(o, l, &key)))
-    });
-    let chosen = open
-        .max_by_key(|(i, l)| (verdict_of(l).and_then(severity), ts(l), *i))
-        .map(|(_, l)| l)
-        .or_else(|| {
-            overrides
-                .iter()
-                .enumerate()
-                .max_by_key(|(i, l)| (ts(l), *i))
-                .map(|(_, l)| *l)
-        })?;
-    Some(Effective {
-        verdict: verdict_of(chosen).unwrap_or_default().to_string(),
-        line: chosen.clone(),
-    })
 }
 
 #[cfg(test)]
@@ -326,77 +256,33 @@ mod tests {
     }
 
     #[test]
-    fn verdict_words_a_bom_and_a_spread_object_read_as_written_by_git_triad() {
-        let text = "\u{feff}{\"v\":1,\"kind\":\"review\",\"ts\":\"t1\",\"verdict\":\"halt\"}\n\
-                    {\n  \"v\": 1,\n  \"kind\": \"override\",\n  \"ts\": \"t2\",\n  \"verdict\": \"Approve\",\n  \"overrides\": \"hAlT\"\n}\n\
-                    not json at all\n";
-        let note = read_note(text);
-        assert_eq!(note.records.len(), 2, "{note:?}");
-        assert_eq!(note.records[0]["verdict"], "HALT");
-        assert_eq!(note.records[1]["verdict"], "APPROVE");
-        assert_eq!(note.records[1]["overrides"], "HALT");
-        assert_eq!(note.unreadable, ["not json at all"]);
-        // An object that never closes is unreadable, and hides nothing after it.
-        let broken = "{\"v\":1,\"kind\":\"review\",\n{\"v\":1,\"kind\":\"review\",\"ts\":\"t\",\"verdict\":\"FLAG\"}\n";
-        let note = read_note(broken);
-        assert_eq!(note.unreadable.len(), 1, "{note:?}");
-        assert_eq!(note.records.len(), 1, "{note:?}");
+    fn a_bom_a_spread_object_and_text_that_is_not_json() {
+        let text = "\u{feff}{\"v\":1}\n\n{\n  \"v\": 1,\n  \"kind\": \"x\"\n}\nnot json at all\n";
+        let e = entries(text);
+        assert_eq!(e.len(), 3, "{e:?}");
+        assert!(matches!(&e[1], Entry::Json(j) if j.value["kind"] == "x"));
+        assert_eq!(e[2], Entry::NotJson("not json at all".into()));
+        // An object that never closes is not JSON, and hides nothing after it.
+        let e = entries("{\"v\":1,\n{\"v\":2}\n");
+        assert!(matches!(&e[..], [Entry::NotJson(_), Entry::Json(j)] if j.value["v"] == 2));
     }
 
     #[test]
-    fn parse_skips_unknown_and_broken_lines() {
-        let text = "\n{\"v\":1,\"kind\":\"review\",\"verdict\":\"HALT\"}\nnot json\n\
-                    {\"v\":2,\"kind\":\"review\"}\n{\"v\":1,\"kind\":\"gossip\"}\n[1]\n\
-                    { \"kind\" : \"review\", \"verdict\":\"HALT\", \"v\":1 }\n";
-        let lines = parse_note(text);
-        assert_eq!(lines.len(), 1, "{lines:?}");
-    }
-
-    #[test]
-    fn the_worst_unanswered_line_is_in_force() {
-        let line = |kind: &str, ts: &str, verdict: &str| json!({"v":1,"kind":kind,"ts":ts,"verdict":verdict});
-        let halt = line("review", "2026-01-01T00:00:00.000Z", "HALT");
-        let recon = line("reconciliation", "2026-01-01T00:00:00.000Z", "REJECT");
-        let later = line("review", "2026-01-02T00:00:00.000Z", "FLAG");
-        let future = line("review", "2099-01-01T00:00:00.000Z", "APPROVE");
-        assert_eq!(
-            effective(&[later.clone(), halt.clone()]).unwrap().verdict,
-            "HALT"
-        );
-        // A line dated in the future does not shadow a HALT.
-        assert_eq!(
-            effective(&[halt.clone(), future.clone()]).unwrap().verdict,
-            "HALT"
-        );
-        // An override answers only the lines it names.
-        let mut o = line("override", "2026-01-03T00:00:00.000Z", "APPROVE");
-        o["overrides"] = json!("HALT");
-        o[ANSWERS] = json!([answer_key(&halt).unwrap()]);
-        let lines = [halt.clone(), recon.clone(), o.clone()];
-        assert_eq!(effective(&lines).unwrap().verdict, "REJECT");
-        let e = effective(&[halt.clone(), o.clone(), future.clone()]).unwrap();
-        assert_eq!(e.verdict, "APPROVE");
-        assert_eq!(str_field(&e.line, "kind"), Some("review"));
-        let e = effective(&[halt.clone(), o.clone()]).unwrap();
-        assert_eq!(
-            (e.verdict.as_str(), str_field(&e.line, "kind")),
-            ("APPROVE", Some("override"))
-        );
-        // A HALT written after the override (another ts) is not answered by it.
-        let again = line("review", "2026-01-04T00:00:00.000Z", "HALT");
-        assert_eq!(
-            effective(&[halt.clone(), o, again]).unwrap().verdict,
-            "HALT"
-        );
-        // An old override (no `answers`) answers its verdict up to its own ts.
-        let mut old = line("override", "2026-01-03T00:00:00.000Z", "APPROVE");
-        old["overrides"] = json!("HALT");
-        assert_eq!(
-            effective(&[halt.clone(), old.clone()]).unwrap().verdict,
-            "APPROVE"
-        );
-        let dated = line("review", "2099-01-01T00:00:00.000Z", "HALT");
-        assert_eq!(effective(&[halt, old, dated]).unwrap().verdict, "HALT");
-        assert!(effective(&[]).is_none());
+    fn a_key_written_twice_is_noticed_with_both_values() {
+        let e = entries(r#"{"v":1,"a":{"verdict":"HALT","verdict":"APPROVE"}}"#);
+        let [Entry::Json(j)] = &e[..] else {
+            panic!("{e:?}")
+        };
+        assert_eq!(j.repeated.as_deref(), Some("verdict"));
+        assert_eq!(j.value["a"]["verdict"], "HALT");
+        assert_eq!(j.dropped, [json!({"verdict": "APPROVE"})]);
+        // Numbers keep their type: 1.0 is not the integer 1.
+        let e = entries(r#"{"v":1.0}"#);
+        assert!(matches!(&e[..], [Entry::Json(j)] if j.value["v"].as_u64().is_none()));
+        let mut words = Vec::new();
+        each_string(&json!({"k": ["HALT", {"x": "y"}]}), &mut |s| {
+            words.push(s.to_string())
+        });
+        assert_eq!(words, ["k", "HALT", "x", "y"]);
     }
 }

@@ -11,7 +11,8 @@ use serde_json::Value;
 
 use super::format::FORMAT_VERSION;
 use super::NotesError;
-use crate::arbiter::{ArbiterReview, Floor, Verdict};
+use crate::arbiter::reconciliation::{CheckResult, Facts, RequirementStatus};
+use crate::arbiter::{ArbiterReview, Floor, Issue, Verdict};
 use crate::clock::now_ts;
 
 /// One line of a verdict note, as written and as read back.
@@ -86,17 +87,17 @@ pub struct ReconciliationRecord {
     /// The model's reasoning.
     pub reasoning: String,
     /// The five checks, as answered.
-    pub checks: Value,
+    pub checks: Vec<CheckResult>,
     /// Requirement by requirement, as answered.
-    pub requirements: Value,
+    pub requirements: Vec<RequirementStatus>,
     /// Where a REJECT rewinds to.
     pub rewind_to: String,
     /// The gaps named.
     pub gaps: Vec<String>,
     /// What tools established.
-    pub facts: Value,
+    pub facts: Facts,
     /// Always empty: reconciliation issues are the gaps.
-    pub issues: Vec<Value>,
+    pub issues: Vec<Issue>,
     /// USD the reconciliation call cost.
     pub token_cost: f64,
 }
@@ -107,11 +108,10 @@ pub struct OverrideRecord {
     /// The new verdict: APPROVE or FLAG.
     pub verdict: Verdict,
     /// The verdict it clears (the one in force when it was written).
-    pub overrides: String,
-    /// The review and reconciliation lines it answers, by [`super::answer_key`]: every such
-    /// line on the commit when it was written. Absent on overrides written before this
-    /// field; those answer the lines with the verdict in `overrides` and a `ts` not later
-    /// than their own (see [`super::effective`]).
+    pub overrides: Verdict,
+    /// The review and reconciliation lines it answers, by [`super::LineId`]: the lines on
+    /// the commit the person saw when overriding. Absent on overrides written before this
+    /// field; those never clear a HALT (see [`super::effective`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answers: Option<Vec<String>>,
     /// Why, in the words of the person overriding.
@@ -145,139 +145,10 @@ impl VerdictLine {
     }
 }
 
-/// A stored line as every reader sees it (`show`, the pre-push gate's explanation, the
-/// rewrite copier): the fields they use, typed. Lines written by git triad carry them all; a
-/// hand-written line may leave most out, and a field of the wrong type reads as absent, so
-/// a reader never falls back to poking at JSON by string keys.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct ReadLine {
-    /// `review`, `reconciliation` or `override`.
-    #[serde(deserialize_with = "lenient")]
-    pub kind: Option<String>,
-    /// When it was written.
-    #[serde(deserialize_with = "lenient")]
-    pub ts: Option<String>,
-    /// The commit it was written on.
-    #[serde(deserialize_with = "lenient")]
-    pub commit: Option<String>,
-    /// That commit's patch id.
-    #[serde(deserialize_with = "lenient")]
-    pub patch_id: Option<String>,
-    /// Its verdict (read in any case, see [`super::read_note`]).
-    #[serde(deserialize_with = "lenient")]
-    pub verdict: Option<Verdict>,
-    /// What the model answered, when a floor raised it.
-    #[serde(deserialize_with = "lenient")]
-    pub model_verdict: Option<Verdict>,
-    /// The floor the facts imposed.
-    #[serde(deserialize_with = "lenient")]
-    pub floor: Option<Floor>,
-    /// The stage reviewed (`architect` … `verify`, `review`, `run`, `reconcile`).
-    #[serde(deserialize_with = "lenient")]
-    pub stage: Option<String>,
-    /// Which attempt at the stage.
-    #[serde(deserialize_with = "lenient")]
-    pub attempt: Option<u64>,
-    /// The arbiter.
-    #[serde(deserialize_with = "lenient")]
-    pub arbiter_model: Option<String>,
-    /// The model reviewed.
-    #[serde(deserialize_with = "lenient")]
-    pub reviewed_model: Option<String>,
-    /// The arbiter's confidence, 0–1.
-    #[serde(deserialize_with = "lenient")]
-    pub confidence: Option<f64>,
-    /// The arbiter's reasoning.
-    #[serde(deserialize_with = "lenient")]
-    pub reasoning: Option<String>,
-    /// The issues, each read as leniently as the line.
-    #[serde(deserialize_with = "lenient")]
-    pub issues: Option<Vec<ReadIssue>>,
-    /// An override: the verdict it clears.
-    #[serde(deserialize_with = "lenient")]
-    pub overrides: Option<String>,
-    /// An override: who wrote it.
-    #[serde(deserialize_with = "lenient")]
-    pub who: Option<String>,
-    /// An override: why.
-    #[serde(deserialize_with = "lenient")]
-    pub reason: Option<String>,
-    /// An override: the lines it answers.
-    #[serde(deserialize_with = "lenient")]
-    pub answers: Option<Vec<String>>,
-    /// A copy: the commit it was copied from.
-    #[serde(deserialize_with = "lenient")]
-    pub reattached_from: Option<String>,
-}
-
-/// One issue of a [`ReadLine`].
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct ReadIssue {
-    /// `critical`, `warning`, `suggestion` (or a synonym).
-    #[serde(deserialize_with = "lenient")]
-    pub severity: Option<String>,
-    /// What kind of defect.
-    #[serde(deserialize_with = "lenient")]
-    pub category: Option<String>,
-    /// The file.
-    #[serde(deserialize_with = "lenient")]
-    pub path: Option<String>,
-    /// First line.
-    #[serde(deserialize_with = "lenient")]
-    pub start_line: Option<u64>,
-    /// Last line.
-    #[serde(deserialize_with = "lenient")]
-    pub end_line: Option<u64>,
-    /// The enclosing symbol.
-    #[serde(deserialize_with = "lenient")]
-    pub symbol: Option<ReadSymbol>,
-    /// What is wrong.
-    #[serde(deserialize_with = "lenient")]
-    pub description: Option<String>,
-    /// The lines the model quoted (what pins a finding to code wherever it moves).
-    #[serde(deserialize_with = "lenient")]
-    pub quote: Option<String>,
-}
-
-/// The enclosing symbol of a [`ReadIssue`].
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct ReadSymbol {
-    /// `function`, `class`, …
-    pub kind: String,
-    /// Its name.
-    pub name: String,
-}
-
-/// A field that reads as `None` when absent, null or of another type.
-fn lenient<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: serde::de::DeserializeOwned,
-{
-    let v = Value::deserialize(d)?;
-    Ok(serde_json::from_value(v).ok())
-}
-
-impl ReadLine {
-    /// Reads a stored line (see [`super::read_note`]); a value that is not an object reads
-    /// as a line with no fields.
-    pub fn of(line: &Value) -> ReadLine {
-        ReadLine::deserialize(line).unwrap_or_default()
-    }
-
-    /// Whether it is a human override.
-    pub fn is_override(&self) -> bool {
-        self.kind.as_deref() == Some("override")
-    }
-}
-
 /// Writes `record` on `commit`: the one writer of verdict lines.
 pub fn record(repo: &Repository, commit: Oid, record: Record) -> Result<VerdictLine, NotesError> {
     let line = VerdictLine::new(repo, commit, record)?;
-    super::append(repo, commit, &[line.to_value()])?;
+    super::write::append(repo, commit, &[line.to_value()])?;
     Ok(line)
 }
 
@@ -285,32 +156,6 @@ pub fn record(repo: &Repository, commit: Oid, record: Record) -> Result<VerdictL
 mod tests {
     use super::*;
     use crate::notes::canonical_json;
-
-    /// Lines written by the first release (format 1) read as typed lines and write back
-    /// byte for byte, so one type can serve every reader and writer.
-    #[test]
-    fn readers_see_typed_fields_of_full_and_hand_written_lines() {
-        let full = include_str!("../../tests/fixtures/v1/notes.jsonl")
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .find(|v| v["kind"] == "review")
-            .unwrap();
-        let read = ReadLine::of(&full);
-        assert_eq!(read.kind.as_deref(), Some("review"));
-        assert!(read.verdict.is_some() && read.arbiter_model.is_some() && read.issues.is_some());
-        let hand: Value = serde_json::from_str(
-            r#"{"v":1,"kind":"review","verdict":"HALT","attempt":"two","issues":[{"path":7}]}"#,
-        )
-        .unwrap();
-        let read = ReadLine::of(&hand);
-        assert_eq!(read.verdict, Some(Verdict::Halt));
-        assert_eq!(
-            read.attempt, None,
-            "a field of the wrong type reads as absent"
-        );
-        assert_eq!(read.issues.unwrap()[0].path, None);
-        assert_eq!(ReadLine::of(&Value::Null), ReadLine::default());
-    }
 
     #[test]
     fn every_kind_written_by_the_first_release_round_trips() {

@@ -30,10 +30,8 @@ pub enum MergeOutcome {
 
 /// Merges the notes of `source_ref` into `target_ref`: per annotated object, the union of the
 /// lines of both sides (concatenate, sort, drop duplicates and blank lines, as git's
-/// `cat_sort_uniq`), recorded as a merge commit with both tips as parents.
-///
-/// The merged tree is written from scratch with git's fanout rule, so entries in a notes tree
-/// that are not notes are not carried over. The target moves by compare-and-swap.
+/// `cat_sort_uniq`), recorded as a merge commit with both tips as parents ([`write_union`]).
+/// The target moves by compare-and-swap.
 pub fn merge_notes(
     repo: &Repository,
     target_ref: &str,
@@ -77,41 +75,17 @@ pub fn merge_notes(
             backoff(attempt);
             continue;
         }
-        let ours = note_map_of(repo, target_ref)?;
-        let theirs = note_map_of(repo, source_ref)?;
-        // The maps must describe `dst`; if the target moved while listing, start over.
+        let union = write_union(repo, target_ref, source_ref, [dst, src])?;
+        // The union must describe `dst`; if the target moved while listing, start over.
         if ref_target(repo, target_ref)? != Some(dst) {
             backoff(attempt);
             continue;
         }
-        let mut merged: BTreeMap<String, Oid> =
-            ours.iter().map(|(k, v)| (k.to_string(), *v)).collect();
-        let (mut combined, mut added) = (0, 0);
-        for (annotated, their_blob) in &theirs {
-            match ours.get(annotated) {
-                None => {
-                    added += 1;
-                    merged.insert(annotated.to_string(), *their_blob);
-                }
-                Some(our_blob) if our_blob == their_blob => {}
-                Some(our_blob) => {
-                    combined += 1;
-                    let text =
-                        cat_sort_uniq(&blob_text(repo, *our_blob)?, &blob_text(repo, *their_blob)?);
-                    let blob = repo
-                        .blob(text.as_bytes())
-                        .map_err(|e| NotesError::git("cannot write a merged note", e))?;
-                    merged.insert(annotated.to_string(), blob);
-                }
-            }
-        }
-        let tree = write_notes_tree(repo, &merged)?;
-        let commit = crate::git::commit(
-            repo,
-            tree,
-            &[dst, src],
-            &format!("Notes merged by 'git triad' from {source_ref}\n"),
-        )?;
+        let Union {
+            commit,
+            combined,
+            added,
+        } = union;
         if compare_and_swap(repo, target_ref, Some(dst), commit, &msg)? {
             return Ok(MergeOutcome::Merged { combined, added });
         }
@@ -119,6 +93,65 @@ pub fn merge_notes(
     }
     Err(NotesError::Contended {
         tries: MAX_MERGE_TRIES,
+    })
+}
+
+/// A notes commit holding the union of two notes refs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Union {
+    /// The commit, with both tips as parents.
+    pub commit: Oid,
+    /// Notes whose lines were combined from both sides.
+    pub combined: usize,
+    /// Notes only the second side had.
+    pub added: usize,
+}
+
+/// Writes, without moving any ref, a merge commit with parents `tips` (the tips of
+/// `ours_ref` and `theirs_ref`, as listed) whose tree holds, per annotated object, the union
+/// of the lines of both sides (see [`cat_sort_uniq`]).
+///
+/// The tree is written from scratch with git's fanout rule, so entries in a notes tree that
+/// are not notes are not carried over.
+pub fn write_union(
+    repo: &Repository,
+    ours_ref: &str,
+    theirs_ref: &str,
+    tips: [Oid; 2],
+) -> Result<Union, NotesError> {
+    let ours = note_map_of(repo, ours_ref)?;
+    let theirs = note_map_of(repo, theirs_ref)?;
+    let mut merged: BTreeMap<String, Oid> = ours.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+    let (mut combined, mut added) = (0, 0);
+    for (annotated, their_blob) in &theirs {
+        match ours.get(annotated) {
+            None => {
+                added += 1;
+                merged.insert(annotated.to_string(), *their_blob);
+            }
+            Some(our_blob) if our_blob == their_blob => {}
+            Some(our_blob) => {
+                combined += 1;
+                let text =
+                    cat_sort_uniq(&blob_text(repo, *our_blob)?, &blob_text(repo, *their_blob)?);
+                let blob = repo
+                    .blob(text.as_bytes())
+                    .map_err(|e| NotesError::git("cannot write a merged note", e))?;
+                merged.insert(annotated.to_string(), blob);
+            }
+        }
+    }
+    let tree = write_notes_tree(repo, &merged)?;
+    let commit = crate::git::commit(
+        repo,
+        tree,
+        &tips,
+        &format!("Notes merged by 'git triad' from {theirs_ref}\n"),
+    )?;
+    Ok(Union {
+        commit,
+        combined,
+        added,
     })
 }
 

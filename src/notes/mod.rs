@@ -1,38 +1,46 @@
 //! Verdicts as git notes on the reviewed commit (`refs/notes/triad`).
 //!
 //! A note is UTF-8 text, one canonical JSON object per line, each with `"v":1` and a `kind`
-//! (`review`, `reconciliation`, `override`). Notes are append-only: nothing is ever edited,
-//! and two copies of a note merge by the union of their lines (`cat_sort_uniq`). The
-//! effective verdict is the worst one no override answers ([`effective`]): a timestamp never
-//! shadows a verdict, and an override names the lines it answers. Every verdict line carries
-//! the commit's `patch_id`, so a verdict can be found again after a squash or cherry-pick.
+//! (`review`, `reconciliation`, `override`), parsed once into a [`NoteLine`]; a line that is
+//! not a valid known one is [`NoteLine::Invalid`], and the gate blocks on it when it
+//! mentions a blocking verdict. Notes are append-only: nothing is ever edited, and two copies
+//! of a note merge by the union of their lines (`cat_sort_uniq`). The effective verdict is
+//! the worst one no counted override answers ([`effective`]): a timestamp never shadows a
+//! verdict, an override names the lines it answers, and lines fetched from a remote the user
+//! does not trust only tighten ([`source`]). Every verdict line carries the commit's
+//! `patch_id`, so a verdict can be found again after a squash or cherry-pick.
 
+pub mod display;
+mod effective;
 mod format;
 pub mod gate;
 mod line;
 pub mod merge;
+mod note_line;
 pub mod origin;
 mod patch;
 pub mod reviewed;
 pub mod rewrite;
 pub mod setup;
+pub mod source;
 pub mod start;
 mod store;
 pub mod sync;
+mod write;
 
-pub use format::{
-    answer_key, answered, canonical_json, contains_word, effective, parse_line, parse_note,
-    read_note, reattached, str_field, without_reattached, Effective, ReadNote, ANSWERS,
-    FORMAT_VERSION, KINDS, REATTACHED_FROM,
-};
-pub use line::{
-    record, OverrideRecord, ReadIssue, ReadLine, ReconciliationRecord, Record, ReviewRecord,
-    VerdictLine,
+pub use effective::{answered, effective, Effective, Uncounted};
+pub use format::{canonical_json, contains_word, FORMAT_VERSION, REATTACHED_FROM};
+pub use line::{record, OverrideRecord, ReconciliationRecord, Record, ReviewRecord, VerdictLine};
+pub use note_line::{
+    read_note, reattached, without_reattached, Answers, InvalidLine, LineId, NoteLine,
+    OverrideNote, Problem, ReadIssue, ReadLine, ReadSymbol, Stored, VerdictKind, VerdictNote,
 };
 pub use patch::{patch_id, patch_id_between};
+pub use source::{Source, SourcedLine, Trust};
 pub use store::{
-    append, blob_text, identity, note_map, note_map_of, read, read_all, NoteMap, MAX_APPEND_TRIES,
+    blob_text, identity, note_map, note_map_of, read, read_everywhere, NoteMap, MAX_APPEND_TRIES,
 };
+pub use write::append;
 
 /// The notes ref holding every verdict.
 pub const NOTES_REF: &str = "refs/notes/triad";

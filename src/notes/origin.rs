@@ -1,28 +1,34 @@
 //! Where a commit's change was reviewed before it became this commit: the noted commit with
 //! the same patch id (a cherry-pick, a one-commit squash, a rebase), or a run of consecutive
 //! commits whose combined change it is (a squash of several reviewed commits).
+//!
+//! Notes travel for commits a clone may not have (a teammate's scratch branches): their
+//! lines are still found by patch id, and the commits are skipped, and counted, where their
+//! changes would have to be read.
 
 use std::collections::{BTreeSet, HashMap};
 
-use git2::{Oid, Repository};
-use serde_json::Value;
+use git2::{ErrorCode, Oid, Repository};
 
-use super::format::{parse_note, str_field};
 use super::patch::{patch_id, patch_id_between};
-use super::store::{blob_text, NoteMap};
-use super::NotesError;
+use super::source::{merge_sources, SourcedLine, Trust};
+use super::store::{blob_text, note_map_of, refs};
+use super::{read_note, NotesError};
 
 /// How far back from a reviewed commit a squashed run of commits is looked for.
 pub const MAX_SQUASHED: usize = 50;
 
-/// Every verdict line of the notes ref, indexed for finding where a change was reviewed.
+/// Every line of the notes readers read (local and fetched), indexed for finding where a
+/// change was reviewed.
 pub struct NoteIndex {
     /// patch id → (commit the line is on, line); a line on the commit it names first.
-    by_patch: HashMap<String, Vec<(Oid, Value)>>,
+    by_patch: HashMap<String, Vec<(Oid, SourcedLine)>>,
     /// commit → its lines.
-    lines: HashMap<Oid, Vec<Value>>,
-    /// The noted commits, in a fixed order: where a squashed run may end.
+    lines: HashMap<Oid, Vec<SourcedLine>>,
+    /// The noted commits this clone has, in a fixed order: where a squashed run may end.
     noted: Vec<Oid>,
+    /// The noted commits this clone does not have, in a fixed order.
+    absent: Vec<Oid>,
 }
 
 /// The reviewed commits a change was found in, and how.
@@ -32,48 +38,70 @@ pub struct Origin {
     pub commits: Vec<Oid>,
     /// How many commits the change was squashed from (1: the same change, by patch id).
     pub squashed: usize,
-    /// Their verdict lines, each with the commit it is on.
-    pub lines: Vec<(Oid, Value)>,
+    /// Their lines, each with the commit it is on.
+    pub lines: Vec<(Oid, SourcedLine)>,
 }
 
 impl NoteIndex {
-    /// Reads every note of `notes`.
-    pub fn build(repo: &Repository, notes: &NoteMap) -> Result<NoteIndex, NotesError> {
-        let mut by_patch: HashMap<String, Vec<(Oid, Value)>> = HashMap::new();
+    /// Reads every note of the local notes ref and every fetched remote's, each line with
+    /// where it was read (`trust` says which remotes may relax a verdict).
+    pub fn build(repo: &Repository, trust: &Trust) -> Result<NoteIndex, NotesError> {
+        let mut per_commit: HashMap<Oid, Vec<_>> = HashMap::new();
+        for (name, source) in refs(repo, trust)? {
+            for (annotated, blob) in note_map_of(repo, &name)? {
+                let lines = read_note(&blob_text(repo, blob)?);
+                per_commit
+                    .entry(annotated)
+                    .or_default()
+                    .push((source.clone(), lines));
+            }
+        }
+        let mut by_patch: HashMap<String, Vec<(Oid, SourcedLine)>> = HashMap::new();
         let mut lines = HashMap::new();
-        let mut noted: Vec<Oid> = notes.keys().copied().collect();
-        noted.sort();
-        for annotated in &noted {
-            let parsed = parse_note(&blob_text(repo, notes[annotated])?);
-            for line in &parsed {
-                if let Some(pid) = str_field(line, "patch_id") {
+        let mut all: Vec<Oid> = per_commit.keys().copied().collect();
+        all.sort();
+        for annotated in &all {
+            let merged = merge_sources(per_commit.remove(annotated).unwrap_or_default());
+            for line in &merged {
+                if let Some(pid) = line.line.patch_id() {
                     by_patch
                         .entry(pid.to_string())
                         .or_default()
                         .push((*annotated, line.clone()));
                 }
             }
-            lines.insert(*annotated, parsed);
+            lines.insert(*annotated, merged);
         }
         for entries in by_patch.values_mut() {
             entries.sort_by_key(|(on, line)| {
-                str_field(line, "commit") != Some(on.to_string().as_str())
+                line.line.fields().commit.as_deref() != Some(on.to_string().as_str())
             });
         }
+        let odb = repo
+            .odb()
+            .map_err(|e| NotesError::git("cannot open the object database", e))?;
+        let (noted, absent) = all.into_iter().partition(|c| odb.exists(*c));
         Ok(NoteIndex {
             by_patch,
             lines,
             noted,
+            absent,
         })
     }
 
+    /// The noted commits this clone does not have (notes travel without their commits): their
+    /// lines are found by patch id, but no squash can end at them.
+    pub fn absent(&self) -> &[Oid] {
+        &self.absent
+    }
+
     /// The lines with this patch id, each with the commit it is on.
-    pub fn with_patch_id(&self, pid: &str) -> &[(Oid, Value)] {
+    pub fn with_patch_id(&self, pid: &str) -> &[(Oid, SourcedLine)] {
         self.by_patch.get(pid).map_or(&[], Vec::as_slice)
     }
 
     /// The lines noted on `commit`.
-    pub fn lines_of(&self, commit: Oid) -> &[Value] {
+    pub fn lines_of(&self, commit: Oid) -> &[SourcedLine] {
         self.lines.get(&commit).map_or(&[], Vec::as_slice)
     }
 
@@ -84,7 +112,7 @@ impl NoteIndex {
         let Some(pid) = patch_id(repo, target)? else {
             return Ok(None);
         };
-        let same: Vec<(Oid, Value)> = self
+        let same: Vec<(Oid, SourcedLine)> = self
             .with_patch_id(&pid)
             .iter()
             .filter(|(on, _)| *on != target)
@@ -176,19 +204,25 @@ impl NoteIndex {
     }
 }
 
-/// The files a non-merge commit changes against its parent; `None` for a merge or a root.
+/// The files a non-merge commit changes against its parent; `None` for a merge or a root,
+/// and for a commit (or parent) this clone does not have (a shallow clone, a teammate's
+/// scratch branch).
 fn paths_of(repo: &Repository, commit: Oid) -> Result<Option<BTreeSet<String>>, NotesError> {
     let ctx = |what: &str| format!("cannot read the change of {commit}: {what}");
-    let c = repo
-        .find_commit(commit)
-        .map_err(|e| NotesError::git(ctx("not a commit"), e))?;
+    let absent = |e: &git2::Error| e.code() == ErrorCode::NotFound;
+    let c = match repo.find_commit(commit) {
+        Ok(c) => c,
+        Err(e) if absent(&e) => return Ok(None),
+        Err(e) => return Err(NotesError::git(ctx("not a commit"), e)),
+    };
     if c.parent_count() != 1 {
         return Ok(None);
     }
-    let old = c
-        .parent(0)
-        .and_then(|p| p.tree())
-        .map_err(|e| NotesError::git(ctx("parent missing"), e))?;
+    let old = match c.parent(0).and_then(|p| p.tree()) {
+        Ok(t) => t,
+        Err(e) if absent(&e) => return Ok(None),
+        Err(e) => return Err(NotesError::git(ctx("parent missing"), e)),
+    };
     let new = c.tree().map_err(|e| NotesError::git(ctx("no tree"), e))?;
     let diff = repo
         .diff_tree_to_tree(Some(&old), Some(&new), None)

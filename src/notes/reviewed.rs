@@ -7,8 +7,9 @@ use std::collections::HashMap;
 
 use git2::{Oid, Repository};
 
-use super::format::{answer_key, answered, parse_note};
-use super::line::{ReadIssue, ReadLine};
+use super::effective::answered;
+use super::note_line::{read_note, NoteLine, ReadIssue};
+use super::source::{Source, SourcedLine};
 use super::store::{blob_text, NoteMap};
 use super::NotesError;
 
@@ -26,8 +27,8 @@ pub fn last_reviewed(
     for _ in 0..MAX_WALK {
         let Some(c) = cur else { break };
         if let Some(blob) = notes.get(&c) {
-            let lines = parse_note(&blob_text(repo, *blob)?);
-            if lines.iter().any(|l| answer_key(l).is_some()) {
+            let lines = read_note(&blob_text(repo, *blob)?);
+            if lines.iter().any(|l| matches!(l, NoteLine::Verdict(_))) {
                 return Ok(Some(c));
             }
         }
@@ -93,16 +94,17 @@ pub fn overridden_findings(
     let mut annotated: Vec<(&Oid, &Oid)> = notes.iter().collect();
     annotated.sort();
     for (commit, blob) in annotated {
-        let lines = parse_note(&blob_text(repo, *blob)?);
+        // The local notes: written here, or merged from a remote the user trusts.
+        let lines = SourcedLine::all_from(&Source::Local, read_note(&blob_text(repo, *blob)?));
         for (line, o) in answered(&lines) {
-            let o = ReadLine::of(o);
+            let o = o.line.fields();
             let why = format!(
                 "a person overrode it on {} ({}: {})",
                 &commit.to_string()[..12],
                 o.who.as_deref().unwrap_or("someone"),
                 o.reason.as_deref().unwrap_or("")
             );
-            for issue in ReadLine::of(line).issues.into_iter().flatten() {
+            for issue in line.line.fields().issues.into_iter().flatten() {
                 if let Some(fp) = stored_fingerprint(&issue) {
                     out.entry(fp).or_insert_with(|| why.clone());
                 }

@@ -4,11 +4,12 @@
 use std::collections::{BTreeMap, HashSet};
 
 use git2::{Oid, Repository};
-use serde_json::Value;
 
-use super::format::{canonical_json, effective, parse_note, reattached, without_reattached};
+use super::note_line::{read_note, reattached, LineId};
 use super::origin::NoteIndex;
-use super::store::{append, blob_text, note_map, read};
+use super::source::Trust;
+use super::store::{blob_text, note_map, read};
+use super::write::append;
 use super::NotesError;
 use crate::git::parse_oid;
 
@@ -38,15 +39,14 @@ pub fn parse_rewrites(text: &str) -> Result<Vec<(Oid, Oid)>, NotesError> {
     Ok(pairs)
 }
 
-/// A record's identity wherever it is attached (without `reattached_from`), so a copy made
-/// by git's `notes.rewriteRef` and one made by us count once.
-fn identity_of(line: &Value) -> String {
-    canonical_json(&without_reattached(line))
-}
-
-/// The identities of the records already on `commit`.
-fn present(repo: &Repository, commit: Oid) -> Result<HashSet<String>, NotesError> {
-    Ok(read(repo, commit)?.iter().map(identity_of).collect())
+/// The ids of the records already on `commit` (an id ignores `reattached_from`, so a copy
+/// made by git's `notes.rewriteRef` and one made by us count once).
+fn present(repo: &Repository, commit: Oid) -> Result<HashSet<LineId>, NotesError> {
+    Ok(read(repo, commit)?
+        .iter()
+        .filter_map(|l| l.line.id())
+        .cloned()
+        .collect())
 }
 
 /// Copies the verdict lines of each old commit onto its new commit, marked with
@@ -75,9 +75,12 @@ pub fn copy_for_rewrite(
                 continue;
             };
             let old_hex = old.to_string();
-            for line in parse_note(&blob_text(repo, *blob)?) {
-                if have.insert(identity_of(&line)) {
-                    lines.push(reattached(&line, &old_hex));
+            for line in read_note(&blob_text(repo, *blob)?) {
+                let Some(stored) = line.stored() else {
+                    continue; // git's own notes.rewriteRef copies the note text whole
+                };
+                if have.insert(stored.id().clone()) {
+                    lines.push(reattached(&stored.value, &old_hex));
                     if !from.contains(&old) {
                         from.push(old);
                     }
@@ -96,29 +99,44 @@ pub fn copy_for_rewrite(
     Ok(copied)
 }
 
+/// What reattaching did, and what it left alone.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reattached {
+    /// The lines copied, per commit.
+    pub copied: Vec<Copied>,
+    /// Lines of the reviewed originals not copied because they were fetched from a remote
+    /// the user does not trust: they can only tighten where they are (the gate reads them
+    /// there, by patch id too), and a copy here would pass them off as this clone's.
+    pub untrusted: usize,
+    /// Noted commits this clone does not have: their lines are still found by patch id, but
+    /// no squash of them can be recognized.
+    pub absent: Vec<Oid>,
+}
+
 /// Finds verdicts for `candidates` that carry none: the lines of the noted commits where the
 /// candidate's change was reviewed ([`NoteIndex::origin`]: the same patch id, or a squash of
-/// several reviewed commits) are appended to it, marked `reattached_from`.
+/// several reviewed commits) are appended to it, marked `reattached_from`. Notes of this
+/// clone and of the remotes `trust` trusts are copied; others are counted, not copied.
 ///
 /// Used after a squash merge or a cherry-pick, where the same change became a new commit
 /// that git's rewrite tracking never saw.
-pub fn reattach(repo: &Repository, candidates: &[Oid]) -> Result<Vec<Copied>, NotesError> {
-    let notes = note_map(repo)?;
+pub fn reattach(
+    repo: &Repository,
+    candidates: &[Oid],
+    trust: &Trust,
+) -> Result<Reattached, NotesError> {
+    let index = NoteIndex::build(repo, trust)?;
+    let mut done = Reattached {
+        absent: index.absent().to_vec(),
+        ..Reattached::default()
+    };
     let mut targets = Vec::new();
     for c in candidates {
-        let has_verdict = match notes.get(c) {
-            Some(blob) => effective(&parse_note(&blob_text(repo, *blob)?)).is_some(),
-            None => false,
-        };
+        let has_verdict = super::effective(index.lines_of(*c)).is_some();
         if !has_verdict && !targets.contains(c) {
             targets.push(*c);
         }
     }
-    if targets.is_empty() {
-        return Ok(Vec::new());
-    }
-    let index = NoteIndex::build(repo, &notes)?;
-    let mut copied = Vec::new();
     for target in targets {
         let Some(origin) = index.origin(repo, target)? else {
             continue;
@@ -126,22 +144,31 @@ pub fn reattach(repo: &Repository, candidates: &[Oid]) -> Result<Vec<Copied>, No
         let mut have = present(repo, target)?;
         let mut lines = Vec::new();
         let mut from = Vec::new();
-        for (source, line) in &origin.lines {
-            if *source != target && have.insert(identity_of(line)) {
-                lines.push(reattached(line, &source.to_string()));
-                if !from.contains(source) {
-                    from.push(*source);
-                }
+        for (source_commit, line) in &origin.lines {
+            let Some(stored) = line.line.stored() else {
+                continue;
+            };
+            if *source_commit == target || have.contains(stored.id()) {
+                continue;
+            }
+            if !line.source.may_relax() {
+                done.untrusted += 1;
+                continue;
+            }
+            have.insert(stored.id().clone());
+            lines.push(reattached(&stored.value, &source_commit.to_string()));
+            if !from.contains(source_commit) {
+                from.push(*source_commit);
             }
         }
         if !lines.is_empty() {
             append(repo, target, &lines)?;
-            copied.push(Copied {
+            done.copied.push(Copied {
                 commit: target,
                 from,
                 lines: lines.len(),
             });
         }
     }
-    Ok(copied)
+    Ok(done)
 }

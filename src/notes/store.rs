@@ -8,7 +8,9 @@ use git2::{ErrorCode, Oid, Repository};
 use rand::Rng;
 use serde_json::Value;
 
-use super::format::{canonical_json, read_note, ReadNote};
+use super::format::canonical_json;
+use super::note_line::read_note;
+use super::source::{merge_sources, Source, SourcedLine, Trust};
 use super::{NotesError, NOTES_REF};
 
 /// How often `append` rebuilds its notes commit when another writer moved the ref first.
@@ -45,8 +47,8 @@ pub fn note_map(repo: &Repository) -> Result<NoteMap, NotesError> {
     note_map_of(repo, NOTES_REF)
 }
 
-/// The text of a note blob; bytes that are not UTF-8 become U+FFFD (such a line then fails
-/// to parse and is skipped, like any other line a reader cannot use).
+/// The text of a note blob; bytes that are not UTF-8 become U+FFFD (a line with them still
+/// parses when the bytes sat inside a string, and is invalid otherwise).
 pub fn blob_text(repo: &Repository, blob: Oid) -> Result<String, NotesError> {
     let blob = repo
         .find_blob(blob)
@@ -54,20 +56,49 @@ pub fn blob_text(repo: &Repository, blob: Oid) -> Result<String, NotesError> {
     Ok(String::from_utf8_lossy(blob.content()).into_owned())
 }
 
-/// The known records on `commit`, in note order (identical records once); empty if none.
-pub fn read(repo: &Repository, commit: Oid) -> Result<Vec<Value>, NotesError> {
-    Ok(read_all(repo, commit)?.records)
+/// The lines of the local note on `commit` (see [`read_note`]), in note order; empty if none.
+/// Lines fetched from remotes are not among them: [`read_everywhere`] reads those too.
+pub fn read(repo: &Repository, commit: Oid) -> Result<Vec<SourcedLine>, NotesError> {
+    let lines = read_text(repo, NOTES_REF, commit)?
+        .map(|t| read_note(&t))
+        .unwrap_or_default();
+    Ok(SourcedLine::all_from(&Source::Local, lines))
 }
 
-/// The note on `commit` as read (see [`read_note`]): its records and its unreadable text.
-pub fn read_all(repo: &Repository, commit: Oid) -> Result<ReadNote, NotesError> {
-    Ok(read_text(repo, NOTES_REF, commit)?
-        .map(|t| read_note(&t))
-        .unwrap_or_default())
+/// Every line on `commit`: the local note's and every fetched remote's
+/// (`refs/notes/remotes/<remote>/triad`), each with where it was read
+/// ([`super::source::merge_sources`]).
+pub fn read_everywhere(
+    repo: &Repository,
+    commit: Oid,
+    trust: &Trust,
+) -> Result<Vec<SourcedLine>, NotesError> {
+    let mut notes = Vec::new();
+    for (name, source) in refs(repo, trust)? {
+        if let Some(text) = read_text(repo, &name, commit)? {
+            notes.push((source, read_note(&text)));
+        }
+    }
+    Ok(merge_sources(notes))
+}
+
+/// The notes refs readers read, local first, then the remotes' in name order, each with
+/// where its lines come from; empty when none exists.
+pub fn refs(repo: &Repository, trust: &Trust) -> Result<Vec<(String, Source)>, NotesError> {
+    let all = repo
+        .references_glob("refs/notes/*")
+        .map_err(|e| NotesError::git("cannot list the notes refs", e))?;
+    let mut refs: Vec<(String, Source)> = all
+        .flatten()
+        .filter_map(|r| r.name().ok().map(str::to_string))
+        .filter_map(|n| trust.source_of(&n).map(|s| (n, s)))
+        .collect();
+    refs.sort_by(|a, b| (a.1 != Source::Local, &a.0).cmp(&(b.1 != Source::Local, &b.0)));
+    Ok(refs)
 }
 
 /// The raw note text on `commit` under `notes_ref`, if any.
-fn read_text(
+pub(crate) fn read_text(
     repo: &Repository,
     notes_ref: &str,
     commit: Oid,
@@ -168,15 +199,16 @@ fn scratch_ref(purpose: &str) -> String {
     )
 }
 
-/// Removes a scratch ref on every exit path.
-struct ScratchRef<'r> {
+/// A ref of our own to build a notes commit on, removed on every exit path.
+pub(crate) struct ScratchRef<'r> {
     repo: &'r Repository,
     /// The ref name.
-    name: String,
+    pub(crate) name: String,
 }
 
 impl<'r> ScratchRef<'r> {
-    fn new(repo: &'r Repository, purpose: &str) -> Self {
+    /// A new scratch ref for `purpose` (not created until [`ScratchRef::set`]).
+    pub(crate) fn new(repo: &'r Repository, purpose: &str) -> Self {
         ScratchRef {
             repo,
             name: scratch_ref(purpose),
@@ -184,7 +216,7 @@ impl<'r> ScratchRef<'r> {
     }
 
     /// Points the scratch ref at `target`, or removes it for `None`.
-    fn set(&self, target: Option<Oid>) -> Result<(), NotesError> {
+    pub(crate) fn set(&self, target: Option<Oid>) -> Result<(), NotesError> {
         match target {
             Some(t) => self
                 .repo
@@ -216,8 +248,13 @@ impl Drop for ScratchRef<'_> {
 ///
 /// The new notes commit is built on the ref's current tip with libgit2's notes writer (on a
 /// scratch ref, so any fanout is kept), then the ref is moved only if it still points at that
-/// tip; a lost race rebuilds on the new tip, at most [`MAX_APPEND_TRIES`] times.
-pub fn append(repo: &Repository, commit: Oid, lines: &[Value]) -> Result<(), NotesError> {
+/// tip; a lost race rebuilds on the new tip, at most [`MAX_APPEND_TRIES`] times. Writers go
+/// through [`super::write::append`], which keeps the display note in step too.
+pub(crate) fn append_json(
+    repo: &Repository,
+    commit: Oid,
+    lines: &[Value],
+) -> Result<(), NotesError> {
     let mut seen = HashSet::new();
     // Notes travel with the code to every remote: no key may be in a line.
     let new: Vec<String> = lines

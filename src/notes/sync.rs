@@ -1,15 +1,21 @@
 //! Exchanging `refs/notes/triad` with a remote.
 //!
 //! Transfers use the git command line (so credential helpers, SSH config and proxies work);
-//! the merge uses libgit2. Nothing is ever force-pushed: a rejected push means the remote has
-//! verdicts we lack, so we fetch, merge by union and try again, a bounded number of times.
+//! the merge uses libgit2. A remote's notes are fetched into its tracking ref
+//! (`refs/notes/remotes/<remote>/triad`), where every reader finds them; they are merged into
+//! ours only when the user's own config trusts that remote, since a line in our ref counts as
+//! ours (see [`super::source`]). Nothing is ever force-pushed: a rejected push means the
+//! remote has verdicts we lack, so we fetch and push the union of both sides, a bounded number
+//! of times; our ref moves to that union only for a trusted remote.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use git2::Repository;
 
-use super::merge::{merge_notes, MergeOutcome};
+use super::merge::{merge_notes, write_union, MergeOutcome};
+use super::source::{tracking_ref, Trust};
+use super::store::{ref_target, ScratchRef};
 use super::{NotesError, NOTES_REF};
 
 /// Rejected pushes answered by a fetch and merge before giving up.
@@ -55,21 +61,24 @@ pub enum SyncError {
 pub enum Fetched {
     /// The remote has no verdicts yet.
     Nothing,
-    /// Its verdicts, merged into ours.
+    /// Its verdicts, merged into ours (a trusted remote).
     Merged(MergeOutcome),
+    /// Its verdicts, kept in its tracking ref only (a remote the user does not trust): they
+    /// count there, but only to tighten.
+    Tracked {
+        /// Whether the tracking ref moved.
+        changed: bool,
+    },
 }
 
-/// The ref holding the remote's verdicts as last fetched.
-pub fn tracking_ref(remote: &str) -> String {
-    format!("refs/notes/remotes/{remote}/triad")
-}
-
-/// Fetches `remote`'s notes into their tracking ref and merges them into ours by union.
-pub fn fetch(repo: &Repository, remote: &str) -> Result<Fetched, SyncError> {
+/// Fetches `remote`'s notes into their tracking ref; merges them into ours by union when
+/// `trust` trusts the remote.
+pub fn fetch(repo: &Repository, remote: &str, trust: &Trust) -> Result<Fetched, SyncError> {
     let tracking = tracking_ref(remote);
     // Forced, because the tracking ref is ours alone; refs/notes/triad itself only ever
     // moves by our merge.
     let spec = format!("+{NOTES_REF}:{tracking}");
+    let before = ref_target(repo, &tracking)?;
     let run = git(
         repo,
         &[
@@ -90,18 +99,37 @@ pub fn fetch(repo: &Repository, remote: &str) -> Result<Fetched, SyncError> {
             stderr: run.stderr,
         });
     }
-    Ok(Fetched::Merged(merge_notes(repo, NOTES_REF, &tracking)?))
+    if !trust.trusts(remote) {
+        return Ok(Fetched::Tracked {
+            changed: ref_target(repo, &tracking)? != before,
+        });
+    }
+    let merged = merge_notes(repo, NOTES_REF, &tracking)?;
+    if merged != MergeOutcome::UpToDate {
+        if let Err(e) = super::display::rebuild(repo) {
+            tracing::warn!("the display notes are not up to date: {e}");
+        }
+    }
+    Ok(Fetched::Merged(merged))
 }
 
 /// Pushes `refs/notes/triad` to `remote` without force; a rejection is answered by a fetch
-/// and merge, then another push. `None` when there are no local verdicts; else what each
-/// fetch before the successful push brought, in order.
-pub fn push(repo: &Repository, remote: &str) -> Result<Option<Vec<Fetched>>, SyncError> {
+/// (and, for a trusted remote, a merge into ours), then a push of the union of both sides.
+/// `None` when there are no local verdicts; else what each fetch before the successful push
+/// brought, in order.
+pub fn push(
+    repo: &Repository,
+    remote: &str,
+    trust: &Trust,
+) -> Result<Option<Vec<Fetched>>, SyncError> {
     if repo.refname_to_id(NOTES_REF).is_err() {
         return Ok(None);
     }
-    let spec = format!("{NOTES_REF}:{NOTES_REF}");
+    let mut spec = format!("{NOTES_REF}:{NOTES_REF}");
     let mut fetched = Vec::new();
+    // The union pushed to a remote we do not merge: a ref of triad's own, so the pre-push
+    // gate checks it as the notes push it is.
+    let union = ScratchRef::new(repo, "notes-push");
     for attempt in 0..=PUSH_RETRIES {
         let run = git(repo, &["push", "--quiet", remote, &spec])?;
         if run.success {
@@ -122,13 +150,42 @@ pub fn push(repo: &Repository, remote: &str) -> Result<Option<Vec<Fetched>>, Syn
             });
         }
         if attempt < PUSH_RETRIES {
-            fetched.push(fetch(repo, remote)?);
+            fetched.push(fetch(repo, remote, trust)?);
+            spec = match union_to_push(repo, remote)? {
+                None => format!("{NOTES_REF}:{NOTES_REF}"),
+                Some(commit) => {
+                    union.set(Some(commit))?;
+                    format!("{}:{NOTES_REF}", union.name)
+                }
+            };
         }
     }
     Err(SyncError::Contended {
         remote: remote.into(),
         tries: PUSH_RETRIES + 1,
     })
+}
+
+/// What to push after `remote`'s notes were fetched: `None` for our ref, when it already
+/// holds theirs (a trusted remote was merged in, or nothing came); else a commit holding the
+/// union of both, written without moving our ref, so the remote keeps every line and ours
+/// keeps only what counts as ours.
+fn union_to_push(repo: &Repository, remote: &str) -> Result<Option<git2::Oid>, SyncError> {
+    let tracking = tracking_ref(remote);
+    let (Some(ours), Some(theirs)) = (ref_target(repo, NOTES_REF)?, ref_target(repo, &tracking)?)
+    else {
+        return Ok(None);
+    };
+    let holds_theirs = ours == theirs
+        || repo
+            .graph_descendant_of(ours, theirs)
+            .map_err(|e| NotesError::git("cannot compare notes histories", e))?;
+    if holds_theirs {
+        return Ok(None);
+    }
+    Ok(Some(
+        write_union(repo, NOTES_REF, &tracking, [ours, theirs])?.commit,
+    ))
 }
 
 struct GitRun {

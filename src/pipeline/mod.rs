@@ -27,7 +27,7 @@ pub mod waiting;
 pub use lock::{LockError, RunLock};
 pub use observer::{Observer, Progress, Silent};
 pub use plan::{plan, RunRequest, StartError, Workflow};
-pub use record::{list_runs, Recorder, RunState, RunStatus, StopReason};
+pub use record::{list_runs, scan_runs, CorruptRun, Recorder, RunState, RunStatus, StopReason};
 pub use resume::ResumeError;
 pub use run::{Flow, Run, RunEnv, RunError};
 pub use stage::Stage;

@@ -15,6 +15,8 @@ use crate::model::structured::schema_for;
 use crate::model::ChatRequest;
 use crate::task::TaskSpec;
 
+pub use crate::arbiter::reconciliation::{CheckKind, CheckResult, Facts, RequirementStatus};
+
 /// A requirement and what delivers it, as the verifier claims.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequirementEvidence {
@@ -66,41 +68,6 @@ pub struct ImplementationSummary {
     pub omissions: Vec<String>,
     /// Ids of the accepted cross-domain suggestions the output reflects (`S1`, ...).
     pub suggestions_applied: Vec<String>,
-}
-
-/// What tools established about the summary.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Facts {
-    /// Files the run really changed (base → final).
-    pub changed_files: Vec<String>,
-    /// Listed as created/modified but absent from the final tree.
-    pub missing_files: Vec<String>,
-    /// Changed by the run but listed nowhere (undocumented work).
-    pub unlisted_changes: Vec<String>,
-    /// Listed as created/modified but not changed by the run.
-    pub listed_unchanged: Vec<String>,
-    /// Named tests that exist in the final tree.
-    pub tests_found: Vec<String>,
-    /// Named tests that do not exist anywhere in the final tree.
-    pub missing_tests: Vec<String>,
-    /// TaskSpec requirement ids neither mapped nor listed as omitted (silently dropped).
-    pub unmapped_requirements: Vec<String>,
-    /// Requirement ids listed as omitted.
-    pub omitted_requirements: Vec<String>,
-    /// Whether the verifier produced a summary at all.
-    pub summary_present: bool,
-    /// Accepted or adopted suggestions the summary neither applies nor lists as a
-    /// deviation (silently dropped, seed 000 §B11.4).
-    #[serde(default)]
-    pub dropped_suggestions: Vec<String>,
-    /// Requirement ids the final tree visibly delivers, by the checks every building stage
-    /// runs (a named function defined, a named file changed and using it): a judge that
-    /// marks one `missing` is contradicted by the facts.
-    #[serde(default)]
-    pub requirements_met: Vec<String>,
-    /// What the final tree visibly leaves undone, one sentence a requirement gap.
-    #[serde(default)]
-    pub requirements_unmet: Vec<String>,
 }
 
 /// The name a test entry refers to: `tests/test_a.py::test_x` → `test_x`, `Suite.test_y` →
@@ -337,51 +304,6 @@ fn join(ids: &[&String]) -> String {
         .map(|s| s.as_str())
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// The five checks of seed 000 §B11.4.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum CheckKind {
-    /// Every requirement has an entry.
-    Completeness,
-    /// No unjustified extras.
-    ScopeFidelity,
-    /// Matches the architect's scaffold.
-    ArchitecturalAlignment,
-    /// Accepted suggestions are reflected.
-    SuggestionIntegration,
-    /// Every behaviour has a test.
-    TestToSpec,
-}
-
-/// Result of one check.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CheckResult {
-    /// Which check.
-    pub check: CheckKind,
-    /// `pass`, `gap` or `not_applicable`.
-    #[schemars(regex(pattern = "^(pass|gap|not_applicable)$"))]
-    pub status: String,
-    /// What was found.
-    #[schemars(length(max = 500))]
-    pub detail: String,
-}
-
-/// One requirement's reconciliation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RequirementStatus {
-    /// The requirement id.
-    #[schemars(length(max = 20))]
-    pub id: String,
-    /// `delivered`, `partial`, `missing` or `omitted`.
-    #[schemars(regex(pattern = "^(delivered|partial|missing|omitted)$"))]
-    pub status: String,
-    /// Where it is delivered (file, function, test), or why not.
-    #[schemars(length(max = 300))]
-    pub evidence: String,
 }
 
 /// The reconciliation arbiter's answer.

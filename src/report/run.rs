@@ -482,7 +482,11 @@ fn issues(repo: &Repository, s: &RunState, md: bool) -> String {
                 continue;
             };
             let lines = notes::read(repo, commit).unwrap_or_default();
-            for line in lines.iter().filter_map(VerdictLine::from_value) {
+            let typed = lines
+                .iter()
+                .filter_map(|l| l.line.value())
+                .filter_map(VerdictLine::from_value);
+            for line in typed {
                 let Record::Review(r) = &line.record else {
                     continue;
                 };

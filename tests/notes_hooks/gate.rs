@@ -166,7 +166,13 @@ fn missing_in_the_policy_blocks_unreviewed_commits() {
     add_verdict(&work, "HEAD", "APPROVE", T1);
     commit_file(&env, &work, "n.txt", "n", "Never reviewed");
     let push = refused_push(&env, &work, PUSH_MAIN);
-    assert_says(&push.stderr, &["Never reviewed", "no verdict at all"]);
+    assert_says(
+        &push.stderr,
+        &[
+            "Never reviewed",
+            "no verdict from this clone or a trusted remote",
+        ],
+    );
     assert_never_says(&push.stderr, &["initial commit"]);
     add_verdict(&work, "HEAD", "FLAG", T1);
     env.git(&work, PUSH_MAIN).ok();
@@ -303,10 +309,22 @@ fn gate_through_the_git_cli(format: &str) {
     env.triad_stdin(&work, &["hook", "pre-push", "origin", "url"], &input)
         .expect_code(1);
 
-    let over = format!(
+    // An override that names no line (as older versions wrote them) is later in time, and
+    // that alone never clears a HALT.
+    let unnamed = format!(
         r#"{{"commit":"{head}","kind":"override","overrides":"HALT","reason":"ok","ts":"2026-01-02T00:00:00.000Z","v":1,"verdict":"APPROVE","who":"T <t@e>"}}"#
     );
-    env.git(&work, &["notes", "--ref=triad", "append", "-m", &over])
+    env.git(&work, &["notes", "--ref=triad", "append", "-m", &unnamed])
+        .ok();
+    let push = refused_push(&env, &work, PUSH_MAIN);
+    assert_says(&push.stderr, &["does not count", "names no lines"]);
+    // One naming the HALT by its id does.
+    let id = git_triad::notes::read_note(&line)[0]
+        .id()
+        .unwrap()
+        .to_string();
+    let named = unnamed.replace(r#""commit""#, &format!(r#""answers":["{id}"],"commit""#));
+    env.git(&work, &["notes", "--ref=triad", "append", "-m", &named])
         .ok();
     env.git(&work, PUSH_MAIN).ok();
     assert_eq!(env.rev_parse(&bare, "main"), head);
@@ -442,4 +460,69 @@ fn a_blocked_push_shows_the_verdicts_model_text_escaped() {
         .find(|c| (c.is_control() && *c != '\n' && *c != '\t') || *c == '\u{202e}');
     assert_eq!(raw, None, "{}", push.stderr);
     assert_says(&push.stderr, &["wrong^[]0;pwned^G <U+202E>txt.exe^[[2J"]);
+}
+
+/// Lines of shapes this git triad does not read that mention HALT: each blocks the push of
+/// its commit, naming the commit and the line, until the note is mended.
+#[test]
+fn unknown_shapes_and_a_repeated_key_that_mention_halt_block_the_push() {
+    let env = TestEnv::new();
+    let (work, bare) = remote_pair(&env);
+    let shapes = [
+        (
+            r#"{"v":1,"kind":"Review","verdict":"HALT"}"#,
+            "its kind \"Review\"",
+        ),
+        (
+            r#"{"v":"1","kind":"review","verdict":"HALT"}"#,
+            "its \"v\" is \"1\"",
+        ),
+        (
+            r#"{"v":1.0,"kind":"review","verdict":"HALT"}"#,
+            "its \"v\" is 1.0",
+        ),
+        (
+            r#"{"v":2,"kind":"review","verdict":"HALT"}"#,
+            "its \"v\" is 2",
+        ),
+        (r#"{"kind":"review","verdict":"HALT"}"#, "it has no \"v\""),
+        (
+            r#"{"v":1,"kind":"review","verdict":"HALT","verdict":"APPROVE"}"#,
+            "the key \"verdict\" is written twice",
+        ),
+    ];
+    let approve = format!(r#"{{"v":1,"kind":"review","ts":"{T1}","verdict":"APPROVE"}}"#);
+    for (i, (line, problem)) in shapes.iter().enumerate() {
+        let head = commit_file(
+            &env,
+            &work,
+            &format!("src/s{i}.rs"),
+            "x\n",
+            &format!("Shape {i}"),
+        );
+        hand_note(&env, &work, &format!("{approve}\n{line}\n"));
+        let push = refused_push(&env, &work, PUSH_MAIN);
+        assert_says(
+            &push.stderr,
+            &[
+                &head[..7],
+                &format!("Shape {i}"),
+                problem,
+                "that mentions",
+                line,
+            ],
+        );
+        assert!(
+            env.git(&bare, &["rev-parse", "--verify", "-q", "main"])
+                .code
+                != 0
+        );
+        let show = env.triad(&work, &["show"]);
+        assert_says(&show.ok().stdout, &["unreadable", problem]);
+        // An override answers verdict lines, never a line that cannot be read.
+        override_head(&env, &work, "FLAG", "looked at it").ok();
+        refused_push(&env, &work, PUSH_MAIN);
+        hand_note(&env, &work, &format!("{approve}\n"));
+    }
+    env.git(&work, PUSH_MAIN).ok();
 }

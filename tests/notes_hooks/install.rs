@@ -58,7 +58,8 @@ fn init_is_idempotent_shares_hooks_and_uninstalls_exactly() {
             "Added `notes.rewriteRef = refs/notes/triad`",
             "Set `notes.rewriteMode = cat_sort_uniq` in the local git config (it was `concatenate`).",
             "Set `notes.triad.mergeStrategy = cat_sort_uniq`",
-            "Added `notes.displayRef = refs/notes/triad`",
+            "Added `notes.displayRef = refs/notes/triad-verdicts`",
+            "Created refs/notes/triad-verdicts, one line per verdict for `git log`",
             "Added `remote.origin.fetch = refs/notes/triad:refs/notes/remotes/origin/triad`",
             "Added git-triad to your existing pre-push hook",
             "Installed the post-rewrite hook",
@@ -222,7 +223,7 @@ fn git_log_is_silent_right_after_init() {
     }
     let listed = env.git(&dir, &["notes", "--ref", "triad", "list"]);
     assert_eq!((listed.stdout.as_str(), listed.stderr.as_str()), ("", ""));
-    // The first verdict lands on top of it, and git shows it.
+    // The first verdict lands on top of it: tools read the JSON, `git log` shows one line.
     super::add_verdict(&dir, "HEAD", "FLAG", super::T1);
     let shown = env.git(&dir, &["log", "-1", "--notes=triad"]);
     assert!(
@@ -230,6 +231,15 @@ fn git_log_is_silent_right_after_init() {
         "{}",
         shown.stdout
     );
+    let log = env.git(&dir, &["log", "-1"]);
+    assert_says(
+        &log.ok().stdout,
+        &[
+            "Notes (triad-verdicts):",
+            "FLAG     stage implement · arbiter model-b · 2 issues · top: critical src/lib.rs:3",
+        ],
+    );
+    assert_never_says(&log.stdout, &["\"verdict\""]);
     // An empty notes ref is taken out again by uninstall; one with verdicts never is.
     let other = env.repo("other", &[("a.txt", "a\n")]);
     env.triad(&other, &["init", "--no-trust"]).ok();
@@ -246,4 +256,55 @@ fn git_log_is_silent_right_after_init() {
         .ok()
         .stdout
         .is_empty());
+}
+
+/// An earlier `git triad init` pointed `notes.displayRef` at the JSON ref; running init again
+/// replaces it with the display ref, builds that from the verdicts already there, and
+/// uninstall removes both.
+#[test]
+fn init_again_replaces_the_json_display_ref_of_an_earlier_version() {
+    let env = TestEnv::new();
+    let dir = env.repo("proj", &[("a.txt", "a\n")]);
+    env.git(
+        &dir,
+        &["config", "--add", "notes.displayRef", "refs/notes/triad"],
+    )
+    .ok();
+    std::fs::create_dir_all(dir.join(".git/triad")).unwrap();
+    std::fs::write(
+        dir.join(".git/triad/init-config.json"),
+        r#"[{"op":"added","key":"notes.displayRef","value":"refs/notes/triad"}]"#,
+    )
+    .unwrap();
+    super::add_verdict(&dir, "HEAD", "HALT", super::T1);
+    let init = env.triad(&dir, &["init", "--no-trust"]);
+    assert_says(
+        &init.ok().stdout,
+        &[
+            "Removed `notes.displayRef = refs/notes/triad` from the local git config.",
+            "Added `notes.displayRef = refs/notes/triad-verdicts`",
+            "Created refs/notes/triad-verdicts, one line per verdict for `git log` (1 commit(s) so far)",
+        ],
+    );
+    assert_eq!(
+        git_stdout(&env, &dir, &["config", "--get-all", "notes.displayRef"]),
+        "refs/notes/triad-verdicts\n"
+    );
+    let log = env.git(&dir, &["log", "-1"]);
+    assert_says(&log.ok().stdout, &["HALT     stage implement"]);
+    let un = env.triad(&dir, &["init", "--uninstall"]);
+    assert_says(&un.ok().stdout, &["Removed refs/notes/triad-verdicts"]);
+    assert_ne!(
+        env.git(
+            &dir,
+            &["rev-parse", "--verify", "-q", "refs/notes/triad-verdicts"]
+        )
+        .code,
+        0
+    );
+    assert_eq!(
+        env.git(&dir, &["config", "--get-all", "notes.displayRef"])
+            .code,
+        1
+    );
 }

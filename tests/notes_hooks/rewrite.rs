@@ -8,14 +8,21 @@ use super::{
 };
 use crate::common::TestEnv;
 
+/// The records of the local note on `rev`, as stored.
 fn records(dir: &std::path::Path, rev: &str) -> Vec<serde_json::Value> {
     let repo = open(dir);
-    notes::read(&repo, commit_id(&repo, rev)).unwrap()
+    notes::read(&repo, commit_id(&repo, rev))
+        .unwrap()
+        .into_iter()
+        .filter_map(|l| l.line.value().cloned())
+        .collect()
 }
 
-/// The verdict that counts on `rev`, from its notes.
+/// The verdict that counts on `rev`, from its local notes.
 fn effective_verdict(dir: &std::path::Path, rev: &str) -> String {
-    notes::effective(&records(dir, rev)).unwrap().verdict
+    let repo = open(dir);
+    let lines = notes::read(&repo, commit_id(&repo, rev)).unwrap();
+    notes::effective(&lines).unwrap().verdict.to_string()
 }
 
 #[test]
@@ -35,6 +42,13 @@ fn amend_keeps_the_verdict_through_the_post_rewrite_hook() {
     assert_eq!(lines.len(), 1, "{lines:?}");
     assert_eq!(lines[0][REATTACHED_FROM], old.as_str());
     assert_eq!(lines[0]["verdict"], "HALT");
+    // The line people read in `git log` followed it.
+    let log = git_stdout(&env, &work, &["log", "-1", "--format=%N"]);
+    assert!(log.starts_with("HALT     stage implement"), "{log}");
+    assert!(
+        log.contains(&format!("(copied from {})", &old[..12])),
+        "{log}"
+    );
     // The HALT still blocks.
     refused_push(&env, &work, &["push", "origin", "main"]);
 }
@@ -66,6 +80,10 @@ fn rebase_keeps_verdicts_once_with_git_copying_too() {
         "{}",
         show.stdout
     );
+    // git copied the JSON; the hook brought the lines people read along.
+    let log = git_stdout(&env, &work, &["log", "-2", "--format=%s: %N"]);
+    assert!(log.contains("Topic one: HALT     stage implement"), "{log}");
+    assert!(log.contains("Topic two: APPROVE  stage implement"), "{log}");
 
     // The same through an interactive rebase driven non-interactively.
     rebase_interactive(&env, &work);
@@ -195,10 +213,12 @@ fn a_squash_of_three_reviewed_commits_gets_their_verdicts_back() {
 }
 
 #[test]
-fn sync_between_two_clones_ends_with_the_union() {
+fn sync_between_two_clones_that_trust_their_origin_ends_with_the_union() {
     let mut env = TestEnv::new();
     // `git push` run by git-triad runs the pre-push hook, which needs `git triad` on PATH.
     env.set("PATH", &path_with_triad());
+    // Both clones' user trusts origin: fetched notes are merged into each clone's own.
+    env.write_user_config("[notes]\ntrusted_remotes = [\"origin\"]\n");
     let (one, bare) = remote_pair(&env);
     env.git(&one, &["push", "-q", "origin", "main"]).ok();
     let two = clone_of(&env, &bare, "two");
@@ -220,7 +240,7 @@ fn sync_between_two_clones_ends_with_the_union() {
     assert_says(
         &p2.ok().stdout,
         &[
-            "fetching and merging them first",
+            "fetching them first and pushing the union of both",
             "Merged the verdicts of origin",
         ],
     );
@@ -233,11 +253,17 @@ fn sync_between_two_clones_ends_with_the_union() {
 
     let f1 = env.triad(&one, &["notes", "fetch"]);
     assert_says(&f1.ok().stdout, &["fast-forward"]);
+    // What the merge brought shows in `git log` too.
+    let log = git_stdout(&env, &one, &["log", "-1", "--format=%N"]);
+    assert!(
+        log.contains("HALT     stage implement") && log.contains("APPROVE  stage implement"),
+        "{log}"
+    );
     for clone in [&one, &two] {
         let lines = records(clone, "HEAD");
         assert_eq!(lines.len(), 2, "{lines:?}");
         // A later review does not clear a HALT; only an override naming it does.
-        assert_eq!(notes::effective(&lines).unwrap().verdict, "HALT");
+        assert_eq!(effective_verdict(clone, "HEAD"), "HALT");
     }
     assert_eq!(
         env.rev_parse(&one, "refs/notes/triad"),

@@ -56,12 +56,25 @@ fn git_and_the_library_read_and_write_the_same_notes() {
     let repo = open(&dir);
     let oid = git2::Oid::from_str(&head).unwrap();
     let lines = notes::read(&repo, oid).unwrap();
-    assert_eq!(lines.len(), 2, "{lines:?}");
+    let valid: Vec<&serde_json::Value> = lines.iter().filter_map(|l| l.line.value()).collect();
+    assert_eq!(valid.len(), 2, "{lines:?}");
+    // The junk and the unknown version are read too, as lines the gate may block on.
+    let invalid: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| match &l.line {
+            notes::NoteLine::Invalid(bad) => Some(bad.text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(invalid.len(), 2, "{lines:?}");
     // The worst verdict no override answers is in force, whatever the timestamps.
-    assert_eq!(notes::effective(&lines).unwrap().verdict, "REJECT");
+    assert_eq!(
+        notes::effective(&lines).unwrap().verdict,
+        git_triad::verdict::Verdict::Reject
+    );
 
     // Appending again what is there adds nothing; git still reads the note.
-    notes::append(&repo, oid, &[lines[0].clone()]).unwrap();
+    notes::append(&repo, oid, &[valid[0].clone()]).unwrap();
     let after = note_text(&env, &dir, "HEAD");
     assert!(
         after.starts_with(&shown),

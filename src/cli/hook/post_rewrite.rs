@@ -29,6 +29,10 @@ pub fn run(ctx: &Context, _args: &PostRewriteArgs) -> CommandResult {
         crate::cli::CommandError::from(e)
             .hint("`git triad notes reattach` finds lost verdicts again by patch id")
     })?;
+    // git's own notes.rewriteRef may have copied the JSON notes without us: the lines people
+    // read follow every rewritten commit either way.
+    let rewritten: Vec<git2::Oid> = pairs.iter().map(|(_, new)| *new).collect();
+    crate::notes::display::refresh(repo, &rewritten)?;
     if !copied.is_empty() {
         let lines: usize = copied.iter().map(|c| c.lines).sum();
         super::super::say(&format!(

@@ -11,11 +11,11 @@ use clap::Args;
 
 use super::read_stdin;
 use crate::cli::{ok, CommandError, CommandResult, Context};
-use crate::config::{LoadOptions, LoadedConfig};
+use crate::config::{LoadOptions, LoadedConfig, PrePushConfig};
 use crate::exit::ExitCode;
 use crate::notes::gate::git_output;
 use crate::notes::gate::{self, parse_updates, Backend, Blocked, Finding, Policy, RefUpdate};
-use crate::notes::{ReadIssue, ReadLine};
+use crate::notes::{NoteLine, ReadIssue, Trust};
 
 /// How many blocked commits the message describes in full.
 const SHOWN: usize = 10;
@@ -83,8 +83,9 @@ fn backend(ctx: &Context) -> CommandResult<Backend<'_>> {
     Ok(Backend::Cli(&ctx.cwd))
 }
 
-/// `hooks.pre_push.block_on` from the layered configuration.
-fn block_on(ctx: &Context, backend: &Backend<'_>) -> CommandResult<Vec<String>> {
+/// The policy settings of the layered configuration: `hooks.pre_push.block_on` and the
+/// remotes the user trusts (`notes.trusted_remotes`).
+fn settings(ctx: &Context, backend: &Backend<'_>) -> CommandResult<(PrePushConfig, Trust)> {
     let loaded = match backend {
         Backend::Git2(_) => ctx.load_config()?,
         Backend::Cli(dir) => {
@@ -118,14 +119,18 @@ fn block_on(ctx: &Context, backend: &Backend<'_>) -> CommandResult<Vec<String>> 
             })?
         }
     };
-    Ok(loaded.config.hooks.pre_push.block_on)
+    let trust = Trust::new(&loaded.config.notes.trusted_remotes);
+    Ok((loaded.config.hooks.pre_push, trust))
 }
 
 /// Runs the gate; the findings are the blocked commits.
 fn check(ctx: &Context, args: &PrePushArgs) -> CommandResult<(Vec<Finding>, Vec<String>)> {
     let input = read_stdin()?;
     let backend = backend(ctx)?;
-    let block_on = block_on(ctx, &backend)?;
+    let (pre_push, trust) = settings(ctx, &backend)?;
+    let blockers = pre_push
+        .blockers()
+        .map_err(|why| CommandError::failure(format!("hooks.pre_push.block_on: {why}")))?;
     let remote = args
         .remote
         .clone()
@@ -135,9 +140,9 @@ fn check(ctx: &Context, args: &PrePushArgs) -> CommandResult<(Vec<Finding>, Vec<
     if updates.is_empty() {
         updates = pre_commit_updates(ctx, &backend)?;
     }
-    let policy = Policy::new(&block_on);
-    let findings = gate::check(backend, &remote, &updates, &policy)?;
-    Ok((findings, block_on))
+    let policy = Policy::new(&blockers);
+    let findings = gate::check(backend, &remote, &updates, &policy, &trust)?;
+    Ok((findings, pre_push.block_on))
 }
 
 /// The push as the pre-commit framework describes it: it consumes git's stdin itself and
@@ -193,27 +198,10 @@ fn pre_commit_updates(ctx: &Context, backend: &Backend<'_>) -> CommandResult<Vec
     }])
 }
 
-/// Severity order for "top issues": most serious first (seed 000: critical, warning,
-/// suggestion; common synonyms ranked alike).
-fn severity_rank(issue: &ReadIssue) -> u8 {
-    match issue
-        .severity
-        .as_deref()
-        .unwrap_or("")
-        .to_ascii_lowercase()
-        .as_str()
-    {
-        "critical" | "blocker" | "error" | "high" => 0,
-        "warning" | "major" | "medium" => 1,
-        "suggestion" | "minor" | "low" | "info" => 2,
-        _ => 3,
-    }
-}
-
 /// The abbreviated commit a finding's verdict was written on, when that is another commit
 /// (the gate found it by patch id: a cherry-pick or squash of a reviewed commit).
 fn copied_from(f: &Finding) -> Option<String> {
-    let line = ReadLine::of(&f.blocked.effective()?.line);
+    let line = f.blocked.effective()?.line.line.fields();
     let from = line.commit.filter(|c| *c != f.commit)?;
     Some(from.get(..12).unwrap_or(&from).to_string())
 }
@@ -234,19 +222,31 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
         let e = match &f.blocked {
             Blocked::Verdict(e) => e,
             Blocked::Missing => {
-                let _ = writeln!(s, "      no verdict at all (\"missing\" is in the policy)");
-                continue;
-            }
-            Blocked::Unreadable(line) => {
                 let _ = writeln!(
                     s,
-                    "      its verdict note holds text that is not a JSON record, so what it says is unknown: {}",
-                    crate::bounded::clip(line, 200)
+                    "      no verdict from this clone or a trusted remote (\"missing\" is in the policy)"
+                );
+                continue;
+            }
+            Blocked::Invalid { line, source } => {
+                let why = match &line.problem {
+                    crate::notes::Problem::NotJson => {
+                        "holds text that is not a JSON record, so what it says is unknown".into()
+                    }
+                    p => format!(
+                        "holds a line this git triad does not read ({p}) that mentions {}, so it cannot tell what it says",
+                        mentioned(&line.mentions)
+                    ),
+                };
+                let _ = writeln!(
+                    s,
+                    "      its verdict note (from {source}) {why}:\n        {}",
+                    crate::bounded::clip(&line.text, 200)
                 );
                 continue;
             }
         };
-        let line = ReadLine::of(&e.line);
+        let line = e.line.line.fields();
         let field = |f: &Option<String>| f.clone().unwrap_or_else(|| "?".into());
         if let Some(from) = copied_from(f) {
             let _ = writeln!(
@@ -254,7 +254,16 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
                 "      (no note of its own: the verdict of {from}, the same change by patch id)"
             );
         }
-        if line.is_override() {
+        for (o, why) in &e.uncounted {
+            let o = o.line.fields();
+            let _ = writeln!(
+                s,
+                "      (an override by {} does not count: {})",
+                field(&o.who),
+                why.describe()
+            );
+        }
+        if let NoteLine::Override(_) = &e.line.line {
             let _ = writeln!(
                 s,
                 "      {} by override of {}: {}",
@@ -276,18 +285,13 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
         }
         let _ = writeln!(s, "{head}");
         let mut issues: Vec<&ReadIssue> = line.issues.iter().flatten().collect();
-        issues.sort_by_key(|i| severity_rank(i));
+        issues.sort_by_key(|i| i.rank());
         for issue in issues.iter().take(TOP_ISSUES) {
-            let at = match (&issue.path, issue.start_line) {
-                (Some(p), Some(l)) => format!("{p}:{l}"),
-                (Some(p), None) => p.to_string(),
-                _ => "(no file)".into(),
-            };
             let _ = writeln!(
                 s,
                 "      - {} {} — {}",
                 issue.severity.as_deref().unwrap_or("issue"),
-                at,
+                issue.place(),
                 issue.description.as_deref().unwrap_or("")
             );
         }
@@ -306,14 +310,20 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
     let rev = &findings[0].short;
     let _ = writeln!(s, "\nTo go on:");
     let _ = writeln!(s, "  read the verdict:        git triad show {rev}");
-    if findings
-        .iter()
-        .any(|f| matches!(f.blocked, Blocked::Unreadable(_)))
-    {
-        let _ = writeln!(
-            s,
-            "  mend the note by hand:   git notes --ref=triad edit {rev}   (each record one JSON object)"
-        );
+    if let Some(source) = findings.iter().find_map(|f| match &f.blocked {
+        Blocked::Invalid { source, .. } => Some(source),
+        _ => None,
+    }) {
+        let _ = match source {
+            crate::notes::Source::Local => writeln!(
+                s,
+                "  mend the note by hand:   git notes --ref=triad edit {rev}   (each record one JSON object, \"v\":1)"
+            ),
+            crate::notes::Source::Remote { name, .. } => writeln!(
+                s,
+                "  ask who wrote it to mend it on {name}, then: git triad notes fetch {name}\n  or drop {name}'s notes here:  git update-ref -d refs/notes/remotes/{name}/triad"
+            ),
+        };
     }
     if findings.iter().any(|f| f.blocked.effective().is_some()) {
         let _ = writeln!(
@@ -332,4 +342,14 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
     }
     let _ = writeln!(s, "  skip this check once:    git push --no-verify");
     s
+}
+
+/// The verdicts a line mentions, for a sentence: `HALT`, `REJECT and HALT`.
+fn mentioned(verdicts: &[crate::verdict::Verdict]) -> String {
+    let words: Vec<&str> = verdicts.iter().map(|v| v.as_str()).collect();
+    match words.split_last() {
+        None => "no verdict".into(),
+        Some((last, [])) => (*last).to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
 }

@@ -13,6 +13,7 @@ use super::{ok, out, CommandError, CommandResult, Context};
 use crate::cli::helper::need_repo;
 use crate::exit::ExitCode;
 use crate::fsguard;
+use crate::notes::display::DISPLAY_REF;
 use crate::notes::setup::gitconfig::{self, Entry};
 use crate::notes::setup::hookfile::{self, Change};
 use crate::notes::setup::{checked_hook_path, hooks_dir, is_executable};
@@ -53,6 +54,13 @@ pub fn run(ctx: &Context, args: &InitArgs) -> CommandResult {
         info.push("This is a bare repository, so no .triad/ directory was created.".to_string());
     }
     let mut record = gitconfig::load_record(repo);
+    // What an earlier init set that this one replaces.
+    for entry in record.iter().filter(|e| gitconfig::superseded(e)) {
+        if let Some(sentence) = gitconfig::revert(repo, entry)? {
+            said.push(sentence);
+        }
+    }
+    record.retain(|e| !gitconfig::superseded(e));
     for (key, value, multi) in gitconfig::wanted(repo)? {
         if let Some(entry) = gitconfig::apply(repo, &key, &value, multi)? {
             said.push(entry.describe());
@@ -61,6 +69,13 @@ pub fn run(ctx: &Context, args: &InitArgs) -> CommandResult {
     }
     if crate::notes::start::create_empty(repo)? {
         said.push("Created refs/notes/triad, empty until the first verdict, so `git log` shows verdicts without a warning.".into());
+    }
+    let existed = crate::git::ref_target(repo, DISPLAY_REF).is_some();
+    let shown = crate::notes::display::rebuild(repo)?;
+    if !existed {
+        said.push(format!(
+            "Created {DISPLAY_REF}, one line per verdict for `git log` ({shown} commit(s) so far); tools read the JSON of refs/notes/triad (`git log --notes=triad`)."
+        ));
     }
     let mut not_installed = Vec::new();
     for (name, shim) in hookfile::HOOKS {
@@ -234,6 +249,11 @@ fn uninstall(repo: &git2::Repository) -> CommandResult {
     gitconfig::save_record(repo, &[])?;
     if crate::notes::start::remove_empty(repo)? {
         said.push("Removed refs/notes/triad, which held no verdicts.".into());
+    }
+    if crate::notes::display::remove(repo)? {
+        said.push(format!(
+            "Removed {DISPLAY_REF}, the lines `git log` showed (refs/notes/triad keeps every verdict)."
+        ));
     }
     if said.is_empty() {
         said.push("git triad was not installed here; nothing changed.".into());

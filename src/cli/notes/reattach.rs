@@ -3,7 +3,7 @@
 use clap::Args;
 use git2::{Oid, Repository, RevparseMode};
 
-use crate::cli::helper::{need_repo, short_and_subject};
+use crate::cli::helper::{need_repo, note_trust, short_and_subject};
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
 use crate::notes::rewrite::reattach;
 
@@ -24,15 +24,14 @@ pub fn run(ctx: &Context, args: &ReattachArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let spec = args.range.as_deref().unwrap_or("HEAD");
     let candidates = candidates(repo, spec)?;
-    let copied = reattach(repo, &candidates)?;
-    if copied.is_empty() {
-        out(&format!(
-            "No verdicts to reattach: every commit of {spec} without a verdict has a change no noted commit reviewed.\n"
-        ))?;
-        return ok();
-    }
+    let done = reattach(repo, &candidates, &note_trust(ctx))?;
     let mut text = String::new();
-    for c in &copied {
+    if done.copied.is_empty() {
+        text.push_str(&format!(
+            "No verdicts to reattach: every commit of {spec} without a verdict has a change no noted commit reviewed.\n"
+        ));
+    }
+    for c in &done.copied {
         let (short, subject) = short_and_subject(&repo.find_commit(c.commit)?);
         let from: Vec<String> = c
             .from
@@ -45,7 +44,21 @@ pub fn run(ctx: &Context, args: &ReattachArgs) -> CommandResult {
             from.join(", ")
         ));
     }
-    text.push_str("Share them with `git triad notes push`.\n");
+    if !done.copied.is_empty() {
+        text.push_str("Share them with `git triad notes push`.\n");
+    }
+    if done.untrusted > 0 {
+        text.push_str(&format!(
+            "Left {} line(s) fetched from remotes your config does not trust where they are: they count there (the pre-push gate finds them by patch id), but only to add verdicts.\n",
+            done.untrusted
+        ));
+    }
+    if !done.absent.is_empty() {
+        text.push_str(&format!(
+            "Skipped {} noted commit(s) this clone does not have: their lines are found by patch id, but a squash of them cannot be recognized; fetch the branches they are on to look.\n",
+            done.absent.len()
+        ));
+    }
     out(&text)?;
     ok()
 }

@@ -4,9 +4,10 @@
 
 use clap::Args;
 
-use crate::cli::helper::need_repo;
+use crate::cli::helper::{need_repo, note_trust};
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
 use crate::notes::merge::MergeOutcome;
+use crate::notes::source::tracking_ref;
 use crate::notes::sync::{self, Fetched, SyncError};
 use crate::notes::NOTES_REF;
 
@@ -32,18 +33,19 @@ pub enum Mode {
 pub fn run(ctx: &Context, args: &RemoteArgs, mode: Mode) -> CommandResult {
     let repo = need_repo(ctx)?;
     let remote = pick_remote(repo, args.remote.as_deref())?;
+    let trust = note_trust(ctx);
     if mode != Mode::Push {
-        let fetched = sync::fetch(repo, &remote).map_err(|e| sync_error(e, &remote))?;
+        let fetched = sync::fetch(repo, &remote, &trust).map_err(|e| sync_error(e, &remote))?;
         out(&fetched_text(&fetched, &remote))?;
     }
     if mode != Mode::Fetch {
-        match sync::push(repo, &remote).map_err(|e| sync_error(e, &remote))? {
+        match sync::push(repo, &remote, &trust).map_err(|e| sync_error(e, &remote))? {
             None => out("There are no local verdicts to push.\n")?,
             Some(merged_first) => {
                 let mut s = String::new();
                 for fetched in &merged_first {
                     s.push_str(&format!(
-                        "{remote} has verdicts you do not have yet; fetching and merging them first.\n"
+                        "{remote} has verdicts you do not have yet; fetching them first and pushing the union of both.\n"
                     ));
                     s.push_str(&fetched_text(fetched, &remote));
                 }
@@ -110,6 +112,14 @@ fn fetched_text(fetched: &Fetched, remote: &str) -> String {
         }
         Fetched::Merged(MergeOutcome::Merged { combined, added }) => format!(
             "Merged the verdicts of {remote}: {added} new notes, {combined} notes combined line by line.\n"
+        ),
+        Fetched::Tracked { changed } => format!(
+            "{} the verdicts of {remote} in {}. Your config does not trust {remote}, so they only add verdicts: \
+             its HALTs count, its overrides do not, and they stay out of {NOTES_REF}. \
+             To let its overrides count, add it to `notes.trusted_remotes` in your own config \
+             (`git config triad.notes.trusted-remotes '[\"{remote}\"]'`).\n",
+            if *changed { "Fetched" } else { "Already had" },
+            tracking_ref(remote)
         ),
     }
 }

@@ -12,9 +12,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use super::index::{is_gate_notes_ref, may_carry_verdict, PatchIndex};
+use super::index::{may_carry_verdict, PatchIndex};
 use super::policy::{Blocked, Finding, Policy, RefUpdate, Scope};
-use crate::notes::NotesError;
+use crate::notes::{NotesError, Source, Trust};
 
 /// Runs `git <args>` in `dir` and returns stdout; a failure carries git's stderr.
 pub fn git_output(dir: &Path, args: &[&str]) -> Result<String, NotesError> {
@@ -69,28 +69,29 @@ pub(crate) fn check(
     remote: &str,
     pushed: &[&RefUpdate],
     policy: &Policy,
+    trust: &Trust,
     scope: Scope,
 ) -> Result<Vec<Finding>, NotesError> {
     // The local notes ref and teammates' copies, as the libgit2 reader does.
-    let refs: Vec<String> =
+    let refs: Vec<(String, Source)> =
         git_output(dir, &["for-each-ref", "--format=%(refname)", "refs/notes/"])?
             .lines()
-            .filter(|r| is_gate_notes_ref(r))
-            .map(str::to_string)
+            .filter_map(|r| trust.source_of(r).map(|s| (r.to_string(), s)))
             .collect();
-    let mut maps: Vec<HashMap<String, String>> = Vec::new();
-    for r in &refs {
+    let mut maps: Vec<(Source, HashMap<String, String>)> = Vec::new();
+    for (r, source) in refs {
         // `<note blob> <annotated object>` per line.
         let notes_ref = format!("--ref={r}");
-        maps.push(
+        maps.push((
+            source,
             git_output(dir, &["notes", &notes_ref, "list"])?
                 .lines()
                 .filter_map(|l| l.split_once(' '))
                 .map(|(blob, annotated)| (annotated.to_string(), blob.to_string()))
                 .collect(),
-        );
+        ));
     }
-    if maps.iter().all(HashMap::is_empty) && !policy.blocks_missing() {
+    if maps.iter().all(|(_, m)| m.is_empty()) && !policy.blocks_missing() {
         return Ok(Vec::new());
     }
     let mut args: Vec<String> = vec!["rev-list".into()];
@@ -120,37 +121,52 @@ pub(crate) fn check(
     }
     let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let commits = git_output(dir, &arg_refs)?;
-    let pushed: Vec<(&str, Vec<&String>)> = commits
+    let pushed: Vec<(&str, Vec<(&Source, &String)>)> = commits
         .lines()
         .filter(|l| !l.is_empty())
-        .map(|c| (c, maps.iter().filter_map(|m| m.get(c)).collect()))
+        .map(|c| {
+            let blobs = maps.iter().filter_map(|(s, m)| Some((s, m.get(c)?)));
+            (c, blobs.collect())
+        })
         .collect();
     let texts = read_blobs(
         dir,
         pushed
             .iter()
-            .flat_map(|(_, b)| b.iter().map(|b| b.as_str())),
+            .flat_map(|(_, b)| b.iter().map(|(_, b)| b.as_str())),
     )?;
     // Commits without a verdict of their own are judged by patch id, when the scope says so.
-    let own_texts = |blobs: &[&String]| -> Vec<&str> {
+    fn own_texts<'a>(
+        texts: &'a HashMap<String, String>,
+        blobs: &[(&'a Source, &String)],
+    ) -> Vec<(&'a Source, &'a str)> {
         blobs
             .iter()
-            .filter_map(|b| texts.get(*b).map(String::as_str))
+            .filter_map(|(s, b)| texts.get(*b).map(|t| (*s, t.as_str())))
             .collect()
-    };
+    }
     let noteless: Vec<&str> = pushed
         .iter()
-        .filter(|(_, b)| !own_texts(b).iter().any(|t| may_carry_verdict(t)))
+        .filter(|(_, b)| {
+            !own_texts(&texts, b)
+                .iter()
+                .any(|(_, t)| may_carry_verdict(t))
+        })
         .map(|(c, _)| *c)
         .collect();
     let (index, patch_ids) = if scope.by_patch_id && !noteless.is_empty() {
         let all = read_blobs(
             dir,
-            maps.iter().flat_map(|m| m.values().map(String::as_str)),
+            maps.iter()
+                .flat_map(|(_, m)| m.values().map(String::as_str)),
         )?;
         let mut index = PatchIndex::default();
-        for text in all.values() {
-            index.add_note(text);
+        for (source, m) in &maps {
+            for blob in m.values() {
+                if let Some(text) = all.get(blob) {
+                    index.add_note(source, text);
+                }
+            }
         }
         // Patch ids cost a diff each: only when some line could match.
         let ids = match index.is_empty() {
@@ -163,11 +179,13 @@ pub(crate) fn check(
     };
     let mut findings = Vec::new();
     for (commit, blobs) in pushed {
-        let own = own_texts(&blobs);
+        let own = own_texts(&texts, &blobs);
         let judged = policy.judge(&own);
         let verdict = match patch_ids.get(commit).and_then(|p| index.lines(p)) {
-            _ if matches!(judged, Some(Blocked::Unreadable(_))) => judged,
-            Some(lines) if !own.iter().any(|t| may_carry_verdict(t)) => policy.judge_lines(lines),
+            _ if matches!(judged, Some(Blocked::Invalid { .. })) => judged,
+            Some(lines) if !own.iter().any(|(_, t)| may_carry_verdict(t)) => {
+                policy.judge_lines(lines)
+            }
             _ => judged,
         };
         if let Some(why) = verdict {

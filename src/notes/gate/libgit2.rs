@@ -3,11 +3,11 @@
 
 use git2::{ObjectType, Oid, Repository};
 
-use super::index::{may_carry_verdict, notes_refs, PatchIndex};
+use super::index::{may_carry_verdict, PatchIndex};
 use super::policy::{Blocked, Finding, Policy, RefUpdate, Scope};
 use crate::git::parse_oid;
-use crate::notes::store::{note_map_of, NoteMap};
-use crate::notes::NotesError;
+use crate::notes::store::{note_map_of, refs, NoteMap};
+use crate::notes::{NotesError, Source, Trust};
 
 /// Checks the pushed commits with libgit2: one revwalk over every pushed ref that hides what
 /// the remote already has; the notes ref is listed once and only the pushed commits' notes
@@ -24,10 +24,11 @@ pub(super) fn check(
     remote: &str,
     pushed: &[&RefUpdate],
     policy: &Policy,
+    trust: &Trust,
     scope: Scope,
 ) -> Result<Vec<Finding>, NotesError> {
     // Without any verdict only "missing" can block; skip the walk when it cannot.
-    let refs = notes_refs(repo)?;
+    let refs = refs(repo, trust)?;
     if refs.is_empty() && !policy.blocks_missing() {
         return Ok(Vec::new());
     }
@@ -68,7 +69,7 @@ fn judge_stream(
     git_dir: &std::path::Path,
     rx: std::sync::mpsc::Receiver<Oid>,
     policy: &Policy,
-    refs: &[String],
+    refs: &[(String, Source)],
     scope: Scope,
 ) -> Result<Vec<(Oid, Blocked)>, NotesError> {
     let mut blocked = Vec::new();
@@ -77,10 +78,10 @@ fn judge_stream(
     };
     let repo =
         Repository::open(git_dir).map_err(|e| NotesError::git("cannot open the repository", e))?;
-    let maps: Vec<NoteMap> = refs
+    let maps: Vec<(&Source, NoteMap)> = refs
         .iter()
-        .map(|r| note_map_of(&repo, r))
-        .collect::<Result<_, _>>()?;
+        .map(|(r, source)| Ok((source, note_map_of(&repo, r)?)))
+        .collect::<Result<_, NotesError>>()?;
     let odb = repo
         .odb()
         .map_err(|e| NotesError::git("cannot open the object database", e))?;
@@ -95,21 +96,25 @@ fn judge_stream(
     };
     let mut index: Option<PatchIndex> = None;
     for oid in std::iter::once(first).chain(rx) {
-        let blobs: Vec<Oid> = maps.iter().filter_map(|m| m.get(&oid).copied()).collect();
-        let texts = blobs.into_iter().map(read).collect::<Result<Vec<_>, _>>()?;
-        let texts: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let texts = maps
+            .iter()
+            .filter_map(|(source, m)| Some(read(*m.get(&oid)?).map(|t| (*source, t))))
+            .collect::<Result<Vec<_>, _>>()?;
+        let texts: Vec<(&Source, &str)> = texts.iter().map(|(s, t)| (*s, t.as_str())).collect();
         // A note without any verdict (say a hand-written remark) does not hide a copy.
         let own = policy.judge(&texts);
-        let verdict = if matches!(own, Some(Blocked::Verdict(_) | Blocked::Unreadable(_)))
+        let verdict = if matches!(own, Some(Blocked::Verdict(_) | Blocked::Invalid { .. }))
             || !scope.by_patch_id
-            || texts.iter().any(|t| may_carry_verdict(t))
+            || texts.iter().any(|(_, t)| may_carry_verdict(t))
         {
             own
         } else {
             if index.is_none() {
                 let mut built = PatchIndex::default();
-                for blob in maps.iter().flat_map(|m| m.values()) {
-                    built.add_note(&read(*blob)?);
+                for (source, m) in &maps {
+                    for blob in m.values() {
+                        built.add_note(source, &read(*blob)?);
+                    }
                 }
                 index = Some(built);
             }

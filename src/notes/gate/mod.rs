@@ -18,7 +18,7 @@ pub use cli::{git_output, object_format};
 use policy::Scope;
 pub use policy::{is_zero_id, parse_updates, Blocked, Finding, Policy, RefUpdate};
 
-use super::NotesError;
+use super::{NotesError, Trust};
 
 /// Where the gate reads commits and notes.
 #[derive(Clone, Copy)]
@@ -32,12 +32,14 @@ pub enum Backend<'a> {
 /// Checks the pushed commits; the findings are those whose verdict `policy` blocks on.
 ///
 /// Only updates that push commits are looked at ([`RefUpdate::needs_check`]), and nothing
-/// is when the policy blocks nothing; `backend` then reads the commits and their notes.
+/// is when the policy blocks nothing; `backend` then reads the commits and their notes, the
+/// local ones and every remote's, with `trust` saying which remotes' lines may relax.
 pub fn check(
     backend: Backend<'_>,
     remote: &str,
     updates: &[RefUpdate],
     policy: &Policy,
+    trust: &Trust,
 ) -> Result<Vec<Finding>, NotesError> {
     let (ours, theirs): (Vec<&RefUpdate>, Vec<&RefUpdate>) = updates
         .iter()
@@ -55,8 +57,8 @@ pub fn check(
             continue;
         }
         findings.extend(match backend {
-            Backend::Git2(repo) => libgit2::check(repo, remote, &pushed, &policy, scope)?,
-            Backend::Cli(dir) => cli::check(dir, remote, &pushed, &policy, scope)?,
+            Backend::Git2(repo) => libgit2::check(repo, remote, &pushed, &policy, trust, scope)?,
+            Backend::Cli(dir) => cli::check(dir, remote, &pushed, &policy, trust, scope)?,
         });
     }
     Ok(findings)

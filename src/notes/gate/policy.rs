@@ -2,10 +2,12 @@
 //! block, and the findings it reports. Both readers ([`super::libgit2`], [`super::cli`]) feed
 //! the same [`Policy`].
 
-use serde_json::Value;
-
-use crate::notes::format::{contains_word, effective, read_note, Effective};
-use crate::notes::NotesError;
+use crate::notes::format::contains_word;
+use crate::notes::{
+    effective, read_note, Effective, InvalidLine, NoteLine, NotesError, Problem, Source,
+    SourcedLine,
+};
+use crate::verdict::{Blocker, Verdict};
 
 /// One line of pre-push input: `<local ref> <local oid> <remote ref> <remote oid>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,20 +91,22 @@ pub fn parse_updates(text: &str) -> Result<Vec<RefUpdate>, NotesError> {
 /// Which effective verdicts block a push (`hooks.pre_push.block_on`).
 #[derive(Debug, Clone)]
 pub struct Policy {
-    verdicts: Vec<String>,
+    verdicts: Vec<Verdict>,
     missing: bool,
 }
 
 impl Policy {
-    /// A policy from the configured list: verdict names, and `missing` for commits without one.
-    pub fn new(block_on: &[String]) -> Policy {
+    /// A policy from the configured list (see [`Blocker::parse`]).
+    pub fn new(block_on: &[Blocker]) -> Policy {
         Policy {
             verdicts: block_on
                 .iter()
-                .filter(|v| !v.eq_ignore_ascii_case("missing"))
-                .map(|v| v.trim().to_ascii_uppercase())
+                .filter_map(|b| match b {
+                    Blocker::Verdict(v) => Some(*v),
+                    Blocker::Missing => None,
+                })
                 .collect(),
-            missing: block_on.iter().any(|v| v.eq_ignore_ascii_case("missing")),
+            missing: block_on.contains(&Blocker::Missing),
         }
     }
 
@@ -124,17 +128,18 @@ impl Policy {
         self.verdicts.is_empty() && !self.missing
     }
 
-    /// Whether a note made of `texts` could block, decided without reading its records.
+    /// Whether a note made of `texts` could block, decided without reading its lines.
     ///
-    /// A superset of what reading decides: a line's verdict is a JSON string, which spells a
-    /// blocking verdict (in any case) either literally or with an escape, and a line that is
-    /// not JSON on its own may be a record spread over lines or unreadable text; a note with
-    /// none of these cannot block.
-    fn may_block(&self, texts: &[&str]) -> bool {
+    /// A superset of what reading decides: a line blocks through a verdict it mentions (a
+    /// verdict field, or any string of an invalid line), which a JSON string spells either
+    /// literally (in any case) or with an escape; text that is not JSON on its own may be a
+    /// record spread over lines, or unreadable text, which blocks. A note with none of these
+    /// cannot block.
+    fn may_block(&self, texts: &[(&Source, &str)]) -> bool {
         self.missing
-            || texts.iter().any(|t| {
+            || texts.iter().any(|(_, t)| {
                 t.contains('\\')
-                    || self.verdicts.iter().any(|v| contains_word(t, v))
+                    || self.verdicts.iter().any(|v| contains_word(t, v.as_str()))
                     || t.lines().any(|l| {
                         !l.trim().is_empty()
                             && serde_json::from_str::<serde::de::IgnoredAny>(l).is_err()
@@ -142,47 +147,72 @@ impl Policy {
             })
     }
 
-    /// Judges one commit's notes (one text per notes ref that has a note on it; none: no
-    /// note); `None` lets it through. Text in them that is not JSON blocks (the gate cannot
-    /// tell what it says), before any verdict is weighed.
-    pub fn judge(&self, texts: &[&str]) -> Option<Blocked> {
+    /// Judges one commit's notes (one text per notes ref that has a note on it, with where
+    /// it was read; none: no note); `None` lets it through.
+    pub fn judge(&self, texts: &[(&Source, &str)]) -> Option<Blocked> {
         if texts.is_empty() {
             return self.missing.then_some(Blocked::Missing);
         }
         if !self.may_block(texts) {
             return None;
         }
-        let mut lines: Vec<Value> = Vec::new();
-        for text in texts {
-            let note = read_note(text);
-            if let Some(first) = note.unreadable.into_iter().next() {
-                return Some(Blocked::Unreadable(first));
-            }
-            lines.extend(note.records);
-        }
+        let lines: Vec<SourcedLine> = texts
+            .iter()
+            .flat_map(|(source, text)| {
+                read_note(text).into_iter().map(|line| SourcedLine {
+                    line,
+                    source: (*source).clone(),
+                })
+            })
+            .collect();
         self.judge_lines(&lines)
     }
 
-    /// Judges parsed verdict lines (the note's, or those found by patch id).
-    pub fn judge_lines(&self, lines: &[Value]) -> Option<Blocked> {
-        match effective(lines) {
-            None => self.missing.then_some(Blocked::Missing),
-            Some(e) if self.verdicts.contains(&e.verdict) => Some(Blocked::Verdict(e)),
-            Some(_) => None,
+    /// Judges read lines (a commit's, or those found by patch id).
+    ///
+    /// An invalid line blocks first, whoever wrote it, when it is not JSON at all or mentions
+    /// a verdict the policy blocks: the gate cannot tell what it says, and fails closed. Then
+    /// the effective verdict; then `missing`, which only a line from a place that may relax
+    /// a verdict satisfies (a fetched APPROVE from a remote not trusted does not).
+    pub fn judge_lines(&self, lines: &[SourcedLine]) -> Option<Blocked> {
+        for l in lines {
+            if let NoteLine::Invalid(bad) = &l.line {
+                let blocks = bad.problem == Problem::NotJson
+                    || bad.mentions.iter().any(|v| self.verdicts.contains(v));
+                if blocks {
+                    return Some(Blocked::Invalid {
+                        line: bad.clone(),
+                        source: l.source.clone(),
+                    });
+                }
+            }
         }
+        let e = effective(lines);
+        if let Some(e) = e.as_ref().filter(|e| self.verdicts.contains(&e.verdict)) {
+            return Some(Blocked::Verdict(Box::new(e.clone())));
+        }
+        let vouched = lines
+            .iter()
+            .any(|l| l.source.may_relax() && !matches!(l.line, NoteLine::Invalid(_)));
+        (self.missing && !vouched).then_some(Blocked::Missing)
     }
 }
 
 /// Why the gate blocks a commit.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Blocked {
-    /// It has no verdict at all, and the policy blocks `missing`.
+    /// It has no verdict from this clone or a trusted remote, and the policy blocks `missing`.
     Missing,
-    /// Its verdict in force is one the policy blocks; the record it comes from.
-    Verdict(Effective),
-    /// Its note holds text that is not JSON (the first such line): what it says is unknown,
-    /// so the push is not let through on it.
-    Unreadable(String),
+    /// Its verdict in force is one the policy blocks; the line it comes from.
+    Verdict(Box<Effective>),
+    /// A line on it is not a valid known line and is not JSON or mentions a blocking
+    /// verdict: what it says is unknown, so the push is not let through on it.
+    Invalid {
+        /// The line.
+        line: InvalidLine,
+        /// Where it was read.
+        source: Source,
+    },
 }
 
 impl Blocked {
@@ -235,65 +265,113 @@ mod tests {
         assert!(!is_zero_id(&"0".repeat(50)));
     }
 
+    const TS: &str = "2026-01-01T00:00:00.000Z";
+
+    fn halt_policy() -> Policy {
+        Policy::new(&[Blocker::Verdict(Verdict::Halt)])
+    }
+
+    fn here(texts: &[&str]) -> Option<Blocked> {
+        halt_policy().judge(
+            &texts
+                .iter()
+                .map(|t| (&Source::Local, *t))
+                .collect::<Vec<_>>(),
+        )
+    }
+
     #[test]
     fn the_fast_path_never_skips_what_parsing_would_block() {
-        let p = Policy::new(&["HALT".to_string()]);
-        let ts = "2026-01-01T00:00:00.000Z";
-        // Duplicate keys, escapes, odd spacing: still the same records as `parse_note` sees.
-        let dup = format!(
-            r#"{{"v":1,"kind":"review","ts":"{ts}","verdict":"APPROVE","verdict":"HALT"}}"#
-        );
-        assert!(matches!(p.judge(&[&dup]), Some(Blocked::Verdict(_))));
+        // Escapes and odd spacing: still the same records as reading sees.
         let escaped =
-            format!(r#"{{ "v" : 1, "kind" : "re\u0076iew", "ts" : "{ts}", "verdict" : "HALT" }}"#);
-        assert!(matches!(p.judge(&[&escaped]), Some(Blocked::Verdict(_))));
+            format!(r#"{{ "v" : 1, "kind" : "re\u0076iew", "ts" : "{TS}", "verdict" : "HALT" }}"#);
+        assert!(matches!(here(&[&escaped]), Some(Blocked::Verdict(_))));
         // `HALT` spelled with an escape, so the word itself never occurs.
-        let hidden = format!(r#"{{"v":1,"kind":"review","ts":"{ts}","verdict":"\u0048ALT"}}"#);
+        let hidden = format!(r#"{{"v":1,"kind":"review","ts":"{TS}","verdict":"\u0048ALT"}}"#);
         assert!(!hidden.contains("HALT"));
-        assert!(matches!(p.judge(&[&hidden]), Some(Blocked::Verdict(_))));
-        // Not records: an array, another version, an unknown kind.
+        assert!(matches!(here(&[&hidden]), Some(Blocked::Verdict(_))));
+    }
+
+    #[test]
+    fn lines_of_unknown_shape_that_mention_a_blocking_verdict_block() {
         for text in [
-            format!(r#"[1,"review","{ts}","HALT"]"#),
-            format!(r#"{{"v":2,"kind":"review","ts":"{ts}","verdict":"HALT"}}"#),
-            format!(r#"{{"v":1,"kind":"rumour","ts":"{ts}","verdict":"HALT"}}"#),
+            format!(r#"[1,"review","{TS}","HALT"]"#),
+            format!(r#"{{"v":2,"kind":"review","ts":"{TS}","verdict":"HALT"}}"#),
+            format!(r#"{{"v":"1","kind":"review","ts":"{TS}","verdict":"HALT"}}"#),
+            format!(r#"{{"v":1.0,"kind":"review","ts":"{TS}","verdict":"HALT"}}"#),
+            format!(r#"{{"kind":"review","ts":"{TS}","verdict":"HALT"}}"#),
+            format!(r#"{{"v":1,"kind":"Review","ts":"{TS}","verdict":"HALT"}}"#),
+            format!(r#"{{"v":1,"kind":"rumour","ts":"{TS}","verdict":"HALT"}}"#),
+            format!(
+                r#"{{"v":1,"kind":"review","ts":"{TS}","verdict":"HALT","verdict":"APPROVE"}}"#
+            ),
+            format!(
+                r#"{{"v":1,"kind":"review","ts":"{TS}","verdict":"APPROVE","verdict":"\u0048ALT"}}"#
+            ),
         ] {
-            assert!(p.judge(&[&text]).is_none(), "{text}");
+            assert!(
+                matches!(here(&[&text]), Some(Blocked::Invalid { .. })),
+                "{text}"
+            );
         }
+        // An unknown shape that mentions nothing blocking is not the gate's business.
+        let newer = format!(r#"{{"v":2,"kind":"review","ts":"{TS}","verdict":"APPROVE"}}"#);
+        assert!(here(&[&newer]).is_none());
     }
 
     #[test]
     fn verdict_words_in_any_case_and_unreadable_text_block() {
-        let p = Policy::new(&["halt".to_string()]);
-        let ts = "2026-01-01T00:00:00.000Z";
-        let lower = format!(r#"{{"v":1,"kind":"review","ts":"{ts}","verdict":"halt"}}"#);
-        assert!(matches!(p.judge(&[&lower]), Some(Blocked::Verdict(e)) if e.verdict == "HALT"));
+        let p = Policy::new(&[Blocker::parse("halt").unwrap()]);
+        let lower = format!(r#"{{"v":1,"kind":"review","ts":"{TS}","verdict":"halt"}}"#);
+        let one = |t: &str| p.judge(&[(&Source::Local, t)]);
+        assert!(matches!(one(&lower), Some(Blocked::Verdict(e)) if e.verdict == Verdict::Halt));
         let bom = format!("\u{feff}{lower}");
-        assert!(matches!(p.judge(&[&bom]), Some(Blocked::Verdict(_))));
-        let spread = format!("{{\n \"v\": 1,\n \"kind\": \"review\",\n \"ts\": \"{ts}\",\n \"verdict\": \"Halt\"\n}}\n");
-        assert!(matches!(p.judge(&[&spread]), Some(Blocked::Verdict(_))));
-        let approve = format!(r#"{{"v":1,"kind":"review","ts":"{ts}","verdict":"approve"}}"#);
-        assert!(p.judge(&[&approve]).is_none());
-        assert!(p.judge(&["\n  \n"]).is_none());
+        assert!(matches!(one(&bom), Some(Blocked::Verdict(_))));
+        let spread = format!("{{\n \"v\": 1,\n \"kind\": \"review\",\n \"ts\": \"{TS}\",\n \"verdict\": \"Halt\"\n}}\n");
+        assert!(matches!(one(&spread), Some(Blocked::Verdict(_))));
+        let approve = format!(r#"{{"v":1,"kind":"review","ts":"{TS}","verdict":"approve"}}"#);
+        assert!(one(&approve).is_none());
+        assert!(one("\n  \n").is_none());
         let garbled = format!("{approve}\nverdict: APPROVE, trust me\n");
-        assert_eq!(
-            p.judge(&[&garbled]),
-            Some(Blocked::Unreadable("verdict: APPROVE, trust me".into()))
-        );
+        assert!(matches!(
+            one(&garbled),
+            Some(Blocked::Invalid { line, .. }) if line.text == "verdict: APPROVE, trust me"
+        ));
     }
 
     #[test]
     fn policy_judges_effective_verdicts() {
-        let halt = r#"{"v":1,"kind":"review","ts":"2026-01-01T00:00:00.000Z","verdict":"HALT"}"#;
-        let over = r#"{"answers":["2026-01-01T00:00:00.000Z review HALT"],"kind":"override","overrides":"HALT","ts":"2026-01-02T00:00:00.000Z","v":1,"verdict":"APPROVE"}"#;
-        let p = Policy::new(&["HALT".to_string()]);
-        assert!(matches!(p.judge(&[halt]), Some(Blocked::Verdict(_))));
-        assert!(p.judge(&[&format!("{halt}\n{over}")]).is_none());
-        // Notes on two refs (local and a teammate's) are one note.
-        assert!(p.judge(&[halt, over]).is_none());
+        let halt = format!(r#"{{"v":1,"kind":"review","ts":"{TS}","verdict":"HALT"}}"#);
+        let id = read_note(&halt)[0].id().unwrap().to_string();
+        let over = format!(
+            r#"{{"answers":["{id}"],"kind":"override","overrides":"HALT","ts":"2026-01-02T00:00:00.000Z","v":1,"verdict":"APPROVE"}}"#
+        );
+        assert!(matches!(here(&[&halt]), Some(Blocked::Verdict(_))));
+        assert!(here(&[&format!("{halt}\n{over}")]).is_none());
+        // Notes on two refs (local and a trusted remote's) are one note.
+        assert!(here(&[&halt, &over]).is_none());
+        let fork = Source::Remote {
+            name: "fork".into(),
+            trusted: false,
+        };
+        let p = halt_policy();
+        assert!(p
+            .judge(&[(&Source::Local, &halt), (&fork, &over)])
+            .is_some());
         assert!(p.judge(&[]).is_none());
-        let p = Policy::new(&["HALT".to_string(), "missing".to_string()]);
+        let p = Policy::new(&[Blocker::Verdict(Verdict::Halt), Blocker::Missing]);
         assert!(matches!(p.judge(&[]), Some(Blocked::Missing)));
-        assert!(matches!(p.judge(&["junk"]), Some(Blocked::Unreadable(_))));
+        assert!(matches!(
+            p.judge(&[(&Source::Local, "junk")]),
+            Some(Blocked::Invalid { .. })
+        ));
         assert!(p.without_missing().judge(&[]).is_none());
+        // A fetched APPROVE does not make an unreviewed commit reviewed.
+        let approve = halt.replace("HALT", "APPROVE");
+        assert!(matches!(
+            p.judge(&[(&fork, &approve)]),
+            Some(Blocked::Missing)
+        ));
+        assert!(p.judge(&[(&Source::Local, &approve)]).is_none());
     }
 }

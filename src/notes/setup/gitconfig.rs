@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use git2::{ConfigLevel, Repository};
 use serde::{Deserialize, Serialize};
 
+use crate::notes::display::DISPLAY_REF;
 use crate::notes::NOTES_REF;
 
 /// One change to the local git config.
@@ -127,7 +128,8 @@ pub fn wanted(repo: &Repository) -> Result<Vec<(String, String, bool)>, git2::Er
             "cat_sort_uniq".into(),
             false,
         ),
-        ("notes.displayRef".into(), NOTES_REF.into(), true),
+        // `git log` shows the lines people read; tools read refs/notes/triad.
+        ("notes.displayRef".into(), DISPLAY_REF.into(), true),
     ];
     for remote in repo.remotes()?.iter().flatten().flatten() {
         want.push((
@@ -172,6 +174,12 @@ pub fn apply(
         old,
         new: value.into(),
     }))
+}
+
+/// Whether `entry` is one an earlier `init` made that this one no longer wants:
+/// `notes.displayRef = refs/notes/triad`, which made `git log` print the JSON tools read.
+pub fn superseded(entry: &Entry) -> bool {
+    matches!(entry, Entry::Added { key, value } if key == "notes.displayRef" && value == NOTES_REF)
 }
 
 /// Undoes one recorded change if the value is still the one init wrote; returns a sentence.

@@ -21,7 +21,7 @@ pub use format::FormatRecord;
 pub use parallel::{
     Candidate, CandidateReview, CrossReview, ParallelState, Rating, Synthesis, Winner, WonBy,
 };
-pub use recorder::{list_runs, Recorder};
+pub use recorder::{list_runs, scan_runs, CorruptRun, Recorder};
 pub use state::{RunState, Start};
 pub use stop::{one_line, ModelFailure, NoRewind, StopReason};
 pub use transcript::Transcript;

@@ -79,18 +79,40 @@ impl<'r> Recorder<'r> {
     }
 }
 
-/// Every run id with a record, newest first (by start time in run.json).
+/// A run record that does not load, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CorruptRun {
+    /// The run id (`refs/triad/runs/<id>`).
+    pub id: String,
+    /// Why its `run.json` does not load.
+    pub why: String,
+}
+
+/// Every run with a record, newest first (by start time in run.json).
 pub fn list_runs(repo: &Repository) -> Vec<RunState> {
+    scan_runs(repo).0
+}
+
+/// Every run record: those that load, newest first (by start time in run.json), and those
+/// that do not, by id, so a listing can say so instead of leaving them out.
+pub fn scan_runs(repo: &Repository) -> (Vec<RunState>, Vec<CorruptRun>) {
     let mut runs = Vec::new();
+    let mut corrupt = Vec::new();
     if let Ok(refs) = repo.references_glob(&format!("{RUNS_PREFIX}*")) {
         for r in refs.flatten() {
             let Ok(name) = r.name() else { continue };
             let id = name.trim_start_matches(RUNS_PREFIX).to_string();
-            if let Ok(Some(state)) = Recorder::open(repo, &id).load() {
-                runs.push(state);
+            match Recorder::open(repo, &id).load() {
+                Ok(Some(state)) => runs.push(state),
+                Ok(None) => {}
+                Err(e) => corrupt.push(CorruptRun {
+                    id,
+                    why: e.to_string(),
+                }),
             }
         }
     }
     runs.sort_by(|a, b| (b.started().cmp(&a.started())).then(b.run_id().cmp(a.run_id())));
-    runs
+    corrupt.sort_by(|a, b| a.id.cmp(&b.id));
+    (runs, corrupt)
 }

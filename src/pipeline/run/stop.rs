@@ -90,7 +90,7 @@ fn mark_stopped_tip(cx: &Cx<'_>, j: &Journal<'_>) -> Result<(), (Oid, notes::Not
         Verdict::Reject
     };
     let lines = notes::read(cx.repo(), tip).map_err(|e| (tip, e))?;
-    if notes::effective(&lines).is_some_and(|e| e.verdict == verdict.as_str()) {
+    if notes::effective(&lines).is_some_and(|e| e.verdict == verdict) {
         return Ok(());
     }
     let reason = j
