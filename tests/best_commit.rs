@@ -153,3 +153,39 @@ fn without_a_passing_commit_a_stage_still_stops_the_run() {
     let out = run_json(&r.expect_code(6).stdout);
     assert_eq!(out["status"], "waiting_on_user", "{out}");
 }
+
+#[test]
+fn a_stage_that_changes_nothing_costs_no_review() {
+    // The architect plans without a file; bookend would review the architect stage.
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![Reply::text(crate::pipeline::answer(
+            "",
+            "plan: add sub next to add in calc.py",
+        ))],
+    );
+    rules[1] = stage(
+        "implement",
+        vec![Reply::text(crate::pipeline::answer(
+            "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n    return a + b\n=======\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n>>>>>>> REPLACE\n",
+            "implement sub()",
+        ))],
+    );
+    let s = Scenario::new(rules);
+    let out = run_json(&s.run(&[]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(
+        s.requests_for("arbiter-architect").len(),
+        0,
+        "no review of a plan"
+    );
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.ok()
+            .stdout
+            .contains("(a plan, no file changed: not reviewed, there is no change)"),
+        "{}",
+        log.stdout
+    );
+}

@@ -137,9 +137,8 @@ fn a_summary_that_claims_an_untouched_file_is_flagged() {
     assert!(!flagged.contains("import only modules"), "{flagged}");
 }
 
-/// Unreviewed (bookend leaves the refactor stage to the facts), a summary that claims a
-/// change its diff does not make is recorded on the attempt beside what it did, and travels
-/// to the next review as a flag.
+/// A refactor that changed nothing while its summary claims changes: the claim is recorded
+/// on the attempt beside what it did; the stage is not reviewed and flags nothing.
 #[test]
 fn an_unreviewed_stage_s_claim_is_recorded_beside_its_facts() {
     let mut rules = happy_rules();
@@ -171,8 +170,18 @@ fn an_unreviewed_stage_s_claim_is_recorded_beside_its_facts() {
         log.stdout
     );
     assert!(refactor.contains("changed: no change"), "{}", log.stdout);
+    // A stage that changed nothing is not reviewed, and its claim is kept on its record, not
+    // carried to the verifier as a flag about a change that does not exist.
+    assert!(
+        refactor.contains("nothing refactored, no file changed: not reviewed"),
+        "{}",
+        log.stdout
+    );
     let verify = s.requests_for("verify")[0].to_string();
-    assert!(verify.contains("tests/test_calc.py"), "{verify}");
+    assert!(
+        !verify.contains("which its diff does not touch"),
+        "{verify}"
+    );
 }
 
 #[test]

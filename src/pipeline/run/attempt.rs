@@ -172,6 +172,10 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
         let refused = answered.record(AttemptResult::NoChange, "no edit changed a file");
         return retry(cx, j, refused, &feedback);
     }
+    // A plan with no files, or a refactor with nothing to do, is what it says: recorded,
+    // with what its summary claims beside it, but not reviewed as a change (there is none),
+    // and its claims travel to no later stage as flags.
+    let nothing = matches!(stage, Stage::Architect | Stage::Refactor) && diff.is_empty();
     let mut claims = claims(cx, stage, &facts, &new_tree, &meta.summary)?;
     // The attempt's record says what the summary claimed beside what the diff did,
     // reviewed or not (`log` shows both on the attempt's line).
@@ -265,6 +269,14 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
     if stage != Stage::Architect && !attempt.changed.is_empty() {
         // What it passes, should it be accepted: the run's best commit so far.
         attempt.evidenced = building::evidenced(cx, commit, &new_tree, &tree_facts)?;
+    }
+    if nothing {
+        let what = match stage {
+            Stage::Architect => "a plan, no file changed",
+            _ => "nothing refactored, no file changed",
+        };
+        attempt.detail = format!("{summary}{notes} ({what}: not reviewed, there is no change)");
+        return accept(cx, j, attempt, commit, None, &meta);
     }
     if !j.state.stages()[idx].reviewed {
         // Unreviewed, a claim without evidence travels as a flag to the next stage and
