@@ -19,6 +19,7 @@
 //! language-neutral. `grammars/README.md` explains how to add a language.
 
 mod assertions;
+mod calls;
 mod evidence;
 mod imports;
 mod lang;
@@ -32,6 +33,7 @@ pub use assertions::{
     assertions, norm, test_functions, test_path, weakened, Assertion, TestFn, Weakened,
     WEAKENED_TEST,
 };
+pub use calls::{example_calls, literal_calls, required_params};
 pub use evidence::{evidence, evidence_with, ChangedFile, EvidenceOptions, Finding};
 pub use imports::{added_imports, imports, Import};
 pub use lang::Lang;

@@ -19,6 +19,9 @@ use crate::code::test_path;
 /// The subject, compiled in.
 const RUNNER: &str = include_str!("../../config/probe_runner.py");
 
+/// The plain-data reader the subject and the behaviour runner share, compiled in.
+pub(super) const PLAIN: &str = include_str!("../../config/triad_plain.py");
+
 /// Runs one Python probe about `path` in `sb`; with `changed`, a failure counts only when the
 /// probe ran a line the change added or modified ([`ProbeOutcome::Irrelevant`] otherwise).
 pub(super) fn run(
@@ -36,6 +39,7 @@ pub(super) fn run(
     let frames_file = scratch.join(format!("frames_{n}"));
     let nonce = format!("{:032x}", rand::random::<u128>());
     let written = std::fs::write(&runner, RUNNER)
+        .and_then(|()| std::fs::write(scratch.join("triad_plain.py"), PLAIN))
         .and_then(|()| std::fs::write(&probe, code))
         .and_then(|()| std::fs::write(&nonce_file, &nonce));
     if let Err(e) = written {
