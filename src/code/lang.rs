@@ -165,6 +165,17 @@ pub(crate) fn end_line(node: Node<'_>) -> u32 {
     u32::try_from(row).unwrap_or(u32::MAX - 1).saturating_add(1)
 }
 
+/// Depth-first walk; `visit` returns whether to descend into the node.
+pub(crate) fn walk<'t>(node: Node<'t>, visit: &mut dyn FnMut(Node<'t>) -> bool) {
+    if !visit(node) {
+        return;
+    }
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        walk(child, visit);
+    }
+}
+
 /// Collapses runs of whitespace into single spaces, for one-line renderings of code.
 pub(crate) fn squash(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -19,6 +19,7 @@
 //! language-neutral. `grammars/README.md` explains how to add a language.
 
 mod assertions;
+mod constants;
 mod evidence;
 mod imports;
 mod lang;

@@ -12,4 +12,5 @@ mod items;
 mod resolve;
 
 pub(crate) use imports::rust_sites;
+pub(crate) use items::outer_attributes;
 pub(crate) use resolve::RustResolver;
