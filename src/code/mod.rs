@@ -25,6 +25,7 @@ mod imports;
 mod lang;
 mod python;
 mod rust;
+mod settings;
 mod source;
 mod symbols;
 mod syntax;
