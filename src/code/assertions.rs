@@ -149,15 +149,18 @@ pub fn test_functions(lang: Lang, source: &str) -> Vec<TestFn> {
     };
     test_nodes(lang, tree.root_node(), source)
         .into_iter()
-        .filter_map(|node| {
-            let name = node.child_by_field_name("name")?;
-            Some(TestFn {
-                name: lang::text(name, source).to_string(),
-                line: lang::start_line(node),
-                end_line: lang::end_line(node),
-            })
-        })
+        .filter_map(|node| test_fn(node, source))
         .collect()
+}
+
+/// A test function node as a [`TestFn`].
+fn test_fn(node: Node<'_>, source: &str) -> Option<TestFn> {
+    let name = node.child_by_field_name("name")?;
+    Some(TestFn {
+        name: lang::text(name, source).to_string(),
+        line: lang::start_line(node),
+        end_line: lang::end_line(node),
+    })
 }
 
 /// The test function nodes below `root` (see [`test_functions`]), in source order.
@@ -547,7 +550,8 @@ pub(crate) fn weakened_finding(path: &str, line: u32, reason: String) -> Finding
 pub fn weakened(changes: &[ChangedFile]) -> Vec<Weakened> {
     struct Side {
         tests: Vec<(String, TestFn)>,
-        asserts: Vec<(String, Assertion)>,
+        /// Each assertion with its file and the test it is in.
+        asserts: Vec<(String, Assertion, Option<String>)>,
     }
     let read = |pick: &dyn Fn(&ChangedFile) -> Option<&String>| {
         let mut side = Side {
@@ -562,13 +566,21 @@ pub fn weakened(changes: &[ChangedFile]) -> Vec<Weakened> {
             if !whole && lang != Lang::Rust {
                 continue;
             }
-            let tests = test_functions(lang, text);
-            for a in assertions(lang, text) {
-                let in_test = tests
+            let Some(tree) = lang::parse(lang, text) else {
+                continue;
+            };
+            let root = tree.root_node();
+            let tests: Vec<TestFn> = test_nodes(lang, root, text)
+                .into_iter()
+                .filter_map(|node| test_fn(node, text))
+                .collect();
+            for a in read_assertions(lang, root, text) {
+                let test = tests
                     .iter()
-                    .any(|t| (t.line..=t.end_line).contains(&a.line));
-                if whole || in_test {
-                    side.asserts.push((c.path.clone(), a));
+                    .rfind(|t| (t.line..=t.end_line).contains(&a.line))
+                    .map(|t| t.name.clone());
+                if whole || test.is_some() {
+                    side.asserts.push((c.path.clone(), a, test));
                 }
             }
             for t in tests {
@@ -591,17 +603,18 @@ pub fn weakened(changes: &[ChangedFile]) -> Vec<Weakened> {
     }
     // A multiset of what the new side asserts, so one kept copy answers one old copy.
     let mut kept: HashMap<String, usize> = HashMap::new();
-    for (_, a) in &after.asserts {
+    for (_, a, _) in &after.asserts {
         *kept.entry(a.key()).or_default() += 1;
     }
     let mut gone = Vec::new();
-    for (path, a) in &before.asserts {
+    for (path, a, test) in &before.asserts {
         match kept.get_mut(&a.key()) {
             Some(n) if *n > 0 => *n -= 1,
-            _ => gone.push((path, a)),
+            _ => gone.push((path, a, test)),
         }
     }
-    for (path, a) in gone {
+    let mut answered: Vec<usize> = Vec::new();
+    for (path, a, test) in gone {
         // Inside a deleted test, the test's deletion says it already.
         let in_deleted = before
             .tests
@@ -612,14 +625,33 @@ pub fn weakened(changes: &[ChangedFile]) -> Vec<Weakened> {
         if in_deleted {
             continue;
         }
-        let rewritten = a.call.as_ref().and_then(|call| {
-            after.asserts.iter().find(|(_, b)| {
-                b.call.as_deref().map(norm) == Some(norm(call))
-                    && b.expected.as_deref().map(norm) != a.expected.as_deref().map(norm)
+        // The rewrite is in the same test: a call asserted in another test with
+        // another value is that test's own assertion. Each new assertion answers one
+        // lost one while others are left.
+        let candidates: Vec<usize> = a
+            .call
+            .as_ref()
+            .map(|call| {
+                (0..after.asserts.len())
+                    .filter(|i| {
+                        let (_, b, in_test) = &after.asserts[*i];
+                        b.call.as_deref().map(norm) == Some(norm(call))
+                            && b.expected.as_deref().map(norm) != a.expected.as_deref().map(norm)
+                            && (test.is_none() || in_test == test)
+                    })
+                    .collect()
             })
-        });
-        match rewritten {
-            Some((new_path, b)) => out.push(Weakened::ChangedExpected {
+            .unwrap_or_default();
+        let pick = candidates
+            .iter()
+            .find(|i| !answered.contains(*i))
+            .or(candidates.first())
+            .copied();
+        if let Some(i) = pick {
+            answered.push(i);
+        }
+        match pick.map(|i| &after.asserts[i]) {
+            Some((new_path, b, _)) => out.push(Weakened::ChangedExpected {
                 path: new_path.clone(),
                 call: a.call.clone().unwrap_or_default(),
                 old: a.expected.clone().unwrap_or_default(),
@@ -713,6 +745,23 @@ mod tests {
             "def f(x):\n    assert x == 2\n",
         );
         assert_eq!(weakened(&[code]), vec![]);
+    }
+
+    #[test]
+    fn a_rewrite_is_looked_for_in_the_same_test() {
+        let base = "def test_a():\n    lines = run('a')\n    assert lines == 'a'\n\ndef test_b():\n    lines = run('b')\n    assert lines == 'b'\n";
+        let after = "def test_b():\n    lines = run('b')\n    assert lines == 'b'\n";
+        let w = weakened(&[change("tests/test_run.py", base, after)]);
+        assert!(
+            matches!(&w[..], [Weakened::DeletedTest { .. }]),
+            "test_a's assertion goes with it, it is not rewritten into test_b's: {w:?}"
+        );
+        let emptied = base.replace("    assert lines == 'a'\n", "    pass\n");
+        let w = weakened(&[change("tests/test_run.py", base, &emptied)]);
+        assert!(
+            matches!(&w[..], [Weakened::DeletedAssertion { line: 3, .. }]),
+            "{w:?}"
+        );
     }
 
     #[test]
