@@ -8,7 +8,8 @@
 //!   base had (`@pytest.mark.skip`, `@unittest.skipIf`, `pytest.xfail()`, `raise
 //!   SkipTest`, `#[ignore]`, `#[should_panic]`, `#![cfg(…)]`);
 //! - `exits.rs`: an early `return` or a constant condition that leaves assertions of a
-//!   base test unreachable.
+//!   base test unreachable;
+//! - `params.rs`: `@pytest.mark.parametrize` cases removed, rewritten or marked to skip.
 //!
 //! Every rule compares the base and the new version by their syntax trees (or parsed
 //! configuration), never by text: what the base already had (a skip, a stub, a `return`)
@@ -19,6 +20,7 @@
 //! feedback count them as they count a deleted assertion.
 
 mod exits;
+mod params;
 mod skips;
 
 use std::collections::HashMap;
@@ -39,6 +41,7 @@ pub fn weakened_tests(changes: &[ChangedFile]) -> Vec<Finding> {
     let mut found = Vec::new();
     skips::check(&pairs, &mut found);
     exits::check(&pairs, &mut found);
+    params::check(&pairs, &mut found);
     found.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
     found.dedup_by(|a, b| a.path == b.path && a.line == b.line && a.reason == b.reason);
     out.extend(found);
