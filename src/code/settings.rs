@@ -1,8 +1,8 @@
 //! Configuration files read as settings: INI files (`setup.cfg`, `tox.ini`, `pytest.ini`)
 //! entry by entry with their lines, and TOML tables by path.
 //!
-//! The dependency readers want the values; other readers want the line each one is on,
-//! to point at it.
+//! The dependency readers want the values; the test-weakening checks want the values and
+//! the line each one is on, to point at it.
 
 /// One `key = value` of an INI file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +62,51 @@ pub(crate) fn toml_at<'v>(v: &'v toml::Value, path: &[&str]) -> Option<&'v toml:
     path.iter().try_fold(v, |cur, key| cur.get(key))
 }
 
+/// The 1-based line of `key` in the table `table` of a TOML text (`[a.b]` or the `n`th
+/// `[[a.b]]` for `Some(n)`), or of the table's header when the key is not written there;
+/// `None` when the table is not written either. A line scan, not a parse: the caller has
+/// already parsed the file and only needs to point at the line.
+pub(crate) fn toml_line(text: &str, table: &str, nth: Option<usize>, key: &str) -> Option<u32> {
+    let mut header: Option<u32> = None;
+    let mut inside = false;
+    let mut seen = 0usize;
+    for (n, raw) in text.lines().enumerate() {
+        let line = u32::try_from(n + 1).unwrap_or(u32::MAX);
+        let t = raw.trim();
+        if t.starts_with('[') {
+            if header.is_some() && inside {
+                break;
+            }
+            let array = t.starts_with("[[");
+            let name = t.trim_start_matches('[');
+            let name = name.split(']').next().unwrap_or("").trim();
+            let name: String = name.chars().filter(|c| !c.is_whitespace()).collect();
+            inside = name == table
+                && match nth {
+                    Some(i) => {
+                        let hit = array && seen == i;
+                        if array && name == table {
+                            seen += 1;
+                        }
+                        hit
+                    }
+                    None => !array,
+                };
+            if inside {
+                header = Some(line);
+            }
+            continue;
+        }
+        if inside {
+            let k = t.split('=').next().unwrap_or("").trim().trim_matches('"');
+            if t.contains('=') && k == key {
+                return Some(line);
+            }
+        }
+    }
+    header
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +123,14 @@ mod tests {
         assert_eq!(e[0].lines, ["-q", "-k 'not slow'"]);
         assert_eq!((e[1].key.as_str(), e[1].line), ("testpaths", 6));
         assert_eq!(e[2].section, "other");
+    }
+
+    #[test]
+    fn toml_lines_point_at_keys_and_tables() {
+        let text = "[package]\nname = \"a\"\n\n[[test]]\nname = \"x\"\n\n[[test]]\nname = \"y\"\nharness = false\n";
+        assert_eq!(toml_line(text, "package", None, "name"), Some(2));
+        assert_eq!(toml_line(text, "test", Some(1), "harness"), Some(9));
+        assert_eq!(toml_line(text, "test", Some(0), "harness"), Some(4));
+        assert_eq!(toml_line(text, "lib", None, "test"), None);
     }
 }

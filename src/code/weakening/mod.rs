@@ -9,7 +9,11 @@
 //!   SkipTest`, `#[ignore]`, `#[should_panic]`, `#![cfg(…)]`);
 //! - `exits.rs`: an early `return` or a constant condition that leaves assertions of a
 //!   base test unreachable;
-//! - `params.rs`: `@pytest.mark.parametrize` cases removed, rewritten or marked to skip.
+//! - `params.rs`: `@pytest.mark.parametrize` cases removed, rewritten or marked to skip;
+//! - `runner.rs`: the test runner's configuration narrowed (pytest's `addopts`,
+//!   `testpaths`, … in `pytest.ini`, `setup.cfg`, `tox.ini`, `pyproject.toml`; hooks and
+//!   `collect_ignore` in `conftest.py`; `test = false`, `harness = false` in
+//!   `Cargo.toml`).
 //!
 //! Every rule compares the base and the new version by their syntax trees (or parsed
 //! configuration), never by text: what the base already had (a skip, a stub, a `return`)
@@ -21,6 +25,7 @@
 
 mod exits;
 mod params;
+mod runner;
 mod skips;
 
 use std::collections::HashMap;
@@ -42,16 +47,17 @@ pub fn weakened_tests(changes: &[ChangedFile]) -> Vec<Finding> {
     skips::check(&pairs, &mut found);
     exits::check(&pairs, &mut found);
     params::check(&pairs, &mut found);
+    runner::check(changes, &mut found);
     found.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
     found.dedup_by(|a, b| a.path == b.path && a.line == b.line && a.reason == b.reason);
     out.extend(found);
     out
 }
 
-/// Whether [`weakened_tests`] reads a changed file: a Python or Rust source (the caller
-/// may leave every other file out).
+/// Whether [`weakened_tests`] reads a changed file: a Python or Rust source, or a test
+/// runner's configuration (the caller may leave every other file out).
 pub fn weakening_reads(path: &str) -> bool {
-    Lang::from_path(path).is_some()
+    Lang::from_path(path).is_some() || runner::is_config(path)
 }
 
 /// One side of a changed source file, parsed.
@@ -75,11 +81,11 @@ pub(super) struct File<'c> {
 }
 
 impl<'c> File<'c> {
-    /// The change parsed, if it is a file that holds tests: a Python test file, any Rust
-    /// file (unit tests live beside the code).
+    /// The change parsed, if it is a file that holds tests: a Python test file (or a
+    /// `conftest.py`), any Rust file (unit tests live beside the code).
     fn parse(change: &'c ChangedFile) -> Option<File<'c>> {
         let lang = Lang::from_path(&change.path)?;
-        if lang == Lang::Python && !test_path(&change.path) {
+        if lang == Lang::Python && !test_path(&change.path) && !runner::is_conftest(&change.path) {
             return None;
         }
         let side = |text: &'c Option<String>| {
