@@ -9,6 +9,9 @@
 //!   SkipTest`, `#[ignore]`, `#[should_panic]`, `#![cfg(…)]`);
 //! - `exits.rs`: an early `return` or a constant condition that leaves assertions of a
 //!   base test unreachable;
+//! - `stubs.rs`: the function an assertion calls replaced inside the tests (a `def` that
+//!   shadows the import, `module.f = …`, `monkeypatch.setattr`, `mock.patch`, a Rust `fn`
+//!   that shadows the code under test);
 //! - `params.rs`: `@pytest.mark.parametrize` cases removed, rewritten or marked to skip;
 //! - `runner.rs`: the test runner's configuration narrowed (pytest's `addopts`,
 //!   `testpaths`, … in `pytest.ini`, `setup.cfg`, `tox.ini`, `pyproject.toml`; hooks and
@@ -27,6 +30,7 @@ mod exits;
 mod params;
 mod runner;
 mod skips;
+mod stubs;
 
 use std::collections::HashMap;
 
@@ -47,6 +51,7 @@ pub fn weakened_tests(changes: &[ChangedFile]) -> Vec<Finding> {
     skips::check(&pairs, &mut found);
     exits::check(&pairs, &mut found);
     params::check(&pairs, &mut found);
+    stubs::check(&files, &mut found);
     runner::check(changes, &mut found);
     found.sort_by(|a, b| (&a.path, a.line).cmp(&(&b.path, b.line)));
     found.dedup_by(|a, b| a.path == b.path && a.line == b.line && a.reason == b.reason);
