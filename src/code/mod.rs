@@ -9,8 +9,9 @@
 //! - **imports** ([`imports`], [`added_imports`]) and their **resolution** against the
 //!   standard library, the repository's modules and the declared dependencies;
 //! - **tests** ([`weakened`], [`weakened_tests`]): the test functions and assertions a
-//!   change deletes or rewrites, and the tests it keeps from running or from failing,
-//!   read by meaning;
+//!   change deletes or rewrites, and the tests it keeps from running, from failing or from
+//!   reaching the code (skips, early exits, stubs, narrowed runner configuration), read by
+//!   meaning;
 //! - **evidence** ([`evidence`], [`evidence_with`]): all of that for a whole change, as
 //!   [`Finding`]s.
 //!
