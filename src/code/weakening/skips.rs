@@ -461,6 +461,26 @@ mod tests {
             reason.contains("`@pytest.mark.skipif(sys.platform != 'x', reason='no')`"),
             "{reason}"
         );
+        for (mark, what) in [
+            ("@pytest.mark.skip(reason='later')", "it no longer runs"),
+            ("@unittest.skipIf(True, 'x')", "it no longer runs"),
+            ("@skipUnless(False, 'x')", "it no longer runs"),
+            (
+                "@unittest.expectedFailure",
+                "its failure no longer fails the run",
+            ),
+        ] {
+            let after = base.replace("def test_add", &format!("{mark}\ndef test_add"));
+            let (_, line, reason) = one(&[change("tests/test_calc.py", Some(base), Some(&after))]);
+            assert_eq!(line, 4, "{reason}");
+            assert!(reason.contains(mark) && reason.ends_with(what), "{reason}");
+        }
+        // Control: a decorator that is not a skip.
+        let other = base.replace(
+            "def test_add",
+            "@pytest.mark.slow\n@mock.patch('os.getcwd')\ndef test_add",
+        );
+        assert!(found(&[change("tests/test_calc.py", Some(base), Some(&other))]).is_empty());
         let xfail = base.replace("def test_add", "@pytest.mark.xfail\ndef test_add");
         let (_, _, reason) = one(&[change("tests/test_calc.py", Some(base), Some(&xfail))]);
         assert!(

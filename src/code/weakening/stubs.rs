@@ -798,6 +798,8 @@ mod tests {
             ("    monkeypatch.setattr(calc, 'add', lambda a, b: 5)\n", 5),
             ("    monkeypatch.setattr('calc.add', lambda a, b: 5)\n", 5),
             ("    calc.add = lambda a, b: 5\n", 5),
+            ("    mocker.patch('calc.add', return_value=5)\n", 5),
+            ("    setattr(calc, 'add', lambda a, b: 5)\n", 5),
         ] {
             let after = module.replace("    assert", &format!("{stub}    assert"));
             let (_, l, reason) = one(&[change("tests/test_calc.py", Some(module), Some(&after))]);
@@ -810,6 +812,16 @@ mod tests {
         );
         let (_, line, _) = one(&[change("tests/test_calc.py", Some(PY), Some(&decorated))]);
         assert_eq!(line, 7);
+        let with = module.replace(
+            "    assert calc.add(2, 3) == 5\n",
+            "    with mock.patch.object(calc, \"add\", return_value=5):\n        assert calc.add(2, 3) == 5\n",
+        );
+        let (_, line, reason) = one(&[change("tests/test_calc.py", Some(module), Some(&with))]);
+        assert_eq!(line, 5);
+        assert!(
+            reason.contains("`mock.patch.object(calc, \"add\", return_value=5)`"),
+            "{reason}"
+        );
         // A conftest fixture that patches what a changed test asserts.
         let conftest = "import pytest\nimport calc\n\n\n@pytest.fixture(autouse=True)\ndef fake(monkeypatch):\n    monkeypatch.setattr(calc, 'add', lambda a, b: 5)\n";
         let all = found(&[
