@@ -40,4 +40,5 @@ mod terminal;
 mod truthful;
 mod tui;
 mod user_output;
+mod weakening;
 mod window;

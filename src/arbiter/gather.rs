@@ -13,7 +13,7 @@ use git2::{Repository, Tree};
 
 use super::request::{Brief, ReviewInput};
 use super::review::{Checks, Probes};
-use crate::code::{self, ChangedFile, EvidenceOptions, Finding, GitTreeSource, Lang};
+use crate::code::{self, ChangedFile, EvidenceOptions, Finding, GitTreeSource};
 use crate::git::{self, FileDiff, TreeFiles};
 use crate::privacy::Privacy;
 use crate::probe::{run_examples, ChangedLines, ExampleRun, ProbePolicy, ProbeRunner};
@@ -358,7 +358,7 @@ impl<'r> Prepared<'r> {
 }
 
 /// What a change does to what the repository already shows about its code: the tests its
-/// base had that it weakens (see [`code::weakened`]; none when the TaskSpec says
+/// base had that it weakens (see [`code::weakened_tests`]; none when the TaskSpec says
 /// `tests = "rewrite"`), and the TaskSpec's acceptance examples run against its tree.
 pub struct TreeFacts {
     /// The tests the change weakens, as findings.
@@ -390,17 +390,14 @@ impl TreeFacts {
         } else {
             let changes: Vec<ChangedFile> = diff
                 .iter()
-                .filter(|f| !f.binary && Lang::from_path(&f.path).is_some())
+                .filter(|f| !f.binary && code::weakening_reads(&f.path))
                 .map(|f| ChangedFile {
                     path: f.path.clone(),
                     before: before.as_ref().and_then(|b| b.text(&f.path)),
                     after: after.text(&f.path),
                 })
                 .collect();
-            code::weakened(&changes)
-                .iter()
-                .map(|w| w.finding())
-                .collect()
+            code::weakened_tests(&changes)
         };
         let examples = match spec {
             Some(spec) if run => {

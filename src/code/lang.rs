@@ -165,6 +165,49 @@ pub(crate) fn end_line(node: Node<'_>) -> u32 {
     u32::try_from(row).unwrap_or(u32::MAX - 1).saturating_add(1)
 }
 
+/// Depth-first walk; `visit` returns whether to descend into the node.
+pub(crate) fn walk<'t>(node: Node<'t>, visit: &mut dyn FnMut(Node<'t>) -> bool) {
+    if !visit(node) {
+        return;
+    }
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        walk(child, visit);
+    }
+}
+
+/// What a piece of code says, read from its syntax tree: its tokens, one space apart,
+/// without comments, every string quote made `'`. Two nodes with the same meaning key
+/// differ at most in layout, comments and quoting, so a reformatted decorator, hook or
+/// statement is the same one and an edit of what it does is not.
+pub(crate) fn meaning(node: Node<'_>, source: &str) -> String {
+    let mut tokens: Vec<String> = Vec::new();
+    walk(node, &mut |n| {
+        if n.kind().ends_with("comment") {
+            return false;
+        }
+        // String contents are one token: their escapes are children that leave the
+        // plain characters between them out of the tree.
+        if n.child_count() > 0 && n.kind() != "string_content" {
+            return true;
+        }
+        let t = text(n, source);
+        let token = match n.kind() {
+            // Python `"""`, `r'`, `f"`; Rust `"`: a quote is a quote, a prefix stays.
+            "string_start" | "string_end" | "\"" => {
+                let prefix: String = t.chars().filter(|c| !matches!(c, '"' | '\'')).collect();
+                format!("{prefix}'")
+            }
+            _ => t.to_string(),
+        };
+        if !token.is_empty() {
+            tokens.push(token);
+        }
+        false
+    });
+    tokens.join(" ")
+}
+
 /// Collapses runs of whitespace into single spaces, for one-line renderings of code.
 pub(crate) fn squash(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use tree_sitter::{Node, QueryCursor, StreamingIterator, Tree};
 
 use super::lang::{self, Lang};
+use super::rust::outer_attributes;
 
 /// One definition in a source file.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -162,14 +163,7 @@ fn refine<'t>(
             };
             // Outer attributes belong to the item, like decorators in Python; they are
             // sibling nodes, so the range starts at the first one and ends at the item.
-            let mut first = node;
-            while let Some(prev) = first.prev_sibling() {
-                if prev.kind() == "attribute_item" {
-                    first = prev;
-                } else {
-                    break;
-                }
-            }
+            let first = outer_attributes(node).last().copied().unwrap_or(node);
             (first, node, kind.to_string(), name)
         }
     }

@@ -9,6 +9,7 @@
 use std::collections::{BTreeSet, HashSet};
 
 use super::names::RENAMES;
+use crate::code::settings::{ini, toml_at};
 use crate::code::source::{join, View};
 
 /// Normalizes a distribution name per PEP 503, with `_` as separator.
@@ -222,10 +223,6 @@ fn str_items(v: Option<&toml::Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn lookup<'v>(v: &'v toml::Value, path: &[&str]) -> Option<&'v toml::Value> {
-    path.iter().try_fold(v, |cur, key| cur.get(key))
-}
-
 /// `pyproject.toml`: PEP 621 (`dependencies`, `optional-dependencies`), PEP 735
 /// `dependency-groups`, `build-system.requires`, Poetry (main, dev and group tables), PDM
 /// and uv dev dependencies, plus layout hints (setuptools `package-dir`/`find.where`,
@@ -239,18 +236,18 @@ fn pyproject(text: &str, dir: &str, d: &mut Declared) {
         }
     };
     let mut reqs: Vec<String> = Vec::new();
-    if let Some(name) = lookup(&v, &["project", "name"]).and_then(|n| n.as_str()) {
+    if let Some(name) = toml_at(&v, &["project", "name"]).and_then(|n| n.as_str()) {
         d.add_dist(name);
     }
-    reqs.extend(str_items(lookup(&v, &["project", "dependencies"])));
-    reqs.extend(str_items(lookup(&v, &["build-system", "requires"])));
-    reqs.extend(str_items(lookup(&v, &["tool", "uv", "dev-dependencies"])));
+    reqs.extend(str_items(toml_at(&v, &["project", "dependencies"])));
+    reqs.extend(str_items(toml_at(&v, &["build-system", "requires"])));
+    reqs.extend(str_items(toml_at(&v, &["tool", "uv", "dev-dependencies"])));
     for table in [
         &["project", "optional-dependencies"][..],
         &["dependency-groups"][..],
         &["tool", "pdm", "dev-dependencies"][..],
     ] {
-        if let Some(t) = lookup(&v, table).and_then(|t| t.as_table()) {
+        if let Some(t) = toml_at(&v, table).and_then(|t| t.as_table()) {
             for group in t.values() {
                 reqs.extend(str_items(Some(group)));
             }
@@ -261,7 +258,7 @@ fn pyproject(text: &str, dir: &str, d: &mut Declared) {
             d.add_dist(&name);
         }
     }
-    if let Some(poetry) = lookup(&v, &["tool", "poetry"]) {
+    if let Some(poetry) = toml_at(&v, &["tool", "poetry"]) {
         if let Some(name) = poetry.get("name").and_then(|n| n.as_str()) {
             d.add_dist(name);
         }
@@ -284,19 +281,19 @@ fn pyproject(text: &str, dir: &str, d: &mut Declared) {
             }
         }
     }
-    if let Some(pd) = lookup(&v, &["tool", "setuptools", "package-dir"]).and_then(|p| p.as_table())
+    if let Some(pd) = toml_at(&v, &["tool", "setuptools", "package-dir"]).and_then(|p| p.as_table())
     {
         for target in pd.values().filter_map(|t| t.as_str()) {
             d.roots.extend(crate::code::source::normalize(dir, target));
         }
     }
-    for w in str_items(lookup(
+    for w in str_items(toml_at(
         &v,
         &["tool", "setuptools", "packages", "find", "where"],
     )) {
         d.roots.extend(crate::code::source::normalize(dir, &w));
     }
-    for p in str_items(lookup(
+    for p in str_items(toml_at(
         &v,
         &["tool", "hatch", "build", "targets", "wheel", "packages"],
     )) {
@@ -311,7 +308,7 @@ fn pyproject(text: &str, dir: &str, d: &mut Declared) {
         &["tool", "hatch", "build", "hooks", "vcs", "version-file"][..],
         &["tool", "pdm", "version", "write_to"][..],
     ] {
-        if let Some(f) = lookup(&v, key).and_then(|f| f.as_str()) {
+        if let Some(f) = toml_at(&v, key).and_then(|f| f.as_str()) {
             d.generated.extend(crate::code::source::normalize(dir, f));
         }
     }
@@ -339,24 +336,10 @@ fn python_string_requirements(text: &str, d: &mut Declared) {
 
 /// `tox.ini`: the `deps` of every environment (continuation lines included).
 fn tox_ini(text: &str, d: &mut Declared) {
-    let mut in_deps = false;
-    for raw in text.lines() {
-        let trimmed = raw.trim();
-        if raw.starts_with([' ', '\t']) && in_deps {
-            if !trimmed.starts_with('-') && !trimmed.starts_with('#') {
-                if let Some(name) = requirement_name(trimmed) {
-                    d.add_dist(&name);
-                }
-            }
-            continue;
-        }
-        in_deps = false;
-        if let Some((k, v)) = trimmed.split_once('=') {
-            if k.trim() == "deps" {
-                in_deps = true;
-                if let Some(name) = requirement_name(v) {
-                    d.add_dist(&name);
-                }
+    for entry in ini(text).into_iter().filter(|e| e.key == "deps") {
+        for line in entry.lines.iter().filter(|l| !l.starts_with('-')) {
+            if let Some(name) = requirement_name(line) {
+                d.add_dist(&name);
             }
         }
     }
@@ -379,49 +362,31 @@ fn pipfile(text: &str, d: &mut Declared) {
 /// `setup.cfg` (INI): `[metadata] name`, `[options] install_requires`, `setup_requires`,
 /// `tests_require`, `package_dir`, and every key of `[options.extras_require]`.
 fn setup_cfg(text: &str, dir: &str, d: &mut Declared) {
-    let mut section = String::new();
-    let mut key = String::new();
-    for raw in text.lines() {
-        let line = raw.trim_end();
-        let trimmed = line.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
-            continue;
-        }
-        let continuation = line.starts_with([' ', '\t']);
-        let value = if continuation {
-            trimmed
-        } else if let Some(s) = trimmed.strip_prefix('[').and_then(|s| s.strip_suffix(']')) {
-            section = s.trim().to_string();
-            key.clear();
-            continue;
-        } else if let Some((k, v)) = trimmed.split_once(['=', ':']) {
-            key = k.trim().to_string();
-            v.trim()
-        } else {
-            continue;
-        };
-        match (section.as_str(), key.as_str()) {
-            ("metadata", "name") => d.add_dist(value),
-            ("options", "install_requires" | "setup_requires" | "tests_require")
-            | ("options.extras_require", _) => {
-                for part in value.split(';').next().into_iter() {
-                    if let Some(name) = requirement_name(part) {
-                        d.add_dist(&name);
+    for entry in ini(text) {
+        for value in &entry.lines {
+            match (entry.section.as_str(), entry.key.as_str()) {
+                ("metadata", "name") => d.add_dist(value),
+                ("options", "install_requires" | "setup_requires" | "tests_require")
+                | ("options.extras_require", _) => {
+                    for part in value.split(';').next().into_iter() {
+                        if let Some(name) = requirement_name(part) {
+                            d.add_dist(&name);
+                        }
                     }
                 }
-            }
-            ("options", "package_dir") => {
-                // `package_dir = =src` or continuation lines `=src`.
-                if let Some(target) = value
-                    .rsplit('=')
-                    .next()
-                    .map(str::trim)
-                    .filter(|t| !t.is_empty())
-                {
-                    d.roots.extend(crate::code::source::normalize(dir, target));
+                ("options", "package_dir") => {
+                    // `package_dir = =src` or continuation lines `=src`.
+                    if let Some(target) = value
+                        .rsplit('=')
+                        .next()
+                        .map(str::trim)
+                        .filter(|t| !t.is_empty())
+                    {
+                        d.roots.extend(crate::code::source::normalize(dir, target));
+                    }
                 }
+                _ => {}
             }
-            _ => {}
         }
     }
 }

@@ -257,22 +257,33 @@ pub(crate) fn collect_identifiers(node: Node<'_>, source: &str, out: &mut HashSe
 pub(crate) fn under_macro_attribute(decl: Node<'_>, source: &str) -> bool {
     let mut node = decl.parent();
     while let Some(n) = node {
-        if n.kind() == "mod_item" {
-            let mut prev = n.prev_sibling();
-            while let Some(p) =
-                prev.filter(|p| p.kind() == "attribute_item" || p.kind().ends_with("comment"))
-            {
-                if p.kind() == "attribute_item"
-                    && !INERT_ATTRIBUTES.contains(&attribute_head(lang::text(p, source)))
-                {
-                    return true;
-                }
-                prev = p.prev_sibling();
-            }
+        if n.kind() == "mod_item"
+            && outer_attributes(n)
+                .iter()
+                .any(|p| !INERT_ATTRIBUTES.contains(&attribute_head(lang::text(*p, source))))
+        {
+            return true;
         }
         node = n.parent();
     }
     false
+}
+
+/// The outer attributes of an item (`#[test]`, `#[cfg(…)]`), nearest first: the
+/// `attribute_item` nodes right before it, comments between them skipped (tree-sitter
+/// keeps attributes as siblings of the item, not as its children).
+pub(crate) fn outer_attributes(item: Node<'_>) -> Vec<Node<'_>> {
+    let mut out = Vec::new();
+    let mut prev = item.prev_sibling();
+    while let Some(p) = prev {
+        match p.kind() {
+            "attribute_item" => out.push(p),
+            kind if kind.ends_with("comment") => {}
+            _ => break,
+        }
+        prev = p.prev_sibling();
+    }
+    out
 }
 
 /// The file of `#[path = "…"]`.

@@ -11,5 +11,6 @@ mod imports;
 mod items;
 mod resolve;
 
-pub(crate) use imports::rust_sites;
+pub(crate) use imports::{rust_sites, use_leaves, Leaf};
+pub(crate) use items::outer_attributes;
 pub(crate) use resolve::RustResolver;
