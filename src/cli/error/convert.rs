@@ -171,6 +171,9 @@ impl From<StartError> for CommandError {
         StartError::NoModel(role) => format!(
             "set one with --{role} <model> or `-c roles.{role}.models='[\"<model>\"]'`"
         ),
+        StartError::Uncallable { role, .. } => format!(
+            "set the key it names in your shell, or choose models you can call: `-c roles.{role}.models='[\"<model>\"]'` (`git triad models list --available` lists them; `git triad config show --origin roles` shows every role and where it came from)"
+        ),
         StartError::SelfReview { stage, .. } => format!(
             "the arbiter must be a different model; choose another with --arbiter-{stage} <model> or --{} <model>",
             stage.role()
