@@ -120,6 +120,15 @@ pub enum StartError {
     /// The TaskSpec does not parse or validate.
     #[error(transparent)]
     SpecInvalid(#[from] crate::task::TaskSpecError),
+    /// The TaskSpec leaves empty what a run needs (`task new`'s template, unfilled): no
+    /// model is asked to build from nothing.
+    #[error("{path} is not filled in: {} {} empty", crate::bounded::and_list(&fields.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>()), if fields.len() == 1 { "is" } else { "are" })]
+    SpecUnfilled {
+        /// Its path.
+        path: String,
+        /// The empty fields (`description`, `R1 text`).
+        fields: Vec<String>,
+    },
     /// The repository could not be read.
     #[error("{0}")]
     Repo(#[from] git2::Error),
@@ -218,6 +227,10 @@ pub fn committed_task(
             let text = std::str::from_utf8(blob.content())
                 .map_err(|_| StartError::SpecNotText { path: path.clone() })?;
             let spec = TaskSpec::parse(text, &path, slug)?;
+            let fields = spec.unfilled();
+            if !fields.is_empty() {
+                return Err(StartError::SpecUnfilled { path, fields });
+            }
             Ok((spec, entry.id(), head.id()))
         }
     }

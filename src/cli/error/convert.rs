@@ -166,6 +166,9 @@ impl From<StartError> for CommandError {
         ),
         StartError::SpecNotText { .. } => "save it as UTF-8".into(),
         StartError::SpecInvalid(_) => "fix the TaskSpec, commit it, and run again".into(),
+        StartError::SpecUnfilled { path, .. } => format!(
+            "say what to build in {path} (the description, each requirement's text), commit it (`git commit {path}`), and run again; no model was called"
+        ),
         StartError::Repo(_) => String::new(),
         StartError::UnknownModel(_) => "`git triad models list` shows the registered models".into(),
         StartError::NoModel(role) => format!(
