@@ -1145,3 +1145,60 @@ fn a_task_spec_whose_id_is_not_its_file_name_is_refused_naming_both() {
     assert_contains(row, "INVALID");
     assert_contains(row, "says `id = \"add-div\"`");
 }
+
+// ---------------------------------------------------------------------------------------
+// Issue #38: task flows without traps
+// ---------------------------------------------------------------------------------------
+
+/// One question takes a plain answer (on the command line, in a file or the editor); with
+/// several, plain text is refused with what to write instead; `-h` shows both forms.
+#[test]
+fn one_question_takes_a_plain_answer_and_help_shows_how() {
+    let (env, dir, repo) = setup();
+    run_to_outcome(
+        &repo,
+        "implement",
+        json!({"outcome": "NEEDS_INFO", "questions": ["Which cache should it use?"]}),
+    );
+    check(
+        "task-answer-plain-text",
+        &transcript(
+            &env,
+            None,
+            &dir,
+            &[
+                "task",
+                "answer",
+                "add-sub",
+                "Redis 7, the one in docker-compose.yml",
+            ],
+        ),
+    );
+    let t = task(&repo, "add-sub");
+    assert_eq!(t.state, TaskState::Assigned);
+    assert_eq!(
+        t.answers,
+        [Answer {
+            question: "Which cache should it use?".into(),
+            answer: "Redis 7, the one in docker-compose.yml".into()
+        }]
+    );
+
+    // Two questions: plain text cannot say which it answers.
+    let (env, dir, repo) = setup();
+    run_to_outcome(
+        &repo,
+        "implement",
+        json!({"outcome": "NEEDS_INFO", "questions": ["a?", "b?"]}),
+    );
+    check(
+        "task-answer-plain-text-two-questions",
+        &transcript(&env, None, &dir, &["task", "answer", "add-sub", "yes"]),
+    );
+    assert_eq!(task(&repo, "add-sub").state, TaskState::WaitingOnUser);
+    let help = env.triad(&dir, &["task", "answer", "-h"]);
+    assert_contains(
+        &help.ok().stdout,
+        "When the stage asked one question, the answer may be plain text:",
+    );
+}

@@ -137,7 +137,7 @@ impl From<TaskError> for CommandError {
             CommandError::usage(e).hint(hint)
         }
         TaskError::BadAnswers(_) => CommandError::usage(e)
-            .hint("write each question as `Q: ...` followed by `A: <your answer>`; `git triad task answer -h` shows the format"),
+            .hint("write each question as `Q: ...` followed by `A: <your answer>` (one question: the answer alone will do, e.g. `git triad task answer <task> \"your answer\"`); `git triad task answer -h` shows the format"),
         TaskError::InvalidDecision { .. } => CommandError::usage(e),
         TaskError::Contended(_) => {
             CommandError::failure(e).hint("another git triad process is updating it; try again")
