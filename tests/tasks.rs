@@ -1202,3 +1202,34 @@ fn one_question_takes_a_plain_answer_and_help_shows_how() {
         "When the stage asked one question, the answer may be plain text:",
     );
 }
+
+/// `task show` prints the last ten history entries and says how many it left out; `--all`
+/// prints every one.
+#[test]
+fn task_show_prints_the_last_ten_entries_unless_asked_for_all() {
+    let (env, dir, repo) = setup();
+    for n in 1..=12 {
+        workflow::on_run_start(&repo, "add-sub", &format!("r{n}"), "implement").unwrap();
+    }
+    let total = history(&repo, "add-sub").len();
+    assert!(total > 10, "{total}");
+    check(
+        "task-show-last-ten",
+        &transcript(&env, None, &dir, &["task", "show", "add-sub"]),
+    );
+    let all = env.triad(&dir, &["task", "show", "add-sub", "--all"]);
+    let text = all.ok().stdout.clone();
+    assert_contains(&text, &format!("history ({total} entries, oldest first):"));
+    let entries = |t: &str| t.lines().filter(|l| l.starts_with("  20")).count();
+    assert_eq!(entries(&text), total);
+    let recent = env.triad(&dir, &["task", "show", "add-sub"]);
+    assert_eq!(entries(&recent.ok().stdout), 10);
+    // JSON keeps the whole history.
+    assert_eq!(
+        show_json(&env, &dir, "add-sub")["history"]
+            .as_array()
+            .unwrap()
+            .len(),
+        total
+    );
+}
