@@ -758,3 +758,30 @@ fn a_reader_that_went_away_ends_the_output_quietly_with_exit_0() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(!stderr.contains("error"), "{stderr}");
 }
+
+/// Issue #38: an Ollama URL without `/v1` posts to `/chat/completions`, gets 404, and
+/// `models check` blamed "the arbiter role" with no hint. The error names the check and the
+/// model, and says to add `/v1`.
+#[test]
+fn models_check_of_a_base_url_without_v1_suggests_adding_it() {
+    let (env, server) =
+        with_fake(Script::default().rule(Rule::named("m").reply(Reply::text("ok"))));
+    let base = server.base_url();
+    env.write_user_config(&format!(
+        "[providers.my-ollama]\nprotocol = \"openai\"\nbase_url = \"{base}\"\nlocal = true\n\n\
+         [models.my-coder]\nprovider = \"my-ollama\"\nid = \"qwen2.5-coder:7b\"\n\
+         context_window = 8000\nmax_output_tokens = 1000\n"
+    ));
+    let run = env.triad(&plain_dir(&env), &["models", "check", "my-coder"]);
+    let norm = env.normalizer().literal(base, "[SERVER]");
+    crate::user_output::check(
+        "error-models-check-without-v1",
+        &run.transcript("git triad models check my-coder", &norm),
+    );
+    let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+    assert_eq!(
+        paths,
+        ["/chat/completions"],
+        "one request, to the URL as given"
+    );
+}
