@@ -129,6 +129,21 @@ pub fn roles_notice(
     ))
 }
 
+/// Reopens the deferrals whose revisit date has come (seed 004's revisit trigger, see
+/// [`crate::task::workflow::reopen_due`]) and says each once, on stderr: the commands that
+/// read the task list call it first.
+pub fn reopen_due(ctx: &Context, repo: &git2::Repository) -> CommandResult<()> {
+    for t in crate::task::workflow::reopen_due(repo).map_err(CommandError::from)? {
+        if !ctx.quiet {
+            say(&format!(
+                "triad: task `{}` was deferred and its revisit date has come: it is {} again; next: {}",
+                t.slug, t.state, t.next_action
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A model client whose calls are also appended to the repository's cost ledger (the
 /// daily and monthly caps read it).
 pub fn client_for(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig) -> ModelClient {

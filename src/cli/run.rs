@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::helper::{
     continue_unblocked, drive, ensure_local_servers, fill_limits, load_store, need_repo,
-    parse_budget, resume_run, roles_notice, routes, run_models, say_once, say_routes,
+    parse_budget, reopen_due, resume_run, roles_notice, routes, run_models, say_once, say_routes,
     tournament,
 };
 use super::{out, CommandError, CommandResult, Context};
@@ -182,6 +182,7 @@ pub struct ResumeArgs {
 pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let mut loaded = ctx.load_config()?;
+    reopen_due(ctx, repo)?;
     let profile = loaded.profile_choice(&ctx.env, &args.named_models()).name;
     let mut stage_models = BTreeMap::new();
     for (role, m) in [
@@ -256,15 +257,11 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     state.record_config(serde_json::to_value(&loaded.config).unwrap_or_default());
     let _lock = RunLock::acquire(repo, state.run_id())?;
     if let Ok(Some(task)) = crate::task::workflow::refresh(repo, state.task()) {
+        // A due deferral was reopened above; one still deferred is reopened by this run.
         if task.state == crate::task::TaskState::Deferred && !ctx.quiet {
             let when = task.revisit_at.as_deref().unwrap_or("no date");
-            let due = if task.revisit_due(&crate::clock::now_ts()).is_some() {
-                "its revisit date has come"
-            } else {
-                "before its revisit date"
-            };
             super::say(&format!(
-                "triad: note: task `{}` was deferred (revisit at {when}); {due}, and this run reopens it",
+                "triad: note: task `{}` was deferred (revisit at {when}); this run reopens it before its revisit date",
                 task.slug
             ));
         }

@@ -31,7 +31,7 @@ use crate::task::{ArbiterDecision, Task, TaskError};
   git triad task show add-login            its state and latest history (--all: all of it)
   git triad task answer add-login          answer the questions a stage asked
   git triad task close add-login-dep-1 --reason done
-  git triad task defer add-login --reason \"after the release\" --revisit-at 2026-09-01")]
+  git triad task defer add-login --reason \"after the release\" --revisit-at 2099-09-01")]
 pub struct TaskArgs {
     /// What to do.
     #[command(subcommand)]
@@ -60,6 +60,10 @@ pub enum TaskCommand {
 
 /// Runs `git triad task`.
 pub fn run(ctx: &Context, args: &TaskArgs) -> CommandResult {
+    // Every task command reads the task list: a deferral whose date has come reopens first.
+    if let Some(repo) = &ctx.repo {
+        crate::cli::helper::reopen_due(ctx, repo)?;
+    }
     match &args.command {
         TaskCommand::New(a) => new::run(ctx, a),
         TaskCommand::List(a) => list::run(ctx, a),
