@@ -785,3 +785,34 @@ fn models_check_of_a_base_url_without_v1_suggests_adding_it() {
         "one request, to the URL as given"
     );
 }
+
+/// Issue #38: `local start` said "llama-server is missing" while both servers answered. It
+/// asks the servers first; the binary is needed only to start one.
+#[test]
+fn local_start_uses_servers_that_already_answer_without_a_llama_server() {
+    let (mut env, server) = with_fake(Script::default());
+    let mut cfg = String::new();
+    for p in [
+        "triad-local-coder-1-5b",
+        "triad-local-coder",
+        "triad-local-small",
+    ] {
+        cfg.push_str(&format!(
+            "[providers.{p}]\nbase_url = \"{}/v1\"\n",
+            server.base_url()
+        ));
+    }
+    env.write_user_config(&cfg);
+    let cache = env.root().join("empty-cache");
+    env.set("GIT_TRIAD_LOCAL_CACHE", cache.to_str().unwrap());
+    let run = env.triad(&plain_dir(&env), &["local", "start"]);
+    insta::assert_snapshot!(run.transcript("git triad local start", &Normalizer::new()), @r"
+    $ git triad local start
+    exit: 0
+    --- stdout
+    the local servers are already running
+    --- stderr
+    (empty)
+    ");
+    assert!(!cache.exists(), "nothing was prepared or started");
+}
