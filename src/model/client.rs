@@ -91,6 +91,10 @@ pub struct Completion {
     pub model: String,
     /// Accounting for this call (a repaired structured call has two records).
     pub records: Vec<CallRecord>,
+    /// For an answer to a schema: its strings that reached the length the schema sent to
+    /// the server allowed, as (JSON pointer, limit); such text was likely cut there (see
+    /// [`structured::strings_at_limit`]).
+    pub at_limit: Vec<(String, u64)>,
 }
 
 impl Completion {
@@ -452,6 +456,7 @@ impl ModelClient {
                         response: second.response,
                         model,
                         records: first.records,
+                        at_limit: second.at_limit,
                     },
                 })
             }
@@ -560,10 +565,22 @@ impl ModelClient {
                         .unwrap_or_else(|e| e.into_inner())
                         .observe_record(&record);
                     self.account(record.clone());
+                    let at_limit = req
+                        .schema
+                        .as_ref()
+                        .and_then(|s| {
+                            let answer = resp
+                                .structured
+                                .clone()
+                                .or_else(|| structured::extract_json(&resp.text))?;
+                            Some(structured::strings_at_limit(&s.schema, &answer))
+                        })
+                        .unwrap_or_default();
                     return Ok(Completion {
                         response: resp,
                         model: m.name.clone(),
                         records: vec![record],
+                        at_limit,
                     });
                 }
                 Err(err) => {
