@@ -42,7 +42,7 @@ pub fn run(ctx: &Context, args: &LogArgs) -> CommandResult {
             _ if runs.is_empty() => {
                 "no runs yet: start one with `git triad run --task <slug>`\n".to_string()
             }
-            _ => report::list(&runs),
+            _ => report::list(repo, &runs),
         };
         out(&text)?;
         return ok();
