@@ -24,6 +24,15 @@ pub fn clip(text: &str, max: usize) -> String {
     format!("{}… ({} more bytes)", &text[..end], text.len() - end)
 }
 
+/// `a`, `a and b`, `a, b and c`: items as a sentence lists them.
+pub fn and_list(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// Most bytes of a path shown in a message; a longer one loses its middle ([`path`]).
 pub const PATH_BYTES: usize = 120;
 

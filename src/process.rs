@@ -166,6 +166,36 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
+/// When git started git triad (`git triad ...` runs `git-triad` as git's child), makes git
+/// triad end with git, however git ends: git passes on a SIGTERM or SIGHUP it handles, but
+/// a git killed outright (SIGKILL, or a git that does not pass signals on) leaves its child
+/// running with nobody to read its output. Linux's `PR_SET_PDEATHSIG` sends SIGTERM when git
+/// dies, and the handler of [`register`] kills the commands git triad started before it dies
+/// of it. A git gone before this ran ends git triad at once. Other parents (a shell, a test)
+/// are left as they are.
+pub fn end_with_git_parent() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: getppid(2) touches no memory.
+        let parent = unsafe { libc::getppid() };
+        let is_git = std::fs::read_to_string(format!("/proc/{parent}/comm"))
+            .is_ok_and(|comm| comm.trim_end() == "git");
+        if !is_git {
+            return;
+        }
+        INSTALL.call_once(install);
+        // SAFETY: prctl(2) with PR_SET_PDEATHSIG, getppid(2) and raise(3) touch no memory of
+        // ours.
+        unsafe {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+            // git may have died before the prctl: then nobody would send the signal.
+            if libc::getppid() != parent {
+                libc::raise(libc::SIGTERM);
+            }
+        }
+    }
+}
+
 /// Makes `cmd`'s process die with the thread that starts it (Linux's `PR_SET_PDEATHSIG`):
 /// a git triad killed with SIGKILL takes the command along.
 pub fn die_with_parent(cmd: &mut std::process::Command) {

@@ -1161,3 +1161,50 @@ fn chamber_output_shows_model_text_escaped() {
     assert!(!obeyed(&shown), "{shown}");
     has(&shown, &[escaped]);
 }
+
+/// Issue #38: a small model's stored reasoning was cut mid-word with no marker. A server
+/// that enforces the schema stops a text at the length the schema sent it allows; an answer
+/// that reached it is stored with a marker saying so, and one shorter is stored as given.
+#[test]
+fn a_reasoning_cut_at_its_length_limit_is_stored_with_a_marker() {
+    use git_triad::chamber::answer::PanelAnswer;
+    use git_triad::model::structured::{fit_to_budget, schema_for};
+    // The limit the panelists' schema carries at the chamber's default 1024 output tokens.
+    let mut schema = schema_for::<PanelAnswer>("panelist").schema;
+    fit_to_budget(&mut schema, 1024);
+    let max = schema["properties"]["reasoning"]["maxLength"]
+        .as_u64()
+        .unwrap() as usize;
+    let cut = "word ".repeat(max).chars().take(max).collect::<String>();
+    let a =
+        Reply::json(json!({"stance": "yes", "reasoning": cut, "confidence": 8, "evidence": [EV]}));
+    let s = panel_scenario(rules(
+        a,
+        said("model-c", "yes", 8, EV),
+        false,
+        vec![synthesis(true, "yes", 9)],
+    ));
+    let (r, out) = ask(&s, "model-a,model-c", &[]);
+    // Synthesized; it waits on the user's act.
+    r.expect_code(6);
+    // The server was sent that limit: the answer reached it.
+    let asked = s.requests_for("p1-model-a")[0].to_string();
+    assert!(asked.contains(&format!("\"maxLength\":{max}")), "{asked}");
+    let answers = &record(&s, &id(&out))["rounds"][0]["answers"];
+    let of = |model: &str| {
+        answers
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["model"] == model)
+            .unwrap()["answer"]["reasoning"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(
+        of("model-a"),
+        format!("{cut}… [cut at its {max}-character limit]")
+    );
+    assert_eq!(of("model-c"), "reasoning of model-c");
+}

@@ -821,3 +821,61 @@ fn a_reader_that_went_away_ends_the_output_quietly_with_exit_0() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(!stderr.contains("error"), "{stderr}");
 }
+
+/// Issue #38: an Ollama URL without `/v1` posts to `/chat/completions`, gets 404, and
+/// `models check` blamed "the arbiter role" with no hint. The error names the check and the
+/// model, and says to add `/v1`.
+#[test]
+fn models_check_of_a_base_url_without_v1_suggests_adding_it() {
+    let (env, server) =
+        with_fake(Script::default().rule(Rule::named("m").reply(Reply::text("ok"))));
+    let base = server.base_url();
+    env.write_user_config(&format!(
+        "[providers.my-ollama]\nprotocol = \"openai\"\nbase_url = \"{base}\"\nlocal = true\n\n\
+         [models.my-coder]\nprovider = \"my-ollama\"\nid = \"qwen2.5-coder:7b\"\n\
+         context_window = 8000\nmax_output_tokens = 1000\n"
+    ));
+    let run = env.triad(&plain_dir(&env), &["models", "check", "my-coder"]);
+    let norm = env.normalizer().literal(base, "[SERVER]");
+    crate::user_output::check(
+        "error-models-check-without-v1",
+        &run.transcript("git triad models check my-coder", &norm),
+    );
+    let paths: Vec<String> = server.requests().iter().map(|r| r.path.clone()).collect();
+    assert_eq!(
+        paths,
+        ["/chat/completions"],
+        "one request, to the URL as given"
+    );
+}
+
+/// Issue #38: `local start` said "llama-server is missing" while both servers answered. It
+/// asks the servers first; the binary is needed only to start one.
+#[test]
+fn local_start_uses_servers_that_already_answer_without_a_llama_server() {
+    let (mut env, server) = with_fake(Script::default());
+    let mut cfg = String::new();
+    for p in [
+        "triad-local-coder-1-5b",
+        "triad-local-coder",
+        "triad-local-small",
+    ] {
+        cfg.push_str(&format!(
+            "[providers.{p}]\nbase_url = \"{}/v1\"\n",
+            server.base_url()
+        ));
+    }
+    env.write_user_config(&cfg);
+    let cache = env.root().join("empty-cache");
+    env.set("GIT_TRIAD_LOCAL_CACHE", cache.to_str().unwrap());
+    let run = env.triad(&plain_dir(&env), &["local", "start"]);
+    insta::assert_snapshot!(run.transcript("git triad local start", &Normalizer::new()), @r"
+    $ git triad local start
+    exit: 0
+    --- stdout
+    the local servers are already running
+    --- stderr
+    (empty)
+    ");
+    assert!(!cache.exists(), "nothing was prepared or started");
+}

@@ -637,7 +637,13 @@ fn tournament_routing_sets_the_best_measured_implementers_against_each_other() {
             ("model-d", Role::Implementer, 0.7, 0.002, TASK_SET_VERSION),
         ],
     );
-    let r = s.run(&["--routing", "tournament"]);
+    // The candidates come from the implementer role's own models.
+    let r = s.run(&[
+        "-c",
+        r#"roles.implementer.models=["model-a", "model-c", "model-d"]"#,
+        "--routing",
+        "tournament",
+    ]);
     let out = run_json(&r.ok().stdout);
     let rec = record(&s, &out);
     let p = &rec["parallel"];

@@ -864,3 +864,27 @@ pub fn run_record(s: &Scenario, out: &Value) -> Value {
     ]);
     serde_json::from_str(&text).unwrap()
 }
+
+/// Issue #38: `task new`'s template, committed unfilled (an empty description, `R1 text =
+/// ""`), called the models and ended HALT twice. It is refused before any call, naming the
+/// empty fields, and leaves no run behind.
+#[test]
+fn an_unfilled_task_spec_is_refused_before_any_model_call() {
+    let s = Scenario::new(happy_rules());
+    s.env
+        .triad(&s.repo, &["task", "new", "blank", "--title", "Blank"])
+        .ok();
+    s.env.commit_all(&s.repo, "task: blank");
+    let args = ["run", "--task", "blank"];
+    let r = s.env.triad(&s.repo, &args);
+    crate::user_output::check(
+        "error-unfilled-task-spec",
+        &r.transcript(
+            &crate::user_output::command_line(&args),
+            &s.env.normalizer(),
+        ),
+    );
+    assert!(s.server.requests().is_empty(), "a model was called");
+    let log = s.env.triad(&s.repo, &["log"]);
+    assert!(log.ok().stdout.starts_with("no runs yet"), "{}", log.stdout);
+}

@@ -839,3 +839,74 @@ fn a_run_killed_at_twenty_random_points_resumes_to_the_same_end() {
     }
     eprintln!("20 kills in {:.1} s", started.elapsed().as_secs_f64());
 }
+
+/// Whether process `pid` has ended (gone, or a zombie nobody reaped yet).
+fn ended(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat[stat.rfind(')').unwrap() + 2..].starts_with('Z'),
+    }
+}
+
+/// Issue #38: `git triad` killed through its `git` parent kept running, and `log` showed a
+/// dead run as `running`. Killed through git (SIGKILL, which git cannot pass on, and SIGHUP),
+/// git triad ends with it, and `log` shows the run as interrupted, with how it goes on.
+#[test]
+fn a_run_killed_through_its_git_parent_ends_and_log_shows_it_interrupted() {
+    for signal in [libc::SIGKILL, libc::SIGHUP] {
+        let mut rules = happy_rules();
+        rules[0]
+            .responses
+            .insert(0, stalled(Reply::text(architect_answer())));
+        let s = Scenario::new(rules);
+        // `git triad run`, as a user types it: git runs git-triad as its child.
+        let bin_dir = crate::common::bin().parent().unwrap().to_path_buf();
+        let path = format!(
+            "{}:{}",
+            bin_dir.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let mut git = s
+            .env
+            .command("git", &s.repo)
+            .env("PATH", path)
+            .args(["triad", "run", "--task", "add-sub"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for_requests(&s, Some("architect"), 1);
+        let children =
+            std::fs::read_to_string(format!("/proc/{0}/task/{0}/children", git.id())).unwrap();
+        let triad: u32 = children
+            .trim()
+            .parse()
+            .expect("git has one child, git-triad");
+        let id = only_run(&s).expect("the run is recorded before its first call");
+        let listed = s.env.triad(&s.repo, &["log"]);
+        assert!(
+            listed.ok().stdout.contains(&format!("{id}  running ")),
+            "{}",
+            listed.stdout
+        );
+        // SAFETY: kill(2) on the git process this test spawned.
+        unsafe { libc::kill(git.id() as i32, signal) };
+        git.wait().unwrap();
+        wait_until("git-triad ends with its git parent", || ended(triad));
+        let listed = s.env.triad(&s.repo, &["log"]);
+        assert!(
+            listed.ok().stdout.contains(&format!("{id}  interrupted ")),
+            "{}",
+            listed.stdout
+        );
+        let shown = s.env.triad(&s.repo, &["log", &id]);
+        assert!(
+            shown.ok().stdout.contains(&format!(
+                "status interrupted\ninterrupted at the architect stage: the process that ran it is gone; `git triad resume {id}` continues it\n"
+            )),
+            "{}",
+            shown.stdout
+        );
+        resume_approved(&s, &id);
+    }
+}

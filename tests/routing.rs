@@ -28,6 +28,11 @@ fn now() -> u64 {
 
 /// Writes the user's fitness file as `git triad bench` would have.
 pub(crate) fn measured(s: &Scenario, figures: &[Fig]) {
+    measured_on(s, figures, "standard");
+}
+
+/// [`measured`], by a bench of the task set `tasks` (`standard`, `quick`, or ids).
+fn measured_on(s: &Scenario, figures: &[Fig], tasks: &str) {
     let mut store = FitnessStore::default();
     for &(model, role, score, cost, task_set) in figures {
         store.record(FitnessEntry {
@@ -41,12 +46,14 @@ pub(crate) fn measured(s: &Scenario, figures: &[Fig]) {
             .into(),
             role,
             task_set,
-            tasks: "standard".into(),
+            tasks: tasks.into(),
             repeat: 1,
             measured_at: now(),
             date: date_of(now()),
             figures: Figures {
                 attempts: 4,
+                // As a bench counts them: the score is the share of the 4 answers that passed.
+                passed: (score * 4.0).round() as u32,
                 score,
                 cost_usd: cost * 4.0,
                 latency_ms: 4000,
@@ -105,7 +112,10 @@ fn an_auto_role_takes_the_best_measured_model_and_the_run_records_why() {
             ("model-c", Role::Implementer, 0.9, 0.002, TASK_SET_VERSION),
         ],
     );
-    let run = s.run(&["-c", r#"roles.implementer.models=["auto", "model-a"]"#]);
+    let run = s.run(&[
+        "-c",
+        r#"roles.implementer.models=["auto", "model-a", "model-c"]"#,
+    ]);
     run.ok();
     let out = run_json(&run.stdout);
     assert_eq!(out["stages"][1]["model"], "model-c");
@@ -126,6 +136,74 @@ fn an_auto_role_takes_the_best_measured_model_and_the_run_records_why() {
     assert_eq!(route["roles"][0]["fell_back"], false);
     assert_eq!(out["routing"], *route, "--json says it too");
     assert_eq!(s.requests_for("model-c-implementer").len(), 1);
+}
+
+/// Issue #38: routing picked a model that scored 0.00 on every bench task and that the
+/// role does not list. A model outside the role's list never competes, one that passed
+/// nothing is never picked and the route says why.
+#[test]
+fn routing_never_picks_a_model_outside_the_list_or_one_that_passed_nothing() {
+    let mut rules = happy_rules();
+    rules.insert(0, stages_of("model-c").remove(1));
+    let s = Scenario::new(rules);
+    measured(
+        &s,
+        &[
+            ("model-a", Role::Implementer, 0.5, 0.001, TASK_SET_VERSION),
+            ("model-b", Role::Implementer, 0.0, 0.0, TASK_SET_VERSION),
+            ("model-c", Role::Implementer, 0.99, 0.0, TASK_SET_VERSION),
+        ],
+    );
+    let run = s.run(&[
+        "-c",
+        r#"roles.implementer.models=["auto", "model-b", "model-a"]"#,
+    ]);
+    run.ok();
+    let out = run_json(&run.stdout);
+    assert_eq!(out["stages"][1]["model"], "model-a", "{out:#}");
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("triad: implementer -> "))
+        .unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(
+        line.starts_with("triad: implementer -> model-a: quality: model-a has the best score (score 0.50 over 4 answer(s), $0.0010 and 1.0 s a task, measured ")
+            && line.ends_with("); not used: model-b (passed none of its 4 answer(s) as implementer)"),
+        "{line}"
+    );
+    assert!(!line.contains("model-c"), "{line}");
+    assert!(s.requests_for("model-c-implementer").is_empty());
+}
+
+/// A bench on part of the task set (`--tasks quick`) is not a full score: it is said, and
+/// routing does not pick by it.
+#[test]
+fn a_bench_on_some_tasks_is_not_a_full_score_and_is_not_routed_on() {
+    let s = Scenario::new(happy_rules());
+    measured_on(
+        &s,
+        &[("model-c", Role::Implementer, 1.0, 0.0, TASK_SET_VERSION)],
+        "quick",
+    );
+    let run = s.run(&[
+        "-c",
+        r#"roles.implementer.models=["auto", "model-a", "model-c"]"#,
+    ]);
+    run.ok();
+    let out = run_json(&run.stdout);
+    assert_eq!(out["stages"][1]["model"], "model-a");
+    assert!(
+        run.stderr.contains("triad: implementer -> model-a: no model that can be called now has a fresh measurement as implementer (model-c (measured on 4 tasks (`--tasks quick`), not the whole set: not a full score)), so the listed order is used: model-a, model-c"),
+        "{}",
+        run.stderr
+    );
+    let report = s.env.triad(&s.repo, &["bench", "--report"]);
+    let text = report.ok().stdout.clone();
+    assert!(text.contains(" 1.00~ "), "{text}");
+    assert!(
+        text.contains("~ not a full score, never used for routing (`git triad bench` without --tasks measures every task):\n  model-c as implementer: measured on 4 tasks (`--tasks quick`), not the whole set: not a full score\n"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -187,13 +265,16 @@ fn missing_or_stale_figures_are_said_and_the_listed_order_is_used() {
             TASK_SET_VERSION - 1,
         )],
     );
-    let run = s.run(&["-c", r#"roles.implementer.models=["auto", "model-a"]"#]);
+    let run = s.run(&[
+        "-c",
+        r#"roles.implementer.models=["auto", "model-a", "model-c"]"#,
+    ]);
     run.ok();
     let out = run_json(&run.stdout);
     assert_eq!(out["stages"][1]["model"], "model-a");
     assert!(
         run.stderr.contains(&format!(
-            "triad: implementer -> model-a: no model that can be called now has a fresh measurement as implementer (model-c (measured with task set {}, the current one is {TASK_SET_VERSION})), so the listed order is used: model-a (`git triad bench --roles implementer` measures)",
+            "triad: implementer -> model-a: no model that can be called now has a fresh measurement as implementer (model-c (measured with task set {}, the current one is {TASK_SET_VERSION})), so the listed order is used: model-a, model-c (`git triad bench --roles implementer` measures)",
             TASK_SET_VERSION - 1
         )),
         "{}",
@@ -248,7 +329,7 @@ fn git_triad_review_asks_the_best_measured_arbiter() {
         &s.repo,
         &[
             "-c",
-            r#"roles.arbiter.models=["auto", "model-b"]"#,
+            r#"roles.arbiter.models=["auto", "model-b", "model-c"]"#,
             "review",
             "--format",
             "json",
@@ -285,7 +366,15 @@ fn routing_every_role_by_cost_stays_within_the_quality_band() {
     figs.push(("model-c", Role::Arbiter, 0.9, 0.0001, TASK_SET_VERSION));
     figs.push(("model-b", Role::Arbiter, 0.9, 0.01, TASK_SET_VERSION));
     measured(&s, &figs);
-    let run = s.run(&["--routing", "cost"]);
+    // Routing picks among each role's own models.
+    let mut lists: Vec<String> = ["architect", "implementer", "refactorer", "verifier"]
+        .iter()
+        .map(|r| format!(r#"roles.{r}.models=["model-a", "model-c", "model-b"]"#))
+        .collect();
+    lists.push(r#"roles.arbiter.models=["model-b", "model-c"]"#.to_string());
+    let mut args: Vec<&str> = lists.iter().flat_map(|l| ["-c", l.as_str()]).collect();
+    args.extend(["--routing", "cost"]);
+    let run = s.run(&args);
     run.ok();
     let out = run_json(&run.stdout);
     for stage in 0..4 {

@@ -32,7 +32,7 @@ fn blocked_scenario() -> Scenario {
 
 fn task_show(s: &Scenario) -> String {
     s.env
-        .triad(&s.repo, &["task", "show", "add-sub"])
+        .triad(&s.repo, &["task", "show", "add-sub", "--all"])
         .ok()
         .stdout
         .clone()

@@ -96,7 +96,7 @@ const DEFER: [&str; 7] = [
     "--reason",
     "after the release",
     "--revisit-at",
-    "2026-09-01",
+    "2099-09-01",
 ];
 
 /// Seed 004 scenario 1: three questions → WAITING_ON_USER (owner user); answers → ASSIGNED to
@@ -318,12 +318,12 @@ fn answers_and_decisions_say_the_new_state_and_what_follows() {
     (empty)
     ");
     insta::assert_snapshot!(transcript(&env, None, &dir, &DEFER), @r"
-    $ git triad task defer add-sub --reason 'after the release' --revisit-at 2026-09-01
+    $ git triad task defer add-sub --reason 'after the release' --revisit-at 2099-09-01
     exit: 0
     --- stdout
     Task `add-sub` is now DEFERRED (an arbiter decision, taken by you): after the release
     next: none: deferred (by Test Committer <committer@example.com>: after the release)
-    until: revisit at 2026-09-01: reopen with `git triad run --task add-sub`
+    until: revisit at 2099-09-01: reopen with `git triad run --task add-sub`
     --- stderr
     (empty)
     ");
@@ -872,8 +872,8 @@ fn defer_and_close_are_recorded_as_the_persons_decisions() {
         (t.state, t.owner.as_str()),
         (TaskState::Deferred, "arbiter")
     );
-    assert_eq!(t.revisit_at.as_deref(), Some("2026-09-01"));
-    assert_contains(&t.unblock_condition, "2026-09-01");
+    assert_eq!(t.revisit_at.as_deref(), Some("2099-09-01"));
+    assert_contains(&t.unblock_condition, "2099-09-01");
     task_decision(&env, &dir, "close", "add-sub", "dropped").ok();
     let h = history(&repo, "add-sub");
     let entered: Vec<_> = h
@@ -890,7 +890,7 @@ fn defer_and_close_are_recorded_as_the_persons_decisions() {
     );
     assert_eq!(
         h[1].decision.as_ref().unwrap().revisit_at.as_deref(),
-        Some("2026-09-01")
+        Some("2099-09-01")
     );
     let help = env.triad(&dir, &["task", "answer", "-h"]);
     assert_contains(&help.ok().stdout, "Q: Which database");
@@ -1144,4 +1144,200 @@ fn a_task_spec_whose_id_is_not_its_file_name_is_refused_naming_both() {
         .unwrap();
     assert_contains(row, "INVALID");
     assert_contains(row, "says `id = \"add-div\"`");
+}
+
+// ---------------------------------------------------------------------------------------
+// Issue #38: task flows without traps
+// ---------------------------------------------------------------------------------------
+
+/// Today's date as the binary reads it, for the messages that quote it.
+fn today() -> String {
+    git_triad::clock::now_ts()[..10].to_string()
+}
+
+/// A deferral recorded as if it was made when its revisit date was still ahead (the command
+/// refuses a date that is not after today).
+fn deferred_until(repo: &git2::Repository, date: &str) {
+    let mut d = ArbiterDecision::new("add-sub", Decision::Defer, "after the release");
+    d.revisit_at = Some(date.to_string());
+    workflow::decide(repo, "add-sub", &d, "Ann <ann@example.com>").unwrap();
+}
+
+/// Seed 004: DEFERRED is "parked with revisit trigger". When the date has come, the next
+/// command that reads the task list reopens the task (ASSIGNED, by policy) and says so once.
+#[test]
+fn a_due_deferral_reopens_at_the_next_read_of_the_task_list_and_says_so_once() {
+    let (env, dir, repo) = setup();
+    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+    deferred_until(&repo, "2020-01-01");
+    assert_eq!(task(&repo, "add-sub").state, TaskState::Deferred);
+    check(
+        "task-list-reopens-due-deferral",
+        &transcript(&env, None, &dir, &["task", "list"]),
+    );
+    let t = task(&repo, "add-sub");
+    assert_eq!(
+        (t.state, t.assigned_to.as_str(), t.revisit_at.as_deref()),
+        (TaskState::Assigned, "implement", None)
+    );
+    let last = history(&repo, "add-sub").pop().unwrap();
+    assert_eq!(
+        (last.actor, last.from, last.to),
+        (
+            Actor::Policy,
+            Some(TaskState::Deferred),
+            TaskState::Assigned
+        )
+    );
+    // Said once: the task is no longer deferred.
+    let again = env.triad(&dir, &["task", "show", "add-sub"]);
+    assert_eq!(again.ok().stderr, "");
+    // A deferral that is not due stays parked.
+    task_decision(&env, &dir, "defer", "add-sub", "later").ok();
+    let list = env.triad(&dir, &["task", "list"]);
+    assert_eq!(list.ok().stderr, "");
+    assert_contains(&list.stdout, "DEFERRED");
+}
+
+/// A revisit date that is not after today is refused with the reason; a deferral can be
+/// deferred again to a new date (it could not: "cannot go from DEFERRED to DEFERRED").
+#[test]
+fn a_past_revisit_date_is_refused_and_a_deferral_can_be_deferred_again() {
+    let (env, dir, repo) = setup();
+    let args = [
+        "task",
+        "defer",
+        "add-sub",
+        "--reason",
+        "later",
+        "--revisit-at",
+        "2020-01-01",
+    ];
+    let run = env.triad(&dir, &args);
+    let norm = env.normalizer().literal(today(), "[TODAY]");
+    check(
+        "task-defer-past-date",
+        &run.transcript(&crate::user_output::command_line(&args), &norm),
+    );
+    assert!(
+        store::load(&repo, "add-sub").unwrap().is_none(),
+        "nothing recorded"
+    );
+
+    for date in ["2099-01-01", "2099-06-01"] {
+        let run = env.triad(
+            &dir,
+            &[
+                "task",
+                "defer",
+                "add-sub",
+                "--reason",
+                "later",
+                "--revisit-at",
+                date,
+            ],
+        );
+        assert_contains(&run.ok().stdout, &format!("until: revisit at {date}"));
+    }
+    let t = task(&repo, "add-sub");
+    assert_eq!(
+        (t.state, t.revisit_at.as_deref()),
+        (TaskState::Deferred, Some("2099-06-01"))
+    );
+    let decisions: Vec<(Option<TaskState>, TaskState)> = history(&repo, "add-sub")
+        .iter()
+        .filter(|e| e.event == EventKind::Decision)
+        .map(|e| (e.from, e.to))
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            (Some(TaskState::Open), TaskState::Deferred),
+            (Some(TaskState::Deferred), TaskState::Deferred)
+        ]
+    );
+}
+
+/// One question takes a plain answer (on the command line, in a file or the editor); with
+/// several, plain text is refused with what to write instead; `-h` shows both forms.
+#[test]
+fn one_question_takes_a_plain_answer_and_help_shows_how() {
+    let (env, dir, repo) = setup();
+    run_to_outcome(
+        &repo,
+        "implement",
+        json!({"outcome": "NEEDS_INFO", "questions": ["Which cache should it use?"]}),
+    );
+    check(
+        "task-answer-plain-text",
+        &transcript(
+            &env,
+            None,
+            &dir,
+            &[
+                "task",
+                "answer",
+                "add-sub",
+                "Redis 7, the one in docker-compose.yml",
+            ],
+        ),
+    );
+    let t = task(&repo, "add-sub");
+    assert_eq!(t.state, TaskState::Assigned);
+    assert_eq!(
+        t.answers,
+        [Answer {
+            question: "Which cache should it use?".into(),
+            answer: "Redis 7, the one in docker-compose.yml".into()
+        }]
+    );
+
+    // Two questions: plain text cannot say which it answers.
+    let (env, dir, repo) = setup();
+    run_to_outcome(
+        &repo,
+        "implement",
+        json!({"outcome": "NEEDS_INFO", "questions": ["a?", "b?"]}),
+    );
+    check(
+        "task-answer-plain-text-two-questions",
+        &transcript(&env, None, &dir, &["task", "answer", "add-sub", "yes"]),
+    );
+    assert_eq!(task(&repo, "add-sub").state, TaskState::WaitingOnUser);
+    let help = env.triad(&dir, &["task", "answer", "-h"]);
+    assert_contains(
+        &help.ok().stdout,
+        "When the stage asked one question, the answer may be plain text:",
+    );
+}
+
+/// `task show` prints the last ten history entries and says how many it left out; `--all`
+/// prints every one.
+#[test]
+fn task_show_prints_the_last_ten_entries_unless_asked_for_all() {
+    let (env, dir, repo) = setup();
+    for n in 1..=12 {
+        workflow::on_run_start(&repo, "add-sub", &format!("r{n}"), "implement").unwrap();
+    }
+    let total = history(&repo, "add-sub").len();
+    assert!(total > 10, "{total}");
+    check(
+        "task-show-last-ten",
+        &transcript(&env, None, &dir, &["task", "show", "add-sub"]),
+    );
+    let all = env.triad(&dir, &["task", "show", "add-sub", "--all"]);
+    let text = all.ok().stdout.clone();
+    assert_contains(&text, &format!("history ({total} entries, oldest first):"));
+    let entries = |t: &str| t.lines().filter(|l| l.starts_with("  20")).count();
+    assert_eq!(entries(&text), total);
+    let recent = env.triad(&dir, &["task", "show", "add-sub"]);
+    assert_eq!(entries(&recent.ok().stdout), 10);
+    // JSON keeps the whole history.
+    assert_eq!(
+        show_json(&env, &dir, "add-sub")["history"]
+            .as_array()
+            .unwrap()
+            .len(),
+        total
+    );
 }

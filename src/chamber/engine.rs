@@ -171,7 +171,11 @@ impl Chamber<'_> {
             spend: Spend::of(&records),
         };
         match result {
-            Ok(s) => turn.answer = Some(s.json),
+            Ok(mut s) => {
+                // Text the server stopped at its length limit says so in the record.
+                structured::mark_cut(&mut s.json, &s.completion.at_limit);
+                turn.answer = Some(s.json);
+            }
             Err(e) => {
                 let why = crate::redact::Redactor::global()
                     .redact(&e.to_string())

@@ -73,6 +73,77 @@ pub fn ensure_local_servers(
     Ok(())
 }
 
+/// Says `line` on stderr unless it was the last line said under `name` in this
+/// repository: a marker, `$GIT_DIR/triad/notices/<name>`, keeps it, so a notice comes once
+/// and again only when what it says changes.
+pub fn say_once(ctx: &Context, repo: &git2::Repository, name: &str, line: &str) {
+    if ctx.quiet {
+        return;
+    }
+    let marker = repo.path().join("triad").join("notices").join(name);
+    if std::fs::read_to_string(&marker).is_ok_and(|said| said.trim_end() == line) {
+        return;
+    }
+    say(line);
+    let _ = std::fs::create_dir_all(marker.parent().unwrap_or(repo.path()));
+    let _ = std::fs::write(&marker, format!("{line}\n"));
+}
+
+/// The one line that says which of `roles` run on other models than their defaults or
+/// profile name because this user cannot call those, and which; `None` when none does.
+pub fn roles_notice(
+    loaded: &LoadedConfig,
+    profile: Option<&str>,
+    roles: &[Role],
+) -> Option<String> {
+    let adapted: Vec<crate::config::RoleInEffect> = roles
+        .iter()
+        .map(|r| loaded.role_in_effect(*r, profile))
+        .filter(|r| !r.substitutes.is_empty())
+        .collect();
+    if adapted.is_empty() {
+        return None;
+    }
+    let mut missing: Vec<String> = Vec::new();
+    for r in &adapted {
+        for (_, why) in &r.uncallable {
+            if let crate::config::Uncallable::KeyNotSet(var) = why {
+                if !missing.contains(var) {
+                    missing.push(var.clone());
+                }
+            }
+        }
+    }
+    let roles: Vec<String> = adapted
+        .iter()
+        .map(|r| format!("{} {}", r.role, r.models.listed().join(", ")))
+        .collect();
+    let keys = match missing.len() {
+        0 => "some of their models cannot be called".to_string(),
+        1 => format!("{} is not set", missing[0]),
+        _ => format!("{} are not set", crate::bounded::and_list(&missing)),
+    };
+    Some(format!(
+        "triad: {keys}, so these roles use models you can call: {} (`git triad config show --origin roles` shows every role and why)",
+        roles.join("; ")
+    ))
+}
+
+/// Reopens the deferrals whose revisit date has come (seed 004's revisit trigger, see
+/// [`crate::task::workflow::reopen_due`]) and says each once, on stderr: the commands that
+/// read the task list call it first.
+pub fn reopen_due(ctx: &Context, repo: &git2::Repository) -> CommandResult<()> {
+    for t in crate::task::workflow::reopen_due(repo).map_err(CommandError::from)? {
+        if !ctx.quiet {
+            say(&format!(
+                "triad: task `{}` was deferred and its revisit date has come: it is {} again; next: {}",
+                t.slug, t.state, t.next_action
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A model client whose calls are also appended to the repository's cost ledger (the
 /// daily and monthly caps read it).
 pub fn client_for(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig) -> ModelClient {
@@ -268,23 +339,6 @@ pub(crate) fn short_and_subject(commit: &git2::Commit<'_>) -> (String, String) {
 // Routing by measured fitness on the command line: which roles are routed, from the
 // user's measurements, and saying how each was chosen.
 
-/// Whether `model` can be called now: registered, its provider known, and its key set
-/// (a keyless provider, like a local server, always counts; it is not probed).
-pub fn usable_now(loaded: &LoadedConfig, env: &[(String, String)], model: &str) -> bool {
-    let c = &loaded.config;
-    let Some(p) = c
-        .models
-        .get(model)
-        .and_then(|m| c.providers.get(&m.provider))
-    else {
-        return false;
-    };
-    match &p.api_key_env {
-        None => true,
-        Some(var) => env.iter().any(|(k, v)| k == var && !v.is_empty()),
-    }
-}
-
 /// The routes of the roles to route: every role with `forced` (`--routing`), else the
 /// roles whose list starts with `auto`; `None` when there are none. Reads the user's
 /// measurements only when something is routed.
@@ -299,7 +353,7 @@ pub fn routes(
         return Ok(None);
     }
     let store = load_store(ctx)?;
-    let usable = |m: &str| usable_now(loaded, &ctx.env, m);
+    let usable = |m: &str| loaded.callable(m);
     Ok(route(&RouteInput {
         loaded,
         profile,
@@ -400,11 +454,14 @@ pub fn fill_limits(
     Ok(())
 }
 
-/// Every model a run may call: each stage's candidates and arbiter.
-pub fn run_models(state: &RunState) -> Vec<String> {
+/// Every model a run may call: each stage's candidates (with `fallbacks`; else only the
+/// first, the one a stage calls unless it fails) and arbiter, and the models of its
+/// parallel exploration, debate and chamber.
+pub fn run_models(state: &RunState, fallbacks: bool) -> Vec<String> {
     let mut models: Vec<String> = Vec::new();
     for s in state.stages() {
-        models.extend(s.models.iter().cloned());
+        let take = if fallbacks { s.models.len() } else { 1 };
+        models.extend(s.models.iter().take(take).cloned());
         models.extend(s.arbiter_model.iter().cloned());
     }
     if let Some(p) = state.parallel() {
@@ -430,7 +487,7 @@ pub fn resume_run(ctx: &Context, run_id: &str, budget: Option<f64>, json: bool) 
     let _lock = lock_run(repo, run_id)?;
     super::say_each(&crate::git::leftover::clean(repo.commondir()), ctx.quiet);
     let mut state = load_run(repo, run_id)?;
-    fill_limits(ctx, &mut loaded, &run_models(&state))?;
+    fill_limits(ctx, &mut loaded, &run_models(&state, true))?;
     crate::pipeline::resume::prepare(repo, &mut state, budget)
         .map_err(|e| resume_error(e, &state))?;
     // Answers, dependencies done, a reassignment: what the task record says the run may do.

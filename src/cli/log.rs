@@ -47,7 +47,7 @@ pub fn run(ctx: &Context, args: &LogArgs) -> CommandResult {
             _ if runs.is_empty() && corrupt.is_empty() => {
                 "no runs yet: start one with `git triad run --task <slug>`\n".to_string()
             }
-            _ => report::list(&runs) + &corrupt_lines(&corrupt),
+            _ => report::list(repo, &runs) + &corrupt_lines(&corrupt),
         };
         out(&text)?;
         return ok();

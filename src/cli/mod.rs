@@ -245,6 +245,8 @@ pub fn run(cli: Cli) -> CommandResult {
     // Before any key is read or any command started: no process of ours reads this one's
     // memory or environment through /proc.
     crate::sandbox::harden_self();
+    // Started by git (`git triad ...`): end with it, however it ends.
+    crate::process::end_with_git_parent();
     let cwd = match &cli.dir {
         Some(d) => std::fs::canonicalize(d)
             .map_err(|e| CommandError::usage(format!("cannot use -C {}: {e}", d.display())))?,

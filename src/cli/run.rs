@@ -6,7 +6,8 @@ use clap::Args;
 
 use super::helper::{
     continue_unblocked, drive, ensure_local_servers, fill_limits, load_store, need_repo,
-    parse_budget, resume_run, routes, run_models, say_routes, tournament,
+    parse_budget, reopen_due, resume_run, roles_notice, routes, run_models, say_once, say_routes,
+    tournament,
 };
 use super::{out, CommandError, CommandResult, Context};
 use crate::config::{ArbiterMode, LoadedConfig, Role, RoutingMode};
@@ -181,16 +182,8 @@ pub struct ResumeArgs {
 pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let mut loaded = ctx.load_config()?;
+    reopen_due(ctx, repo)?;
     let profile = loaded.profile_choice(&ctx.env, &args.named_models()).name;
-    if profile.as_deref() == Some("local") && loaded.config.profile == "auto" && !ctx.quiet {
-        // Said once per repository: a marker in $GIT_DIR/triad remembers it was said.
-        let marker = repo.path().join("triad").join("local-profile-notice");
-        if !marker.exists() {
-            super::say("triad: no API key is set, so the built-in `local` profile is used: three small real models served by llama.cpp on 127.0.0.1 (see `git triad models list`; set a provider's key, e.g. ANTHROPIC_API_KEY, to use hosted models)");
-            let _ = std::fs::create_dir_all(marker.parent().unwrap_or(repo.path()));
-            let _ = std::fs::write(&marker, "shown\n");
-        }
-    }
     let mut stage_models = BTreeMap::new();
     for (role, m) in [
         (Role::Architect, &args.architect),
@@ -245,6 +238,8 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         .hint("drop --consensus, or use --workflow debate or sequential"));
     }
     let (mut state, spec) = crate::pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
+    // What the roles run on, once the run is sure to start with them.
+    say_roles(ctx, repo, &loaded, profile.as_deref());
     if args.estimate {
         return estimate(
             ctx,
@@ -258,24 +253,23 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     }
     // Models registered without their limits get them from their servers; the run records
     // the configuration it really used.
-    fill_limits(ctx, &mut loaded, &run_models(&state))?;
+    fill_limits(ctx, &mut loaded, &run_models(&state, true))?;
     state.record_config(serde_json::to_value(&loaded.config).unwrap_or_default());
     let _lock = RunLock::acquire(repo, state.run_id())?;
     if let Ok(Some(task)) = crate::task::workflow::refresh(repo, state.task()) {
+        // A due deferral was reopened above; one still deferred is reopened by this run.
         if task.state == crate::task::TaskState::Deferred && !ctx.quiet {
             let when = task.revisit_at.as_deref().unwrap_or("no date");
-            let due = if task.revisit_due(&crate::clock::now_ts()).is_some() {
-                "its revisit date has come"
-            } else {
-                "before its revisit date"
-            };
             super::say(&format!(
-                "triad: note: task `{}` was deferred (revisit at {when}); {due}, and this run reopens it",
+                "triad: note: task `{}` was deferred (revisit at {when}); this run reopens it before its revisit date",
                 task.slug
             ));
         }
     }
-    ensure_local_servers(ctx, &loaded, &run_models(&state))?;
+    // The servers of the models the run calls first. A fallback's is not started: a role's
+    // list may end in the built-in local models, which need not be installed; a fallback
+    // whose server is down fails over like any unreachable model.
+    ensure_local_servers(ctx, &loaded, &run_models(&state, false))?;
     if let Ok(statuses) = repo.statuses(None) {
         let dirty = statuses.iter().any(|s| {
             !s.status().is_empty()
@@ -309,6 +303,27 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
         run.start()
     });
     continue_unblocked(ctx, &task, done, args.json)
+}
+
+/// Says, once per repository, what the roles run on when it is not what the user chose or
+/// the defaults name: the local profile `auto` picked, the user's models declared with no
+/// role, models that stand in for ones whose key is not set.
+fn say_roles(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig, profile: Option<&str>) {
+    if profile == Some("local") && loaded.config.profile == "auto" {
+        let declared = loaded.declared_first(profile);
+        let line = if declared.is_empty() {
+            "triad: no API key is set, so the built-in `local` profile is used: three small real models served by llama.cpp on 127.0.0.1 (see `git triad models list`; set a provider's key, e.g. ANTHROPIC_API_KEY, to use hosted models)".to_string()
+        } else {
+            format!(
+                "triad: no API key is set, so your models with no role ({}) take every role first, and the built-in `local` profile's models follow (`git triad config show --origin roles` shows them)",
+                declared.join(", ")
+            )
+        };
+        say_once(ctx, repo, "local-profile", &line);
+    }
+    if let Some(line) = roles_notice(loaded, profile, &Role::ALL) {
+        say_once(ctx, repo, "roles", &line);
+    }
 }
 
 /// Prints what the planned run would cost in every arbiter mode; nothing is called or

@@ -8,6 +8,7 @@
 //! clone was marked trusted in its own `.git/config` with `git config triad.trusted true`
 //! (git config is never cloned). See [`repo`].
 
+mod effective;
 pub mod layers;
 mod profile;
 mod prompts;
@@ -21,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
+pub use effective::{RoleInEffect, RoleSource, Uncallable};
 pub use layers::{Layer, Origins};
 pub use profile::{ProfileChoice, LOCAL_PROFILE};
 pub use prompts::{default_prompt, prompt};
@@ -139,6 +141,9 @@ pub struct LoadedConfig {
     /// Values of the repository layer that were not applied because they would loosen a
     /// limit of the layers below (each was also logged as a warning).
     pub ignored: Vec<IgnoredValue>,
+    /// The providers' key variables that are set (names only, never values): which models
+    /// this user can call ([`LoadedConfig::callable`]).
+    pub keys: std::collections::BTreeSet<String>,
 }
 
 /// The default user config path: `$XDG_CONFIG_HOME/git-triad/config.toml`, else
@@ -319,12 +324,14 @@ impl LoadedConfig {
                     message: describe_de_error(&e, &origins),
                 })?;
         register_keys(&config, &opts.env);
+        let keys = keys_set(&config, &opts.env);
         let loaded = LoadedConfig {
             config,
             merged,
             origins,
             trusted: opts.trusted,
             ignored,
+            keys,
         };
         loaded.validate()?;
         Ok(loaded)
@@ -345,31 +352,41 @@ impl LoadedConfig {
         }
     }
 
-    /// The models listed for a role after applying the active profile (without `auto`:
-    /// for a role routed by fitness these are its fallbacks, see [`Self::role_is_auto`]).
+    /// The models a role uses after the active profile and what this user can call (see
+    /// [`Self::role_in_effect`]), without `auto`: for a role routed by fitness these are
+    /// its fallbacks, see [`Self::role_is_auto`].
     pub fn role_models(&self, role: Role, profile: Option<&str>) -> Vec<String> {
-        self.role_list(role, profile).listed()
+        self.role_in_effect(role, profile).models.listed()
     }
 
     /// Whether the role's list (after the active profile) starts with `auto`: its model is
     /// chosen by measured fitness ([`crate::routing`]).
     pub fn role_is_auto(&self, role: Role, profile: Option<&str>) -> bool {
-        self.role_list(role, profile).is_auto()
+        self.role_in_effect(role, profile).models.is_auto()
     }
 
     /// The chamber's configured panel and arbiter: `[chamber]`, else the active profile's
-    /// `[profiles.<name>.chamber]` (either may be empty: the roles decide then).
+    /// `[profiles.<name>.chamber]` (either may be empty: the roles decide then). Where the
+    /// user's models declared with no role come first ([`Self::declared_first`]), they take
+    /// the profile's panel seats and its arbiter's place first, as they do the roles'.
     pub fn chamber_defaults(&self, profile: Option<&str>) -> (Vec<String>, String) {
         let c = &self.config.chamber;
         let p = profile
             .and_then(|p| self.config.profiles.get(p))
             .map(|p| &p.chamber);
+        let declared = self.declared_first(profile);
         let panel = match (c.panel.listed(), p) {
-            (v, Some(p)) if v.is_empty() => p.panel.listed(),
+            (v, Some(p)) if v.is_empty() => {
+                let seats = p.panel.listed();
+                let mut panel: Vec<String> = declared.clone();
+                panel.extend(seats.iter().filter(|m| !declared.contains(m)).cloned());
+                panel.truncate(seats.len());
+                panel
+            }
             (v, _) => v,
         };
         let arbiter = match (&c.arbiter, p) {
-            (a, Some(p)) if a.is_empty() => p.arbiter.clone(),
+            (a, Some(p)) if a.is_empty() => declared.first().unwrap_or(&p.arbiter).clone(),
             (a, _) => a.clone(),
         };
         (panel, arbiter)
@@ -408,6 +425,17 @@ fn register_keys(config: &Config, env: &[(String, String)]) {
             crate::redact::Redactor::global().register(value);
         }
     }
+}
+
+/// The key variables of the configured providers that are set to something.
+fn keys_set(config: &Config, env: &[(String, String)]) -> std::collections::BTreeSet<String> {
+    config
+        .providers
+        .values()
+        .filter_map(|p| p.api_key_env.as_ref())
+        .filter(|var| env.iter().any(|(n, v)| n == *var && !v.is_empty()))
+        .cloned()
+        .collect()
 }
 
 fn describe_de_error(e: &toml::de::Error, origins: &Origins) -> String {

@@ -6,7 +6,7 @@
 //! user's models, and `profile = "auto"` picks `local` only for a user who chose no models of
 //! their own — no role configured, no model named on the command line — and has no key set.
 
-use super::{LoadedConfig, ModelList, Role};
+use super::{LoadedConfig, Role};
 
 /// The profile in effect and why, as `git triad config show --origin` says it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,7 +67,9 @@ impl LoadedConfig {
         if let Some(var) = self.key_in_use(env) {
             return ProfileChoice {
                 name: None,
-                reason: format!("auto: {var} is set, so the roles are [roles]"),
+                reason: format!(
+                    "auto: {var} is set, so the roles are [roles], on models you can call"
+                ),
             };
         }
         if !c.profiles.contains_key(LOCAL_PROFILE) {
@@ -76,9 +78,22 @@ impl LoadedConfig {
                 reason: "auto: no API key is set and there is no `local` profile, so the roles are [roles]".into(),
             };
         }
+        let declared: Vec<String> = self
+            .declared_without_role()
+            .into_iter()
+            .filter(|m| self.callable(m))
+            .collect();
+        let reason = if declared.is_empty() {
+            "auto: no API key is set and you configured no roles of your own, so the built-in `local` profile runs everything on this machine".to_string()
+        } else {
+            format!(
+                "auto: no API key is set and you configured no roles of your own; the models you declared with no role ({}) come first in every role, and the built-in `local` profile's models follow",
+                declared.join(", ")
+            )
+        };
         ProfileChoice {
             name: Some(LOCAL_PROFILE.to_string()),
-            reason: "auto: no API key is set and you configured no roles of your own, so the built-in `local` profile runs everything on this machine".into(),
+            reason,
         }
     }
 
@@ -93,45 +108,19 @@ impl LoadedConfig {
     }
 
     fn user_set_role(&self, role: Role) -> bool {
-        self.origin(&format!("roles.{role}.models"))
-            .is_some_and(|l| *l != super::Layer::Default)
+        self.user_layer_of(role).is_some()
     }
 
-    /// The variable of the first key that a role's model (for a role set to `auto`: any
-    /// registered model) would be called with, if one is set.
+    /// The variable of the first key of a registered model's provider that is set: with it,
+    /// the roles run on what the user can call (see [`Self::role_in_effect`]).
     fn key_in_use(&self, env: &[(String, String)]) -> Option<String> {
         let c = &self.config;
-        let key_of = |model: &str| -> Option<String> {
-            let var = c
-                .providers
-                .get(&c.models.get(model)?.provider)?
-                .api_key_env
-                .as_ref()?;
+        c.models.values().find_map(|m| {
+            let var = c.providers.get(&m.provider)?.api_key_env.as_ref()?;
             env.iter()
                 .any(|(n, v)| n == var && !v.is_empty())
                 .then(|| var.clone())
-        };
-        Role::ALL.iter().find_map(|r| {
-            let list = &c.roles.get(*r).models;
-            list.listed().iter().find_map(|m| key_of(m)).or_else(|| {
-                list.is_auto()
-                    .then(|| c.models.keys().find_map(|m| key_of(m)))
-                    .flatten()
-            })
         })
-    }
-
-    /// A role's list after the profile: the user's own models when the user configured the
-    /// role, else the profile's when it names the role, else `[roles]`.
-    pub(super) fn role_list(&self, role: Role, profile: Option<&str>) -> &ModelList {
-        let roles = &self.config.roles.get(role).models;
-        if self.user_set_role(role) {
-            return roles;
-        }
-        profile
-            .and_then(|p| self.config.profiles.get(p))
-            .and_then(|p| p.roles.get(&role))
-            .unwrap_or(roles)
     }
 }
 

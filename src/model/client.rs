@@ -91,6 +91,10 @@ pub struct Completion {
     pub model: String,
     /// Accounting for this call (a repaired structured call has two records).
     pub records: Vec<CallRecord>,
+    /// For an answer to a schema: its strings that reached the length the schema sent to
+    /// the server allowed, as (JSON pointer, limit); such text was likely cut there (see
+    /// [`structured::strings_at_limit`]).
+    pub at_limit: Vec<(String, u64)>,
 }
 
 impl Completion {
@@ -452,6 +456,7 @@ impl ModelClient {
                         response: second.response,
                         model,
                         records: first.records,
+                        at_limit: second.at_limit,
                     },
                 })
             }
@@ -560,10 +565,22 @@ impl ModelClient {
                         .unwrap_or_else(|e| e.into_inner())
                         .observe_record(&record);
                     self.account(record.clone());
+                    let at_limit = req
+                        .schema
+                        .as_ref()
+                        .and_then(|s| {
+                            let answer = resp
+                                .structured
+                                .clone()
+                                .or_else(|| structured::extract_json(&resp.text))?;
+                            Some(structured::strings_at_limit(&s.schema, &answer))
+                        })
+                        .unwrap_or_default();
                     return Ok(Completion {
                         response: resp,
                         model: m.name.clone(),
                         records: vec![record],
+                        at_limit,
                     });
                 }
                 Err(err) => {
@@ -580,7 +597,7 @@ impl ModelClient {
                             tokio::time::sleep(wait).await;
                         }
                         None => {
-                            let why = describe_failure(&err, attempts);
+                            let why = describe_failure(&err, attempts, m);
                             let mut rec = self.failed_record(&label, m, ts, attempts, &why);
                             rec.latency_ms = latency.as_millis() as u64;
                             self.account(rec);
@@ -680,7 +697,7 @@ enum CallFailure {
     Provider(String),
 }
 
-fn describe_failure(err: &TransportError, attempts: u32) -> String {
+fn describe_failure(err: &TransportError, attempts: u32, m: &ResolvedModel) -> String {
     let tries = if attempts == 1 {
         "1 attempt".to_string()
     } else {
@@ -688,9 +705,36 @@ fn describe_failure(err: &TransportError, attempts: u32) -> String {
     };
     match err.status() {
         Some(401 | 403) => format!("{err} (the API key was refused; check it)"),
-        Some(404) => format!("{err} (the model id or endpoint does not exist on this server)"),
+        Some(404) => format!("{err} ({})", not_found(m)),
         _ if err.is_transient() => format!("{err} (after {tries})"),
         _ => err.to_string(),
+    }
+}
+
+/// What a 404 from `m`'s server means: the model id is not served there, or the base URL
+/// misses its version path, which OpenAI-compatible servers (Ollama, vLLM, LM Studio,
+/// llama.cpp) put under `/v1`: then the request went to `<base>/chat/completions`, which
+/// such a server does not have.
+fn not_found(m: &ResolvedModel) -> String {
+    let base = m.provider.base_url.trim_end_matches('/');
+    let versioned = reqwest::Url::parse(base).is_ok_and(|u| {
+        u.path_segments().is_some_and(|mut segs| {
+            segs.any(|seg| {
+                seg.strip_prefix('v')
+                    .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+            })
+        })
+    });
+    if m.provider.protocol == crate::config::Protocol::Openai && !versioned {
+        format!(
+            "nothing answers at {base}/chat/completions: the base URL has no `/v1`, under which OpenAI-compatible servers such as Ollama, vLLM and LM Studio answer; set `providers.{}.base_url = \"{base}/v1\"`",
+            m.provider_name
+        )
+    } else {
+        format!(
+            "the model id `{}` or the endpoint does not exist on this server ({base})",
+            m.wire_id()
+        )
     }
 }
 
@@ -710,6 +754,41 @@ pub fn same_model(requested: &str, reported: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn resolved(base_url: &str, protocol: crate::config::Protocol) -> ResolvedModel {
+        ResolvedModel {
+            name: "my-coder".into(),
+            model: toml::from_str("provider = \"mine\"\nid = \"qwen2.5-coder:7b\"").unwrap(),
+            provider_name: "mine".into(),
+            provider: crate::config::ProviderConfig {
+                protocol,
+                base_url: base_url.into(),
+                api_key_env: None,
+                local: true,
+                timeout_secs: None,
+            },
+        }
+    }
+
+    #[test]
+    fn a_404_without_a_version_path_suggests_v1_and_otherwise_names_the_model_id() {
+        use crate::config::Protocol;
+        let bare = not_found(&resolved("http://127.0.0.1:11434/", Protocol::Openai));
+        assert!(
+            bare.contains("set `providers.mine.base_url = \"http://127.0.0.1:11434/v1\"`"),
+            "{bare}"
+        );
+        let versioned = not_found(&resolved("http://127.0.0.1:11434/v1", Protocol::Openai));
+        assert!(
+            versioned.contains("the model id `qwen2.5-coder:7b`") && !versioned.contains("/v1`"),
+            "{versioned}"
+        );
+        let beta = not_found(&resolved("https://x.example/v1beta", Protocol::Gemini));
+        assert!(beta.contains("the model id"), "{beta}");
+        // Only the OpenAI protocol lives under /v1.
+        let anthropic = not_found(&resolved("https://x.example", Protocol::Anthropic));
+        assert!(!anthropic.contains("/v1"), "{anthropic}");
+    }
 
     #[test]
     fn snapshots_count_as_the_same_model() {

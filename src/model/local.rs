@@ -239,11 +239,7 @@ pub fn start(
     providers: &[String],
 ) -> Result<Vec<String>, LocalError> {
     let bin = cache.join("bin").join("llama-server");
-    if !bin.exists() {
-        return Err(LocalError::Missing(bin));
-    }
     let run_dir = cache.join("run");
-    std::fs::create_dir_all(&run_dir)?;
     let mut started = Vec::new();
     let mut waiting = Vec::new();
     for s in SERVERS
@@ -251,9 +247,15 @@ pub fn start(
         .filter(|s| providers.is_empty() || providers.iter().any(|p| p == s.provider))
     {
         let (base_url, model_id, port) = provider_info(config, s.provider)?;
+        // A server that answers already is used as it is: the binary and the model files
+        // are needed only to start one.
         if answering(&base_url) {
             continue;
         }
+        if !bin.exists() {
+            return Err(LocalError::Missing(bin));
+        }
+        std::fs::create_dir_all(&run_dir)?;
         let model = cache.join("models").join(s.file);
         if !model.exists() {
             return Err(LocalError::Missing(model));

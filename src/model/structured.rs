@@ -214,6 +214,54 @@ pub fn clamp_ranges(schema: &Value, value: &mut Value, path: &str, changed: &mut
     }
 }
 
+/// The strings of `value` whose length reached the `maxLength` their `schema` gave them, as
+/// (JSON pointer, that length). A server that enforces the schema while it decodes
+/// (llama.cpp turns it into a grammar) stops such a text at the limit, usually mid-word, so
+/// a record that keeps it must say it was cut ([`mark_cut`]).
+pub fn strings_at_limit(schema: &Value, value: &Value) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    at_limit(schema, value, "", &mut out);
+    out
+}
+
+fn at_limit(schema: &Value, value: &Value, path: &str, out: &mut Vec<(String, u64)>) {
+    match value {
+        Value::String(text) => {
+            if let Some(max) = schema.get("maxLength").and_then(Value::as_u64) {
+                if text.chars().count() as u64 >= max {
+                    out.push((path.to_string(), max));
+                }
+            }
+        }
+        Value::Object(fields) => {
+            for (k, v) in fields {
+                if let Some(sub) = schema.get("properties").and_then(|p| p.get(k)) {
+                    let key = k.replace('~', "~0").replace('/', "~1");
+                    at_limit(sub, v, &format!("{path}/{key}"), out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(sub) = schema.get("items") {
+                for (i, v) in items.iter().enumerate() {
+                    at_limit(sub, v, &format!("{path}/{i}"), out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Appends to each string of `json` named in `at_limit` (see [`strings_at_limit`]) a marker
+/// that says it was cut at its limit, so no stored text ends mid-word without saying so.
+pub fn mark_cut(json: &mut Value, at_limit: &[(String, u64)]) {
+    for (pointer, max) in at_limit {
+        if let Some(Value::String(text)) = json.pointer_mut(pointer) {
+            text.push_str(&format!("… [cut at its {max}-character limit]"));
+        }
+    }
+}
+
 /// Whether a value is small enough to quote in an error message.
 fn quotable(v: &Value) -> bool {
     match v {
@@ -324,6 +372,23 @@ mod tests {
             "{errs:?}"
         );
         assert!(errs.last().unwrap().contains("more"), "{errs:?}");
+    }
+
+    #[test]
+    fn strings_that_reached_their_limit_are_found_and_marked() {
+        let mut s = schema_for::<Outer>("outer").schema;
+        s["properties"]["items"]["items"]["properties"]["n"] =
+            serde_json::json!({"type": "string", "maxLength": 3});
+        let mut v = serde_json::json!({"name": "abcde", "inner": {"n": 1}, "items": [{"n": "ab"}, {"n": "abc"}]});
+        let cut = strings_at_limit(&s, &v);
+        assert_eq!(
+            cut,
+            [("/name".to_string(), 5), ("/items/1/n".to_string(), 3)]
+        );
+        mark_cut(&mut v, &cut);
+        assert_eq!(v["name"], "abcde… [cut at its 5-character limit]");
+        assert_eq!(v["items"][0]["n"], "ab", "a shorter text is left alone");
+        assert_eq!(v["items"][1]["n"], "abc… [cut at its 3-character limit]");
     }
 
     #[test]

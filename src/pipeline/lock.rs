@@ -89,6 +89,38 @@ impl RunLock {
     }
 }
 
+/// Whether a git triad process works on run `run_id` now, as far as this machine can tell:
+/// the pid its last holder wrote into the lock file is a live git triad process. Reading
+/// never takes the lock, so it never makes a process that starts the run meanwhile fail.
+/// Without `/proc` nothing can be told and the answer is yes.
+pub fn run_alive(repo: &Repository, run_id: &str) -> bool {
+    if !valid_id(run_id) {
+        return false;
+    }
+    let path = repo
+        .commondir()
+        .join("triad")
+        .join("locks")
+        .join(format!("{run_id}.lock"));
+    let Ok(mut file) = File::open(&path) else {
+        return false;
+    };
+    if !cfg!(target_os = "linux") {
+        return true;
+    }
+    let Some(pid) = holder(&mut file) else {
+        return false;
+    };
+    // A pid handed to another program since is not the run's process.
+    let comm = |p: &str| std::fs::read_to_string(format!("/proc/{p}/comm")).ok();
+    let state_of = |p: u32| {
+        std::fs::read_to_string(format!("/proc/{p}/stat"))
+            .ok()
+            .and_then(|s| s[s.rfind(')')? + 2..].chars().next())
+    };
+    comm(&pid.to_string()) == comm("self") && state_of(pid) != Some('Z')
+}
+
 /// The pid written by the holder, when it is a live process (the holder may not have
 /// written its own yet, leaving an earlier holder's).
 fn holder(file: &mut File) -> Option<u32> {
@@ -129,7 +161,25 @@ mod tests {
         let other = RunLock::acquire(&repo, "20260101-000000-beef").unwrap();
         drop(first);
         RunLock::acquire(&repo, "20260101-000000-abcd").unwrap();
+        assert!(
+            run_alive(&repo, "20260101-000000-beef"),
+            "held by this process"
+        );
         drop(other);
+        assert!(
+            run_alive(&repo, "20260101-000000-beef"),
+            "the pid left in the file is still this live process"
+        );
+        assert!(!run_alive(&repo, "20260101-000000-0000"), "never locked");
+        // A holder that is gone.
+        let path = repo
+            .commondir()
+            .join("triad/locks/20260101-000000-beef.lock");
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        std::fs::write(&path, format!("{dead}\n")).unwrap();
+        assert!(!run_alive(&repo, "20260101-000000-beef"));
         for bad in ["../x", "a/b", ".hidden", ""] {
             assert!(
                 matches!(RunLock::acquire(&repo, bad), Err(LockError::BadId(_))),

@@ -24,7 +24,7 @@ pub mod transition;
 pub mod verify;
 pub mod waiting;
 
-pub use lock::{LockError, RunLock};
+pub use lock::{run_alive, LockError, RunLock};
 pub use observer::{Observer, Progress, Silent};
 pub use plan::{plan, RunRequest, StartError, Workflow};
 pub use record::{list_runs, scan_runs, CorruptRun, Recorder, RunState, RunStatus, StopReason};

@@ -120,6 +120,15 @@ pub enum StartError {
     /// The TaskSpec does not parse or validate.
     #[error(transparent)]
     SpecInvalid(#[from] crate::task::TaskSpecError),
+    /// The TaskSpec leaves empty what a run needs (`task new`'s template, unfilled): no
+    /// model is asked to build from nothing.
+    #[error("{path} is not filled in: {} {} empty", crate::bounded::and_list(&fields.iter().map(|f| format!("`{f}`")).collect::<Vec<_>>()), if fields.len() == 1 { "is" } else { "are" })]
+    SpecUnfilled {
+        /// Its path.
+        path: String,
+        /// The empty fields (`description`, `R1 text`).
+        fields: Vec<String>,
+    },
     /// The repository could not be read.
     #[error("{0}")]
     Repo(#[from] git2::Error),
@@ -129,6 +138,15 @@ pub enum StartError {
     /// A stage role has no model.
     #[error("no model is configured for the {0} role")]
     NoModel(Role),
+    /// Every model a role could use needs a key that is not set (or is not registered):
+    /// the run would fail at its first call, so it does not start.
+    #[error("no model of the {role} role can be called: {}", models.iter().map(|(m, why)| format!("{m} ({why})")).collect::<Vec<_>>().join(", "))]
+    Uncallable {
+        /// The role.
+        role: Role,
+        /// Its models, each with why it cannot be called.
+        models: Vec<(String, crate::config::Uncallable)>,
+    },
     /// A stage would be reviewed by its own model.
     #[error("the {stage} stage would be reviewed by its own model: stage model `{model}`, arbiter model `{model}`")]
     SelfReview {
@@ -209,6 +227,10 @@ pub fn committed_task(
             let text = std::str::from_utf8(blob.content())
                 .map_err(|_| StartError::SpecNotText { path: path.clone() })?;
             let spec = TaskSpec::parse(text, &path, slug)?;
+            let fields = spec.unfilled();
+            if !fields.is_empty() {
+                return Err(StartError::SpecUnfilled { path, fields });
+            }
             Ok((spec, entry.id(), head.id()))
         }
     }
@@ -239,6 +261,11 @@ pub fn assign_models(
             Err(StartError::UnknownModel(m.to_string()))
         }
     };
+    // A model named on the command line must be one this user can call.
+    let named = |m: &str, role: Role| -> Result<(), StartError> {
+        known(m)?;
+        callable_of(loaded, role, &[m.to_string()]).map(drop)
+    };
     // A routed role's ranked models stand in for its list.
     let list_of = |role: Role| -> Vec<String> {
         req.routes
@@ -255,10 +282,17 @@ pub fn assign_models(
         let role = stage.role();
         let models = match req.stage_models.get(&role) {
             Some(m) => {
-                known(m)?;
+                named(m, role)?;
                 vec![m.clone()]
             }
-            None => spread(list_of(role), &stages, c.max_stages_per_model, &same),
+            None => {
+                let listed = list_of(role);
+                if listed.is_empty() {
+                    return Err(StartError::NoModel(role));
+                }
+                let callable = callable_of(loaded, role, &listed)?;
+                spread(callable, &stages, c.max_stages_per_model, &same)
+            }
         };
         let primary = models.first().cloned().ok_or(StartError::NoModel(role))?;
         let reviewed = stage.reviewed(mode);
@@ -276,7 +310,7 @@ pub fn assign_models(
         let arbiter_model = if !reviewed {
             None
         } else if let Some(a) = explicit {
-            known(&a)?;
+            named(&a, Role::Arbiter)?;
             if same(&a, &primary) {
                 return Err(StartError::SelfReview {
                     stage,
@@ -285,17 +319,21 @@ pub fn assign_models(
             }
             Some(a)
         } else {
-            Some(
-                arbiter_list
-                    .iter()
-                    .find(|a| !same(a, &primary))
-                    .cloned()
-                    .ok_or_else(|| StartError::NoOtherArbiter {
-                        stage,
-                        model: primary.clone(),
-                        arbiters: arbiter_list.clone(),
-                    })?,
-            )
+            let others: Vec<String> = arbiter_list
+                .iter()
+                .filter(|a| !same(a, &primary))
+                .cloned()
+                .collect();
+            if others.is_empty() {
+                return Err(StartError::NoOtherArbiter {
+                    stage,
+                    model: primary.clone(),
+                    arbiters: arbiter_list.clone(),
+                });
+            }
+            callable_of(loaded, Role::Arbiter, &others)?
+                .into_iter()
+                .next()
         };
         stages.push(StageRecord {
             stage,
@@ -312,6 +350,30 @@ pub fn assign_models(
         });
     }
     Ok(stages)
+}
+
+/// The models of `models` this user can call, in order; an error naming each model and why
+/// when there is none.
+fn callable_of(
+    loaded: &LoadedConfig,
+    role: Role,
+    models: &[String],
+) -> Result<Vec<String>, StartError> {
+    let callable: Vec<String> = models
+        .iter()
+        .filter(|m| loaded.callable(m))
+        .cloned()
+        .collect();
+    if callable.is_empty() {
+        return Err(StartError::Uncallable {
+            role,
+            models: models
+                .iter()
+                .filter_map(|m| Some((m.clone(), loaded.uncallable_reason(m)?)))
+                .collect(),
+        });
+    }
+    Ok(callable)
 }
 
 /// `models` with its first model that holds fewer than `max` of the stages planned so far
@@ -355,6 +417,7 @@ pub fn plan(
         if !c.models.contains_key(m) {
             return Err(StartError::UnknownModel(m.clone()));
         }
+        callable_of(loaded, Role::Arbiter, std::slice::from_ref(m))?;
         let verifier = stages[Stage::Verify.index()].models.first();
         if verifier.is_some_and(|v| v == m || same_wire_model(loaded, v, m)) {
             return Err(StartError::ReconcilerIsVerifier(m.clone()));
@@ -463,7 +526,8 @@ fn panel_plan(
     req: &RunRequest,
 ) -> Result<(Vec<String>, Option<String>), StartError> {
     let asked = if req.candidates.is_empty() {
-        loaded.role_models(Role::Implementer, profile)
+        let listed = loaded.role_models(Role::Implementer, profile);
+        listed.into_iter().filter(|m| loaded.callable(m)).collect()
     } else {
         req.candidates.clone()
     };
@@ -472,6 +536,7 @@ fn panel_plan(
         if !loaded.config.models.contains_key(&m) {
             return Err(StartError::UnknownModel(m));
         }
+        callable_of(loaded, Role::Implementer, std::slice::from_ref(&m))?;
         if !models
             .iter()
             .any(|k| *k == m || same_wire_model(loaded, k, &m))
@@ -491,6 +556,6 @@ fn panel_plan(
         .role_models(Role::Tiebreaker, profile)
         .into_iter()
         .chain(loaded.role_models(Role::Arbiter, profile))
-        .find(|m| !candidate(m));
+        .find(|m| !candidate(m) && loaded.callable(m));
     Ok((models, tiebreaker))
 }

@@ -13,6 +13,36 @@ struct Row<'a> {
     stale: Option<String>,
 }
 
+impl Row<'_> {
+    /// The score with its marks: `*` stale, `~` not a full score.
+    fn score(&self) -> String {
+        format!(
+            "{:.2}{}{}",
+            self.entry.figures.score,
+            if self.stale.is_some() { "*" } else { "" },
+            if self.entry.is_full() { "" } else { "~" }
+        )
+    }
+}
+
+/// The latest entry of `model` in `role` with its freshness; `None` when none was made.
+fn row<'a>(
+    store: &'a FitnessStore,
+    config: &Config,
+    model: &str,
+    role: Role,
+    now: u64,
+) -> Option<Row<'a>> {
+    match store.freshness(config, model, role, now) {
+        Freshness::Fresh(entry) => Some(Row { entry, stale: None }),
+        Freshness::Stale(entry, why) => Some(Row {
+            entry,
+            stale: Some(why),
+        }),
+        Freshness::Missing => None,
+    }
+}
+
 /// The latest entry of every model and role, by role then score, with its freshness.
 fn rows<'a>(store: &'a FitnessStore, config: &Config, now: u64) -> Vec<Row<'a>> {
     let mut keys: Vec<(Role, &str)> = store
@@ -24,16 +54,7 @@ fn rows<'a>(store: &'a FitnessStore, config: &Config, now: u64) -> Vec<Row<'a>> 
     keys.dedup();
     let mut rows: Vec<Row<'a>> = keys
         .into_iter()
-        .filter_map(
-            |(role, model)| match store.freshness(config, model, role, now) {
-                Freshness::Fresh(entry) => Some(Row { entry, stale: None }),
-                Freshness::Stale(entry, why) => Some(Row {
-                    entry,
-                    stale: Some(why),
-                }),
-                Freshness::Missing => None,
-            },
-        )
+        .filter_map(|(role, model)| row(store, config, model, role, now))
         .collect();
     rows.sort_by(|a, b| {
         (a.entry.role, a.stale.is_some())
@@ -50,7 +71,7 @@ fn cells(r: &Row<'_>) -> [String; 9] {
     [
         r.entry.role.to_string(),
         r.entry.model.clone(),
-        format!("{:.2}{}", f.score, if r.stale.is_some() { "*" } else { "" }),
+        r.score(),
         f.counts(),
         f.without_probes_counts(),
         format!("{tin:.0}+{tout:.0}"),
@@ -82,6 +103,19 @@ fn stale_notes(rows: &[Row<'_>]) -> Vec<String> {
         .collect()
 }
 
+fn partial_notes(rows: &[Row<'_>]) -> Vec<String> {
+    rows.iter()
+        .filter_map(|r| {
+            r.entry
+                .partial()
+                .map(|why| format!("{} as {}: {why}", r.entry.model, r.entry.role))
+        })
+        .collect()
+}
+
+/// What the `~` mark means, before its notes.
+const PARTIAL: &str = "~ not a full score, never used for routing (`git triad bench` without --tasks measures every task)";
+
 const NOTHING: &str = "nothing measured yet: `git triad bench` measures the models of your roles (`--models a,b` for others)\n";
 
 /// The stored measurements as a table for the terminal.
@@ -102,6 +136,13 @@ pub fn text(store: &FitnessStore, config: &Config, now: u64) -> String {
             "\n* stale, never used for routing (a measurement lasts {FRESH_DAYS} days, with the task set it was made with):\n"
         ));
         for n in notes {
+            s.push_str(&format!("  {n}\n"));
+        }
+    }
+    let partial = partial_notes(&rows);
+    if !partial.is_empty() {
+        s.push_str(&format!("\n{PARTIAL}:\n"));
+        for n in partial {
             s.push_str(&format!("  {n}\n"));
         }
     }
@@ -127,6 +168,13 @@ pub fn markdown(store: &FitnessStore, config: &Config, now: u64) -> String {
             s.push_str(&format!("- {n}\n"));
         }
     }
+    let partial = partial_notes(&rows);
+    if !partial.is_empty() {
+        s.push_str(&format!("\n\\{PARTIAL}:\n\n"));
+        for n in partial {
+            s.push_str(&format!("- {n}\n"));
+        }
+    }
     s
 }
 
@@ -139,6 +187,10 @@ struct EntryJson<'a> {
     fresh: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stale: Option<String>,
+    /// It measured the whole task set: a score routing may pick by.
+    full: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    partial: Option<String>,
 }
 
 /// The stored measurements as JSON: every latest entry with its raw figures and freshness.
@@ -149,13 +201,16 @@ pub fn json(store: &FitnessStore, config: &Config, now: u64) -> Value {
             entry: r.entry,
             fresh: r.stale.is_none(),
             stale: r.stale,
+            full: r.entry.is_full(),
+            partial: r.entry.partial(),
         })
         .collect();
     json!({"task_set": TASK_SET_VERSION, "fresh_days": FRESH_DAYS, "entries": entries})
 }
 
 /// A model's fitness in a few characters per role for `git triad models list`:
-/// `arch 0.80 impl 0.67 arb 0.83`, a `*` after a stale score, `-` when nothing is measured.
+/// `arch 0.80 impl 0.67 arb 0.83`, a `*` after a stale score, a `~` after one that is not
+/// a full score, `-` when nothing is measured.
 pub fn column(store: &FitnessStore, config: &Config, model: &str, now: u64) -> String {
     let parts: Vec<String> = Role::ALL
         .iter()
@@ -169,11 +224,7 @@ pub fn column(store: &FitnessStore, config: &Config, model: &str, now: u64) -> S
                 Role::Tiebreaker => "tie",
                 Role::Manager | Role::Orchestrator => return None,
             };
-            match store.freshness(config, model, *role, now) {
-                Freshness::Fresh(e) => Some(format!("{short} {:.2}", e.figures.score)),
-                Freshness::Stale(e, _) => Some(format!("{short} {:.2}*", e.figures.score)),
-                Freshness::Missing => None,
-            }
+            row(store, config, model, *role, now).map(|r| format!("{short} {}", r.score()))
         })
         .collect();
     if parts.is_empty() {

@@ -13,6 +13,37 @@ use crate::pipeline::record::{ChamberLink, ReconcileState};
 use crate::pipeline::{RunState, RunStatus, Stage, StopReason};
 use crate::routing::route::Routing;
 
+/// The status a person is shown: the recorded one, except `interrupted` for a run recorded
+/// as running whose process is gone (killed, or its machine restarted).
+pub fn shown_status(repo: &Repository, s: &RunState) -> &'static str {
+    if interrupted(repo, s) {
+        "interrupted"
+    } else {
+        s.status().as_str()
+    }
+}
+
+/// Whether the run is recorded as running but no process works on it.
+fn interrupted(repo: &Repository, s: &RunState) -> bool {
+    s.status() == RunStatus::Running && !crate::pipeline::run_alive(repo, s.run_id())
+}
+
+/// [`message`], or for an interrupted run where it stopped and how it goes on.
+fn shown_message(repo: &Repository, s: &RunState) -> String {
+    if !interrupted(repo, s) {
+        return message(s);
+    }
+    let at = s
+        .current_stage()
+        .map_or("after the last stage".to_string(), |st| {
+            format!("at the {st} stage")
+        });
+    format!(
+        "interrupted {at}: the process that ran it is gone; `git triad resume {}` continues it",
+        s.run_id()
+    )
+}
+
 /// What a run's state says about why it stands where it does.
 pub fn message(s: &RunState) -> String {
     match (s.stop_reason(), s.status()) {
@@ -26,13 +57,13 @@ pub fn message(s: &RunState) -> String {
 }
 
 /// One line per run.
-pub fn list(runs: &[RunState]) -> String {
+pub fn list(repo: &Repository, runs: &[RunState]) -> String {
     let mut s = String::new();
     for r in runs {
         s.push_str(&format!(
             "{}  {:<17} {:<20} ${:.4}  {}\n",
             r.run_id(),
-            r.status().as_str(),
+            shown_status(repo, r),
             r.task(),
             r.spend().cost_usd,
             r.final_verdict().map_or("-".to_string(), |v| v.to_string())
@@ -369,8 +400,8 @@ impl<'a> RunReport<'a> {
 /// One run in detail: stages, attempts, and the issues of every verdict note; `md` renders
 /// markdown for a pull request.
 pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
-    let message = message(s);
-    let (id, task, status) = (s.run_id(), s.task(), s.status().as_str());
+    let message = shown_message(repo, s);
+    let (id, task, status) = (s.run_id(), s.task(), shown_status(repo, s));
     let (branch, base, mode) = (s.branch(), s.base().short(), mode_name(s));
     let (cost, tin, tout) = (
         s.spend().cost_usd,

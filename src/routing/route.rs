@@ -1,9 +1,11 @@
 //! Picking a role's models from measured fitness under a [`RoutingMode`].
 //!
-//! Only fresh measurements count (see [`super::store`]); a hand-typed number never does. The
-//! measured models are ranked by the mode, and the role's listed models follow as
-//! fallbacks. When no model that can be called has a fresh measurement, the listed order is
-//! used as it is and the route says so: a missing figure is reported, never guessed.
+//! Only fresh measurements of the whole task set count (see [`super::store`]); a hand-typed
+//! number never does, nor a bench on some tasks only, nor a model that passed none of its
+//! tasks. The candidates are the role's listed models (a plain `auto` lists none: then every
+//! model that can be called): the measured ones are ranked by the mode, and the listed ones
+//! follow as fallbacks. When no candidate has a usable measurement, the listed order is used
+//! as it is and the route says so: a missing figure is reported, never guessed.
 //!
 //! Whatever the ranking, the cross-model rule is applied after it, on the ranked lists:
 //! the arbiter of a stage is the first ranked arbiter that is not the stage's model on the
@@ -11,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::store::{FitnessStore, Freshness};
+use super::store::{FitnessEntry, FitnessStore, Freshness};
 use crate::config::{LoadedConfig, Role, RoutingMode};
 
 /// `cost` and `speed` choose among the models scoring at least this share of the best
@@ -102,11 +104,15 @@ pub fn route(input: &RouteInput<'_>) -> Option<Routing> {
                 || input.loaded.role_is_auto(*r, input.profile)
         })
         .map(|role| {
-            let mut fallback = input.loaded.role_models(role, input.profile);
-            if fallback.is_empty() {
-                fallback = LoadedConfig::builtin_role_models(role);
-            }
-            route_role(input, role, &fallback)
+            let listed = input.loaded.role_models(role, input.profile);
+            // A plain `auto` names no models: any model that can be called competes, and
+            // the built-in order is the fallback.
+            let (candidates, fallback) = if listed.is_empty() {
+                (None, LoadedConfig::builtin_role_models(role))
+            } else {
+                (Some(listed.clone()), listed)
+            };
+            route_role(input, role, candidates.as_deref(), &fallback)
         })
         .collect();
     (!roles.is_empty()).then_some(Routing {
@@ -115,22 +121,35 @@ pub fn route(input: &RouteInput<'_>) -> Option<Routing> {
     })
 }
 
-/// The route of one role: its usable measured models ranked under the mode, then the
-/// `fallback` models not already ranked.
-fn route_role(input: &RouteInput<'_>, role: Role, fallback: &[String]) -> RoleRoute {
+/// The route of one role: the usable measured `candidates` (every registered model when
+/// `None`) ranked under the mode, then the `fallback` models not already ranked.
+fn route_role(
+    input: &RouteInput<'_>,
+    role: Role,
+    candidates: Option<&[String]>,
+    fallback: &[String],
+) -> RoleRoute {
     let c = &input.loaded.config;
     let mut fresh = Vec::new();
     let mut not_used = Vec::new();
-    for (name, _) in c.models.iter().filter(|(n, _)| (input.usable)(n)) {
+    let competes = |name: &str| candidates.is_none_or(|list| list.iter().any(|m| m == name));
+    for (name, _) in c
+        .models
+        .iter()
+        .filter(|(n, _)| (input.usable)(n) && competes(n))
+    {
         match input.store.freshness(c, name, role, input.now) {
-            Freshness::Fresh(e) => fresh.push(Measured {
-                model: name.clone(),
-                score: e.figures.score,
-                attempts: e.figures.attempts,
-                cost_per_task: e.figures.cost_per_task(),
-                latency_ms_per_task: e.figures.latency_per_task_ms(),
-                date: e.date.clone(),
-            }),
+            Freshness::Fresh(e) => match unusable(e, role) {
+                Some(why) => not_used.push(format!("{name} ({why})")),
+                None => fresh.push(Measured {
+                    model: name.clone(),
+                    score: e.figures.score,
+                    attempts: e.figures.attempts,
+                    cost_per_task: e.figures.cost_per_task(),
+                    latency_ms_per_task: e.figures.latency_per_task_ms(),
+                    date: e.date.clone(),
+                }),
+            },
             Freshness::Stale(_, why) => not_used.push(format!("{name} ({why})")),
             Freshness::Missing => {}
         }
@@ -170,6 +189,20 @@ fn route_role(input: &RouteInput<'_>, role: Role, fallback: &[String]) -> RoleRo
         reason,
         fell_back: false,
     }
+}
+
+/// Why a fresh measurement is still no ground to route on: it is not a full score, or the
+/// model passed none of its answers (a score of 0 says it cannot do the role's tasks).
+fn unusable(e: &FitnessEntry, role: Role) -> Option<String> {
+    if let Some(why) = e.partial() {
+        return Some(why);
+    }
+    (!e.passed_any() || e.figures.score <= 0.0).then(|| {
+        format!(
+            "passed none of its {} answer(s) as {role}",
+            e.figures.attempts
+        )
+    })
 }
 
 fn describe(m: &Measured) -> String {

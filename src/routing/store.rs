@@ -210,6 +210,48 @@ pub struct FitnessEntry {
     pub results: Vec<TaskFigure>,
 }
 
+impl FitnessEntry {
+    /// Whether it measured the whole task set (`--tasks standard`, less only the tasks whose
+    /// tests cannot run on this machine): a bench on some tasks is not a full score, and
+    /// routing does not pick by it.
+    pub fn is_full(&self) -> bool {
+        self.tasks == "standard" || self.tasks.starts_with("standard without ")
+    }
+
+    /// How many different tasks it ran (its answers' tasks; older entries without them: its
+    /// answers over its repeats).
+    pub fn task_count(&self) -> usize {
+        let distinct: std::collections::BTreeSet<&str> =
+            self.results.iter().map(|r| r.task.as_str()).collect();
+        if distinct.is_empty() {
+            (self.figures.attempts / self.repeat.max(1)) as usize
+        } else {
+            distinct.len()
+        }
+    }
+
+    /// Whether any answer counted as a success: a task passed, a bug caught, a clean
+    /// change not rejected. A model that passed nothing is never routed to.
+    pub fn passed_any(&self) -> bool {
+        self.results.iter().any(|r| r.passed)
+            || self.figures.passed + self.figures.caught + self.figures.clean_ok > 0
+    }
+
+    /// Why it is not a full score, in words (`measured on 1 task (quick), not the whole
+    /// set`), or `None` when it is one.
+    pub fn partial(&self) -> Option<String> {
+        if self.is_full() {
+            return None;
+        }
+        let n = self.task_count();
+        Some(format!(
+            "measured on {n} task{} (`--tasks {}`), not the whole set: not a full score",
+            if n == 1 { "" } else { "s" },
+            self.tasks
+        ))
+    }
+}
+
 /// Whether a measurement may be used now.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Freshness<'a> {

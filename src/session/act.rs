@@ -285,7 +285,14 @@ impl Workshop {
         let text = toml::to_string(&task).map_err(|e| format!("cannot write the task: {e}"))?;
         let rel = spec::spec_path(slug);
         // The same checks a run makes when it reads the file.
-        TaskSpec::parse(&text, &rel, slug).map_err(|e| e.to_string())?;
+        let parsed = TaskSpec::parse(&text, &rel, slug).map_err(|e| e.to_string())?;
+        let empty = parsed.unfilled();
+        if !empty.is_empty() {
+            return Err(format!(
+                "the task leaves empty what a run needs: {}",
+                empty.join(", ")
+            ));
+        }
         let path = crate::fsguard::inside_repo(&self.worktree, &rel).map_err(|e| e.to_string())?;
         let replaced = path.exists();
         if let Some(parent) = path.parent() {

@@ -93,6 +93,35 @@ pub fn parse(text: &str) -> Result<Vec<Answer>, TaskError> {
     Ok(pairs)
 }
 
+/// The answers to `questions` in `text`: `Q:`/`A:` pairs matched to them (see
+/// [`match_questions`]), or, when the text has no `Q:` or `A:` line and one question was
+/// asked, the whole text (comment lines left out) as its answer.
+pub fn read(text: &str, questions: &[String]) -> Result<Vec<Answer>, TaskError> {
+    let lines: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect();
+    let pairs = lines.iter().any(|l| {
+        let t = l.trim_start();
+        t.starts_with("Q:") || t.starts_with("A:")
+    });
+    if pairs {
+        return match_questions(questions, parse(text)?);
+    }
+    let free = lines.join("\n").trim().to_string();
+    match questions {
+        [only] if !free.is_empty() => Ok(vec![Answer {
+            question: only.clone(),
+            answer: free,
+        }]),
+        [_] => Err(TaskError::BadAnswers("no answer was given".into())),
+        _ => Err(TaskError::BadAnswers(format!(
+            "an answer without `Q:`/`A:` lines answers a single question, and the stage asked {}",
+            questions.len()
+        ))),
+    }
+}
+
 /// Matches parsed pairs to the recorded questions (by text, else by position when the counts
 /// agree). Every recorded question needs a non-empty answer; extra pairs are kept as context.
 pub fn match_questions(questions: &[String], given: Vec<Answer>) -> Result<Vec<Answer>, TaskError> {
@@ -167,6 +196,28 @@ mod tests {
         assert_eq!(matched[0].answer, "Postgres\n  version 16");
         assert_eq!(matched[1].answer, "5432");
         assert!(markdown(&matched).starts_with("## ANSWERS FROM THE USER"));
+    }
+
+    #[test]
+    fn free_text_answers_a_single_question_and_only_then() {
+        let one = vec!["Which DB?".to_string()];
+        let got = read("# my answer\nPostgres 16,\n  the one we run\n", &one).unwrap();
+        assert_eq!(got[0].question, "Which DB?");
+        assert_eq!(got[0].answer, "Postgres 16,\n  the one we run");
+        // Pairs still work with one question.
+        assert_eq!(
+            read("Q: Which DB?\nA: Redis", &one).unwrap()[0].answer,
+            "Redis"
+        );
+        let e = read("  \n# nothing\n", &one).unwrap_err();
+        assert!(e.to_string().contains("no answer"), "{e}");
+        let two = vec!["a?".to_string(), "b?".to_string()];
+        let e = read("Postgres", &two).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("answers a single question, and the stage asked 2"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -20,7 +20,8 @@ mod decide;
 /// Whether the transition table has an edge `from` → `to`.
 ///
 /// ASSIGNED is reachable from everywhere because a new run is the user's explicit request
-/// (it reopens closed work too). OPEN is only ever the first state.
+/// (it reopens closed work too). OPEN is only ever the first state. A deferral may be
+/// deferred again: its revisit date moves.
 pub fn allowed(from: TaskState, to: TaskState) -> bool {
     use TaskState::*;
     match to {
@@ -28,7 +29,8 @@ pub fn allowed(from: TaskState, to: TaskState) -> bool {
         Assigned => true,
         InReview => matches!(from, Assigned | InReview),
         RejectedWithReason => from == InReview,
-        Escalated | Reassigned | Deferred => !from.is_terminal(),
+        Escalated | Reassigned => !from.is_terminal(),
+        Deferred => !from.is_terminal() || from == Deferred,
         WaitingOnUser => matches!(from, InReview | RejectedWithReason | Escalated | Assigned),
         Blocked => matches!(from, RejectedWithReason | Escalated),
         Approved => matches!(from, Assigned | InReview | Escalated | Reassigned),
@@ -417,6 +419,32 @@ impl Machine {
         Ok(true)
     }
 
+    /// The revisit trigger of a deferral (seed 004: DEFERRED is parked with a revisit
+    /// trigger): a DEFERRED task whose revisit date has come on `today` goes back to
+    /// ASSIGNED, by policy. `Ok(false)` when it is not deferred or not due.
+    pub fn reopen_if_due(&mut self, today: &str) -> Result<bool, TaskError> {
+        let Some(at) = self.task.revisit_due(today).map(str::to_string) else {
+            return Ok(false);
+        };
+        let who = self.specialist();
+        let slug = self.task.slug.clone();
+        self.go(
+            TaskState::Assigned,
+            Actor::Policy,
+            EventKind::Assigned,
+            duty(
+                who.clone(),
+                format!("revisit it: start a run with `git triad run --task {slug}`, or defer it again (`git triad task defer {slug}`) or close it"),
+                "a run picks it up, or a new decision".to_string(),
+            ),
+            Draft {
+                note: format!("its revisit date {at} has come: reopened"),
+                ..Draft::default()
+            },
+        )?;
+        Ok(true)
+    }
+
     fn specialist(&self) -> String {
         if self.task.assigned_to.trim().is_empty() {
             "operator".to_string()
@@ -531,6 +559,33 @@ mod tests {
         assert!(allowed(TaskState::Approved, TaskState::Executed));
         assert!(!allowed(TaskState::Closed, TaskState::Closed));
         assert!(allowed(TaskState::Closed, TaskState::Assigned));
+        assert!(allowed(TaskState::Deferred, TaskState::Deferred));
+        assert!(!allowed(TaskState::Closed, TaskState::Deferred));
+    }
+
+    #[test]
+    fn a_due_deferral_reopens_by_policy_and_one_not_due_stays() {
+        let mut m = in_review();
+        let mut d = ArbiterDecision::new("t", Decision::Defer, "later");
+        d.revisit_at = Some("2026-06-01".into());
+        m.decide(&d, Actor::User, Some("me")).unwrap();
+        assert!(!m.reopen_if_due("2026-05-31T23:59:59.000Z").unwrap());
+        assert_eq!(m.task.state, TaskState::Deferred);
+        // Deferred again: the date moves.
+        d.revisit_at = Some("2026-07-01".into());
+        m.decide(&d, Actor::User, Some("me")).unwrap();
+        assert_eq!(m.task.revisit_at.as_deref(), Some("2026-07-01"));
+        assert!(m.reopen_if_due("2026-07-01").unwrap());
+        assert_eq!(m.task.state, TaskState::Assigned);
+        assert_eq!(m.task.revisit_at, None);
+        assert_eq!(m.task.invariant_violation(), None);
+        let last = m.entries.last().unwrap();
+        assert_eq!(
+            (last.actor, last.from),
+            (Actor::Policy, Some(TaskState::Deferred))
+        );
+        assert!(last.note.contains("2026-07-01 has come"), "{}", last.note);
+        assert!(!m.reopen_if_due("2026-07-02").unwrap(), "reopened once");
     }
 
     #[test]

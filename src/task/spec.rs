@@ -173,6 +173,26 @@ impl TaskSpec {
         Ok(spec)
     }
 
+    /// The fields a run needs that are still empty, as the TaskSpec names them
+    /// (`description`, `R1 text`): every requirement's text, and the description when
+    /// nothing else (a requirement, an acceptance criterion, an example) says what to build.
+    /// Empty for a TaskSpec that can be run; `task new`'s template, unfilled, names both.
+    pub fn unfilled(&self) -> Vec<String> {
+        let mut empty: Vec<String> = self
+            .requirements
+            .iter()
+            .filter(|r| r.text.trim().is_empty())
+            .map(|r| format!("{} text", r.id))
+            .collect();
+        let said = self.requirements.iter().any(|r| !r.text.trim().is_empty())
+            || self.acceptance.iter().any(|a| !a.trim().is_empty())
+            || !self.examples.is_empty();
+        if self.description.trim().is_empty() && (!said || !empty.is_empty()) {
+            empty.insert(0, "description".to_string());
+        }
+        empty
+    }
+
     /// The acceptance examples: the `[[examples]]`, then the `acceptance` criteria written
     /// as a call and its value (see [`Example::from_criterion`]), each once.
     pub fn all_examples(&self) -> Vec<Example> {
@@ -327,6 +347,28 @@ mod tests {
         assert_eq!(spec.title, "Add \"x\"");
         assert!(spec.in_scope("src/a.py"));
         assert!(!spec.in_scope(".triad/tasks/add-x.toml"));
+    }
+
+    #[test]
+    fn the_unfilled_template_names_its_empty_fields_and_a_filled_one_none() {
+        let blank = TaskSpec::parse(&template("add-x", "Add x"), "t.toml", "add-x").unwrap();
+        assert_eq!(blank.unfilled(), ["description", "R1 text"]);
+        let filled = template("add-x", "Add x")
+            .replace(
+                "description = \"\"\"\n\"\"\"",
+                "description = \"x() returns 1\"",
+            )
+            .replace("text = \"\"", "text = \"x() returns 1\"");
+        let spec = TaskSpec::parse(&filled, "t.toml", "add-x").unwrap();
+        assert!(spec.unfilled().is_empty(), "{:?}", spec.unfilled());
+        // Requirements alone say what to build; a title alone does not.
+        let reqs = "title = 't'\n[[requirements]]\nid = 'R1'\ntext = 'x() returns 1'\n";
+        assert!(TaskSpec::parse(reqs, "t", "t")
+            .unwrap()
+            .unfilled()
+            .is_empty());
+        let title = TaskSpec::parse("title = 't'\n", "t", "t").unwrap();
+        assert_eq!(title.unfilled(), ["description"]);
     }
 
     #[test]

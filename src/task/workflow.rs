@@ -346,6 +346,31 @@ pub fn refresh(repo: &Repository, slug: &str) -> Result<Option<Task>, TaskError>
     .map(|t| t.or(Some(task)))
 }
 
+/// Reopens every deferral whose revisit date has come (seed 004's revisit trigger): each
+/// such task goes back to ASSIGNED, by policy, in one commit on its record. Returns the
+/// tasks reopened now (a task reopened once is no longer DEFERRED, so it is returned once).
+pub fn reopen_due(repo: &Repository) -> Result<Vec<Task>, TaskError> {
+    let now = now();
+    let mut reopened = Vec::new();
+    for t in store::list(repo)? {
+        if t.revisit_due(&now).is_none() {
+            continue;
+        }
+        let mut done = false;
+        let task = store::update(repo, &t.slug, "revisit date come: reopened", |cur| {
+            done = false;
+            let Some(t) = cur else { return Ok(None) };
+            let mut m = Machine::load(t, &now);
+            done = m.reopen_if_due(&now)?;
+            Ok(done.then_some(m))
+        })?;
+        if let (true, Some(task)) = (done, task) {
+            reopened.push(task);
+        }
+    }
+    Ok(reopened)
+}
+
 /// The latest answers as a `## ANSWERS FROM THE USER` block for the resumed stage's prompt;
 /// `None` while the task still waits or when nobody answered anything.
 pub fn answers_for(repo: &Repository, slug: &str) -> Result<Option<String>, TaskError> {

@@ -60,18 +60,22 @@ impl From<ModelError> for CommandError {
             }
             ModelError::AllFailed { role, purpose, .. } => {
                 let choose = choose_models_hint(*role, purpose.as_deref());
-                CommandError::failure(e)
-                    .hint(
-                        "`git triad models list` shows which models are reachable; `git triad models check <model>` tests one",
-                    )
-                    .hint(choose)
+                let err = CommandError::failure(e).hint(
+                    "`git triad models list` shows which models are reachable; `git triad models check <model>` tests one",
+                );
+                match choose {
+                    Some(c) => err.hint(c),
+                    None => err,
+                }
             }
             ModelError::TooLarge { role, purpose, .. } => {
                 let choose = choose_models_hint(*role, purpose.as_deref());
-                CommandError::failure(e)
-                    .hint("nothing was sent: make the input smaller (a TaskSpec's requirements and scope, the range reviewed), or use a model with a larger window")
-                    .hint(choose)
-                    .hint("if the server runs the model with a larger window than configured, set `models.<model>.context_window`; `git triad models check <model>` shows what it reports")
+                let mut err = CommandError::failure(e)
+                    .hint("nothing was sent: make the input smaller (a TaskSpec's requirements and scope, the range reviewed), or use a model with a larger window");
+                if let Some(c) = choose {
+                    err = err.hint(c);
+                }
+                err.hint("if the server runs the model with a larger window than configured, set `models.<model>.context_window`; `git triad models check <model>` shows what it reports")
             }
             ModelError::UnknownModel(_) => {
                 CommandError::usage(e).hint("`git triad models list` shows the registered models")
@@ -83,13 +87,15 @@ impl From<ModelError> for CommandError {
     }
 }
 
-/// Where the models of a call are chosen: the chamber's panel for its calls, else the role.
-fn choose_models_hint(role: crate::config::Role, purpose: Option<&str>) -> String {
+/// Where the models of a call are chosen: the chamber's panel for its calls, else the role;
+/// `None` for `models check`, whose model the user named.
+fn choose_models_hint(role: crate::config::Role, purpose: Option<&str>) -> Option<String> {
     match purpose {
         Some(p) if p.starts_with("chamber") => {
-            "choose other chamber models with `--panel M1,M2` or `chamber.panel`, and its arbiter with `roles.arbiter.models`".to_string()
+            Some("choose other chamber models with `--panel M1,M2` or `chamber.panel`, and its arbiter with `roles.arbiter.models`".to_string())
         }
-        _ => format!("choose other models with `-c roles.{role}.models='[\"<model>\", ...]'`"),
+        Some(crate::cli::models::CHECK_PURPOSE) => None,
+        _ => Some(format!("choose other models with `-c roles.{role}.models='[\"<model>\", ...]'`")),
     }
 }
 
@@ -137,7 +143,7 @@ impl From<TaskError> for CommandError {
             CommandError::usage(e).hint(hint)
         }
         TaskError::BadAnswers(_) => CommandError::usage(e)
-            .hint("write each question as `Q: ...` followed by `A: <your answer>`; `git triad task answer -h` shows the format"),
+            .hint("write each question as `Q: ...` followed by `A: <your answer>` (one question: the answer alone will do, e.g. `git triad task answer <task> \"your answer\"`); `git triad task answer -h` shows the format"),
         TaskError::InvalidDecision { .. } => CommandError::usage(e),
         TaskError::Contended(_) => {
             CommandError::failure(e).hint("another git triad process is updating it; try again")
@@ -166,10 +172,16 @@ impl From<StartError> for CommandError {
         ),
         StartError::SpecNotText { .. } => "save it as UTF-8".into(),
         StartError::SpecInvalid(_) => "fix the TaskSpec, commit it, and run again".into(),
+        StartError::SpecUnfilled { path, .. } => format!(
+            "say what to build in {path} (the description, each requirement's text), commit it (`git commit {path}`), and run again; no model was called"
+        ),
         StartError::Repo(_) => String::new(),
         StartError::UnknownModel(_) => "`git triad models list` shows the registered models".into(),
         StartError::NoModel(role) => format!(
             "set one with --{role} <model> or `-c roles.{role}.models='[\"<model>\"]'`"
+        ),
+        StartError::Uncallable { role, .. } => format!(
+            "set the key it names in your shell, or choose models you can call: `-c roles.{role}.models='[\"<model>\"]'` (`git triad models list --available` lists them; `git triad config show --origin roles` shows every role and where it came from)"
         ),
         StartError::SelfReview { stage, .. } => format!(
             "the arbiter must be a different model; choose another with --arbiter-{stage} <model> or --{} <model>",

@@ -12,7 +12,11 @@ use crate::task::{answers, workflow, Task, TaskError, TaskState};
 
 /// Answer a task's questions.
 #[derive(Debug, Args)]
-#[command(after_help = "Answers format (files and the editor alike):
+#[command(
+    after_help = "When the stage asked one question, the answer may be plain text:
+  git triad task answer add-login \"Redis 7, the one in docker-compose.yml\"
+
+Answers format (files and the editor alike; plain text, too, for one question):
   # comment lines are ignored
   Q: Which database should the cache use?
   A: Redis 7, the one in docker-compose.yml
@@ -23,10 +27,15 @@ use crate::task::{answers, workflow, Task, TaskError, TaskState};
 
 Every question the stage asked needs an answer; questions are matched by their text, or by
 position when you reworded them. Without --file, $GIT_EDITOR, core.editor, $VISUAL or $EDITOR
-(else vi) opens on a template listing the questions.")]
+(else vi) opens on a template listing the questions."
+)]
 pub struct AnswerArgs {
     /// The task's slug.
     pub slug: String,
+    /// The answer itself, when the stage asked one question (several questions: use --file
+    /// or the editor, with `Q:`/`A:` lines).
+    #[arg(value_name = "ANSWER", conflicts_with = "file")]
+    pub answer: Option<String>,
     /// Read the answers from this file (`-` for stdin) instead of opening an editor.
     #[arg(long, short = 'F', value_name = "FILE")]
     pub file: Option<PathBuf>,
@@ -46,6 +55,7 @@ pub fn run(ctx: &Context, args: &AnswerArgs) -> CommandResult {
     }
     let by = who(repo)?;
     let text = match &args.file {
+        None if args.answer.is_some() => args.answer.clone().unwrap_or_default(),
         Some(p) if p.as_os_str() == "-" => std::io::read_to_string(std::io::stdin())?,
         Some(p) => std::fs::read_to_string(p).map_err(|e| {
             CommandError::usage(format!("cannot read {}: {e}", p.display()))
@@ -53,7 +63,7 @@ pub fn run(ctx: &Context, args: &AnswerArgs) -> CommandResult {
         })?,
         None => edit_answers(ctx, repo, &task)?,
     };
-    let given = answers::parse(&text).map_err(CommandError::from)?;
+    let given = answers::read(&text, &task.questions).map_err(CommandError::from)?;
     let task = workflow::answer(repo, &args.slug, given, &by).map_err(CommandError::from)?;
     let next = match &task.run {
         Some(run) => format!("next: `git triad resume {run}` continues the run with your answers"),

@@ -35,8 +35,6 @@ struct Row<'a> {
     /// The task has a record (it is not only specified).
     recorded: bool,
     revisit_at: Option<&'a str>,
-    /// Its revisit date has come.
-    revisit_due: bool,
 }
 
 /// Runs `git triad task list`.
@@ -54,7 +52,6 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
         };
         tasks.push((t, true, None));
     }
-    let today = crate::clock::now_ts();
     for slug in workflow::spec_slugs(repo) {
         if !tasks.iter().any(|(t, _, _)| t.slug == slug) {
             let problem = spec_problem(repo, &slug);
@@ -84,7 +81,6 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
                 blocked_on: &t.blocked_on,
                 recorded: *recorded,
                 revisit_at: t.revisit_at.as_deref(),
-                revisit_due: t.revisit_due(&today).is_some(),
             })
             .collect();
         let json =
@@ -113,16 +109,10 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
         "TASK", "STATE", "OWNER"
     );
     for (t, _, problem) in &tasks {
-        let (state, next) = match (problem, t.revisit_due(&today)) {
-            (Some(p), _) => ("INVALID".to_string(), fix_action(p)),
-            (None, Some(at)) => (
-                format!("{} (due)", t.state.as_str()),
-                format!(
-                    "revisit: its date {at} has come; reopen with `git triad run --task {}` or defer it again",
-                    t.slug
-                ),
-            ),
-            (None, None) => (t.state.as_str().to_string(), t.next_action.clone()),
+        // A deferral whose date has come was reopened before the list was read.
+        let (state, next) = match problem {
+            Some(p) => ("INVALID".to_string(), fix_action(p)),
+            None => (t.state.as_str().to_string(), t.next_action.clone()),
         };
         s.push_str(&format!(
             "{:<w_slug$}  {state:<20}  {:<w_owner$}  {next}\n",

@@ -28,10 +28,10 @@ use crate::task::{ArbiterDecision, Task, TaskError};
 #[command(after_help = "Examples:
   git triad task new add-login --title \"Add a login form\"
   git triad task list                      every task: state, owner, next action
-  git triad task show add-login            its state and full history
+  git triad task show add-login            its state and latest history (--all: all of it)
   git triad task answer add-login          answer the questions a stage asked
   git triad task close add-login-dep-1 --reason done
-  git triad task defer add-login --reason \"after the release\" --revisit-at 2026-09-01")]
+  git triad task defer add-login --reason \"after the release\" --revisit-at 2099-09-01")]
 pub struct TaskArgs {
     /// What to do.
     #[command(subcommand)]
@@ -45,7 +45,8 @@ pub enum TaskCommand {
     New(new::NewArgs),
     /// List every task: recorded ones and TaskSpecs not run yet (shown as OPEN).
     List(list::ListArgs),
-    /// Show a task's state, what it waits for, and its full history.
+    /// Show a task's state, what it waits for, and its last ten history entries (`--all`:
+    /// every one).
     Show(show::ShowArgs),
     /// Answer the questions a stage asked (NEEDS_INFO); the task returns to that stage.
     Answer(answer::AnswerArgs),
@@ -59,6 +60,10 @@ pub enum TaskCommand {
 
 /// Runs `git triad task`.
 pub fn run(ctx: &Context, args: &TaskArgs) -> CommandResult {
+    // Every task command reads the task list: a deferral whose date has come reopens first.
+    if let Some(repo) = &ctx.repo {
+        crate::cli::helper::reopen_due(ctx, repo)?;
+    }
     match &args.command {
         TaskCommand::New(a) => new::run(ctx, a),
         TaskCommand::List(a) => list::run(ctx, a),

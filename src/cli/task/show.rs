@@ -1,4 +1,5 @@
-//! `git triad task show`: one task's state, what it waits for, and its full history in words.
+//! `git triad task show`: one task's state, what it waits for, and its latest history in
+//! words (all of it with `--all`).
 
 use clap::Args;
 use serde::Serialize;
@@ -10,12 +11,18 @@ use crate::task::response::value_text;
 use crate::task::state::{EventKind, HistoryEntry};
 use crate::task::{Task, TaskError};
 
+/// How many of the latest history entries `task show` prints without `--all`.
+pub const RECENT: usize = 10;
+
 /// Show one task.
 #[derive(Debug, Args)]
 pub struct ShowArgs {
     /// The task's slug.
     pub slug: String,
-    /// Print `{"task": ..., "history": [...]}` as JSON.
+    /// Every history entry, not only the last ten.
+    #[arg(long)]
+    pub all: bool,
+    /// Print `{"task": ..., "history": [...]}` as JSON (the whole history).
     #[arg(long)]
     pub json: bool,
 }
@@ -79,11 +86,26 @@ pub fn run(ctx: &Context, args: &ShowArgs) -> CommandResult {
     if history.is_empty() {
         s.push_str("\nno history yet: the task has a TaskSpec but no run has touched it\n");
     } else {
-        s.push_str(&format!(
-            "\nhistory ({} entries, oldest first):\n",
-            history.len()
-        ));
-        for e in &history {
+        let shown = if args.all {
+            &history[..]
+        } else {
+            &history[history.len().saturating_sub(RECENT)..]
+        };
+        let left_out = history.len() - shown.len();
+        if left_out == 0 {
+            s.push_str(&format!(
+                "\nhistory ({} entries, oldest first):\n",
+                history.len()
+            ));
+        } else {
+            s.push_str(&format!(
+                "\nhistory (the last {} of {} entries, oldest first; {left_out} earlier left out, `git triad task show {} --all` shows every one):\n",
+                shown.len(),
+                history.len(),
+                task.slug
+            ));
+        }
+        for e in shown {
             s.push_str(&history_line(e));
         }
     }
