@@ -189,3 +189,45 @@ fn a_stage_that_changes_nothing_costs_no_review() {
         log.stdout
     );
 }
+
+#[test]
+fn a_refactor_that_changes_what_the_code_does_is_dropped_with_the_inputs_that_differ() {
+    // `abs(a - b)` still gives the task's example (sub(3, 1) == 2), but not sub(0, 1).
+    let mut rules = happy_rules();
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(crate::pipeline::answer(
+            "calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return abs(a - b)\n>>>>>>> REPLACE\n",
+            "simplify sub()",
+        ))],
+    );
+    let s = Scenario::new(rules);
+    s.git(&["config", "triad.trusted", "true"]);
+    let r = s.run(&["--max-retries", "1"]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "flagged", "{out}");
+    assert!(out["stages"][2]["commit"].is_null(), "{out}");
+    assert!(
+        out["message"]
+            .as_str()
+            .unwrap()
+            .contains("dropped: refactor"),
+        "{out}"
+    );
+    let retry = s.requests_for("refactor")[1].to_string();
+    assert!(
+        retry.contains("YOUR REFACTOR CHANGES WHAT THE CODE DOES"),
+        "{retry}"
+    );
+    assert!(retry.contains("sub(0, 1)`: before -1, now 1"), "{retry}");
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.ok().stdout.contains("it changes what the code does"),
+        "{}",
+        log.stdout
+    );
+    let branch = out["branch"].as_str().unwrap();
+    assert!(!s
+        .git(&["show", &format!("{branch}:calc.py")])
+        .contains("abs("));
+}

@@ -265,6 +265,7 @@ fn reviewed(case: &ReviewCase, a: ArbiterAnswer) -> git_triad::bench::grade::Rev
         verify: None,
         requirement_ids: &[],
         probes: Probes::Ignored,
+        behaviour: None,
     };
     let r = finish("implement", "x", "y", a, &checks, 0.0);
     grade_review(case, Ok(&r))

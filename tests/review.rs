@@ -293,3 +293,87 @@ fn since_last_reviews_only_the_new_change_and_keeps_an_overridden_finding_quiet(
         "no model is asked about nothing"
     );
 }
+
+/// A repository with a tested, documented `mean`, and HEAD changing it as `change` does;
+/// trusted, so its code may run.
+fn mean_change(env: &TestEnv, change: impl Fn(&str) -> String) -> std::path::PathBuf {
+    const MEAN: &str = "def mean(xs):\n    \"\"\"The mean of xs.\n\n    >>> mean([1, 2])\n    1.5\n    \"\"\"\n    total = 0\n    for x in xs:\n        total += x\n    return total / len(xs)\n";
+    let repo = env.repo(
+        "proj",
+        &[
+            ("stats.py", MEAN),
+            (
+                "tests/test_stats.py",
+                "from stats import mean\n\n\ndef test_mean():\n    assert mean([2, 4]) == 3\n\n\ndef test_one():\n    assert mean([5]) == 5\n",
+            ),
+        ],
+    );
+    env.write_files(&repo, &[("stats.py", &change(MEAN))]);
+    env.commit_all(&repo, "simplify the loop");
+    env.git(&repo, &["config", "triad.trusted", "true"]).ok();
+    repo
+}
+
+#[test]
+fn review_runs_the_tests_on_both_sides_and_shows_what_the_change_does() {
+    let env = TestEnv::new();
+    // A one-line bug that reads like a cleanup.
+    let buggy = mean_change(&env, |m| m.replace("for x in xs:", "for x in xs[1:]:"));
+    let r = env.triad(
+        &buggy,
+        &["review", "HEAD", "--no-model", "--format", "json"],
+    );
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["verdict"], "REJECT", "{v}");
+    let regressed = v["tests"]["regressed"].to_string();
+    assert!(regressed.contains("test_mean"), "{v}");
+    assert!(
+        v["issues"]
+            .to_string()
+            .contains("passed at the base and fails with the change"),
+        "{v}"
+    );
+    let diffs = v["behaviour"]["differences"].as_array().unwrap();
+    assert!(
+        diffs
+            .iter()
+            .any(|d| d["call"] == "mean([2, 4])" && d["before"] == "3.0" && d["after"] == "2.0"),
+        "{v}"
+    );
+    let text = env.triad(&buggy, &["review", "HEAD", "--no-model"]);
+    assert!(text.stdout.contains("REGRESSED:"), "{}", text.stdout);
+    assert!(
+        text.stdout
+            .contains("These inputs give different results now"),
+        "{}",
+        text.stdout
+    );
+
+    // A rename: the same results, every test passing on both sides.
+    let env = TestEnv::new();
+    let renamed = mean_change(&env, |m| m.replace("total", "acc"));
+    let r = env.triad(
+        &renamed,
+        &["review", "HEAD", "--no-model", "--format", "json"],
+    );
+    r.ok();
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["verdict"], "APPROVE", "{v}");
+    assert_eq!(v["tests"]["regressed"], json!([]), "{v}");
+    assert_eq!(v["behaviour"]["differences"], json!([]), "{v}");
+    assert!(v["behaviour"]["compared"].as_u64().unwrap() >= 3, "{v}");
+    // --no-tests skips them.
+    let r = env.triad(
+        &renamed,
+        &[
+            "review",
+            "HEAD",
+            "--no-model",
+            "--no-tests",
+            "--format",
+            "json",
+        ],
+    );
+    let v: Value = serde_json::from_str(&r.ok().stdout).unwrap();
+    assert!(v["tests"].is_null(), "{v}");
+}

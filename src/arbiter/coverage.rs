@@ -98,6 +98,8 @@ mod tests {
             token_cost: 0.0,
             coverage: None,
             sandbox: None,
+            behaviour: None,
+            tests: None,
         };
         apply(
             &mut review,

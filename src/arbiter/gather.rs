@@ -193,6 +193,11 @@ pub struct Prepared<'r> {
     pub runner: ProbeRunner<'r>,
     /// How to write probes for this change, for the prompt.
     pub probe_guide: String,
+    /// The change's behaviour diff, when its code could be run (see
+    /// [`ProbeRunner::behaviour`]).
+    pub behaviour: Option<crate::probe::BehaviourDiff>,
+    /// More facts of the change the reviewer is shown, as sections.
+    pub facts: String,
     not_run: Option<&'static str>,
 }
 
@@ -252,13 +257,15 @@ pub fn prepare<'r>(subject: Subject<'r, '_>) -> Result<Prepared<'r>, git2::Error
         files,
         runner,
         probe_guide,
+        behaviour: None,
+        facts: String::new(),
         not_run: subject.not_run,
     })
 }
 
 /// The lines a change added or modified, per file, on the new side; a deletion counts as a
 /// change of the line that now stands where it was.
-fn changed_lines(files: &[FileDiff]) -> ChangedLines {
+pub fn changed_lines(files: &[FileDiff]) -> ChangedLines {
     let mut changed = ChangedLines::new();
     for f in files.iter().filter(|f| !f.binary && !f.withheld) {
         let set = changed.entry(f.path.clone()).or_default();
@@ -305,7 +312,41 @@ impl<'r> Prepared<'r> {
             diff: &self.gathered.diff_text,
             findings: &self.gathered.findings,
             probe_guide: &self.probe_guide,
+            facts: &self.facts,
         }
+    }
+
+    /// Runs the change's changed functions on both sides ([`ProbeRunner::behaviour`], with
+    /// the TaskSpec's `examples` among the inputs) and keeps the diff, for the reviewer's
+    /// facts and the review's record; nothing where probes do not run or the code is a
+    /// scaffold. A diff that could not be taken is said in the facts.
+    pub fn take_behaviour(&mut self, examples: &[String]) {
+        if self.not_run.is_some() {
+            return;
+        }
+        match self.runner.behaviour(examples) {
+            Some(Ok(diff)) => {
+                if let Some(text) = diff.render() {
+                    self.add_facts(&text);
+                }
+                self.behaviour = Some(diff);
+            }
+            Some(Err(why)) => self.add_facts(&format!(
+                "## Behaviour diff
+not taken: {}
+",
+                crate::bounded::clip(&why, 300)
+            )),
+            None => {}
+        }
+    }
+
+    /// Adds a section of facts the reviewer is shown.
+    pub fn add_facts(&mut self, section: &str) {
+        if !self.facts.is_empty() && !self.facts.ends_with('\n') {
+            self.facts.push('\n');
+        }
+        self.facts.push_str(section);
     }
 
     /// Runs `check` with the [`Checks`] of this review.
@@ -353,6 +394,7 @@ impl<'r> Prepared<'r> {
             verify: brief.verify,
             requirement_ids: brief.requirement_ids,
             probes: probes.unwrap_or(default),
+            behaviour: self.behaviour.as_ref(),
         })
     }
 }

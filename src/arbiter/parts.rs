@@ -94,6 +94,7 @@ pub fn merge(parts: Vec<ArbiterReview>, coverage: Coverage) -> Option<ArbiterRev
         reasoning.push(format!("{}: {}", label(n), p.reasoning));
         whole.token_cost += p.token_cost;
         whole.sandbox = whole.sandbox.take().or(p.sandbox);
+        whole.behaviour = whole.behaviour.take().or(p.behaviour);
     }
     if count > 1 {
         derived_reasons.push(format!(
@@ -152,6 +153,8 @@ mod tests {
             token_cost: 0.5,
             coverage: None,
             sandbox: None,
+            behaviour: None,
+            tests: None,
         }
     }
 

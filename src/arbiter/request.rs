@@ -36,6 +36,9 @@ pub struct ReviewInput<'a> {
     pub findings: &'a [Finding],
     /// How to write a probe for the files of this change (see `gather::probe_guide`).
     pub probe_guide: &'a str,
+    /// More facts of the change, as sections (its behaviour diff, its tests run on both
+    /// sides); empty when none.
+    pub facts: &'a str,
 }
 
 /// Output cap for arbiter answers.
@@ -72,6 +75,11 @@ pub fn build_request(system_prompt: &str, input: &ReviewInput<'_>) -> ChatReques
                 .unwrap_or_default(),
             f.reason
         ));
+    }
+    if !input.facts.trim().is_empty() {
+        u.push('\n');
+        u.push_str(input.facts.trim_end());
+        u.push('\n');
     }
     if let Some(v) = input.brief.verify {
         u.push_str(&format!(

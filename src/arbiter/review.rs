@@ -190,6 +190,8 @@ pub struct Checks<'a> {
     pub requirement_ids: &'a [String],
     /// What becomes of the issues' probes.
     pub probes: Probes<'a>,
+    /// The change's behaviour diff, when one was taken.
+    pub behaviour: Option<&'a crate::probe::BehaviourDiff>,
 }
 
 /// What a review does with its issues' probes.
@@ -324,6 +326,11 @@ pub fn finish(
             Probes::Run(runner) => runner.layers(),
             _ => None,
         },
+        behaviour: checks
+            .behaviour
+            .filter(|b| !b.functions.is_empty())
+            .cloned(),
+        tests: None,
     }
 }
 

@@ -286,6 +286,13 @@ pub struct ArbiterReview {
     /// The layers of the box that held around the review's probes, when any ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sandbox: Option<crate::sandbox::Layers>,
+    /// The changed functions run on the base and on the change, when any could be: the
+    /// inputs whose results differ.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behaviour: Option<crate::probe::BehaviourDiff>,
+    /// The repository's tests run on the base and on the change (`git triad review`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tests: Option<crate::probe::TestRuns>,
 }
 
 /// A review's coverage receipt: what it saw. A verdict never passes what it did not see: a

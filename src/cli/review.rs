@@ -74,6 +74,13 @@ pub struct ReviewArgs {
     /// Record the verdict as a note on the range's tip commit (like a pipeline review).
     #[arg(long, conflicts_with_all = ["staged", "worktree"])]
     pub note: bool,
+    /// Do not run the repository's tests on the base and on the change.
+    ///
+    /// They run by default in a trusted clone, in the box: the verify command, else `cargo
+    /// test`, pytest or git triad's runner as the tree calls for; a test the change makes
+    /// fail floors the review at REJECT.
+    #[arg(long)]
+    pub no_tests: bool,
     /// Only the deterministic checks; no model is called.
     #[arg(long)]
     pub no_model: bool,
@@ -191,7 +198,7 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
         crate::config::trusted_locally(repo),
         ProbeSettings::for_repo(
             repo,
-            verify,
+            verify.clone(),
             loaded
                 .as_ref()
                 .map(|l| l.config.sandbox.clone())
@@ -209,6 +216,28 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
     })?;
     let facts = TreeFacts::of(repo, old.as_ref(), &new, None, &prepared.runner, false)?;
     prepared.add_findings(facts.findings());
+    // The code run, not only read: the changed functions on both sides, and the tests.
+    prepared.take_behaviour(&[]);
+    let tests = if args.no_tests {
+        None
+    } else {
+        prepared.runner.tests(verify.as_deref())
+    };
+    let tests = match tests {
+        Some(Ok(runs)) => {
+            prepared.add_findings(runs.findings());
+            prepared.add_facts(&runs.render());
+            Some(runs)
+        }
+        Some(Err(why)) => {
+            prepared.add_facts(&format!(
+                "## The repository's tests\nnot run: {}\n",
+                crate::bounded::clip(&why, 300)
+            ));
+            None
+        }
+        None => None,
+    };
     let brief = Brief {
         stage: "review",
         reviewed_model: "a human or another tool",
@@ -261,6 +290,8 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
         }
     };
 
+    let mut review = review;
+    review.tests = tests;
     if args.note {
         if let Some(tip) = tip {
             let record = Record::Review(Box::new(ReviewRecord {

@@ -28,14 +28,18 @@
 //! repository's verify command is `cargo test`-based. The TaskSpec's acceptance examples go
 //! through the same runner.
 
+mod behaviour;
 mod examples;
 mod python;
+mod regress;
 mod rust;
 mod sandbox;
 mod value;
 
+pub use behaviour::{BehaviourDiff, Difference};
 pub use examples::{run_examples, ExampleRun, FAILING_EXAMPLE, UNGUARDED, UNRUNNABLE_EXAMPLE};
 pub use python::module_of;
+pub use regress::{command_for, TestCommand, TestRuns, REGRESSED_TEST};
 
 use std::cell::OnceCell;
 use std::path::PathBuf;
@@ -388,6 +392,38 @@ impl<'r> ProbeRunner<'r> {
             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .collect();
         names.iter().any(|n| words.contains(&n.as_str()))
+    }
+
+    /// The behaviour diff of the change this runner reviews (see [`behaviour`]): its changed
+    /// Python functions called on the base and the new tree on the same inputs (their tests'
+    /// calls, docstring examples, `examples`, made-up values). `None` when probes do not run
+    /// here or the runner knows no change; the error is a sentence for the record.
+    pub fn behaviour(&self, examples: &[String]) -> Option<Result<BehaviourDiff, String>> {
+        let ProbePolicy::Run(settings) = &self.policy else {
+            return None;
+        };
+        let (changed, Some(base)) = self.change.as_ref()? else {
+            return None;
+        };
+        Some(behaviour::behaviour_diff(
+            self.repo, base, &self.tree, changed, examples, settings,
+        ))
+    }
+
+    /// The repository's tests run on the base of the change this runner reviews and on the
+    /// change ([`regress`]): `configured` (the verify command) or a command found from the
+    /// tree. `None` when probes do not run here, no change is known or nothing can be run.
+    pub fn tests(&self, configured: Option<&str>) -> Option<Result<TestRuns, String>> {
+        let ProbePolicy::Run(settings) = &self.policy else {
+            return None;
+        };
+        let (_, Some(base)) = self.change.as_ref()? else {
+            return None;
+        };
+        let command = command_for(self.repo, &self.tree, configured)?;
+        Some(regress::test_runs(
+            self.repo, base, &self.tree, &command, settings,
+        ))
     }
 
     /// What the Python probe `p` shows on the change's base, where the base has its file.

@@ -59,7 +59,8 @@ impl Sandbox {
         env: &[(String, String)],
     ) -> CommandOutcome {
         let mut job = Job::new(command, dir, timeout);
-        job.tail_lines = 400;
+        // A test runner's per-test lines are read from it (within the box's byte bound).
+        job.tail_lines = 5000;
         job.write = vec![self.root(), self.scratch()];
         job.write.extend(settings.cargo_target.iter().cloned());
         job.read = self.reads.clone();

@@ -279,3 +279,72 @@ fn a_probe_that_fails_the_same_way_at_the_base_says_so() {
     assert!(r.same_at_base(), "{r:?}");
     assert_eq!(r.base.as_ref().unwrap().actual.as_deref(), Some("[]"));
 }
+
+/// `mean` as the base has it, and the tree of a change to it (its text `after`), in one
+/// repository whose tests call it.
+fn changed_mean(after: &str) -> (tempfile::TempDir, Repository, git2::Oid, git2::Oid) {
+    const MEAN: &str = "def mean(xs):\n    \"\"\"The mean of xs.\n\n    >>> mean([1, 2])\n    1.5\n    \"\"\"\n    total = 0\n    for x in xs:\n        total += x\n    return total / len(xs)\n";
+    let (d, repo) = repo_with(&[
+        ("stats.py", MEAN),
+        (
+            "tests/test_stats.py",
+            "from stats import mean\n\n\ndef test_mean():\n    assert mean([2, 4]) == 3\n",
+        ),
+    ]);
+    let (base_id, new) = {
+        let base = repo.head().unwrap().peel_to_tree().unwrap();
+        let blob = repo.blob(after.as_bytes()).unwrap();
+        let mut b = repo.treebuilder(Some(&base)).unwrap();
+        b.insert("stats.py", blob, 0o100644).unwrap();
+        (base.id(), b.write().unwrap())
+    };
+    (d, repo, base_id, new)
+}
+
+#[test]
+fn a_behaviour_diff_shows_a_one_line_bug_and_nothing_for_a_rename() {
+    let base_text = "def mean(xs):\n    \"\"\"The mean of xs.\n\n    >>> mean([1, 2])\n    1.5\n    \"\"\"\n    total = 0\n    for x in xs:\n        total += x\n    return total / len(xs)\n";
+    let buggy = base_text.replace("for x in xs:", "for x in xs[1:]:");
+    let renamed = base_text.replace("total", "acc");
+    let changed: ChangedLines = [("stats.py".to_string(), (7..=10).collect())].into();
+    for (after, differs) in [(buggy, true), (renamed, false)] {
+        let (_d, repo, base, new) = changed_mean(&after);
+        let (base, new) = (repo.find_tree(base).unwrap(), repo.find_tree(new).unwrap());
+        let runner = ProbeRunner::new(&repo, new, ProbePolicy::Run(settings(None)))
+            .about_change(changed.clone(), Some(base));
+        let diff = runner.behaviour(&[]).unwrap().unwrap();
+        assert_eq!(diff.functions, ["stats.py:mean"]);
+        assert!(diff.compared >= 3, "{diff:?}");
+        assert_eq!(!diff.differences.is_empty(), differs, "{diff:?}");
+        if differs {
+            // The tests' own call and the docstring's example are among the inputs shown.
+            let calls: Vec<&str> = diff.differences.iter().map(|d| d.call.as_str()).collect();
+            assert!(calls.contains(&"mean([2, 4])"), "{calls:?}");
+            let d = diff
+                .differences
+                .iter()
+                .find(|d| d.call == "mean([2, 4])")
+                .unwrap();
+            assert_eq!((d.before.as_str(), d.after.as_str()), ("3.0", "2.0"));
+            assert!(diff
+                .render()
+                .unwrap()
+                .contains("These inputs give different results now"));
+        }
+    }
+}
+
+#[test]
+fn the_repository_s_tests_run_on_both_sides_and_a_regression_is_named() {
+    let base_text = "def mean(xs):\n    total = 0\n    for x in xs:\n        total += x\n    return total / len(xs)\n";
+    let buggy = base_text.replace("for x in xs:", "for x in xs[1:]:");
+    let (_d, repo, base, new) = changed_mean(&buggy);
+    let (base, new) = (repo.find_tree(base).unwrap(), repo.find_tree(new).unwrap());
+    let runner = ProbeRunner::new(&repo, new, ProbePolicy::Run(settings(None)))
+        .about_change(ChangedLines::new(), Some(base));
+    let runs = runner.tests(None).unwrap().unwrap();
+    assert_eq!(runs.regressed.len(), 1, "{runs:?}");
+    assert!(runs.regressed[0].0.contains("test_mean"), "{runs:?}");
+    assert!(runs.fixed.is_empty());
+    assert_eq!(runs.findings()[0].kind, REGRESSED_TEST);
+}

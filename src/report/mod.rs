@@ -70,6 +70,12 @@ pub fn text(r: &ArbiterReview) -> String {
     if let Some(layers) = &r.sandbox {
         s.push_str(&format!("probes ran in the box: {layers}\n"));
     }
+    if let Some(t) = &r.tests {
+        s.push_str(&t.render().replace("## ", "").replace(" (a fact)", ""));
+    }
+    if let Some(text) = r.behaviour.as_ref().and_then(|b| b.render()) {
+        s.push_str(&text.replace("## ", ""));
+    }
     if let Some(f) = &r.floor {
         s.push_str(&format!(
             "raised from {} to {} by deterministic evidence: {}\n",

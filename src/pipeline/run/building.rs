@@ -134,15 +134,35 @@ pub(super) fn hold(
             .map_or("killed".to_string(), |c| format!("exit {c}"))
     });
     let shown = !failing.is_empty() || !facts.weakened.is_empty();
-    // An attempt that weakens a test or fails the verify command is never accepted, however
-    // many attempts it took: the facts say it is broken, and a later stage would spend its
-    // calls on a broken tree. Once retries run out the run escalates (or goes on from its
-    // best evidenced commit) instead.
-    let never = !facts.weakened.is_empty() || broken.is_some();
+    // A refactor keeps what the code does: its changed functions, run on the stage's start
+    // and on its change with the same inputs, must give the same results.
+    let altered = if stage == Stage::Refactor {
+        refactor_behaviour(cx, j, new_tree)?
+    } else {
+        None
+    };
+    // An attempt that weakens a test, fails the verify command or (a refactor) changes what
+    // the code does is never accepted, however many attempts it took: the facts say it is
+    // broken, and a later stage would spend its calls on a broken tree. Once retries run
+    // out the run escalates (or goes on from its best evidenced commit) instead.
+    let never = !facts.weakened.is_empty() || broken.is_some() || altered.is_some();
     if (retries_left && (!unmet.is_empty() || broken.is_some() || shown)) || never {
         let mut feedback = String::new();
         let mut detail = Vec::new();
         let mut result = AttemptResult::Failing;
+        if let Some(diff) = &altered {
+            feedback.push_str(&format!(
+                "## YOUR REFACTOR CHANGES WHAT THE CODE DOES\n\nA refactor keeps behaviour. Your changed functions were run before and after your change on the same inputs:\n{}\nKeep the results the same.\n",
+                diff.render().unwrap_or_default()
+            ));
+            detail.push(format!(
+                "it changes what the code does: {} input(s) give other results ({}: before {}, now {})",
+                diff.differences.len(),
+                diff.differences[0].call,
+                diff.differences[0].before,
+                diff.differences[0].after
+            ));
+        }
         if !facts.weakened.is_empty() {
             feedback.push_str(&weakened_feedback(&facts.weakened));
             detail.push(format!(
@@ -216,6 +236,41 @@ pub(super) fn hold(
     let mut findings: Vec<Finding> = unmet.iter().map(Unmet::finding).collect();
     findings.extend(facts.findings());
     Ok(Held::GoesOn { notes, findings })
+}
+
+/// The behaviour diff of a refactor's change (from the stage's start to `new_tree`) when it
+/// shows inputs whose results differ; `None` when it changes nothing that was run, or the
+/// code cannot run here (an untrusted clone).
+fn refactor_behaviour(
+    cx: &Cx<'_>,
+    j: &Journal<'_>,
+    new_tree: &Tree<'_>,
+) -> Result<Option<crate::probe::BehaviourDiff>, RunError> {
+    let start = cx.tree(j.state.tip(), "reading the refactor stage's start")?;
+    let repo = cx.repo();
+    let diff = crate::git::diff_trees(repo, Some(&start), new_tree).map_err(|source| {
+        crate::git::GitError::Git {
+            what: "diffing the refactor".into(),
+            source,
+        }
+    })?;
+    let changed = crate::arbiter::gather::changed_lines(&diff);
+    let runner = crate::probe::ProbeRunner::new(repo, new_tree.clone(), cx.probe_policy())
+        .about_change(changed, Some(start));
+    let examples: Vec<String> = cx
+        .spec
+        .all_examples()
+        .iter()
+        .map(|e| e.call.clone())
+        .collect();
+    Ok(match runner.behaviour(&examples) {
+        Some(Ok(diff)) if !diff.differences.is_empty() => Some(diff),
+        Some(Err(why)) => {
+            tracing::warn!("the refactor's behaviour could not be compared: {why}");
+            None
+        }
+        _ => None,
+    })
 }
 
 /// When the change leaves functions the requirements name undefined, what it rewrote

@@ -117,6 +117,8 @@ fn mark_stopped_tip(cx: &Cx<'_>, j: &Journal<'_>) -> Result<(), (Oid, notes::Not
         token_cost: 0.0,
         coverage: None,
         sandbox: None,
+        behaviour: None,
+        tests: None,
     };
     let record = Record::Review(Box::new(ReviewRecord {
         run: Some(j.state.run_id().to_string()),
