@@ -109,7 +109,11 @@ pub(super) fn hold(
     noop: bool,
     epoch_n: u32,
 ) -> Result<Held, RunError> {
-    let unmet = unmet(cx, new_tree)?;
+    let mut unmet = unmet(cx, new_tree)?;
+    if stage == Stage::Implement && refactor_follows(j) {
+        // Tests are the refactor stage's to write: the implement stage builds the code.
+        unmet.retain(|u| !u.about_tests());
+    }
     let failing = facts.failing();
     let gaps = unmet
         .iter()
@@ -236,6 +240,14 @@ pub(super) fn hold(
     let mut findings: Vec<Finding> = unmet.iter().map(Unmet::finding).collect();
     findings.extend(facts.findings());
     Ok(Held::GoesOn { notes, findings })
+}
+
+/// Whether a refactor stage comes after the stage in progress in this run (it writes the
+/// tests the implement stage leaves).
+fn refactor_follows(j: &Journal<'_>) -> bool {
+    j.state.stages()[j.state.current() + 1..]
+        .iter()
+        .any(|s| s.stage == Stage::Refactor)
 }
 
 /// The behaviour diff of a refactor's change (from the stage's start to `new_tree`) when it

@@ -25,6 +25,21 @@ pub(super) struct Unmet {
     pub untouched: Option<String>,
 }
 
+impl Unmet {
+    /// Whether what it misses is a test (a test file the requirement names, or the task's
+    /// examples no test checks): the refactor stage's work (seed 001 §3: refactoring is
+    /// "code quality, optimization, testing, edge cases", its output "optimized code +
+    /// tests"), so the implement stage is not held to it when a refactor stage follows.
+    pub fn about_tests(&self) -> bool {
+        self.id == ACCEPTANCE
+            || (self.undefined.is_none()
+                && self
+                    .untouched
+                    .as_deref()
+                    .is_some_and(crate::code::test_path))
+    }
+}
+
 /// What the TaskSpec's requirements state as facts (their `files` and `functions`) that the
 /// run's change (`run`, the diff from the base to the stage's tree, whose files `read`
 /// gives) does not show:
