@@ -231,3 +231,56 @@ fn a_refactor_that_changes_what_the_code_does_is_dropped_with_the_inputs_that_di
         .git(&["show", &format!("{branch}:calc.py")])
         .contains("abs("));
 }
+
+#[test]
+fn a_halted_run_is_taken_up_by_rewinding_it_with_another_model() {
+    // The implementer (model-a) never changes a file: the run halts with its retries out.
+    let mut rules = happy_rules();
+    rules[1] = stage(
+        "implement",
+        vec![Reply::text(crate::pipeline::answer(
+            "",
+            "described, not done",
+        ))],
+    );
+    rules.push(crate::pipeline::on(
+        "model-c",
+        "implement-c",
+        "ROLE: implementer",
+        vec![Reply::text(crate::pipeline::implement_answer())],
+    ));
+    let s = Scenario::new(rules);
+    let r = s.run(&[]);
+    let out = run_json(&r.expect_code(3).stdout);
+    let id = out["run"].as_str().unwrap().to_string();
+    // A plain resume says what can be done about a HALT.
+    let plain = s.env.triad(&s.repo, &["resume", &id]);
+    assert!(
+        plain
+            .stderr
+            .contains(&format!("git triad resume {id} --rewind N [--model M]")),
+        "{}",
+        plain.stderr
+    );
+    let bad = s.env.triad(&s.repo, &["resume", &id, "--rewind", "4"]);
+    bad.expect_code(2);
+    assert!(
+        bad.stderr.contains("--rewind takes 1 to 2 here"),
+        "{}",
+        bad.stderr
+    );
+    let resumed = s.env.triad(
+        &s.repo,
+        &[
+            "resume", &id, "--rewind", "1", "--model", "model-c", "--json",
+        ],
+    );
+    let out = run_json(&resumed.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(out["stages"][1]["model"], "model-c", "{out}");
+    let told = s.requests_for("implement-c")[0].to_string();
+    assert!(
+        told.contains("THE RUN HALTED, AND YOU ARE ASKED AGAIN"),
+        "{told}"
+    );
+}

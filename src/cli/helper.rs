@@ -481,14 +481,26 @@ pub fn run_models(state: &RunState, fallbacks: bool) -> Vec<String> {
 
 /// Resumes run `run_id` (`git triad resume`, and a run whose last dependency closed): under
 /// its cap, raised by `budget` when given, with what its task record lets it take up.
-pub fn resume_run(ctx: &Context, run_id: &str, budget: Option<f64>, json: bool) -> CommandResult {
+pub fn resume_run(
+    ctx: &Context,
+    run_id: &str,
+    budget: Option<f64>,
+    rewind: Option<crate::pipeline::resume::Rewind<'_>>,
+    json: bool,
+) -> CommandResult {
     let repo = need_repo(ctx)?;
     let mut loaded = ctx.load_config()?;
     let _lock = lock_run(repo, run_id)?;
     super::say_each(&crate::git::leftover::clean(repo.commondir()), ctx.quiet);
     let mut state = load_run(repo, run_id)?;
     fill_limits(ctx, &mut loaded, &run_models(&state, true))?;
-    crate::pipeline::resume::prepare(repo, &mut state, budget)
+    if let Some(m) = rewind.and_then(|r| r.model) {
+        if !loaded.config.models.contains_key(m) {
+            return Err(CommandError::usage(format!("--model {m}: no such model"))
+                .hint("`git triad models list` lists the registered models"));
+        }
+    }
+    crate::pipeline::resume::prepare(repo, &mut state, budget, rewind)
         .map_err(|e| resume_error(e, &state))?;
     // Answers, dependencies done, a reassignment: what the task record says the run may do.
     let take_up =
@@ -537,7 +549,7 @@ pub fn continue_unblocked(
             "triad: the last dependency `{slug}` is done: run {run_id} continues"
         ));
     }
-    let continued = resume_run(ctx, &run_id, None, json)?;
+    let continued = resume_run(ctx, &run_id, None, None, json)?;
     // A failure of the first command stands; else the continued run's outcome is the answer.
     Ok(if first == ExitCode::Ok {
         continued
@@ -550,14 +562,25 @@ pub fn continue_unblocked(
 fn resume_error(e: ResumeError, state: &RunState) -> CommandError {
     let what = e.to_string();
     match e {
-        ResumeError::Ended { .. } => CommandError::usage(format!(
-            "{what}: {}",
-            crate::report::run::message(state)
-        ))
-        .hint(format!(
-            "start a new run with `git triad run --task {}`",
-            state.task()
-        )),
+        ResumeError::Ended { status, .. } => {
+            let err = CommandError::usage(format!(
+                "{what}: {}",
+                crate::report::run::message(state)
+            ));
+            let err = if matches!(status, RunStatus::Halted | RunStatus::RetriesExhausted) {
+                err.hint(format!(
+                    "to redo the stage it stopped at (and N-1 before it), another model if you like: git triad resume {} --rewind N [--model M]",
+                    state.run_id()
+                ))
+            } else {
+                err
+            };
+            err.hint(format!(
+                "or start a new run with `git triad run --task {}`",
+                state.task()
+            ))
+        }
+        ResumeError::CannotRewind { .. } => CommandError::usage(what),
         ResumeError::ChamberUndecided { session, .. } => {
             CommandError::new(ExitCode::WaitingOnUser, what)
                 .hint(format!("read it: git triad chamber show {session}"))

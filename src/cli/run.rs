@@ -173,6 +173,16 @@ pub struct ResumeArgs {
     /// Raise the run's cap to what it has spent plus USD (default: the recorded cap).
     #[arg(long, value_name = "USD", value_parser = parse_budget)]
     pub budget: Option<f64>,
+    /// Take up a halted run by redoing the stage it stopped at and the N-1 before it.
+    ///
+    /// The first of them starts from the commit before it (what came after stays on the
+    /// record), is told why the run stopped, and gets a fresh retry budget. `--rewind 1`
+    /// redoes only the stage that halted.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=4))]
+    pub rewind: Option<u32>,
+    /// With --rewind: the model the first stage redone uses (a registered model).
+    #[arg(long, value_name = "MODEL", requires = "rewind")]
+    pub model: Option<String>,
     /// Print one JSON object describing the run on stdout.
     #[arg(long)]
     pub json: bool,
@@ -363,5 +373,9 @@ fn estimate(
 
 /// Runs `git triad resume`.
 pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
-    resume_run(ctx, &args.run_id, args.budget, args.json)
+    let rewind = args.rewind.map(|n| crate::pipeline::resume::Rewind {
+        stages: n as usize,
+        model: args.model.as_deref(),
+    });
+    resume_run(ctx, &args.run_id, args.budget, rewind, args.json)
 }

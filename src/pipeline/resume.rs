@@ -33,6 +33,14 @@ pub enum ResumeError {
         /// The session's status, in words.
         status: String,
     },
+    /// `--rewind` asks for what the run cannot do.
+    #[error("run {run_id}: {why}")]
+    CannotRewind {
+        /// The run.
+        run_id: String,
+        /// Why.
+        why: String,
+    },
     /// The chamber session the run stopped on cannot be read.
     #[error("chamber session {session} of run {run_id} cannot be read: {why}")]
     ChamberUnreadable {
@@ -56,7 +64,11 @@ pub fn prepare(
     repo: &Repository,
     state: &mut RunState,
     more_usd: Option<f64>,
+    rewind: Option<Rewind<'_>>,
 ) -> Result<(), ResumeError> {
+    if let Some(r) = rewind {
+        return rewind_halted(state, more_usd, r);
+    }
     if !state.status().resumable() {
         return Err(ResumeError::Ended {
             run_id: state.run_id().to_string(),
@@ -72,6 +84,56 @@ pub fn prepare(
         let feedback = chamber_decision(repo, state, &session)?;
         // The stage starts a fresh retry budget with what it waited for in its prompt.
         state.fresh_budget(feedback);
+    }
+    Ok(())
+}
+
+/// A person's answer to a halted run: go back `stages` stages, the first of them on `model`.
+#[derive(Debug, Clone, Copy)]
+pub struct Rewind<'a> {
+    /// How many stages to redo, counting the one the run stopped at.
+    pub stages: usize,
+    /// The model the first of them is redone with.
+    pub model: Option<&'a str>,
+}
+
+/// Takes up a halted run (HALT, or retries out) by rewinding it (see
+/// [`RunState::rewind_by_you`]): the stage it goes back to is told why the run stopped.
+fn rewind_halted(
+    state: &mut RunState,
+    more_usd: Option<f64>,
+    r: Rewind<'_>,
+) -> Result<(), ResumeError> {
+    let run_id = state.run_id().to_string();
+    if !matches!(
+        state.status(),
+        RunStatus::Halted | RunStatus::RetriesExhausted
+    ) {
+        return Err(ResumeError::CannotRewind {
+            run_id,
+            why: format!(
+                "--rewind takes up a halted run; this one is {} ({})",
+                state.status().as_str(),
+                if state.status().resumable() {
+                    "resume it without --rewind"
+                } else {
+                    "it ended"
+                }
+            ),
+        });
+    }
+    let why = state
+        .stop_reason()
+        .map(|s| s.describe())
+        .unwrap_or_else(|| "it halted".into());
+    let feedback = format!(
+        "## THE RUN HALTED, AND YOU ARE ASKED AGAIN\n\nThe run stopped: {why}\nA person sent it back to this stage to do it differently.\n"
+    );
+    state
+        .rewind_by_you(r.stages, r.model, feedback)
+        .map_err(|why| ResumeError::CannotRewind { run_id, why })?;
+    if let Some(more) = more_usd {
+        state.raise_budget(more);
     }
     Ok(())
 }

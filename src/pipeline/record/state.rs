@@ -676,6 +676,53 @@ impl RunState {
         self.feedback = format!("{why}{}", self.feedback);
     }
 
+    /// A person's answer to a HALT (seed 000 B3.3: "rewind N stages, change model
+    /// assignment, or abort"): the stage the run stopped at, and the `n - 1` before it, are
+    /// redone from the commit before them (theirs stay on the record), the first of them on
+    /// `model` when given (put first in its list, added when it was not there), with a fresh
+    /// retry budget and `feedback`. Answers the stage the run goes back to, or why it
+    /// cannot.
+    pub fn rewind_by_you(
+        &mut self,
+        n: usize,
+        model: Option<&str>,
+        feedback: String,
+    ) -> Result<Stage, String> {
+        let at = self.current.min(self.stages.len().saturating_sub(1));
+        if n == 0 || n > at + 1 {
+            return Err(format!(
+                "--rewind takes 1 to {} here: the run stopped at the {} stage",
+                at + 1,
+                self.stages[at].stage
+            ));
+        }
+        let to = at + 1 - n;
+        for s in &mut self.stages[to..] {
+            s.commit = None;
+            s.verdict = None;
+            s.draft = None;
+            s.dropped = None;
+            s.epoch_start = s.attempts.len();
+        }
+        if let Some(m) = model {
+            let s = &mut self.stages[to];
+            let from = s.model_index.min(s.models.len());
+            s.models.retain(|x| x != m);
+            s.models.insert(from.min(s.models.len()), m.to_string());
+            s.model_index = from.min(s.models.len() - 1);
+        }
+        if self.best.as_ref().is_some_and(|b| b.stage.index() >= to) {
+            self.best = None;
+        }
+        self.format.clear();
+        self.under_review = None;
+        self.pending_flags.clear();
+        self.current = to;
+        self.feedback = feedback;
+        self.set_running();
+        Ok(self.stages[to].stage)
+    }
+
     /// The reconciliation's one REJECT rewind: `to` and the stages after it are redone,
     /// `to` on top of the rejected change (`draft`), told `feedback`; the verify command and
     /// the summary are asked again.
