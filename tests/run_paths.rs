@@ -94,7 +94,12 @@ fn a_trusted_verify_command_runs_in_the_box_on_a_copy_of_the_tip() {
         git_triad::sandbox::found().landlock_abi > 0,
         "{layers}"
     );
-    assert_eq!(layers["network"]["held"], true, "{layers}");
+    let found = git_triad::sandbox::found();
+    assert_eq!(
+        layers["network"]["held"],
+        found.namespaces & libc::CLONE_NEWNET != 0 || found.landlock_abi >= 4,
+        "{layers}"
+    );
     // The verifier saw the command's outcome as a fact.
     let verifier = s.requests_for("verify");
     assert!(verifier[0].to_string().contains("triad-verify-ok"));

@@ -138,6 +138,12 @@ fn no_network_reaches_out_of_the_box() {
         "python3 -c \"import socket\ntry:\n socket.create_connection(('127.0.0.1', {port}), 3)\n print('reached')\nexcept OSError as e:\n print('refused', e)\ns = socket.socket()\ns.bind(('127.0.0.1', 0))\ns.listen()\nprint('own', s.getsockname()[1])\""
     ));
     let network = layer(&out, "network");
+    let f = machine();
+    if f.namespaces & libc::CLONE_NEWNET == 0 && f.landlock_abi < 4 {
+        // Neither layer here: the record says so, and that is all the box can promise.
+        assert!(!network.held, "{network:?}");
+        return;
+    }
     assert!(network.held, "{network:?}");
     assert!(!out.tail.contains("reached"), "{}", out.tail);
     assert!(listener.accept().is_err(), "nothing connected from the box");
