@@ -170,6 +170,9 @@ impl Chamber<'_> {
             failure: None,
             spend: Spend::of(&records),
         };
+        // Each call says when it is done: on small local models a session is minutes long,
+        // and a round with no line in between reads as a hang.
+        (self.progress)(&call_line(model, purpose, &turn.spend, result.is_ok()));
         match result {
             Ok(mut s) => {
                 // Text the server stopped at its length limit says so in the record.
@@ -473,5 +476,50 @@ impl Chamber<'_> {
             }
             Level::Three => session.status = Status::AwaitingAction,
         }
+    }
+}
+
+/// One call of a session, as its progress line: who answered as what, in how long, and at
+/// what speed (output tokens per second, when the server reported them).
+fn call_line(model: &str, purpose: &str, spend: &Spend, answered: bool) -> String {
+    let secs = spend.latency_ms as f64 / 1000.0;
+    // A rate over less than a second says more about the clock than the model.
+    let speed = if spend.output_tokens > 0 && spend.latency_ms >= 1000 {
+        format!(
+            ", {} tokens at {:.1} tokens/s",
+            spend.output_tokens,
+            spend.output_tokens as f64 / secs
+        )
+    } else {
+        String::new()
+    };
+    let how = if answered { "answered" } else { "failed" };
+    format!("chamber: {model} ({purpose}) {how} in {secs:.1} s{speed}")
+}
+
+#[cfg(test)]
+mod progress_tests {
+    use super::*;
+
+    #[test]
+    fn a_call_line_says_the_speed_only_over_a_second_or_more() {
+        let slow = Spend {
+            output_tokens: 120,
+            latency_ms: 8_000,
+            ..Spend::default()
+        };
+        assert_eq!(
+            call_line("local-qwen-coder", "panelist", &slow, true),
+            "chamber: local-qwen-coder (panelist) answered in 8.0 s, 120 tokens at 15.0 tokens/s"
+        );
+        let quick = Spend {
+            output_tokens: 120,
+            latency_ms: 40,
+            ..Spend::default()
+        };
+        assert_eq!(
+            call_line("m", "arbiter", &quick, false),
+            "chamber: m (arbiter) failed in 0.0 s"
+        );
     }
 }
