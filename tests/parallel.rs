@@ -349,10 +349,37 @@ fn a_candidate_that_is_down_degrades_the_panel_and_says_so() {
 }
 
 #[test]
+fn an_implementer_role_of_one_model_is_joined_by_the_profile_s_other_models() {
+    // The implementer role lists model-a only; the arbiter role's model-b joins it, so a
+    // parallel exploration has two candidates without --candidates.
+    let s = scenario(vec![
+        on(
+            "model-a",
+            "build-a",
+            "ROLE: candidate",
+            vec![Reply::text(solution("model-a"))],
+        ),
+        on(
+            "model-b",
+            "build-b",
+            "ROLE: candidate",
+            vec![Reply::text(solution("model-b"))],
+        ),
+    ]);
+    let _ = run(&s, &[]);
+    assert_eq!(s.requests_for("build-a").len(), 1);
+    assert_eq!(
+        s.requests_for("build-b").len(),
+        1,
+        "model-b built a candidate"
+    );
+}
+
+#[test]
 fn fewer_than_two_candidates_is_a_clear_stop() {
     // One distinct model: refused before any call, with a hint.
     let s = scenario(vec![]);
-    let r = run(&s, &[]);
+    let r = run(&s, &["--candidates", "model-a"]);
     r.expect_code(2);
     assert!(
         r.stderr.contains("at least two different candidate models"),

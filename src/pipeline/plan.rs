@@ -526,8 +526,30 @@ fn panel_plan(
     req: &RunRequest,
 ) -> Result<(Vec<String>, Option<String>), StartError> {
     let asked = if req.candidates.is_empty() {
-        let listed = loaded.role_models(Role::Implementer, profile);
-        listed.into_iter().filter(|m| loaded.callable(m)).collect()
+        // The implementer role's models; where it lists only one (a profile of small local
+        // models), the other models the profile's roles name join it, so `--workflow
+        // parallel` or `debate` needs no `--candidates` to have two.
+        let mut listed: Vec<String> = Vec::new();
+        for role in [
+            Role::Implementer,
+            Role::Arbiter,
+            Role::Refactorer,
+            Role::Architect,
+            Role::Verifier,
+        ] {
+            for m in loaded.role_models(role, profile) {
+                let distinct = !listed
+                    .iter()
+                    .any(|k| *k == m || same_wire_model(loaded, k, &m));
+                if distinct && loaded.callable(&m) {
+                    listed.push(m);
+                }
+            }
+            if listed.len() >= 2 {
+                break;
+            }
+        }
+        listed
     } else {
         req.candidates.clone()
     };
