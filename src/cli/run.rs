@@ -49,8 +49,7 @@ fn parse_mode(s: &str) -> Result<ArbiterMode, String> {
 /// Each accepted stage becomes a commit on the branch `triad/<task>/<run-id>`, built in
 /// memory from HEAD: your working tree, index, HEAD and stash are never touched. A different
 /// model (the arbiter) reviews the stages the mode selects; its verdicts are git notes
-/// (`git log --notes=triad`). Exit codes: 0 APPROVE/FLAG, 3 HALT, 4 retries exhausted,
-/// 5 budget, 6 waiting on you, 7 the run is busy in another process.
+/// (`git log --notes=triad`). How it ended is its exit code ([`crate::exit::ExitCode`]).
 ///
 /// Example: git triad run --task add-login --arbiter full --budget 2
 #[derive(Debug, Args)]

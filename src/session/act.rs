@@ -10,6 +10,7 @@ use git2::Repository;
 use serde_json::Value;
 
 use super::tools::{arg, args_list, clip_output};
+use crate::exit::ExitCode;
 use crate::privacy::Privacy;
 use crate::task::spec::{self, Requirement, Scope, TaskSpec};
 
@@ -360,14 +361,12 @@ impl Workshop {
             tokio::join!(read_all(out_pipe), self.heard(err_pipe), child.wait());
         let status = status.map_err(|e| format!("git triad {} did not finish: {e}", args[0]))?;
         let code = status.code();
-        let meaning = match code {
-            Some(0) => "done",
-            Some(3) => "HALT: the arbiter stopped the run for a human",
-            Some(4) => "a stage used up its retries",
-            Some(5) => "the budget would have been exceeded; nothing more was spent",
-            Some(6) => "waiting: questions to answer or a decision to make",
-            Some(7) => "busy: another git triad process holds this run",
-            _ => {
+        let meaning = match code
+            .and_then(ExitCode::from_code)
+            .and_then(ExitCode::outcome)
+        {
+            Some(meaning) => meaning,
+            None => {
                 let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
                 // The error line first (what a transcript shows), then its hints.
                 let first = lines
