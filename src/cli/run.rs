@@ -339,7 +339,7 @@ fn estimate(
     if let (Some(routing), false) = (state.routing(), ctx.quiet) {
         say_routes(routing);
     }
-    let ledger = Ledger::new(repo.path().join("triad").join("ledger.jsonl"))
+    let ledger = Ledger::new(crate::git::paths::ledger(repo))
         .read()
         .unwrap_or_default();
     let store = load_store(ctx)?;

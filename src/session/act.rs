@@ -22,15 +22,6 @@ pub fn branch(id: &str) -> String {
     format!("triad/session/{id}")
 }
 
-/// The worktree of session `id`.
-pub fn worktree_path(repo: &Repository, id: &str) -> PathBuf {
-    repo.path()
-        .join("triad")
-        .join("sessions")
-        .join(id)
-        .join("work")
-}
-
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
     let out = std::process::Command::new("git")
         .arg("-C")
@@ -52,7 +43,7 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
 /// Makes sure session `id`'s worktree exists: created with its branch from `base` the first
 /// time, checked out again from the branch when it was removed since.
 pub fn ensure_worktree(repo: &Repository, id: &str, base: &str) -> Result<PathBuf, String> {
-    let path = worktree_path(repo, id);
+    let path = crate::git::paths::session_worktree(repo, id);
     if path.join(".git").exists() {
         return Ok(path);
     }
