@@ -14,18 +14,6 @@ use crate::config::{ArbiterMode, LoadedConfig, Role, RoutingMode};
 use crate::model::budget::Ledger;
 use crate::pipeline::{RunLock, RunRequest, RunState, Stage, Workflow};
 
-fn parse_workflow(s: &str) -> Result<Workflow, String> {
-    match s {
-        "sequential" => Ok(Workflow::Sequential),
-        "parallel" => Ok(Workflow::Parallel),
-        "debate" => Ok(Workflow::Debate),
-        "tournament" => Ok(Workflow::Tournament),
-        _ => Err(format!(
-            "`{s}` is not a workflow (sequential, parallel, debate, tournament)"
-        )),
-    }
-}
-
 fn parse_chamber(s: &str) -> Result<bool, String> {
     match s {
         "auto" => Ok(true),
@@ -118,7 +106,13 @@ pub struct RunArgs {
     /// winning position is the architect's input to the sequential stages), or tournament
     /// (every candidate builds one alone, at the same time; an arbiter that is none of them
     /// reviews each with the usual evidence, and the best review goes on to Verify).
-    #[arg(long, value_name = "WORKFLOW", value_parser = parse_workflow, default_value = "sequential")]
+    #[arg(
+        long,
+        value_name = "WORKFLOW",
+        value_enum,
+        hide_possible_values = true,
+        default_value_t
+    )]
     pub workflow: Workflow,
     /// The models of a parallel exploration, a debate or a tournament, comma-separated (default: the
     /// implementer role's models); at least two different ones.

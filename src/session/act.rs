@@ -13,6 +13,7 @@ use super::tools::{arg, args_list, clip_output};
 use crate::exit::ExitCode;
 use crate::privacy::Privacy;
 use crate::task::spec::{self, Requirement, Scope, TaskSpec};
+use crate::workflow::Workflow;
 
 /// Lines `grep` answers at most.
 const GREP_LINES: usize = 60;
@@ -100,7 +101,7 @@ impl Workshop {
                 let workflow = args
                     .get("workflow")
                     .and_then(Value::as_str)
-                    .unwrap_or("sequential");
+                    .unwrap_or(Workflow::default().as_str());
                 self.triad(&["run", "--task", task, "--workflow", workflow], None)
                     .await
             }
