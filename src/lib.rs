@@ -11,7 +11,7 @@
 //!
 //! ```text
 //! safe process — leaves below the leaves: model text made terminal-safe, the processes a run started
-//! exit bounded redact fsguard clock glob verdict — leaves: exit codes, bounds, redaction, guarded reads, time and ids, globs, verdict words
+//! exit bounded redact fsguard clock glob verdict workflow — leaves: exit codes, bounds, redaction, guarded reads, time and ids, globs, verdict words, workflow names
 //! sandbox — the box every command that runs model-written code runs in
 //! code — tree-sitter facts about source files
 //! edit — edit blocks: parsing and applying them safely
@@ -63,6 +63,7 @@ pub mod session;
 pub mod task;
 pub mod tui;
 pub mod verdict;
+pub mod workflow;
 // Test support only: the tests and benches get it through the self dev-dependency in
 // Cargo.toml, so the shipped library and binary never contain the fake server.
 #[cfg(feature = "test-fakes")]

@@ -3,6 +3,8 @@
 //! A leaf, so that every layer reads verdict words the same way: the arbiter's schema, the
 //! notes that record verdicts, and the configuration that says which of them block a push.
 
+use std::sync::LazyLock;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -49,6 +51,17 @@ impl Verdict {
             .into_iter()
             .find(|v| v.as_str().eq_ignore_ascii_case(word))
     }
+
+    /// Every verdict word, mildest first, as a message offers a choice of them:
+    /// `APPROVE, FLAG, REJECT or HALT`.
+    pub fn choices() -> &'static str {
+        static CHOICES: LazyLock<String> = LazyLock::new(|| {
+            let words = Verdict::ALL.map(Verdict::as_str);
+            let (last, rest) = words.split_last().expect("there are verdicts");
+            format!("{} or {last}", rest.join(", "))
+        });
+        &CHOICES
+    }
 }
 
 impl std::fmt::Display for Verdict {
@@ -60,8 +73,10 @@ impl std::fmt::Display for Verdict {
 impl std::str::FromStr for Verdict {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Verdict::from_word(s)
-            .ok_or_else(|| format!("`{s}` is not a verdict (APPROVE, FLAG, REJECT, HALT)"))
+        Verdict::from_word(s).ok_or_else(|| {
+            let words = Verdict::ALL.map(Verdict::as_str);
+            format!("`{s}` is not a verdict ({})", words.join(", "))
+        })
     }
 }
 
@@ -76,17 +91,28 @@ pub enum Blocker {
 }
 
 impl Blocker {
+    /// The word of [`Blocker::Missing`] in `block_on`.
+    pub const MISSING: &'static str = "missing";
+
     /// Reads one `block_on` entry: `HALT`, `REJECT`, `FLAG` (any case) or `missing`. APPROVE
     /// is refused: it would block every reviewed commit.
     pub fn parse(word: &str) -> Result<Blocker, String> {
-        if word.trim().eq_ignore_ascii_case("missing") {
+        if word.trim().eq_ignore_ascii_case(Blocker::MISSING) {
             return Ok(Blocker::Missing);
         }
         match Verdict::from_word(word) {
             Some(v) if v != Verdict::Approve => Ok(Blocker::Verdict(v)),
-            _ => Err(format!(
-                "`{word}` is not one of HALT, REJECT, FLAG, missing"
-            )),
+            _ => {
+                // The entries a list may hold, the most severe verdict first.
+                let words: Vec<&str> = Verdict::ALL
+                    .into_iter()
+                    .rev()
+                    .filter(|v| *v != Verdict::Approve)
+                    .map(Verdict::as_str)
+                    .chain([Blocker::MISSING])
+                    .collect();
+                Err(format!("`{word}` is not one of {}", words.join(", ")))
+            }
         }
     }
 }
@@ -106,8 +132,22 @@ mod tests {
             Ok(Blocker::Verdict(Verdict::Reject))
         );
         assert!(Blocker::parse("APPROVE").is_err());
-        assert!(Blocker::parse("maybe")
-            .unwrap_err()
-            .contains("is not one of"));
+        assert_eq!(
+            Blocker::parse("maybe").unwrap_err(),
+            "`maybe` is not one of HALT, REJECT, FLAG, missing"
+        );
+    }
+
+    #[test]
+    fn messages_and_the_wire_use_the_words_of_the_enum() {
+        for v in Verdict::ALL {
+            // serde's spelling (notes, the arbiter's JSON schema) is `as_str`'s.
+            assert_eq!(serde_json::to_value(v).unwrap(), v.as_str());
+        }
+        assert_eq!(Verdict::choices(), "APPROVE, FLAG, REJECT or HALT");
+        assert_eq!(
+            "maybe".parse::<Verdict>().unwrap_err(),
+            "`maybe` is not a verdict (APPROVE, FLAG, REJECT, HALT)"
+        );
     }
 }

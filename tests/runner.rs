@@ -19,6 +19,7 @@ mod hostile_keys;
 mod layers;
 mod limits;
 mod notes_hooks;
+mod one_place;
 mod parallel;
 mod pipeline;
 mod probes;

@@ -80,7 +80,7 @@ pub fn say_once(ctx: &Context, repo: &git2::Repository, name: &str, line: &str) 
     if ctx.quiet {
         return;
     }
-    let marker = repo.path().join("triad").join("notices").join(name);
+    let marker = crate::git::paths::notice(repo, name);
     if std::fs::read_to_string(&marker).is_ok_and(|said| said.trim_end() == line) {
         return;
     }
@@ -147,7 +147,7 @@ pub fn reopen_due(ctx: &Context, repo: &git2::Repository) -> CommandResult<()> {
 /// A model client whose calls are also appended to the repository's cost ledger (the
 /// daily and monthly caps read it).
 pub fn client_for(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig) -> ModelClient {
-    let ledger = Ledger::new(repo.path().join("triad").join("ledger.jsonl"));
+    let ledger = Ledger::new(crate::git::paths::ledger(repo));
     ModelClient::new(&loaded.config, ctx.env_lookup()).with_ledger(ledger, &loaded.config)
 }
 

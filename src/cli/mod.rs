@@ -46,9 +46,7 @@ use crate::exit::ExitCode;
     version,
     propagate_version = true,
     max_term_width = 100,
-    after_help = "Start: git triad init; git triad task new <task> --title \"...\"; edit and commit \
-.triad/tasks/<task>.toml; git triad run --task <task>; git log --notes=triad triad/<task>/<run>.\n\n\
-Exit codes: 0 ok, 1 error, 2 usage, 3 HALT, 4 retries exhausted, 5 budget exceeded, 6 waiting on you, 7 run busy in another process."
+    after_help = after_help()
 )]
 pub struct Cli {
     /// Run as if started in <PATH> (like `git -C`).
@@ -80,6 +78,16 @@ pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// What `git triad -h` and the man page end with: how to start, and what every exit code
+/// means (from [`ExitCode::summary`]).
+fn after_help() -> String {
+    format!(
+        "Start: git triad init; git triad task new <task> --title \"...\"; edit and commit \
+.triad/tasks/<task>.toml; git triad run --task <task>; git log --notes=triad triad/<task>/<run>.\n\n{}",
+        ExitCode::summary()
+    )
 }
 
 /// The subcommands.

@@ -178,9 +178,6 @@ fn list(ctx: &Context, loaded: &LoadedConfig, args: &ListArgs) -> CommandResult 
     ok()
 }
 
-/// What `models check`'s call is for, as its errors and the ledger name it.
-pub const CHECK_PURPOSE: &str = "models-check";
-
 fn check(ctx: &Context, loaded: &LoadedConfig, args: &CheckArgs) -> CommandResult {
     let mut client = ModelClient::new(&loaded.config, ctx.env_lookup());
     client.set_timeout(Role::Arbiter, Duration::from_secs(args.timeout.max(1)));
@@ -213,7 +210,7 @@ fn check(ctx: &Context, loaded: &LoadedConfig, args: &CheckArgs) -> CommandResul
         16,
     );
     // No role calls here: errors and the ledger name the check itself.
-    req.purpose = Some(CHECK_PURPOSE.into());
+    req.purpose = Some(super::error::CHECK_PURPOSE.into());
     let rt = super::runtime()?;
     let started = Instant::now();
     let result = rt.block_on(client.chat(Role::Arbiter, std::slice::from_ref(&args.model), &req));

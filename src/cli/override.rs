@@ -20,14 +20,15 @@ pub struct OverrideArgs {
     pub reason: String,
 }
 
-/// Verdicts a human may set.
+/// Verdicts a human may set, named by the verdict's own word (`APPROVE`) or that word in
+/// lowercase.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum OverrideVerdict {
     /// The change may go ahead.
-    #[value(name = "APPROVE", alias = "approve")]
+    #[value(name = Verdict::Approve.as_str(), alias = Verdict::Approve.as_str().to_ascii_lowercase())]
     Approve,
     /// The change may go ahead, with concerns on record.
-    #[value(name = "FLAG", alias = "flag")]
+    #[value(name = Verdict::Flag.as_str(), alias = Verdict::Flag.as_str().to_ascii_lowercase())]
     Flag,
 }
 

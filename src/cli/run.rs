@@ -14,18 +14,6 @@ use crate::config::{ArbiterMode, LoadedConfig, Role, RoutingMode};
 use crate::model::budget::Ledger;
 use crate::pipeline::{RunLock, RunRequest, RunState, Stage, Workflow};
 
-fn parse_workflow(s: &str) -> Result<Workflow, String> {
-    match s {
-        "sequential" => Ok(Workflow::Sequential),
-        "parallel" => Ok(Workflow::Parallel),
-        "debate" => Ok(Workflow::Debate),
-        "tournament" => Ok(Workflow::Tournament),
-        _ => Err(format!(
-            "`{s}` is not a workflow (sequential, parallel, debate, tournament)"
-        )),
-    }
-}
-
 fn parse_chamber(s: &str) -> Result<bool, String> {
     match s {
         "auto" => Ok(true),
@@ -49,8 +37,7 @@ fn parse_mode(s: &str) -> Result<ArbiterMode, String> {
 /// Each accepted stage becomes a commit on the branch `triad/<task>/<run-id>`, built in
 /// memory from HEAD: your working tree, index, HEAD and stash are never touched. A different
 /// model (the arbiter) reviews the stages the mode selects; its verdicts are git notes
-/// (`git log --notes=triad`). Exit codes: 0 APPROVE/FLAG, 3 HALT, 4 retries exhausted,
-/// 5 budget, 6 waiting on you, 7 the run is busy in another process.
+/// (`git log --notes=triad`). How it ended is its exit code ([`crate::exit::ExitCode`]).
 ///
 /// Example: git triad run --task add-login --arbiter full --budget 2
 #[derive(Debug, Args)]
@@ -119,7 +106,13 @@ pub struct RunArgs {
     /// winning position is the architect's input to the sequential stages), or tournament
     /// (every candidate builds one alone, at the same time; an arbiter that is none of them
     /// reviews each with the usual evidence, and the best review goes on to Verify).
-    #[arg(long, value_name = "WORKFLOW", value_parser = parse_workflow, default_value = "sequential")]
+    #[arg(
+        long,
+        value_name = "WORKFLOW",
+        value_enum,
+        hide_possible_values = true,
+        default_value_t
+    )]
     pub workflow: Workflow,
     /// The models of a parallel exploration, a debate or a tournament, comma-separated (default: the
     /// implementer role's models); at least two different ones.
@@ -350,7 +343,7 @@ fn estimate(
     if let (Some(routing), false) = (state.routing(), ctx.quiet) {
         say_routes(routing);
     }
-    let ledger = Ledger::new(repo.path().join("triad").join("ledger.jsonl"))
+    let ledger = Ledger::new(crate::git::paths::ledger(repo))
         .read()
         .unwrap_or_default();
     let store = load_store(ctx)?;

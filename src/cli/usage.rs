@@ -31,7 +31,7 @@ pub struct UsageArgs {
 pub fn run(ctx: &Context, args: &UsageArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let loaded = ctx.load_config()?;
-    let path = repo.path().join("triad").join("ledger.jsonl");
+    let path = crate::git::paths::ledger(repo);
     let records = Ledger::new(path.clone()).read().map_err(|e| {
         CommandError::failure(format!("cannot read the ledger {}: {e}", path.display()))
     })?;

@@ -14,7 +14,8 @@ use std::rc::Rc;
 use serde::{Deserialize, Serialize};
 use tree_sitter::Tree;
 
-use super::imports::{self, import_keys, only_new, ImportKey, Outcome};
+use super::import::Outcome;
+use super::imports::{self, import_keys, only_new, ImportKey};
 use super::lang::{self, Lang, Parsed};
 use super::python::{sys_path_roots, PyResolver};
 use super::rust::RustResolver;

@@ -6,46 +6,19 @@
 //! [`Import`] per leaf path, so that `use a::{b, c::{d as e}}` can report exactly the leaf
 //! that does not exist.
 //!
-//! This module holds what both languages share (the [`Import`] and `Site` shapes, what a
-//! resolver concludes, which imports a change added) and dispatches to the per-language
-//! readers in `python/imports.rs` and `rust/imports.rs`.
+//! This module answers which imports a file has, dispatching to the per-language readers
+//! in `python/imports.rs` and `rust/imports.rs`, and which of them a change added. The
+//! shapes the readers build and the resolvers read ([`Import`], `Site`, `Outcome`) are in
+//! `import.rs`, below both sides, so that no reader imports the module that calls it.
 
 use std::collections::HashSet;
 
-use serde::{Deserialize, Serialize};
-use tree_sitter::{Node, QueryCursor, StreamingIterator, Tree};
+use tree_sitter::{QueryCursor, StreamingIterator, Tree};
 
+use super::import::{Import, Site};
 use super::lang::{self, Lang};
 use super::python::{python_sites, spread_optional};
 use super::rust::rust_sites;
-
-/// One import, as written.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub struct Import {
-    /// Python: the dotted module (`a.b`; empty for `from . import x`). Rust: the path
-    /// without its last segment (`std::collections` for `use std::collections::HashMap`),
-    /// or the whole path if it has one segment (`use serde;`, `extern crate foo;`); an
-    /// absolute path keeps its leading `::`.
-    pub module: String,
-    /// The imported names without aliases: Python `from m import x as y` → `["x"]`,
-    /// `from m import *` → `["*"]`, empty for `import m`; Rust the last segment
-    /// (`HashMap`, `*`, `self`), empty for single-segment paths.
-    pub names: Vec<String>,
-    /// First line of the statement (Python) or of the leaf path (Rust), 1-based.
-    pub line: u32,
-    /// Last line, 1-based and inclusive.
-    pub end_line: u32,
-    /// Python: inside `try:` with an `except` that catches `ImportError` or
-    /// `ModuleNotFoundError` (bare `except:`, `Exception`, a tuple containing either),
-    /// inside such a handler (a fallback), inside `with suppress(ImportError):`, or under
-    /// a Python-version or platform check, so a missing module is handled at run time or
-    /// never imported on some interpreters. `if TYPE_CHECKING:` does not count.
-    pub optional: bool,
-    /// The whole statement, whitespace collapsed to one line.
-    pub text: String,
-    /// Python relative-import level: the number of leading dots (0 for absolute).
-    pub level: u32,
-}
 
 /// Every import in `source`, in source order.
 pub fn imports(lang: Lang, source: &str) -> Vec<Import> {
@@ -100,19 +73,6 @@ pub(crate) fn only_new(mut import: Import, old: &HashSet<ImportKey>) -> Option<I
     (!import.names.is_empty()).then_some(import)
 }
 
-/// An import plus where it sits in the tree, for the resolvers.
-pub(crate) struct Site<'t> {
-    /// The public view.
-    pub import: Import,
-    /// The whole statement (`use_declaration`, `import_from_statement`, …).
-    pub decl: Node<'t>,
-    /// Rust: every segment of the leaf path (`["", "serde", "Serialize"]` for
-    /// `::serde::Serialize`); Python: unused.
-    pub path: Vec<String>,
-    /// Rust: `extern crate` rather than `use`.
-    pub extern_crate: bool,
-}
-
 /// Every import of a parsed file with its tree context.
 pub(crate) fn sites<'t>(lang: Lang, tree: &'t Tree, source: &str) -> Vec<Site<'t>> {
     let Some(query) = lang.imports_query() else {
@@ -133,15 +93,6 @@ pub(crate) fn sites<'t>(lang: Lang, tree: &'t Tree, source: &str) -> Vec<Site<'t
         spread_optional(&mut out);
     }
     out
-}
-
-/// What a resolver concluded about one import.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    /// It exists (or we cannot prove it does not).
-    Resolved,
-    /// It does not exist; the reason says where we looked.
-    Unresolved(String),
 }
 
 #[cfg(test)]

@@ -18,13 +18,15 @@
 //! Languages are Python and Rust. Each has a folder under `grammars/` with its
 //! tree-sitter queries (compiled once per process) and a folder here with its import
 //! reader and resolver (`python/`, `rust/`); the files directly in `src/code/` are
-//! language-neutral. `weakening/` holds the rules of weakened tests, one file per way of
+//! language-neutral: `import.rs` holds the shapes the readers build and the resolvers read,
+//! below both, and `imports.rs` dispatches to the readers. `weakening/` holds the rules of weakened tests, one file per way of
 //! weakening them. `grammars/README.md` explains how to add a language.
 
 mod assertions;
 mod calls;
 mod constants;
 mod evidence;
+mod import;
 mod imports;
 mod lang;
 mod python;
@@ -41,7 +43,8 @@ pub use assertions::{
 };
 pub use calls::{example_calls, literal_calls, required_params};
 pub use evidence::{evidence, evidence_with, ChangedFile, EvidenceOptions, Finding};
-pub use imports::{added_imports, imports, Import};
+pub use import::Import;
+pub use imports::{added_imports, imports};
 pub use lang::Lang;
 pub use source::{DirSource, FileSource, GitTreeSource};
 pub use symbols::{enclosing, hunk_label, innermost, outline, Symbol};

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use super::failure::BlockFailure;
 use super::parse::EditBlock;
 use super::path::{check_path, shown, PathError};
 
@@ -32,37 +33,6 @@ pub trait BaseFiles {
     }
     /// What `path` names, or `None` if nothing is there.
     fn kind(&self, path: &str) -> Option<EntryKind>;
-}
-
-/// Why one block did not apply, with what the model needs to fix it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BlockFailure {
-    /// The path as written.
-    pub path: String,
-    /// Line of the block in the answer.
-    pub answer_line: usize,
-    /// What went wrong.
-    pub reason: String,
-    /// The closest real lines, when SEARCH did not match.
-    pub nearest: Option<String>,
-    /// The replacement is already in the file.
-    pub already_applied: bool,
-    /// The block aimed at a private file.
-    pub private: bool,
-}
-
-impl BlockFailure {
-    /// A failure of `block` for `reason`, without nearest lines.
-    pub fn of(block: &EditBlock, reason: String) -> Self {
-        BlockFailure {
-            path: super::path::shown(&block.path),
-            answer_line: block.answer_line,
-            reason,
-            nearest: None,
-            already_applied: false,
-            private: false,
-        }
-    }
 }
 
 /// The outcome of applying a set of blocks.

@@ -1,7 +1,7 @@
 //! What the model and the record are told about edit blocks that did not apply: the full
 //! feedback for the retry, and one bounded line for `log`, stderr and `run.json`.
 
-use super::apply::BlockFailure;
+use super::failure::BlockFailure;
 
 /// Feedback for the model about blocks that failed, in the order they appeared.
 pub fn render_failures(failures: &[BlockFailure], applied_ok: usize) -> String {

@@ -20,6 +20,7 @@ use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
 
+use super::paths::sandbox_records;
 use crate::process::Group;
 
 /// How the directories of temporary worktrees are named.
@@ -79,15 +80,10 @@ impl Held {
     }
 }
 
-/// Where the records of `git_common_dir` are.
-fn records_dir(git_common_dir: &Path) -> PathBuf {
-    git_common_dir.join("triad").join("sandboxes")
-}
-
 impl Record {
     /// Records (and locks) the temporary worktree `worktree` in `dir`, before it is made.
     pub fn create(git_common_dir: &Path, dir: &Path, worktree: &Path) -> std::io::Result<Record> {
-        let records = records_dir(git_common_dir);
+        let records = sandbox_records(git_common_dir);
         std::fs::create_dir_all(&records)?;
         let name = dir
             .file_name()
@@ -142,7 +138,7 @@ impl Drop for Record {
 pub fn clean(git_common_dir: &Path) -> Vec<String> {
     let mut said = Vec::new();
     let mut live: Vec<PathBuf> = Vec::new();
-    let records = std::fs::read_dir(records_dir(git_common_dir))
+    let records = std::fs::read_dir(sandbox_records(git_common_dir))
         .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
         .unwrap_or_default();
     for path in records
@@ -273,20 +269,31 @@ mod tests {
         assert!(clean(&git_dir).is_empty(), "its owner holds it");
         assert!(dir.exists());
         // What an owner that died leaves: the record, unlocked.
-        let text = std::fs::read_to_string(records_dir(&git_dir).join(format!("{PREFIX}abc.json")))
-            .unwrap();
+        let text =
+            std::fs::read_to_string(sandbox_records(&git_dir).join(format!("{PREFIX}abc.json")))
+                .unwrap();
         assert!(
             text.contains(&format!("\"pgid\":{}", i32::MAX - 7)),
             "{text}"
         );
         drop(record);
-        assert_eq!(std::fs::read_dir(records_dir(&git_dir)).unwrap().count(), 0);
-        std::fs::write(records_dir(&git_dir).join("dead.json"), &text).unwrap();
+        assert_eq!(
+            std::fs::read_dir(sandbox_records(&git_dir))
+                .unwrap()
+                .count(),
+            0
+        );
+        std::fs::write(sandbox_records(&git_dir).join("dead.json"), &text).unwrap();
         let said = clean(&git_dir);
         assert_eq!(said.len(), 1, "{said:?}");
         assert!(said[0].starts_with("removed the scratch copy"), "{said:?}");
         assert!(!dir.exists());
-        assert_eq!(std::fs::read_dir(records_dir(&git_dir)).unwrap().count(), 0);
+        assert_eq!(
+            std::fs::read_dir(sandbox_records(&git_dir))
+                .unwrap()
+                .count(),
+            0
+        );
         assert!(clean(&git_dir).is_empty(), "nothing left");
     }
 }

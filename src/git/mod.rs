@@ -7,6 +7,7 @@ pub mod diff;
 pub mod export;
 mod id;
 pub mod leftover;
+pub mod paths;
 pub mod record;
 
 use std::collections::BTreeMap;

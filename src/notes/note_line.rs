@@ -401,7 +401,7 @@ fn shape(json: &Json) -> Result<Shape, Problem> {
     let verdict_of = |field: &'static str| match obj.get(field) {
         Some(Value::String(w)) => Verdict::from_word(w).ok_or(Problem::Field {
             field,
-            wanted: "APPROVE, FLAG, REJECT or HALT",
+            wanted: Verdict::choices(),
         }),
         _ => Err(Problem::Field {
             field,

@@ -54,8 +54,8 @@ impl RunLock {
         if !valid_id(run_id) {
             return Err(LockError::BadId(crate::bounded::clip(run_id, 80)));
         }
-        let dir = repo.commondir().join("triad").join("locks");
-        let path = dir.join(format!("{run_id}.lock"));
+        let dir = crate::git::paths::run_locks(repo);
+        let path = crate::git::paths::run_lock(repo, run_id);
         let io = |source| LockError::Io {
             run_id: run_id.to_string(),
             path: path.clone(),
@@ -97,11 +97,7 @@ pub fn run_alive(repo: &Repository, run_id: &str) -> bool {
     if !valid_id(run_id) {
         return false;
     }
-    let path = repo
-        .commondir()
-        .join("triad")
-        .join("locks")
-        .join(format!("{run_id}.lock"));
+    let path = crate::git::paths::run_lock(repo, run_id);
     let Ok(mut file) = File::open(&path) else {
         return false;
     };

@@ -24,9 +24,12 @@ pub mod transition;
 pub mod verify;
 pub mod waiting;
 
+/// The workflows are named below the pipeline, for every layer to read (see
+/// [`crate::workflow`]).
+pub use crate::workflow::Workflow;
 pub use lock::{run_alive, LockError, RunLock};
 pub use observer::{Observer, Progress, Silent};
-pub use plan::{plan, RunRequest, StartError, Workflow};
+pub use plan::{plan, RunRequest, StartError};
 pub use record::{list_runs, scan_runs, CorruptRun, Recorder, RunState, RunStatus, StopReason};
 pub use resume::ResumeError;
 pub use run::{Flow, Run, RunEnv, RunError};

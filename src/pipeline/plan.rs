@@ -13,6 +13,7 @@ use super::stage::Stage;
 use crate::config::{ArbiterMode, LoadedConfig, Role};
 use crate::routing::route::Routing;
 use crate::task::{spec, TaskSpec};
+use crate::workflow::Workflow;
 
 /// What the user asked for on the command line.
 #[derive(Debug, Clone, Default)]
@@ -48,38 +49,6 @@ pub struct RunRequest {
     /// The routes of the roles chosen by measured fitness (roles set to `auto`, or every
     /// role with `--routing`), computed from the user's measurements; recorded in the run.
     pub routes: Option<Routing>,
-}
-
-/// How a run produces its solution before the Verify stage.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Workflow {
-    /// Architect → Implement → Refactor, one model after the other.
-    #[default]
-    Sequential,
-    /// Several models build a solution each, alone and at the same time, review and vote
-    /// on each other's, and the winner enhances its own with the best of the others
-    /// (seed 001 §5.2).
-    Parallel,
-    /// Several models argue for an approach in position papers with explicit trade-offs,
-    /// rebut each other and give final arguments; the tiebreaker judges, and the winning
-    /// position is the architect's input to the usual sequential stages (seed 001 §5.3).
-    Debate,
-    /// Several models build a solution each, at the same time; an arbiter that is none of
-    /// them reviews every solution with the usual evidence and the best review wins; the
-    /// winner goes on to Verify as it was built (seed 001 §7, Tournament).
-    Tournament,
-}
-
-impl Workflow {
-    /// The name `--workflow` takes.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Workflow::Sequential => "sequential",
-            Workflow::Parallel => "parallel",
-            Workflow::Debate => "debate",
-            Workflow::Tournament => "tournament",
-        }
-    }
 }
 
 /// Why a run cannot start. Facts only: the command line says what to do about each.

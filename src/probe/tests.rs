@@ -1,5 +1,7 @@
 //! The probe runner against real trees: a real Python interpreter, a real cargo.
 
+use std::time::Duration;
+
 use super::*;
 
 /// A repository whose HEAD tree holds `files`.

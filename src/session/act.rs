@@ -10,8 +10,10 @@ use git2::Repository;
 use serde_json::Value;
 
 use super::tools::{arg, args_list, clip_output};
+use crate::exit::ExitCode;
 use crate::privacy::Privacy;
 use crate::task::spec::{self, Requirement, Scope, TaskSpec};
+use crate::workflow::Workflow;
 
 /// Lines `grep` answers at most.
 const GREP_LINES: usize = 60;
@@ -19,15 +21,6 @@ const GREP_LINES: usize = 60;
 /// The session branch of session `id`.
 pub fn branch(id: &str) -> String {
     format!("triad/session/{id}")
-}
-
-/// The worktree of session `id`.
-pub fn worktree_path(repo: &Repository, id: &str) -> PathBuf {
-    repo.path()
-        .join("triad")
-        .join("sessions")
-        .join(id)
-        .join("work")
 }
 
 fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
@@ -51,7 +44,7 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
 /// Makes sure session `id`'s worktree exists: created with its branch from `base` the first
 /// time, checked out again from the branch when it was removed since.
 pub fn ensure_worktree(repo: &Repository, id: &str, base: &str) -> Result<PathBuf, String> {
-    let path = worktree_path(repo, id);
+    let path = crate::git::paths::session_worktree(repo, id);
     if path.join(".git").exists() {
         return Ok(path);
     }
@@ -108,7 +101,7 @@ impl Workshop {
                 let workflow = args
                     .get("workflow")
                     .and_then(Value::as_str)
-                    .unwrap_or("sequential");
+                    .unwrap_or(Workflow::default().as_str());
                 self.triad(&["run", "--task", task, "--workflow", workflow], None)
                     .await
             }
@@ -360,14 +353,12 @@ impl Workshop {
             tokio::join!(read_all(out_pipe), self.heard(err_pipe), child.wait());
         let status = status.map_err(|e| format!("git triad {} did not finish: {e}", args[0]))?;
         let code = status.code();
-        let meaning = match code {
-            Some(0) => "done",
-            Some(3) => "HALT: the arbiter stopped the run for a human",
-            Some(4) => "a stage used up its retries",
-            Some(5) => "the budget would have been exceeded; nothing more was spent",
-            Some(6) => "waiting: questions to answer or a decision to make",
-            Some(7) => "busy: another git triad process holds this run",
-            _ => {
+        let meaning = match code
+            .and_then(ExitCode::from_code)
+            .and_then(ExitCode::outcome)
+        {
+            Some(meaning) => meaning,
+            None => {
                 let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
                 // The error line first (what a transcript shows), then its hints.
                 let first = lines

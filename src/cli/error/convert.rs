@@ -87,6 +87,10 @@ impl From<ModelError> for CommandError {
     }
 }
 
+/// What `models check`'s call is for, as its errors and the ledger name it: the model was
+/// named by the user, so its errors get no hint to choose the role's models.
+pub const CHECK_PURPOSE: &str = "models-check";
+
 /// Where the models of a call are chosen: the chamber's panel for its calls, else the role;
 /// `None` for `models check`, whose model the user named.
 fn choose_models_hint(role: crate::config::Role, purpose: Option<&str>) -> Option<String> {
@@ -94,7 +98,7 @@ fn choose_models_hint(role: crate::config::Role, purpose: Option<&str>) -> Optio
         Some(p) if p.starts_with("chamber") => {
             Some("choose other chamber models with `--panel M1,M2` or `chamber.panel`, and its arbiter with `roles.arbiter.models`".to_string())
         }
-        Some(crate::cli::models::CHECK_PURPOSE) => None,
+        Some(CHECK_PURPOSE) => None,
         _ => Some(format!("choose other models with `-c roles.{role}.models='[\"<model>\", ...]'`")),
     }
 }

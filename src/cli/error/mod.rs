@@ -3,7 +3,7 @@
 
 mod convert;
 
-pub use convert::{local_error, run_error};
+pub use convert::{local_error, run_error, CHECK_PURPOSE};
 
 use std::fmt::Write as _;
 

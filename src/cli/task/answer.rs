@@ -84,7 +84,7 @@ pub fn run(ctx: &Context, args: &AnswerArgs) -> CommandResult {
 
 /// Opens the user's editor on the answers template and returns what was saved.
 fn edit_answers(ctx: &Context, repo: &git2::Repository, task: &Task) -> CommandResult<String> {
-    let path = repo.path().join("TRIAD_ANSWERS");
+    let path = crate::git::paths::answers_draft(repo);
     std::fs::write(
         &path,
         answers::template(&task.slug, &task.assigned_to, &task.questions),

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 
 use tree_sitter::Node;
 
-use crate::code::imports::{Import, Site};
+use crate::code::import::{Import, Site};
 use crate::code::lang;
 
 /// Marks every absolute import of a module the file imports optionally somewhere as optional:

@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use super::deps::{read_dir_manifests, Declared};
 use super::venv::venv_imports;
-use crate::code::imports::{Import, Outcome};
+use crate::code::import::{Import, Outcome};
 use crate::code::source::{join, parent, View};
 
 /// Packaging tools every virtualenv and build environment provides, imported by

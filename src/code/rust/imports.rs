@@ -3,7 +3,7 @@
 
 use tree_sitter::Node;
 
-use crate::code::imports::{Import, Site};
+use crate::code::import::{Import, Site};
 use crate::code::lang;
 
 /// The [`Site`]s of one Rust `use` declaration (one per leaf of its use tree) or

@@ -14,7 +14,7 @@ use tree_sitter::Node;
 
 use super::cargo::{crate_for_dir, default_dir, file_module_of, CrateInfo, FileModule};
 use super::items::{collect_items, scan_macro_rules, under_macro_attribute, Items, ModDecl};
-use crate::code::imports::{Outcome, Site};
+use crate::code::import::{Outcome, Site};
 use crate::code::lang::{self, Lang, Parsed};
 use crate::code::source::{join, normalize, parent, View};
 

@@ -56,7 +56,7 @@ impl Entry {
 
 /// Where init records its config changes (inside the git dir: never committed or cloned).
 fn record_path(repo: &Repository) -> PathBuf {
-    repo.commondir().join("triad").join("init-config.json")
+    crate::git::paths::init_record(repo)
 }
 
 /// The changes recorded by earlier `init` runs.
