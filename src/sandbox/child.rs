@@ -43,25 +43,25 @@ pub(super) enum Step {
 }
 
 impl Step {
+    /// Every step, in the order the child takes them.
+    const ALL: [Step; 12] = [
+        Step::DeathSignal,
+        Step::Unshare,
+        Step::IdMaps,
+        Step::Fork,
+        Step::PrivateMounts,
+        Step::Proc,
+        Step::Shm,
+        Step::Loopback,
+        Step::Limits,
+        Step::Capabilities,
+        Step::NoNewPrivs,
+        Step::Landlock,
+    ];
+
     /// The step a report byte names.
     pub(super) fn from_byte(b: u8) -> Option<Step> {
-        use Step::*;
-        [
-            DeathSignal,
-            Unshare,
-            IdMaps,
-            Fork,
-            PrivateMounts,
-            Proc,
-            Shm,
-            Loopback,
-            Limits,
-            Capabilities,
-            NoNewPrivs,
-            Landlock,
-        ]
-        .into_iter()
-        .find(|s| *s as u8 == b)
+        Step::ALL.into_iter().find(|s| *s as u8 == b)
     }
 
     /// What the step sets up, for an error sentence.

@@ -209,6 +209,12 @@ impl TaskSpec {
         out
     }
 
+    /// The calls of its examples, as code (`char_count('a b')`): inputs a behaviour diff
+    /// tries on the functions they call.
+    pub fn example_calls(&self) -> Vec<String> {
+        self.all_examples().into_iter().map(|e| e.call).collect()
+    }
+
     /// The requirements' ids (`R1`, `R2`, …), which a review's issue may name instead of
     /// quoting code.
     pub fn requirement_ids(&self) -> Vec<String> {

@@ -269,12 +269,7 @@ fn refactor_behaviour(
     let changed = crate::arbiter::gather::changed_lines(&diff);
     let runner = crate::probe::ProbeRunner::new(repo, new_tree.clone(), cx.probe_policy())
         .about_change(changed, Some(start));
-    let examples: Vec<String> = cx
-        .spec
-        .all_examples()
-        .iter()
-        .map(|e| e.call.clone())
-        .collect();
+    let examples = cx.spec.example_calls();
     Ok(match runner.behaviour(&examples) {
         Some(Ok(diff)) if !diff.differences.is_empty() => Some(diff),
         Some(Err(why)) => {

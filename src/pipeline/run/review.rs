@@ -276,12 +276,7 @@ fn prepare_review<'a>(
     .ctx("diffing the stage under review")?;
     prepared.add_findings(claims);
     // The changed functions run on both sides, for the arbiter's facts.
-    let examples: Vec<String> = cx
-        .spec
-        .all_examples()
-        .iter()
-        .map(|e| e.call.clone())
-        .collect();
+    let examples = cx.spec.example_calls();
     prepared.take_behaviour(&examples);
     Ok(prepared)
 }
