@@ -115,8 +115,10 @@ pub(super) fn run(ctx: &Context, args: &BenchArgs, loaded: &LoadedConfig) -> Com
                 let calls: Vec<usize> = judged.iter().map(|r| r.calls).collect();
                 let budget = loop_budget(&calls);
                 let builder = judged
-                    .first()
-                    .map_or_else(|| implementer.clone(), |r| r.builder.clone());
+                    .iter()
+                    .map(|r| &r.builder)
+                    .find(|b| !b.is_empty())
+                    .map_or_else(|| implementer.clone(), String::clone);
                 progress(
                     ctx,
                     &format!(
