@@ -18,7 +18,7 @@ use std::time::Duration;
 use git_triad::arbiter::ArbiterReview;
 use serde_json::Value;
 
-use crate::common::{bin, Run, TestEnv};
+use crate::common::{bin, copy_dir, Run, TestEnv};
 
 fn real_cache() -> PathBuf {
     if let Ok(c) = std::env::var("GIT_TRIAD_LOCAL_CACHE") {
@@ -26,19 +26,6 @@ fn real_cache() -> PathBuf {
     }
     let home = std::env::var("HOME").expect("HOME");
     Path::new(&home).join(".cache/git-triad/local")
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let dest = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &dest);
-        } else {
-            std::fs::copy(e.path(), dest).unwrap();
-        }
-    }
 }
 
 /// The user config of every command: calls may take as long as a loaded machine needs.

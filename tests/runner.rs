@@ -13,6 +13,7 @@ mod cost;
 mod debate;
 mod docs;
 mod e2e_local;
+mod examples;
 mod fitness;
 mod hostile;
 mod hostile_keys;

@@ -1,13 +1,9 @@
 """add-max: max_value is right on cases the task never gave, under cargo test."""
-import os
-import pathlib
-import subprocess
 import sys
 
-tree = pathlib.Path(sys.argv[1])
-(tree / "tests").mkdir(exist_ok=True)
-(tree / "tests" / "hidden_max.rs").write_text(
-    """
+from _base import cargo_hidden_test
+
+sys.exit(cargo_hidden_test(sys.argv[1], "hidden_max", """
 use ministats::max_value;
 
 #[test]
@@ -17,11 +13,4 @@ fn hidden() {
     assert_eq!(max_value(&[4.0]), Some(4.0));
     assert_eq!(max_value(&[]), None);
 }
-"""
-)
-env = dict(os.environ, CARGO_TARGET_DIR=str(tree / "target-hidden"))
-r = subprocess.run(
-    ["cargo", "test", "--offline", "-q", "--test", "hidden_max"],
-    cwd=tree, env=env, capture_output=True, timeout=600,
-)
-sys.exit(r.returncode)
+"""))

@@ -83,11 +83,13 @@ pub struct BenchArgs {
     /// Format of the report, and of the summary printed after measuring.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = ReportFormat::Text)]
     pub format: ReportFormat,
-    /// Instead of measuring the built-in tasks: run this repository's committed tasks as a
-    /// plain test loop (the implementer's model, the verify command's output, up to three
-    /// tries) and as the pipeline under each arbiter mode, and show what completed, at what
-    /// cost and wall time. Each run leaves its branch; every outcome is judged by the task's
-    /// verify command on a non-empty change, never by a model's word.
+    /// Instead of measuring the built-in tasks: run this repository's committed tasks as the
+    /// pipeline under each arbiter mode and as a plain test loop given the same model (the
+    /// pipeline's implement stage's), the same information (the task, the files, the verify
+    /// command's failure at the base) and as many model calls as the pipeline made, and show
+    /// per task what each fixed and claimed, its false successes, calls and wall time. Each
+    /// run leaves its branch; a result is judged by facts (a non-empty change the verify
+    /// command and `--check` pass), never by a model's word.
     #[arg(long, conflicts_with_all = ["report", "share", "import"])]
     pub compare: bool,
     /// With `--compare`: the task to run (repeatable; default: every committed TaskSpec).
@@ -102,6 +104,12 @@ pub struct BenchArgs {
         requires = "compare"
     )]
     pub configs: Vec<String>,
+    /// With `--compare`: a command of yours that checks a result beyond the task's own
+    /// tests (hidden from the models), run in the box on a scratch copy of each result with
+    /// the verify command's timeout; exit 0 means right. A claimed success it fails is a
+    /// false success.
+    #[arg(long, value_name = "COMMAND", requires = "compare")]
+    pub check: Option<String>,
 }
 
 /// Progress lines on stderr.

@@ -1,10 +1,12 @@
 //! The plain test loop: the baseline a run must beat.
 //!
-//! One model (the implementer's), the task, the files in scope and, after a failing try, the
-//! verify command's output; up to three tries; no other stage, no arbiter, no facts beyond
-//! the command's exit code. This is the generate → test → fix loop peer tools lead with, and
-//! `git triad bench --compare` runs it beside the pipeline on the same task and models so a
-//! user can see what the review buys before paying for it.
+//! One model (the one a run's implement stage uses), the task, the files in scope and the
+//! verify command's output: at the base before the first try (a bug fix's failing test, as a
+//! run's building stages are shown it), and after each failing try; as many tries as the
+//! caller allows (one model call each); no other stage, no arbiter, no facts beyond the
+//! command's exit code. This is the generate → test → fix loop peer tools lead with, and
+//! `git triad bench --compare` runs it beside the pipeline on the same task, model and number
+//! of calls so a user can see what the review buys before paying for it.
 //!
 //! It reads and applies answers through the one stage service ([`super::answer`]) and
 //! asks exactly as a run asks its implement stage ([`super::context::stage_request`]); its
@@ -24,7 +26,8 @@ use crate::edit::render_failures;
 use crate::git::export::run_boxed;
 use crate::git::{self, Context as _, GitError, TreeFiles};
 use crate::model::{ModelClient, ModelError, Spend};
-use crate::privacy::Privacy;
+use crate::privacy::{mask_key_shaped, Privacy};
+use crate::sandbox::CommandOutcome;
 use crate::task::outcome::Outcome;
 use crate::task::TaskSpec;
 
@@ -45,7 +48,7 @@ pub struct LoopRequest<'a> {
     pub model: &'a str,
     /// The verify command and its timeout: the loop's only judge.
     pub verify: (&'a str, Duration),
-    /// Tries at most.
+    /// Tries at most: each is one model call.
     pub tries: u32,
     /// A progress line for each try.
     pub say: &'a dyn Fn(&str),
@@ -95,6 +98,15 @@ pub fn plain_loop(req: &LoopRequest<'_>) -> Result<LoopOutcome, LoopError> {
     let whole = writes_whole_files(req.config, req.model);
     let root = repo.workdir().map(|p| p.to_path_buf());
     let mut parent: Oid = base.id();
+    let (_, at_base) = run_boxed(
+        repo,
+        &base_tree,
+        req.verify.0,
+        req.verify.1,
+        TAIL_LINES,
+        &req.config.sandbox,
+    );
+    let base_failure = base_failure(&at_base);
     let mut feedback = String::new();
     let mut spend = Spend::default();
     let mut passed = false;
@@ -116,6 +128,7 @@ pub fn plain_loop(req: &LoopRequest<'_>) -> Result<LoopOutcome, LoopError> {
         let ctx = StageContext {
             changed_so_far: &changed,
             feedback: &feedback,
+            facts: &base_failure,
             ..StageContext::new(
                 Stage::Implement,
                 req.spec,
@@ -192,7 +205,8 @@ pub fn plain_loop(req: &LoopRequest<'_>) -> Result<LoopOutcome, LoopError> {
         if !passed {
             feedback = format!(
                 "## THE VERIFY COMMAND FAILS\n\nThe files below hold your change so far. With them, `{}` ends with {status}. The end of its output:\n```\n{}\n```\nFix it.\n",
-                req.verify.0, outcome.tail
+                req.verify.0,
+                mask_key_shaped(&outcome.tail)
             );
         }
     }
@@ -224,4 +238,22 @@ pub fn plain_loop(req: &LoopRequest<'_>) -> Result<LoopOutcome, LoopError> {
         seconds: started.elapsed().as_secs_f64(),
         detail,
     })
+}
+
+/// What every try is told when the verify command already fails at the base (a bug fix's
+/// failing test): the command and the end of its output, as a fact, as a run's building
+/// stages are told it; empty when it passes. Without it the loop's first try guesses at what
+/// the pipeline's implement stage is shown.
+fn base_failure(outcome: &CommandOutcome) -> String {
+    if outcome.exit_code == Some(0) {
+        return String::new();
+    }
+    let status = outcome
+        .exit_code
+        .map_or("is killed".to_string(), |c| format!("exits with {c}"));
+    format!(
+        "## The verify command fails before any change (a fact)\n`{}` {status} at the base. The end of its output:\n```\n{}\n```\n",
+        crate::redact::redact(&outcome.command),
+        mask_key_shaped(&outcome.tail)
+    )
 }

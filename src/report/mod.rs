@@ -1,6 +1,7 @@
 //! Rendering for people and machines: reviews as text, markdown and SARIF 2.1.0; runs in
 //! [`run`], their deliberations in [`deliberation`].
 
+pub mod compare;
 pub mod cost;
 pub mod debate;
 pub mod deliberation;

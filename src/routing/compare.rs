@@ -1,6 +1,8 @@
-//! What the review buys: the same task run as the plain test loop and as the pipeline under
-//! each arbiter mode, each outcome judged by facts (a non-empty change on which the task's
-//! verify command passes), with cost and wall time per configuration.
+//! What the review buys, measured fairly: the same task run as the plain test loop and as the
+//! pipeline under each arbiter mode, with the same building model, the same information and
+//! the same number of model calls, each result judged by facts (a non-empty change the task's
+//! verify command passes and, when the user gives one, a check the models never saw), with
+//! calls, cost and wall time per task and configuration.
 
 use std::time::Duration;
 
@@ -9,118 +11,119 @@ use serde::Serialize;
 
 use crate::git::export::run_boxed;
 use crate::git::GitError;
+use crate::model::budget::CallRecord;
+use crate::model::usage::rounded_usd;
 
 /// One configuration compared: `loop` or a pipeline arbiter mode (`off`, `final`, `bookend`,
 /// `full`).
 pub const CONFIGS: &[&str] = &["loop", "off", "final", "bookend", "full"];
 
-/// One run of one configuration on one task.
-#[derive(Debug, Clone, Serialize)]
-pub struct CompareRun {
-    /// The task's id.
-    pub task: String,
-    /// `loop`, or the arbiter mode.
-    pub config: String,
-    /// How the run ended (`approved`, `flagged`, `halted`, … for the pipeline; `passed` or
-    /// `failed` for the loop).
-    pub status: String,
-    /// The branch with its result, when it made one.
-    pub branch: Option<String>,
-    /// Files its result changes.
-    pub changed: usize,
-    /// The verify command passes on its result.
-    pub verify_passes: bool,
-    /// It completed: it claims success (APPROVE/FLAG, or the loop's passing command), its
-    /// change is not empty, and the verify command passes on it.
-    pub completed: bool,
-    /// It claimed success on an empty or failing change (a pipeline must never do this).
-    pub false_success: bool,
-    /// USD spent.
-    pub cost_usd: f64,
-    /// Wall time in seconds.
-    pub seconds: f64,
+/// The plain test loop's configuration name.
+pub const LOOP: &str = "loop";
+
+/// Model calls the loop may make on a task and run that no pipeline configuration ran
+/// beside it (`--configs loop` alone): the three tries of the usual test loop.
+pub const LOOP_CALLS_ALONE: usize = 3;
+
+/// Lines of a failing check's output kept to say why it failed.
+const CHECK_TAIL_LINES: usize = 5;
+
+/// The model calls of one run of an arm, counted as the ledger counts them: every call asked
+/// of a model, failed ones included.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Calls {
+    /// Calls made.
+    pub count: usize,
+    /// The models called, in the order they were first called.
+    pub models: Vec<String>,
 }
 
-impl CompareRun {
-    /// Judges a run by facts: `claimed` is its own word (APPROVE/FLAG, or the loop's
-    /// passing command).
-    #[allow(clippy::too_many_arguments)]
-    pub fn judged(
-        task: &str,
-        config: &str,
-        status: &str,
-        claimed: bool,
-        branch: Option<String>,
-        changed: usize,
-        verify_passes: bool,
-        cost_usd: f64,
-        seconds: f64,
-    ) -> CompareRun {
-        let real = changed > 0 && verify_passes;
-        CompareRun {
-            task: task.into(),
-            config: config.into(),
-            status: status.into(),
-            branch,
-            changed,
-            verify_passes,
-            completed: claimed && real,
-            false_success: claimed && !real,
-            cost_usd,
-            seconds,
+impl Calls {
+    /// The calls of `records` (a client's own, or the ledger lines of one run).
+    pub fn of<'a>(records: impl IntoIterator<Item = &'a CallRecord>) -> Calls {
+        let mut calls = Calls::default();
+        for r in records {
+            calls.count += 1;
+            if !calls.models.contains(&r.model) {
+                calls.models.push(r.model.clone());
+            }
         }
+        calls
+    }
+
+    /// The calls the ledger's `records` hold for run `run` (a pipeline run records each of
+    /// its calls under its id, whatever role or model served it).
+    pub fn of_run(records: &[CallRecord], run: &str) -> Calls {
+        Calls::of(records.iter().filter(|r| r.run.as_deref() == Some(run)))
     }
 }
 
-/// One line of the comparison: a configuration over all its runs.
-#[derive(Debug, Clone, Serialize)]
-pub struct CompareRow {
-    /// The configuration.
+/// How many model calls the loop may make on one task and run: as many as the pipeline
+/// runs beside it made (the most of them, when several configurations ran), so the loop
+/// never has fewer calls than the pipeline it is measured against; [`LOOP_CALLS_ALONE`]
+/// when none ran; at least one.
+pub fn loop_budget(pipeline_calls: &[usize]) -> usize {
+    pipeline_calls
+        .iter()
+        .copied()
+        .max()
+        .map_or(LOOP_CALLS_ALONE, |n| n.max(1))
+}
+
+/// What one run of an arm says of itself, before the facts judge its result.
+#[derive(Debug, Clone)]
+pub struct Arm {
+    /// The task's id.
+    pub task: String,
+    /// Which repetition (from 1): the loop's run `n` is measured against the pipeline's run
+    /// `n` of the same task.
+    pub run: u32,
+    /// `loop`, or the arbiter mode.
     pub config: String,
-    /// Runs.
-    pub runs: usize,
-    /// Runs completed (see [`CompareRun::completed`]).
-    pub completed: usize,
-    /// Runs that claimed success on an empty or failing change.
-    pub false_success: usize,
-    /// Mean USD a run.
+    /// How it ended (`approved`, `halted`, … for the pipeline; `passed` or `failed` for the
+    /// loop).
+    pub status: String,
+    /// It claims success: APPROVE or FLAG, or the loop's passing command.
+    pub claimed: bool,
+    /// The branch with its result, when it made one.
+    pub branch: Option<String>,
+    /// The model that wrote the code (the loop's; the pipeline's implement stage's).
+    pub builder: String,
+    /// Its model calls.
+    pub calls: Calls,
+    /// The calls it was allowed (the loop's budget; the pipeline has none).
+    pub call_budget: Option<usize>,
+    /// USD spent.
     pub cost_usd: f64,
-    /// Mean wall seconds a run.
+    /// Wall time of the arm itself in seconds (judging its result is not counted).
     pub seconds: f64,
 }
 
-/// The rows of `runs`, in the order of [`CONFIGS`].
-pub fn rows(runs: &[CompareRun]) -> Vec<CompareRow> {
-    CONFIGS
-        .iter()
-        .filter_map(|c| {
-            let of: Vec<&CompareRun> = runs.iter().filter(|r| r.config == *c).collect();
-            if of.is_empty() {
-                return None;
-            }
-            let n = of.len() as f64;
-            Some(CompareRow {
-                config: c.to_string(),
-                runs: of.len(),
-                completed: of.iter().filter(|r| r.completed).count(),
-                false_success: of.iter().filter(|r| r.false_success).count(),
-                cost_usd: of.iter().map(|r| r.cost_usd).sum::<f64>() / n,
-                seconds: of.iter().map(|r| r.seconds).sum::<f64>() / n,
-            })
-        })
-        .collect()
+/// What the facts say of an arm's result.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Judged {
+    /// Files it changes against the base (the task's own `.triad/` files left out).
+    pub changed: usize,
+    /// The task's verify command passes on it.
+    pub verify_passes: bool,
+    /// The user's check passes on it (`None`: no check was given, or there is no result).
+    pub check_passes: Option<bool>,
+    /// The end of a failing check's output.
+    pub check_tail: String,
 }
 
-/// What `branch` changes against `base` (files), and whether `command` passes on it, run in
-/// the box (`policy`) on a scratch copy of the branch, as the verify command runs.
-pub fn check_branch(
+/// Judges the result on `branch` against `base` by facts, each command run in the box
+/// (`policy`) on its own scratch copy of the branch, as the verify command runs in a run:
+/// the files it changes, whether the task's `verify` command passes, and whether the user's
+/// `check` passes (given the verify command's timeout).
+pub fn judge_branch(
     repo: &Repository,
     base: git2::Oid,
     branch: &str,
-    command: &str,
-    timeout: Duration,
+    verify: (&str, Duration),
+    check: Option<&str>,
     policy: &crate::sandbox::Policy,
-) -> Result<(usize, bool), GitError> {
+) -> Result<Judged, GitError> {
     use crate::git::Context as _;
     let tip = repo
         .revparse_single(branch)
@@ -136,27 +139,304 @@ pub fn check_branch(
         .iter()
         .filter(|f| !f.path.starts_with(".triad/"))
         .count();
-    let (_, outcome) = run_boxed(repo, &tree, command, timeout, 5, policy);
-    Ok((changed, outcome.exit_code == Some(0)))
+    let (_, outcome) = run_boxed(repo, &tree, verify.0, verify.1, 5, policy);
+    let mut judged = Judged {
+        changed,
+        verify_passes: outcome.exit_code == Some(0),
+        ..Judged::default()
+    };
+    if let Some(check) = check {
+        let (_, outcome) = run_boxed(repo, &tree, check, verify.1, CHECK_TAIL_LINES, policy);
+        let passes = outcome.exit_code == Some(0);
+        judged.check_passes = Some(passes);
+        if !passes {
+            judged.check_tail = crate::privacy::mask_key_shaped(&outcome.tail).into_owned();
+        }
+    }
+    Ok(judged)
+}
+
+/// One run of one configuration on one task, judged.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareRun {
+    /// The task's id.
+    pub task: String,
+    /// Which repetition (from 1).
+    pub run: u32,
+    /// `loop`, or the arbiter mode.
+    pub config: String,
+    /// How the run ended (`approved`, `flagged`, `halted`, … for the pipeline; `passed` or
+    /// `failed` for the loop).
+    pub status: String,
+    /// The branch with its result, when it made one.
+    pub branch: Option<String>,
+    /// The model that wrote the code.
+    pub builder: String,
+    /// Every model it called, in the order first called.
+    pub models: Vec<String>,
+    /// Model calls made.
+    pub calls: usize,
+    /// Model calls allowed: the loop's budget (`None` for the pipeline).
+    pub call_budget: Option<usize>,
+    /// Files its result changes.
+    pub changed: usize,
+    /// The verify command passes on its result.
+    pub verify_passes: bool,
+    /// The user's check passes on its result (`None`: no check given, or no result).
+    pub check_passes: Option<bool>,
+    /// It claims success (APPROVE/FLAG, or the loop's passing command).
+    pub claimed: bool,
+    /// It fixed the task: it claims success, its change is not empty, and the verify
+    /// command and the check (when given) pass on it.
+    pub fixed: bool,
+    /// It claimed success on a result the facts fail: an empty change, a failing verify
+    /// command, or a failing check (a pipeline must never do this).
+    pub false_success: bool,
+    /// USD spent.
+    #[serde(serialize_with = "rounded_usd")]
+    pub cost_usd: f64,
+    /// Wall time of the arm in seconds.
+    pub seconds: f64,
+}
+
+impl CompareRun {
+    /// Judges `arm` by `facts`: its claim stands only where they agree.
+    pub fn judged(arm: Arm, facts: &Judged) -> CompareRun {
+        let right = facts.changed > 0 && facts.verify_passes && facts.check_passes != Some(false);
+        CompareRun {
+            task: arm.task,
+            run: arm.run,
+            config: arm.config,
+            status: arm.status,
+            branch: arm.branch,
+            builder: arm.builder,
+            models: arm.calls.models,
+            calls: arm.calls.count,
+            call_budget: arm.call_budget,
+            changed: facts.changed,
+            verify_passes: facts.verify_passes,
+            check_passes: facts.check_passes,
+            claimed: arm.claimed,
+            fixed: arm.claimed && right,
+            false_success: arm.claimed && !right,
+            cost_usd: arm.cost_usd,
+            seconds: arm.seconds,
+        }
+    }
+}
+
+/// One line of the comparison: a configuration over its runs of one task, or of every task.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareRow {
+    /// The task (`None`: every task).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
+    /// The configuration.
+    pub config: String,
+    /// Every model its runs called, in the order first called.
+    pub models: Vec<String>,
+    /// Runs.
+    pub runs: usize,
+    /// Runs that fixed the task (see [`CompareRun::fixed`]).
+    pub fixed: usize,
+    /// Runs that claimed success.
+    pub claimed: usize,
+    /// Runs that claimed success on a result the facts fail.
+    pub false_success: usize,
+    /// Model calls of all its runs.
+    pub calls: usize,
+    /// Model calls its runs were allowed, when they had a budget (the loop).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_budget: Option<usize>,
+    /// USD of all its runs.
+    #[serde(serialize_with = "rounded_usd")]
+    pub cost_usd: f64,
+    /// Wall seconds of all its runs.
+    pub wall_seconds: f64,
+    /// A pipeline configuration's wall time over the plain loop's on the same runs, when
+    /// both ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub wall_vs_loop: Option<f64>,
+}
+
+impl CompareRow {
+    /// The row of `runs` (all of one configuration), for `task` (`None`: every task).
+    fn of(task: Option<&str>, config: &str, runs: &[&CompareRun]) -> CompareRow {
+        let mut models: Vec<String> = Vec::new();
+        for m in runs.iter().flat_map(|r| &r.models) {
+            if !models.contains(m) {
+                models.push(m.clone());
+            }
+        }
+        let count = |f: fn(&CompareRun) -> bool| runs.iter().filter(|r| f(r)).count();
+        CompareRow {
+            task: task.map(str::to_string),
+            config: config.to_string(),
+            models,
+            runs: runs.len(),
+            fixed: count(|r| r.fixed),
+            claimed: count(|r| r.claimed),
+            false_success: count(|r| r.false_success),
+            calls: runs.iter().map(|r| r.calls).sum(),
+            call_budget: runs
+                .iter()
+                .filter_map(|r| r.call_budget)
+                .reduce(|a, b| a + b),
+            cost_usd: runs.iter().map(|r| r.cost_usd).sum(),
+            wall_seconds: runs.iter().map(|r| r.seconds).sum(),
+            wall_vs_loop: None,
+        }
+    }
+}
+
+/// The rows of `runs` for `task` (`None`: every task), in the order of [`CONFIGS`], each
+/// pipeline row with its wall time over the loop's when the loop ran.
+fn rows_of(runs: &[CompareRun], task: Option<&str>) -> Vec<CompareRow> {
+    let mut rows: Vec<CompareRow> = CONFIGS
+        .iter()
+        .filter_map(|c| {
+            let of: Vec<&CompareRun> = runs
+                .iter()
+                .filter(|r| r.config == *c && task.is_none_or(|t| r.task == t))
+                .collect();
+            (!of.is_empty()).then(|| CompareRow::of(task, c, &of))
+        })
+        .collect();
+    let loop_wall = rows
+        .iter()
+        .find(|r| r.config == LOOP)
+        .map(|r| r.wall_seconds);
+    for row in rows.iter_mut().filter(|r| r.config != LOOP) {
+        row.wall_vs_loop = loop_wall.filter(|w| *w > 0.0).map(|w| row.wall_seconds / w);
+    }
+    rows
+}
+
+/// One row per task and configuration, tasks in the order first run.
+pub fn task_rows(runs: &[CompareRun]) -> Vec<CompareRow> {
+    let mut tasks: Vec<&str> = Vec::new();
+    for r in runs {
+        if !tasks.contains(&r.task.as_str()) {
+            tasks.push(&r.task);
+        }
+    }
+    tasks
+        .into_iter()
+        .flat_map(|t| rows_of(runs, Some(t)))
+        .collect()
+}
+
+/// One row per configuration over every task.
+pub fn totals(runs: &[CompareRun]) -> Vec<CompareRow> {
+    rows_of(runs, None)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn arm(config: &str, claimed: bool, calls: usize, seconds: f64) -> Arm {
+        Arm {
+            task: "t".into(),
+            run: 1,
+            config: config.into(),
+            status: if claimed { "approved" } else { "failed" }.into(),
+            claimed,
+            branch: None,
+            builder: "m".into(),
+            calls: Calls {
+                count: calls,
+                models: vec!["m".into()],
+            },
+            call_budget: None,
+            cost_usd: 0.0,
+            seconds,
+        }
+    }
+
+    fn facts(changed: usize, verify: bool, check: Option<bool>) -> Judged {
+        Judged {
+            changed,
+            verify_passes: verify,
+            check_passes: check,
+            check_tail: String::new(),
+        }
+    }
+
     #[test]
-    fn a_run_completes_only_on_a_real_change_its_command_passes() {
-        let ok = CompareRun::judged("t", "bookend", "flagged", true, None, 2, true, 0.1, 3.0);
-        assert!(ok.completed && !ok.false_success);
-        let empty = CompareRun::judged("t", "bookend", "approved", true, None, 0, true, 0.1, 3.0);
-        assert!(!empty.completed && empty.false_success);
-        let failing = CompareRun::judged("t", "loop", "failed", false, None, 1, false, 0.0, 1.0);
-        assert!(!failing.completed && !failing.false_success);
-        let rows = rows(&[ok, empty, failing]);
+    fn a_claim_is_a_fix_only_where_every_fact_agrees() {
+        let ok = CompareRun::judged(arm("bookend", true, 5, 3.0), &facts(2, true, Some(true)));
+        assert!(ok.fixed && !ok.false_success);
+        let no_check = CompareRun::judged(arm("bookend", true, 5, 3.0), &facts(2, true, None));
+        assert!(no_check.fixed);
+        let empty = CompareRun::judged(arm("bookend", true, 5, 3.0), &facts(0, true, None));
+        assert!(!empty.fixed && empty.false_success);
+        let hidden = CompareRun::judged(arm("loop", true, 1, 1.0), &facts(1, true, Some(false)));
+        assert!(!hidden.fixed && hidden.false_success, "{hidden:?}");
+        let unclaimed = CompareRun::judged(arm("loop", false, 3, 1.0), &facts(1, true, Some(true)));
+        assert!(!unclaimed.fixed && !unclaimed.false_success && !unclaimed.claimed);
+    }
+
+    #[test]
+    fn rows_count_per_task_and_configuration_with_the_pipeline_wall_over_the_loops() {
+        let runs = [
+            CompareRun::judged(arm("bookend", true, 6, 30.0), &facts(1, true, Some(true))),
+            CompareRun::judged(arm("loop", true, 2, 10.0), &facts(1, true, Some(false))),
+            CompareRun::judged(arm("loop", false, 6, 20.0), &facts(1, false, Some(false))),
+        ];
+        let rows = task_rows(&runs);
         assert_eq!(rows[0].config, "loop");
         assert_eq!(
-            (rows[1].runs, rows[1].completed, rows[1].false_success),
-            (2, 1, 1)
+            (
+                rows[0].runs,
+                rows[0].fixed,
+                rows[0].claimed,
+                rows[0].false_success
+            ),
+            (2, 0, 1, 1)
         );
+        assert_eq!((rows[0].calls, rows[0].wall_vs_loop), (8, None));
+        assert_eq!((rows[1].fixed, rows[1].calls), (1, 6));
+        assert_eq!(rows[1].wall_vs_loop, Some(1.0));
+        assert_eq!(totals(&runs)[1].task, None);
+    }
+
+    #[test]
+    fn the_loop_gets_as_many_calls_as_the_pipeline_made() {
+        assert_eq!(loop_budget(&[7]), 7);
+        assert_eq!(loop_budget(&[4, 9]), 9);
+        assert_eq!(loop_budget(&[0]), 1);
+        assert_eq!(loop_budget(&[]), LOOP_CALLS_ALONE);
+    }
+
+    #[test]
+    fn calls_are_counted_per_run_with_their_models() {
+        let call = |model: &str, run: Option<&str>| CallRecord {
+            ts: 0,
+            role: "implementer".into(),
+            model: model.into(),
+            provider: "p".into(),
+            requested_id: model.into(),
+            reported_id: None,
+            model_mismatch: false,
+            input_tokens: 0,
+            output_tokens: 0,
+            prompt_bytes: 0,
+            cost_usd: 0.0,
+            latency_ms: 0,
+            attempts: 1,
+            outcome: "ok".into(),
+            run: run.map(str::to_string),
+        };
+        let ledger = [
+            call("a", Some("r1")),
+            call("b", Some("r1")),
+            call("a", Some("r2")),
+            call("a", Some("r1")),
+            call("a", None),
+        ];
+        let calls = Calls::of_run(&ledger, "r1");
+        assert_eq!(calls.count, 3);
+        assert_eq!(calls.models, ["a", "b"]);
     }
 }

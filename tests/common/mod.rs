@@ -425,3 +425,17 @@ pub fn user_state(env: &TestEnv, repo: &Path) -> BTreeMap<String, Vec<u8>> {
     }
     out
 }
+
+/// Copies the directory `from` into `to` (created), files and folders alike.
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        let dest = to.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &dest);
+        } else {
+            std::fs::copy(e.path(), dest).unwrap();
+        }
+    }
+}
