@@ -610,6 +610,80 @@ fn a_test_that_fails_at_the_base_is_read_only_for_the_building_stages() {
     // A TaskSpec that lets the stages change that test says so: `[scope] read_only = []`.
     let spec = s.git(&["show", "HEAD:.triad/tasks/add-sub.toml"]);
     assert!(!spec.contains("read_only"), "{spec}");
+    // The test is shown apart from the files the stage may change, after them.
+    let current = first
+        .split("## Current files")
+        .nth(1)
+        .and_then(|t| t.split("## Read-only files").next())
+        .unwrap_or_default();
+    assert!(current.contains("calc.py"), "{first}");
+    assert!(!current.contains("tests/test_calc.py"), "{first}");
+    let locked = first.split("## Read-only files").nth(1).unwrap_or_default();
+    assert!(locked.contains("tests/test_calc.py"), "{first}");
+}
+
+#[test]
+fn a_fix_written_beside_an_edit_of_a_read_only_test_is_tried_without_it() {
+    // One answer rewrites the failing test's expectation and fixes the code: the test edit is
+    // set aside (told, on the record), the fix applies and the facts judge it.
+    let both = answer(
+        "tests/test_calc.py\n<<<<<<< SEARCH\n        self.assertEqual(add(2, 3), 5)\n=======\n        self.assertEqual(add(2, 3), -1)\n>>>>>>> REPLACE\n\ncalc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n",
+        "fixed add and its test",
+    );
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![Reply::text(answer("", "nothing to scaffold"))],
+    );
+    rules[1] = stage("implement", vec![Reply::text(both)]);
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(answer("", "nothing to refactor"))],
+    );
+    let s = bug_fix_scenario(rules);
+    let out = run_json(&s.run(&[]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(s.requests_for("implement").len(), 1, "one call: {out}");
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.ok()
+            .stdout
+            .contains("set aside, read-only: tests/test_calc.py"),
+        "{}",
+        log.stdout
+    );
+    // The result holds the fix and the test as it was.
+    let branch = out["branch"].as_str().unwrap();
+    let test = s.git(&["show", &format!("{branch}:tests/test_calc.py")]);
+    assert!(test.contains("add(2, 3), 5)"), "{test}");
+    let code = s.git(&["show", &format!("{branch}:calc.py")]);
+    assert!(code.contains("return a + b"), "{code}");
+}
+
+#[test]
+fn an_answer_that_writes_a_read_only_test_back_unchanged_is_not_refused() {
+    // A small model's habit: the failing test written back as it is, beside the fix. The
+    // echo changes nothing, so nothing is refused or set aside.
+    let echo_and_fix = answer(
+        "tests/test_calc.py\n<<<<<<< SEARCH\n        self.assertEqual(add(2, 3), 5)\n=======\n        self.assertEqual(add(2, 3), 5)\n>>>>>>> REPLACE\n\ncalc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n",
+        "fixed add",
+    );
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![Reply::text(answer("", "nothing to scaffold"))],
+    );
+    rules[1] = stage("implement", vec![Reply::text(echo_and_fix)]);
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(answer("", "nothing to refactor"))],
+    );
+    let s = bug_fix_scenario(rules);
+    let out = run_json(&s.run(&[]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(s.requests_for("implement").len(), 1, "one call: {out}");
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(!log.ok().stdout.contains("set aside"), "{}", log.stdout);
 }
 
 #[test]

@@ -42,6 +42,9 @@ pub struct Applied {
     pub files: BTreeMap<String, String>,
     /// Blocks that were already applied (skipped, reported).
     pub already_applied: Vec<BlockFailure>,
+    /// Blocks the caller's policy left out (a file the stage may only read), reported to the
+    /// model with the reason but not applied: the rest of the answer still is.
+    pub set_aside: Vec<BlockFailure>,
 }
 
 /// Applies `blocks` on top of `base`. Nothing is produced unless every block applies.

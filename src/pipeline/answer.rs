@@ -45,9 +45,18 @@ pub fn read_answer(text: &str, whole: bool) -> Result<ReadAnswer, String> {
     Ok(ReadAnswer { meta, blocks })
 }
 
+/// Why a block that would change a read-only file is set aside.
+pub const READ_ONLY: &str = "read-only in this run: it is a test that fails at the run's base, and the failing tests are the specification; change the code so it passes";
+
 /// Applies `blocks` to `files` (every block is checked before any is applied): only paths
-/// the task lets a stage write, never a private file, and none of `read_only` (globs; an
-/// answer that touches one is refused whole, before any check runs).
+/// the task lets a stage write, never a private file, and none of `read_only` (globs).
+///
+/// A block on a read-only file never applies, and is judged before any check runs. One
+/// that writes the file back as it is (a small model echoes the test it was shown beside the
+/// code, seen in most of its answers on bug fixes) changes nothing and is dropped unsaid;
+/// one that would change it is set aside ([`Applied::set_aside`], told to the model) and
+/// the rest of the answer applies, so a code fix written beside a test edit is still tried
+/// by the facts. An answer whose only edits are to read-only files is refused whole.
 pub fn apply_answer(
     files: &TreeFiles<'_>,
     privacy: &Privacy,
@@ -55,23 +64,51 @@ pub fn apply_answer(
     blocks: &[EditBlock],
     read_only: &[String],
 ) -> Result<Applied, Vec<BlockFailure>> {
-    // Refused before anything is applied or checked: a read-only file is not the stage's.
-    let refused: Vec<BlockFailure> = blocks
-        .iter()
-        .filter(|b| {
-            crate::edit::check_path(&b.path)
-                .is_ok_and(|p| read_only.iter().any(|r| crate::glob::matches(r, &p)))
-        })
-        .map(|b| {
-            BlockFailure::of(
-                b,
-                "read-only in this run: it is a test that fails at the run's base, and the failing tests are the specification; change the code so it passes".into(),
-            )
-        })
+    let locked = |b: &EditBlock| {
+        crate::edit::check_path(&b.path)
+            .is_ok_and(|p| read_only.iter().any(|r| crate::glob::matches(r, &p)))
+    };
+    let (locked, open): (Vec<&EditBlock>, Vec<&EditBlock>) = blocks.iter().partition(|b| locked(b));
+    let set_aside: Vec<BlockFailure> = locked
+        .into_iter()
+        .filter(|b| !writes_back(files, b))
+        .map(|b| BlockFailure::of(b, READ_ONLY.into()))
         .collect();
-    if !refused.is_empty() {
-        return Err(refused);
+    if open.is_empty() && !set_aside.is_empty() {
+        return Err(set_aside);
     }
+    let open: Vec<EditBlock> = open.into_iter().cloned().collect();
     let guarded = Guard { files, privacy };
-    apply_blocks(&guarded, blocks, &|p| spec.writable(p))
+    match apply_blocks(&guarded, &open, &|p| spec.writable(p)) {
+        Ok(mut applied) => {
+            applied.set_aside = set_aside;
+            Ok(applied)
+        }
+        Err(mut failures) => {
+            failures.extend(set_aside);
+            Err(failures)
+        }
+    }
+}
+
+/// Whether `block` leaves its file as it is: a whole file equal to the current text but for
+/// trailing white space, or a SEARCH/REPLACE whose two sides are the same.
+fn writes_back(files: &TreeFiles<'_>, block: &EditBlock) -> bool {
+    if !block.whole {
+        return block.search == block.replace;
+    }
+    let Ok(path) = crate::edit::check_path(&block.path) else {
+        return false;
+    };
+    let Some(now) = files.text(&path) else {
+        return false;
+    };
+    let lines = |t: &str| -> Vec<String> {
+        let mut v: Vec<String> = t.lines().map(|l| l.trim_end().to_string()).collect();
+        while v.last().is_some_and(String::is_empty) {
+            v.pop();
+        }
+        v
+    };
+    lines(&now) == lines(&block.replace)
 }

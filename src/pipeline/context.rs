@@ -44,6 +44,9 @@ pub struct StageContext<'a> {
     pub outlines: &'a OutlineCache,
     /// Which files are private: listed as withheld, never shown.
     pub privacy: &'a Privacy,
+    /// Globs of the files this stage may read but not write (the tests that fail at the
+    /// run's base): shown in a section of their own, after the files it may change.
+    pub read_only: &'a [String],
 }
 
 impl<'a> StageContext<'a> {
@@ -71,6 +74,7 @@ impl<'a> StageContext<'a> {
             hunks: &|_| None,
             outlines,
             privacy,
+            read_only: &[],
         }
     }
 }
@@ -268,9 +272,23 @@ pub fn fitted_context(c: &StageContext<'_>, limit: usize) -> (String, LeftOut) {
         .filter(|it| level_of[it.path.as_str()] == Level::Full)
         .collect();
     shown.sort_by_key(|it| (!task.contains(it.path.as_str()), it.path.clone()));
+    // The files the stage may only read come after the ones it may change, under their own
+    // heading: shown among the files to change, a failing test was written back, unchanged
+    // or "fixed", by a small model in most of its answers to a bug fix.
+    let (locked, open): (Vec<&Item>, Vec<&Item>) = shown.into_iter().partition(|it| {
+        c.read_only
+            .iter()
+            .any(|g| crate::glob::matches(g, &it.path))
+    });
     s.push_str("\n## Current files (full text, exactly as they are now)\n");
-    for it in shown {
+    for it in open {
         s.push_str(it.full.as_deref().unwrap_or_default());
+    }
+    if !locked.is_empty() {
+        s.push_str("\n## Read-only files (full text, for reference: never write them)\n");
+        for it in locked {
+            s.push_str(it.full.as_deref().unwrap_or_default());
+        }
     }
     let mut hunked: Vec<&Item> = ranked
         .iter()

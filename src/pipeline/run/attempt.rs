@@ -115,11 +115,19 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
             return edits_failed(cx, j, answered, &failures, ok_count);
         }
     };
-    let mut notes = String::new();
+    // Edits to a read-only file were left out and the rest applied: the record says so,
+    // and any retry starts by saying so.
+    let aside = set_aside_feedback(&applied.set_aside);
+    let mut notes = if applied.set_aside.is_empty() {
+        String::new()
+    } else {
+        let paths: Vec<&str> = applied.set_aside.iter().map(|f| f.path.as_str()).collect();
+        format!(" (set aside, read-only: {})", paths.join(", "))
+    };
     if whole {
         match settle_whole_files(&|p| files.text(p), &mut applied.files, &cx.spec) {
             Ok(read) if read.is_empty() => {}
-            Ok(read) => notes = format!(" ({})", read.join("; ")),
+            Ok(read) => notes.push_str(&format!(" ({})", read.join("; "))),
             Err(dropped) => {
                 let detail = dropped
                     .iter()
@@ -169,8 +177,11 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
     let diff = git::diff_trees(repo, Some(&parent_tree), &new_tree).ctx("diffing the stage")?;
     let facts = StageFacts::of(&diff, &meta.summary);
     if let Some(feedback) = facts.no_change(stage, &cx.spec, whole) {
-        let refused = answered.record(AttemptResult::NoChange, "no edit changed a file");
-        return retry(cx, j, refused, &feedback);
+        let refused = answered.record(
+            AttemptResult::NoChange,
+            format!("no edit changed a file{notes}"),
+        );
+        return retry(cx, j, refused, &format!("{aside}{feedback}"));
     }
     // A plan with no files, or a refactor with nothing to do, is what it says: recorded,
     // with what its summary claims beside it, but not reviewed as a change (there is none),
@@ -245,14 +256,14 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
                 feedback,
                 keep,
             } => {
-                let mut refused = answered.record(result, detail);
+                let mut refused = answered.record(result, format!("{detail}{notes}"));
                 refused.commit = Some(ObjectId::from(commit));
                 refused.changed = facts.changed;
                 if keep {
                     j.keep(commit);
                     j.state.set_draft(Some(ObjectId::from(commit)));
                 }
-                return retry(cx, j, refused, &feedback);
+                return retry(cx, j, refused, &format!("{aside}{feedback}"));
             }
         }
     }
@@ -295,6 +306,23 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
     j.keep(commit);
     j.event(&format!("{stage} attempt {n} committed for review"))?;
     review::pending(cx, j, epoch_n, None)
+}
+
+/// What a retry is told first when blocks on read-only files were set aside: which, why,
+/// and that the rest of the answer was applied and is what the feedback below is about.
+fn set_aside_feedback(aside: &[BlockFailure]) -> String {
+    if aside.is_empty() {
+        return String::new();
+    }
+    let mut s = String::from("## EDITS SET ASIDE\n\n");
+    for f in aside.iter().take(crate::bounded::LIST_ITEMS) {
+        s.push_str(&format!(
+            "- `{}` (block at answer line {}): {}\n",
+            f.path, f.answer_line, f.reason
+        ));
+    }
+    s.push_str("The rest of your answer was applied; what follows is about it. Leave the files above out of your next answer.\n\n");
+    s
 }
 
 /// Edit blocks were refused: the attempt is recorded with the reasons (bounded, for the

@@ -78,6 +78,11 @@ pub(super) fn stage_request(
     } else {
         verify::base_failure(cx, j)?
     };
+    let read_only = if matches!(stage, Stage::Implement | Stage::Refactor) {
+        verify::read_only(cx, j)?
+    } else {
+        Vec::new()
+    };
     let config = &cx.env.config.config;
     let model = j.state.stages()[idx].model();
     let root = cx.env.repo_root();
@@ -99,6 +104,7 @@ pub(super) fn stage_request(
             hunks: &hunks,
             outlines: &cx.outlines,
             privacy: &cx.privacy,
+            read_only: &read_only,
         },
         &estimator,
     ))
