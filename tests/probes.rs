@@ -724,3 +724,65 @@ fn an_attempt_that_still_weakens_a_test_is_never_accepted() {
         "no later stage spent a call"
     );
 }
+
+#[test]
+fn a_fix_that_also_changes_a_function_no_requirement_names_is_retried_then_flagged() {
+    // The fix is right, but the answer also changes `clamp`, which the task never mentions:
+    // run before and after on the same inputs, it gives other results.
+    let calc = "def add(a, b):\n    return a - b\n\n\ndef clamp(x):\n    return max(x, 0)\n";
+    let fix_and_more = answer(
+        "calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n\ncalc.py\n<<<<<<< SEARCH\n    return max(x, 0)\n=======\n    return abs(x)\n>>>>>>> REPLACE\n",
+        "fixed add, tidied clamp",
+    );
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![Reply::text(answer("", "nothing to scaffold"))],
+    );
+    rules[1] = stage("implement", vec![Reply::text(fix_and_more)]);
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(answer("", "nothing to refactor"))],
+    );
+    let s = bug_fix_scenario(rules);
+    let task = format!(
+        "{}functions = [\"add\"]\n{}",
+        &FIX_TASK[..FIX_TASK.find("\n[scope]").unwrap() + 1],
+        "\n[scope]\ninclude = [\"calc.py\", \"tests/**\"]\n[verify]\ncommand = \"python3 -m unittest discover -s tests -t . -q\"\n"
+    );
+    s.env.write_files(
+        &s.repo,
+        &[("calc.py", calc), (".triad/tasks/add-sub.toml", &task)],
+    );
+    s.env
+        .commit_all(&s.repo, "a second function the task does not name");
+    let out = run_json(&s.run(&["--max-retries", "1"]).ok().stdout);
+    // Retried once with the inputs that differ, then it goes on flagged: the fix holds.
+    assert_eq!(s.requests_for("implement").len(), 2, "{out}");
+    let retry = s.requests_for("implement")[1].to_string();
+    assert!(
+        retry.contains("YOUR CHANGE ALTERS FUNCTIONS THE TASK DOES NOT ASK TO CHANGE"),
+        "{retry}"
+    );
+    assert!(retry.contains("clamp("), "{retry}");
+    assert_eq!(out["status"], "flagged", "{out}");
+    let branch = out["branch"].as_str().unwrap();
+    assert!(s
+        .git(&["show", &format!("{branch}:calc.py")])
+        .contains("return a + b"));
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.ok()
+            .stdout
+            .contains("it changes what clamp does, which no requirement names"),
+        "{}",
+        log.stdout
+    );
+    let notes = notes(&s, &out);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.to_string().contains("unasked_behaviour_change")),
+        "{notes:?}"
+    );
+}

@@ -37,6 +37,7 @@ pub fn finding_issue(f: &Finding) -> Issue {
             crate::probe::FAILING_EXAMPLE => "make the call return the value the task's example gives".into(),
             crate::probe::UNRUNNABLE_EXAMPLE => "define the function the example calls where it can be imported".into(),
             crate::probe::UNGUARDED => "run git triad where the box has its filesystem layer (git triad doctor)".into(),
+            crate::probe::UNASKED_CHANGE => "keep what functions no requirement names do as it was".into(),
             _ => "import only modules that exist in the repository, the standard library or the declared dependencies (declare new dependencies explicitly)".into(),
         },
         evidence: format!("deterministic check ({})", f.kind),
@@ -51,7 +52,7 @@ pub fn finding_issue(f: &Finding) -> Issue {
 /// The minimum verdict the facts impose: a critical finding (an unresolved import, a new
 /// syntax error, a weakened test, a failing example, a typed requirement left undone) or a
 /// failing verify command is at least REJECT; a claim the diff does not back, any other
-/// requirement gap, or a verify command that ran (or was refused) without the box's
+/// requirement gap, a changed behaviour no requirement asked for, or a verify command that ran (or was refused) without the box's
 /// filesystem layer is at least FLAG.
 pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Floor> {
     let mut reasons = Vec::new();
@@ -68,6 +69,7 @@ pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Fl
         f.kind == UNSUPPORTED_CLAIM
             || f.kind == UNMET_REQUIREMENT
             || f.kind == crate::probe::UNGUARDED
+            || f.kind == crate::probe::UNASKED_CHANGE
     }) {
         reasons.push(f.reason.clone());
         verdict = Some(verdict.unwrap_or(Verdict::Flag).max(Verdict::Flag));

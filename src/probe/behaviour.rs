@@ -20,7 +20,9 @@ use super::sandbox::{quote, Sandbox};
 use super::value::Value;
 use super::{module_of, ChangedLines, ProbeSettings};
 use crate::bounded::clip;
-use crate::code::{example_calls, literal_calls, outline, required_params, test_path, Lang};
+use crate::code::{
+    example_calls, literal_calls, outline, required_params, test_path, Finding, Lang,
+};
 use crate::git::TreeFiles;
 
 /// The runner, compiled in.
@@ -69,7 +71,69 @@ pub struct BehaviourDiff {
     pub differences: Vec<Difference>,
 }
 
+/// The finding kind of a change that alters what a function no requirement names does: a
+/// bug fix that adds a check, an error or a new default to a neighbour of the function it
+/// was asked to fix changes that neighbour's callers too, and no test need notice.
+pub const UNASKED_CHANGE: &str = "unasked_behaviour_change";
+
+impl Difference {
+    /// The name of the function the call calls (`mean` for `mean([1, 2])`).
+    pub fn function(&self) -> &str {
+        self.call.split('(').next().unwrap_or_default().trim()
+    }
+}
+
 impl BehaviourDiff {
+    /// The part of the diff about functions not in `named` (bare function names): what a
+    /// change did beyond what it was asked to.
+    pub fn outside(&self, named: &[String]) -> BehaviourDiff {
+        let asked = |f: &str| named.iter().any(|n| n == f);
+        BehaviourDiff {
+            functions: self
+                .functions
+                .iter()
+                .filter(|f| !asked(f.rsplit(':').next().unwrap_or(f)))
+                .cloned()
+                .collect(),
+            compared: self.compared,
+            differences: self
+                .differences
+                .iter()
+                .filter(|d| !asked(d.function()))
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// The finding for what this diff shows outside `named` (the functions the requirements
+    /// name): `None` when no requirement names a function, or nothing else gives other
+    /// results.
+    pub fn unasked(&self, named: &[String]) -> Option<Finding> {
+        if named.is_empty() {
+            return None;
+        }
+        let out = self.outside(named);
+        let d = out.differences.first()?;
+        Some(Finding {
+            kind: UNASKED_CHANGE.into(),
+            category: "logic".into(),
+            severity: "warning".into(),
+            path: String::new(),
+            line: 0,
+            end_line: 0,
+            symbol: None,
+            import: None,
+            reason: format!(
+                "it changes what {} does, which no requirement names: {} input(s) give other results ({}: before {}, now {})",
+                d.function(),
+                out.differences.len(),
+                d.call,
+                d.before,
+                d.after
+            ),
+        })
+    }
+
     /// The diff as a fact for a model, or `None` when no function was compared.
     pub fn render(&self) -> Option<String> {
         if self.functions.is_empty() {
@@ -350,4 +414,45 @@ fn run(
         }
     }
     Ok(got)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diff() -> BehaviourDiff {
+        let d = |call: &str| Difference {
+            call: call.into(),
+            before: "1".into(),
+            after: "2".into(),
+        };
+        BehaviourDiff {
+            functions: vec!["pager.py:page".into(), "pager.py:page_label".into()],
+            compared: 12,
+            differences: vec![d("page([1, 2], 1, 1)"), d("page_label(7, 5)")],
+        }
+    }
+
+    #[test]
+    fn outside_keeps_only_the_functions_no_requirement_names() {
+        let out = diff().outside(&["page".into()]);
+        assert_eq!(out.functions, ["pager.py:page_label"]);
+        assert_eq!(out.differences.len(), 1);
+        assert_eq!(out.differences[0].function(), "page_label");
+        // A name is matched whole: `page` does not cover `page_label`.
+        assert!(diff()
+            .outside(&["page_label".into(), "page".into()])
+            .differences
+            .is_empty());
+        assert_eq!(diff().outside(&[]).differences.len(), 2);
+        let f = diff().unasked(&["page".into()]).unwrap();
+        assert_eq!(f.kind, UNASKED_CHANGE);
+        assert!(
+            f.reason.starts_with("it changes what page_label does"),
+            "{}",
+            f.reason
+        );
+        // Without named functions there is no "asked" to go beyond.
+        assert!(diff().unasked(&[]).is_none());
+    }
 }

@@ -37,7 +37,7 @@ mod sandbox;
 mod settings;
 mod value;
 
-pub use behaviour::{BehaviourDiff, Difference};
+pub use behaviour::{BehaviourDiff, Difference, UNASKED_CHANGE};
 pub use examples::{run_examples, ExampleRun, FAILING_EXAMPLE, UNGUARDED, UNRUNNABLE_EXAMPLE};
 pub use python::module_of;
 pub use regress::{command_for, TestCommand, TestRuns, REGRESSED_TEST};

@@ -215,6 +215,18 @@ impl TaskSpec {
         self.all_examples().into_iter().map(|e| e.call).collect()
     }
 
+    /// The functions the requirements name (`functions = [...]`), each once: what a change
+    /// is asked to alter; a behaviour change outside them was not asked for.
+    pub fn named_functions(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for f in self.requirements.iter().flat_map(|r| &r.functions) {
+            if !out.contains(f) {
+                out.push(f.clone());
+            }
+        }
+        out
+    }
+
     /// The requirements' ids (`R1`, `R2`, …), which a review's issue may name instead of
     /// quoting code.
     pub fn requirement_ids(&self) -> Vec<String> {

@@ -141,7 +141,14 @@ pub(super) fn hold(
     // A refactor keeps what the code does: its changed functions, run on the stage's start
     // and on its change with the same inputs, must give the same results.
     let altered = if stage == Stage::Refactor {
-        refactor_behaviour(cx, j, new_tree)?
+        behaviour_since_start(cx, j, new_tree)?
+    } else {
+        None
+    };
+    // A building stage changes what the requirements ask: a function none of them names
+    // that now gives other results on the same inputs is a change nobody asked for.
+    let unasked = if stage == Stage::Implement {
+        unasked_behaviour(cx, j, new_tree)?
     } else {
         None
     };
@@ -150,10 +157,15 @@ pub(super) fn hold(
     // broken, and a later stage would spend its calls on a broken tree. Once retries run
     // out the run escalates (or goes on from its best evidenced commit) instead.
     let never = !facts.weakened.is_empty() || broken.is_some() || altered.is_some();
-    if (retries_left && (!unmet.is_empty() || broken.is_some() || shown)) || never {
+    let asked_again = retries_left && (!unmet.is_empty() || broken.is_some() || shown);
+    if asked_again || never || (retries_left && unasked.is_some()) {
         let mut feedback = String::new();
         let mut detail = Vec::new();
         let mut result = AttemptResult::Failing;
+        if let Some((diff, f)) = &unasked {
+            feedback.push_str(&unasked_feedback(&cx.spec, diff));
+            detail.push(f.reason.clone());
+        }
         if let Some(diff) = &altered {
             feedback.push_str(&format!(
                 "## YOUR REFACTOR CHANGES WHAT THE CODE DOES\n\nA refactor keeps behaviour. Your changed functions were run before and after your change on the same inputs:\n{}\nKeep the results the same.\n",
@@ -239,6 +251,11 @@ pub(super) fn hold(
     }
     let mut findings: Vec<Finding> = unmet.iter().map(Unmet::finding).collect();
     findings.extend(facts.findings());
+    if let Some((_, f)) = &unasked {
+        // Retries ran out: it goes on, said in its record; the review's own behaviour diff
+        // makes it a finding.
+        notes.push_str(&format!(" (facts: {})", f.reason));
+    }
     Ok(Held::GoesOn { notes, findings })
 }
 
@@ -250,19 +267,43 @@ fn refactor_follows(j: &Journal<'_>) -> bool {
         .any(|s| s.stage == Stage::Refactor)
 }
 
-/// The behaviour diff of a refactor's change (from the stage's start to `new_tree`) when it
-/// shows inputs whose results differ; `None` when it changes nothing that was run, or the
-/// code cannot run here (an untrusted clone).
-fn refactor_behaviour(
+/// What an implement stage's change does beyond the functions the requirements name: the
+/// finding and the part of the behaviour diff that shows it.
+fn unasked_behaviour(
+    cx: &Cx<'_>,
+    j: &Journal<'_>,
+    new_tree: &Tree<'_>,
+) -> Result<Option<(crate::probe::BehaviourDiff, Finding)>, RunError> {
+    let named = cx.spec.named_functions();
+    if named.is_empty() {
+        return Ok(None);
+    }
+    Ok(behaviour_since_start(cx, j, new_tree)?
+        .and_then(|d| Some((d.outside(&named), d.unasked(&named)?))))
+}
+
+/// What an attempt is told when it changed functions no requirement names.
+fn unasked_feedback(spec: &TaskSpec, diff: &crate::probe::BehaviourDiff) -> String {
+    format!(
+        "## YOUR CHANGE ALTERS FUNCTIONS THE TASK DOES NOT ASK TO CHANGE\n\nThe requirements name {}. Other functions you changed were run before and after your change on the same inputs:\n{}\nKeep what they do as it was: change only what a requirement asks.\n",
+        spec.named_functions().join(", "),
+        diff.render().unwrap_or_default()
+    )
+}
+
+/// The behaviour diff of a building stage's change (from the stage's start to `new_tree`)
+/// when it shows inputs whose results differ; `None` when it changes nothing that was run,
+/// or the code cannot run here (an untrusted clone).
+fn behaviour_since_start(
     cx: &Cx<'_>,
     j: &Journal<'_>,
     new_tree: &Tree<'_>,
 ) -> Result<Option<crate::probe::BehaviourDiff>, RunError> {
-    let start = cx.tree(j.state.tip(), "reading the refactor stage's start")?;
+    let start = cx.tree(j.state.tip(), "reading the stage's start")?;
     let repo = cx.repo();
     let diff = crate::git::diff_trees(repo, Some(&start), new_tree).map_err(|source| {
         crate::git::GitError::Git {
-            what: "diffing the refactor".into(),
+            what: "diffing the stage".into(),
             source,
         }
     })?;
@@ -273,7 +314,7 @@ fn refactor_behaviour(
     Ok(match runner.behaviour(&examples) {
         Some(Ok(diff)) if !diff.differences.is_empty() => Some(diff),
         Some(Err(why)) => {
-            tracing::warn!("the refactor's behaviour could not be compared: {why}");
+            tracing::warn!("the stage's behaviour could not be compared: {why}");
             None
         }
         _ => None,

@@ -278,6 +278,14 @@ fn prepare_review<'a>(
     // The changed functions run on both sides, for the arbiter's facts.
     let examples = cx.spec.example_calls();
     prepared.take_behaviour(&examples);
+    // A change to what a function no requirement names does is a fact, at most a FLAG.
+    if let Some(f) = prepared
+        .behaviour
+        .as_ref()
+        .and_then(|d| d.unasked(&cx.spec.named_functions()))
+    {
+        prepared.add_findings(vec![f]);
+    }
     Ok(prepared)
 }
 
