@@ -93,7 +93,11 @@ fn check_run(env: &TestEnv, repo: &Path, r: &Run) -> Value {
         state["transcripts"].as_u64().unwrap(),
         "{files}"
     );
-    assert!(!transcripts.is_empty(), "no model call was recorded");
+    assert!(
+        !transcripts.is_empty(),
+        "no model call was recorded: {out}\nstderr:\n{}",
+        r.stderr
+    );
     for t in &transcripts {
         let body: Value = serde_json::from_str(
             &env.git(repo, &["show", &format!("{record}:{t}")])
