@@ -495,6 +495,47 @@ fn two_candidates_without_a_tiebreaker_are_chosen_by_evidence_after_a_retry() {
     log_with(&s, &out, &["winner: model-a (evidence"]);
 }
 
+/// Of two candidates, one solution does not parse: the other wins because the facts leave
+/// only it, whatever the votes, and the record says so rather than calling it a majority.
+#[test]
+fn the_only_solution_the_facts_leave_wins_by_evidence_not_by_a_vote() {
+    let voted = |letter: &str| {
+        Reply::json(
+            json!({"ratings": [{"candidate": letter, "score": 7, "reason": "read it"}],
+            "vote": letter, "reason": "the other one"}),
+        )
+    };
+    let s = scenario(vec![
+        candidate("model-a", vec![Reply::text(solution("model-a"))]),
+        candidate("model-b", vec![Reply::text(broken("model-b"))]),
+        on(
+            "model-a",
+            "review-model-a",
+            "ROLE: cross-reviewer",
+            vec![voted("B")],
+        ),
+        on(
+            "model-b",
+            "review-model-b",
+            "ROLE: cross-reviewer",
+            vec![voted("A")],
+        ),
+        synthesis("model-a", ""),
+        stage("verify", vec![Reply::text(verify_answer())]),
+        arbiter("verify", vec![review("APPROVE", json!([]))]),
+    ]);
+    let r = run(&s, &["--candidates", "model-a,model-b"]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["parallel"]["winner"], "model-a", "{out}\n{}", r.stderr);
+    assert_eq!(out["parallel"]["won_by"], "evidence", "{out}");
+    let rec = record(&s, &out);
+    let why = rec["parallel"]["winner"]["justification"].as_str().unwrap();
+    assert!(
+        why.starts_with("the only solution the facts do not reject (model-b: syntax_error"),
+        "{why}"
+    );
+}
+
 /// The tournament's judge (model-b) reviewing candidate `model`'s solution.
 fn judge(model: &str, answer: Value) -> Rule {
     on(

@@ -212,7 +212,19 @@ pub(super) fn tally(cx: &Cx<'_>, j: &mut Journal<'_>, p: &ParallelState) -> Resu
     } else {
         tied
     };
-    let winner = if let [only] = tied.as_slice() {
+    let winner = if let ([only], [_]) = (tied.as_slice(), votes.as_slice()) {
+        // The facts barred every other solution: no vote chose it, they did.
+        let why: Vec<String> = barred.iter().map(|(m, w)| format!("{m}: {w}")).collect();
+        Winner {
+            model: (*only).clone(),
+            by: WonBy::Evidence,
+            votes: votes.clone(),
+            justification: format!(
+                "the only solution the facts do not reject ({})",
+                why.join("; ")
+            ),
+        }
+    } else if let [only] = tied.as_slice() {
         Winner {
             model: (*only).clone(),
             by: WonBy::Majority,
