@@ -14,6 +14,8 @@
 //!   of decimal digits only (`1048576`, a context window) is a number, unless it abbreviates an
 //!   object id the normalizer was told about ([`Normalizer::object_ids`]): one short commit id
 //!   in 27 has no letter.
+//! - calls made together end in any order: a run of consecutive lines saying a call ended
+//!   (`chamber: model-a (panelist) answered in [DUR]`) is sorted.
 //!
 //! Numbering keeps "the same id twice" and "two different ids" apart in a snapshot without
 //! depending on what the ids are.
@@ -87,8 +89,28 @@ impl Normalizer {
             let known = || self.objects.iter().any(|o| o.as_bytes().starts_with(token));
             (has_letter || oids.knows(token) || known()).then(|| (n, oids.name(token)))
         });
-        s
+        together(&s)
     }
+}
+
+/// `text` with each run of consecutive "a call ended" lines sorted: the calls of a panel
+/// are made together and may end in any order.
+fn together(text: &str) -> String {
+    let ended = |l: &str| l.ends_with('\n') && l.contains(") answered in [DUR]");
+    let mut out: Vec<&str> = Vec::new();
+    let mut run: Vec<&str> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        if ended(line) {
+            run.push(line);
+            continue;
+        }
+        run.sort_unstable();
+        out.append(&mut run);
+        out.push(line);
+    }
+    run.sort_unstable();
+    out.append(&mut run);
+    out.concat()
 }
 
 /// Placeholders numbered by first appearance.
