@@ -28,8 +28,23 @@ fn real_cache() -> PathBuf {
     Path::new(&home).join(".cache/git-triad/local")
 }
 
-/// The user config of every command: calls may take as long as a loaded machine needs.
-const SLOW_CPU: &str = "[transport]\ntimeout_secs = 1800\n";
+/// The user config of every command: calls may take as long as a loaded machine needs (the
+/// local servers' providers set their own timeout, which a provider's setting overrides),
+/// and `coder_url`, when given, is where the 1.5B coder's provider points instead.
+fn slow_cpu(coder_url: Option<&str>) -> String {
+    let mut text = String::from("[transport]\ntimeout_secs = 1800\n");
+    for provider in [
+        "triad-local-coder",
+        "triad-local-small",
+        "triad-local-coder-1-5b",
+    ] {
+        text.push_str(&format!("[providers.{provider}]\ntimeout_secs = 1800\n"));
+        if let (Some(url), "triad-local-coder-1-5b") = (coder_url, provider) {
+            text.push_str(&format!("base_url = \"{url}\"\n"));
+        }
+    }
+    text
+}
 
 const OUTCOMES: &[&str] = &[
     "approved",
@@ -173,7 +188,7 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
     env.set("GIT_TRIAD_LOCAL_CACHE", cache.to_str().unwrap());
     // Small models on a busy 2-core CPU can take minutes per answer: a timeout is a machine
     // fact, not what this test is about, so calls get all the time they need.
-    env.write_user_config(SLOW_CPU);
+    env.write_user_config(&slow_cpu(None));
     let repo = env.root().join("textstats");
     copy_dir(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/textstats"),
@@ -184,6 +199,9 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
     env.triad(&repo, &["init", "--trust"]).ok();
     env.commit_all(&repo, "git triad init");
 
+    // How long each step took, for a CI log that must stay within its time.
+    let clock = std::time::Instant::now();
+    let lap = |step: &str| eprintln!("e2e_local: {step} done at {:?}", clock.elapsed());
     // 1. A full bookend run with reconciliation on the real local servers.
     let r = env.triad(
         &repo,
@@ -243,6 +261,7 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
         .ok();
     }
 
+    lap("1 (bookend run with reconciliation)");
     // 2. The pre-push gate reads the outcome.
     let remote = env.root().join("remote.git");
     env.git(
@@ -284,10 +303,7 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
     //    once), so the stage model's endpoint is pointed at a door that holds the first
     //    chat request open: the run is killed while that call is in flight.
     let door = HoldingDoor::open();
-    env.write_user_config(&format!(
-        "{SLOW_CPU}[providers.triad-local-coder-1-5b]\nbase_url = \"{}\"\n",
-        door.base_url()
-    ));
+    env.write_user_config(&slow_cpu(Some(&door.base_url())));
     let mut child = env
         .command(bin(), &repo)
         .args([
@@ -325,18 +341,22 @@ fn a_real_local_run_ends_in_a_recorded_outcome_the_gate_reads_and_resume_complet
     // Killed during its first model call, the run is still recorded as running.
     assert_eq!(before["status"], "running", "{before}");
     // The endpoint is the real server again; resume carries the run to an outcome.
-    env.write_user_config(SLOW_CPU);
+    env.write_user_config(&slow_cpu(None));
     let resumed = env.triad(&repo, &["resume", &id, "--json"]);
     let after = check_run(&env, &repo, &resumed);
     assert_eq!(after["run"], id.as_str());
 
+    lap("3 (killed run resumed)");
     // 4. Parallel exploration on the two local models (in this test, so no other test stops
     //    the servers under it).
     parallel_on_local_models(&env, &repo);
+    lap("4 (parallel)");
     // 5. One real chamber session on the local profile's panel.
     chamber_on_local_models(&env, &repo);
+    lap("5 (chamber)");
     // 6. One headless manager session whose orchestrator creates a task and starts a run.
     session_on_local_models(&env, &repo);
+    lap("6 (session)");
     env.triad(&repo, &["local", "stop"]);
 }
 
@@ -364,6 +384,11 @@ fn session_on_local_models(env: &TestEnv, repo: &Path) {
             "session.max_tool_calls=4",
             "-c",
             "session.max_exchanges=4",
+            // Its run is the test's fourth full one: one retry a stage, shorter answers.
+            "-c",
+            "arbiter.max_retries=1",
+            "-c",
+            "roles.implementer.max_output_tokens=1024",
             "session",
             "--headless",
             "--script",
