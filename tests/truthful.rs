@@ -70,6 +70,28 @@ fn an_implementer_that_answers_metadata_only_is_retried_never_accepted() {
 }
 
 #[test]
+fn an_implementer_that_writes_a_file_back_unchanged_is_told_it_by_name() {
+    // The file as it is, written back as the "fix": no change, and the retry names it.
+    let echo = crate::pipeline::answer(
+        "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n=======\ndef add(a, b):\n>>>>>>> REPLACE\n",
+        "fixed it",
+    );
+    let mut rules = happy_rules();
+    rules[1] = stage(
+        "implement",
+        vec![Reply::text(echo), Reply::text(implement_answer())],
+    );
+    let s = Scenario::new(rules);
+    let out = run_json(&s.run(&[]).ok().stdout);
+    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+    let second = s.requests_for("implement")[1].to_string();
+    assert!(
+        second.contains("You wrote calc.py back exactly as it already is"),
+        "{second}"
+    );
+}
+
+#[test]
 fn an_out_of_scope_that_names_no_one_else_is_retried_with_the_reason() {
     // The answer the local coder gave to the quickstart task: the outcome list copied, the
     // task restated as its summary, nobody named to do it instead.

@@ -176,7 +176,10 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
     let new_tree = repo.find_tree(tree).ctx("reading the stage tree")?;
     let diff = git::diff_trees(repo, Some(&parent_tree), &new_tree).ctx("diffing the stage")?;
     let facts = StageFacts::of(&diff, &meta.summary);
-    if let Some(feedback) = facts.no_change(stage, &cx.spec, whole) {
+    let mut written: Vec<&str> = blocks.iter().map(|b| b.path.as_str()).collect();
+    written.sort_unstable();
+    written.dedup();
+    if let Some(feedback) = facts.no_change(stage, &cx.spec, whole, &written) {
         let refused = answered.record(
             AttemptResult::NoChange,
             format!("no edit changed a file{notes}"),

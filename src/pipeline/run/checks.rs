@@ -113,10 +113,26 @@ impl StageFacts {
     /// Why the answer cannot be used, when it changes nothing where the stage must: the
     /// implement stage must change the code. (Another stage that changes nothing may say so;
     /// if its summary claims changes, that claim is a finding, see [`Self::claim_findings`].)
-    pub fn no_change(&self, stage: Stage, spec: &TaskSpec, whole: bool) -> Option<String> {
+    /// `written` are the files the answer wrote all the same: a small model often writes a
+    /// file back exactly as it was shown and calls it fixed, and is told so by name.
+    pub fn no_change(
+        &self,
+        stage: Stage,
+        spec: &TaskSpec,
+        whole: bool,
+        written: &[&str],
+    ) -> Option<String> {
         if !self.changed.is_empty() || stage != Stage::Implement {
             return None;
         }
+        let echoed = if written.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "You wrote {} back exactly as it already is: the code still does what the task says is wrong. ",
+                written.join(", ")
+            )
+        };
         let how = if whole {
             "Write each file you change in full: its path on a line by itself, then a fenced block with its complete new content"
         } else {
@@ -128,7 +144,7 @@ impl StageFacts {
             .map(|r| format!("- {}: {}", r.id, r.text))
             .collect();
         Some(format!(
-            "## YOUR ANSWER CHANGED NOTHING\n\nYour answer contains no edit that changes a file; a summary or an outcome is not a change. The implement stage must change the code: the task requires\n{}\n{how}, then the ```json metadata block.\n",
+            "## YOUR ANSWER CHANGED NOTHING\n\n{echoed}Your answer contains no edit that changes a file; a summary or an outcome is not a change. The implement stage must change the code: the task requires\n{}\n{how}, then the ```json metadata block.\n",
             if wanted.is_empty() {
                 format!("- {}", spec.title)
             } else {
@@ -184,9 +200,22 @@ mod tests {
     fn only_the_implement_stage_must_change_code_other_claims_are_findings() {
         let spec = TaskSpec::parse("title = \"t\"\ndescription = \"d\"\n", "t.toml", "t").unwrap();
         let facts = StageFacts::of(&[], "planned char_count(text) in textstats.py");
-        assert!(facts.no_change(Stage::Implement, &spec, true).is_some());
-        assert!(facts.no_change(Stage::Architect, &spec, true).is_none());
-        assert!(facts.no_change(Stage::Refactor, &spec, false).is_none());
+        assert!(facts
+            .no_change(Stage::Implement, &spec, true, &[])
+            .is_some());
+        assert!(facts
+            .no_change(Stage::Architect, &spec, true, &[])
+            .is_none());
+        assert!(facts
+            .no_change(Stage::Refactor, &spec, false, &[])
+            .is_none());
+        let echoed = facts
+            .no_change(Stage::Implement, &spec, true, &["calc.py"])
+            .unwrap();
+        assert!(
+            echoed.contains("You wrote calc.py back exactly as it already is"),
+            "{echoed}"
+        );
         let findings = facts.claim_findings(Stage::Refactor);
         assert_eq!(findings.len(), 2, "{findings:?}");
         assert!(findings
