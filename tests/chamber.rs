@@ -1015,6 +1015,99 @@ fn a_verifiers_claim_is_checked_by_the_panel_and_kept_with_its_outcome() {
     );
 }
 
+#[test]
+fn a_verifiers_claim_is_checked_against_the_files_it_names_and_the_tests_run_at_head() {
+    let mut r = agreeing();
+    r.push(checker("model-a", "falsified"));
+    r.push(checker("model-c", "falsified"));
+    let s = Scenario::new(r);
+    s.git(&["config", "triad.trusted", "true"]);
+    let (r, out) = ask(&s, "model-a,model-c", &["--founder-role", "verifier"]);
+    r.expect_code(6);
+    let sid = id(&out);
+    let claim = "calc.py has no add function";
+    let responded = triad(
+        &s,
+        &[
+            "-c",
+            "verify.command=python3 -c 'import calc; assert calc.add(2, 3) == 5'",
+            "chamber",
+            "respond",
+            &sid,
+            "--stance",
+            claim,
+            "--reasoning",
+            "I read it",
+            "--confidence",
+            "9",
+            "--evidence",
+            "calc.py:1",
+            "--evidence",
+            "nowhere.py:3",
+            "--yes",
+        ],
+    );
+    responded.expect_code(6);
+    has(
+        &responded.stderr,
+        &["reading the claim's evidence and running the tests at HEAD in the box"],
+    );
+    // Every checker is shown what git triad read and ran, as facts, and asked to cite them.
+    for m in ["model-a", "model-c"] {
+        let shown = user(&s.requests_for(&format!("check-{m}"))[0]);
+        has(
+            &shown,
+            &[
+                "# Sources (read and run by git triad, not by a model: facts)",
+                "## file calc.py",
+                "def add(a, b):",
+                "## evidence `nowhere.py:3`",
+                "names no file, revision or TaskSpec of this repository",
+                "## the tests at HEAD: `python3 -c 'import calc; assert calc.add(2, 3) == 5'`, run in the box",
+                "exit 0",
+                "naming each source by its label",
+            ],
+        );
+    }
+    // The record keeps the sources; the trace cites them.
+    let rec = record(&s, &sid);
+    let sources = rec["verification"]["sources"].as_array().unwrap();
+    assert_eq!(sources.len(), 3, "{rec}");
+    assert_eq!(rec["verification"]["outcome"], "falsified");
+    has(
+        &stored(&s, &sid, "trace.md"),
+        &[
+            "source: file calc.py",
+            "source: the tests at HEAD: `python3 -c 'import calc; assert calc.add(2, 3) == 5'`, run in the box (exit 0;",
+        ],
+    );
+}
+
+#[test]
+fn an_untrusted_clone_checks_a_claim_without_running_its_tests() {
+    let mut r = agreeing();
+    r.push(checker("model-a", "verified"));
+    r.push(checker("model-c", "verified"));
+    let s = Scenario::new(r);
+    s.git(&["config", "triad.trusted", "false"]);
+    let (_, out) = ask(&s, "model-a,model-c", &["--founder-role", "verifier"]);
+    let sid = id(&out);
+    respond(
+        &s,
+        &sid,
+        "calc.py adds",
+        "read it",
+        "9",
+        &["--evidence", "calc.py", "--yes"],
+    )
+    .expect_code(6);
+    let shown = user(&s.requests_for("check-model-a")[0]);
+    has(
+        &shown,
+        &["## file calc.py", "## the tests at HEAD\n\nnot run: "],
+    );
+}
+
 // --- 9. A model answering under another id ---
 
 #[test]

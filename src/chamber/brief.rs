@@ -79,11 +79,24 @@ pub fn cross(session: &Session, round: &Round, own: &Turn) -> String {
 
 /// Verifier mode: the founder's claim, to be checked as a hypothesis.
 pub fn check(session: &Session, round: &Round, claim: &PanelAnswer) -> String {
+    let sources = session
+        .verification
+        .as_ref()
+        .map_or(&[][..], |v| &v.sources[..]);
+    let mut shown = String::new();
+    if !sources.is_empty() {
+        shown.push_str("\n# Sources (read and run by git triad, not by a model: facts)\n");
+        for item in sources {
+            let _ = write!(shown, "\n## {}\n\n{}\n", item.label, item.text);
+        }
+    }
     format!(
         "{}\n# A claim to check\n\nThe founder claims the following. Treat it as a hypothesis \
-         to verify, not as evidence: check it against the context and what you know.\n\n{}\n\
+         to verify, not as evidence: check it against the sources, the context and what you \
+         know.\n\n{}\n{shown}\n\
          Answer with JSON only: `stance` is `verified`, `falsified` or `undetermined`; \
-         `reasoning` says how you checked; `evidence` is what decided it.\n",
+         `reasoning` says how you checked; `evidence` is what decided it, naming each source \
+         by its label.\n",
         question(session, round),
         render_answer(claim)
     )

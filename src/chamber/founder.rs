@@ -107,6 +107,7 @@ pub fn respond(
             session.verification = Some(Verification {
                 claim: input,
                 outcome: String::new(),
+                sources: Vec::new(),
             });
             record(session, FounderAction::Verified, None);
             Responded::ToVerify

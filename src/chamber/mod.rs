@@ -280,6 +280,11 @@ pub struct Verification {
     /// `verified` or `falsified` when every panelist who checked it agrees, else
     /// `undetermined`.
     pub outcome: String,
+    /// What the check was given besides the claim, read and run by git triad, not by a
+    /// model: the files and revisions the claim's evidence names, and the repository's
+    /// tests run in the box at HEAD. Each checker is asked to cite them by label.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<ContextItem>,
 }
 
 /// One founder action, in order.

@@ -48,6 +48,78 @@ pub fn context_item(repo: &Repository, config: &Config, spec: &str) -> Result<Co
     ))
 }
 
+/// The sources a founder's claim is checked against, gathered by git triad itself: each
+/// `--evidence` pointer that names a file (`calc.py:12` reads `calc.py`), a revision or a
+/// TaskSpec, and the repository's tests run in the box at HEAD (the verify command, else one
+/// found from the tree; only in a clone trusted here, as any code of the repository). A
+/// pointer that names nothing readable is said so, never guessed at.
+pub fn claim_sources(repo: &Repository, config: &Config, evidence: &[String]) -> Vec<ContextItem> {
+    let mut out = Vec::new();
+    for pointer in evidence {
+        let path = pointer
+            .split_once(':')
+            .filter(|(_, line)| {
+                !line.is_empty() && line.chars().all(|c| c.is_ascii_digit() || c == '-')
+            })
+            .map_or(pointer.as_str(), |(p, _)| p);
+        match context_item(repo, config, path) {
+            Ok(item) => out.push(item),
+            Err(_) => out.push(ContextItem {
+                label: format!("evidence `{pointer}`"),
+                text: "names no file, revision or TaskSpec of this repository: nothing was read"
+                    .into(),
+            }),
+        }
+    }
+    out.push(tests_at_head(repo, config));
+    out
+}
+
+/// The repository's tests run in the box at HEAD, as a source.
+fn tests_at_head(repo: &Repository, config: &Config) -> ContextItem {
+    use crate::probe::{command_for, test_run, ProbePolicy, ProbeSettings};
+    let verify = Some(config.verify.command.trim().to_string()).filter(|c| !c.is_empty());
+    let policy = ProbePolicy::for_clone(
+        crate::config::trusted_locally(repo),
+        ProbeSettings::for_repo(repo, verify.clone(), config.sandbox.clone()),
+    );
+    let not_run = |why: String| ContextItem {
+        label: "the tests at HEAD".into(),
+        text: format!("not run: {why}"),
+    };
+    let settings = match policy {
+        ProbePolicy::Run(settings) => settings,
+        ProbePolicy::Off(why) => return not_run(why),
+    };
+    let Some(tree) = repo.head().ok().and_then(|h| h.peel_to_tree().ok()) else {
+        return not_run("the repository has no commit".into());
+    };
+    let Some(command) = command_for(repo, &tree, verify.as_deref()) else {
+        return not_run("no verify command is configured and no tests were found".into());
+    };
+    match test_run(repo, &tree, &command, &settings) {
+        Ok(run) => {
+            let failed = run.failed();
+            ContextItem {
+                label: format!("the tests at HEAD: `{}`, run in the box", run.command),
+                text: format!(
+                    "exit {}; {} test(s) passed{}\nThe end of its output:\n```\n{}\n```",
+                    run.exit
+                        .map_or("none (killed or timed out)".into(), |c| c.to_string()),
+                    run.passed().map_or("?".into(), |n| n.to_string()),
+                    if failed.is_empty() {
+                        String::new()
+                    } else {
+                        format!("; failed: {}", failed.join(", "))
+                    },
+                    crate::bounded::clip(run.tail.trim_end(), 4000)
+                ),
+            }
+        }
+        Err(why) => not_run(why),
+    }
+}
+
 fn head_file(repo: &Repository, path: &str) -> Option<String> {
     let tree = repo.head().ok()?.peel_to_tree().ok()?;
     let blob = tree.get_path(Path::new(path)).ok()?.to_object(repo).ok()?;

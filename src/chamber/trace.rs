@@ -210,6 +210,10 @@ fn rounds(out: &mut String, s: &Session, h: &dyn Fn(usize, &str) -> String) {
                     &v.outcome
                 }
             );
+            for item in &v.sources {
+                let first = item.text.lines().next().unwrap_or_default();
+                let _ = writeln!(out, "source: {} ({first})", item.label);
+            }
         }
         for a in &s.actions {
             let _ = writeln!(

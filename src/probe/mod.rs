@@ -40,7 +40,7 @@ mod value;
 pub use behaviour::{BehaviourDiff, Difference, UNASKED_CHANGE};
 pub use examples::{run_examples, ExampleRun, FAILING_EXAMPLE, UNGUARDED, UNRUNNABLE_EXAMPLE};
 pub use python::module_of;
-pub use regress::{command_for, TestCommand, TestRuns, REGRESSED_TEST};
+pub use regress::{command_for, test_run, TestCommand, TestRun, TestRuns, REGRESSED_TEST};
 pub use settings::ProbeSettings;
 
 use std::cell::OnceCell;

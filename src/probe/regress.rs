@@ -131,6 +131,79 @@ pub fn command_for(
     python_tests.then_some(TestCommand::Python)
 }
 
+/// One run of the tests on one tree.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestRun {
+    /// The command as a person reads it.
+    pub command: String,
+    /// Its exit (`None`: killed or timed out).
+    pub exit: Option<i32>,
+    /// The per-test outcomes its runner printed.
+    outcomes: BTreeMap<String, Outcome>,
+    /// The end of its output.
+    pub tail: String,
+}
+
+impl TestRun {
+    /// How many tests passed (`None`: the runner printed no per-test line).
+    pub fn passed(&self) -> Option<usize> {
+        passed(&self.outcomes)
+    }
+
+    /// The tests that failed, by name.
+    pub fn failed(&self) -> Vec<&str> {
+        self.outcomes
+            .iter()
+            .filter(|(_, o)| **o != Outcome::Pass)
+            .map(|(n, _)| n.as_str())
+            .collect()
+    }
+}
+
+/// Runs `command` on `tree`, in the box on its own scratch copy.
+pub fn test_run(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    command: &TestCommand,
+    settings: &ProbeSettings,
+) -> Result<TestRun, String> {
+    let sb = Sandbox::export(repo, tree)?;
+    let root = sb.root();
+    let line = match command {
+        TestCommand::Configured(c) => c.clone(),
+        TestCommand::Cargo => "cargo test --offline 2>&1".into(),
+        TestCommand::Python => {
+            let runner = sb.scratch().join("test_runner.py");
+            std::fs::write(&runner, RUNNER)
+                .map_err(|e| format!("the test runner could not be written: {e}"))?;
+            format!(
+                "if {py} -c 'import pytest' 2>/dev/null; then {py} -m pytest -rA -q -p no:cacheprovider; else {py} {}; fi",
+                quote(&runner.display().to_string()),
+                py = quote(&settings.python),
+            )
+        }
+    };
+    let shown = match command {
+        TestCommand::Configured(c) => c.clone(),
+        TestCommand::Cargo => "cargo test".into(),
+        TestCommand::Python => "the Python tests (pytest, else git triad's runner)".into(),
+    };
+    let env = [("PYTHONDONTWRITEBYTECODE", "1")].map(|(k, v)| (k.to_string(), v.to_string()));
+    let mut out = sb.command(settings, &root, &line, settings.compile_timeout, &env);
+    if out.refused() {
+        return Err(out.tail);
+    }
+    if out.timed_out {
+        out.exit_code = None;
+    }
+    Ok(TestRun {
+        command: shown,
+        exit: out.exit_code,
+        outcomes: outcomes(&out.tail),
+        tail: out.tail,
+    })
+}
+
 /// Runs `command` on `base` and on `new`, each in the box on its own scratch copy.
 pub fn test_runs(
     repo: &Repository,
@@ -139,41 +212,11 @@ pub fn test_runs(
     command: &TestCommand,
     settings: &ProbeSettings,
 ) -> Result<TestRuns, String> {
-    let mut shown = String::new();
-    let mut run = |tree: &Tree<'_>| -> Result<(BTreeMap<String, Outcome>, Option<i32>), String> {
-        let sb = Sandbox::export(repo, tree)?;
-        let root = sb.root();
-        let line = match command {
-            TestCommand::Configured(c) => c.clone(),
-            TestCommand::Cargo => "cargo test --offline 2>&1".into(),
-            TestCommand::Python => {
-                let runner = sb.scratch().join("test_runner.py");
-                std::fs::write(&runner, RUNNER)
-                    .map_err(|e| format!("the test runner could not be written: {e}"))?;
-                format!(
-                    "if {py} -c 'import pytest' 2>/dev/null; then {py} -m pytest -rA -q -p no:cacheprovider; else {py} {}; fi",
-                    quote(&runner.display().to_string()),
-                    py = quote(&settings.python),
-                )
-            }
-        };
-        shown = match command {
-            TestCommand::Configured(c) => c.clone(),
-            TestCommand::Cargo => "cargo test".into(),
-            TestCommand::Python => "the Python tests (pytest, else git triad's runner)".into(),
-        };
-        let env = [("PYTHONDONTWRITEBYTECODE", "1")].map(|(k, v)| (k.to_string(), v.to_string()));
-        let mut out = sb.command(settings, &root, &line, settings.compile_timeout, &env);
-        if out.refused() {
-            return Err(out.tail);
-        }
-        if out.timed_out {
-            out.exit_code = None;
-        }
-        Ok((outcomes(&out.tail), out.exit_code))
+    let run = |tree: &Tree<'_>| {
+        test_run(repo, tree, command, settings).map(|r| (r.outcomes, r.exit, r.command))
     };
-    let (before, exit_before) = run(base)?;
-    let (after, exit_after) = run(new)?;
+    let (before, exit_before, _) = run(base)?;
+    let (after, exit_after, shown) = run(new)?;
     let mut runs = TestRuns {
         command: shown,
         regressed: Vec::new(),

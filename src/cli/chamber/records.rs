@@ -89,7 +89,19 @@ pub(super) fn respond(ctx: &Context, args: &RespondArgs) -> CommandResult {
         .map(|c| format!("## {}\n\n{}", c.label, c.text))
         .collect::<Vec<_>>();
     let added = (!added.is_empty()).then(|| added.join("\n\n"));
+    let evidence = input.evidence.clone();
     let done = founder::respond(&mut session, input, added).map_err(CommandError::usage)?;
+    if done == Responded::ToVerify {
+        // The claim is checked against what git triad reads and runs, not only the models'
+        // knowledge: its evidence's files and the repository's tests at HEAD.
+        if !ctx.quiet {
+            say("chamber: reading the claim's evidence and running the tests at HEAD in the box");
+        }
+        let sources = open::claim_sources(repo, &loaded.config, &evidence);
+        if let Some(v) = session.verification.as_mut() {
+            v.sources = sources;
+        }
+    }
     let what = match done {
         Responded::Contributed => "the founder's input (contributor)".to_string(),
         Responded::ToVerify => "the founder's claim to verify (verifier)".to_string(),
