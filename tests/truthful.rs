@@ -92,6 +92,34 @@ fn an_implementer_that_writes_a_file_back_unchanged_is_told_it_by_name() {
 }
 
 #[test]
+fn an_answer_cut_at_the_output_limit_is_told_so_not_only_that_its_metadata_is_missing() {
+    // The server stopped at max_tokens in the middle of a file: no metadata block came.
+    let cut = Reply {
+        body: Some(json!({
+            "id": "chatcmpl-cut", "object": "chat.completion", "created": 1_700_000_000u64,
+            "model": "model-a",
+            "choices": [{"index": 0, "finish_reason": "length", "logprobs": null,
+                "message": {"role": "assistant", "refusal": null,
+                    "content": "calc.py\n<<<<<<< SEARCH\ndef add(a, b):\n=======\ndef add(a, b):\n    return a + b\n\n\ndef sub(a"}}],
+            "usage": {"prompt_tokens": 900, "completion_tokens": 4000, "total_tokens": 4900},
+        })),
+        ..Reply::text("")
+    };
+    let mut rules = happy_rules();
+    rules[1] = stage("implement", vec![cut, Reply::text(implement_answer())]);
+    let s = Scenario::new(rules);
+    let out = run_json(&s.run(&[]).ok().stdout);
+    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+    let second = s.requests_for("implement")[1].to_string();
+    assert!(
+        second.contains("your answer was cut at the output limit (")
+            && second.contains("tokens) before it ended, so")
+            && second.contains("Write less: only the files you change"),
+        "{second}"
+    );
+}
+
+#[test]
 fn an_out_of_scope_that_names_no_one_else_is_retried_with_the_reason() {
     // The answer the local coder gave to the quickstart task: the outcome list copied, the
     // task restated as its summary, nobody named to do it instead.

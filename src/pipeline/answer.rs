@@ -32,6 +32,19 @@ pub fn writes_whole_files(config: &Config, model: &str) -> bool {
         .is_some_and(|m| m.edit_format == EditFormat::Whole)
 }
 
+/// Why an answer could not be read, said as what happened when the server cut it at the
+/// request's output limit: a model that writes more than fits (whole files, every test
+/// again) loses its metadata block at the end, and "no metadata block" alone would send it
+/// to write the same too-long answer again.
+pub fn cut_short(why: String, response: &crate::model::ChatResponse, max_tokens: u32) -> String {
+    if !response.truncated() {
+        return why;
+    }
+    format!(
+        "your answer was cut at the output limit ({max_tokens} tokens) before it ended, so {why}. Write less: only the files you change, only what the task needs, then the metadata block"
+    )
+}
+
 /// Reads `text` as a stage answer; `whole`: its edits are whole files. The error says what
 /// could not be read, as feedback a model can act on.
 pub fn read_answer(text: &str, whole: bool) -> Result<ReadAnswer, String> {

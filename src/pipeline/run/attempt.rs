@@ -19,7 +19,9 @@ use crate::arbiter::review::finding_issue;
 use crate::edit::{check_path, render_failures, summarize_failures, BlockFailure, EditBlock};
 use crate::git::{self, Context as _, GitError, ObjectId, TreeFiles};
 use crate::model::Exchange;
-use crate::pipeline::answer::{apply_answer, read_answer, writes_whole_files, ReadAnswer};
+use crate::pipeline::answer::{
+    apply_answer, cut_short, read_answer, writes_whole_files, ReadAnswer,
+};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::reconcile::ImplementationSummary;
 use crate::pipeline::record::{one_line, AttemptResult, Transcript, UnderReview};
@@ -95,7 +97,10 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
     let whole = writes_whole_files(&cx.env.config.config, &answered.model);
     let ReadAnswer { meta, blocks } = match read_answer(&completion.response.text, whole) {
         Ok(a) => a,
-        Err(why) => return retry(cx, j, answered.record(AttemptResult::BadAnswer, ""), &why),
+        Err(why) => {
+            let why = cut_short(why, &completion.response, req.max_tokens);
+            return retry(cx, j, answered.record(AttemptResult::BadAnswer, ""), &why);
+        }
     };
     if meta.outcome != Outcome::Approve {
         if let Some(why) = crate::task::outcome::unroutable(&meta, stage.as_str()) {

@@ -338,6 +338,7 @@ fn take_candidate(
     )? {
         Ok(built) => built,
         Err(why) => {
+            let why = crate::pipeline::answer::cut_short(why, &completion.response, req.max_tokens);
             c.detail = format!("its answer could not be used: {why}");
             return Ok(Taken::Unusable(why));
         }
