@@ -38,8 +38,7 @@ mod syntax;
 mod weakening;
 
 pub use assertions::{
-    assertions, norm, test_functions, test_path, weakened, Assertion, TestFn, Weakened,
-    WEAKENED_TEST,
+    assertions, norm, test_functions, test_path, Assertion, TestFn, WEAKENED_TEST,
 };
 pub use calls::{example_calls, literal_calls, required_params};
 pub use evidence::{evidence, evidence_with, ChangedFile, EvidenceOptions, Finding};
@@ -49,4 +48,4 @@ pub use lang::Lang;
 pub use source::{DirSource, FileSource, GitTreeSource};
 pub use symbols::{enclosing, hunk_label, innermost, outline, Symbol};
 pub use syntax::{new_syntax_issues, syntax_issues, SyntaxIssue};
-pub use weakening::{weakened_tests, weakening_reads};
+pub use weakening::{weakened, weakened_tests, weakening_reads, Weakened};

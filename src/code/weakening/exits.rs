@@ -17,8 +17,9 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
+use super::weakened_finding;
 use super::{find, quoted, statements, Pair, Test};
-use crate::code::assertions::{is_assertion, weakened_finding};
+use crate::code::assertions::is_assertion;
 use crate::code::lang::{self, Lang};
 use crate::code::Finding;
 

@@ -26,6 +26,7 @@
 //! [`WEAKENED_TEST`](super::WEAKENED_TEST), so the verdict's floor and the building stages'
 //! feedback count them as they count a deleted assertion.
 
+mod deleted;
 mod exits;
 mod params;
 mod runner;
@@ -36,9 +37,11 @@ use std::collections::HashMap;
 
 use tree_sitter::{Node, Tree};
 
-use super::assertions::{test_nodes, test_path, weakened};
+use super::assertions::{test_nodes, test_path};
 use super::lang::{self, Lang};
 use super::{ChangedFile, Finding};
+pub(crate) use deleted::weakened_finding;
+pub use deleted::{weakened, Weakened};
 
 /// Every way `changes` weaken the tests their base had, as findings: the deleted and
 /// rewritten tests and assertions of [`weakened`], then the rules of this module, each

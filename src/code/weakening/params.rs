@@ -16,8 +16,9 @@ use std::collections::HashMap;
 use tree_sitter::Node;
 
 use super::skips::python_mark;
+use super::weakened_finding;
 use super::{quoted, statements, Pair, Test};
-use crate::code::assertions::{norm, weakened_finding};
+use crate::code::assertions::norm;
 use crate::code::constants::Constants;
 use crate::code::lang::{self, Lang};
 use crate::code::Finding;

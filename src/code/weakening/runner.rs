@@ -42,8 +42,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use tree_sitter::Node;
 
+use super::weakened_finding;
 use super::{quoted, statements};
-use crate::code::assertions::{test_path, weakened_finding};
+use crate::code::assertions::test_path;
 use crate::code::lang::{self, Lang};
 use crate::code::settings::{ini, toml_at, toml_line};
 use crate::code::{ChangedFile, Finding};

@@ -23,8 +23,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use tree_sitter::Node;
 
+use super::weakened_finding;
 use super::{find, listed, quoted, statements, Pair, Test};
-use crate::code::assertions::weakened_finding;
 use crate::code::lang::{self, Lang};
 use crate::code::rust::outer_attributes;
 use crate::code::Finding;

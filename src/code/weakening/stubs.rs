@@ -30,10 +30,8 @@ use std::collections::{HashMap, HashSet};
 
 use tree_sitter::Node;
 
-use super::{quoted, File, Side};
-use crate::code::assertions::{
-    read_assertions, test_nodes, test_path, weakened_finding, Assertion,
-};
+use super::{quoted, weakened_finding, File, Side};
+use crate::code::assertions::{read_assertions, test_nodes, test_path, Assertion};
 use crate::code::lang::{self, Lang};
 use crate::code::rust::{use_leaves, Leaf};
 use crate::code::Finding;
