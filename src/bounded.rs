@@ -84,6 +84,18 @@ pub fn list(items: impl IntoIterator<Item = String>) -> Vec<String> {
     out
 }
 
+/// `text` as one line of a nested listing at `depth`: indented by two spaces a level, or a
+/// markdown bullet nested a level less (the top level of a markdown list has no indent).
+/// Newlines in `text` become spaces, so one entry never breaks the listing.
+pub fn indented(md: bool, depth: usize, text: &str) -> String {
+    let text = text.replace('\n', " ");
+    if md {
+        format!("{}- {text}\n", "  ".repeat(depth.saturating_sub(1)))
+    } else {
+        format!("{}{text}\n", "  ".repeat(depth))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

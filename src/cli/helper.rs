@@ -455,8 +455,8 @@ pub fn fill_limits(
 }
 
 /// Every model a run may call: each stage's candidates (with `fallbacks`; else only the
-/// first, the one a stage calls unless it fails) and arbiter, and the models of its
-/// parallel exploration, debate and chamber.
+/// first, the one a stage calls unless it fails) and arbiter, the models of its workflow
+/// and its chamber.
 pub fn run_models(state: &RunState, fallbacks: bool) -> Vec<String> {
     let mut models: Vec<String> = Vec::new();
     for s in state.stages() {
@@ -464,14 +464,7 @@ pub fn run_models(state: &RunState, fallbacks: bool) -> Vec<String> {
         models.extend(s.models.iter().take(take).cloned());
         models.extend(s.arbiter_model.iter().cloned());
     }
-    if let Some(p) = state.parallel() {
-        models.extend(p.models.iter().cloned());
-        models.extend(p.tiebreaker.iter().cloned());
-    }
-    if let Some(d) = state.debate() {
-        models.extend(d.models.iter().cloned());
-        models.extend(d.tiebreaker.iter().cloned());
-    }
+    models.extend(state.workflow().models());
     if let Some(c) = state.chamber() {
         models.extend(c.panel.iter().cloned());
         models.push(c.arbiter.clone());

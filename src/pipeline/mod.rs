@@ -23,6 +23,7 @@ pub mod stage;
 pub mod transition;
 pub mod verify;
 pub mod waiting;
+pub mod workflow;
 
 /// The workflows are named below the pipeline, for every layer to read (see
 /// [`crate::workflow`]).

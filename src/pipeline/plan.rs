@@ -10,6 +10,7 @@ use super::record::{
     Start,
 };
 use super::stage::Stage;
+use super::workflow::WorkflowState;
 use crate::config::{ArbiterMode, LoadedConfig, Role};
 use crate::routing::route::Routing;
 use crate::task::{spec, TaskSpec};
@@ -393,20 +394,19 @@ pub fn plan(
         }
     }
 
-    let (parallel, debate) = match req.workflow {
-        Workflow::Sequential => (None, None),
+    let workflow = match req.workflow {
+        Workflow::Sequential => WorkflowState::Sequential,
         Workflow::Parallel => {
             let (models, tiebreaker) = panel_plan(loaded, profile, req)?;
-            let p = ParallelState {
+            WorkflowState::Parallel(ParallelState {
                 models,
                 tiebreaker,
                 ..Default::default()
-            };
-            (Some(p), None)
+            })
         }
         Workflow::Debate => {
             let (models, tiebreaker) = panel_plan(loaded, profile, req)?;
-            (None, Some(DebateState::new(models, tiebreaker)))
+            WorkflowState::Debate(DebateState::new(models, tiebreaker))
         }
         Workflow::Tournament => {
             let (models, _) = panel_plan(loaded, profile, req)?;
@@ -423,12 +423,11 @@ pub fn plan(
             if judges.is_empty() {
                 return Err(StartError::NoTournamentJudge(models));
             }
-            let p = ParallelState {
+            WorkflowState::Tournament(ParallelState {
                 models,
                 judges,
                 ..Default::default()
-            };
-            (Some(p), None)
+            })
         }
     };
 
@@ -452,10 +451,9 @@ pub fn plan(
         }),
         // A parallel run's solution is chosen by its own vote; the consensus stage, which
         // sends the refactor stage back, has nothing to send back to.
-        consensus: (parallel.is_none() && (req.consensus || c.consensus.enabled))
+        consensus: (!workflow.chooses_solution() && (req.consensus || c.consensus.enabled))
             .then(ConsensusState::default),
-        parallel,
-        debate,
+        workflow,
         chamber,
         routing: req.routes.clone(),
         profile: profile.map(str::to_string),

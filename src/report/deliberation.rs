@@ -2,6 +2,7 @@
 //! objections, the rebuttals, the tiebreaker's rulings and justification, the decision and
 //! the arbiter's observation, in text or markdown.
 
+use crate::bounded::indented as line;
 use crate::consensus::{Ballot, Deliberation};
 use crate::pipeline::record::ConsensusState;
 
@@ -142,14 +143,4 @@ fn ballot(b: &Ballot, md: bool) -> String {
         s.push_str(&line(md, 4, &format!("amendment: {a}")));
     }
     s
-}
-
-/// One line at `depth`: indented text, or a nested markdown bullet.
-pub(super) fn line(md: bool, depth: usize, text: &str) -> String {
-    let text = text.replace('\n', " ");
-    if md {
-        format!("{}- {text}\n", "  ".repeat(depth.saturating_sub(1)))
-    } else {
-        format!("{}{text}\n", "  ".repeat(depth))
-    }
 }

@@ -3,10 +3,8 @@
 
 pub mod compare;
 pub mod cost;
-pub mod debate;
 pub mod deliberation;
 pub mod fitness;
-pub mod parallel;
 pub mod progress;
 pub mod run;
 pub mod table;

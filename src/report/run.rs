@@ -6,10 +6,13 @@ use serde::Serialize;
 
 use super::{location, standing};
 use crate::arbiter::Verdict;
+use crate::bounded::indented as line;
 use crate::git::FileStat;
 use crate::git::ObjectId;
 use crate::notes::{self, Record, VerdictLine};
-use crate::pipeline::record::{ChamberLink, ReconcileState};
+use crate::pipeline::record::{ChamberLink, FormatRecord, ReconcileState};
+use crate::pipeline::workflow::debate::report::DebateReport;
+use crate::pipeline::workflow::parallel::report::ParallelReport;
 use crate::pipeline::{RunState, RunStatus, Stage, StopReason};
 use crate::routing::route::Routing;
 
@@ -104,12 +107,7 @@ pub fn summary(state: &RunState) -> String {
                 .unwrap_or_default()
         ));
     }
-    if let Some(p) = state.parallel() {
-        s.push_str(&parallel_line(p));
-    }
-    if let Some(d) = state.debate() {
-        s.push_str(&debate_line(d));
-    }
+    s.push_str(&state.workflow().summary());
     for l in state.chamber().iter().flat_map(|c| &c.sessions) {
         s.push_str(&chamber_line(l));
     }
@@ -184,7 +182,8 @@ pub struct RunReport<'a> {
     pub stages: Vec<StageReport<'a>>,
     /// The verdict in force at its end.
     pub final_verdict: Option<Verdict>,
-    /// The parallel exploration, if it had one.
+    /// The parallel exploration or tournament, if it followed one (see
+    /// [`crate::pipeline::workflow::WorkflowReport`]).
     pub parallel: Option<ParallelReport<'a>>,
     /// The chamber sessions it opened, if any.
     pub chamber: Option<ChamberReport<'a>>,
@@ -225,25 +224,6 @@ pub struct StageReport<'a> {
     pub arbiter_model: &'a Option<String>,
 }
 
-/// The parallel exploration of a [`RunReport`].
-#[derive(Debug, Serialize)]
-pub struct ParallelReport<'a> {
-    /// The candidate models.
-    pub candidates: &'a [String],
-    /// Those that produced a candidate.
-    pub present: Vec<&'a str>,
-    /// Whether some did not.
-    pub degraded: bool,
-    /// The winner.
-    pub winner: Option<&'a str>,
-    /// How it won.
-    pub won_by: Option<&'static str>,
-    /// The candidates' branches.
-    pub branches: Vec<&'a str>,
-    /// How long the fan-out took.
-    pub fanout_ms: u64,
-}
-
 /// The chamber of a [`RunReport`].
 #[derive(Debug, Serialize)]
 pub struct ChamberReport<'a> {
@@ -253,26 +233,6 @@ pub struct ChamberReport<'a> {
     pub arbiter: &'a str,
     /// The sessions the run opened.
     pub sessions: &'a [ChamberLink],
-}
-
-/// The debate of a [`RunReport`].
-#[derive(Debug, Serialize)]
-pub struct DebateReport<'a> {
-    /// The debaters.
-    pub debaters: &'a [String],
-    /// Those still standing.
-    pub standing: Vec<&'a str>,
-    /// Whether some fell out.
-    pub degraded: bool,
-    /// The judge.
-    pub tiebreaker: &'a Option<String>,
-    /// The winner.
-    pub winner: Option<&'a str>,
-    /// Its position.
-    pub position: Option<&'a str>,
-    /// What the debate cost.
-    #[serde(serialize_with = "crate::model::usage::rounded_usd")]
-    pub cost_usd: f64,
 }
 
 /// The last formatter run of a [`RunReport`].
@@ -315,6 +275,7 @@ pub struct Tokens {
 impl<'a> RunReport<'a> {
     /// The report of `state`, without hints.
     pub fn of(state: &'a RunState) -> RunReport<'a> {
+        let workflow = state.workflow().report();
         RunReport {
             run: state.run_id(),
             task: state.task(),
@@ -336,29 +297,13 @@ impl<'a> RunReport<'a> {
                 })
                 .collect(),
             final_verdict: state.final_verdict(),
-            parallel: state.parallel().map(|p| ParallelReport {
-                candidates: &p.models,
-                present: p.present().map(|c| c.model.as_str()).collect(),
-                degraded: p.degraded(),
-                winner: p.winner.as_ref().map(|w| w.model.as_str()),
-                won_by: p.winner.as_ref().map(|w| w.by.as_str()),
-                branches: p.candidates.iter().map(|c| c.branch.as_str()).collect(),
-                fanout_ms: p.fanout_ms,
-            }),
+            parallel: workflow.parallel,
             chamber: state.chamber().map(|c| ChamberReport {
                 panel: &c.panel,
                 arbiter: &c.arbiter,
                 sessions: &c.sessions,
             }),
-            debate: state.debate().map(|d| DebateReport {
-                debaters: &d.models,
-                standing: d.standing().map(|x| x.model.as_str()).collect(),
-                degraded: d.degraded(),
-                tiebreaker: &d.tiebreaker,
-                winner: d.judgment.as_ref().map(|j| j.winner.as_str()),
-                position: d.judgment.as_ref().map(|j| j.label.as_str()),
-                cost_usd: d.spend().cost_usd,
-            }),
+            debate: workflow.debate,
             format: state.format().last().map(|f| FormatReport {
                 command: &f.outcome.command,
                 exit_code: f.outcome.exit_code,
@@ -467,19 +412,14 @@ pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
             }
         }
     }
-    if let Some(p) = s.parallel() {
-        o.push_str(&super::parallel::render(p, md));
-    }
-    if let Some(d) = s.debate() {
-        o.push_str(&super::debate::render(d, md));
-    }
+    o.push_str(&s.workflow().render(md));
     if let Some(c) = s.consensus() {
         o.push_str(&super::deliberation::render(c, md));
     }
     for l in s.chamber().iter().flat_map(|c| &c.sessions) {
         o.push_str(&chamber_line(l));
     }
-    o.push_str(&super::debate::format_section(s.format(), md));
+    o.push_str(&format_section(s.format(), md));
     let issues = issues(repo, s, md);
     if !issues.is_empty() {
         o.push_str(if md {
@@ -547,35 +487,6 @@ fn issues(repo: &Repository, s: &RunState, md: bool) -> String {
     out
 }
 
-/// The end-of-run line of a parallel exploration: who won among how many, and whether the
-/// panel was complete (a degraded one is never presented as the full panel).
-fn parallel_line(p: &crate::pipeline::record::ParallelState) -> String {
-    let present = p.present().count();
-    let panel = if p.degraded() {
-        let missing: Vec<&str> = p
-            .candidates
-            .iter()
-            .filter(|c| c.commit.is_none())
-            .map(|c| c.model.as_str())
-            .collect();
-        format!(
-            "DEGRADED: {present} of {} candidates (left out: {})",
-            p.models.len(),
-            missing.join(", ")
-        )
-    } else {
-        format!("{present} candidates")
-    };
-    match &p.winner {
-        Some(w) => format!(
-            "  parallel   winner {} ({}) among {panel}\n",
-            w.model,
-            w.by.as_str()
-        ),
-        None => format!("  parallel   no winner among {panel}\n"),
-    }
-}
-
 /// One chamber session of a run: what opened it, what became of it, where to read it.
 fn chamber_line(l: &crate::pipeline::record::ChamberLink) -> String {
     let id = if l.session.is_empty() {
@@ -589,30 +500,45 @@ fn chamber_line(l: &crate::pipeline::record::ChamberLink) -> String {
     )
 }
 
-/// The end-of-run line of a debate: which position won among how many debaters, and
-/// whether the panel was complete.
-fn debate_line(d: &crate::pipeline::record::DebateState) -> String {
-    let standing = d.standing().count();
-    let panel = if d.degraded() {
-        let gone: Vec<&str> = d
-            .debaters
-            .iter()
-            .filter(|x| x.absent.is_some())
-            .map(|x| x.model.as_str())
-            .collect();
-        format!(
-            "DEGRADED: {standing} of {} debaters (dropped out: {})",
-            d.models.len(),
-            gone.join(", ")
-        )
-    } else {
-        format!("{standing} debaters")
-    };
-    match &d.judgment {
-        Some(j) => format!(
-            "  debate     position {} ({}) won, judged by {}, among {panel}\n",
-            j.label, j.winner, j.model
-        ),
-        None => format!("  debate     no judgment among {panel}\n"),
+/// The formatter section of a run's detail: every time it ran, how, and its commit.
+fn format_section(runs: &[FormatRecord], md: bool) -> String {
+    if runs.is_empty() {
+        return String::new();
     }
+    let mut o = String::from(if md {
+        "\n### Formatter\n\n"
+    } else {
+        "\nformatter:\n"
+    });
+    for f in runs {
+        let at = f.commit.as_ref().map_or(String::from("no commit"), |c| {
+            format!("commit {}", c.short())
+        });
+        let exit = f
+            .outcome
+            .exit_code
+            .map_or("killed".to_string(), |c| format!("exit {c}"));
+        o.push_str(&line(
+            md,
+            1,
+            &format!(
+                "`{}` on {} ({exit}, {} ms): {at} — {}",
+                f.outcome.command,
+                f.input.short(),
+                f.outcome.duration_ms,
+                f.detail
+            ),
+        ));
+        if f.failed() && !f.outcome.tail.trim().is_empty() {
+            o.push_str(&line(
+                md,
+                2,
+                &format!(
+                    "output: {}",
+                    crate::bounded::clip(f.outcome.tail.trim(), 500)
+                ),
+            ));
+        }
+    }
+    o
 }

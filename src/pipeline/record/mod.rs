@@ -1,10 +1,9 @@
 //! What a run records about itself (`run.json`, format 2): typed state, attempts, the reason
-//! it stopped. [`recorder`] keeps it in git; [`upgrade`] reads what format 1 wrote.
+//! it stopped. [`recorder`] keeps it in git; [`upgrade`] reads what format 1 wrote. A
+//! workflow's own record lives in its folder (`pipeline/workflow/`) and is named here too.
 
 mod chamber;
-mod debate;
 mod format;
-mod parallel;
 mod recorder;
 mod state;
 mod stop;
@@ -13,14 +12,14 @@ mod upgrade;
 
 use serde::{Deserialize, Serialize};
 
-pub use chamber::{ChamberLink, ChamberRun};
-pub use debate::{
+pub use crate::pipeline::workflow::debate::record::{
     Absence, Against, DebateNext, DebatePhase, DebateState, Debater, Judgment, Speech,
 };
-pub use format::FormatRecord;
-pub use parallel::{
+pub use crate::pipeline::workflow::parallel::record::{
     Candidate, CandidateReview, CrossReview, ParallelState, Rating, Synthesis, Winner, WonBy,
 };
+pub use chamber::{ChamberLink, ChamberRun};
+pub use format::FormatRecord;
 pub use recorder::{list_runs, scan_runs, CorruptRun, Recorder};
 pub use state::{RunState, Start};
 pub use stop::{one_line, ModelFailure, NoRewind, StopReason};

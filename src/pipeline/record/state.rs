@@ -20,6 +20,7 @@ use crate::git::ObjectId;
 use crate::model::Spend;
 use crate::pipeline::reconcile::ImplementationSummary;
 use crate::pipeline::stage::Stage;
+use crate::pipeline::workflow::WorkflowState;
 use crate::routing::route::Routing;
 use crate::sandbox::CommandOutcome;
 
@@ -49,10 +50,8 @@ pub struct Start {
     pub reconcile: Option<ReconcileState>,
     /// The consensus stage, when enabled.
     pub consensus: Option<ConsensusState>,
-    /// A parallel exploration or tournament, for that workflow.
-    pub parallel: Option<ParallelState>,
-    /// A debate, for that workflow.
-    pub debate: Option<DebateState>,
+    /// The workflow it follows, with nothing of it recorded yet.
+    pub workflow: WorkflowState,
     /// The chamber, with `--chamber auto`.
     pub chamber: Option<ChamberRun>,
     /// How roles routed by fitness got their models.
@@ -129,14 +128,10 @@ pub struct RunState {
     /// The consensus stage (`--consensus`), when enabled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     consensus: Option<ConsensusState>,
-    /// Parallel exploration (`--workflow parallel`): candidates, votes, winner, synthesis.
-    /// Absent for a sequential run.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    parallel: Option<ParallelState>,
-    /// Debate (`--workflow debate`): papers, rebuttals, final arguments and the judgment
-    /// whose winning position the architect builds. Absent for other workflows.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    debate: Option<DebateState>,
+    /// The workflow it follows, with what it recorded of it (the keys `parallel` and
+    /// `debate` of earlier builds: see [`WorkflowState`]).
+    #[serde(flatten)]
+    workflow: WorkflowState,
     /// The chamber of a run with `--chamber auto` (none: decisions are not deliberated).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     chamber: Option<ChamberRun>,
@@ -210,8 +205,7 @@ impl RunState {
             config: start.config,
             reconcile: start.reconcile,
             consensus: start.consensus,
-            parallel: start.parallel,
-            debate: start.debate,
+            workflow: start.workflow,
             chamber: start.chamber,
             format: Vec::new(),
             messages: Vec::new(),
@@ -365,14 +359,19 @@ impl RunState {
         self.consensus.as_ref()
     }
 
-    /// The parallel exploration or tournament, for that workflow.
+    /// The workflow it follows, with what it recorded of it.
+    pub fn workflow(&self) -> &WorkflowState {
+        &self.workflow
+    }
+
+    /// The parallel exploration or tournament, for those workflows.
     pub fn parallel(&self) -> Option<&ParallelState> {
-        self.parallel.as_ref()
+        self.workflow.parallel()
     }
 
     /// The debate, for that workflow.
     pub fn debate(&self) -> Option<&DebateState> {
-        self.debate.as_ref()
+        self.workflow.debate()
     }
 
     /// The chamber, with `--chamber auto`.
@@ -453,12 +452,12 @@ impl RunState {
 
     /// The parallel exploration, to record its phases.
     pub fn parallel_mut(&mut self) -> &mut ParallelState {
-        self.parallel.get_or_insert_with(Default::default)
+        self.workflow.parallel_mut()
     }
 
     /// The debate, to record its phases.
     pub fn debate_mut(&mut self) -> &mut DebateState {
-        self.debate.get_or_insert_with(Default::default)
+        self.workflow.debate_mut()
     }
 
     /// The chamber, to link its sessions, with `--chamber auto`.
@@ -944,8 +943,7 @@ mod tests {
             config: Value::Null,
             reconcile: None,
             consensus: Some(ConsensusState::default()),
-            parallel: None,
-            debate: None,
+            workflow: WorkflowState::Sequential,
             chamber: None,
             routing: None,
             profile: None,

@@ -25,7 +25,7 @@ const MAX_OWN_CHAIN: usize = 64;
 
 /// Moves the run's scratch branch to `to` if it still points at `from` (`None`: creates
 /// it); a branch moved by someone else is never overwritten.
-pub(super) fn move_branch(
+pub(in crate::pipeline) fn move_branch(
     cx: &Cx<'_>,
     j: &Journal<'_>,
     to: Oid,
@@ -43,7 +43,7 @@ fn branch_ref(state: &RunState) -> String {
 /// Puts the branch where the record says the run stands, before any model is called;
 /// says what it repaired, if anything. The caller holds the run's lock, so lock files
 /// left on the run's own refs by a killed process are removed first.
-pub(super) fn sync(cx: &Cx<'_>, j: &Journal<'_>) -> Result<Option<String>, RunError> {
+pub(in crate::pipeline) fn sync(cx: &Cx<'_>, j: &Journal<'_>) -> Result<Option<String>, RunError> {
     let repo = cx.repo();
     let name = branch_ref(&j.state);
     let mut repaired = Vec::new();

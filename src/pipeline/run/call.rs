@@ -15,7 +15,7 @@ const MAX_TOKENS: u32 = 2048;
 
 /// One structured call to `model` with the `system` role prompt and the `user` message,
 /// its transcript kept as `(stage, label)`'s; its spend is added to the run's.
-pub(super) fn structured_call<T: DeserializeOwned + JsonSchema>(
+pub(in crate::pipeline) fn structured_call<T: DeserializeOwned + JsonSchema>(
     cx: &Cx<'_>,
     j: &mut Journal<'_>,
     (stage, label): (&str, &str),

@@ -110,7 +110,7 @@ pub(super) fn shown(cx: &Cx<'_>, j: &Journal<'_>) -> Result<Shown, RunError> {
 
 /// A candidate's solution (`commit`) prepared for review against the run's base, with
 /// the tree's facts (weakened tests, the task's examples) among its findings.
-pub(super) fn candidate_review<'a>(
+pub(in crate::pipeline) fn candidate_review<'a>(
     cx: &Cx<'a>,
     commit: &ObjectId,
 ) -> Result<Prepared<'a>, RunError> {

@@ -7,34 +7,32 @@
 //! its tree in [`facts`], a building stage held to them in [`building`], its review in
 //! [`review`]); what follows an attempt in [`act`], as [`super::transition`] decides it;
 //! stopping in [`stop`]; the verify command in [`verify`]; the reconciliation in
-//! [`reconcile`]; the workflows before Verify in [`parallel`], [`debate`], [`consensus`] and
-//! [`suggest`]; the formatter in [`format`]. Every step is recorded before the next begins,
+//! [`reconcile`]; the workflow before Verify in [`super::workflow`], decisions due in
+//! [`consensus`] and [`suggest`]; the formatter in [`format`]. Every step is recorded before the next begins,
 //! so a killed run resumes from its record; the scratch branch follows the record
 //! ([`branch`]).
 
 mod act;
 mod asked;
 mod attempt;
-mod branch;
+pub(super) mod branch;
 mod building;
-mod call;
+pub(super) mod call;
 mod chamber;
 mod checks;
 mod consensus;
-mod debate;
 mod economy;
 mod examples;
-mod facts;
+pub(super) mod facts;
 mod format;
 mod observe;
-mod parallel;
 mod prompt;
 mod reassign;
 mod reconcile;
 mod requirements;
 mod review;
-mod step;
-mod stop;
+pub(super) mod step;
+pub(super) mod stop;
 mod suggest;
 mod verify;
 mod whole;
@@ -48,6 +46,7 @@ use super::record::{RunState, RunStatus, StopReason};
 use super::stage::Stage;
 use super::transition::{self, Due, Policy};
 use super::waiting::TakeUp;
+use super::workflow;
 use crate::arbiter::Verdict;
 use crate::task::{Actor, TaskSpec};
 
@@ -154,7 +153,7 @@ impl<'a> Run<'a> {
     }
 }
 
-/// The loop: the workflow that stands in for stages (parallel, debate) while it is under way,
+/// The loop: the workflow's own steps (parallel, debate, tournament) while it is under way,
 /// then decisions due (a suggestion, the consensus), the formatter before Verify, the stage
 /// in progress, the reconciliation, and the end.
 fn run_loop(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<(), RunError> {
@@ -163,10 +162,8 @@ fn run_loop(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<(), RunError> {
         .set_budget_after(j.state.budget_usd(), j.state.spend().cost_usd);
     j.state.set_running();
     loop {
-        let flow = if parallel::due(j) {
-            parallel::step(cx, j)?
-        } else if debate::due(j) {
-            debate::step(cx, j)?
+        let flow = if workflow::due(j) {
+            workflow::step(cx, j)?
         } else if let Some(i) = suggest::due(j) {
             suggest::step(cx, j, i)?
         } else if consensus::due(j) {

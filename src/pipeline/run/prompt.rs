@@ -4,7 +4,6 @@
 
 use git2::Tree;
 
-use super::debate;
 use super::format;
 use super::step::{Cx, Journal, RunError};
 use super::suggest;
@@ -15,6 +14,7 @@ use crate::model::ChatRequest;
 use crate::pipeline::context::{file_char_budget, fitted_stage_request, StageContext};
 use crate::pipeline::fit::LeftOut;
 use crate::pipeline::stage::Stage;
+use crate::pipeline::workflow::debate;
 
 /// The request for the current stage, whose files are those of `parent_tree`, fitted to
 /// the window of the stage's model, and what it left out to fit.

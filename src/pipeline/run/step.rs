@@ -81,26 +81,26 @@ pub enum RunError {
 /// What the steps of one run read: its surroundings, its TaskSpec, which files are private,
 /// and the commit it started from, with what was read of them so far. Lent to steps shared:
 /// only its caches fill as steps read.
-pub(super) struct Cx<'a> {
+pub(in crate::pipeline) struct Cx<'a> {
     /// The repository, configuration, client, verify plan and observer.
-    pub(super) env: &'a RunEnv<'a>,
+    pub(in crate::pipeline) env: &'a RunEnv<'a>,
     /// The TaskSpec as the run started with it.
-    pub(super) spec: TaskSpec,
+    pub(in crate::pipeline) spec: TaskSpec,
     /// Which files are private: withheld from every prompt, refused to every edit.
-    pub(super) privacy: Privacy,
+    pub(in crate::pipeline) privacy: Privacy,
     /// Outlines of files already read (a cache: it fills as steps read files).
-    pub(super) outlines: OutlineCache,
+    pub(in crate::pipeline) outlines: OutlineCache,
     /// The verify command's outcome at each commit it ran to its end at in this process (a
     /// cache, not recorded: a resumed run asks again). A commit never changes, so the run's
     /// base, a building stage's check and the Verify stage at one commit run it once.
-    pub(super) verified: RefCell<HashMap<ObjectId, CommandOutcome>>,
+    pub(in crate::pipeline) verified: RefCell<HashMap<ObjectId, CommandOutcome>>,
     /// The run's base (HEAD when it started): what its change is against.
     base: ObjectId,
 }
 
 impl<'a> Cx<'a> {
     /// The context of a run over `spec` from `base`.
-    pub(super) fn new(env: &'a RunEnv<'a>, spec: TaskSpec, base: ObjectId) -> Self {
+    pub(in crate::pipeline) fn new(env: &'a RunEnv<'a>, spec: TaskSpec, base: ObjectId) -> Self {
         Cx {
             env,
             spec,
@@ -112,22 +112,26 @@ impl<'a> Cx<'a> {
     }
 
     /// The repository.
-    pub(super) fn repo(&self) -> &'a Repository {
+    pub(in crate::pipeline) fn repo(&self) -> &'a Repository {
         self.env.repo
     }
 
     /// Says `progress` to whoever listens.
-    pub(super) fn progress(&self, progress: &Progress<'_>) {
+    pub(in crate::pipeline) fn progress(&self, progress: &Progress<'_>) {
         self.env.observer.progress(progress);
     }
 
     /// The tree of commit `id`; `what` says what was being read when it fails.
-    pub(super) fn tree(&self, id: &ObjectId, what: &str) -> Result<Tree<'a>, RunError> {
+    pub(in crate::pipeline) fn tree(
+        &self,
+        id: &ObjectId,
+        what: &str,
+    ) -> Result<Tree<'a>, RunError> {
         self.tree_of(id.oid()?, what)
     }
 
     /// The tree of commit `oid`; `what` says what was being read when it fails.
-    pub(super) fn tree_of(&self, oid: Oid, what: &str) -> Result<Tree<'a>, RunError> {
+    pub(in crate::pipeline) fn tree_of(&self, oid: Oid, what: &str) -> Result<Tree<'a>, RunError> {
         Ok(self
             .env
             .repo
@@ -137,13 +141,13 @@ impl<'a> Cx<'a> {
     }
 
     /// The tree of the run's base: what the run's change is against.
-    pub(super) fn base_tree(&self) -> Result<Tree<'a>, RunError> {
+    pub(in crate::pipeline) fn base_tree(&self) -> Result<Tree<'a>, RunError> {
         self.tree(&self.base, "reading the base tree")
     }
 
     /// Whether probes run in this run: only in a trusted clone, with the run's verify
     /// command deciding whether Rust probes run.
-    pub(super) fn probe_policy(&self) -> ProbePolicy {
+    pub(in crate::pipeline) fn probe_policy(&self) -> ProbePolicy {
         let verify = match &self.env.verify {
             VerifyPlan::Run { command, .. } => Some(command.clone()),
             VerifyPlan::Skip(_) => None,
@@ -160,7 +164,7 @@ impl<'a> Cx<'a> {
 
     /// Characters of file contents that fit the window of every one of `models` (so each is
     /// given the identical message).
-    pub(super) fn char_budget(&self, models: &[String]) -> usize {
+    pub(in crate::pipeline) fn char_budget(&self, models: &[String]) -> usize {
         let config = &self.env.config.config;
         models
             .iter()
@@ -174,42 +178,42 @@ impl<'a> Cx<'a> {
 /// The run's state and the record it is written to (`refs/triad/runs/<id>`): every change a
 /// step makes is recorded as an event before the next step begins, so a killed run resumes
 /// from its record.
-pub(super) struct Journal<'a> {
+pub(in crate::pipeline) struct Journal<'a> {
     /// The state as it stands.
-    pub(super) state: RunState,
+    pub(in crate::pipeline) state: RunState,
     rec: Recorder<'a>,
 }
 
 impl<'a> Journal<'a> {
     /// The journal of `state`, in its record in `repo`.
-    pub(super) fn open(repo: &'a Repository, state: RunState) -> Self {
+    pub(in crate::pipeline) fn open(repo: &'a Repository, state: RunState) -> Self {
         let rec = Recorder::open(repo, state.run_id());
         Journal { state, rec }
     }
 
     /// Records the state as it stands, as one event saying `what`, with the transcripts
     /// queued since the last one and the commits to keep.
-    pub(super) fn event(&mut self, what: &str) -> Result<(), GitError> {
+    pub(in crate::pipeline) fn event(&mut self, what: &str) -> Result<(), GitError> {
         self.rec.event(&self.state, what)
     }
 
     /// Queues a model call's transcript for the next event.
-    pub(super) fn transcript(&mut self, t: &Transcript) {
+    pub(in crate::pipeline) fn transcript(&mut self, t: &Transcript) {
         self.rec.transcript(&mut self.state, t);
     }
 
     /// Keeps `commit` reachable from the record (a rejected attempt, an abandoned stage).
-    pub(super) fn keep(&mut self, commit: Oid) {
+    pub(in crate::pipeline) fn keep(&mut self, commit: Oid) {
         self.rec.keep(commit);
     }
 
     /// The record's ref.
-    pub(super) fn refname(&self) -> &str {
+    pub(in crate::pipeline) fn refname(&self) -> &str {
         self.rec.refname()
     }
 
     /// The state, for a caller done with the run.
-    pub(super) fn into_state(self) -> RunState {
+    pub(in crate::pipeline) fn into_state(self) -> RunState {
         self.state
     }
 }

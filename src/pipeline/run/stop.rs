@@ -10,7 +10,7 @@ use crate::notes::{self, Record, ReviewRecord};
 use crate::pipeline::record::{one_line, ModelFailure, RunStatus, StopReason};
 
 /// A model call failed: over budget, no valid answer, or no provider answered.
-pub(super) fn model_failed(
+pub(in crate::pipeline) fn model_failed(
     cx: &Cx<'_>,
     j: &mut Journal<'_>,
     step: &str,
@@ -41,7 +41,7 @@ pub(super) fn model_failed(
 /// Stops the run with `status` and `reason` and records it. A stopped branch must not
 /// look clean to the pre-push gate, so a halted run's tip is marked first; when that
 /// note cannot be written, the run is recorded as failed for that reason instead.
-pub(super) fn halt(
+pub(in crate::pipeline) fn halt(
     cx: &Cx<'_>,
     j: &mut Journal<'_>,
     status: RunStatus,
@@ -56,7 +56,7 @@ pub(super) fn halt(
 
 /// A halted run (or one out of retries) gets its tip marked; when that note cannot be
 /// written, the run is failed for that reason instead (the gate reads only notes).
-pub(super) fn mark_or_fail(cx: &Cx<'_>, j: &mut Journal<'_>) {
+pub(in crate::pipeline) fn mark_or_fail(cx: &Cx<'_>, j: &mut Journal<'_>) {
     if !matches!(
         j.state.status(),
         RunStatus::Halted | RunStatus::RetriesExhausted

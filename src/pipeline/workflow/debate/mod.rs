@@ -11,6 +11,8 @@
 //! such, never presented as the full panel); with fewer than two left, or no judge able to
 //! judge, the run stops for the user with every position in the record.
 
+pub mod record;
+pub mod report;
 mod text;
 
 use std::time::Instant;
@@ -19,8 +21,6 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use self::text::{architect_block, FinalAnswer, JudgmentAnswer, PaperAnswer, RebuttalAnswer};
-use super::step::{BlockOn, Cx, Flow, Journal, RunError};
-use super::stop::{halt, model_failed};
 use crate::config::{prompt, Role};
 use crate::consensus::envelope::{Message, MessageKind};
 use crate::git::TreeFiles;
@@ -32,15 +32,12 @@ use crate::pipeline::record::{
     Absence, DebateNext, DebatePhase, DebateState, Judgment, RunState, RunStatus, Speech,
     StopReason, Transcript,
 };
+use crate::pipeline::run::step::{BlockOn, Cx, Flow, Journal, RunError};
+use crate::pipeline::run::stop::{halt, model_failed};
 use crate::pipeline::stage::Stage;
 
 /// Output tokens of one debate answer.
 const MAX_TOKENS: u32 = 2048;
-
-/// Whether the run is in a debate that is not finished.
-pub(super) fn due(j: &Journal<'_>) -> bool {
-    j.state.debate().is_some_and(|d| !d.done)
-}
 
 /// One step of the debate: one phase (all its debaters together), the judgment, or the
 /// hand-over to the architect.
@@ -316,7 +313,7 @@ fn debate_stop(cx: &Cx<'_>, j: &mut Journal<'_>, detail: String) -> Result<Flow,
 }
 
 /// What the architect stage is shown of a judged debate (empty otherwise).
-pub(super) fn shown(state: &RunState) -> String {
+pub(in crate::pipeline) fn shown(state: &RunState) -> String {
     match state.debate() {
         Some(d) => match &d.judgment {
             Some(j) => architect_block(d, j),

@@ -2,9 +2,11 @@
 //! paper with its trade-offs, the rebuttals, the final arguments, who dropped out and when,
 //! the cost and latency of every call, and the tiebreaker's judgment with its justification.
 
-use super::deliberation::line;
+use serde::Serialize;
+
+use crate::bounded::indented as line;
 use crate::model::Spend;
-use crate::pipeline::record::{DebatePhase, DebateState, FormatRecord, Speech};
+use crate::pipeline::record::{DebatePhase, DebateState, Speech};
 
 /// The debate section of a run's detail.
 pub fn render(d: &DebateState, md: bool) -> String {
@@ -131,45 +133,65 @@ fn speech(phase: DebatePhase, s: &Speech, d: &DebateState, md: bool) -> String {
     o
 }
 
-/// The formatter section of a run's detail: every time it ran, how, and its commit.
-pub fn format_section(runs: &[FormatRecord], md: bool) -> String {
-    if runs.is_empty() {
-        return String::new();
-    }
-    let mut o = String::from(if md {
-        "\n### Formatter\n\n"
+/// The end-of-run line of a debate: which position won among how many debaters, and
+/// whether the panel was complete.
+pub fn summary(d: &DebateState) -> String {
+    let standing = d.standing().count();
+    let panel = if d.degraded() {
+        let gone: Vec<&str> = d
+            .debaters
+            .iter()
+            .filter(|x| x.absent.is_some())
+            .map(|x| x.model.as_str())
+            .collect();
+        format!(
+            "DEGRADED: {standing} of {} debaters (dropped out: {})",
+            d.models.len(),
+            gone.join(", ")
+        )
     } else {
-        "\nformatter:\n"
-    });
-    for f in runs {
-        let at = f.commit.as_ref().map_or(String::from("no commit"), |c| {
-            format!("commit {}", c.short())
-        });
-        let exit = f
-            .outcome
-            .exit_code
-            .map_or("killed".to_string(), |c| format!("exit {c}"));
-        o.push_str(&line(
-            md,
-            1,
-            &format!(
-                "`{}` on {} ({exit}, {} ms): {at} — {}",
-                f.outcome.command,
-                f.input.short(),
-                f.outcome.duration_ms,
-                f.detail
-            ),
-        ));
-        if f.failed() && !f.outcome.tail.trim().is_empty() {
-            o.push_str(&line(
-                md,
-                2,
-                &format!(
-                    "output: {}",
-                    crate::bounded::clip(f.outcome.tail.trim(), 500)
-                ),
-            ));
+        format!("{standing} debaters")
+    };
+    match &d.judgment {
+        Some(j) => format!(
+            "  debate     position {} ({}) won, judged by {}, among {panel}\n",
+            j.label, j.winner, j.model
+        ),
+        None => format!("  debate     no judgment among {panel}\n"),
+    }
+}
+
+/// The debate of a run's `--json` report.
+#[derive(Debug, Serialize)]
+pub struct DebateReport<'a> {
+    /// The debaters.
+    pub debaters: &'a [String],
+    /// Those still standing.
+    pub standing: Vec<&'a str>,
+    /// Whether some fell out.
+    pub degraded: bool,
+    /// The judge.
+    pub tiebreaker: &'a Option<String>,
+    /// The winner.
+    pub winner: Option<&'a str>,
+    /// Its position.
+    pub position: Option<&'a str>,
+    /// What the debate cost.
+    #[serde(serialize_with = "crate::model::usage::rounded_usd")]
+    pub cost_usd: f64,
+}
+
+impl<'a> DebateReport<'a> {
+    /// What `--json` says of `d`.
+    pub fn of(d: &'a DebateState) -> Self {
+        DebateReport {
+            debaters: &d.models,
+            standing: d.standing().map(|x| x.model.as_str()).collect(),
+            degraded: d.degraded(),
+            tiebreaker: &d.tiebreaker,
+            winner: d.judgment.as_ref().map(|j| j.winner.as_str()),
+            position: d.judgment.as_ref().map(|j| j.label.as_str()),
+            cost_usd: d.spend().cost_usd,
         }
     }
-    o
 }

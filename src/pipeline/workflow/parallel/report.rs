@@ -2,7 +2,9 @@
 //! branch and commit (or why it took no part), each one's ratings of the others and its
 //! vote (refused ballots included), the winner and how it won, and the synthesis.
 
-use super::deliberation::line;
+use serde::Serialize;
+
+use crate::bounded::indented as line;
 use crate::pipeline::record::ParallelState;
 
 /// The parallel-exploration section of a run's detail.
@@ -134,4 +136,67 @@ pub fn render(p: &ParallelState, md: bool) -> String {
         ));
     }
     o
+}
+
+/// The end-of-run line of a parallel exploration: who won among how many, and whether the
+/// panel was complete (a degraded one is never presented as the full panel).
+pub fn summary(p: &ParallelState) -> String {
+    let present = p.present().count();
+    let panel = if p.degraded() {
+        let missing: Vec<&str> = p
+            .candidates
+            .iter()
+            .filter(|c| c.commit.is_none())
+            .map(|c| c.model.as_str())
+            .collect();
+        format!(
+            "DEGRADED: {present} of {} candidates (left out: {})",
+            p.models.len(),
+            missing.join(", ")
+        )
+    } else {
+        format!("{present} candidates")
+    };
+    match &p.winner {
+        Some(w) => format!(
+            "  parallel   winner {} ({}) among {panel}\n",
+            w.model,
+            w.by.as_str()
+        ),
+        None => format!("  parallel   no winner among {panel}\n"),
+    }
+}
+
+/// The parallel exploration or tournament of a run's `--json` report.
+#[derive(Debug, Serialize)]
+pub struct ParallelReport<'a> {
+    /// The candidate models.
+    pub candidates: &'a [String],
+    /// Those that produced a candidate.
+    pub present: Vec<&'a str>,
+    /// Whether some did not.
+    pub degraded: bool,
+    /// The winner.
+    pub winner: Option<&'a str>,
+    /// How it won.
+    pub won_by: Option<&'static str>,
+    /// The candidates' branches.
+    pub branches: Vec<&'a str>,
+    /// How long the fan-out took.
+    pub fanout_ms: u64,
+}
+
+impl<'a> ParallelReport<'a> {
+    /// What `--json` says of `p`.
+    pub fn of(p: &'a ParallelState) -> Self {
+        ParallelReport {
+            candidates: &p.models,
+            present: p.present().map(|c| c.model.as_str()).collect(),
+            degraded: p.degraded(),
+            winner: p.winner.as_ref().map(|w| w.model.as_str()),
+            won_by: p.winner.as_ref().map(|w| w.by.as_str()),
+            branches: p.candidates.iter().map(|c| c.branch.as_str()).collect(),
+            fanout_ms: p.fanout_ms,
+        }
+    }
 }

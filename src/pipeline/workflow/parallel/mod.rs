@@ -13,17 +13,14 @@
 
 mod build;
 mod judge;
+pub mod record;
+pub mod report;
 mod solution;
 mod synthesis;
 mod text;
 mod vote;
 
-use super::step::{Cx, Flow, Journal, RunError};
-
-/// Whether the run is in a parallel exploration that is not finished.
-pub(super) fn due(j: &Journal<'_>) -> bool {
-    j.state.parallel().is_some_and(|p| !p.done)
-}
+use crate::pipeline::run::step::{Cx, Flow, Journal, RunError};
 
 /// One phase of the exploration: the fan-out, one reviewer's cross-review and vote, the
 /// tally, the synthesis, or handing the result to Verify.
