@@ -9,12 +9,10 @@ use super::{out, say, CommandError, CommandResult, Context};
 use crate::config::{LoadedConfig, Role, RoutingMode};
 use crate::exit::ExitCode;
 use crate::model::budget::Ledger;
-use crate::model::discover::{discover, fill as fill_model, Limits};
+use crate::model::discover::Limits;
 use crate::model::ModelClient;
-use crate::pipeline::{
-    self, Recorder, ResumeError, Run, RunEnv, RunLock, RunState, RunStatus, VerifyPlan,
-};
-use crate::routing::route::{route, RouteInput, Routing};
+use crate::pipeline::{self, Driver, Recorder, RunLock, RunState, RunStatus};
+use crate::routing::route::Routing;
 use crate::routing::FitnessStore;
 use crate::task::TaskSpec;
 
@@ -50,27 +48,6 @@ pub fn status_exit(status: RunStatus) -> ExitCode {
         RunStatus::WaitingOnUser => ExitCode::WaitingOnUser,
         RunStatus::Failed | RunStatus::Running => ExitCode::Error,
     }
-}
-
-/// Starts the local llama.cpp servers that `models` need, if they are not running.
-pub fn ensure_local_servers(
-    ctx: &Context,
-    loaded: &LoadedConfig,
-    models: &[String],
-) -> CommandResult<()> {
-    let providers = crate::model::local::providers_of(&loaded.config, models);
-    if providers.is_empty() {
-        return Ok(());
-    }
-    let cache = crate::model::local::cache_dir(&ctx.env);
-    let started = crate::model::local::start(&loaded.config, &cache, &providers)
-        .map_err(|e| super::error::local_error(e, &cache))?;
-    for s in started {
-        if !ctx.quiet {
-            say(&format!("triad: started local model server {s}"));
-        }
-    }
-    Ok(())
 }
 
 /// Says `line` on stderr unless it was the last line said under `name` in this
@@ -144,13 +121,6 @@ pub fn reopen_due(ctx: &Context, repo: &git2::Repository) -> CommandResult<()> {
     Ok(())
 }
 
-/// A model client whose calls are also appended to the repository's cost ledger (the
-/// daily and monthly caps read it).
-pub fn client_for(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig) -> ModelClient {
-    let ledger = Ledger::new(crate::git::paths::ledger(repo));
-    ModelClient::new(&loaded.config, ctx.env_lookup()).with_ledger(ledger, &loaded.config)
-}
-
 /// Takes run `id` for this process after checking it exists; the caller loads its state
 /// only then, so it reads what another process may have recorded before letting go.
 pub fn lock_run(repo: &git2::Repository, id: &str) -> CommandResult<RunLock> {
@@ -167,89 +137,6 @@ pub fn load_run(repo: &git2::Repository, id: &str) -> CommandResult<RunState> {
             CommandError::usage(format!("there is no run `{id}`"))
                 .hint("`git triad log` lists the runs of this repository")
         })
-}
-
-/// The TaskSpec a run started with: the blob recorded at its start.
-pub fn recorded_spec(repo: &git2::Repository, state: &RunState) -> CommandResult<TaskSpec> {
-    let blob = state
-        .task_blob()
-        .oid()
-        .and_then(|o| {
-            repo.find_blob(o)
-                .map_err(|source| crate::git::GitError::Git {
-                    what: "reading the run's TaskSpec".into(),
-                    source,
-                })
-        })
-        .map_err(|e| CommandError::failure(format!("the run's TaskSpec blob is missing: {e}")))?;
-    let text = String::from_utf8_lossy(blob.content()).into_owned();
-    TaskSpec::parse(
-        &text,
-        &crate::task::spec::spec_path(state.task()),
-        state.task(),
-    )
-    .map_err(CommandError::failure)
-}
-
-/// Everything a run needs from the command line: the model client with its ledger, the
-/// verify plan decided by trust, the progress renderer.
-pub fn with_run<T>(
-    ctx: &Context,
-    repo: &git2::Repository,
-    loaded: &LoadedConfig,
-    state: RunState,
-    spec: TaskSpec,
-    body: impl FnOnce(&mut Run<'_>) -> Result<T, pipeline::RunError>,
-) -> CommandResult<(T, RunState)> {
-    let client = client_for(ctx, repo, loaded);
-    let verify = VerifyPlan::decide(&spec, &loaded.config, ctx.trusted());
-    let live = ctx.tui(&[2]).then(|| state.clone());
-    // The profile the run was planned with; records from before it was kept work it out again.
-    let profile = state
-        .profile()
-        .map(|p| p.map(str::to_string))
-        .unwrap_or_else(|| loaded.active_profile(&ctx.env));
-    let go = |observer: &dyn pipeline::Observer| {
-        let env = RunEnv {
-            repo,
-            config: loaded,
-            client: &client,
-            profile: profile.clone(),
-            verify,
-            observer,
-        };
-        let mut run = Run::new(&env, state, spec);
-        match body(&mut run) {
-            Ok(v) => Ok((v, run.into_state())),
-            Err(e) => Err(super::error::run_error(e, run.state())),
-        }
-    };
-    // On a terminal the run is shown live on stderr; elsewhere (and with --no-tui) as lines.
-    if let Some(start) = live {
-        crate::tui::run::watch(&client, &start, go)
-    } else {
-        go(&super::progress::Lines {
-            enabled: !ctx.quiet,
-        })
-    }
-}
-
-/// Runs `state` through `before` (what a fresh or resumed run does first) and on to its
-/// end, then reports it (see [`report`]).
-pub fn drive(
-    ctx: &Context,
-    repo: &git2::Repository,
-    loaded: &LoadedConfig,
-    state: RunState,
-    spec: TaskSpec,
-    json: bool,
-    before: impl FnOnce(&mut Run<'_>) -> Result<(), pipeline::RunError>,
-) -> CommandResult {
-    let ((), state) = with_run(ctx, repo, loaded, state, spec, |run| {
-        before(run)?;
-        run.execute()
-    })?;
-    report(&state, json)
 }
 
 /// Prints a run's outcome (text or `--json`) and returns the exit code of its status.
@@ -336,144 +223,62 @@ pub(crate) fn short_and_subject(commit: &git2::Commit<'_>) -> (String, String) {
     )
 }
 
-// Routing by measured fitness on the command line: which roles are routed, from the
-// user's measurements, and saying how each was chosen.
+/// A client for `loaded`'s models whose calls are also appended to the repository's cost
+/// ledger (the daily and monthly caps read it).
+pub fn client_for(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig) -> ModelClient {
+    let ledger = Ledger::new(crate::git::paths::ledger(repo));
+    ModelClient::new(&loaded.config, ctx.env_lookup()).with_ledger(ledger, &loaded.config)
+}
 
-/// The routes of the roles to route: every role with `forced` (`--routing`), else the
-/// roles whose list starts with `auto`; `None` when there are none. Reads the user's
-/// measurements only when something is routed.
-pub fn routes(
-    ctx: &Context,
-    loaded: &LoadedConfig,
-    profile: Option<&str>,
-    forced: Option<RoutingMode>,
-) -> CommandResult<Option<Routing>> {
-    let any_auto = Role::ALL.iter().any(|r| loaded.role_is_auto(*r, profile));
-    if forced.is_none() && !any_auto {
-        return Ok(None);
+/// The command line as a run's host: notes are `triad: …` lines on stderr (none with
+/// `--quiet`), and the run shows live on a terminal, else as progress lines.
+pub struct Terminal<'c> {
+    /// The command's context.
+    pub ctx: &'c Context,
+}
+
+impl pipeline::Host for Terminal<'_> {
+    fn note(&self, line: &str) {
+        if !self.ctx.quiet {
+            say(&format!("triad: {line}"));
+        }
     }
-    let store = load_store(ctx)?;
-    let usable = |m: &str| loaded.callable(m);
-    Ok(route(&RouteInput {
+
+    fn watch(
+        &self,
+        client: &ModelClient,
+        start: &RunState,
+        go: pipeline::drive::Go<'_>,
+    ) -> pipeline::drive::Driven {
+        if self.ctx.tui(&[2]) {
+            crate::tui::run::watch(client, start, go)
+        } else {
+            go(&super::progress::Lines {
+                enabled: !self.ctx.quiet,
+            })
+        }
+    }
+}
+
+/// The pipeline's driver for this command, with its configuration and host.
+pub fn driver<'a>(
+    ctx: &'a Context,
+    repo: &'a git2::Repository,
+    loaded: LoadedConfig,
+    host: &'a dyn pipeline::Host,
+) -> Driver<'a> {
+    Driver {
+        repo,
         loaded,
-        profile,
-        store: &store,
-        mode: forced.unwrap_or(loaded.config.routing),
-        every_role: forced.is_some(),
-        usable: &usable,
-        now: crate::clock::now_unix(),
-    }))
-}
-
-/// Says on stderr which model each routed role got and why.
-pub fn say_routes(routing: &Routing) {
-    for r in &routing.roles {
-        say(&format!(
-            "triad: {} -> {}: {}",
-            r.role,
-            r.models.first().map_or("(none)", String::as_str),
-            r.reason
-        ));
+        env: &ctx.env,
+        keys: ctx.env_lookup(),
+        trusted: ctx.trusted(),
+        host,
     }
 }
 
-/// Under tournament routing, the workflow is a tournament (unless another one was asked
-/// for) and its candidates, unless named, are the best [`crate::config::TOURNAMENT_K`]
-/// routed implementers; otherwise `workflow` and `candidates` as given.
-pub fn tournament(
-    routes: Option<&Routing>,
-    workflow: crate::pipeline::Workflow,
-    candidates: &[String],
-) -> (crate::pipeline::Workflow, Vec<String>) {
-    use crate::pipeline::Workflow;
-    let Some(r) = routes.filter(|r| r.mode == crate::config::RoutingMode::Tournament) else {
-        return (workflow, candidates.to_vec());
-    };
-    let workflow = match workflow {
-        Workflow::Sequential => Workflow::Tournament,
-        w => w,
-    };
-    if !candidates.is_empty() {
-        return (workflow, candidates.to_vec());
-    }
-    let best = r
-        .models(crate::config::Role::Implementer)
-        .unwrap_or_default()
-        .iter()
-        .take(crate::config::TOURNAMENT_K)
-        .cloned()
-        .collect();
-    (workflow, best)
-}
-
-// The limits of models registered without them, asked of their own servers before a
-// command uses them.
-
-/// Asks the server of `name` for its limits (`Limits::default()` for an unknown model).
-pub fn ask_limits(ctx: &Context, loaded: &LoadedConfig, name: &str) -> CommandResult<Limits> {
-    let c = &loaded.config;
-    let Some((m, p)) = c
-        .models
-        .get(name)
-        .and_then(|m| Some((m, c.providers.get(&m.provider)?)))
-    else {
-        return Ok(Limits::default());
-    };
-    let key = p.api_key_env.as_deref().and_then(|v| ctx.env_var(v));
-    let rt = super::runtime()?;
-    Ok(rt.block_on(discover(p, m.wire_id(name), key.as_deref())))
-}
-
-/// For each of `models` that sets no context window or no output cap, asks its server and
-/// puts what it says into the configuration this command uses, saying on stderr what was
-/// read and what was assumed. Models that set both are not asked.
-pub fn fill_limits(
-    ctx: &Context,
-    loaded: &mut LoadedConfig,
-    models: &[String],
-) -> CommandResult<()> {
-    let mut done: Vec<&String> = Vec::new();
-    for name in models {
-        let open = loaded
-            .config
-            .models
-            .get(name)
-            .is_some_and(|m| m.context_window.is_none() || m.max_output_tokens.is_none());
-        if !open || done.contains(&name) {
-            continue;
-        }
-        done.push(name);
-        let found = ask_limits(ctx, loaded, name)?;
-        if let Some(m) = loaded.config.models.get_mut(name) {
-            let said = fill_model(name, m, &found);
-            if !ctx.quiet {
-                say(&format!("triad: {name}: {}", said.join("; ")));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Every model a run may call: each stage's candidates (with `fallbacks`; else only the
-/// first, the one a stage calls unless it fails) and arbiter, the models of its workflow
-/// and its chamber.
-pub fn run_models(state: &RunState, fallbacks: bool) -> Vec<String> {
-    let mut models: Vec<String> = Vec::new();
-    for s in state.stages() {
-        let take = if fallbacks { s.models.len() } else { 1 };
-        models.extend(s.models.iter().take(take).cloned());
-        models.extend(s.arbiter_model.iter().cloned());
-    }
-    models.extend(state.workflow().models());
-    if let Some(c) = state.chamber() {
-        models.extend(c.panel.iter().cloned());
-        models.push(c.arbiter.clone());
-    }
-    models
-}
-
-/// Resumes run `run_id` (`git triad resume`, and a run whose last dependency closed): under
-/// its cap, raised by `budget` when given, with what its task record lets it take up.
+/// Resumes run `run_id` (`git triad resume`, and a run whose last dependency closed) and
+/// reports how it ended.
 pub fn resume_run(
     ctx: &Context,
     run_id: &str,
@@ -482,44 +287,9 @@ pub fn resume_run(
     json: bool,
 ) -> CommandResult {
     let repo = need_repo(ctx)?;
-    let mut loaded = ctx.load_config()?;
-    let _lock = lock_run(repo, run_id)?;
-    super::say_each(&crate::git::leftover::clean(repo.commondir()), ctx.quiet);
-    let mut state = load_run(repo, run_id)?;
-    fill_limits(ctx, &mut loaded, &run_models(&state, true))?;
-    if let Some(m) = rewind.and_then(|r| r.model) {
-        if !loaded.config.models.contains_key(m) {
-            return Err(CommandError::usage(format!("--model {m}: no such model"))
-                .hint("`git triad models list` lists the registered models"));
-        }
-    }
-    crate::pipeline::resume::prepare(repo, &mut state, budget, rewind)
-        .map_err(|e| resume_error(e, &state))?;
-    // Answers, dependencies done, a reassignment: what the task record says the run may do.
-    let take_up =
-        match crate::pipeline::waiting::take_up(repo, &state).map_err(CommandError::failure)? {
-            Ok(t) => t,
-            Err(w) => return Err(CommandError::new(ExitCode::WaitingOnUser, w.why).hint(w.hint)),
-        };
-    let spec = recorded_spec(repo, &state)?;
-    if !ctx.quiet {
-        say(&format!(
-            "triad: resuming run {} at the {} stage ({} so far)",
-            state.run_id(),
-            state.current_stage().map_or("final", |s| s.as_str()),
-            state.status().as_str()
-        ));
-    }
-    let quiet = ctx.quiet;
-    drive(ctx, repo, &loaded, state, spec, json, |run| {
-        // Before any model call: a branch that cannot follow the record stops here.
-        if let Some(repaired) = run.sync_branch()? {
-            if !quiet {
-                eprintln!("triad: {repaired}");
-            }
-        }
-        run.take_up(take_up)
-    })
+    let host = Terminal { ctx };
+    let state = driver(ctx, repo, ctx.load_config()?, &host).resume(run_id, budget, rewind)?;
+    report(&state, json)
 }
 
 /// Continues, in this process, the run that waited on the dependencies `slug` completed, if
@@ -551,38 +321,52 @@ pub fn continue_unblocked(
     })
 }
 
-/// What the user is told when a run cannot go on, and what to do about it.
-fn resume_error(e: ResumeError, state: &RunState) -> CommandError {
-    let what = e.to_string();
-    match e {
-        ResumeError::Ended { status, .. } => {
-            let err = CommandError::usage(format!(
-                "{what}: {}",
-                crate::report::run::message(state)
-            ));
-            let err = if matches!(status, RunStatus::Halted | RunStatus::RetriesExhausted) {
-                err.hint(format!(
-                    "to redo the stage it stopped at (and N-1 before it), another model if you like: git triad resume {} --rewind N [--model M]",
-                    state.run_id()
-                ))
-            } else {
-                err
-            };
-            err.hint(format!(
-                "or start a new run with `git triad run --task {}`",
-                state.task()
-            ))
-        }
-        ResumeError::CannotRewind { .. } => CommandError::usage(what),
-        ResumeError::ChamberUndecided { session, .. } => {
-            CommandError::new(ExitCode::WaitingOnUser, what)
-                .hint(format!("read it: git triad chamber show {session}"))
-                .hint(format!(
-                    "act on it: git triad chamber act {session} accepted|revised|rejected [--note ...], then resume"
-                ))
-        }
-        ResumeError::ChamberUnreadable { .. } => {
-            CommandError::failure(what)
-        }
-    }
+/// Starts the local llama.cpp servers that `models` need, if they are not running.
+pub fn ensure_local_servers(
+    ctx: &Context,
+    loaded: &LoadedConfig,
+    models: &[String],
+) -> CommandResult<()> {
+    let host = Terminal { ctx };
+    Ok(pipeline::drive::ensure_local_servers(
+        loaded, &ctx.env, models, &host,
+    )?)
+}
+
+/// Asks the server of `name` for its limits (`Limits::default()` for an unknown model).
+pub fn ask_limits(ctx: &Context, loaded: &LoadedConfig, name: &str) -> Limits {
+    pipeline::drive::ask_limits(loaded, &ctx.env_lookup(), name)
+}
+
+/// For each of `models` that sets no context window or no output cap, asks its server and
+/// puts what it says into the configuration this command uses, saying on stderr what was
+/// read and what was assumed.
+pub fn fill_limits(
+    ctx: &Context,
+    loaded: &mut LoadedConfig,
+    models: &[String],
+) -> CommandResult<()> {
+    let host = Terminal { ctx };
+    Ok(pipeline::drive::fill_limits(
+        loaded,
+        &ctx.env_lookup(),
+        models,
+        &host,
+    )?)
+}
+
+/// The TaskSpec a run started with: the blob recorded at its start.
+pub fn recorded_spec(repo: &git2::Repository, state: &RunState) -> CommandResult<TaskSpec> {
+    pipeline::drive::recorded_spec(repo, state)
+        .map_err(|e| CommandError::failure(format!("the run's TaskSpec blob is missing: {e}")))
+}
+
+/// The routes of the roles to route (see [`crate::pipeline::plan::routes`]).
+pub fn routes(
+    ctx: &Context,
+    loaded: &LoadedConfig,
+    profile: Option<&str>,
+    forced: Option<RoutingMode>,
+) -> CommandResult<Option<Routing>> {
+    Ok(pipeline::plan::routes(loaded, &ctx.env, profile, forced)?)
 }

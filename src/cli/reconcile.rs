@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use super::helper::{load_run, lock_run, need_repo, recorded_spec, report, with_run};
+use super::helper::{driver, load_run, lock_run, need_repo, recorded_spec, report, Terminal};
 use super::{CommandError, CommandResult, Context};
 use crate::arbiter::Verdict;
 use crate::exit::ExitCode;
@@ -51,7 +51,9 @@ pub fn run(ctx: &Context, args: &ReconcileArgs) -> CommandResult {
         state.reconcile_mut().model = Some(m.clone());
     }
     let spec = recorded_spec(repo, &state)?;
-    let (verdict, state) = with_run(ctx, repo, &loaded, state, spec, |run| run.reconcile_again())?;
+    let host = Terminal { ctx };
+    let (verdict, state) =
+        driver(ctx, repo, loaded, &host).drive(state, spec, |run| run.reconcile_again())?;
     report(&state, args.json)?;
     Ok(match verdict {
         Some(Verdict::Halt) => ExitCode::Halt,

@@ -1,18 +1,15 @@
 //! `git triad run` and `git triad resume`: the pipeline on a committed TaskSpec.
 
-use std::collections::BTreeMap;
-
 use clap::Args;
 
 use super::helper::{
-    continue_unblocked, drive, ensure_local_servers, fill_limits, load_store, need_repo,
-    parse_budget, reopen_due, resume_run, roles_notice, routes, run_models, say_once, say_routes,
-    tournament,
+    continue_unblocked, driver, load_store, need_repo, parse_budget, reopen_due, report,
+    resume_run, roles_notice, say_once, Terminal,
 };
 use super::{out, CommandError, CommandResult, Context};
 use crate::config::{ArbiterMode, LoadedConfig, Role, RoutingMode};
 use crate::model::budget::Ledger;
-use crate::pipeline::{RunLock, RunRequest, RunState, Stage, Workflow};
+use crate::pipeline::{Planned, RunRequest, Stage, Workflow};
 
 fn parse_chamber(s: &str) -> Result<bool, String> {
     match s {
@@ -135,26 +132,43 @@ pub struct RunArgs {
 }
 
 impl RunArgs {
-    /// The models this command line names itself: the user's own choice, which the `auto`
-    /// profile never replaces.
-    pub fn named_models(&self) -> Vec<String> {
-        [
-            &self.architect,
-            &self.implementer,
-            &self.refactorer,
-            &self.verifier,
-            &self.arbiter_model,
-            &self.arbiter_architect,
-            &self.arbiter_implement,
-            &self.arbiter_refactor,
-            &self.arbiter_verify,
-            &self.reconcile_model,
-        ]
-        .into_iter()
-        .flatten()
-        .chain(&self.candidates)
-        .cloned()
-        .collect()
+    /// The run these arguments ask for, in one step: each flag is one field of the
+    /// request, and the pipeline decides the rest ([`crate::pipeline::plan`]).
+    pub fn request(&self) -> RunRequest {
+        let stage_models = [
+            (Role::Architect, &self.architect),
+            (Role::Implementer, &self.implementer),
+            (Role::Refactorer, &self.refactorer),
+            (Role::Verifier, &self.verifier),
+        ];
+        let arbiter_stage = [
+            (Stage::Architect, &self.arbiter_architect),
+            (Stage::Implement, &self.arbiter_implement),
+            (Stage::Refactor, &self.arbiter_refactor),
+            (Stage::Verify, &self.arbiter_verify),
+        ];
+        RunRequest {
+            task: self.task.clone(),
+            mode: self.arbiter,
+            stage_models: stage_models
+                .into_iter()
+                .filter_map(|(role, m)| Some((role, m.clone()?)))
+                .collect(),
+            arbiter_model: self.arbiter_model.clone(),
+            arbiter_stage: arbiter_stage
+                .into_iter()
+                .filter_map(|(stage, m)| Some((stage, m.clone()?)))
+                .collect(),
+            max_retries: self.max_retries,
+            budget: self.budget,
+            reconcile: self.reconcile,
+            reconcile_model: self.reconcile_model.clone(),
+            consensus: self.consensus,
+            workflow: self.workflow,
+            candidates: self.candidates.clone(),
+            chamber: self.chamber,
+            routing: self.routing,
+        }
     }
 }
 
@@ -181,130 +195,26 @@ pub struct ResumeArgs {
     pub json: bool,
 }
 
-/// Runs `git triad run`.
+/// Runs `git triad run`: the arguments become one request, the pipeline plans and drives
+/// it ([`crate::pipeline::drive`]), and the command says how it ended.
 pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
-    let mut loaded = ctx.load_config()?;
+    let loaded = ctx.load_config()?;
     reopen_due(ctx, repo)?;
-    let profile = loaded.profile_choice(&ctx.env, &args.named_models()).name;
-    let mut stage_models = BTreeMap::new();
-    for (role, m) in [
-        (Role::Architect, &args.architect),
-        (Role::Implementer, &args.implementer),
-        (Role::Refactorer, &args.refactorer),
-        (Role::Verifier, &args.verifier),
-    ] {
-        if let Some(m) = m {
-            stage_models.insert(role, m.clone());
-        }
-    }
-    let mut arbiter_stage = BTreeMap::new();
-    for (stage, m) in [
-        (Stage::Architect, &args.arbiter_architect),
-        (Stage::Implement, &args.arbiter_implement),
-        (Stage::Refactor, &args.arbiter_refactor),
-        (Stage::Verify, &args.arbiter_verify),
-    ] {
-        if let Some(m) = m {
-            arbiter_stage.insert(stage, m.clone());
-        }
-    }
-    let routes = routes(ctx, &loaded, profile.as_deref(), args.routing)?;
-    let (workflow, candidates) = tournament(routes.as_ref(), args.workflow, &args.candidates);
-    let req = RunRequest {
-        task: args.task.clone(),
-        mode: args.arbiter,
-        stage_models,
-        arbiter_model: args.arbiter_model.clone(),
-        arbiter_stage,
-        max_retries: args.max_retries,
-        budget: args.budget,
-        reconcile: args.reconcile,
-        reconcile_model: args.reconcile_model.clone(),
-        consensus: args.consensus,
-        workflow,
-        candidates,
-        chamber: args.chamber,
-        routes,
-    };
-    if !req.candidates.is_empty() && req.workflow == Workflow::Sequential {
-        return Err(CommandError::usage(
-            "--candidates names the models of a parallel exploration or a debate",
-        )
-        .hint("add --workflow parallel or --workflow debate"));
-    }
-    if req.consensus && matches!(req.workflow, Workflow::Parallel | Workflow::Tournament) {
-        // The consensus sends the refactor stage back; a parallel run has none to send back.
-        return Err(CommandError::usage(
-            "--consensus cannot be used with --workflow parallel or tournament: the candidates' vote or the arbiter's reviews choose the solution",
-        )
-        .hint("drop --consensus, or use --workflow debate or sequential"));
-    }
-    let (mut state, spec) = crate::pipeline::plan(repo, &loaded, profile.as_deref(), &req)?;
+    let req = args.request();
+    let host = Terminal { ctx };
+    let mut driver = driver(ctx, repo, loaded, &host);
+    let planned = driver.plan(&req)?;
     // What the roles run on, once the run is sure to start with them.
-    say_roles(ctx, repo, &loaded, profile.as_deref());
+    say_roles(ctx, repo, &driver.loaded, planned.choice.profile.as_deref());
     if args.estimate {
-        return estimate(
-            ctx,
-            repo,
-            &loaded,
-            profile.as_deref(),
-            &req,
-            &state,
-            args.json,
-        );
+        return estimate(ctx, &driver.loaded, &req, &planned, args.json);
     }
-    // Models registered without their limits get them from their servers; the run records
-    // the configuration it really used.
-    fill_limits(ctx, &mut loaded, &run_models(&state, true))?;
-    state.record_config(serde_json::to_value(&loaded.config).unwrap_or_default());
-    let _lock = RunLock::acquire(repo, state.run_id())?;
-    if let Ok(Some(task)) = crate::task::workflow::refresh(repo, state.task()) {
-        // A due deferral was reopened above; one still deferred is reopened by this run.
-        if task.state == crate::task::TaskState::Deferred && !ctx.quiet {
-            let when = task.revisit_at.as_deref().unwrap_or("no date");
-            super::say(&format!(
-                "triad: note: task `{}` was deferred (revisit at {when}); this run reopens it before its revisit date",
-                task.slug
-            ));
-        }
-    }
-    // The servers of the models the run calls first. A fallback's is not started: a role's
-    // list may end in the built-in local models, which need not be installed; a fallback
-    // whose server is down fails over like any unreachable model.
-    ensure_local_servers(ctx, &loaded, &run_models(&state, false))?;
-    if let Ok(statuses) = repo.statuses(None) {
-        let dirty = statuses.iter().any(|s| {
-            !s.status().is_empty()
-                && !s.status().contains(git2::Status::IGNORED)
-                && !s.status().contains(git2::Status::WT_NEW)
-        });
-        if dirty && !ctx.quiet {
-            super::say(&format!(
-                "triad: note: your uncommitted changes are not part of this run; it starts from HEAD ({})",
-                state.base().short()
-            ));
-        }
-    }
-    if let (Some(routing), false) = (state.routing(), ctx.quiet) {
-        say_routes(routing);
-    }
-    if !ctx.quiet {
-        super::say(&format!(
-            "triad: run {} of task `{}` on branch {} (arbiter: {})",
-            state.run_id(),
-            state.task(),
-            state.branch(),
-            serde_json::to_value(state.mode())
-                .unwrap_or_default()
-                .as_str()
-                .unwrap_or("")
-        ));
-    }
-    let task = state.task().to_string();
-    let done = drive(ctx, repo, &loaded, state, spec, args.json, |run| {
-        run.start()
-    });
+    let task = planned.state.task().to_string();
+    let done = driver
+        .start(planned)
+        .map_err(CommandError::from)
+        .and_then(|state| report(&state, args.json));
     continue_unblocked(ctx, &task, done, args.json)
 }
 
@@ -333,21 +243,23 @@ fn say_roles(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig, prof
 /// written.
 fn estimate(
     ctx: &Context,
-    repo: &git2::Repository,
     loaded: &LoadedConfig,
-    profile: Option<&str>,
     req: &RunRequest,
-    state: &RunState,
+    planned: &Planned,
     json: bool,
 ) -> CommandResult {
-    if let (Some(routing), false) = (state.routing(), ctx.quiet) {
-        say_routes(routing);
+    let state = &planned.state;
+    if !ctx.quiet {
+        for line in state.routing().map(|r| r.said()).unwrap_or_default() {
+            super::say(&format!("triad: {line}"));
+        }
     }
+    let repo = need_repo(ctx)?;
     let ledger = Ledger::new(crate::git::paths::ledger(repo))
         .read()
         .unwrap_or_default();
     let store = load_store(ctx)?;
-    let modes = crate::pipeline::estimate::estimate(loaded, profile, req, &ledger, &store)?;
+    let modes = crate::pipeline::estimate::estimate(loaded, req, &planned.choice, &ledger, &store)?;
     let estimate = crate::report::cost::Estimate {
         task: state.task(),
         chosen: state.mode(),

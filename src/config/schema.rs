@@ -302,6 +302,18 @@ pub enum ArbiterMode {
     Full,
 }
 
+impl ArbiterMode {
+    /// The name `--arbiter` takes and the configuration writes.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ArbiterMode::Off => "off",
+            ArbiterMode::Final => "final",
+            ArbiterMode::Bookend => "bookend",
+            ArbiterMode::Full => "full",
+        }
+    }
+}
+
 /// What happens when a stage uses up its retries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]

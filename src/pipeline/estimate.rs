@@ -8,7 +8,7 @@
 
 use serde::Serialize;
 
-use super::plan::{assign_models, same_wire_model, RunRequest, StartError};
+use super::plan::{assign_models, same_wire_model, Choice, RunRequest, StartError};
 use super::stage::Stage;
 use crate::config::{ArbiterMode, LoadedConfig, Role};
 use crate::model::budget::CallRecord;
@@ -97,8 +97,8 @@ fn basis(ledger: &[CallRecord], store: &FitnessStore, model: &str, role: Role) -
 /// The run `req` describes in every arbiter mode, with each call's expected tokens and cost.
 pub fn estimate(
     loaded: &LoadedConfig,
-    profile: Option<&str>,
     req: &RunRequest,
+    choice: &Choice,
     ledger: &[CallRecord],
     store: &FitnessStore,
 ) -> Result<Vec<ModeEstimate>, StartError> {
@@ -120,7 +120,7 @@ pub fn estimate(
     };
     let mut out = Vec::new();
     for mode in MODES {
-        let stages = assign_models(loaded, profile, req, mode)?;
+        let stages = assign_models(loaded, req, choice, mode)?;
         let mut calls = Vec::new();
         for s in &stages {
             calls.push(call(
@@ -136,12 +136,12 @@ pub fn estimate(
         }
         if req.reconcile {
             let verifier = stages[Stage::Verify.index()].model().to_string();
-            let pool = req
+            let pool = choice
                 .routes
                 .as_ref()
                 .and_then(|r| r.models(Role::Arbiter))
                 .map_or_else(
-                    || loaded.role_models(Role::Arbiter, profile),
+                    || loaded.role_models(Role::Arbiter, choice.profile.as_deref()),
                     <[String]>::to_vec,
                 );
             let judge = req.reconcile_model.clone().or_else(|| {

@@ -10,6 +10,7 @@
 pub mod answer;
 pub mod baseline;
 pub mod context;
+pub mod drive;
 pub mod estimate;
 pub mod fit;
 pub mod lock;
@@ -28,9 +29,10 @@ pub mod workflow;
 /// The workflows are named below the pipeline, for every layer to read (see
 /// [`crate::workflow`]).
 pub use crate::workflow::Workflow;
+pub use drive::{DriveError, Driver, Host};
 pub use lock::{run_alive, LockError, RunLock};
 pub use observer::{Observer, Progress, Silent};
-pub use plan::{plan, RunRequest, StartError};
+pub use plan::{plan, Choice, Planned, RunRequest, StartError};
 pub use record::{list_runs, scan_runs, CorruptRun, Recorder, RunState, RunStatus, StopReason};
 pub use resume::ResumeError;
 pub use run::{Flow, Run, RunEnv, RunError};

@@ -11,12 +11,15 @@ use super::record::{
 };
 use super::stage::Stage;
 use super::workflow::WorkflowState;
-use crate::config::{ArbiterMode, LoadedConfig, Role};
-use crate::routing::route::Routing;
+use crate::config::{ArbiterMode, LoadedConfig, Role, RoutingMode};
+use crate::routing::route::{route, RouteInput, Routing};
+use crate::routing::FitnessStore;
 use crate::task::{spec, TaskSpec};
 use crate::workflow::Workflow;
 
-/// What the user asked for on the command line.
+/// What a caller asks a run to be: the command line's `run` flags, a session's
+/// `run_pipeline`. Only the asks: [`plan`] resolves the rest (the profile, the routes,
+/// whether routing makes it a tournament) and refuses what it cannot honour.
 #[derive(Debug, Clone, Default)]
 pub struct RunRequest {
     /// Task slug.
@@ -47,9 +50,51 @@ pub struct RunRequest {
     /// `--chamber`: `Some(true)` auto, `Some(false)` off, `None` auto when a panel is
     /// configured (`[chamber]` or the profile's).
     pub chamber: Option<bool>,
-    /// The routes of the roles chosen by measured fitness (roles set to `auto`, or every
-    /// role with `--routing`), computed from the user's measurements; recorded in the run.
+    /// `--routing`: route every role by measured fitness in this mode (`None`: only the
+    /// roles whose models start with `auto`, by the `routing` setting).
+    pub routing: Option<RoutingMode>,
+}
+
+impl RunRequest {
+    /// The models the request names itself: the user's own choice, which the `auto`
+    /// profile never replaces.
+    pub fn named_models(&self) -> Vec<String> {
+        self.stage_models
+            .values()
+            .chain(&self.arbiter_model)
+            .chain(self.arbiter_stage.values())
+            .chain(&self.reconcile_model)
+            .chain(&self.candidates)
+            .cloned()
+            .collect()
+    }
+}
+
+/// What a request resolves to before any state is made: the profile, the routes of the
+/// roles chosen by measured fitness, and the workflow with its candidates (tournament
+/// routing makes a sequential request a tournament of the best routed implementers).
+#[derive(Debug, Clone, Default)]
+pub struct Choice {
+    /// The profile applied to the roles the user left unset, if any.
+    pub profile: Option<String>,
+    /// The routes of the routed roles, computed from the user's measurements; recorded in
+    /// the run.
     pub routes: Option<Routing>,
+    /// The workflow the run follows.
+    pub workflow: Workflow,
+    /// The models of its parallel exploration, debate or tournament (empty: the profile's).
+    pub candidates: Vec<String>,
+}
+
+/// A run planned: its first state, the committed TaskSpec, and what the request resolved to.
+#[derive(Debug)]
+pub struct Planned {
+    /// The state the run starts with (nothing is written yet).
+    pub state: RunState,
+    /// The TaskSpec as committed at the base.
+    pub spec: TaskSpec,
+    /// The profile, routes and workflow chosen.
+    pub choice: Choice,
 }
 
 /// Why a run cannot start. Facts only: the command line says what to do about each.
@@ -147,6 +192,24 @@ pub enum StartError {
     /// `--chamber auto` has no usable panel.
     #[error("--chamber auto: {0}")]
     Chamber(String),
+    /// Candidates were named for a workflow that has none.
+    #[error("--candidates names the models of a parallel exploration or a debate")]
+    CandidatesWithoutPanel(Workflow),
+    /// A consensus stage was asked of a workflow whose solution is chosen by its own vote or
+    /// reviews: it has no refactor stage to send back.
+    #[error("--consensus cannot be used with --workflow parallel or tournament: the candidates' vote or the arbiter's reviews choose the solution")]
+    ConsensusWithoutRefactor(Workflow),
+    /// Routing needs the user's fitness measurements and there is nowhere to keep them.
+    #[error("there is no data directory for the fitness measurements")]
+    NoDataDir,
+    /// The fitness measurements do not read.
+    #[error("{error}")]
+    Fitness {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        error: String,
+    },
 }
 
 impl StartError {
@@ -156,6 +219,8 @@ impl StartError {
         !matches!(
             self,
             StartError::NoCommits
+                | StartError::NoDataDir
+                | StartError::Fitness { .. }
                 | StartError::SpecNotCommitted { .. }
                 | StartError::SpecModified { .. }
                 | StartError::Repo(_)
@@ -219,10 +284,11 @@ pub fn same_wire_model(loaded: &LoadedConfig, a: &str, b: &str) -> bool {
 /// arbiter ≠ stage model before any call.
 pub fn assign_models(
     loaded: &LoadedConfig,
-    profile: Option<&str>,
     req: &RunRequest,
+    choice: &Choice,
     mode: ArbiterMode,
 ) -> Result<Vec<StageRecord>, StartError> {
+    let profile = choice.profile.as_deref();
     let c = &loaded.config;
     let known = |m: &str| -> Result<(), StartError> {
         if c.models.contains_key(m) {
@@ -238,7 +304,8 @@ pub fn assign_models(
     };
     // A routed role's ranked models stand in for its list.
     let list_of = |role: Role| -> Vec<String> {
-        req.routes
+        choice
+            .routes
             .as_ref()
             .and_then(|r| r.models(role))
             .map_or_else(|| loaded.role_models(role, profile), <[String]>::to_vec)
@@ -371,18 +438,105 @@ fn spread(
     models
 }
 
-/// Plans a run and returns its initial state and the committed TaskSpec (nothing is
+/// What `req` resolves to: the profile (`auto` picks one unless the request names its own
+/// models), the routes of the routed roles (from the user's measurements, read from the
+/// data directory `env` names), and the workflow with its candidates; refuses a request
+/// whose parts cannot go together rather than dropping one.
+pub fn choose(
+    loaded: &LoadedConfig,
+    env: &[(String, String)],
+    req: &RunRequest,
+) -> Result<Choice, StartError> {
+    let profile = loaded.profile_choice(env, &req.named_models()).name;
+    let routes = routes(loaded, env, profile.as_deref(), req.routing)?;
+    let (workflow, candidates) = tournament(routes.as_ref(), req.workflow, &req.candidates);
+    if !candidates.is_empty() && workflow == Workflow::Sequential {
+        return Err(StartError::CandidatesWithoutPanel(workflow));
+    }
+    if req.consensus && matches!(workflow, Workflow::Parallel | Workflow::Tournament) {
+        return Err(StartError::ConsensusWithoutRefactor(workflow));
+    }
+    Ok(Choice {
+        profile,
+        routes,
+        workflow,
+        candidates,
+    })
+}
+
+/// The routes of the roles to route: every role with `forced` (`--routing`), else the
+/// roles whose list starts with `auto`; `None` when there are none. Reads the user's
+/// measurements only when something is routed.
+pub fn routes(
+    loaded: &LoadedConfig,
+    env: &[(String, String)],
+    profile: Option<&str>,
+    forced: Option<RoutingMode>,
+) -> Result<Option<Routing>, StartError> {
+    let any_auto = Role::ALL.iter().any(|r| loaded.role_is_auto(*r, profile));
+    if forced.is_none() && !any_auto {
+        return Ok(None);
+    }
+    let path = FitnessStore::path(env).ok_or(StartError::NoDataDir)?;
+    let store = FitnessStore::load(&path).map_err(|e| StartError::Fitness {
+        error: e.to_string(),
+        path,
+    })?;
+    let usable = |m: &str| loaded.callable(m);
+    Ok(route(&RouteInput {
+        loaded,
+        profile,
+        store: &store,
+        mode: forced.unwrap_or(loaded.config.routing),
+        every_role: forced.is_some(),
+        usable: &usable,
+        now: crate::clock::now_unix(),
+    }))
+}
+
+/// Under tournament routing, the workflow is a tournament (unless another one was asked
+/// for) and its candidates, unless named, are the best [`crate::config::TOURNAMENT_K`]
+/// routed implementers; otherwise `workflow` and `candidates` as given.
+fn tournament(
+    routes: Option<&Routing>,
+    workflow: Workflow,
+    candidates: &[String],
+) -> (Workflow, Vec<String>) {
+    let Some(r) = routes.filter(|r| r.mode == RoutingMode::Tournament) else {
+        return (workflow, candidates.to_vec());
+    };
+    let workflow = match workflow {
+        Workflow::Sequential => Workflow::Tournament,
+        w => w,
+    };
+    if !candidates.is_empty() {
+        return (workflow, candidates.to_vec());
+    }
+    let best = r
+        .models(Role::Implementer)
+        .unwrap_or_default()
+        .iter()
+        .take(crate::config::TOURNAMENT_K)
+        .cloned()
+        .collect();
+    (workflow, best)
+}
+
+/// Plans a run: resolves the request ([`choose`]), reads the committed TaskSpec, and
+/// checks every model and rule before any call; returns the run's first state (nothing is
 /// written yet).
 pub fn plan(
     repo: &Repository,
     loaded: &LoadedConfig,
-    profile: Option<&str>,
+    env: &[(String, String)],
     req: &RunRequest,
-) -> Result<(RunState, TaskSpec), StartError> {
+) -> Result<Planned, StartError> {
+    let choice = choose(loaded, env, req)?;
+    let profile = choice.profile.as_deref();
     let (spec, blob, head) = committed_task(repo, &req.task)?;
     let c = &loaded.config;
     let mode = req.mode.unwrap_or(c.arbiter.mode);
-    let stages = assign_models(loaded, profile, req, mode)?;
+    let stages = assign_models(loaded, req, &choice, mode)?;
     if let Some(m) = &req.reconcile_model {
         if !c.models.contains_key(m) {
             return Err(StartError::UnknownModel(m.clone()));
@@ -394,10 +548,10 @@ pub fn plan(
         }
     }
 
-    let workflow = match req.workflow {
+    let workflow = match choice.workflow {
         Workflow::Sequential => WorkflowState::Sequential,
         Workflow::Parallel => {
-            let (models, tiebreaker) = panel_plan(loaded, profile, req)?;
+            let (models, tiebreaker) = panel_plan(loaded, &choice)?;
             WorkflowState::Parallel(ParallelState {
                 models,
                 tiebreaker,
@@ -405,11 +559,11 @@ pub fn plan(
             })
         }
         Workflow::Debate => {
-            let (models, tiebreaker) = panel_plan(loaded, profile, req)?;
+            let (models, tiebreaker) = panel_plan(loaded, &choice)?;
             WorkflowState::Debate(DebateState::new(models, tiebreaker))
         }
         Workflow::Tournament => {
-            let (models, _) = panel_plan(loaded, profile, req)?;
+            let (models, _) = panel_plan(loaded, &choice)?;
             // The judges: the arbiter role's models that are none of the candidates.
             let judges: Vec<String> = loaded
                 .role_models(Role::Arbiter, profile)
@@ -455,10 +609,14 @@ pub fn plan(
             .then(ConsensusState::default),
         workflow,
         chamber,
-        routing: req.routes.clone(),
+        routing: choice.routes.clone(),
         profile: profile.map(str::to_string),
     });
-    Ok((state, spec))
+    Ok(Planned {
+        state,
+        spec,
+        choice,
+    })
 }
 
 /// The chamber a run may ask: on when asked for, or when a panel is configured.
@@ -489,10 +647,10 @@ fn chamber_plan(
 /// them.
 fn panel_plan(
     loaded: &LoadedConfig,
-    profile: Option<&str>,
-    req: &RunRequest,
+    choice: &Choice,
 ) -> Result<(Vec<String>, Option<String>), StartError> {
-    let asked = if req.candidates.is_empty() {
+    let profile = choice.profile.as_deref();
+    let asked = if choice.candidates.is_empty() {
         // The implementer role's models; where it lists only one (a profile of small local
         // models), the other models the profile's roles name join it, so `--workflow
         // parallel` or `debate` needs no `--candidates` to have two.
@@ -518,7 +676,7 @@ fn panel_plan(
         }
         listed
     } else {
-        req.candidates.clone()
+        choice.candidates.clone()
     };
     let mut models: Vec<String> = Vec::new();
     for m in asked {
@@ -534,7 +692,7 @@ fn panel_plan(
         }
     }
     if models.len() < 2 {
-        return Err(StartError::TooFewCandidates(req.workflow, models));
+        return Err(StartError::TooFewCandidates(choice.workflow, models));
     }
     let candidate = |m: &str| {
         models

@@ -66,6 +66,21 @@ pub struct Routing {
 }
 
 impl Routing {
+    /// One line per routed role: the model it got and why (`implementer -> m: …`).
+    pub fn said(&self) -> Vec<String> {
+        self.roles
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} -> {}: {}",
+                    r.role,
+                    r.models.first().map_or("(none)", String::as_str),
+                    r.reason
+                )
+            })
+            .collect()
+    }
+
     /// The routed models of a role, if the role was routed.
     pub fn models(&self, role: Role) -> Option<&[String]> {
         self.roles

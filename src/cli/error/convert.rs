@@ -7,7 +7,9 @@ use crate::exit::ExitCode;
 use crate::model::local;
 use crate::model::ModelError;
 use crate::notes::NotesError;
-use crate::pipeline::{LockError, RunError, RunState, StartError};
+use crate::pipeline::{
+    DriveError, LockError, ResumeError, RunError, RunState, RunStatus, StartError,
+};
 use crate::task::TaskError;
 
 impl From<std::io::Error> for CommandError {
@@ -203,6 +205,19 @@ impl From<StartError> for CommandError {
         StartError::Chamber(_) => {
             "set a panel of two or three registered models (-c chamber.panel=m1,m2 -c chamber.arbiter=m3), or run with --chamber off".into()
         }
+        StartError::CandidatesWithoutPanel(_) => {
+            "add --workflow parallel or --workflow debate".into()
+        }
+        StartError::ConsensusWithoutRefactor(_) => {
+            "drop --consensus, or use --workflow debate or sequential".into()
+        }
+        StartError::NoDataDir => {
+            "set HOME, or XDG_DATA_HOME to the directory that should hold git-triad/fitness.json".into()
+        }
+        StartError::Fitness { path, .. } => format!(
+            "move {} aside; `git triad bench` measures again",
+            path.display()
+        ),
         StartError::ReconcilerIsVerifier(_) => {
             "the reconciliation arbiter must differ from the verifier: choose another --reconcile-model"
                 .into()
@@ -329,6 +344,66 @@ impl From<crate::session::engine::EngineError> for CommandError {
     fn from(e: crate::session::engine::EngineError) -> Self {
         match e {
             crate::session::engine::EngineError::Git(g) => g.into(),
+        }
+    }
+}
+
+impl From<DriveError> for CommandError {
+    fn from(e: DriveError) -> Self {
+        match e {
+            DriveError::Start(e) => e.into(),
+            DriveError::Lock(e) => e.into(),
+            DriveError::NoSuchRun(id) => CommandError::usage(format!("there is no run `{id}`"))
+                .hint("`git triad log` lists the runs of this repository"),
+            DriveError::NoSuchModel(m) => {
+                CommandError::usage(format!("--model {m}: no such model"))
+                    .hint("`git triad models list` lists the registered models")
+            }
+            DriveError::Waiting(w) => {
+                CommandError::new(ExitCode::WaitingOnUser, w.why).hint(w.hint)
+            }
+            DriveError::Resume { error, state } => resume_error(error, &state),
+            DriveError::Local { error, cache } => local_error(error, &cache),
+            DriveError::Run { error, state } => run_error(error, &state),
+            e @ (DriveError::Record(_) | DriveError::Task(_) | DriveError::SpecMissing(_)) => {
+                CommandError::failure(e)
+            }
+        }
+    }
+}
+
+/// What the user is told when a run cannot go on, and what to do about it.
+fn resume_error(e: ResumeError, state: &RunState) -> CommandError {
+    let what = e.to_string();
+    match e {
+        ResumeError::Ended { status, .. } => {
+            let err = CommandError::usage(format!(
+                "{what}: {}",
+                crate::report::run::message(state)
+            ));
+            let err = if matches!(status, RunStatus::Halted | RunStatus::RetriesExhausted) {
+                err.hint(format!(
+                    "to redo the stage it stopped at (and N-1 before it), another model if you like: git triad resume {} --rewind N [--model M]",
+                    state.run_id()
+                ))
+            } else {
+                err
+            };
+            err.hint(format!(
+                "or start a new run with `git triad run --task {}`",
+                state.task()
+            ))
+        }
+        ResumeError::CannotRewind { .. } => CommandError::usage(what),
+        ResumeError::ChamberUndecided { session, .. } => {
+            CommandError::new(ExitCode::WaitingOnUser, what)
+                .hint(format!("read it: git triad chamber show {session}"))
+                .hint(format!(
+                    "act on it: git triad chamber act {session} accepted|revised|rejected [--note ...], then resume"
+                ))
+        }
+        ResumeError::ChamberUnreadable { .. } => {
+            CommandError::failure(what)
         }
     }
 }

@@ -364,6 +364,24 @@ impl RunState {
         &self.workflow
     }
 
+    /// Every model the run may call: each stage's models (with `fallbacks`; else only the
+    /// first, the one a stage calls unless it fails) and arbiter, its workflow's models and
+    /// its chamber's.
+    pub fn models(&self, fallbacks: bool) -> Vec<String> {
+        let mut models: Vec<String> = Vec::new();
+        for s in &self.stages {
+            let take = if fallbacks { s.models.len() } else { 1 };
+            models.extend(s.models.iter().take(take).cloned());
+            models.extend(s.arbiter_model.iter().cloned());
+        }
+        models.extend(self.workflow.models());
+        if let Some(c) = &self.chamber {
+            models.extend(c.panel.iter().cloned());
+            models.push(c.arbiter.clone());
+        }
+        models
+    }
+
     /// The parallel exploration or tournament, for those workflows.
     pub fn parallel(&self) -> Option<&ParallelState> {
         self.workflow.parallel()
