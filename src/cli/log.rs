@@ -8,9 +8,10 @@ use crate::pipeline::{scan_runs, CorruptRun};
 use crate::report::run::{self as report, RunReport};
 
 /// Output formats of `git triad log`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum LogFormat {
     /// For the terminal.
+    #[default]
     Text,
     /// A report to paste into a pull request.
     Markdown,

@@ -1,6 +1,7 @@
 //! The command line: global options, one module per subcommand, dispatch.
 
 pub mod bench;
+mod capture;
 pub mod chamber;
 pub mod completions;
 pub mod config;
@@ -25,7 +26,7 @@ pub mod task;
 pub mod usage;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Parser, Subcommand};
 
@@ -33,6 +34,7 @@ pub use error::{CommandError, CommandResult};
 
 use crate::config::{LoadOptions, LoadedConfig};
 use crate::exit::ExitCode;
+use crate::session::product::{answers_text, Answer, Heard, Product, Request};
 
 /// git triad: several AI models build your change; a different model reviews every stage.
 ///
@@ -152,6 +154,9 @@ pub struct Context {
     pub quiet: bool,
     /// `--no-tui`: plain lines even on a terminal.
     pub no_tui: bool,
+    /// No person at this command's terminal (a session's tool call): nothing is asked on
+    /// it and nothing draws on it.
+    pub headless: bool,
 }
 
 impl Context {
@@ -173,6 +178,7 @@ impl Context {
             overrides,
             quiet: false,
             no_tui: false,
+            headless: false,
         }
     }
 
@@ -263,26 +269,31 @@ pub fn run(cli: Cli) -> CommandResult {
     let mut ctx = Context::new(cwd, cli.overrides.clone());
     ctx.quiet = cli.quiet;
     ctx.no_tui = cli.no_tui;
-    match &cli.command {
-        Command::Run(args) => run::run(&ctx, args),
-        Command::Resume(args) => run::resume(&ctx, args),
-        Command::Review(args) => review::run(&ctx, args),
-        Command::Reconcile(args) => reconcile::run(&ctx, args),
-        Command::Log(args) => log::run(&ctx, args),
-        Command::Task(args) => task::run(&ctx, args),
-        Command::Local(args) => local::run(&ctx, args),
-        Command::Init(args) => init::run(&ctx, args),
-        Command::Show(args) => show::run(&ctx, args),
-        Command::Override(args) => r#override::run(&ctx, args),
-        Command::Notes(args) => notes::run(&ctx, args),
-        Command::Hook(args) => hook::run(&ctx, args),
-        Command::Config(args) => config::run(&ctx, args),
-        Command::Chamber(args) => chamber::run(&ctx, args),
-        Command::Session(args) => session::run(&ctx, args),
-        Command::Models(args) => models::run(&ctx, args),
-        Command::Bench(args) => bench::run(&ctx, args),
-        Command::Usage(args) => usage::run(&ctx, args),
-        Command::Doctor(args) => doctor::run(&ctx, args),
+    dispatch(&ctx, &cli.command)
+}
+
+/// Runs one subcommand in `ctx`.
+fn dispatch(ctx: &Context, command: &Command) -> CommandResult {
+    match command {
+        Command::Run(args) => run::run(ctx, args),
+        Command::Resume(args) => run::resume(ctx, args),
+        Command::Review(args) => review::run(ctx, args),
+        Command::Reconcile(args) => reconcile::run(ctx, args),
+        Command::Log(args) => log::run(ctx, args),
+        Command::Task(args) => task::run(ctx, args),
+        Command::Local(args) => local::run(ctx, args),
+        Command::Init(args) => init::run(ctx, args),
+        Command::Show(args) => show::run(ctx, args),
+        Command::Override(args) => r#override::run(ctx, args),
+        Command::Notes(args) => notes::run(ctx, args),
+        Command::Hook(args) => hook::run(ctx, args),
+        Command::Config(args) => config::run(ctx, args),
+        Command::Chamber(args) => chamber::run(ctx, args),
+        Command::Session(args) => session::run(ctx, args),
+        Command::Models(args) => models::run(ctx, args),
+        Command::Bench(args) => bench::run(ctx, args),
+        Command::Usage(args) => usage::run(ctx, args),
+        Command::Doctor(args) => doctor::run(ctx, args),
         Command::Completions(args) => completions::run_completions(args),
         Command::Man(args) => completions::run_man(args),
     }
@@ -293,9 +304,12 @@ pub fn run(cli: Cli) -> CommandResult {
 /// in a pipe alike (the pipe may end in `less -R` or a terminal later); JSON keeps its data
 /// exact, as `\u` escapes ([`crate::safe::output`]).
 pub fn out(text: &str) -> CommandResult<()> {
-    let mut stdout = std::io::stdout().lock();
     let text = crate::redact::redact(text);
     let text = crate::safe::output(&text);
+    if capture::out(&text) {
+        return Ok(());
+    }
+    let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes())?;
     stdout.flush()?;
     Ok(())
@@ -305,6 +319,9 @@ pub fn out(text: &str) -> CommandResult<()> {
 /// (progress, notes to the user; errors go through [`CommandError::render`]).
 pub fn say(line: &str) {
     let text = format!("{}\n", crate::tui::text::clean_text(line));
+    if capture::said(&crate::redact::redact(&text)) {
+        return;
+    }
     // Like eprintln!, but a closed stderr is not worth a panic.
     let _ = std::io::stderr()
         .lock()
@@ -340,11 +357,147 @@ impl Context {
         {
             crate::tui::text::no_color();
         }
-        !self.quiet && crate::tui::wanted(self.no_tui, &self.env, fds)
+        !self.quiet && !self.headless && crate::tui::wanted(self.no_tui, &self.env, fds)
     }
 }
 
 /// Exit code for a finished command.
 pub fn ok() -> CommandResult {
     Ok(ExitCode::Ok)
+}
+
+/// The command layer as a session's [`Product`]: each request is the subcommand a person
+/// would type, built as its typed arguments and run in this process on the session's
+/// worktree, with no terminal (nothing is asked on it, nothing drawn) and its words kept
+/// for the answer.
+pub struct InProcess {
+    /// The session's `-c` overrides, which every request runs under.
+    pub overrides: Vec<String>,
+}
+
+impl Product for InProcess {
+    fn call(&self, worktree: &Path, req: &Request, heard: Heard) -> Answer {
+        let mut ctx = Context::new(worktree.to_path_buf(), self.overrides.clone());
+        ctx.headless = true;
+        ctx.no_tui = true;
+        let command = command_of(req);
+        let (result, out, mut said) = capture::during(heard, || dispatch(&ctx, &command));
+        let exit = match result {
+            Ok(code) => code,
+            Err(e) => {
+                said.push_str(&e.render());
+                e.kind
+            }
+        };
+        Answer { exit, out, said }
+    }
+}
+
+/// The subcommand `req` is, with its typed arguments (every other flag at its default).
+fn command_of(req: &Request) -> Command {
+    let log = |run_id: Option<&String>| {
+        Command::Log(log::LogArgs {
+            run_id: run_id.cloned(),
+            format: log::LogFormat::default(),
+        })
+    };
+    match req {
+        Request::ListTasks => Command::Task(task::TaskArgs {
+            command: task::TaskCommand::List(task::list::ListArgs { json: false }),
+        }),
+        Request::ListRuns => log(None),
+        Request::ShowRun { run_id } => log(Some(run_id)),
+        Request::RunPipeline { task, workflow } => Command::Run(Box::new(run::RunArgs {
+            task: task.clone(),
+            workflow: *workflow,
+            ..Default::default()
+        })),
+        Request::ResumeRun { run_id } => Command::Resume(run::ResumeArgs {
+            run_id: run_id.clone(),
+            ..Default::default()
+        }),
+        Request::AnswerTask { task, answers } => Command::Task(task::TaskArgs {
+            command: task::TaskCommand::Answer(task::answer::AnswerArgs {
+                slug: task.clone(),
+                answer: Some(answers_text(answers)),
+                file: None,
+            }),
+        }),
+        Request::ReviewRange { range } => Command::Review(Box::new(review::ReviewArgs {
+            range: Some(range.clone()),
+            ..Default::default()
+        })),
+        Request::OpenChamber { question, context } => Command::Chamber(chamber::ChamberArgs {
+            command: chamber::ChamberCommand::Ask(chamber::AskArgs {
+                question: question.clone(),
+                context: context.clone(),
+                ..Default::default()
+            }),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::Workflow;
+
+    /// Each session request is exactly the command a person would type for it: its typed
+    /// arguments, with every flag it does not set at the value clap gives when it is left
+    /// out (so a default changed in one place cannot make a session's run differ).
+    #[test]
+    fn a_session_request_is_the_command_a_person_types() {
+        let cases: Vec<(Request, Vec<&str>)> = vec![
+            (Request::ListTasks, vec!["task", "list"]),
+            (Request::ListRuns, vec!["log"]),
+            (
+                Request::ShowRun {
+                    run_id: "r1".into(),
+                },
+                vec!["log", "r1"],
+            ),
+            (
+                Request::RunPipeline {
+                    task: "add-x".into(),
+                    workflow: Workflow::Tournament,
+                },
+                vec!["run", "--task", "add-x", "--workflow", "tournament"],
+            ),
+            (
+                Request::ResumeRun {
+                    run_id: "r1".into(),
+                },
+                vec!["resume", "r1"],
+            ),
+            (
+                Request::AnswerTask {
+                    task: "add-x".into(),
+                    answers: vec![("Which?\nThis one".into(), "B".into())],
+                },
+                vec!["task", "answer", "add-x", "Q: Which? This one\nA: B\n\n"],
+            ),
+            (
+                Request::ReviewRange {
+                    range: "HEAD~2..HEAD".into(),
+                },
+                vec!["review", "HEAD~2..HEAD"],
+            ),
+            (
+                Request::OpenChamber {
+                    question: "-why?".into(),
+                    context: vec!["src/a.rs".into()],
+                },
+                vec!["chamber", "ask", "--context", "src/a.rs", "--", "-why?"],
+            ),
+        ];
+        for (req, argv) in cases {
+            let typed = Cli::try_parse_from(std::iter::once("git-triad").chain(argv.clone()))
+                .unwrap_or_else(|e| panic!("{argv:?}: {e}"));
+            assert_eq!(
+                format!("{:?}", command_of(&req)),
+                format!("{:?}", typed.command),
+                "{req:?}"
+            );
+        }
+    }
 }

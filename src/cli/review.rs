@@ -16,9 +16,10 @@ use crate::probe::{ProbePolicy, ProbeSettings};
 use clap::{Args, ValueEnum};
 
 /// Output formats.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum ReviewFormat {
     /// For the terminal.
+    #[default]
     Text,
     /// The review object.
     Json,
@@ -29,9 +30,10 @@ pub enum ReviewFormat {
 }
 
 /// The verdict from which the exit code signals failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum FailOn {
     /// Only HALT fails (exit 3).
+    #[default]
     Halt,
     /// REJECT (exit 1) or HALT (exit 3).
     Reject,
@@ -47,7 +49,7 @@ pub enum FailOn {
 ///
 /// Examples: `git triad review main..HEAD --format sarif > triad.sarif`,
 /// `git triad review --staged --no-model --fail-on reject`.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct ReviewArgs {
     /// A commit (`abc123`: its own change) or a range (`main..HEAD`).
     #[arg(conflicts_with_all = ["staged", "worktree", "since_last"])]

@@ -37,7 +37,7 @@ fn parse_mode(s: &str) -> Result<ArbiterMode, String> {
 /// (`git log --notes=triad`). How it ended is its exit code ([`crate::exit::ExitCode`]).
 ///
 /// Example: git triad run --task add-login --arbiter full --budget 2
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct RunArgs {
     /// The task: `.triad/tasks/<TASK>.toml`, committed.
     #[arg(long, short = 't', value_name = "TASK")]
@@ -173,7 +173,7 @@ impl RunArgs {
 }
 
 /// Continue a run after a crash, a kill, a provider failure, the budget, or your answers.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct ResumeArgs {
     /// The run id (`git triad log` lists them).
     pub run_id: String,

@@ -307,10 +307,9 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
         settings,
         workshop: Workshop {
             worktree,
-            exe: std::env::current_exe().map_err(|e| {
-                CommandError::failure(format!("cannot find the git triad program: {e}"))
-            })?,
-            overrides: ctx.overrides.clone(),
+            product: std::sync::Arc::new(super::InProcess {
+                overrides: ctx.overrides.clone(),
+            }),
             privacy: crate::privacy::Privacy::from_config(&loaded.config),
             progress: screen.as_ref().map(|(s, _)| s.progress()),
         },

@@ -1,19 +1,20 @@
 //! Where an orchestrator's tools act: the session branch `triad/session/<id>`, checked out
 //! in a worktree of its own under `$GIT_DIR/triad/sessions/<id>/work`, so the user's branch,
-//! index and files are never touched; and git triad itself, run as a child process on that
-//! worktree for every command-shaped tool (a blocking subagent with a context of its own).
+//! index and files are never touched; and git triad itself, called in this process on that
+//! worktree for every command-shaped tool ([`super::product`]): a blocking subagent with a
+//! context of its own.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::Arc;
 
 use git2::Repository;
 use serde_json::Value;
 
+use super::product::{Product, Request};
 use super::tools::{arg, args_list, clip_output};
-use crate::exit::ExitCode;
 use crate::privacy::Privacy;
 use crate::task::spec::{self, Requirement, Scope, TaskSpec};
-use crate::workflow::Workflow;
 
 /// Lines `grep` answers at most.
 const GREP_LINES: usize = 60;
@@ -68,70 +69,55 @@ pub fn ensure_worktree(repo: &Repository, id: &str, base: &str) -> Result<PathBu
 pub struct Workshop {
     /// The session's worktree.
     pub worktree: PathBuf,
-    /// The git triad program to run for command-shaped tools.
-    pub exe: PathBuf,
-    /// The `-c` overrides of the session, passed on.
-    pub overrides: Vec<String>,
+    /// git triad itself, for the tools that are its commands (see [`Request`]).
+    pub product: Arc<dyn Product>,
     /// What never reaches a model.
     pub privacy: Privacy,
-    /// Hears what a tool's git triad says while it works (a run's stage lines, without
-    /// their `triad: ` prefix), for a screen to show; the answer is unchanged.
+    /// Hears what a command says while it works (a run's stage lines, without their
+    /// `triad: ` prefix), for a screen to show; the answer is unchanged.
     pub progress: Option<Progress>,
 }
 
 /// A listener for the lines a tool's work says as it goes.
-pub type Progress = Box<dyn Fn(&str) + Send + Sync>;
+pub type Progress = super::product::Heard;
 
 impl Workshop {
     /// Runs tool `name` (not a routing tool); `Err` is a failure the model is told.
     pub async fn call(&self, name: &str, args: &Value) -> Result<String, String> {
-        let out = match name {
-            "list_files" => self.list_files(args.get("dir").and_then(Value::as_str).unwrap_or("")),
-            "read_file" => self.read_file(arg(args, "path")?),
-            "grep" => self.grep(
-                arg(args, "pattern")?,
-                args.get("dir").and_then(Value::as_str).unwrap_or(""),
-            ),
-            "create_task" => self.create_task(args),
-            "list_tasks" => self.triad(&["task", "list"], None).await,
-            "list_runs" => self.triad(&["log"], None).await,
-            "show_run" => self.triad(&["log", run_id(args)?], None).await,
-            "run_pipeline" => {
-                let task = slug(args)?;
-                let workflow = args
-                    .get("workflow")
-                    .and_then(Value::as_str)
-                    .unwrap_or(Workflow::default().as_str());
-                self.triad(&["run", "--task", task, "--workflow", workflow], None)
-                    .await
-            }
-            "resume_run" => self.triad(&["resume", run_id(args)?], None).await,
-            "answer_task" => {
-                let task = slug(args)?;
-                let text = answers_text(args);
-                self.triad(&["task", "answer", task, "-F", "-"], Some(text))
-                    .await
-            }
-            "review_range" => {
-                let range = arg(args, "range")?;
-                if range.starts_with('-') || range.trim().is_empty() {
-                    return Err(format!("`{range}` is not a commit or a range"));
+        let out = match Request::of(name, args)? {
+            Some(req) => self.ask(req).await,
+            None => match name {
+                "list_files" => {
+                    self.list_files(args.get("dir").and_then(Value::as_str).unwrap_or(""))
                 }
-                self.triad(&["review", "--", range], None).await
-            }
-            "open_chamber" => {
-                let context = args_list(args, "context");
-                let mut argv = vec!["chamber", "ask"];
-                for c in &context {
-                    argv.extend(["--context", c.as_str()]);
-                }
-                // After `--`, a question starting with `-` is still the question.
-                argv.extend(["--", arg(args, "question")?]);
-                self.triad(&argv, None).await
-            }
-            other => Err(format!("there is no tool `{other}`")),
+                "read_file" => self.read_file(arg(args, "path")?),
+                "grep" => self.grep(
+                    arg(args, "pattern")?,
+                    args.get("dir").and_then(Value::as_str).unwrap_or(""),
+                ),
+                "create_task" => self.create_task(args),
+                other => Err(format!("there is no tool `{other}`")),
+            },
         }?;
         Ok(clip_output(&out))
+    }
+
+    /// Has git triad do `req` on the worktree, off the session's async threads (a run
+    /// blocks until it ends), passing a run's stage lines to [`Workshop::progress`].
+    async fn ask(&self, req: Request) -> Result<String, String> {
+        let product = Arc::clone(&self.product);
+        let worktree = self.worktree.clone();
+        let progress = self.progress.clone();
+        let command = req.command();
+        let heard: super::product::Heard = Arc::new(move |line: &str| {
+            if let (Some(say), Some(step)) = (&progress, line.strip_prefix("triad: [")) {
+                say(&format!("[{step}"));
+            }
+        });
+        let answer = tokio::task::spawn_blocking(move || product.call(&worktree, &req, heard))
+            .await
+            .map_err(|e| format!("git triad {command} did not finish: {e}"))?;
+        answer.told(command)
     }
 
     fn tree(&self) -> Result<(Repository, git2::Oid), String> {
@@ -323,142 +309,4 @@ impl Workshop {
             commit.trim()
         ))
     }
-
-    /// Runs `git triad <args>` on the worktree and answers what it printed and what its
-    /// exit status means; a usage error or a failure is the tool's error.
-    async fn triad(&self, args: &[&str], stdin: Option<String>) -> Result<String, String> {
-        let mut cmd = tokio::process::Command::new(&self.exe);
-        cmd.arg("-C").arg(&self.worktree);
-        for o in &self.overrides {
-            cmd.arg("-c").arg(o);
-        }
-        cmd.args(args)
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
-        let mut child = cmd
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", self.exe.display()))?;
-        if let (Some(text), Some(mut pipe)) = (stdin, child.stdin.take()) {
-            use tokio::io::AsyncWriteExt;
-            let _ = pipe.write_all(text.as_bytes()).await;
-        }
-        let (out_pipe, err_pipe) = (child.stdout.take(), child.stderr.take());
-        let (stdout, stderr, status) =
-            tokio::join!(read_all(out_pipe), self.heard(err_pipe), child.wait());
-        let status = status.map_err(|e| format!("git triad {} did not finish: {e}", args[0]))?;
-        let code = status.code();
-        let meaning = match code
-            .and_then(ExitCode::from_code)
-            .and_then(ExitCode::outcome)
-        {
-            Some(meaning) => meaning,
-            None => {
-                let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-                // The error line first (what a transcript shows), then its hints.
-                let first = lines
-                    .iter()
-                    .position(|l| l.starts_with("error"))
-                    .unwrap_or(lines.len().saturating_sub(12));
-                return Err(format!(
-                    "git triad {} failed (exit {}): {}\n{}",
-                    args[0],
-                    code.map_or("by a signal".to_string(), |c| c.to_string()),
-                    lines[first..]
-                        .iter()
-                        .take(12)
-                        .cloned()
-                        .collect::<Vec<_>>()
-                        .join("\n"),
-                    stdout.trim()
-                )
-                .trim_end()
-                .to_string());
-            }
-        };
-        Ok(format!(
-            "exit {} ({meaning})\n{}",
-            code.unwrap_or(-1),
-            stdout.trim()
-        ))
-    }
-}
-
-impl Workshop {
-    /// Reads a child's stderr to its end, passing each line of a run's progress
-    /// (`triad: [2/4 implement] …`) to [`Workshop::progress`] as it comes.
-    async fn heard(&self, pipe: Option<tokio::process::ChildStderr>) -> String {
-        use tokio::io::AsyncBufReadExt;
-        let Some(pipe) = pipe else {
-            return String::new();
-        };
-        let mut lines = tokio::io::BufReader::new(pipe).lines();
-        let mut all = String::new();
-        while let Ok(Some(line)) = lines.next_line().await {
-            if let (Some(say), Some(step)) = (&self.progress, line.strip_prefix("triad: [")) {
-                say(&format!("[{step}"));
-            }
-            all.push_str(&line);
-            all.push('\n');
-        }
-        all
-    }
-}
-
-/// Everything a child writes to `pipe`, as text.
-async fn read_all(pipe: Option<tokio::process::ChildStdout>) -> String {
-    use tokio::io::AsyncReadExt;
-    let mut bytes = Vec::new();
-    if let Some(mut p) = pipe {
-        let _ = p.read_to_end(&mut bytes).await;
-    }
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
-/// The `task` argument, a valid slug: a model's text never becomes an option of the
-/// command it is passed to (`-F /etc/passwd` as a task name would read that file).
-fn slug(args: &Value) -> Result<&str, String> {
-    let task = arg(args, "task")?;
-    if !spec::valid_slug(task) {
-        return Err(format!(
-            "`{task}` is not a task slug (lowercase letters, digits and dashes)"
-        ));
-    }
-    Ok(task)
-}
-
-/// The `run_id` argument: letters, digits, `-`, `_` and `.`, not starting with `-`.
-fn run_id(args: &Value) -> Result<&str, String> {
-    let id = arg(args, "run_id")?;
-    let ok = !id.is_empty()
-        && !id.starts_with('-')
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if !ok {
-        return Err(format!("`{id}` is not a run id (list_runs shows them)"));
-    }
-    Ok(id)
-}
-
-/// The `Q:`/`A:` text `git triad task answer` reads, from `answers`.
-fn answers_text(args: &Value) -> String {
-    let mut text = String::new();
-    if let Some(list) = args.get("answers").and_then(Value::as_array) {
-        for a in list {
-            let q = a.get("question").and_then(Value::as_str).unwrap_or("");
-            let ans = a.get("answer").and_then(Value::as_str).unwrap_or("");
-            text.push_str(&format!("Q: {}\nA: {}\n\n", one_line(q), ans));
-        }
-    }
-    text
-}
-
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }

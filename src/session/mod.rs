@@ -19,6 +19,7 @@ mod calls;
 pub mod context;
 pub mod engine;
 pub mod handoff;
+pub mod product;
 pub mod record;
 pub mod state;
 pub mod tools;

@@ -121,7 +121,7 @@ impl SessionScreen {
     /// `run_pipeline` works): shown beside the tool at work until the tool answers.
     pub fn progress(&self) -> crate::session::act::Progress {
         let tx = std::sync::Mutex::new(self.tx.clone());
-        Box::new(move |line: &str| {
+        std::sync::Arc::new(move |line: &str| {
             if let Ok(tx) = tx.lock() {
                 let _ = tx.send(Msg::Activity(line.to_string()));
             }

@@ -58,7 +58,7 @@ pub enum ChamberCommand {
 }
 
 /// Criticality of a session you open (Level 1 needs no chamber).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
 pub enum LevelArg {
     /// Auto-quorum, for reversible decisions: arbiter confidence 8/10 or more accepts,
     /// less escalates to Level 3.
@@ -66,11 +66,12 @@ pub enum LevelArg {
     Two,
     /// With the founder: the estimated cost is shown and approved first.
     #[value(name = "3")]
+    #[default]
     Three,
 }
 
 /// Open a session and run it.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct AskArgs {
     /// The decision to deliberate, as a question.
     pub question: String,
@@ -292,7 +293,7 @@ pub(super) fn approve(
         }
         return Ok(());
     }
-    if !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+    if ctx.headless || !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
         return Err(CommandError::usage(format!(
             "{what}; a Level 3 session needs your approval and there is no terminal to ask on"
         ))
