@@ -2,53 +2,64 @@
 //!
 //! A leaf, so that every layer reads workflow names the same way: the command line's
 //! `--workflow` (clap's [`ValueEnum`]), the session tools' schema, the run that the pipeline
-//! plans, and the tests that hold the documentation to them. A new workflow is a new variant
-//! here, in [`Workflow::ALL`] and in [`Workflow::as_str`]; what it does is the pipeline's.
+//! plans, and the tests that hold the documentation to them. A new workflow is one line in
+//! the list below; what it does is the pipeline's (`pipeline/workflow/`).
 
 use clap::builder::PossibleValue;
 use clap::ValueEnum;
 
-/// How a run produces its solution before the Verify stage.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub enum Workflow {
+/// Declares [`Workflow`] from one line per workflow (its doc comment, its variant, the name
+/// every place writes): the enum, [`Workflow::ALL`] in the order given (the default first)
+/// and [`Workflow::as_str`] all come from that line, so they cannot disagree.
+macro_rules! workflows {
+    ($( $(#[$doc:meta])* $variant:ident = $name:literal, )+) => {
+        /// How a run produces its solution before the Verify stage.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum Workflow {
+            $( $(#[$doc])* $variant, )+
+        }
+
+        impl Workflow {
+            /// Every workflow, the default first.
+            pub const ALL: [Workflow; [$($name),+].len()] = [$(Workflow::$variant),+];
+
+            /// The name `--workflow` takes and every other place writes.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $( Workflow::$variant => $name, )+
+                }
+            }
+        }
+    };
+}
+
+workflows! {
     /// Architect → Implement → Refactor, one model after the other.
-    #[default]
-    Sequential,
+    Sequential = "sequential",
     /// Several models build a solution each, alone and at the same time, review and vote
     /// on each other's, and the winner enhances its own with the best of the others
     /// (seed 001 §5.2).
-    Parallel,
+    Parallel = "parallel",
     /// Several models argue for an approach in position papers with explicit trade-offs,
     /// rebut each other and give final arguments; the tiebreaker judges, and the winning
     /// position is the architect's input to the usual sequential stages (seed 001 §5.3).
-    Debate,
+    Debate = "debate",
     /// Several models build a solution each, at the same time; an arbiter that is none of
     /// them reviews every solution with the usual evidence and the best review wins; the
     /// winner goes on to Verify as it was built (seed 001 §7, Tournament).
-    Tournament,
+    Tournament = "tournament",
+}
+
+impl Default for Workflow {
+    /// The first declared: sequential.
+    fn default() -> Self {
+        Workflow::ALL[0]
+    }
 }
 
 impl Workflow {
-    /// Every workflow, the default first.
-    pub const ALL: [Workflow; 4] = [
-        Workflow::Sequential,
-        Workflow::Parallel,
-        Workflow::Debate,
-        Workflow::Tournament,
-    ];
-
-    /// The name `--workflow` takes and every other place writes.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Workflow::Sequential => "sequential",
-            Workflow::Parallel => "parallel",
-            Workflow::Debate => "debate",
-            Workflow::Tournament => "tournament",
-        }
-    }
-
     /// Every name, in the order of [`Workflow::ALL`].
-    pub fn names() -> [&'static str; 4] {
+    pub fn names() -> [&'static str; Workflow::ALL.len()] {
         Workflow::ALL.map(Workflow::as_str)
     }
 }

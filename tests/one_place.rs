@@ -102,6 +102,19 @@ fn every_workflow_is_accepted_everywhere() {
         .map(|v| v.as_str().unwrap())
         .collect();
     assert_eq!(offered, Workflow::names(), "run_pipeline's workflows");
+    // ... and a call with each becomes a typed request for that workflow.
+    use git_triad::session::product::Request;
+    for w in Workflow::ALL {
+        let asked = serde_json::json!({"task": "t", "workflow": w.as_str()});
+        assert_eq!(
+            Request::of("run_pipeline", &asked),
+            Ok(Some(Request::RunPipeline {
+                task: "t".into(),
+                workflow: w
+            })),
+            "run_pipeline with {w}"
+        );
+    }
 
     // No configuration setting names a workflow today, so configuration validation has
     // none to accept; the first that does reads `Workflow`'s `FromStr`.

@@ -1,30 +1,68 @@
 //! The workflows a run can follow before Verify, each in a folder of its own that holds
-//! its steps, its record ([`parallel::record`], [`debate::record`]), its prompts' text and
-//! its report section; the sequential workflow has none, being the stages themselves.
+//! its steps, its record (`<folder>/record.rs`), its prompts' text and its report section;
+//! the sequential workflow has none, being the stages themselves.
 //!
-//! A run holds one [`WorkflowState`] (see [`state`]), and the run loop asks only this
-//! module: whether the workflow is under way ([`due`]) and its next step ([`step`]). A
-//! tournament shares the parallel folder: it builds the same way and differs in who
-//! chooses (judges outside the candidates, see `parallel::judge`).
+//! A run holds one [`WorkflowState`] (see [`state`]). [`registry`] below is the one list of
+//! the workflows that record something of their own: from it come the state's variants and
+//! how it is written in `run.json`, how a run of each is planned ([`plan`]) and which steps
+//! the run loop takes while one is under way ([`due`], [`step`]). A tournament shares the
+//! parallel folder: it builds the same way and differs in who chooses (judges outside the
+//! candidates, see `parallel::judge`).
+
+/// The workflows with a record of their own, one line each: the variant of
+/// [`crate::workflow::Workflow`] it follows, its folder and record type (`<folder>/record.rs`,
+/// implementing [`Followed`], and named by a `use` in [`state`]), and the folder's function
+/// that plans it. The run loop calls `<folder>::step` while it is under way. Every generator
+/// of this module and of [`state`] reads this list, and they match on `Workflow`
+/// exhaustively, so a workflow named but not registered does not compile.
+macro_rules! registry {
+    ($then:ident) => {
+        $then! {
+            Parallel => parallel::ParallelState, plan;
+            Debate => debate::DebateState, plan;
+            Tournament => parallel::ParallelState, plan_tournament;
+        }
+    };
+}
 
 pub mod debate;
 pub mod parallel;
 mod state;
 
-pub use state::{WorkflowReport, WorkflowState};
+pub use state::{Followed, WorkflowReport, WorkflowState};
 
+use super::plan::{Choice, StartError};
 use super::run::step::{Cx, Flow, Journal, RunError};
+use crate::config::LoadedConfig;
+
+/// Generates [`plan`] and [`step`] from [`registry`].
+macro_rules! dispatch {
+    ($( $variant:ident => $folder:ident :: $record:ident, $plan:ident; )+) => {
+        /// The workflow's part of a new run's state, as the request chose it (see each
+        /// folder's plan): its panel, its judges.
+        pub(super) fn plan(
+            loaded: &LoadedConfig,
+            choice: &Choice,
+        ) -> Result<WorkflowState, StartError> {
+            match choice.workflow {
+                crate::workflow::Workflow::Sequential => Ok(WorkflowState::Sequential),
+                $( crate::workflow::Workflow::$variant => $folder::$plan(loaded, choice), )+
+            }
+        }
+
+        /// The workflow's next step: one phase, recorded before the next begins.
+        pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
+            match j.state.workflow() {
+                WorkflowState::Sequential => Ok(Flow::Continue),
+                $( WorkflowState::$variant(_) => $folder::step(cx, j), )+
+            }
+        }
+    };
+}
+
+registry!(dispatch);
 
 /// Whether the run's workflow still has a step to take before the stages take over.
 pub(super) fn due(j: &Journal<'_>) -> bool {
     j.state.workflow().under_way()
-}
-
-/// The workflow's next step: one phase, recorded before the next begins.
-pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
-    match j.state.workflow() {
-        WorkflowState::Sequential => Ok(Flow::Continue),
-        WorkflowState::Parallel(_) | WorkflowState::Tournament(_) => parallel::step(cx, j),
-        WorkflowState::Debate(_) => debate::step(cx, j),
-    }
 }

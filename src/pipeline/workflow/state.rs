@@ -3,66 +3,145 @@
 //! workflow's record (is it under way, which models it calls, how a report shows it) is
 //! answered here once for all of them.
 
-use serde::{Deserialize, Serialize};
+use serde::de::{DeserializeOwned, Error as _};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
 
+// The record of each workflow in the registry (`super::registry`), one line each.
 use super::debate::record::DebateState;
-use super::debate::report::{self as debate_report, DebateReport};
 use super::parallel::record::ParallelState;
-use super::parallel::report::{self as parallel_report, ParallelReport};
+
+use super::debate::report::DebateReport;
+use super::parallel::report::ParallelReport;
 use crate::workflow::Workflow;
 
-/// The workflow of a run with its record. `run.json` keeps the keys of earlier builds
-/// (`parallel`, `debate`; a tournament is a parallel record with judges), so every record
-/// written before reads the same.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(from = "Keys", into = "Keys")]
-pub enum WorkflowState {
-    /// Architect → Implement → Refactor: nothing of its own to record.
-    #[default]
-    Sequential,
-    /// Parallel exploration: candidates, votes, winner, synthesis.
-    Parallel(ParallelState),
-    /// Debate: papers, rebuttals, final arguments, the judgment.
-    Debate(DebateState),
-    /// Tournament: candidates and the judges' reviews.
-    Tournament(ParallelState),
-}
-
-/// How [`WorkflowState`] is written in `run.json`.
-#[derive(Default, Serialize, Deserialize)]
-struct Keys {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    parallel: Option<ParallelState>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    debate: Option<DebateState>,
-}
-
-impl From<Keys> for WorkflowState {
-    fn from(k: Keys) -> Self {
-        match (k.parallel, k.debate) {
-            (Some(p), _) if p.tournament() => WorkflowState::Tournament(p),
-            (Some(p), _) => WorkflowState::Parallel(p),
-            (None, Some(d)) => WorkflowState::Debate(d),
-            (None, None) => WorkflowState::Sequential,
-        }
+/// What every workflow's record answers, so the run, its record and its reports ask a
+/// workflow without naming it.
+pub trait Followed: Serialize + DeserializeOwned {
+    /// The record's key in `run.json`.
+    const KEY: &'static str;
+    /// The state that holds this record (one record type may serve two workflows: a
+    /// parallel record with judges is a tournament's).
+    fn into_state(self) -> WorkflowState;
+    /// Whether it still has steps before the stages take over.
+    fn under_way(&self) -> bool;
+    /// Every model it calls itself.
+    fn models(&self) -> Vec<String>;
+    /// Whether it chooses the solution itself (by vote or by review), so no consensus stage
+    /// has a refactor stage to send back.
+    fn chooses_solution(&self) -> bool {
+        false
     }
+    /// Its line in the end-of-run summary.
+    fn summary(&self) -> String;
+    /// Its section of `git triad log <run>`.
+    fn render(&self, md: bool) -> String;
 }
 
-impl From<WorkflowState> for Keys {
-    fn from(w: WorkflowState) -> Self {
-        match w {
-            WorkflowState::Sequential => Keys::default(),
-            WorkflowState::Parallel(p) | WorkflowState::Tournament(p) => Keys {
-                parallel: Some(p),
-                debate: None,
-            },
-            WorkflowState::Debate(d) => Keys {
-                parallel: None,
-                debate: Some(d),
-            },
+/// Generates [`WorkflowState`] and what it answers from the registry (`super::registry`).
+macro_rules! declare_state {
+    ($( $variant:ident => $folder:ident :: $record:ident, $plan:ident; )+) => {
+        /// The workflow of a run with its record: sequential (nothing of its own), or one
+        /// of the registry's, each holding its folder's record.
+        #[derive(Debug, Clone, Default, PartialEq)]
+        pub enum WorkflowState {
+            /// Architect → Implement → Refactor: nothing of its own to record.
+            #[default]
+            Sequential,
+            $(
+                #[doc = concat!("`", stringify!($variant), "`, with its record.")]
+                $variant($record),
+            )+
         }
-    }
+
+        impl WorkflowState {
+            /// The workflow's name.
+            pub fn kind(&self) -> Workflow {
+                match self {
+                    WorkflowState::Sequential => Workflow::Sequential,
+                    $( WorkflowState::$variant(_) => Workflow::$variant, )+
+                }
+            }
+
+            /// Whether the workflow still has steps before the stages take over.
+            pub fn under_way(&self) -> bool {
+                match self {
+                    WorkflowState::Sequential => false,
+                    $( WorkflowState::$variant(r) => r.under_way(), )+
+                }
+            }
+
+            /// Whether the workflow chooses the solution itself (by vote or by review), so
+            /// no consensus stage has a refactor stage to send back.
+            pub fn chooses_solution(&self) -> bool {
+                match self {
+                    WorkflowState::Sequential => false,
+                    $( WorkflowState::$variant(r) => r.chooses_solution(), )+
+                }
+            }
+
+            /// Every model the workflow itself calls.
+            pub fn models(&self) -> Vec<String> {
+                match self {
+                    WorkflowState::Sequential => Vec::new(),
+                    $( WorkflowState::$variant(r) => r.models(), )+
+                }
+            }
+
+            /// The workflow's line in the end-of-run summary (empty for a sequential run).
+            pub fn summary(&self) -> String {
+                match self {
+                    WorkflowState::Sequential => String::new(),
+                    $( WorkflowState::$variant(r) => r.summary(), )+
+                }
+            }
+
+            /// The workflow's section of `git triad log <run>` (empty for a sequential run).
+            pub fn render(&self, md: bool) -> String {
+                match self {
+                    WorkflowState::Sequential => String::new(),
+                    $( WorkflowState::$variant(r) => r.render(md), )+
+                }
+            }
+        }
+
+        /// Written in `run.json` as its record under the record's key (nothing for a
+        /// sequential run): the keys of earlier builds, `parallel` and `debate`.
+        impl Serialize for WorkflowState {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                let mut map = s.serialize_map(None)?;
+                match self {
+                    WorkflowState::Sequential => {}
+                    $( WorkflowState::$variant(r) => map.serialize_entry(
+                        <$record as Followed>::KEY,
+                        r,
+                    )?, )+
+                }
+                map.end()
+            }
+        }
+
+        /// Read from the first registered record key present (the other keys of the run's
+        /// record are not its own); none is a sequential run.
+        impl<'de> Deserialize<'de> for WorkflowState {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let mut keys = Map::<String, Value>::deserialize(d)?;
+                $(
+                    let key = <$record as Followed>::KEY;
+                    if let Some(v) = keys.remove(key).filter(|v| !v.is_null()) {
+                        let record: $record =
+                            serde_json::from_value(v).map_err(D::Error::custom)?;
+                        return Ok(record.into_state());
+                    }
+                )+
+                Ok(WorkflowState::Sequential)
+            }
+        }
+    };
 }
+
+registry!(declare_state);
 
 /// A workflow's part of a run's `--json` report: each workflow's key, null unless the run
 /// followed it (the shape of earlier builds).
@@ -75,50 +154,6 @@ pub struct WorkflowReport<'a> {
 }
 
 impl WorkflowState {
-    /// The workflow's name.
-    pub fn kind(&self) -> Workflow {
-        match self {
-            WorkflowState::Sequential => Workflow::Sequential,
-            WorkflowState::Parallel(_) => Workflow::Parallel,
-            WorkflowState::Debate(_) => Workflow::Debate,
-            WorkflowState::Tournament(_) => Workflow::Tournament,
-        }
-    }
-
-    /// Whether the workflow still has steps before the run's stages take over.
-    pub fn under_way(&self) -> bool {
-        match self {
-            WorkflowState::Sequential => false,
-            WorkflowState::Parallel(p) | WorkflowState::Tournament(p) => !p.done,
-            WorkflowState::Debate(d) => !d.done,
-        }
-    }
-
-    /// Whether the workflow chooses the solution itself (by vote or by review), so no
-    /// consensus stage has a refactor stage to send back.
-    pub fn chooses_solution(&self) -> bool {
-        matches!(
-            self,
-            WorkflowState::Parallel(_) | WorkflowState::Tournament(_)
-        )
-    }
-
-    /// Every model the workflow itself calls: candidates or debaters, the tiebreaker, a
-    /// tournament's judges.
-    pub fn models(&self) -> Vec<String> {
-        match self {
-            WorkflowState::Sequential => Vec::new(),
-            WorkflowState::Parallel(p) | WorkflowState::Tournament(p) => p
-                .models
-                .iter()
-                .chain(&p.tiebreaker)
-                .chain(&p.judges)
-                .cloned()
-                .collect(),
-            WorkflowState::Debate(d) => d.models.iter().chain(&d.tiebreaker).cloned().collect(),
-        }
-    }
-
     /// The parallel exploration or tournament, for those workflows.
     pub fn parallel(&self) -> Option<&ParallelState> {
         match self {
@@ -155,28 +190,6 @@ impl WorkflowState {
         match self {
             WorkflowState::Debate(d) => d,
             _ => unreachable!("made a debate above"),
-        }
-    }
-
-    /// The workflow's line in the end-of-run summary (empty for a sequential run).
-    pub fn summary(&self) -> String {
-        match self {
-            WorkflowState::Sequential => String::new(),
-            WorkflowState::Parallel(p) | WorkflowState::Tournament(p) => {
-                parallel_report::summary(p)
-            }
-            WorkflowState::Debate(d) => debate_report::summary(d),
-        }
-    }
-
-    /// The workflow's section of `git triad log <run>` (empty for a sequential run).
-    pub fn render(&self, md: bool) -> String {
-        match self {
-            WorkflowState::Sequential => String::new(),
-            WorkflowState::Parallel(p) | WorkflowState::Tournament(p) => {
-                parallel_report::render(p, md)
-            }
-            WorkflowState::Debate(d) => debate_report::render(d, md),
         }
     }
 

@@ -21,13 +21,14 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 
 use self::text::{architect_block, FinalAnswer, JudgmentAnswer, PaperAnswer, RebuttalAnswer};
-use crate::config::{prompt, Role};
+use crate::config::{prompt, LoadedConfig, Role};
 use crate::consensus::envelope::{Message, MessageKind};
 use crate::git::TreeFiles;
 use crate::model::fanout::join_all;
 use crate::model::{ChatRequest, Exchange, ModelError};
 use crate::pipeline::context::{context_message, StageContext};
 use crate::pipeline::observer::Progress;
+use crate::pipeline::plan::{panel, Choice, StartError};
 use crate::pipeline::record::{
     Absence, DebateNext, DebatePhase, DebateState, Judgment, RunState, RunStatus, Speech,
     StopReason, Transcript,
@@ -35,6 +36,45 @@ use crate::pipeline::record::{
 use crate::pipeline::run::step::{BlockOn, Cx, Flow, Journal, RunError};
 use crate::pipeline::run::stop::{halt, model_failed};
 use crate::pipeline::stage::Stage;
+use crate::pipeline::workflow::{Followed, WorkflowState};
+
+/// A debate's record.
+impl Followed for DebateState {
+    const KEY: &'static str = "debate";
+
+    fn into_state(self) -> WorkflowState {
+        WorkflowState::Debate(self)
+    }
+
+    fn under_way(&self) -> bool {
+        !self.done
+    }
+
+    fn models(&self) -> Vec<String> {
+        self.models
+            .iter()
+            .chain(&self.tiebreaker)
+            .cloned()
+            .collect()
+    }
+
+    fn summary(&self) -> String {
+        report::summary(self)
+    }
+
+    fn render(&self, md: bool) -> String {
+        report::render(self, md)
+    }
+}
+
+/// Plans a debate: the debaters (see [`panel`]) and the tiebreaker that judges them.
+pub(in crate::pipeline) fn plan(
+    loaded: &LoadedConfig,
+    choice: &Choice,
+) -> Result<WorkflowState, StartError> {
+    let (models, tiebreaker) = panel(loaded, choice)?;
+    Ok(WorkflowState::Debate(DebateState::new(models, tiebreaker)))
+}
 
 /// Output tokens of one debate answer.
 const MAX_TOKENS: u32 = 2048;

@@ -11,15 +11,43 @@ use crate::arbiter::request::Brief;
 use crate::arbiter::schema::Severity;
 use crate::arbiter::service::Arbiter;
 use crate::arbiter::Verdict;
-use crate::config::prompt;
+use crate::config::{prompt, LoadedConfig, Role};
 use crate::model::{ModelError, Spend};
 use crate::pipeline::observer::Progress;
+use crate::pipeline::plan::{panel, same_wire_model, Choice, StartError};
 use crate::pipeline::record::{
     CandidateReview, ParallelState, RunStatus, StopReason, Synthesis, Transcript, Winner, WonBy,
 };
 use crate::pipeline::run::facts::candidate_review;
 use crate::pipeline::run::step::{BlockOn, Cx, Flow, Journal, RunError};
 use crate::pipeline::run::stop::{halt, model_failed};
+use crate::pipeline::workflow::WorkflowState;
+
+/// Plans a tournament: the candidates (see [`panel`]) and its judges, the arbiter role's
+/// models that are none of them; refused when every arbiter model is a candidate.
+pub(in crate::pipeline) fn plan(
+    loaded: &LoadedConfig,
+    choice: &Choice,
+) -> Result<WorkflowState, StartError> {
+    let (models, _) = panel(loaded, choice)?;
+    let judges: Vec<String> = loaded
+        .role_models(Role::Arbiter, choice.profile.as_deref())
+        .into_iter()
+        .filter(|m| {
+            !models
+                .iter()
+                .any(|k| k == m || same_wire_model(loaded, k, m))
+        })
+        .collect();
+    if judges.is_empty() {
+        return Err(StartError::NoTournamentJudge(models));
+    }
+    Ok(WorkflowState::Tournament(ParallelState {
+        models,
+        judges,
+        ..Default::default()
+    }))
+}
 
 /// The tournament's next phase: the next unjudged candidate's review, or the pick.
 pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, p: &ParallelState) -> Result<Flow, RunError> {

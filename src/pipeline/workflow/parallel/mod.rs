@@ -20,7 +20,66 @@ mod synthesis;
 mod text;
 mod vote;
 
+pub(in crate::pipeline) use judge::plan as plan_tournament;
+
+use self::record::ParallelState;
+use super::{Followed, WorkflowState};
+use crate::config::LoadedConfig;
+use crate::pipeline::plan::{panel, Choice, StartError};
 use crate::pipeline::run::step::{Cx, Flow, Journal, RunError};
+
+/// A parallel exploration's record, or a tournament's (it has judges).
+impl Followed for ParallelState {
+    const KEY: &'static str = "parallel";
+
+    fn into_state(self) -> WorkflowState {
+        if self.tournament() {
+            WorkflowState::Tournament(self)
+        } else {
+            WorkflowState::Parallel(self)
+        }
+    }
+
+    fn under_way(&self) -> bool {
+        !self.done
+    }
+
+    fn models(&self) -> Vec<String> {
+        let judges = self.judges.iter();
+        self.models
+            .iter()
+            .chain(&self.tiebreaker)
+            .chain(judges)
+            .cloned()
+            .collect()
+    }
+
+    fn chooses_solution(&self) -> bool {
+        true
+    }
+
+    fn summary(&self) -> String {
+        report::summary(self)
+    }
+
+    fn render(&self, md: bool) -> String {
+        report::render(self, md)
+    }
+}
+
+/// Plans a parallel exploration: the candidates (see [`panel`]) and the tiebreaker of a
+/// tied vote.
+pub(in crate::pipeline) fn plan(
+    loaded: &LoadedConfig,
+    choice: &Choice,
+) -> Result<WorkflowState, StartError> {
+    let (models, tiebreaker) = panel(loaded, choice)?;
+    Ok(WorkflowState::Parallel(ParallelState {
+        models,
+        tiebreaker,
+        ..Default::default()
+    }))
+}
 
 /// One phase of the exploration: the fan-out, one reviewer's cross-review and vote, the
 /// tally, the synthesis, or handing the result to Verify.
