@@ -364,6 +364,11 @@ impl RunState {
         &self.workflow
     }
 
+    /// The workflow's record, for its steps to record a phase.
+    pub fn workflow_mut(&mut self) -> &mut WorkflowState {
+        &mut self.workflow
+    }
+
     /// Every model the run may call: each stage's models (with `fallbacks`; else only the
     /// first, the one a stage calls unless it fails) and arbiter, its workflow's models and
     /// its chamber's.
