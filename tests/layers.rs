@@ -15,6 +15,8 @@
 //!
 //! A call in code through a child's name (`run::run(ctx, args)`) is a module driving the
 //! children it declares, as `cli` dispatches its subcommands; it is not read as an import.
+//! Nor is a path through a macro's metavariable (`super::$folder::Record`): what it names
+//! is known only once the macro is expanded.
 //!
 //! There are no exceptions: a rule that needs one is a rule to change here and in `lib.rs`.
 
@@ -447,6 +449,11 @@ fn imports(file: &File) -> Vec<Import> {
                 .chars()
                 .take_while(|c| is_ident(*c) || *c == ':')
                 .collect();
+            // A path through a macro's metavariable (`super::$folder::…`) names a module
+            // only once the macro is expanded; what it names is not knowable here.
+            if code[start + chain.len()..].starts_with('$') {
+                continue;
+            }
             let segs: Vec<String> = chain
                 .split("::")
                 .filter(|s| !s.is_empty())
@@ -804,7 +811,8 @@ fn the_reader_sees_what_the_compiler_sees() {
     let text =
         "use crate::a::{b, c::{d as e, self}};\n// use crate::x;\nlet s = \"crate::y::z\";\n\
                 let r = r#\"crate::q\"#; let c = '\"'; let l: &'static str = \"\";\n\
-                mod tests { use super::*; fn f() { super::g(); crate::w::v(); } }\n";
+                mod tests { use super::*; fn f() { super::g(); crate::w::v(); } }\n\
+                macro_rules! m { ($f:ident) => { super::$f::T }; }\n";
     let file = File::new("src/m/n.rs", vec!["m".into(), "n".into()], text);
     let mut got: Vec<String> = imports(&file).iter().map(|i| i.path.join("::")).collect();
     got.sort();

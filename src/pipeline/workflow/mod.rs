@@ -10,9 +10,9 @@
 //! candidates, see `parallel::judge`).
 
 /// The workflows with a record of their own, one line each: the variant of
-/// [`crate::workflow::Workflow`] it follows, its folder and record type (`<folder>/record.rs`,
-/// implementing [`Followed`], and named by a `use` in [`state`]), and the folder's function
-/// that plans it. The run loop calls `<folder>::step` while it is under way. Every generator
+/// [`crate::workflow::Workflow`] it follows, its folder and record type (in
+/// `<folder>/record.rs`, implementing [`Followed`]), and the folder's function that plans
+/// it. The run loop calls `<folder>::step` while it is under way. Every generator
 /// of this module and of [`state`] reads this list, and they match on `Workflow`
 /// exhaustively, so a workflow named but not registered does not compile.
 macro_rules! registry {

@@ -8,11 +8,9 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-// The record of each workflow in the registry (`super::registry`), one line each.
 use super::debate::record::DebateState;
-use super::parallel::record::ParallelState;
-
 use super::debate::report::DebateReport;
+use super::parallel::record::ParallelState;
 use super::parallel::report::ParallelReport;
 use crate::workflow::Workflow;
 
@@ -51,7 +49,7 @@ macro_rules! declare_state {
             Sequential,
             $(
                 #[doc = concat!("`", stringify!($variant), "`, with its record.")]
-                $variant($record),
+                $variant(super::$folder::record::$record),
             )+
         }
 
@@ -114,7 +112,7 @@ macro_rules! declare_state {
                 match self {
                     WorkflowState::Sequential => {}
                     $( WorkflowState::$variant(r) => map.serialize_entry(
-                        <$record as Followed>::KEY,
+                        <super::$folder::record::$record as Followed>::KEY,
                         r,
                     )?, )+
                 }
@@ -128,9 +126,9 @@ macro_rules! declare_state {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let mut keys = Map::<String, Value>::deserialize(d)?;
                 $(
-                    let key = <$record as Followed>::KEY;
+                    let key = <super::$folder::record::$record as Followed>::KEY;
                     if let Some(v) = keys.remove(key).filter(|v| !v.is_null()) {
-                        let record: $record =
+                        let record: super::$folder::record::$record =
                             serde_json::from_value(v).map_err(D::Error::custom)?;
                         return Ok(record.into_state());
                     }
