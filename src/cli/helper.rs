@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 use super::{out, say, CommandError, CommandResult, Context};
-use crate::config::{LoadedConfig, Role, RoutingMode};
+use crate::config::{LoadedConfig, RoutingMode};
 use crate::exit::ExitCode;
 use crate::model::budget::Ledger;
 use crate::model::discover::Limits;
@@ -48,62 +48,6 @@ pub fn status_exit(status: RunStatus) -> ExitCode {
         RunStatus::WaitingOnUser => ExitCode::WaitingOnUser,
         RunStatus::Failed | RunStatus::Running => ExitCode::Error,
     }
-}
-
-/// Says `line` on stderr unless it was the last line said under `name` in this
-/// repository: a marker, `$GIT_DIR/triad/notices/<name>`, keeps it, so a notice comes once
-/// and again only when what it says changes.
-pub fn say_once(ctx: &Context, repo: &git2::Repository, name: &str, line: &str) {
-    if ctx.quiet {
-        return;
-    }
-    let marker = crate::git::paths::notice(repo, name);
-    if std::fs::read_to_string(&marker).is_ok_and(|said| said.trim_end() == line) {
-        return;
-    }
-    say(line);
-    let _ = std::fs::create_dir_all(marker.parent().unwrap_or(repo.path()));
-    let _ = std::fs::write(&marker, format!("{line}\n"));
-}
-
-/// The one line that says which of `roles` run on other models than their defaults or
-/// profile name because this user cannot call those, and which; `None` when none does.
-pub fn roles_notice(
-    loaded: &LoadedConfig,
-    profile: Option<&str>,
-    roles: &[Role],
-) -> Option<String> {
-    let adapted: Vec<crate::config::RoleInEffect> = roles
-        .iter()
-        .map(|r| loaded.role_in_effect(*r, profile))
-        .filter(|r| !r.substitutes.is_empty())
-        .collect();
-    if adapted.is_empty() {
-        return None;
-    }
-    let mut missing: Vec<String> = Vec::new();
-    for r in &adapted {
-        for (_, why) in &r.uncallable {
-            if let crate::config::Uncallable::KeyNotSet(var) = why {
-                if !missing.contains(var) {
-                    missing.push(var.clone());
-                }
-            }
-        }
-    }
-    let roles: Vec<String> = adapted
-        .iter()
-        .map(|r| format!("{} {}", r.role, r.models.listed().join(", ")))
-        .collect();
-    let keys = match missing.len() {
-        0 => "some of their models cannot be called".to_string(),
-        1 => format!("{} is not set", missing[0]),
-        _ => format!("{} are not set", crate::bounded::and_list(&missing)),
-    };
-    Some(format!(
-        "triad: {keys}, so these roles use models you can call: {} (`git triad config show --origin roles` shows every role and why)",
-        roles.join("; ")
-    ))
 }
 
 /// Reopens the deferrals whose revisit date has come (seed 004's revisit trigger, see

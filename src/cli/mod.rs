@@ -319,13 +319,12 @@ pub fn out(text: &str) -> CommandResult<()> {
 /// (progress, notes to the user; errors go through [`CommandError::render`]).
 pub fn say(line: &str) {
     let text = format!("{}\n", crate::tui::text::clean_text(line));
-    if capture::said(&crate::redact::redact(&text)) {
+    let text = crate::redact::redact(&text);
+    if capture::said(&text) {
         return;
     }
     // Like eprintln!, but a closed stderr is not worth a panic.
-    let _ = std::io::stderr()
-        .lock()
-        .write_all(crate::redact::redact(&text).as_bytes());
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// Says each of `done` on stderr as `triad: …`, unless `quiet`.

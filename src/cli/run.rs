@@ -4,9 +4,9 @@ use clap::Args;
 
 use super::helper::{
     continue_unblocked, driver, load_store, need_repo, parse_budget, reopen_due, report,
-    resume_run, roles_notice, say_once, Terminal,
+    resume_run, Terminal,
 };
-use super::{out, CommandError, CommandResult, Context};
+use super::{out, say, CommandError, CommandResult, Context};
 use crate::config::{ArbiterMode, LoadedConfig, Role, RoutingMode};
 use crate::model::budget::Ledger;
 use crate::pipeline::{Planned, RunRequest, Stage, Workflow};
@@ -20,13 +20,13 @@ fn parse_chamber(s: &str) -> Result<bool, String> {
 }
 
 fn parse_mode(s: &str) -> Result<ArbiterMode, String> {
-    match s {
-        "off" => Ok(ArbiterMode::Off),
-        "final" => Ok(ArbiterMode::Final),
-        "bookend" => Ok(ArbiterMode::Bookend),
-        "full" => Ok(ArbiterMode::Full),
-        _ => Err(format!("`{s}` is not a mode (off, final, bookend, full)")),
-    }
+    ArbiterMode::ALL
+        .into_iter()
+        .find(|m| m.as_str() == s)
+        .ok_or_else(|| {
+            let names = ArbiterMode::ALL.map(ArbiterMode::as_str);
+            format!("`{s}` is not a mode ({})", names.join(", "))
+        })
 }
 
 /// Run Architect → Implement → Refactor → Verify on a committed TaskSpec.
@@ -283,4 +283,56 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
         model: args.model.as_deref(),
     });
     resume_run(ctx, &args.run_id, args.budget, rewind, args.json)
+}
+
+/// Says `line` on stderr unless it was the last line said under `name` in this
+/// repository: a marker, `$GIT_DIR/triad/notices/<name>`, keeps it, so a notice comes once
+/// and again only when what it says changes.
+fn say_once(ctx: &Context, repo: &git2::Repository, name: &str, line: &str) {
+    if ctx.quiet {
+        return;
+    }
+    let marker = crate::git::paths::notice(repo, name);
+    if std::fs::read_to_string(&marker).is_ok_and(|said| said.trim_end() == line) {
+        return;
+    }
+    say(line);
+    let _ = std::fs::create_dir_all(marker.parent().unwrap_or(repo.path()));
+    let _ = std::fs::write(&marker, format!("{line}\n"));
+}
+
+/// The one line that says which of `roles` run on other models than their defaults or
+/// profile name because this user cannot call those, and which; `None` when none does.
+fn roles_notice(loaded: &LoadedConfig, profile: Option<&str>, roles: &[Role]) -> Option<String> {
+    let adapted: Vec<crate::config::RoleInEffect> = roles
+        .iter()
+        .map(|r| loaded.role_in_effect(*r, profile))
+        .filter(|r| !r.substitutes.is_empty())
+        .collect();
+    if adapted.is_empty() {
+        return None;
+    }
+    let mut missing: Vec<String> = Vec::new();
+    for r in &adapted {
+        for (_, why) in &r.uncallable {
+            if let crate::config::Uncallable::KeyNotSet(var) = why {
+                if !missing.contains(var) {
+                    missing.push(var.clone());
+                }
+            }
+        }
+    }
+    let roles: Vec<String> = adapted
+        .iter()
+        .map(|r| format!("{} {}", r.role, r.models.listed().join(", ")))
+        .collect();
+    let keys = match missing.len() {
+        0 => "some of their models cannot be called".to_string(),
+        1 => format!("{} is not set", missing[0]),
+        _ => format!("{} are not set", crate::bounded::and_list(&missing)),
+    };
+    Some(format!(
+        "triad: {keys}, so these roles use models you can call: {} (`git triad config show --origin roles` shows every role and why)",
+        roles.join("; ")
+    ))
 }

@@ -459,6 +459,15 @@ fn describe_de_error(e: &toml::de::Error, origins: &Origins) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn an_arbiter_mode_is_written_by_the_name_it_is_read_by() {
+        for m in ArbiterMode::ALL {
+            assert_eq!(serde_json::to_value(m).unwrap(), m.as_str());
+            let back: ArbiterMode = serde_json::from_value(m.as_str().into()).unwrap();
+            assert_eq!(back, m);
+        }
+    }
+
     fn load(opts: LoadOptions) -> Result<LoadedConfig, ConfigError> {
         LoadedConfig::load(&LoadOptions {
             user_file: Some(

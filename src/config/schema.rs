@@ -303,6 +303,14 @@ pub enum ArbiterMode {
 }
 
 impl ArbiterMode {
+    /// Every mode, from no review to every stage.
+    pub const ALL: [ArbiterMode; 4] = [
+        ArbiterMode::Off,
+        ArbiterMode::Final,
+        ArbiterMode::Bookend,
+        ArbiterMode::Full,
+    ];
+
     /// The name `--arbiter` takes and the configuration writes.
     pub fn as_str(self) -> &'static str {
         match self {

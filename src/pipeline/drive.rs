@@ -217,11 +217,6 @@ impl Driver<'_> {
         .map(|((), state)| state)
     }
 
-    /// The run that waited on the dependencies task `slug` completed, if one does now.
-    pub fn unblocked(&self, slug: &str) -> Result<Option<String>, DriveError> {
-        Ok(super::waiting::unblocked_run(self.repo, slug)?)
-    }
-
     /// A run's record, or [`DriveError::NoSuchRun`].
     fn load(&self, run_id: &str) -> Result<RunState, DriveError> {
         Recorder::open(self.repo, run_id)
