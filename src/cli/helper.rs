@@ -11,10 +11,9 @@ use crate::exit::ExitCode;
 use crate::model::budget::Ledger;
 use crate::model::discover::Limits;
 use crate::model::ModelClient;
-use crate::pipeline::{self, Driver, Recorder, RunLock, RunState, RunStatus};
+use crate::pipeline::{self, Driver, Recorder, RunState, RunStatus};
 use crate::routing::route::Routing;
 use crate::routing::FitnessStore;
-use crate::task::TaskSpec;
 
 /// A budget is a finite, positive amount of USD: `0`, a negative number, `NaN` or `inf`
 /// would otherwise mean "no cap".
@@ -63,13 +62,6 @@ pub fn reopen_due(ctx: &Context, repo: &git2::Repository) -> CommandResult<()> {
         }
     }
     Ok(())
-}
-
-/// Takes run `id` for this process after checking it exists; the caller loads its state
-/// only then, so it reads what another process may have recorded before letting go.
-pub fn lock_run(repo: &git2::Repository, id: &str) -> CommandResult<RunLock> {
-    load_run(repo, id)?;
-    Ok(RunLock::acquire(repo, id)?)
 }
 
 /// Loads a run's record, or says there is no such run.
@@ -297,12 +289,6 @@ pub fn fill_limits(
         models,
         &host,
     )?)
-}
-
-/// The TaskSpec a run started with: the blob recorded at its start.
-pub fn recorded_spec(repo: &git2::Repository, state: &RunState) -> CommandResult<TaskSpec> {
-    pipeline::drive::recorded_spec(repo, state)
-        .map_err(|e| CommandError::failure(format!("the run's TaskSpec blob is missing: {e}")))
 }
 
 /// The routes of the roles to route (see [`crate::pipeline::plan::routes`]).

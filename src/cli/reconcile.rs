@@ -2,11 +2,10 @@
 
 use clap::Args;
 
-use super::helper::{driver, load_run, lock_run, need_repo, recorded_spec, report, Terminal};
-use super::{CommandError, CommandResult, Context};
+use super::helper::{driver, need_repo, report, status_exit, Terminal};
+use super::{CommandResult, Context};
 use crate::arbiter::Verdict;
 use crate::exit::ExitCode;
-use crate::pipeline::RunStatus;
 
 /// Re-run the Implementation Summary Reconciliation on a finished run.
 ///
@@ -30,35 +29,14 @@ pub struct ReconcileArgs {
 pub fn run(ctx: &Context, args: &ReconcileArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let loaded = ctx.load_config()?;
-    let _lock = lock_run(repo, &args.run_id)?;
-    let mut state = load_run(repo, &args.run_id)?;
-    if !matches!(
-        state.status(),
-        RunStatus::Approved | RunStatus::Flagged | RunStatus::Halted
-    ) || state.stages().iter().any(|s| s.commit.is_none())
-    {
-        return Err(CommandError::usage(format!(
-            "run {} has not finished all its stages ({})",
-            state.run_id(),
-            state.status().as_str()
-        ))
-        .hint(format!(
-            "finish it first: `git triad resume {}`",
-            state.run_id()
-        )));
-    }
-    if let Some(m) = &args.reconcile_model {
-        state.reconcile_mut().model = Some(m.clone());
-    }
-    let spec = recorded_spec(repo, &state)?;
     let host = Terminal { ctx };
-    let (verdict, state) =
-        driver(ctx, repo, loaded, &host).drive(state, spec, |run| run.reconcile_again())?;
+    let (verdict, state) = driver(ctx, repo, loaded, &host)
+        .reconcile(&args.run_id, args.reconcile_model.as_deref())?;
     report(&state, args.json)?;
     Ok(match verdict {
         Some(Verdict::Halt) => ExitCode::Halt,
         Some(Verdict::Reject) => ExitCode::Error,
         Some(_) => ExitCode::Ok,
-        None => crate::cli::helper::status_exit(state.status()),
+        None => status_exit(state.status()),
     })
 }

@@ -14,12 +14,13 @@ use git2::Repository;
 use super::lock::{LockError, RunLock};
 use super::observer::Observer;
 use super::plan::{Planned, RunRequest, StartError};
-use super::record::{Recorder, RunState};
+use super::record::{Recorder, RunState, RunStatus};
 use super::resume::{ResumeError, Rewind};
 use super::run::step::BlockOn;
 use super::run::{Run, RunEnv, RunError};
 use super::verify::VerifyPlan;
 use super::waiting::StillWaiting;
+use crate::arbiter::Verdict;
 use crate::config::LoadedConfig;
 use crate::model::budget::Ledger;
 use crate::model::discover::{discover, fill as fill_model, Limits};
@@ -87,6 +88,14 @@ pub enum DriveError {
         error: LocalError,
         /// Where the local models are cached.
         cache: PathBuf,
+    },
+    /// `reconcile` was asked of a run that has not finished all its stages.
+    #[error("run {run_id} has not finished all its stages ({})", status.as_str())]
+    Unfinished {
+        /// The run.
+        run_id: String,
+        /// Where it stands.
+        status: RunStatus,
     },
     /// The run stopped outside its protocol (git failing under it).
     #[error("{error}")]
@@ -177,13 +186,7 @@ impl Driver<'_> {
         budget: Option<f64>,
         rewind: Option<Rewind<'_>>,
     ) -> Driven {
-        self.load(run_id)?;
-        let _lock = RunLock::acquire(self.repo, run_id)?;
-        for done in crate::git::leftover::clean(self.repo.commondir()) {
-            self.host.note(&done);
-        }
-        // Loaded only under the lock: what another process recorded before letting go.
-        let mut state = self.load(run_id)?;
+        let (_lock, mut state) = self.take(run_id)?;
         fill_limits(&mut self.loaded, &self.keys, &state.models(true), self.host)?;
         if let Some(m) = rewind.as_ref().and_then(|r| r.model) {
             if !self.loaded.config.models.contains_key(m) {
@@ -217,6 +220,43 @@ impl Driver<'_> {
         .map(|((), state)| state)
     }
 
+    /// `git triad reconcile`: reconciles a finished run against its TaskSpec again (with
+    /// `model` as the reconciliation arbiter when given), without rewinding; returns the
+    /// reconciliation's verdict, if it reached one, and the run's state.
+    pub fn reconcile(
+        &mut self,
+        run_id: &str,
+        model: Option<&str>,
+    ) -> Result<(Option<Verdict>, RunState), DriveError> {
+        let (_lock, mut state) = self.take(run_id)?;
+        let finished = matches!(
+            state.status(),
+            RunStatus::Approved | RunStatus::Flagged | RunStatus::Halted
+        ) && state.stages().iter().all(|s| s.commit.is_some());
+        if !finished {
+            return Err(DriveError::Unfinished {
+                run_id: run_id.to_string(),
+                status: state.status(),
+            });
+        }
+        if let Some(m) = model {
+            state.reconcile_mut().model = Some(m.to_string());
+        }
+        let spec = recorded_spec(self.repo, &state).map_err(DriveError::SpecMissing)?;
+        self.drive(state, spec, |run| run.reconcile_again())
+    }
+
+    /// Takes run `run_id` for this process and loads its record under the lock (what
+    /// another process recorded before letting go), clearing what killed runs left behind.
+    fn take(&self, run_id: &str) -> Result<(RunLock, RunState), DriveError> {
+        self.load(run_id)?;
+        let lock = RunLock::acquire(self.repo, run_id)?;
+        for done in crate::git::leftover::clean(self.repo.commondir()) {
+            self.host.note(&done);
+        }
+        Ok((lock, self.load(run_id)?))
+    }
+
     /// A run's record, or [`DriveError::NoSuchRun`].
     fn load(&self, run_id: &str) -> Result<RunState, DriveError> {
         Recorder::open(self.repo, run_id)
@@ -228,7 +268,7 @@ impl Driver<'_> {
     /// Runs `body` on the run `state` is (a fresh run's start and loop, a resumed run's
     /// take-up and loop, a finished run's reconciliation again) under the host's eyes;
     /// returns what `body` returned and the state it left.
-    pub fn drive<T>(
+    fn drive<T>(
         &self,
         state: RunState,
         spec: TaskSpec,

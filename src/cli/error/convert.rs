@@ -365,6 +365,10 @@ impl From<DriveError> for CommandError {
             DriveError::Resume { error, state } => resume_error(error, &state),
             DriveError::Local { error, cache } => local_error(error, &cache),
             DriveError::Run { error, state } => run_error(error, &state),
+            DriveError::Unfinished { ref run_id, .. } => {
+                let hint = format!("finish it first: `git triad resume {run_id}`");
+                CommandError::usage(e).hint(hint)
+            }
             e @ (DriveError::Record(_) | DriveError::Task(_) | DriveError::SpecMissing(_)) => {
                 CommandError::failure(e)
             }
