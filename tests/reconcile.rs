@@ -493,3 +493,31 @@ fn a_requirement_marked_missing_that_the_facts_show_delivered_is_no_finding() {
         "{rec:?}"
     );
 }
+
+#[test]
+fn reconciling_a_run_that_did_not_finish_its_stages_is_refused_with_how_to_finish_it() {
+    let s = Scenario::new(happy_rules());
+    // A cap below the first call's estimate: the run stops before any stage is done.
+    let r = s.run(&["--budget", "0.000001"]);
+    let out = run_json(&r.stdout);
+    assert_eq!(out["status"], "budget_exceeded", "{}", r.stderr);
+    let id = out["run"].as_str().unwrap();
+    let calls = s.server.requests().len();
+    let again = s.env.triad(&s.repo, &["reconcile", id]);
+    assert_eq!(again.code, 2, "{}", again.stderr);
+    assert!(
+        again.stderr.contains(&format!(
+            "run {id} has not finished all its stages (budget_exceeded)"
+        )),
+        "{}",
+        again.stderr
+    );
+    assert!(
+        again
+            .stderr
+            .contains(&format!("hint: finish it first: `git triad resume {id}`")),
+        "{}",
+        again.stderr
+    );
+    assert_eq!(s.server.requests().len(), calls, "no model was asked");
+}
