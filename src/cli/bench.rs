@@ -292,7 +292,8 @@ pub fn run(ctx: &Context, args: &BenchArgs) -> CommandResult {
         .hint("install Python 3, or measure only reviews with `--roles arbiter,verifier`"));
     }
     crate::cli::helper::ensure_local_servers(ctx, &loaded, &models)?;
-    crate::cli::helper::fill_limits(ctx, &mut loaded, &models)?;
+    let host = crate::cli::helper::Terminal { ctx };
+    crate::pipeline::drive::fill_limits(&mut loaded, &ctx.env_lookup(), &models, &host)?;
     let client = match &ctx.repo {
         Some(repo) => crate::cli::helper::client_for(ctx, repo, &loaded),
         None => ModelClient::new(&loaded.config, ctx.env_lookup()),

@@ -9,7 +9,6 @@ use super::{out, say, CommandError, CommandResult, Context};
 use crate::config::{LoadedConfig, RoutingMode};
 use crate::exit::ExitCode;
 use crate::model::budget::Ledger;
-use crate::model::discover::Limits;
 use crate::model::ModelClient;
 use crate::pipeline::{self, Driver, Recorder, RunState, RunStatus};
 use crate::routing::route::Routing;
@@ -266,28 +265,6 @@ pub fn ensure_local_servers(
     let host = Terminal { ctx };
     Ok(pipeline::drive::ensure_local_servers(
         loaded, &ctx.env, models, &host,
-    )?)
-}
-
-/// Asks the server of `name` for its limits (`Limits::default()` for an unknown model).
-pub fn ask_limits(ctx: &Context, loaded: &LoadedConfig, name: &str) -> Limits {
-    pipeline::drive::ask_limits(loaded, &ctx.env_lookup(), name)
-}
-
-/// For each of `models` that sets no context window or no output cap, asks its server and
-/// puts what it says into the configuration this command uses, saying on stderr what was
-/// read and what was assumed.
-pub fn fill_limits(
-    ctx: &Context,
-    loaded: &mut LoadedConfig,
-    models: &[String],
-) -> CommandResult<()> {
-    let host = Terminal { ctx };
-    Ok(pipeline::drive::fill_limits(
-        loaded,
-        &ctx.env_lookup(),
-        models,
-        &host,
     )?)
 }
 

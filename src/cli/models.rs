@@ -195,7 +195,7 @@ fn check(ctx: &Context, loaded: &LoadedConfig, args: &CheckArgs) -> CommandResul
     let mut registered = m.model.clone();
     let open = registered.context_window.is_none() || registered.max_output_tokens.is_none();
     let found = if open {
-        crate::cli::helper::ask_limits(ctx, loaded, &args.model)
+        crate::pipeline::drive::ask_limits(loaded, &ctx.env_lookup(), &args.model)
     } else {
         Default::default()
     };
