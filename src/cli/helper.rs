@@ -1,7 +1,8 @@
-//! The command helper: the plumbing the subcommands share, so that no subcommand imports
-//! another. The repository and its config, the model client with its ledger and local
-//! servers, a run's record and how it is driven and reported, the user's fitness
-//! measurements and the routes they give, the limits of models registered without them.
+//! The command helper: only what two or more subcommands share, so that no subcommand
+//! imports another. The repository, the model client with its ledger and local servers, the
+//! command line as a run's host ([`Terminal`]) and its [`driver`], a run's record and report
+//! with its exit code, the user's fitness measurements and the routes they give, commits and
+//! the notes trust. What a run does is the pipeline's ([`crate::pipeline::drive`]).
 
 use std::path::PathBuf;
 
