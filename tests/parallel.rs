@@ -809,3 +809,43 @@ fn a_whole_file_candidate_on_a_grammar_server_is_held_to_the_answer_format() {
         a[0]
     );
 }
+
+#[test]
+fn what_a_workflow_cannot_honour_is_refused_before_any_call_never_dropped() {
+    let s = Scenario::new(vec![]);
+    let triad = |args: &[&str]| {
+        let mut all = vec!["run", "--task", "add-sub"];
+        all.extend_from_slice(args);
+        s.env.triad(&s.repo, &all)
+    };
+    // The consensus sends the refactor stage back; a workflow that chooses its solution by
+    // vote or by review has none to send back.
+    for workflow in ["parallel", "tournament"] {
+        let r = triad(&[
+            "--workflow",
+            workflow,
+            "--candidates",
+            "model-a,model-c",
+            "--consensus",
+        ]);
+        r.expect_code(2);
+        assert!(
+            r.stderr
+                .contains("--consensus cannot be used with --workflow parallel or tournament")
+                && r.stderr.contains("hint: drop --consensus"),
+            "{workflow}: {}",
+            r.stderr
+        );
+    }
+    // Candidates name a panel; a sequential run has none.
+    let r = triad(&["--candidates", "model-a,model-c"]);
+    r.expect_code(2);
+    assert!(
+        r.stderr
+            .contains("--candidates names the models of a parallel exploration or a debate")
+            && r.stderr.contains("hint: add --workflow parallel"),
+        "{}",
+        r.stderr
+    );
+    assert!(s.server.requests().is_empty(), "no model was asked");
+}

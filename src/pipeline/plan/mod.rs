@@ -48,6 +48,12 @@ pub fn plan(
     }
 
     let workflow = super::workflow::plan(loaded, &choice)?;
+    // The consensus sends the refactor stage back; a workflow that chooses its solution by
+    // its own vote or reviews has none to send back. Asked for, it is refused; enabled by
+    // configuration, it applies where it can (below).
+    if req.consensus && workflow.chooses_solution() {
+        return Err(StartError::ConsensusWithoutRefactor(workflow.kind()));
+    }
 
     let chamber = chamber_plan(loaded, profile, req.chamber)?;
     let run_id = crate::clock::new_run_id();

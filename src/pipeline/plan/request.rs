@@ -95,8 +95,8 @@ pub struct Planned {
 
 /// What `req` resolves to: the profile (`auto` picks one unless the request names its own
 /// models), the routes of the routed roles (from the user's measurements, read from the
-/// data directory `env` names), and the workflow with its candidates; refuses a request
-/// whose parts cannot go together rather than dropping one.
+/// data directory `env` names), and the workflow with its candidates; refuses candidates
+/// for a workflow that has no panel rather than dropping them.
 pub fn choose(
     loaded: &LoadedConfig,
     env: &[(String, String)],
@@ -107,9 +107,6 @@ pub fn choose(
     let (workflow, candidates) = tournament(routes.as_ref(), req.workflow, &req.candidates);
     if !candidates.is_empty() && workflow == Workflow::Sequential {
         return Err(StartError::CandidatesWithoutPanel(workflow));
-    }
-    if req.consensus && matches!(workflow, Workflow::Parallel | Workflow::Tournament) {
-        return Err(StartError::ConsensusWithoutRefactor(workflow));
     }
     Ok(Choice {
         profile,
