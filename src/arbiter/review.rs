@@ -38,6 +38,8 @@ pub fn finding_issue(f: &Finding) -> Issue {
             crate::probe::UNRUNNABLE_EXAMPLE => "define the function the example calls where it can be imported".into(),
             crate::probe::UNGUARDED => "run git triad where the box has its filesystem layer (git triad doctor)".into(),
             crate::probe::UNASKED_CHANGE => "keep what functions no requirement names do as it was".into(),
+            crate::probe::BEHAVIOUR_REGRESSION => "make the call return as it did at the base: it must not raise or run forever".into(),
+            crate::probe::BEHAVIOUR_CHANGED => "keep the results the same, as a change that keeps behaviour must (or say in the message that it changes behaviour)".into(),
             _ => "import only modules that exist in the repository, the standard library or the declared dependencies (declare new dependencies explicitly)".into(),
         },
         evidence: format!("deterministic check ({})", f.kind),
@@ -46,14 +48,17 @@ pub fn finding_issue(f: &Finding) -> Issue {
         source: "tool".into(),
         demoted: None,
         probe: None,
+        fact: None,
     }
 }
 
 /// The minimum verdict the facts impose: a critical finding (an unresolved import, a new
-/// syntax error, a weakened test, a failing example, a typed requirement left undone) or a
-/// failing verify command is at least REJECT; a claim the diff does not back, any other
-/// requirement gap, a changed behaviour no requirement asked for, or a verify command that ran (or was refused) without the box's
-/// filesystem layer is at least FLAG.
+/// syntax error, a weakened test, a failing example, a typed requirement left undone, a
+/// call that returned at the base and now raises or never returns, a documented result a
+/// change that keeps behaviour changed) or a failing verify command is at least REJECT; a
+/// claim the diff does not back, any other requirement gap, a changed behaviour no
+/// requirement asked for or where the change says behaviour stays, or a verify command
+/// that ran (or was refused) without the box's filesystem layer is at least FLAG.
 pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Floor> {
     let mut reasons = Vec::new();
     let mut verdict = None;
@@ -70,6 +75,7 @@ pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Fl
             || f.kind == UNMET_REQUIREMENT
             || f.kind == crate::probe::UNGUARDED
             || f.kind == crate::probe::UNASKED_CHANGE
+            || f.kind == crate::probe::BEHAVIOUR_CHANGED
     }) {
         reasons.push(f.reason.clone());
         verdict = Some(verdict.unwrap_or(Verdict::Flag).max(Verdict::Flag));
@@ -133,6 +139,41 @@ fn unguarded_probes(checks: &Checks<'_>) -> Option<Floor> {
     })
 }
 
+/// Anchors `issue` to the function the behaviour diff's difference `d` it cites is about.
+/// When the facts fault that difference (`faulted`: a regression, a change where behaviour
+/// was to stay, a change no requirement asked for) the issue stands on it as on a confirmed
+/// probe; otherwise it only shows that the result changed, which a fix is meant to do, and
+/// is a claim like any other.
+fn cite(issue: &mut Issue, d: &crate::probe::Difference, faulted: bool) {
+    issue.path = d.path.clone();
+    issue.start_line = Some(d.line);
+    issue.end_line = Some(d.end_line.max(d.line));
+    issue.anchored = true;
+    issue.symbol = Some(crate::code::Symbol {
+        kind: "function".into(),
+        name: d.function().to_string(),
+        start_line: d.line,
+        end_line: d.end_line.max(d.line),
+    });
+    issue.demoted = None;
+    issue.fact = faulted.then(|| format!("behaviour diff: {}", d.shown()));
+}
+
+/// Whether the facts fault the function of the behaviour diff's difference `d`: one of the
+/// behaviour findings is about it.
+fn faulted(findings: &[Finding], d: &crate::probe::Difference) -> bool {
+    findings.iter().any(|f| {
+        [
+            crate::probe::BEHAVIOUR_REGRESSION,
+            crate::probe::BEHAVIOUR_CHANGED,
+            crate::probe::UNASKED_CHANGE,
+        ]
+        .contains(&f.kind.as_str())
+            && f.path == d.path
+            && f.symbol.as_ref().is_some_and(|s| s.name == d.function())
+    })
+}
+
 /// Two floors as one: the higher verdict, every reason.
 fn raise(a: Option<Floor>, b: Option<Floor>) -> Option<Floor> {
     match (a, b) {
@@ -168,6 +209,7 @@ pub fn anchor_issue(a: &IssueAnswer, text: Option<&str>) -> Issue {
         source: "model".into(),
         demoted: None,
         probe: None,
+        fact: None,
     }
 }
 
@@ -231,6 +273,16 @@ pub fn finish(
             .ok()
             .and_then(|p| (checks.read)(&p));
         let mut issue = anchor_issue(a, text.as_deref());
+        // An issue that cites a difference of the behaviour diff stands on it, at the
+        // function the difference is about, whatever its quote.
+        let cited = checks
+            .behaviour
+            .and_then(|b| b.cited(&format!("{} {} {}", a.description, a.evidence, a.quote)));
+        if let Some(d) = cited.filter(|d| !d.path.is_empty() && d.line > 0) {
+            cite(&mut issue, d, faulted(checks.findings, d));
+            issues.push(issue);
+            continue;
+        }
         issue.demoted = match (&text, issue.anchored) {
             (None, _) => Some(format!(
                 "{} is not a file of the reviewed change",
@@ -430,11 +482,13 @@ fn same_issue(a: &Issue, b: &Issue) -> bool {
 }
 
 /// Whether an issue that counts stands as shown: a tool finding, a model claim its probe
-/// confirmed, or an anchored claim of a kind no probe can show (security, pattern). Any
+/// confirmed or that cites a fact of the review (a behaviour diff's difference), or an
+/// anchored claim of a kind no probe can show (security, pattern). Any
 /// other model claim is a reviewer's word about behaviour, which supports at most FLAG.
 fn shown(issue: &Issue) -> bool {
     issue.source != "model"
         || issue.confirmed()
+        || issue.fact.is_some()
         || matches!(issue.category, Category::Security | Category::Pattern)
 }
 

@@ -37,7 +37,10 @@ mod sandbox;
 mod settings;
 mod value;
 
-pub use behaviour::{BehaviourDiff, Difference, UNASKED_CHANGE};
+pub use behaviour::{
+    keeps_behaviour, BehaviourDiff, Difference, InputSource, Intent, BEHAVIOUR_CHANGED,
+    BEHAVIOUR_REGRESSION, UNASKED_CHANGE,
+};
 pub use examples::{run_examples, ExampleRun, FAILING_EXAMPLE, UNGUARDED, UNRUNNABLE_EXAMPLE};
 pub use python::module_of;
 pub use regress::{command_for, test_run, TestCommand, TestRun, TestRuns, REGRESSED_TEST};

@@ -27,7 +27,9 @@ use crate::pipeline::record::{
 };
 use crate::pipeline::stage::Stage;
 use crate::pipeline::transition::{self, AfterReview, Stop};
+use crate::probe::{keeps_behaviour, Intent};
 use crate::task::outcome::StageMeta;
+use crate::task::TaskSpec;
 
 /// Reviews the attempt the record holds under review, as a resumed run finds it, with the
 /// facts its record holds; a record older than that finds them again from its commit.
@@ -275,18 +277,27 @@ fn prepare_review<'a>(
     })
     .ctx("diffing the stage under review")?;
     prepared.add_findings(claims);
-    // The changed functions run on both sides, for the arbiter's facts.
+    // The changed functions run on both sides: a fact for the arbiter, with the floors of
+    // what the stage and the task say the change does to behaviour.
     let examples = cx.spec.example_calls();
-    prepared.take_behaviour(&examples);
-    // A change to what a function no requirement names does is a fact, at most a FLAG.
-    if let Some(f) = prepared
-        .behaviour
-        .as_ref()
-        .and_then(|d| d.unasked(&cx.spec.named_functions()))
-    {
-        prepared.add_findings(vec![f]);
-    }
+    prepared.take_behaviour(&examples, &intent(&cx.spec, stage));
     Ok(prepared)
+}
+
+/// What a stage's change says it does to behaviour: the refactor stage, and every stage of
+/// a task whose title or description says behaviour stays (a refactor, a rename), keep it;
+/// a change elsewhere than the functions the requirements name is unasked.
+pub(super) fn intent(spec: &TaskSpec, stage: Stage) -> Intent {
+    let keeps = if stage == Stage::Refactor {
+        Some("the refactor stage".to_string())
+    } else {
+        keeps_behaviour(&format!("{}\n{}", spec.title, spec.description))
+            .map(|w| format!("the task's {w}"))
+    };
+    Intent {
+        keeps,
+        named: spec.named_functions(),
+    }
 }
 
 /// Asks the arbiter about the prepared change and checks its answer against the facts.
