@@ -16,7 +16,9 @@ use super::review::{Checks, Probes};
 use crate::code::{self, ChangedFile, EvidenceOptions, Finding, GitTreeSource};
 use crate::git::{self, FileDiff, TreeFiles};
 use crate::privacy::Privacy;
-use crate::probe::{run_examples, ChangedLines, ExampleRun, Intent, ProbePolicy, ProbeRunner};
+use crate::probe::{
+    run_examples, ChangedLines, Decided, ExampleRun, Intent, ProbePolicy, ProbeRunner,
+};
 use crate::task::{TaskSpec, TestsPolicy};
 
 /// The material of one review.
@@ -443,6 +445,9 @@ impl<'r> Prepared<'r> {
 pub struct TreeFacts {
     /// The tests the change weakens, as findings.
     pub weakened: Vec<Finding>,
+    /// What running the changed tests showed of the pattern rules' signals, when they were
+    /// run: why they were set aside (an equivalent rewrite), or why they stand.
+    pub weakening_checked: Option<String>,
     /// Every example with what it showed.
     pub examples: Vec<ExampleRun>,
 }
@@ -479,6 +484,28 @@ impl TreeFacts {
                 .collect();
             code::weakened_tests(&changes)
         };
+        // The rules point; running the changed tests against code the originals rejected
+        // decides.
+        let mut weakened = weakened;
+        let mut weakening_checked = None;
+        if let (false, Some(base)) = (weakened.is_empty(), base) {
+            match runner.weakening(base, &weakened) {
+                Some(Decided::Kept(why)) => {
+                    weakened.clear();
+                    weakening_checked = Some(format!("not weakened: {why}"));
+                }
+                Some(Decided::Weakened(why)) => {
+                    for f in &mut weakened {
+                        f.reason = format!("{} (checked by running: {why})", f.reason);
+                    }
+                    weakening_checked = Some(format!("weakened: {why}"));
+                }
+                Some(Decided::Undecided(why)) => {
+                    weakening_checked = Some(format!("not decided by running: {why}"));
+                }
+                None => {}
+            }
+        }
         let examples = match spec {
             Some(spec) if run => {
                 let all = spec.all_examples();
@@ -491,7 +518,11 @@ impl TreeFacts {
             }
             _ => Vec::new(),
         };
-        Ok(TreeFacts { weakened, examples })
+        Ok(TreeFacts {
+            weakened,
+            weakening_checked,
+            examples,
+        })
     }
 
     /// Every finding: the weakened tests, then the examples that fail or cannot run.

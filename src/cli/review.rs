@@ -234,7 +234,12 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
                 .as_ref()
                 .map(|l| l.config.sandbox.clone())
                 .unwrap_or_default(),
-        ),
+        )
+        .with_test_timeout(std::time::Duration::from_secs(
+            loaded
+                .as_ref()
+                .map_or(600, |l| l.config.verify.timeout_secs),
+        )),
     );
     let mut prepared = prepare(Subject {
         repo,
@@ -247,6 +252,11 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
     })?;
     let facts = TreeFacts::of(repo, old.as_ref(), &new, None, &prepared.runner, false)?;
     prepared.add_findings(facts.findings());
+    if let Some(checked) = &facts.weakening_checked {
+        prepared.add_facts(&format!(
+            "## The changed tests, run against code the original tests reject (a fact)\n{checked}\n"
+        ));
+    }
     // The code run, not only read: the changed functions on both sides, and the tests.
     prepared.take_behaviour(&[], &intent);
     let tests = if args.no_tests {
