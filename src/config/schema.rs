@@ -154,6 +154,11 @@ pub struct Config {
     /// holds fewer; 0 is no limit.
     #[serde(default)]
     pub max_stages_per_model: u32,
+    /// Whether a run also asks the stages a task leaves nothing to do (the architect's plan
+    /// and the refactor of a bug fix whose failing test is its specification); by default
+    /// they are skipped, each said with why.
+    #[serde(default)]
+    pub run_idle_stages: bool,
     /// Model preferences per role.
     pub roles: Roles,
     /// Named alternative role assignments.

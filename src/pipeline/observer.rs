@@ -75,6 +75,13 @@ pub enum Progress<'a> {
         /// Why.
         why: VerifySkip,
     },
+    /// A stage the task leaves nothing to do is skipped (see `run_idle_stages`).
+    StageSkipped {
+        /// The stage.
+        stage: Stage,
+        /// Why it has nothing to do.
+        why: &'a str,
+    },
     /// Retries were used up and the run went back to an earlier stage with another model.
     Rewound {
         /// The stage redone.

@@ -79,6 +79,7 @@ pub fn line(event: &Progress<'_>) -> Option<String> {
             ),
             VerifySkip::NotConfigured => why.describe().to_string(),
         },
+        Progress::StageSkipped { stage, why } => format!("[{stage}] skipped: {why}"),
         Progress::Rewound { to, model } => format!("rewound to {to} with model {model}"),
         Progress::Dropped { stage, why, best } => format!(
             "[{stage}] dropped, back to the best evidenced commit {}: {why}",

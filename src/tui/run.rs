@@ -204,6 +204,7 @@ impl View {
             }
             Progress::VerifyFinished { .. }
             | Progress::VerifySkipped { .. }
+            | Progress::StageSkipped { .. }
             | Progress::ConsensusDecided { .. }
             | Progress::ReconcileRewind { .. }
             | Progress::Formatted { .. } => self.activity = None,

@@ -120,6 +120,7 @@ pub fn assign_models(
             epoch_start: 0,
             draft: None,
             dropped: None,
+            skipped: None,
         });
     }
     Ok(stages)

@@ -269,6 +269,25 @@ impl RunState {
         self.max_retries
     }
 
+    /// Retries the stage at `idx` gets after its first attempt: the run's, and for a
+    /// building stage (implement, refactor) also every attempt of the stages skipped just
+    /// before it for having nothing to do (a bug fix's plan): a skipped stage's calls go to
+    /// the stage that has the work.
+    pub fn retries_at(&self, idx: usize) -> u32 {
+        let Some(stage) = self.stages.get(idx) else {
+            return self.max_retries;
+        };
+        if !matches!(stage.stage, Stage::Implement | Stage::Refactor) {
+            return self.max_retries;
+        }
+        let skipped = self.stages[..idx]
+            .iter()
+            .rev()
+            .take_while(|s| s.skipped.is_some())
+            .count() as u32;
+        self.max_retries + skipped * (self.max_retries + 1)
+    }
+
     /// What a stage whose retries are used up does.
     pub fn on_exhausted(&self) -> OnExhausted {
         self.on_exhausted
@@ -513,6 +532,13 @@ impl RunState {
         s.commit = Some(commit);
         s.verdict = verdict;
         self.feedback.clear();
+        self.current += 1;
+    }
+
+    /// Skips the stage in progress, which the task leaves nothing to do (`why`), and moves
+    /// on to the next one; what it was told carries over to it.
+    pub fn skip(&mut self, why: String) {
+        self.stages[self.current].skipped = Some(why);
         self.current += 1;
     }
 
@@ -951,6 +977,7 @@ mod tests {
                 epoch_start: 0,
                 draft: None,
                 dropped: None,
+                skipped: None,
             })
             .collect();
         RunState::new(Start {

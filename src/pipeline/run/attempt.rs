@@ -67,7 +67,7 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
         stage,
         position: (idx, j.state.stages().len()),
         model: j.state.stages()[idx].model(),
-        attempt: (epoch_n, j.state.max_retries() + 1),
+        attempt: (epoch_n, j.state.retries_at(idx) + 1),
     });
     let started = Instant::now();
     let completion = match cx.env.client.chat(role, &candidates, &req).await_blocking() {

@@ -120,7 +120,7 @@ pub(super) fn hold(
         .map(|u| u.why.as_str())
         .collect::<Vec<_>>()
         .join("; ");
-    let retries_left = epoch_n <= j.state.max_retries();
+    let retries_left = epoch_n <= j.state.retries_at(j.state.current());
     let progressed = stage == Stage::Implement && advanced(&cx.spec, &unmet);
     if !unmet.is_empty() && !progressed && retries_left {
         let feedback =
@@ -132,7 +132,7 @@ pub(super) fn hold(
             keep: false,
         });
     }
-    let broken = verify::fails(cx, j, &ObjectId::from(commit), new_tree)?;
+    let broken = verify::fails(cx, j, &ObjectId::from(commit))?;
     let status = broken.as_ref().map(|(b, _)| {
         b.exit_code
             .map_or("killed".to_string(), |c| format!("exit {c}"))
@@ -207,7 +207,14 @@ pub(super) fn hold(
             } else {
                 Before::Failed
             };
-            feedback.push_str(&failing_feedback(b, &cx.spec, &pointed, noop, before));
+            feedback.push_str(&failing_feedback(
+                b,
+                &cx.spec,
+                &pointed,
+                noop,
+                before,
+                verify::timeout(cx),
+            ));
             detail.push(format!("the verify command fails with it ({status})"));
         }
         detail.push("kept for the next attempt".into());
@@ -363,7 +370,7 @@ and add {} as a new definition of its own.\n",
 enum Before {
     /// It passed: the change broke it.
     Passed,
-    /// It failed too, in the task's files: the task is to make it pass.
+    /// It failed too: the task is to make it pass.
     Failed,
 }
 
@@ -371,21 +378,17 @@ enum Before {
 /// the files it points at, that the work so far is kept in the files shown, that the tests
 /// the repository had are evidence to satisfy (only a test the run added may be wrong), and
 /// the TaskSpec's acceptance criteria to check such a test against. `noop`: the answer
-/// changed nothing.
+/// changed nothing; `timeout`: the command's, for a failure that is a timeout.
 fn failing_feedback(
     outcome: &CommandOutcome,
     spec: &TaskSpec,
     pointed: &[Pointed],
     noop: bool,
     before: Before,
+    timeout: Option<std::time::Duration>,
 ) -> String {
-    let lines: Vec<&str> = outcome.tail.lines().collect();
-    let tail = lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n");
-    let status = match (outcome.exit_code, outcome.timed_out) {
-        (_, true) => "was killed: it took too long".to_string(),
-        (Some(c), _) => format!("exits with {c}"),
-        (None, _) => "was killed".to_string(),
-    };
+    let tail = verify::output_end(outcome, TAIL_LINES);
+    let status = verify::how_it_failed(outcome, timeout);
     let (heading, opening) = if noop {
         (
             "THE VERIFY COMMAND FAILS, AND YOUR ANSWER CHANGED NOTHING",
@@ -398,9 +401,7 @@ fn failing_feedback(
     };
     let base = match before {
         Before::Passed => "at the run's base it passed",
-        Before::Failed => {
-            "it failed at the run's base too, in the task's files: making it pass is part of the task"
-        }
+        Before::Failed => "it failed at the run's base too: making it pass is the task",
     };
     let mut s = format!(
         "## {heading}\n\n{opening}The files below hold the stage's work so far (your previous \
@@ -480,7 +481,7 @@ mod tests {
             line: Some(8),
             text: Some("assert f('a b  c') == 2".into()),
         }];
-        let text = failing_feedback(&outcome, &spec, &pointed, false, Before::Passed);
+        let text = failing_feedback(&outcome, &spec, &pointed, false, Before::Passed, None);
         assert!(
             text.starts_with("## YOUR CHANGE MAKES THE VERIFY COMMAND FAIL"),
             "{text}"
@@ -507,11 +508,11 @@ mod tests {
             text.contains("acceptance criteria:\n- f('a b') == 2\n"),
             "{text}"
         );
-        let noop = failing_feedback(&outcome, &spec, &[], true, Before::Passed);
-        let still = failing_feedback(&outcome, &spec, &pointed, false, Before::Failed);
+        let noop = failing_feedback(&outcome, &spec, &[], true, Before::Passed, None);
+        let still = failing_feedback(&outcome, &spec, &pointed, false, Before::Failed, None);
         assert!(
             still.starts_with("## THE VERIFY COMMAND STILL FAILS WITH YOUR CHANGE")
-                && still.contains("it failed at the run's base too, in the task's files"),
+                && still.contains("it failed at the run's base too: making it pass is the task"),
             "{still}"
         );
         assert!(noop.contains("YOUR ANSWER CHANGED NOTHING"), "{noop}");

@@ -140,7 +140,7 @@ fn decide(
     // A doubtful REJECT or HALT is deliberated first, so its note names the session.
     let reject_fb = feedback::reject_block(
         epoch_n,
-        j.state.max_retries(),
+        j.state.retries_at(j.state.current()),
         &review.issues,
         &review.alternatives,
     );

@@ -1,0 +1,219 @@
+//! A run on a bug fix whose failing test is its specification, over real HTTP (the scripted
+//! model server) and real git: every failure of the verify command is a fact the builder
+//! sees (a hang included), the stages with nothing to do are skipped and say why, and an
+//! edit to a failing test is set aside however it was written.
+
+use git_triad::testkit::fake_llm::Reply;
+use serde_json::{json, Value};
+
+use crate::pipeline::{
+    answer, arbiter, happy_rules, review, run_json, stage, verify_answer, Scenario,
+};
+
+/// `total` with a loop that never ends on a non-empty list.
+const HANGING: &str = "def total(xs):\n    \"\"\"The sum of xs.\"\"\"\n    i = 0\n    s = 0\n    while i < len(xs):\n        s += xs[i]\n    return s\n";
+
+const TOTAL_TESTS: &str = "import unittest\n\nfrom sums import total\n\n\nclass T(unittest.TestCase):\n    def test_total(self):\n        self.assertEqual(total([1, 2]), 3)\n";
+
+/// The task, with a verify command that a hang keeps past its 3 seconds.
+const TOTAL_TASK: &str = r#"title = "total() never returns"
+description = "total([1, 2]) in sums.py never returns; tests/test_sums.py hangs."
+
+[[requirements]]
+id = "R1"
+text = "total returns the sum of the list"
+files = ["sums.py"]
+functions = ["total"]
+
+[scope]
+include = ["sums.py", "tests/**"]
+
+[verify]
+command = "python3 -m unittest discover -s tests -t . -q"
+timeout_secs = 3
+"#;
+
+/// A trusted repository with the hanging `total`, its test and the task; stages answer as
+/// `rules` says.
+fn hang_scenario(rules: Vec<git_triad::testkit::fake_llm::Rule>) -> Scenario {
+    let s = Scenario::new(rules);
+    s.env.write_files(
+        &s.repo,
+        &[
+            ("sums.py", HANGING),
+            ("tests/__init__.py", ""),
+            ("tests/test_sums.py", TOTAL_TESTS),
+            (".triad/tasks/add-sub.toml", TOTAL_TASK),
+        ],
+    );
+    s.env.commit_all(&s.repo, "total, its test and the task");
+    s.git(&["config", "triad.trusted", "true"]);
+    s
+}
+
+/// An implement answer that replaces `from` with `to` in sums.py.
+fn sums_edit(from: &str, to: &str, summary: &str) -> String {
+    answer(
+        &format!("sums.py\n<<<<<<< SEARCH\n{from}\n=======\n{to}\n>>>>>>> REPLACE\n"),
+        summary,
+    )
+}
+
+/// A test that hangs at the base is the task's specification: the builder is shown the
+/// timeout before its first attempt, an attempt after which it still hangs is not accepted
+/// and is shown the timeout again, and the fix is. The architect and refactor stages have
+/// nothing to do on such a bug fix and are skipped, each with why, their attempts going to
+/// the implement stage.
+#[test]
+fn a_hanging_test_is_shown_to_the_builder_and_an_attempt_that_still_hangs_is_not_accepted() {
+    let moves_the_docstring = sums_edit(
+        "    \"\"\"The sum of xs.\"\"\"",
+        "    \"\"\"The sum of the numbers in xs.\"\"\"",
+        "clarified total",
+    );
+    let fixes = sums_edit(
+        "        s += xs[i]",
+        "        s += xs[i]\n        i += 1",
+        "total moves on",
+    );
+    let mut rules = happy_rules();
+    rules[1] = stage(
+        "implement",
+        vec![Reply::text(moves_the_docstring), Reply::text(fixes)],
+    );
+    let s = hang_scenario(rules);
+    let r = s.run(&[]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);
+    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+
+    // Shown before the first attempt: the timeout, as a fact.
+    let asked = s.requests_for("implement");
+    let first = asked[0].to_string();
+    assert!(
+        first.contains("The verify command fails before any change")
+            && first.contains("was killed after 3 s: it did not finish"),
+        "{first}"
+    );
+    // The docstring alone leaves it hanging: not accepted, and the timeout is shown again.
+    let second = asked[1].to_string();
+    assert!(
+        second.contains("THE VERIFY COMMAND STILL FAILS WITH YOUR CHANGE")
+            && second.contains("was killed after 3 s"),
+        "{second}"
+    );
+    let branch = out["branch"].as_str().unwrap();
+    let code = s.git(&["show", &format!("{branch}:sums.py")]);
+    assert!(code.contains("i += 1"), "{code}");
+
+    // Nothing to plan, nothing to refactor: skipped, said, never asked.
+    assert!(s.requests_for("architect").is_empty());
+    assert!(s.requests_for("refactor").is_empty());
+    assert!(
+        r.stderr.contains("[architect] skipped: a bug fix")
+            && r.stderr.contains("[refactor] skipped: a bug fix"),
+        "{}",
+        r.stderr
+    );
+    let record = s.git(&[
+        "show",
+        &format!("refs/triad/runs/{}:run.json", out["run"].as_str().unwrap()),
+    ]);
+    let record: Value = serde_json::from_str(&record).unwrap();
+    let skipped = |i: usize| {
+        record["stages"][i]["skipped"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(skipped(0).contains("nothing to plan"), "{record}");
+    assert!(skipped(2).contains("nothing to refactor"), "{record}");
+    // The verifier was asked once.
+    assert_eq!(s.requests_for("verify").len(), 1, "{out}");
+
+    // Asked for every stage, they are asked.
+    let mut rules = happy_rules();
+    rules[0] = stage(
+        "architect",
+        vec![Reply::text(answer("", "nothing to scaffold"))],
+    );
+    rules[1] = stage(
+        "implement",
+        vec![Reply::text(sums_edit(
+            "        s += xs[i]",
+            "        s += xs[i]\n        i += 1",
+            "total moves on",
+        ))],
+    );
+    rules[2] = stage(
+        "refactor",
+        vec![Reply::text(answer("", "nothing to refactor"))],
+    );
+    let s = hang_scenario(rules);
+    let out = run_json(&s.run(&["-c", "run_idle_stages=true"]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    assert_eq!(s.requests_for("architect").len(), 1);
+    assert_eq!(s.requests_for("refactor").len(), 1);
+}
+
+/// A repository whose `add` subtracts, its failing test, and a task to fix it.
+const BUGGY: &str = "def add(a, b):\n    return a - b\n";
+
+const ADD_TESTS: &str = "import unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(*[2, 3]), 5)\n";
+
+const FIX_TASK: &str = r#"title = "Fix add"
+description = "add(a, b) must return a + b; tests/test_calc.py fails."
+
+[[requirements]]
+id = "R1"
+text = "add returns the sum"
+files = ["calc.py"]
+
+[scope]
+include = ["calc.py", "tests/**"]
+
+[verify]
+command = "python3 -m unittest discover -s tests -t . -q"
+"#;
+
+/// A whole-file answer that rewrites the failing test beside the fix: the test is read-only
+/// in the run, so its new text is set aside (told, on the record) and the fix is applied and
+/// judged by the facts.
+#[test]
+fn a_whole_file_answer_that_rewrites_a_read_only_test_is_set_aside_and_the_fix_applied() {
+    let whole = "calc.py\n```python\ndef add(a, b):\n    return a + b\n```\n\ntests/test_calc.py\n```python\nimport unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), -1)\n```\n\n```json\n{\"summary\": \"fixed add and its test\", \"confidence\": 0.8, \"outcome\": \"APPROVE\"}\n```\n";
+    let mut rules = happy_rules();
+    rules[1] = stage("implement", vec![Reply::text(whole.to_string())]);
+    rules[5] = arbiter("verify", vec![review("APPROVE", json!([]))]);
+    rules[3] = stage("verify", vec![Reply::text(verify_answer())]);
+    let s = Scenario::new(rules);
+    s.env.write_files(
+        &s.repo,
+        &[
+            ("calc.py", BUGGY),
+            ("tests/__init__.py", ""),
+            ("tests/test_calc.py", ADD_TESTS),
+            (".triad/tasks/add-sub.toml", FIX_TASK),
+        ],
+    );
+    s.env
+        .commit_all(&s.repo, "a bug, its failing test and the task");
+    s.git(&["config", "triad.trusted", "true"]);
+    let r = s.run(&["-c", "models.model-a.edit_format=whole"]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);
+    assert_eq!(s.requests_for("implement").len(), 1, "one call: {out}");
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.ok()
+            .stdout
+            .contains("set aside, read-only: tests/test_calc.py"),
+        "{}",
+        log.stdout
+    );
+    let branch = out["branch"].as_str().unwrap();
+    let test = s.git(&["show", &format!("{branch}:tests/test_calc.py")]);
+    assert_eq!(test, ADD_TESTS);
+    let code = s.git(&["show", &format!("{branch}:calc.py")]);
+    assert!(code.contains("return a + b"), "{code}");
+}
