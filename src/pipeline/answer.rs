@@ -29,7 +29,7 @@ pub fn writes_whole_files(config: &Config, model: &str) -> bool {
     config
         .models
         .get(model)
-        .is_some_and(|m| m.edit_format == EditFormat::Whole)
+        .is_some_and(|m| m.edits(model) == EditFormat::Whole)
 }
 
 /// Why an answer could not be read, said as what happened when the server cut it at the

@@ -353,7 +353,7 @@ pub fn system_message(
     model: &str,
     c: &StageContext<'_>,
 ) -> String {
-    let protocol = match config.models.get(model).map(|m| m.edit_format) {
+    let protocol = match config.models.get(model).map(|m| m.edits(model)) {
         Some(EditFormat::Whole) => "protocol-whole",
         _ => "protocol",
     };
@@ -401,7 +401,7 @@ pub fn task_language(c: &StageContext<'_>) -> Option<Lang> {
 /// each model, none with a file). `None` for every other model.
 pub fn answer_grammar(config: &Config, model: &str, c: &StageContext<'_>) -> Option<String> {
     let m = config.models.get(model)?;
-    if m.edit_format != EditFormat::Whole || !m.has("gbnf") {
+    if m.edits(model) != EditFormat::Whole || !m.has("gbnf") {
         return None;
     }
     let writable: Vec<String> = c
