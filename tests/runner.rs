@@ -31,6 +31,7 @@ mod reconcile;
 mod resume_budget;
 mod resume_kill;
 mod review;
+mod review_bench;
 mod review_parts;
 mod routing;
 mod run_paths;
