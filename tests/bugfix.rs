@@ -217,3 +217,47 @@ fn a_whole_file_answer_that_rewrites_a_read_only_test_is_set_aside_and_the_fix_a
     let code = s.git(&["show", &format!("{branch}:calc.py")]);
     assert!(code.contains("return a + b"), "{code}");
 }
+
+/// A fix that makes a call which returned before crash is a regression, whatever the task
+/// asked: the attempt is sent back with the call, and the next one is judged again.
+#[test]
+fn an_implement_attempt_that_makes_a_returning_call_crash_is_sent_back_with_it() {
+    let crashes = answer(
+        "calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b if a else 1 // a\n>>>>>>> REPLACE\n",
+        "fixed add",
+    );
+    let fixes = answer(
+        "calc.py\n<<<<<<< SEARCH\n    return a + b if a else 1 // a\n=======\n    return a + b\n>>>>>>> REPLACE\n",
+        "fixed add for zero too",
+    );
+    let mut rules = happy_rules();
+    rules[1] = stage("implement", vec![Reply::text(crashes), Reply::text(fixes)]);
+    let s = Scenario::new(rules);
+    s.env.write_files(
+        &s.repo,
+        &[
+            ("calc.py", BUGGY),
+            ("tests/__init__.py", ""),
+            ("tests/test_calc.py", ADD_TESTS),
+            (".triad/tasks/add-sub.toml", FIX_TASK),
+        ],
+    );
+    s.env
+        .commit_all(&s.repo, "a bug, its failing test and the task");
+    s.git(&["config", "triad.trusted", "true"]);
+    let r = s.run(&[]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);
+    let asked = s.requests_for("implement");
+    assert_eq!(asked.len(), 2, "{out}");
+    let retry = asked[1].to_string();
+    assert!(
+        retry.contains("YOUR CHANGE MAKES CALLS THAT RETURNED CRASH OR HANG")
+            && retry.contains("add(0, ")
+            && retry.contains("raises ZeroDivisionError"),
+        "{retry}"
+    );
+    let branch = out["branch"].as_str().unwrap();
+    let code = s.git(&["show", &format!("{branch}:calc.py")]);
+    assert!(code.contains("    return a + b\n"), "{code}");
+}

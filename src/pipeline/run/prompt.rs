@@ -76,7 +76,7 @@ pub(super) fn stage_request(
         // A debate's winning position is what the architect builds.
         debate::shown(&j.state)
     } else {
-        verify::base_failure(cx, j)?
+        verify::last_failure(cx, j)?
     };
     let read_only = if matches!(stage, Stage::Implement | Stage::Refactor) {
         verify::read_only(cx, j)?

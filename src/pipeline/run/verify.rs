@@ -256,6 +256,28 @@ pub(super) fn base_failure(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<String, R
     ))
 }
 
+/// What a building stage's attempt is told of the verify command before it answers: how it
+/// failed on the files the attempt is shown, as a test loop shows the last run. On the
+/// stage's draft (an earlier attempt's change, kept because it failed the command) that is
+/// the draft's run; else the failure at the run's base ([`base_failure`]).
+pub(super) fn last_failure(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<String, RunError> {
+    let draft = j.state.stages()[j.state.current()].draft.clone();
+    let Some(draft) = draft.filter(|_| cx.env.config.config.verify.while_building) else {
+        return base_failure(cx, j);
+    };
+    let Some(outcome) = command_at(cx, &draft).filter(|o| o.exit_code != Some(0)) else {
+        return base_failure(cx, j);
+    };
+    let tree = cx.tree(&draft, "reading the stage's draft")?;
+    Ok(format!(
+        "## The verify command on the files below, as they are now (a fact)\n`{}` {}. The end of its output:\n```\n{}\n```\n{}",
+        outcome.command,
+        how_it_failed(&outcome, timeout(cx)),
+        output_end(&outcome, 30),
+        points_at(&pointed(cx, &outcome.tail, &tree))
+    ))
+}
+
 /// Where the failing command's output `tail` points, in the tree it ran at.
 fn pointed_at_verify(cx: &Cx<'_>, state: &RunState, tail: &str) -> String {
     let tree = (state.verify_at()).and_then(|at| cx.tree(at, "").ok());
@@ -382,6 +404,30 @@ mod tests {
         ["textstats.py", "tests/test_textstats.py", "src/lib.rs"]
             .map(String::from)
             .to_vec()
+    }
+
+    #[test]
+    fn the_end_of_a_failed_command_is_its_last_lines_or_that_it_printed_nothing() {
+        let outcome = |tail: &str| CommandOutcome {
+            command: "make test".into(),
+            exit_code: None,
+            timed_out: true,
+            tail: tail.into(),
+            duration_ms: 1,
+            layers: None,
+            stopped_by: None,
+        };
+        let long: String = (1..=50).map(|i| format!("line {i}\n")).collect();
+        let end = output_end(&outcome(&long), 30);
+        assert!(
+            end.starts_with("line 21\n") && end.ends_with("line 50"),
+            "{end}"
+        );
+        assert_eq!(output_end(&outcome("\n  \n"), 30), "(it printed nothing)");
+        assert_eq!(
+            how_it_failed(&outcome(""), Some(std::time::Duration::from_secs(3))),
+            "was killed after 3 s: it did not finish, so something it runs never returns (an endless loop or recursion?)"
+        );
     }
 
     #[test]
