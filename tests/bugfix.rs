@@ -4,11 +4,9 @@
 //! edit to a failing test is set aside however it was written.
 
 use git_triad::testkit::fake_llm::Reply;
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::pipeline::{
-    answer, arbiter, happy_rules, review, run_json, stage, verify_answer, Scenario,
-};
+use crate::pipeline::{answer, happy_rules, run_json, stage, Scenario};
 
 /// `total` with a loop that never ends on a non-empty list.
 const HANGING: &str = "def total(xs):\n    \"\"\"The sum of xs.\"\"\"\n    i = 0\n    s = 0\n    while i < len(xs):\n        s += xs[i]\n    return s\n";
@@ -176,16 +174,9 @@ include = ["calc.py", "tests/**"]
 command = "python3 -m unittest discover -s tests -t . -q"
 "#;
 
-/// A whole-file answer that rewrites the failing test beside the fix: the test is read-only
-/// in the run, so its new text is set aside (told, on the record) and the fix is applied and
-/// judged by the facts.
-#[test]
-fn a_whole_file_answer_that_rewrites_a_read_only_test_is_set_aside_and_the_fix_applied() {
-    let whole = "calc.py\n```python\ndef add(a, b):\n    return a + b\n```\n\ntests/test_calc.py\n```python\nimport unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), -1)\n```\n\n```json\n{\"summary\": \"fixed add and its test\", \"confidence\": 0.8, \"outcome\": \"APPROVE\"}\n```\n";
-    let mut rules = happy_rules();
-    rules[1] = stage("implement", vec![Reply::text(whole.to_string())]);
-    rules[5] = arbiter("verify", vec![review("APPROVE", json!([]))]);
-    rules[3] = stage("verify", vec![Reply::text(verify_answer())]);
+/// A trusted repository with the buggy `add`, its failing test and the task to fix it;
+/// stages answer as `rules` says.
+fn fix_add_scenario(rules: Vec<git_triad::testkit::fake_llm::Rule>) -> Scenario {
     let s = Scenario::new(rules);
     s.env.write_files(
         &s.repo,
@@ -199,6 +190,18 @@ fn a_whole_file_answer_that_rewrites_a_read_only_test_is_set_aside_and_the_fix_a
     s.env
         .commit_all(&s.repo, "a bug, its failing test and the task");
     s.git(&["config", "triad.trusted", "true"]);
+    s
+}
+
+/// A whole-file answer that rewrites the failing test beside the fix: the test is read-only
+/// in the run, so its new text is set aside (told, on the record) and the fix is applied and
+/// judged by the facts.
+#[test]
+fn a_whole_file_answer_that_rewrites_a_read_only_test_is_set_aside_and_the_fix_applied() {
+    let whole = "calc.py\n```python\ndef add(a, b):\n    return a + b\n```\n\ntests/test_calc.py\n```python\nimport unittest\n\nfrom calc import add\n\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertEqual(add(2, 3), -1)\n```\n\n```json\n{\"summary\": \"fixed add and its test\", \"confidence\": 0.8, \"outcome\": \"APPROVE\"}\n```\n";
+    let mut rules = happy_rules();
+    rules[1] = stage("implement", vec![Reply::text(whole.to_string())]);
+    let s = fix_add_scenario(rules);
     let r = s.run(&["-c", "models.model-a.edit_format=whole"]);
     let out = run_json(&r.ok().stdout);
     assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);
@@ -232,19 +235,7 @@ fn an_implement_attempt_that_makes_a_returning_call_crash_is_sent_back_with_it()
     );
     let mut rules = happy_rules();
     rules[1] = stage("implement", vec![Reply::text(crashes), Reply::text(fixes)]);
-    let s = Scenario::new(rules);
-    s.env.write_files(
-        &s.repo,
-        &[
-            ("calc.py", BUGGY),
-            ("tests/__init__.py", ""),
-            ("tests/test_calc.py", ADD_TESTS),
-            (".triad/tasks/add-sub.toml", FIX_TASK),
-        ],
-    );
-    s.env
-        .commit_all(&s.repo, "a bug, its failing test and the task");
-    s.git(&["config", "triad.trusted", "true"]);
+    let s = fix_add_scenario(rules);
     let r = s.run(&[]);
     let out = run_json(&r.ok().stdout);
     assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);

@@ -51,35 +51,24 @@ pub fn decide(
     command: &TestCommand,
     settings: &ProbeSettings,
 ) -> Decided {
-    match decide_or_fail(repo, base, new, signals, command, settings) {
-        Ok(d) => d,
-        Err(why) => Decided::Undecided(why),
-    }
-}
-
-fn decide_or_fail(
-    repo: &Repository,
-    base: &Tree<'_>,
-    new: &Tree<'_>,
-    signals: &[Finding],
-    command: &TestCommand,
-    settings: &ProbeSettings,
-) -> Result<Decided, String> {
-    let tests = changed_tests(repo, base, new, signals)?;
-    if tests.is_empty() {
-        return Ok(Decided::Undecided(
-            "the change touches no test file to run".into(),
-        ));
-    }
-    // The base's code with the changed tests.
-    let hybrid = with_files(repo, base, new, &tests)?;
-    let hybrid = repo.find_tree(hybrid).map_err(|e| e.to_string())?;
-    let original = test_run(repo, base, command, settings)?;
-    if !passed(&original) {
-        let changed = test_run(repo, &hybrid, command, settings)?;
-        return Ok(against_rejected_base(&original, &changed));
-    }
-    against_mutants(repo, base, &hybrid, new, &tests, command, settings)
+    let decided = || -> Result<Decided, String> {
+        let tests = changed_tests(repo, base, new, signals)?;
+        if tests.is_empty() {
+            return Ok(Decided::Undecided(
+                "the change touches no test file to run".into(),
+            ));
+        }
+        // The base's code with the changed tests.
+        let hybrid = with_files(repo, base, new, &tests)?;
+        let hybrid = repo.find_tree(hybrid).map_err(|e| e.to_string())?;
+        let original = test_run(repo, base, command, settings)?;
+        if !passed(&original) {
+            let changed = test_run(repo, &hybrid, command, settings)?;
+            return Ok(against_rejected_base(&original, &changed));
+        }
+        against_mutants(repo, base, &hybrid, new, &tests, command, settings)
+    };
+    decided().unwrap_or_else(Decided::Undecided)
 }
 
 /// Whether a run of the tests passed: it exited 0 within its time.
