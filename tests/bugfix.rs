@@ -252,3 +252,31 @@ fn an_implement_attempt_that_makes_a_returning_call_crash_is_sent_back_with_it()
     let code = s.git(&["show", &format!("{branch}:calc.py")]);
     assert!(code.contains("    return a + b\n"), "{code}");
 }
+
+/// The verifier of a run whose every fact holds has nothing to fix: an answer of its that
+/// cannot be used (here a NEEDS_INFO that asks nothing) is set aside, said on the record, and
+/// the stage is asked once.
+#[test]
+fn a_verifier_with_nothing_to_fix_is_asked_once_and_an_unusable_answer_set_aside() {
+    let fixes = answer(
+        "calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n",
+        "fixed add",
+    );
+    let asks_nothing = answer("", "not sure").replace("\"APPROVE\"", "\"NEEDS_INFO\"");
+    let mut rules = happy_rules();
+    rules[1] = stage("implement", vec![Reply::text(fixes)]);
+    rules[3] = stage("verify", vec![Reply::text(asks_nothing)]);
+    let s = fix_add_scenario(rules);
+    let r = s.run(&[]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);
+    assert_eq!(s.requests_for("verify").len(), 1, "{out}");
+    let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
+    assert!(
+        log.ok()
+            .stdout
+            .contains("the verifier's answer was set aside (You answered NEEDS_INFO but"),
+        "{}",
+        log.stdout
+    );
+}
