@@ -202,10 +202,23 @@ fn a_whole_file_answer_that_rewrites_a_read_only_test_is_set_aside_and_the_fix_a
     let mut rules = happy_rules();
     rules[1] = stage("implement", vec![Reply::text(whole.to_string())]);
     let s = fix_add_scenario(rules);
-    let r = s.run(&["-c", "models.model-a.edit_format=whole"]);
+    let r = s.run(&[
+        "-c",
+        "models.model-a.edit_format=whole",
+        "-c",
+        "models.model-a.capabilities=[\"gbnf\"]",
+    ]);
     let out = run_json(&r.ok().stdout);
     assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);
-    assert_eq!(s.requests_for("implement").len(), 1, "one call: {out}");
+    let asked = s.requests_for("implement");
+    assert_eq!(asked.len(), 1, "one call: {out}");
+    // On a server that enforces it, the answer's grammar names the files the stage may
+    // write, and the read-only test is not one of them.
+    let grammar = asked[0]["grammar"].as_str().unwrap_or_default();
+    assert!(
+        grammar.contains("\"calc.py\"") && !grammar.contains("test_calc.py"),
+        "{grammar}"
+    );
     let log = s.env.triad(&s.repo, &["log", out["run"].as_str().unwrap()]);
     assert!(
         log.ok()

@@ -394,7 +394,9 @@ pub fn task_language(c: &StageContext<'_>) -> Option<Lang> {
 }
 
 /// For a small model writing whole files on a server that enforces a grammar, the grammar
-/// of that format over the files the stage may write (never a private one): an implement
+/// of that format over the files the stage may write (never a private one, never one
+/// read-only in the run: seen, a 1.5B model wrote the failing test it was shown last back
+/// in three answers in a row instead of the code beside it): an implement
 /// stage, or a parallel candidate, must write at least one file, and the verifier's metadata
 /// must carry its implementation summary. Held to nothing, the local models answer a
 /// building request with the metadata alone (seen on parallel candidates: three answers of
@@ -409,6 +411,7 @@ pub fn answer_grammar(config: &Config, model: &str, c: &StageContext<'_>) -> Opt
         .paths()
         .into_iter()
         .filter(|p| c.task.writable(p))
+        .filter(|p| !c.read_only.iter().any(|g| crate::glob::matches(g, p)))
         .filter(|p| c.privacy.check(p, c.files.bytes(p).as_deref()).is_none())
         .collect();
     let opens = (c.stage == Stage::Verify).then_some("implementation_summary");
