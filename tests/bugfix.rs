@@ -293,3 +293,31 @@ fn a_verifier_with_nothing_to_fix_is_asked_once_and_an_unusable_answer_set_aside
         log.stdout
     );
 }
+
+/// A whole-file answer the server cut at its output limit still carries the files it wrote
+/// whole: the fix in its first complete block is applied and judged, not asked again.
+#[test]
+fn a_whole_file_answer_cut_at_the_output_limit_keeps_its_complete_files() {
+    let repeats = "tests/__init__.py\n```python\n\n```\n\n".repeat(20);
+    let cut = Reply {
+        body: Some(serde_json::json!({
+            "id": "chatcmpl-cut", "object": "chat.completion", "created": 1_700_000_000u64,
+            "model": "model-a",
+            "choices": [{"index": 0, "finish_reason": "length", "logprobs": null,
+                "message": {"role": "assistant", "refusal": null,
+                    "content": format!("calc.py\n```python\ndef add(a, b):\n    return a + b\n```\n\n{repeats}tests/__init__.py\n```python\n")}}],
+            "usage": {"prompt_tokens": 900, "completion_tokens": 4000, "total_tokens": 4900},
+        })),
+        ..Reply::text("")
+    };
+    let mut rules = happy_rules();
+    rules[1] = stage("implement", vec![cut]);
+    let s = fix_add_scenario(rules);
+    let r = s.run(&["-c", "models.model-a.edit_format=whole"]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);
+    assert_eq!(s.requests_for("implement").len(), 1, "{out}");
+    let branch = out["branch"].as_str().unwrap();
+    let code = s.git(&["show", &format!("{branch}:calc.py")]);
+    assert!(code.contains("return a + b"), "{code}");
+}

@@ -422,6 +422,22 @@ pub fn answer_grammar(config: &Config, model: &str, c: &StageContext<'_>) -> Opt
     ))
 }
 
+/// The most a whole-file answer needs: every file the stage may write, twice over (a file
+/// may grow), and room for the metadata and a new file. A runaway answer (one file written
+/// again and again, seen on the local models) is cut there instead of at the role's cap,
+/// which on a small CPU costs minutes per answer.
+fn whole_answer_cap(c: &StageContext<'_>, estimator: &Estimator) -> u32 {
+    let bytes: usize = c
+        .files
+        .paths()
+        .into_iter()
+        .filter(|p| c.task.writable(p))
+        .filter_map(|p| c.files.bytes(&p).map(|b| b.len()))
+        .sum();
+    let tokens = estimator.tokens_of_bytes(bytes).saturating_mul(2) + 1024;
+    u32::try_from(tokens).unwrap_or(u32::MAX)
+}
+
 /// The whole request of one stage attempt by `model`: the role prompt and the answer
 /// protocol of the model's edit format as the system message, [`fitted_stage_message`] as
 /// the user message, the role's output cap and temperature, and for a model writing whole
@@ -450,6 +466,10 @@ pub fn fitted_stage_request(
         estimator.bytes_for(room.left())
     });
     let (user, left_out) = fitted_stage_message(c, limit);
+    let max_tokens = match registered.map(|m| m.edits(model)) {
+        Some(EditFormat::Whole) => whole_answer_cap(c, estimator).min(max_tokens),
+        _ => max_tokens,
+    };
     let mut req = ChatRequest::new(Some(system), user, max_tokens);
     req.temperature = role_cfg.temperature;
     req.grammar = answer_grammar(config, model, c);

@@ -20,7 +20,7 @@ use crate::edit::{check_path, render_failures, summarize_failures, BlockFailure,
 use crate::git::{self, Context as _, GitError, ObjectId, TreeFiles};
 use crate::model::Exchange;
 use crate::pipeline::answer::{
-    apply_answer, cut_short, read_answer, writes_whole_files, ReadAnswer,
+    apply_answer, cut_short, read_answer, read_cut_answer, writes_whole_files, ReadAnswer,
 };
 use crate::pipeline::observer::Progress;
 use crate::pipeline::reconcile::ImplementationSummary;
@@ -104,6 +104,17 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
             }
         }
         Ok(a) => Ok(a),
+        // Cut at the output limit: its complete files still carry what it wrote.
+        Err(_) if whole && completion.response.truncated() => {
+            match read_cut_answer(&completion.response.text) {
+                Some(a) => Ok(a),
+                None => Err(cut_short(
+                    "your answer has no complete file".into(),
+                    &completion.response,
+                    req.max_tokens,
+                )),
+            }
+        }
         Err(why) => Err(cut_short(why, &completion.response, req.max_tokens)),
     };
     let ReadAnswer { meta, blocks } = match read {
