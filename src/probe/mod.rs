@@ -30,6 +30,7 @@
 
 mod behaviour;
 mod examples;
+mod intent;
 mod mutants;
 mod python;
 mod regress;
@@ -40,10 +41,10 @@ mod value;
 mod weakening;
 
 pub use behaviour::{
-    keeps_behaviour, BehaviourDiff, Difference, InputSource, Intent, BEHAVIOUR_CHANGED,
-    BEHAVIOUR_REGRESSION, UNASKED_CHANGE,
+    BehaviourDiff, Difference, InputSource, BEHAVIOUR_CHANGED, BEHAVIOUR_REGRESSION, UNASKED_CHANGE,
 };
 pub use examples::{run_examples, ExampleRun, FAILING_EXAMPLE, UNGUARDED, UNRUNNABLE_EXAMPLE};
+pub use intent::{keeps_behaviour, Intent};
 pub use python::module_of;
 pub use regress::{command_for, test_run, TestCommand, TestRun, TestRuns, REGRESSED_TEST};
 pub use settings::ProbeSettings;
