@@ -31,6 +31,7 @@ impl InputSource {
         matches!(self, InputSource::Docstring | InputSource::Task)
     }
 
+    /// Whether it was made up (what a record leaves unsaid).
     pub(super) fn is_made_up(&self) -> bool {
         *self == InputSource::MadeUp
     }
