@@ -63,7 +63,7 @@ impl NoteIndex {
         for annotated in &all {
             let merged = merge_sources(per_commit.remove(annotated).unwrap_or_default());
             for line in &merged {
-                if let Some(pid) = line.line.patch_id() {
+                for pid in line.line.patch_ids() {
                     by_patch
                         .entry(pid.to_string())
                         .or_default()
