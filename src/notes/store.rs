@@ -19,27 +19,62 @@ pub const MAX_APPEND_TRIES: u32 = 100;
 /// Annotated object → note blob, for every note on a notes ref.
 pub type NoteMap = HashMap<Oid, Oid>;
 
-/// Lists every note on `notes_ref` once (git2's notes iterator, so any fanout works).
+/// Lists every note on `notes_ref` once, reading its tree as git does: an entry whose path,
+/// fanout directories (`ab/cdef…`) joined, spells a full object id in hex is the note on that
+/// object; any fanout works, and other entries are not notes.
 ///
 /// A missing ref is an empty map: nobody has written a verdict yet.
 pub fn note_map_of(repo: &Repository, notes_ref: &str) -> Result<NoteMap, NotesError> {
-    let notes = match repo.notes(Some(notes_ref)) {
-        Ok(n) => n,
+    let failed = |e| NotesError::git(format!("cannot list the notes of {notes_ref}"), e);
+    let reference = match repo.find_reference(notes_ref) {
+        Ok(r) => r,
         Err(e) if e.code() == ErrorCode::NotFound => return Ok(NoteMap::new()),
-        Err(e) => {
-            return Err(NotesError::git(
-                format!("cannot list the notes of {notes_ref}"),
-                e,
-            ))
-        }
+        Err(e) => return Err(failed(e)),
     };
+    let tree = reference
+        .peel_to_commit()
+        .and_then(|c| c.tree())
+        .map_err(failed)?;
     let mut map = NoteMap::new();
-    for item in notes {
-        let (blob, annotated) =
-            item.map_err(|e| NotesError::git(format!("cannot list the notes of {notes_ref}"), e))?;
-        map.insert(annotated, blob);
-    }
+    collect_notes(repo, &tree, &mut Vec::new(), &mut map).map_err(failed)?;
     Ok(map)
+}
+
+/// Adds the notes of `tree`, whose path from the root spells `prefix`, to `map`.
+fn collect_notes(
+    repo: &Repository,
+    tree: &git2::Tree<'_>,
+    prefix: &mut Vec<u8>,
+    map: &mut NoteMap,
+) -> Result<(), git2::Error> {
+    for entry in tree.iter() {
+        let name = entry.name_bytes();
+        if !name.iter().all(u8::is_ascii_hexdigit) {
+            continue;
+        }
+        let len = prefix.len() + name.len();
+        match entry.kind() {
+            Some(git2::ObjectType::Tree) if name.len() == 2 && len < 64 => {
+                let sub = repo.find_tree(entry.id())?;
+                prefix.extend_from_slice(name);
+                let done = collect_notes(repo, &sub, prefix, map);
+                prefix.truncate(prefix.len() - 2);
+                done?;
+            }
+            Some(git2::ObjectType::Blob) if len == 40 || len == 64 => {
+                let mut hex = prefix.clone();
+                hex.extend_from_slice(name);
+                let annotated = std::str::from_utf8(&hex)
+                    .ok()
+                    .and_then(|h| crate::git::parse_oid(h).ok());
+                if let Some(annotated) = annotated {
+                    map.insert(annotated, entry.id());
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Lists every note on [`NOTES_REF`].

@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 
 use super::index::{lines_carrying, PatchIndex};
 use super::policy::{Blocked, Finding, Policy, RefUpdate, Scope};
-use super::summary::Summary;
+use super::summary::{patch_key, Summary};
 use crate::notes::{NotesError, Source, Trust};
 
 /// Runs `git <args>` in `dir` and returns stdout; a failure carries git's stderr.
@@ -166,6 +166,10 @@ pub(crate) fn check(
         false => patch_ids(dir, &pushed.iter().map(|(c, _)| *c).collect::<Vec<_>>())?,
     };
     let text_of = |blob: &str| texts.get(blob).map_or("", String::as_str);
+    let patch_ids: HashMap<String, _> = patch_ids
+        .into_iter()
+        .filter_map(|(c, p)| Some((c, patch_key(&p)?)))
+        .collect();
     let mut findings = Vec::new();
     for (commit, blobs) in pushed {
         let own: Vec<(&Source, &str)> = blobs.iter().map(|(s, b)| (*s, text_of(b))).collect();

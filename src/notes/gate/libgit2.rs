@@ -6,7 +6,7 @@ use git2::{ObjectType, Oid, Repository};
 use super::cache::GateCache;
 use super::index::{lines_carrying, PatchIndex};
 use super::policy::{Blocked, Finding, Policy, RefUpdate, Scope};
-use super::summary::Summary;
+use super::summary::{patch_key, PatchKey, Summary};
 use crate::git::parse_oid;
 use crate::notes::store::{note_map_of, refs, NoteMap};
 use crate::notes::{NotesError, Source, Trust};
@@ -67,8 +67,8 @@ pub(super) fn check(
 /// other commits' notes that carry its patch id, whatever notes it has of its own. What
 /// cannot change — a commit's patch id, what a note blob says — comes from the
 /// [`GateCache`] when it was worked out before, and is kept there otherwise, so a commit
-/// whose notes are all plain verdicts that do not block is let through without reading them
-/// again. Returns the blocked ones in arrival order.
+/// that no other note reaches and whose notes do not block is let through without reading
+/// them again. Returns the blocked ones in arrival order.
 fn judge_stream(
     git_dir: &std::path::Path,
     rx: std::sync::mpsc::Receiver<Oid>,
@@ -94,8 +94,8 @@ fn judge_stream(
     };
     let mut index = PatchIndex::default();
     if scope.by_patch_id {
-        for (source, m) in maps.iter().enumerate() {
-            for (annotated, blob) in &m.1 {
+        for (source, (_, m)) in maps.iter().enumerate() {
+            for (annotated, blob) in m {
                 let pids = &notes.summary(*blob)?.patch_ids;
                 if !pids.is_empty() {
                     index.add(source, *annotated, *blob, pids);
@@ -108,14 +108,12 @@ fn judge_stream(
             .iter()
             .filter_map(|(source, m)| Some((*source, *m.get(&oid)?)))
             .collect();
-        // Patch ids cost a diff each: only when some line carries one.
+        // A patch id costs a diff (once): only when some line carries one.
         let pid = match index.is_empty() {
             true => None,
             false => notes.patch_id(&repo, oid)?,
         };
-        let others = pid
-            .as_deref()
-            .map_or_else(Vec::new, |p| index.others(p, &oid));
+        let others = pid.map_or_else(Vec::new, |p| index.others(&p, &oid));
         if others.is_empty() {
             for (_, blob) in &own {
                 notes.summary(*blob)?;
@@ -124,7 +122,7 @@ fn judge_stream(
                 .iter()
                 .filter_map(|(s, blob)| Some((*s, notes.cache.summary(*blob)?)))
                 .collect();
-            if !own.is_empty() && policy.passes(&summaries) {
+            if summaries.len() == own.len() && policy.passes(&summaries) {
                 continue;
             }
         }
@@ -184,12 +182,12 @@ impl Notes<'_> {
     }
 
     /// The patch id of `commit`, computed once and kept.
-    fn patch_id(&mut self, repo: &Repository, commit: Oid) -> Result<Option<String>, NotesError> {
+    fn patch_id(&mut self, repo: &Repository, commit: Oid) -> Result<Option<PatchKey>, NotesError> {
         if let Some(pid) = self.cache.patch_id(commit) {
-            return Ok(pid.clone());
+            return Ok(pid);
         }
-        let pid = crate::notes::patch_id(repo, commit)?;
-        self.cache.learn_patch_id(commit, pid.clone());
+        let pid = crate::notes::patch_id(repo, commit)?.and_then(|p| patch_key(&p));
+        self.cache.learn_patch_id(commit, pid);
         Ok(pid)
     }
 }

@@ -8,6 +8,7 @@
 
 mod cache;
 mod cli;
+mod idhash;
 mod index;
 mod libgit2;
 mod policy;

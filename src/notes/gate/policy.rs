@@ -2,7 +2,7 @@
 //! block, and the findings it reports. Both readers ([`super::libgit2`], [`super::cli`]) feed
 //! the same [`Policy`].
 
-use super::summary::{Class, Summary};
+use super::summary::Summary;
 use crate::notes::{
     effective, read_note, Effective, InvalidLine, NoteLine, NotesError, Source, SourcedLine,
 };
@@ -127,21 +127,26 @@ impl Policy {
         self.verdicts.is_empty() && !self.missing
     }
 
-    /// Whether a commit whose notes are summed up by `notes` (each with where it was read)
-    /// surely passes, without reading them again: every note holds plain verdict lines only,
-    /// the worst of them is not one the policy blocks, and with `missing` in the policy one of
-    /// them was read where verdicts count as a review (this clone, a trusted remote). `false`
-    /// means the notes must be read to decide.
+    /// Whether a commit whose own notes are summed up by `notes` (each with where it was
+    /// read), and which no other commit's note reaches by patch id, surely passes without
+    /// reading them again; `false` means they must be read to decide. Decides as
+    /// [`Policy::judge_lines`] would: the verdict in force (the worst of the notes', which
+    /// is that of their lines read together unless one holds an override: then they are
+    /// read), unreadable lines, and `missing`.
     pub(crate) fn passes(&self, notes: &[(&Source, &Summary)]) -> bool {
+        if notes.len() > 1 && notes.iter().any(|(_, n)| n.overrides) {
+            return false;
+        }
+        let blocks = |v: &Verdict| self.verdicts.contains(v);
         let mut vouched = false;
-        for (source, summary) in notes {
-            let Class::Plain(worst) = summary.class else {
-                return false;
-            };
-            if worst.is_some_and(|v| self.verdicts.contains(&v)) {
+        for (source, n) in notes {
+            if n.verdict_from(source).as_ref().is_some_and(blocks)
+                || n.fails_closed
+                || n.mentions.iter().any(blocks)
+            {
                 return false;
             }
-            vouched |= worst.is_some() && source.may_relax();
+            vouched |= n.valid && source.may_relax();
         }
         !self.missing || vouched
     }
