@@ -12,6 +12,7 @@
 
 pub mod display;
 mod effective;
+pub mod fold;
 mod format;
 pub mod gate;
 mod line;

@@ -602,6 +602,10 @@ pub struct ReadLine {
     /// The floor the facts imposed.
     #[serde(deserialize_with = "lenient")]
     pub floor: Option<Floor>,
+    /// What the issues that count support, with why, when it differs from what the model
+    /// answered (a review lowered to what its evidence stands on).
+    #[serde(deserialize_with = "lenient")]
+    pub derived: Option<Floor>,
     /// The stage reviewed (`architect` … `verify`, `review`, `run`, `reconcile`).
     #[serde(deserialize_with = "lenient")]
     pub stage: Option<String>,

@@ -100,6 +100,26 @@ impl NoteIndex {
         self.by_patch.get(pid).map_or(&[], Vec::as_slice)
     }
 
+    /// The lines of other commits' notes that carry the patch id of `commit` (it is a
+    /// cherry-pick, squash or rebase of those commits, or a squash of a whole run), each with
+    /// the commit it is on: they count as if they were on `commit`, as the pre-push gate
+    /// counts them.
+    pub fn found_by_patch_id(
+        &self,
+        repo: &Repository,
+        commit: Oid,
+    ) -> Result<Vec<(Oid, SourcedLine)>, NotesError> {
+        let Some(pid) = patch_id(repo, commit)? else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .with_patch_id(&pid)
+            .iter()
+            .filter(|(on, _)| *on != commit)
+            .cloned()
+            .collect())
+    }
+
     /// The lines noted on `commit`.
     pub fn lines_of(&self, commit: Oid) -> &[SourcedLine] {
         self.lines.get(&commit).map_or(&[], Vec::as_slice)

@@ -40,6 +40,18 @@ pub fn note_map_of(repo: &Repository, notes_ref: &str) -> Result<NoteMap, NotesE
     Ok(map)
 }
 
+/// Lists every note of the notes commit `commit`, as [`note_map_of`] does for a ref.
+pub fn note_map_at(repo: &Repository, commit: Oid) -> Result<NoteMap, NotesError> {
+    let failed = |e| NotesError::git(format!("cannot list the notes of {commit}"), e);
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .map_err(failed)?;
+    let mut map = NoteMap::new();
+    collect_notes(repo, &tree, &mut Vec::new(), &mut map).map_err(failed)?;
+    Ok(map)
+}
+
 /// Adds the notes of `tree`, whose path from the root spells `prefix`, to `map`.
 fn collect_notes(
     repo: &Repository,
@@ -290,6 +302,17 @@ pub(crate) fn append_json(
     commit: Oid,
     lines: &[Value],
 ) -> Result<(), NotesError> {
+    append_json_to(repo, NOTES_REF, commit, lines)
+}
+
+/// [`append_json`] to the notes ref `notes_ref` (a remote's tracking ref, for lines of that
+/// remote carried over to a rewritten commit: they stay where they count as that remote's).
+pub(crate) fn append_json_to(
+    repo: &Repository,
+    notes_ref: &str,
+    commit: Oid,
+    lines: &[Value],
+) -> Result<(), NotesError> {
     let mut seen = HashSet::new();
     // Notes travel with the code to every remote: no key may be in a line.
     let new: Vec<String> = lines
@@ -303,7 +326,7 @@ pub(crate) fn append_json(
     let sig = crate::git::signature(repo);
     let scratch = ScratchRef::new(repo, "append");
     for attempt in 0..MAX_APPEND_TRIES {
-        let tip = ref_target(repo, NOTES_REF)?;
+        let tip = ref_target(repo, notes_ref)?;
         scratch.set(tip)?;
         // Read at the tip we build on (the scratch ref), not at a ref that may move meanwhile.
         let old = match tip {
@@ -319,7 +342,7 @@ pub(crate) fn append_json(
             .refname_to_id(&scratch.name)
             .map_err(|e| NotesError::git("cannot read the new notes commit", e))?;
         let msg = format!("git-triad: append to the note on {commit}");
-        if compare_and_swap(repo, NOTES_REF, tip, built, &msg)? {
+        if compare_and_swap(repo, notes_ref, tip, built, &msg)? {
             return Ok(());
         }
         backoff(attempt);

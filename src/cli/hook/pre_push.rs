@@ -321,7 +321,8 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
             ),
             crate::notes::Source::Remote { name, .. } => writeln!(
                 s,
-                "  ask who wrote it to mend it on {name}, then: git triad notes fetch {name}\n  or drop {name}'s notes here:  git update-ref -d refs/notes/remotes/{name}/triad"
+                "  it came from {name}, and fetches only add lines; to stop reading {name}'s notes here:\n                           {}",
+                crate::notes::source::forget_command(name)
             ),
         };
     }

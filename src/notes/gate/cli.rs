@@ -118,6 +118,12 @@ pub(crate) fn check(
     args.extend(hide);
     if hide_tracking {
         args.push("--not".into());
+        // `refs/remotes/team/*` holds the branches of a remote `team/origin` too.
+        for other in git_output(dir, &["remote"])?.lines() {
+            if other.starts_with(&format!("{remote}/")) {
+                args.push(format!("--exclude=refs/remotes/{other}/*"));
+            }
+        }
         args.push(format!("--glob=refs/remotes/{remote}/*"));
     }
     let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();

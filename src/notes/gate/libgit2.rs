@@ -29,6 +29,8 @@ pub(super) fn check(
     trust: &Trust,
     scope: Scope,
 ) -> Result<Vec<Finding>, NotesError> {
+    // What `git fetch` landed from remotes, every value it held, is read in first.
+    crate::notes::fold::fold_all(repo)?;
     // Without any verdict only "missing" can block; skip the walk when it cannot.
     let refs = refs(repo, trust)?;
     if refs.is_empty() && !policy.blocks_missing() {
@@ -218,7 +220,23 @@ fn walk_pushed(
         let refs = repo
             .references_glob(&glob)
             .map_err(|e| NotesError::git(format!("cannot list {glob}"), e))?;
+        // `refs/remotes/team/*` holds the branches of a remote `team/origin` too.
+        let nested: Vec<String> = repo
+            .remotes()
+            .map_err(|e| NotesError::git("cannot list the remotes", e))?
+            .iter()
+            .flatten()
+            .flatten()
+            .filter(|r| r.starts_with(&format!("{remote}/")))
+            .map(|r| format!("refs/remotes/{r}/"))
+            .collect();
         for r in refs.flatten() {
+            let theirs = r
+                .name()
+                .is_ok_and(|n| nested.iter().any(|p| n.starts_with(p.as_str())));
+            if theirs {
+                continue;
+            }
             if let Ok(c) = r.peel_to_commit() {
                 walk.hide(c.id()).map_err(walk_err)?;
             }
