@@ -4,6 +4,7 @@
 mod gate;
 mod install;
 mod rewrite;
+mod seams;
 mod store;
 mod trust;
 

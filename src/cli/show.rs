@@ -170,10 +170,11 @@ fn found_here(on: git2::Oid) -> String {
 }
 
 /// Text from a note (a model's, a person's, a fork's) on one line of the output: every
-/// character a terminal would obey, a line break too, is shown as text, so it can never
-/// start a line of its own that reads as this command's.
+/// character a terminal would obey, a line break too, and every one that shows as nothing,
+/// is shown as text ([`notes::display::visible`]), so it can never start a line of its own
+/// that reads as this command's.
 fn inline(text: &str) -> String {
-    crate::safe::line(text)
+    notes::display::visible(text)
 }
 
 /// Text from a note that may run over several lines, each after the first indented by

@@ -19,6 +19,11 @@ use super::NotesError;
 
 /// Folds what landed from `remote` into its tracking ref; returns whether the tracking ref
 /// moved.
+///
+/// The values the landing ref held are merged oldest first, each by union, from the newest
+/// one the tracking ref already descends from: a remote's history may remove a line in a
+/// later commit, so a later value's descending from an earlier one says nothing about
+/// holding its lines, and only merging in order keeps them all.
 pub fn fold(repo: &Repository, remote: &str) -> Result<bool, NotesError> {
     let landing = landing_ref(remote);
     let tracking = tracking_ref(remote);
@@ -30,29 +35,30 @@ pub fn fold(repo: &Repository, remote: &str) -> Result<bool, NotesError> {
     let odb = repo
         .odb()
         .map_err(|e| NotesError::git("cannot open the object database", e))?;
-    let mut seen = Vec::new();
-    let mut moved = false;
+    let mut pending = Vec::new();
+    let held = ref_target(repo, &tracking)?;
     for commit in landed {
-        if commit.is_zero() || seen.contains(&commit) {
+        if commit.is_zero() || pending.contains(&commit) {
             continue;
         }
-        seen.push(commit);
-        if let Some(held) = ref_target(repo, &tracking)? {
-            let contains = held == commit
+        if let Some(held) = held {
+            let folded = held == commit
                 || repo
                     .graph_descendant_of(held, commit)
                     .map_err(|e| NotesError::git("cannot compare notes histories", e))?;
-            // Every fold takes all it finds, so what is older than a folded value is in too.
-            if contains {
+            // Every fold takes all values older than the newest, in order.
+            if folded {
                 break;
             }
         }
         // A value the reflog names whose commit is gone (expired) holds nothing to fold.
-        if !odb.exists(commit) || repo.find_commit(commit).is_err() {
-            continue;
+        if odb.exists(commit) && repo.find_commit(commit).is_ok() {
+            pending.push(commit);
         }
+    }
+    let moved = !pending.is_empty();
+    for commit in pending.into_iter().rev() {
         merge_commit(repo, &tracking, commit, &landing)?;
-        moved = true;
     }
     Ok(moved)
 }
