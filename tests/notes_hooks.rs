@@ -3,6 +3,7 @@
 
 mod gate;
 mod install;
+mod names;
 mod rewrite;
 mod seams;
 mod store;

@@ -127,7 +127,7 @@ pub fn diff_trees(
             .new_file()
             .path()
             .or_else(|| delta.old_file().path())
-            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
         let status = match delta.status() {
             Delta::Added => "added",
@@ -193,7 +193,11 @@ pub fn render_diff(
 ) -> String {
     let mut s = String::new();
     for f in files {
-        s.push_str(&format!("=== {} ({})\n", f.path, f.status));
+        s.push_str(&format!(
+            "=== {} ({})\n",
+            super::quote::quote(&f.path),
+            f.status
+        ));
         if f.withheld {
             s.push_str(WITHHELD);
             s.push('\n');
