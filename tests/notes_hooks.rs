@@ -8,6 +8,7 @@ mod rewrite;
 mod seams;
 mod store;
 mod trust;
+mod unseen;
 
 use std::path::{Path, PathBuf};
 

@@ -47,6 +47,10 @@ pub struct FileDiff {
     /// A private file (see [`crate::privacy`]): no hunks, never shown.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub withheld: bool,
+    /// A submodule (a gitlink): its one hunk is the commit it points at (`Subproject commit
+    /// …`), never the code that commit holds.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub submodule: bool,
     /// Hunks.
     pub hunks: Vec<Hunk>,
 }
@@ -139,11 +143,13 @@ pub fn diff_trees(
             _ => "changed",
         }
         .to_string();
+        let gitlink = |f: git2::DiffFile<'_>| f.mode() == git2::FileMode::Commit;
         let mut fd = FileDiff {
             path,
             status,
             binary: false,
             withheld: false,
+            submodule: gitlink(delta.new_file()) || gitlink(delta.old_file()),
             hunks: Vec::new(),
         };
         match git2::Patch::from_diff(&diff, idx)? {
