@@ -5,6 +5,7 @@ mod gate;
 mod install;
 mod names;
 mod rewrite;
+mod runs;
 mod seams;
 mod store;
 mod trust;
