@@ -354,8 +354,8 @@ mod tests {
         }
         // A repeated verdict key, an unknown kind or a newer format: the same.
         for line in [
-            format!(r#"{{"v":1,"kind":"review","verdict":"APPROVE","verdict":"ＨＡＬＴ"}}"#),
-            format!(r#"{{"v":2,"kind":"review","verdict":"ＨＡＬＴ"}}"#),
+            r#"{"v":1,"kind":"review","verdict":"APPROVE","verdict":"ＨＡＬＴ"}"#.to_string(),
+            r#"{"v":2,"kind":"review","verdict":"ＨＡＬＴ"}"#.to_string(),
             format!(r#"{{"v":1,"kind":"review","ts":"{TS}"}}"#),
         ] {
             assert!(
