@@ -63,15 +63,20 @@ fn fork_of(env: &TestEnv, work: &Path, branch: &str) -> (PathBuf, PathBuf) {
 }
 
 /// In `forker`, writes `text` as the whole triad note on `commit` and pushes the notes to
-/// its origin, by force when `force` (a fork may rewrite its notes as it likes).
-fn fork_notes(env: &TestEnv, forker: &Path, commit: &str, text: &str, force: bool) {
+/// its origin; with `rewrite`, on a new history of its notes, pushed by force (a fork may
+/// rewrite its notes as it likes).
+fn fork_notes(env: &TestEnv, forker: &Path, commit: &str, text: &str, rewrite: bool) {
+    if rewrite {
+        env.git(forker, &["update-ref", "-d", "refs/notes/triad"])
+            .ok();
+    }
     env.git(
         forker,
         &["notes", "--ref=triad", "add", "-f", "-m", text, commit],
     )
     .ok();
     let mut push = vec!["push", "-q", "--no-verify"];
-    if force {
+    if rewrite {
         push.push("-f");
     }
     push.extend(["origin", "refs/notes/triad"]);
@@ -277,7 +282,8 @@ fn an_untrusted_remotes_forced_rewrite_keeps_the_halt() {
     // The fork rewrites its notes without the HALT, and git fetches twice before git triad
     // looks: the second fetch replaced what the first landed.
     fork_notes(&env, &forker, &commit, &fork_line(&commit, "FLAG"), true);
-    git_quietly(&env, &work, &["fetch", "fork"]);
+    let fetched = env.git(&work, &["fetch", "fork"]);
+    assert_says(&fetched.ok().stderr, &["(forced update)"]);
     let forked = git_stdout(
         &env,
         &work,
