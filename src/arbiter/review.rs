@@ -186,9 +186,34 @@ fn raise(a: Option<Floor>, b: Option<Floor>) -> Option<Floor> {
     }
 }
 
-/// Re-anchors one model issue against the reviewed file text.
-pub fn anchor_issue(a: &IssueAnswer, text: Option<&str>) -> Issue {
-    let path = crate::edit::check_path(&a.path).unwrap_or_else(|_| a.path.clone());
+/// The file of the reviewed tree an issue's `written` path names, as git spells it, with its
+/// text: the path as written (bytes: `~evil.py`, `a:b.py` and a name with a line break are
+/// names git allows), git's quoted spelling of it unquoted (`"a\nb.py"`), then as written
+/// with blanks around or a leading `./`. Never through the rules for paths a model may
+/// write to: whoever commits a file chooses its name, and a name git allows is never a
+/// reason to set an issue aside.
+pub fn file_of(written: &str, read: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
+    let trimmed = written.trim();
+    let candidates = [
+        Some(written.to_string()),
+        crate::git::quote::unquote(written),
+        crate::git::quote::unquote(trimmed),
+        (written.contains('\\'))
+            .then(|| crate::git::quote::unquote(&format!("\"{written}\"")))
+            .flatten(),
+        Some(trimmed.to_string()),
+        trimmed.strip_prefix("./").map(str::to_string),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find_map(|p| read(&p).map(|text| (p, text)))
+}
+
+/// Re-anchors one model issue against the reviewed file text; `path` is the file of the
+/// reviewed tree it names ([`file_of`]), when it names one.
+pub fn anchor_issue(a: &IssueAnswer, path: Option<&str>, text: Option<&str>) -> Issue {
+    let path = path.unwrap_or(&a.path).to_string();
     let found = text.and_then(|t| anchor(t, &a.quote, a.start_line));
     let symbol = match (found, text, Lang::from_path(&path)) {
         (Some((s, e)), Some(t), Some(lang)) => code::innermost(lang, t, s, e),
@@ -269,10 +294,8 @@ pub fn finish(
     let mut merged = 0;
     let mut probed: Vec<(usize, ProbeSpec)> = Vec::new();
     for a in &answer.issues {
-        let text = crate::edit::check_path(&a.path)
-            .ok()
-            .and_then(|p| (checks.read)(&p));
-        let mut issue = anchor_issue(a, text.as_deref());
+        let (path, text) = file_of(&a.path, checks.read).unzip();
+        let mut issue = anchor_issue(a, path.as_deref(), text.as_deref());
         // An issue that cites a difference of the behaviour diff stands on it, at the
         // function the difference is about, whatever its quote.
         let cited = checks
@@ -286,7 +309,7 @@ pub fn finish(
         issue.demoted = match (&text, issue.anchored) {
             (None, _) => Some(format!(
                 "{} is not a file of the reviewed change",
-                issue.path
+                crate::git::quote::quote(&issue.path)
             )),
             (Some(_), false) if !names_requirement(&issue, checks.requirement_ids) => {
                 Some(format!("its quote is not in {}", issue.path))

@@ -89,8 +89,8 @@ fn mark_stopped_tip(cx: &Cx<'_>, j: &Journal<'_>) -> Result<(), (Oid, notes::Not
     } else {
         Verdict::Reject
     };
-    let lines = notes::read(cx.repo(), tip).map_err(|e| (tip, e))?;
-    if notes::effective(&lines).is_some_and(|e| e.verdict == verdict) {
+    let base = j.state.base().oid().ok();
+    if notes::outcome_recorded(cx.repo(), base, tip, verdict).map_err(|e| (tip, e))? {
         return Ok(());
     }
     let reason = j
@@ -131,7 +131,10 @@ fn mark_stopped_tip(cx: &Cx<'_>, j: &Journal<'_>) -> Result<(), (Oid, notes::Not
         },
         review,
     }));
-    notes::record(cx.repo(), tip, record)
-        .map(|_| ())
-        .map_err(|e| (tip, e))
+    // With the patch id of the run's whole change: a squash of the run is blocked too.
+    let written = match base {
+        Some(base) => notes::record_change(cx.repo(), base, tip, record),
+        None => notes::record(cx.repo(), tip, record),
+    };
+    written.map(|_| ()).map_err(|e| (tip, e))
 }
