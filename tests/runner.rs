@@ -15,6 +15,7 @@ mod debate;
 mod docs;
 mod e2e_local;
 mod examples;
+mod first_contact;
 mod fitness;
 mod hostile;
 mod hostile_keys;

@@ -507,7 +507,10 @@ fn a_model_set_to_whole_files_writes_them_whole_and_is_asked_to() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(architect.starts_with("root ::= file{0,1} meta"), "{architect}");
+    assert!(
+        architect.starts_with("root ::= file{0,1} meta"),
+        "{architect}"
+    );
     assert!(!architect.contains("implementation_summary"), "{architect}");
     // The verifier's metadata opens with its implementation summary, an object.
     let verify = s.requests_for("verify")[0]["grammar"]

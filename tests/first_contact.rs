@@ -1,0 +1,170 @@
+//! A new user's first minutes, with the real binary, the real `git`, `man` and bash (issue
+//! #45 point 5): `git triad --help` with no man page installed, completion through git's own
+//! bash completion, dates and config keys checked, `--format json` on every report.
+
+use std::path::{Path, PathBuf};
+
+use crate::common::{self, Run, TestEnv};
+
+/// A fresh install: the binary alone in `<root>/prefix/bin` (a hard link, else a copy), no
+/// man page anywhere near it, and that directory first on PATH, as `cargo install` leaves
+/// `~/.cargo/bin`.
+fn fresh_install(env: &TestEnv) -> PathBuf {
+    let bin = env.root().join("prefix").join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let exe = bin.join("git-triad");
+    if std::fs::hard_link(common::bin(), &exe).is_err() {
+        std::fs::copy(common::bin(), &exe).unwrap();
+    }
+    assert!(!env.root().join("prefix/share").exists());
+    bin
+}
+
+/// `git <args>` in `dir` with `bin` first on PATH (and nothing else of the test's build).
+fn git_with(env: &TestEnv, bin: &Path, dir: &Path, args: &[&str]) -> Run {
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = env
+        .command("git", dir)
+        .env("PATH", path)
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .env_remove("MANPATH")
+        .args(args)
+        .output()
+        .expect("run git");
+    Run {
+        code: o.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+    }
+}
+
+fn have(program: &str) -> bool {
+    std::process::Command::new(program)
+        .arg("--version")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn git_triad_help_opens_the_man_page_without_man_install() {
+    assert!(
+        have("man"),
+        "this test needs `man` (man-db), which `git triad --help` runs through git"
+    );
+    let env = TestEnv::new();
+    let bin = fresh_install(&env);
+    let dir = env.repo("proj", &[("README", "hi\n")]);
+    // A first command (any: here the short help) puts the pages where man looks for a
+    // binary on PATH; nobody ran `git triad man --install`.
+    git_with(&env, &bin, &dir, &["triad", "-h"]).ok();
+    assert!(env
+        .root()
+        .join("prefix/share/man/man1/git-triad-run.1")
+        .is_file());
+    let help = git_with(&env, &bin, &dir, &["triad", "--help"]);
+    help.ok();
+    assert!(help.stdout.contains("NAME"), "{}", help.all());
+    assert!(help.stdout.contains("several AI models"), "{}", help.all());
+    // git passes `--help` after a subcommand on to git triad, whose clap prints it.
+    let run = git_with(&env, &bin, &dir, &["triad", "run", "--help"]);
+    assert!(run.ok().stdout.contains("--workflow"), "{}", run.all());
+}
+
+/// Where git's own bash completion is on this machine (the git package's, or the contrib
+/// copy of a git built from source).
+fn git_completion_script() -> Option<PathBuf> {
+    [
+        "/usr/share/bash-completion/completions/git",
+        "/usr/local/share/bash-completion/completions/git",
+        "/etc/bash_completion.d/git",
+        "/usr/share/git-core/contrib/completion/git-completion.bash",
+        "/usr/local/share/git-core/contrib/completion/git-completion.bash",
+    ]
+    .into_iter()
+    .map(PathBuf::from)
+    .find(|p| p.is_file())
+}
+
+/// What bash completes for `line` (a trailing space completes a new word) through git's
+/// completion, with git triad's installed script loaded as a user's shell loads it:
+/// through bash-completion's loader when bash-completion is installed, else sourced.
+fn complete(env: &TestEnv, bin: &Path, git_script: &Path, line: &str) -> Vec<String> {
+    let loader = Path::new("/usr/share/bash-completion/bash_completion");
+    let setup = if loader.is_file() {
+        format!("source {}", loader.display())
+    } else {
+        format!(
+            "source {}\nsource \"$HOME/.local/share/bash-completion/completions/git-triad\"",
+            git_script.display()
+        )
+    };
+    let script = format!(
+        r#"{setup}
+COMP_LINE='{line}'
+COMP_POINT=${{#COMP_LINE}}
+read -ra COMP_WORDS <<<"$COMP_LINE"
+[[ "$COMP_LINE" == *" " ]] && COMP_WORDS+=("")
+COMP_CWORD=$(( ${{#COMP_WORDS[@]}} - 1 ))
+COMPREPLY=()
+__git_wrap__git_main
+printf '%s\n' "${{COMPREPLY[@]}}"
+"#
+    );
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let o = env
+        .command("bash", env.root())
+        .env("PATH", path)
+        .args(["--norc", "--noprofile", "-c", &script])
+        .output()
+        .expect("run bash");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut words: Vec<String> = String::from_utf8_lossy(&o.stdout)
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    words.sort();
+    words
+}
+
+#[test]
+fn completion_installs_into_a_fresh_home_and_works_through_git() {
+    let Some(git_script) = git_completion_script() else {
+        panic!("this test needs git's bash completion script (git-completion.bash), which `git triad <TAB>` goes through");
+    };
+    let env = TestEnv::new();
+    let bin = fresh_install(&env);
+    assert!(!env.home().join(".local").exists(), "a fresh home");
+    let installed = env.triad(env.root(), &["completions", "bash", "--install"]);
+    let file = env
+        .home()
+        .join(".local/share/bash-completion/completions/git-triad");
+    assert!(installed.ok().stdout.contains(file.to_str().unwrap()));
+    let script = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        script.contains("_git_triad()"),
+        "git's completion calls _git_triad"
+    );
+
+    let subcommands = complete(&env, &bin, &git_script, "git triad re");
+    assert_eq!(subcommands, ["reconcile", "resume", "review"]);
+    let flags = complete(&env, &bin, &git_script, "git triad run --wor");
+    assert_eq!(flags, ["--workflow"]);
+    // git's own options before the command, and a nested subcommand.
+    let nested = complete(&env, &bin, &git_script, "git -C . triad task ");
+    for sub in ["answer", "defer", "list", "new", "show"] {
+        assert!(nested.contains(&sub.to_string()), "{nested:?}");
+    }
+    let format = complete(&env, &bin, &git_script, "git triad log --f");
+    assert_eq!(format, ["--format"]);
+}
