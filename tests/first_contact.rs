@@ -168,3 +168,77 @@ fn completion_installs_into_a_fresh_home_and_works_through_git() {
     let format = complete(&env, &bin, &git_script, "git triad log --f");
     assert_eq!(format, ["--format"]);
 }
+
+#[test]
+fn a_revisit_date_the_calendar_does_not_have_is_refused() {
+    let env = TestEnv::new();
+    let dir = env.repo("proj", &[("README", "hi\n")]);
+    env.triad(&dir, &["task", "new", "later", "--title", "Later"])
+        .ok();
+    for (date, why) in [
+        ("2099-13-45", "there is no month 13"),
+        ("2099-02-30", "2099-02 has no day 30"),
+        ("2099-09-01T25:00:00Z", "is not an RFC 3339 time"),
+    ] {
+        let r = env.triad(
+            &dir,
+            &[
+                "task",
+                "defer",
+                "later",
+                "--reason",
+                "r",
+                "--revisit-at",
+                date,
+            ],
+        );
+        r.expect_code(2);
+        assert!(r.stderr.contains(why), "{date}: {}", r.stderr);
+        assert!(r.stderr.contains("hint: use YYYY-MM-DD"), "{}", r.stderr);
+    }
+    let shown = env.triad(&dir, &["task", "show", "later", "--json"]);
+    assert!(!shown.ok().stdout.contains("DEFERRED"), "{}", shown.stdout);
+    env.triad(
+        &dir,
+        &[
+            "task",
+            "defer",
+            "later",
+            "--reason",
+            "r",
+            "--revisit-at",
+            "2096-02-29",
+        ],
+    )
+    .ok();
+}
+
+#[test]
+fn config_show_of_a_key_that_does_not_exist_is_an_error() {
+    let env = TestEnv::new();
+    let dir = env.root();
+    let r = env.triad(dir, &["config", "show", "nonexistent.key"]);
+    r.expect_code(2);
+    assert!(
+        r.stderr
+            .contains("`nonexistent.key` is not a configuration key"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains("`arbiter`"), "{}", r.stderr);
+    // Below a value, nothing is a key either.
+    env.triad(dir, &["config", "show", "arbiter.mode.x"])
+        .expect_code(2);
+    // A known key, set or not, is shown or said to be unset.
+    let set = env.triad(dir, &["config", "show", "arbiter.mode"]);
+    assert!(set.ok().stdout.contains("arbiter.mode = \"bookend\""));
+    let unset = env.triad(dir, &["config", "show", "providers.my-server"]);
+    assert!(
+        unset
+            .ok()
+            .stdout
+            .contains("# providers.my-server is not set"),
+        "{}",
+        unset.stdout
+    );
+}
