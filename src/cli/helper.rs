@@ -2,7 +2,7 @@
 //! imports another. The repository, the model client with its ledger and local servers, the
 //! command line as a run's host ([`Terminal`]) and its [`driver`], a run's record and report
 //! with its exit code, the user's fitness measurements and the routes they give, commits and
-//! the notes trust. What a run does is the pipeline's ([`crate::pipeline::drive`]).
+//! the notes trust, and how a report is asked for JSON ([`Output`]). What a run does is the pipeline's ([`crate::pipeline::drive`]).
 
 use std::path::PathBuf;
 
@@ -277,4 +277,32 @@ pub fn routes(
     forced: Option<RoutingMode>,
 ) -> CommandResult<Option<Routing>> {
     Ok(pipeline::plan::routes(loaded, &ctx.env, profile, forced)?)
+}
+
+/// The formats of a report that is text or JSON.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextOrJson {
+    /// For people.
+    #[default]
+    Text,
+    /// One JSON value on stdout, for tools.
+    Json,
+}
+
+/// How a report is printed: `--format text|json`, or `--json` for `--format json`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Output {
+    /// Output format: text or json.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<TextOrJson>,
+    /// Print JSON on stdout (the same as --format json).
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Output {
+    /// Whether JSON was asked for.
+    pub fn json(&self) -> bool {
+        self.json || self.format == Some(TextOrJson::Json)
+    }
 }

@@ -413,7 +413,9 @@ fn command_of(req: &Request) -> Command {
     };
     match req {
         Request::ListTasks => Command::Task(task::TaskArgs {
-            command: task::TaskCommand::List(task::list::ListArgs { json: false }),
+            command: task::TaskCommand::List(task::list::ListArgs {
+                output: helper::Output::default(),
+            }),
         }),
         Request::ListRuns => log(None),
         Request::ShowRun { run_id } => log(Some(run_id)),

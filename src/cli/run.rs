@@ -126,9 +126,9 @@ pub struct RunArgs {
     /// come from this repository's ledger, else from `git triad bench`; no model is called.
     #[arg(long)]
     pub estimate: bool,
-    /// Print one JSON object describing the run on stdout.
-    #[arg(long)]
-    pub json: bool,
+    /// How to print it (`--format json` or `--json`).
+    #[command(flatten)]
+    pub output: crate::cli::helper::Output,
 }
 
 impl RunArgs {
@@ -190,9 +190,9 @@ pub struct ResumeArgs {
     /// With --rewind: the model the first stage redone uses (a registered model).
     #[arg(long, value_name = "MODEL", requires = "rewind")]
     pub model: Option<String>,
-    /// Print one JSON object describing the run on stdout.
-    #[arg(long)]
-    pub json: bool,
+    /// How to print it (`--format json` or `--json`).
+    #[command(flatten)]
+    pub output: crate::cli::helper::Output,
 }
 
 /// Runs `git triad run`: the arguments become one request, the pipeline plans and drives
@@ -208,14 +208,14 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     // What the roles run on, once the run is sure to start with them.
     say_roles(ctx, repo, &driver.loaded, planned.choice.profile.as_deref());
     if args.estimate {
-        return estimate(ctx, &driver.loaded, &req, &planned, args.json);
+        return estimate(ctx, &driver.loaded, &req, &planned, args.output.json());
     }
     let task = planned.state.task().to_string();
     let done = driver
         .start(planned)
         .map_err(CommandError::from)
-        .and_then(|state| report(&state, args.json));
-    continue_unblocked(ctx, &task, done, args.json)
+        .and_then(|state| report(&state, args.output.json()));
+    continue_unblocked(ctx, &task, done, args.output.json())
 }
 
 /// Says, once per repository, what the roles run on when it is not what the user chose or
@@ -282,7 +282,7 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
         stages: n as usize,
         model: args.model.as_deref(),
     });
-    resume_run(ctx, &args.run_id, args.budget, rewind, args.json)
+    resume_run(ctx, &args.run_id, args.budget, rewind, args.output.json())
 }
 
 /// Says `line` on stderr unless it was the last line said under `name` in this
