@@ -242,3 +242,66 @@ fn config_show_of_a_key_that_does_not_exist_is_an_error() {
         unset.stdout
     );
 }
+
+#[test]
+fn every_report_takes_format_json_and_log_shows_each_run_as_it_ended() {
+    use git_triad::testkit::fake_llm::Reply;
+    // One approved run, then one whose architect's provider fails after it was asked.
+    let mut rules = crate::pipeline::happy_rules();
+    rules[0] = crate::pipeline::stage(
+        "architect",
+        vec![
+            Reply::text(crate::pipeline::architect_answer()),
+            Reply::status(500),
+        ],
+    )
+    .repeat_last(true);
+    let s = crate::pipeline::Scenario::new(rules);
+    let approved = s
+        .env
+        .triad(&s.repo, &["run", "--task", "add-sub", "--format", "json"]);
+    let approved: serde_json::Value = serde_json::from_str(&approved.ok().stdout).unwrap();
+    assert_eq!(approved["status"], "approved");
+    let failed = s
+        .env
+        .triad(&s.repo, &["run", "--task", "add-sub", "--json"]);
+    let failed: serde_json::Value = serde_json::from_str(&failed.expect_code(1).stdout).unwrap();
+    assert_eq!(failed["status"], "failed", "{failed}");
+    assert_eq!(failed["final_verdict"], serde_json::Value::Null, "{failed}");
+
+    let list = s.env.triad(&s.repo, &["log"]);
+    let lines: Vec<&str> = list.ok().stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("RUN") && lines[0].ends_with("VERDICT"),
+        "{lines:?}"
+    );
+    let row = |id: &serde_json::Value| {
+        *lines
+            .iter()
+            .find(|l| l.starts_with(id.as_str().unwrap()))
+            .unwrap()
+    };
+    assert!(row(&approved["run"]).ends_with("APPROVE"), "{lines:?}");
+    let failed_row = row(&failed["run"]);
+    assert!(
+        failed_row.contains("failed") && failed_row.ends_with('-'),
+        "{failed_row}"
+    );
+
+    for args in [
+        &["log", "--format", "json"][..],
+        &["task", "list", "--format", "json"],
+        &["task", "show", "add-sub", "--format", "json"],
+        &["usage", "--format", "json"],
+        &["models", "list", "--no-probe", "--format", "json"],
+        &["session", "list", "--format", "json"],
+        &["chamber", "stats", "--format", "json"],
+        &["chamber", "list", "--format", "json"],
+        &["review", "HEAD", "--no-model", "--format", "json"],
+    ] {
+        let r = s.env.triad(&s.repo, args);
+        assert!(r.code == 0, "{args:?}: {}", r.all());
+        serde_json::from_str::<serde_json::Value>(&r.stdout)
+            .unwrap_or_else(|e| panic!("{args:?} is not JSON ({e}): {}", r.stdout));
+    }
+}

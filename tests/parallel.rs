@@ -296,6 +296,15 @@ fn a_tie_goes_to_the_tiebreaker_and_a_second_self_vote_is_discarded() {
         text.contains("tiebreaker's justification: C handles the edge cases"),
         "{text}"
     );
+    // `log --format json` carries the judges' reasons: the tiebreaker's and each vote's.
+    let logged = s.env.triad(
+        &s.repo,
+        &["log", out["run"].as_str().unwrap(), "--format", "json"],
+    );
+    let p = &run_json(&logged.ok().stdout)["parallel"];
+    assert_eq!(p["justification"], "C handles the edge cases", "{p}");
+    assert!(p["reviews"][0]["reason"].is_string(), "{p}");
+    assert!(p["reviews"][0]["ratings"][0]["reason"].is_string(), "{p}");
 }
 
 #[test]
