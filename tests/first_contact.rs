@@ -246,12 +246,18 @@ fn config_show_of_a_key_that_does_not_exist_is_an_error() {
 #[test]
 fn every_report_takes_format_json_and_log_shows_each_run_as_it_ended() {
     use git_triad::testkit::fake_llm::Reply;
-    // One approved run, then one whose architect's provider fails after it was asked.
+    // One approved run, then one whose implementer's provider fails after the architect
+    // answered (a run that built something is kept, failed).
     let mut rules = crate::pipeline::happy_rules();
     rules[0] = crate::pipeline::stage(
         "architect",
+        vec![Reply::text(crate::pipeline::architect_answer())],
+    )
+    .repeat_last(true);
+    rules[1] = crate::pipeline::stage(
+        "implement",
         vec![
-            Reply::text(crate::pipeline::architect_answer()),
+            Reply::text(crate::pipeline::implement_answer()),
             Reply::status(500),
         ],
     )

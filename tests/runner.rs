@@ -39,6 +39,7 @@ mod run_paths;
 mod sandbox;
 mod session;
 mod sha256;
+mod stops;
 mod task_runs;
 mod tasks;
 mod terminal;

@@ -1,6 +1,7 @@
 //! What to do next after a run stopped: the library records typed facts; this module turns
 //! them into advice with command lines (errors get theirs in `cli::error`).
 
+use crate::model::Cause;
 use crate::pipeline::record::{ModelFailure, NoRewind};
 use crate::pipeline::{RunState, RunStatus, StopReason};
 use crate::task::outcome::Outcome;
@@ -71,7 +72,9 @@ pub fn run_hints(state: &RunState) -> Vec<String> {
         StopReason::Outcome { .. } => vec![format!(
             "`git triad task show {task}` shows the task's state and next action"
         )],
-        StopReason::ModelFailed { failure, .. } => match failure {
+        StopReason::ModelFailed {
+            failure, causes, ..
+        } => match failure {
             ModelFailure::Schema => vec![
                 "choose a stronger model for that role (--arbiter-model, -c roles.arbiter.models=...) and run the task again".into(),
             ],
@@ -82,10 +85,11 @@ pub fn run_hints(state: &RunState) -> Vec<String> {
                 "nothing was sent: make the input smaller (the TaskSpec's requirements and scope) or give the role a model with a larger window (-c roles.<role>.models=...)".into(),
                 format!("then: git triad resume {run}"),
             ],
-            ModelFailure::Provider => vec![
-                format!("when the provider is back: git triad resume {run}"),
-                "`git triad models list` shows which models are reachable".into(),
-            ],
+            ModelFailure::Provider => {
+                let mut hints = cause_hints(causes);
+                hints.push(format!("then: git triad resume {run}"));
+                hints
+            }
         },
         StopReason::Reconciliation { .. } => vec![
             "options: fix by hand on the branch, re-run the task, or override with `git triad override`".into(),
@@ -119,4 +123,45 @@ pub fn run_hints(state: &RunState) -> Vec<String> {
         ],
         StopReason::Legacy { .. } => vec![],
     }
+}
+
+/// What to do about provider failures of these kinds, one line per kind: start the server
+/// or fix its URL, check or set the key, wait for a failing provider. A kind nobody can act
+/// on but by trying again says so.
+pub fn cause_hints<'a>(causes: impl IntoIterator<Item = &'a Cause>) -> Vec<String> {
+    let mut hints: Vec<String> = Vec::new();
+    for c in causes {
+        let hint = match c {
+            Cause::Refused { provider, url } => format!(
+                "nothing listens at {url}: start the server there, or point `providers.{provider}.base_url` at where it runs (`git triad config show providers.{provider}` shows it)"
+            ),
+            Cause::Unreachable { provider, url } => format!(
+                "{url} cannot be reached: check the host name and your network, or `providers.{provider}.base_url`"
+            ),
+            Cause::KeyRefused { var: Some(var) } => format!(
+                "the server refused the key in {var}: check that it is this provider's and still valid"
+            ),
+            Cause::KeyRefused { var: None } => {
+                "the server asks for a key: set `api_key_env` on the provider to the variable that holds it".into()
+            }
+            Cause::KeyMissing { var } => format!("set {var} in your shell"),
+            Cause::Timeout => {
+                "the model did not answer in time: raise `transport.timeout_secs` (or the role's `timeout_secs`) or use a faster model".into()
+            }
+            Cause::Server { status } => format!(
+                "the provider is failing or limiting requests (HTTP {status}): try again later, or use another model"
+            ),
+            Cause::Malformed => {
+                "the server's answers are not of its protocol: check that `base_url` is the API's root (for OpenAI-compatible servers, ending in /v1)".into()
+            }
+            Cause::NotFound | Cause::Other => continue,
+        };
+        if !hints.contains(&hint) {
+            hints.push(hint);
+        }
+    }
+    if hints.is_empty() {
+        hints.push("`git triad models list` shows which models can be called".into());
+    }
+    hints
 }

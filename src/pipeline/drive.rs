@@ -97,6 +97,14 @@ pub enum DriveError {
         /// Where it stands.
         status: RunStatus,
     },
+    /// The run stopped before any model answered anything (every model of its first call
+    /// failed: nothing listening, a refused key): nothing was built, so its record, branch
+    /// and task history were taken back, as if it had never started.
+    #[error("the run could not start: {}", .state.stop_reason().map(|r| r.describe()).unwrap_or_default())]
+    NotStarted {
+        /// The run as it stood when it stopped (no longer recorded anywhere).
+        state: Box<RunState>,
+    },
     /// The run stopped outside its protocol (git failing under it).
     #[error("{error}")]
     Run {
@@ -169,11 +177,21 @@ impl Driver<'_> {
             state.branch(),
             state.mode().as_str()
         ));
-        self.drive(state, spec, |run| {
-            run.start()?;
-            run.execute()
-        })
-        .map(|((), state)| state)
+        let task_ref = crate::task::store::refname(state.task());
+        let task_before = crate::git::ref_target(self.repo, &task_ref);
+        let state = self
+            .drive(state, spec, |run| {
+                run.start()?;
+                run.execute()
+            })
+            .map(|((), state)| state)?;
+        if state.status() == RunStatus::Failed && built_nothing(&state) {
+            take_back(self.repo, &state, &task_ref, task_before);
+            return Err(DriveError::NotStarted {
+                state: Box::new(state),
+            });
+        }
+        Ok(state)
     }
 
     /// Takes up run `run_id` (a crash, a kill, a provider failure, the budget, the user's
@@ -317,6 +335,42 @@ impl Driver<'_> {
                 start.run_id()
             ))),
         }
+    }
+}
+
+/// Whether a run never got an answer from any model: no token in or out, so no stage, no
+/// candidate and no review has anything of it to keep.
+fn built_nothing(state: &RunState) -> bool {
+    let spend = state.spend();
+    spend.input_tokens == 0 && spend.output_tokens == 0 && state.tip() == state.base()
+}
+
+/// Takes back what a run that built nothing wrote: its record, its branch (still at the
+/// base) and its task history since `task_before` (the task's record is put back, or
+/// removed when the run created it). Each only where it still stands as the run left it; a
+/// ref that cannot be taken back stays, and a later `git triad log` shows it.
+fn take_back(repo: &Repository, state: &RunState, task_ref: &str, task_before: Option<git2::Oid>) {
+    let run_ref = format!("{}{}", super::record::RUNS_PREFIX, state.run_id());
+    let branch = format!("refs/heads/{}", state.branch());
+    let base = state.base().oid().ok();
+    let delete = |name: &str, only_at: Option<git2::Oid>| {
+        if let Ok(mut r) = repo.find_reference(name) {
+            if only_at.is_none() || r.target() == only_at {
+                if let Err(e) = r.delete() {
+                    tracing::warn!("could not remove {name}: {e}");
+                }
+            }
+        }
+    };
+    delete(&branch, base);
+    delete(&run_ref, None);
+    let now = crate::git::ref_target(repo, task_ref);
+    match (task_before, now) {
+        (Some(before), Some(now)) if before != now => {
+            let _ = crate::git::cas_ref(repo, task_ref, before, Some(now), "run took back");
+        }
+        (None, Some(now)) => delete(task_ref, Some(now)),
+        _ => {}
     }
 }
 

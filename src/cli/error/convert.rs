@@ -62,9 +62,8 @@ impl From<ModelError> for CommandError {
             }
             ModelError::AllFailed { role, purpose, .. } => {
                 let choose = choose_models_hint(*role, purpose.as_deref());
-                let err = CommandError::failure(e).hint(
-                    "`git triad models list` shows which models are reachable; `git triad models check <model>` tests one",
-                );
+                let mut err = CommandError::failure(e.to_string());
+                err.hints = crate::cli::explain::cause_hints(e.causes());
                 match choose {
                     Some(c) => err.hint(c),
                     None => err,
@@ -365,6 +364,19 @@ impl From<DriveError> for CommandError {
             DriveError::Resume { error, state } => resume_error(error, &state),
             DriveError::Local { error, cache } => local_error(error, &cache),
             DriveError::Run { error, state } => run_error(error, &state),
+            DriveError::NotStarted { ref state } => {
+                // What to do about the cause; the run is gone, so not how to resume it.
+                let resume = format!("git triad resume {}", state.run_id());
+                let mut err = CommandError::failure(e.to_string());
+                err.hints = crate::cli::explain::run_hints(state)
+                    .into_iter()
+                    .filter(|h| !h.contains(&resume))
+                    .collect();
+                err.hint(format!(
+                    "no model answered, so nothing was kept (no run, no branch); then: git triad run --task {}",
+                    state.task()
+                ))
+            }
             DriveError::Unfinished { ref run_id, .. } => {
                 let hint = format!("finish it first: `git triad resume {run_id}`");
                 CommandError::usage(e).hint(hint)

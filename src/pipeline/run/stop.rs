@@ -5,7 +5,7 @@ use git2::Oid;
 
 use super::step::{Cx, Flow, Journal, RunError};
 use crate::arbiter::{ArbiterReview, Verdict};
-use crate::model::ModelError;
+use crate::model::{Cause, ModelError};
 use crate::notes::{self, Record, ReviewRecord};
 use crate::pipeline::record::{one_line, ModelFailure, RunStatus, StopReason};
 
@@ -24,10 +24,17 @@ pub(in crate::pipeline) fn model_failed(
         ModelError::TooLarge { .. } => (RunStatus::Failed, ModelFailure::Window),
         _ => (RunStatus::Failed, ModelFailure::Provider),
     };
+    let mut causes: Vec<Cause> = Vec::new();
+    for c in e.causes() {
+        if !causes.contains(c) {
+            causes.push(c.clone());
+        }
+    }
     let reason = StopReason::ModelFailed {
         step: step.to_string(),
         failure,
         error: crate::redact::redact(&e.to_string()).into_owned(),
+        causes,
     };
     halt(
         cx,
