@@ -150,3 +150,163 @@ backoff_max_ms = 2
         check.stderr
     );
 }
+
+/// The TOML block of the README's own-server setup, as written.
+fn readme_own_server_toml() -> String {
+    let readme = include_str!("../README.md");
+    let at = readme
+        .find("With your own server")
+        .expect("the README's own-server section");
+    let rest = &readme[at..];
+    let start = rest.find("```toml\n").expect("its TOML block") + "```toml\n".len();
+    let end = start + rest[start..].find("```").unwrap();
+    rest[start..end].to_string()
+}
+
+/// A stage answer of a whole-file model (the README's `qwen2.5-coder:7b` writes whole files).
+fn whole(file: &str, text: &str, summary: &str) -> String {
+    crate::pipeline::answer(&format!("{file}\n```python\n{text}```\n"), summary)
+}
+
+/// The four stages on `coder` and the bookend reviews on `judge`, by their wire ids.
+fn own_server_rules(coder: &str, judge: &str) -> Vec<git_triad::testkit::fake_llm::Rule> {
+    use git_triad::testkit::fake_llm::{Reply, Rule};
+    use serde_json::json;
+    let stage = |role: &str, answer: String| {
+        Rule::named(role)
+            .model(coder)
+            .contains(format!("ROLE: {role}"))
+            .reply(Reply::text(answer))
+    };
+    let review = |stage: &str| {
+        Rule::named(format!("arbiter-{stage}"))
+            .model(judge)
+            .contains(format!("STAGE REVIEWED: {stage}"))
+            .reply(Reply::json(crate::pipeline::review("APPROVE", json!([]))))
+    };
+    vec![
+        stage(
+            "architect",
+            whole(
+                "calc.py",
+                "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    raise NotImplementedError\n",
+                "scaffold sub()",
+            ),
+        ),
+        stage(
+            "implementer",
+            whole(
+                "calc.py",
+                "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+                "implement sub()",
+            ),
+        ),
+        stage(
+            "refactorer",
+            whole(
+                "tests/test_calc.py",
+                "from calc import sub\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n",
+                "a test for sub()",
+            ),
+        ),
+        stage("verifier", crate::pipeline::verify_answer()),
+        review("architect"),
+        review("verify"),
+    ]
+}
+
+/// A repository with calc.py and the add-sub TaskSpec, and a fake server with `rules`,
+/// whose user config is `toml` with the README's URL pointed at the fake server.
+fn own_server(
+    toml: &str,
+    rules: Vec<git_triad::testkit::fake_llm::Rule>,
+) -> (
+    TestEnv,
+    git_triad::testkit::fake_llm::FakeServer,
+    std::path::PathBuf,
+) {
+    use git_triad::testkit::fake_llm::{FakeServer, Script};
+    let server = FakeServer::start_blocking(Script::new(rules)).unwrap();
+    let env = TestEnv::new();
+    let url = "http://127.0.0.1:11434/v1";
+    assert!(toml.contains(url), "{toml}");
+    env.write_user_config(&toml.replace(url, &format!("{}/v1", server.base_url())));
+    let repo = env.repo(
+        "proj",
+        &[
+            ("calc.py", "def add(a, b):\n    return a + b\n"),
+            (".triad/tasks/add-sub.toml", crate::pipeline::TASK),
+        ],
+    );
+    (env, server, repo)
+}
+
+#[test]
+fn the_readme_own_server_setup_runs_as_written_on_its_two_models_only() {
+    let toml = readme_own_server_toml();
+    let (env, server, repo) =
+        own_server(&toml, own_server_rules("qwen2.5-coder:7b", "llama3.1:8b"));
+    let r = env.triad(&repo, &["run", "--task", "add-sub", "--json"]);
+    let out = crate::pipeline::run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}\n{}", r.stderr);
+    for st in out["stages"].as_array().unwrap() {
+        assert_eq!(st["model"], "my-coder", "{st}");
+    }
+    assert_eq!(out["stages"][0]["arbiter_model"], "my-judge", "{out}");
+    // Only the user's two models were asked; nothing fell back to the built-in ones.
+    for req in server.requests().iter().filter_map(|r| r.json.as_ref()) {
+        let model = req["model"].as_str().unwrap_or_default();
+        assert!(
+            ["qwen2.5-coder:7b", "llama3.1:8b"].contains(&model),
+            "asked {model}"
+        );
+    }
+    assert!(!r.stderr.contains("local-qwen"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("the roles you did not set use your own models, in place of defaults you cannot call: architect my-coder, my-judge;"),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn one_model_is_refused_before_any_call_with_how_to_declare_the_arbiter() {
+    // The README's setup with its second model left out (as the README once showed it),
+    // with and without a role of its own.
+    let one = readme_own_server_toml()
+        .lines()
+        .filter(|l| !l.contains("my-judge"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for toml in [
+        one.clone(),
+        format!("{one}\nroles.implementer.models = [\"my-coder\"]\n"),
+    ] {
+        let (env, server, repo) = own_server(&toml, vec![]);
+        let r = env.triad(&repo, &["run", "--task", "add-sub"]);
+        r.expect_code(2);
+        assert!(
+            r.stderr
+                .contains("no arbiter model differs from the architect stage's model `my-coder`"),
+            "{}",
+            r.stderr
+        );
+        assert!(
+            hints(&r).iter().any(|h| h.contains(
+                "`models.my-judge = { provider = \"my-server\", id = \"<another model the server serves>\" }` and `roles.arbiter.models = [\"my-judge\"]`"
+            )),
+            "{}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains("llama-server"), "{}", r.stderr);
+        assert!(!r.stderr.contains("local-qwen"), "{}", r.stderr);
+        assert!(
+            server
+                .requests()
+                .iter()
+                .all(|q| !q.path.ends_with("/chat/completions")),
+            "a model was called"
+        );
+        assert!(run_refs(&env, &repo).is_empty());
+    }
+}

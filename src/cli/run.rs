@@ -228,7 +228,7 @@ fn say_roles(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig, prof
             "triad: no API key is set, so the built-in `local` profile is used: three small real models served by llama.cpp on 127.0.0.1 (see `git triad models list`; set a provider's key, e.g. ANTHROPIC_API_KEY, to use hosted models)".to_string()
         } else {
             format!(
-                "triad: no API key is set, so your models with no role ({}) take every role first, and the built-in `local` profile's models follow (`git triad config show --origin roles` shows them)",
+                "triad: no API key is set, so your models with no role ({}) take every role, in place of the built-in `local` profile's models (`git triad config show --origin roles` shows them)",
                 declared.join(", ")
             )
         };
@@ -326,6 +326,16 @@ fn roles_notice(loaded: &LoadedConfig, profile: Option<&str>, roles: &[Role]) ->
         .iter()
         .map(|r| format!("{} {}", r.role, r.models.listed().join(", ")))
         .collect();
+    let own = loaded.declared_models();
+    if adapted
+        .iter()
+        .all(|r| r.substitutes.iter().all(|m| own.contains(m)))
+    {
+        return Some(format!(
+            "triad: the roles you did not set use your own models, in place of defaults you cannot call: {} (`git triad config show --origin roles` shows every role and why)",
+            roles.join("; ")
+        ));
+    }
     let keys = match missing.len() {
         0 => "some of their models cannot be called".to_string(),
         1 => format!("{} is not set", missing[0]),

@@ -82,12 +82,15 @@ pub enum DriveError {
     #[error("the run's TaskSpec blob is missing: {0}")]
     SpecMissing(String),
     /// A local model server the run needs cannot be started.
-    #[error("{error}")]
+    #[error("{error}: the built-in local model{} {} cannot be served", if .needed_by.len() == 1 { "" } else { "s" }, .needed_by.join(", "))]
     Local {
         /// Why.
         error: LocalError,
         /// Where the local models are cached.
         cache: PathBuf,
+        /// The models of the run that need it, each with the roles that use it
+        /// (`local-qwen-coder (arbiter)`).
+        needed_by: Vec<String>,
     },
     /// `reconcile` was asked of a run that has not finished all its stages.
     #[error("run {run_id} has not finished all its stages ({})", status.as_str())]
@@ -417,9 +420,32 @@ pub fn ensure_local_servers(
     let cache = crate::model::local::cache_dir(env);
     let started =
         crate::model::local::start(&loaded.config, &cache, &providers).map_err(|error| {
+            let profile = loaded.active_profile(env);
+            let needed_by = models
+                .iter()
+                .filter(|m| {
+                    loaded
+                        .config
+                        .models
+                        .get(*m)
+                        .is_some_and(|c| providers.contains(&c.provider))
+                })
+                .map(|m| {
+                    let roles: Vec<&str> = crate::config::Role::ALL
+                        .iter()
+                        .filter(|r| loaded.role_models(**r, profile.as_deref()).contains(m))
+                        .map(|r| r.as_str())
+                        .collect();
+                    match roles.is_empty() {
+                        true => m.clone(),
+                        false => format!("{m} ({})", roles.join(", ")),
+                    }
+                })
+                .collect();
             DriveError::Local {
                 error,
                 cache: cache.clone(),
+                needed_by,
             }
         })?;
     for s in started {

@@ -192,8 +192,14 @@ impl From<StartError> for CommandError {
             "the arbiter must be a different model; choose another with --arbiter-{stage} <model> or --{} <model>",
             stage.role()
         ),
+        StartError::NoOtherArbiter {
+            own_provider: Some(provider),
+            ..
+        } => format!(
+            "declare a second model for the arbiter next to yours, in ~/.config/git-triad/config.toml: `models.my-judge = {{ provider = \"{provider}\", id = \"<another model the server serves>\" }}` and `roles.arbiter.models = [\"my-judge\"]` (or pass --arbiter-model <model> with a registered one); no model was called"
+        ),
         StartError::NoOtherArbiter { .. } => {
-            "add another model to roles.arbiter.models or pass --arbiter-model <model>".into()
+            "add another model to roles.arbiter.models or pass --arbiter-model <model>; no model was called".into()
         }
         StartError::TooFewCandidates(..) => {
             "name them with --candidates <M1,M2,...> or `-c roles.implementer.models='[\"<m1>\", \"<m2>\"]'` (`git triad models list` shows the registered models)".into()
@@ -271,7 +277,7 @@ pub fn run_error(e: RunError, state: &RunState) -> CommandError {
 pub fn local_error(e: local::LocalError, cache: &std::path::Path) -> CommandError {
     let hint = match &e {
         local::LocalError::Missing(_) => format!(
-            "prepare the local models first: `scripts/local-models` (caches into {})",
+            "prepare the offline default's models with `scripts/local-models` from git triad's own source tree (it caches into {})",
             cache.display()
         ),
         local::LocalError::NotAnswering { log, .. } => format!("read the server log: {log}"),
@@ -362,7 +368,21 @@ impl From<DriveError> for CommandError {
                 CommandError::new(ExitCode::WaitingOnUser, w.why).hint(w.hint)
             }
             DriveError::Resume { error, state } => resume_error(error, &state),
-            DriveError::Local { error, cache } => local_error(error, &cache),
+            DriveError::Local {
+                error,
+                cache,
+                needed_by,
+            } => {
+                let mut err = local_error(error, &cache);
+                err.error = format!(
+                    "{}: the built-in local model{} {} cannot be served",
+                    err.error,
+                    if needed_by.len() == 1 { "" } else { "s" },
+                    needed_by.join(", ")
+                )
+                .into();
+                err.hint("or give those roles models you can call: a provider's key (e.g. OPENAI_API_KEY), or your own server's models (README, \"With your own server\"); `git triad config show --origin roles` shows what each role runs on")
+            }
             DriveError::Run { error, state } => run_error(error, &state),
             DriveError::NotStarted { ref state } => {
                 // What to do about the cause; the run is gone, so not how to resume it.
