@@ -310,3 +310,173 @@ fn one_model_is_refused_before_any_call_with_how_to_declare_the_arbiter() {
         assert!(run_refs(&env, &repo).is_empty());
     }
 }
+
+/// A run in full arbiter mode whose implementer (model-a) never changes a file, so it halts
+/// at the implement stage with its retries out; model-c implements when asked. Its
+/// repository has `git triad init`'s hooks and a bare remote `origin` with `main`.
+fn halted_at_implement() -> (crate::pipeline::Scenario, String) {
+    use crate::pipeline::{answer, arbiter, happy_rules, implement_answer, on, review, stage};
+    use git_triad::testkit::fake_llm::Reply;
+    use serde_json::json;
+    let mut rules = happy_rules();
+    rules[1] = stage(
+        "implement",
+        vec![Reply::text(answer("", "described, not done"))],
+    )
+    .repeat_last(true);
+    rules.push(on(
+        "model-c",
+        "implement-c",
+        "ROLE: implementer",
+        vec![Reply::text(implement_answer())],
+    ));
+    for st in ["implement", "refactor"] {
+        rules.push(arbiter(st, vec![review("APPROVE", json!([]))]));
+    }
+    let s = crate::pipeline::Scenario::new(rules);
+    let remote = s.env.root().join("origin.git");
+    s.env
+        .git(
+            s.env.root(),
+            &[
+                "init",
+                "-q",
+                "--bare",
+                "-b",
+                "main",
+                remote.to_str().unwrap(),
+            ],
+        )
+        .ok();
+    s.git(&["remote", "add", "origin", remote.to_str().unwrap()]);
+    s.env.triad(&s.repo, &["init"]).ok();
+    s.git(&["push", "-q", "origin", "main"]);
+    let r = s.run(&["--arbiter", "full"]);
+    let out = crate::pipeline::run_json(&r.expect_code(3).stdout);
+    assert_eq!(out["status"], "halted", "{out}");
+    (s, out["run"].as_str().unwrap().to_string())
+}
+
+/// How many chat requests the scripted server has had.
+fn calls(s: &crate::pipeline::Scenario) -> usize {
+    s.server
+        .requests()
+        .iter()
+        .filter(|r| r.path.ends_with("/chat/completions"))
+        .count()
+}
+
+#[test]
+fn a_halt_prints_the_rewind_that_can_run_and_a_dead_end_rewind_is_refused_before_any_call() {
+    let (s, id) = halted_at_implement();
+    let log = s.env.triad(&s.repo, &["log", &id]);
+    let next: Vec<&str> = log
+        .ok()
+        .stdout
+        .lines()
+        .filter_map(|l| l.strip_prefix("next: "))
+        .collect();
+    assert_eq!(
+        next[0],
+        format!("redo the implement stage on model-c, reviewed by model-b: git triad resume {id} --rewind 1 --model model-c"),
+        "{next:?}"
+    );
+    assert!(
+        next.iter()
+            .any(|l| l.contains("-c arbiter.on_exhausted=rewind")),
+        "a setting that would have let it go on: {next:?}"
+    );
+    assert!(
+        next.iter()
+            .any(|l| l.starts_with(&format!("to abort: git branch -D triad/add-sub/{id}"))),
+        "{next:?}"
+    );
+
+    // model-b is the only arbiter: redoing the reviewed implement stage on it would leave
+    // the stage without one. Refused before anything is called, with the command that works.
+    let before = calls(&s);
+    let dead = s.env.triad(
+        &s.repo,
+        &["resume", &id, "--rewind", "1", "--model", "model-b"],
+    );
+    dead.expect_code(2);
+    assert!(
+        dead.stderr.contains("would have no arbiter") && dead.stderr.contains("nothing was called"),
+        "{}",
+        dead.stderr
+    );
+    let works = format!("git triad resume {id} --rewind 1 --model model-c");
+    assert!(
+        hints(&dead).iter().any(|h| h.ends_with(&works)),
+        "{}",
+        dead.stderr
+    );
+    // No such model: the same.
+    let unknown = s.env.triad(
+        &s.repo,
+        &["resume", &id, "--rewind", "1", "--model", "nope"],
+    );
+    unknown.expect_code(2);
+    assert!(
+        hints(&unknown).iter().any(|h| h.ends_with(&works)),
+        "{}",
+        unknown.stderr
+    );
+    // A plain resume of the halted run names it too.
+    let plain = s.env.triad(&s.repo, &["resume", &id]);
+    plain.expect_code(2);
+    assert!(
+        hints(&plain).iter().any(|h| h.ends_with(&works)),
+        "{}",
+        plain.stderr
+    );
+    assert_eq!(calls(&s), before, "a refused rewind called a model");
+    // And the refusals left the run as it was: the command they named still runs.
+    let rescued = s.env.triad(
+        &s.repo,
+        &[
+            "resume", &id, "--rewind", "1", "--model", "model-c", "--json",
+        ],
+    );
+    let out = crate::pipeline::run_json(&rescued.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+}
+
+#[test]
+fn a_rescued_run_supersedes_its_halt_mark_and_its_branch_pushes_through_the_hook() {
+    let (s, id) = halted_at_implement();
+    let branch = format!("triad/add-sub/{id}");
+    // Halted: the gate installed by `git triad init` blocks the branch.
+    let blocked = s.env.git(&s.repo, &["push", "origin", &branch]);
+    assert_ne!(blocked.code, 0, "a halted run's branch was pushed");
+    assert!(blocked.stderr.contains("HALT"), "{}", blocked.stderr);
+    let marked = s.git(&["rev-parse", &branch]).trim().to_string();
+
+    let rescued = s.env.triad(
+        &s.repo,
+        &[
+            "resume", &id, "--rewind", "1", "--model", "model-c", "--json",
+        ],
+    );
+    let out = crate::pipeline::run_json(&rescued.ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    let said = rescued
+        .stderr
+        .lines()
+        .find(|l| l.contains("the run's earlier HALT mark on "))
+        .unwrap_or_else(|| panic!("{}", rescued.stderr));
+    assert!(
+        said.contains(&marked[..7]) && said.ends_with("is superseded by its APPROVE"),
+        "{said}"
+    );
+    // The mark is answered on the record, by a line that says so; nothing was deleted.
+    let note = s.git(&["notes", "--ref", "triad", "show", &marked]);
+    assert!(note.contains("\"stage_reviewed\":\"run\""), "{note}");
+    assert!(
+        note.contains("\"kind\":\"override\"") && note.contains(&format!("superseded: run {id}")),
+        "{note}"
+    );
+    // The rescued branch goes through the real pre-push hook.
+    let pushed = s.env.git(&s.repo, &["push", "origin", &branch]);
+    pushed.ok();
+}

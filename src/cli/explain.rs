@@ -3,11 +3,53 @@
 
 use crate::model::Cause;
 use crate::pipeline::record::{ModelFailure, NoRewind};
+use crate::pipeline::resume::Rescue;
 use crate::pipeline::{RunState, RunStatus, StopReason};
 use crate::task::outcome::Outcome;
 
-/// The next steps for a run in `state`, one command or option per line.
-pub fn run_hints(state: &RunState) -> Vec<String> {
+/// `git triad resume <run> --rewind N --model M`, with what it redoes and who reviews it.
+pub fn rescue_line(run: &str, r: &Rescue) -> String {
+    let reviewed = r
+        .arbiter
+        .as_deref()
+        .map_or(String::new(), |a| format!(", reviewed by {a}"));
+    format!(
+        "redo the {} stage{} on {}{reviewed}: git triad resume {run} --rewind {} --model {}",
+        r.stage,
+        if r.stages > 1 {
+            " and what follows"
+        } else {
+            ""
+        },
+        r.model,
+        r.stages,
+        r.model
+    )
+}
+
+/// The next steps for a run in `state`, one command or option per line, the way `git
+/// rebase` ends a stop: for a halted run the exact rewind that can run (`rescue`, chosen
+/// by the pipeline), the settings that would have let it go on, and how to abort.
+pub fn run_hints(state: &RunState, rescue: Option<&Rescue>) -> Vec<String> {
+    let mut hints = stop_hints(state);
+    if matches!(
+        state.status(),
+        RunStatus::Halted | RunStatus::RetriesExhausted
+    ) {
+        if let Some(r) = rescue {
+            hints.insert(0, rescue_line(state.run_id(), r));
+        }
+        hints.push(format!(
+            "to abort: git branch -D {} (the run stays in `git triad log`; `git triad task close {} --reason ...` closes the task)",
+            state.branch(),
+            state.task()
+        ));
+    }
+    hints
+}
+
+/// What to do about the way `state` stopped.
+fn stop_hints(state: &RunState) -> Vec<String> {
     let run = state.run_id();
     let task = state.task();
     let Some(reason) = state.stop_reason() else {
@@ -29,17 +71,16 @@ pub fn run_hints(state: &RunState) -> Vec<String> {
                 .and_then(|a| a.commit.as_ref())
                 .map_or("<commit>", |c| c.short());
             vec![
-                "options: re-run the task with other models (--architect/--implementer ...), change the model assignment, or abort (delete the branch)".into(),
-                format!("a human can clear the verdict with `git triad override {halted} --verdict FLAG --reason \"...\"`"),
+                format!("or accept the work as it is, on the record: git triad override {halted} --verdict FLAG --reason \"...\""),
             ]
         }
         StopReason::RetriesHalt { stage, .. } => vec![
             format!(
-                "run the task again with other models (--{} <model>, or -c roles.{}.models=...), or abort",
+                "or run the task again with other models: git triad run --task {task} --{} <model> (or -c roles.{}.models='[\"<model>\", ...]')",
                 stage.role(),
                 stage.role()
             ),
-            "to go back one stage with the next model instead of halting: -c arbiter.on_exhausted=rewind".into(),
+            format!("or with more tries, or going back one stage on the next model instead of halting: git triad -c arbiter.on_exhausted=rewind run --task {task} --max-retries 4"),
         ],
         StopReason::RetriesExhausted { why, .. } => match why {
             NoRewind::NoOtherModel { role } => vec![format!(

@@ -75,9 +75,16 @@ pub fn load_run(repo: &git2::Repository, id: &str) -> CommandResult<RunState> {
         })
 }
 
+/// The rewind that can take up a halted `state` with this command's configuration (see
+/// [`pipeline::resume::rescue`]), redoing the stage it stopped at.
+pub fn rescue(ctx: &Context, state: &RunState) -> Option<pipeline::resume::Rescue> {
+    let loaded = ctx.load_config().ok()?;
+    pipeline::resume::rescue(&loaded, &ctx.env, state, 1)
+}
+
 /// Prints a run's outcome (text or `--json`) and returns the exit code of its status.
-pub fn report(state: &RunState, json: bool) -> CommandResult {
-    let hints = super::explain::run_hints(state);
+pub fn report(ctx: &Context, state: &RunState, json: bool) -> CommandResult {
+    let hints = super::explain::run_hints(state, rescue(ctx, state).as_ref());
     if json {
         let report = crate::report::run::RunReport::of(state).with_hints(hints);
         out(&format!("{}\n", report.to_json()))?;
@@ -225,7 +232,7 @@ pub fn resume_run(
     let repo = need_repo(ctx)?;
     let host = Terminal { ctx };
     let state = driver(ctx, repo, ctx.load_config()?, &host).resume(run_id, budget, rewind)?;
-    report(&state, json)
+    report(ctx, &state, json)
 }
 
 /// Continues, in this process, the run that waited on the dependencies `slug` completed, if

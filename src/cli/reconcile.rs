@@ -32,7 +32,7 @@ pub fn run(ctx: &Context, args: &ReconcileArgs) -> CommandResult {
     let host = Terminal { ctx };
     let (verdict, state) = driver(ctx, repo, loaded, &host)
         .reconcile(&args.run_id, args.reconcile_model.as_deref())?;
-    report(&state, args.output.json())?;
+    report(ctx, &state, args.output.json())?;
     Ok(match verdict {
         Some(Verdict::Halt) => ExitCode::Halt,
         Some(Verdict::Reject) => ExitCode::Error,

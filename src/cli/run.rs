@@ -214,7 +214,7 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     let done = driver
         .start(planned)
         .map_err(CommandError::from)
-        .and_then(|state| report(&state, args.output.json()));
+        .and_then(|state| report(ctx, &state, args.output.json()));
     continue_unblocked(ctx, &task, done, args.output.json())
 }
 

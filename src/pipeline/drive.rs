@@ -70,8 +70,15 @@ pub enum DriveError {
         state: Box<RunState>,
     },
     /// `--rewind --model` names a model that is not registered.
-    #[error("--model {0}: no such model")]
-    NoSuchModel(String),
+    #[error("--model {model}: no such model")]
+    NoSuchModel {
+        /// The name given.
+        model: String,
+        /// The run.
+        run_id: String,
+        /// A rewind of the run that can run, when there is one.
+        instead: Option<super::resume::Rescue>,
+    },
     /// The run still waits on its task (answers, dependencies, a reassignment).
     #[error("{}", .0.why)]
     Waiting(StillWaiting),
@@ -208,13 +215,30 @@ impl Driver<'_> {
         rewind: Option<Rewind<'_>>,
     ) -> Driven {
         let (_lock, mut state) = self.take(run_id)?;
-        fill_limits(&mut self.loaded, &self.keys, &state.models(true), self.host)?;
-        if let Some(m) = rewind.as_ref().and_then(|r| r.model) {
-            if !self.loaded.config.models.contains_key(m) {
-                return Err(DriveError::NoSuchModel(m.to_string()));
+        if let Some(r) = rewind {
+            if let Some(m) = r
+                .model
+                .filter(|m| !self.loaded.config.models.contains_key(*m))
+            {
+                return Err(DriveError::NoSuchModel {
+                    model: m.to_string(),
+                    instead: super::resume::rescue(&self.loaded, self.env, &state, r.stages),
+                    run_id: run_id.to_string(),
+                });
+            }
+            // A rewind that cannot run is refused before anything is asked or paid for.
+            if let Err(error) = super::resume::check_rewind(&self.loaded, self.env, &state, r) {
+                return Err(DriveError::Resume {
+                    error,
+                    state: Box::new(state),
+                });
             }
         }
-        if let Err(error) = super::resume::prepare(self.repo, &mut state, budget, rewind) {
+        fill_limits(&mut self.loaded, &self.keys, &state.models(true), self.host)?;
+        if let Err(mut error) = super::resume::prepare(self.repo, &mut state, budget, rewind) {
+            if let ResumeError::Ended { instead, .. } = &mut error {
+                *instead = super::resume::rescue(&self.loaded, self.env, &state, 1);
+            }
             return Err(DriveError::Resume {
                 error,
                 state: Box::new(state),

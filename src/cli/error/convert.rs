@@ -360,9 +360,17 @@ impl From<DriveError> for CommandError {
             DriveError::Lock(e) => e.into(),
             DriveError::NoSuchRun(id) => CommandError::usage(format!("there is no run `{id}`"))
                 .hint("`git triad log` lists the runs of this repository"),
-            DriveError::NoSuchModel(m) => {
-                CommandError::usage(format!("--model {m}: no such model"))
-                    .hint("`git triad models list` lists the registered models")
+            DriveError::NoSuchModel {
+                ref run_id,
+                ref instead,
+                ..
+            } => {
+                let err = CommandError::usage(e.to_string());
+                let err = match instead {
+                    Some(r) => err.hint(crate::cli::explain::rescue_line(run_id, r)),
+                    None => err,
+                };
+                err.hint("`git triad models list` lists the registered models; nothing was called")
             }
             DriveError::Waiting(w) => {
                 CommandError::new(ExitCode::WaitingOnUser, w.why).hint(w.hint)
@@ -388,7 +396,7 @@ impl From<DriveError> for CommandError {
                 // What to do about the cause; the run is gone, so not how to resume it.
                 let resume = format!("git triad resume {}", state.run_id());
                 let mut err = CommandError::failure(e.to_string());
-                err.hints = crate::cli::explain::run_hints(state)
+                err.hints = crate::cli::explain::run_hints(state, None)
                     .into_iter()
                     .filter(|h| !h.contains(&resume))
                     .collect();
@@ -412,15 +420,21 @@ impl From<DriveError> for CommandError {
 fn resume_error(e: ResumeError, state: &RunState) -> CommandError {
     let what = e.to_string();
     match e {
-        ResumeError::Ended { status, .. } => {
+        ResumeError::Ended {
+            status, instead, ..
+        } => {
             let err = CommandError::usage(format!(
                 "{what}: {}",
                 crate::report::run::message(state)
             ));
             let err = if matches!(status, RunStatus::Halted | RunStatus::RetriesExhausted) {
+                let run = state.run_id();
+                let err = match &instead {
+                    Some(r) => err.hint(crate::cli::explain::rescue_line(run, r)),
+                    None => err,
+                };
                 err.hint(format!(
-                    "to redo the stage it stopped at (and N-1 before it), another model if you like: git triad resume {} --rewind N [--model M]",
-                    state.run_id()
+                    "to redo the stage it stopped at and the N-1 before it, on another model: git triad resume {run} --rewind N [--model M]"
                 ))
             } else {
                 err
@@ -430,7 +444,16 @@ fn resume_error(e: ResumeError, state: &RunState) -> CommandError {
                 state.task()
             ))
         }
-        ResumeError::CannotRewind { .. } => CommandError::usage(what),
+        ResumeError::CannotRewind { instead, .. } => {
+            let err = CommandError::usage(what);
+            match instead {
+                Some(r) => err.hint(crate::cli::explain::rescue_line(state.run_id(), &r)),
+                None => err.hint(format!(
+                    "no registered model you can call has an arbiter that differs from it: declare another model (`git triad config show --origin roles`), or start again with `git triad run --task {}`",
+                    state.task()
+                )),
+            }
+        }
         ResumeError::ChamberUndecided { session, .. } => {
             CommandError::new(ExitCode::WaitingOnUser, what)
                 .hint(format!("read it: git triad chamber show {session}"))

@@ -164,6 +164,10 @@ pub struct RunState {
         skip_serializing_if = "Option::is_none"
     )]
     profile: Option<Option<String>>,
+    /// The commits the run's stops marked for the pre-push gate (a run-outcome HALT or
+    /// REJECT), so that a rescued run that ends approved or flagged supersedes each one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    marks: Vec<ObjectId>,
 }
 
 /// Reads a field that may be `null` as present: `Some(None)`, where a missing one is `None`.
@@ -216,6 +220,19 @@ impl RunState {
             under_review: None,
             best: None,
             sandbox: None,
+            marks: Vec::new(),
+        }
+    }
+
+    /// The commits the run's stops marked for the pre-push gate, oldest first.
+    pub fn marks(&self) -> &[ObjectId] {
+        &self.marks
+    }
+
+    /// Keeps that a stop marked `commit` for the pre-push gate.
+    pub fn add_mark(&mut self, commit: ObjectId) {
+        if !self.marks.contains(&commit) {
+            self.marks.push(commit);
         }
     }
 
