@@ -480,3 +480,69 @@ fn a_rescued_run_supersedes_its_halt_mark_and_its_branch_pushes_through_the_hook
     let pushed = s.env.git(&s.repo, &["push", "origin", &branch]);
     pushed.ok();
 }
+
+/// An answer that is not the schema's JSON at all.
+const OUT_OF_FORMAT: &str = "I think it looks fine overall, APPROVE-ish.";
+
+#[test]
+fn an_arbiter_out_of_format_is_a_failed_call_and_the_stage_is_at_most_flag_never_halt() {
+    use crate::pipeline::{happy_rules, on, run_json};
+    use git_triad::testkit::fake_llm::Reply;
+    let mut rules = happy_rules();
+    // The verify stage's arbiter answers prose, and prose again to the repair request.
+    rules[5] = on(
+        "model-b",
+        "arbiter-verify",
+        "STAGE REVIEWED: verify",
+        vec![Reply::text(OUT_OF_FORMAT)],
+    )
+    .repeat_last(true);
+    let s = crate::pipeline::Scenario::new(rules);
+    let r = s.run(&[]);
+    let out = run_json(&r.ok().stdout);
+    assert_eq!(out["status"], "flagged", "{out}");
+    assert_eq!(
+        s.requests_for("arbiter-verify").len(),
+        2,
+        "the answer and one repair"
+    );
+    let notes = s.git(&[
+        "log",
+        "--notes=triad",
+        "--format=%N",
+        out["branch"].as_str().unwrap(),
+    ]);
+    assert!(notes.contains("answered out of format"), "{notes}");
+    assert!(!notes.contains("\"HALT\""), "{notes}");
+}
+
+#[test]
+fn a_reconciler_out_of_format_on_an_approved_run_flags_it_and_writes_no_halt() {
+    use crate::pipeline::{happy_rules, on, run_json};
+    use git_triad::testkit::fake_llm::Reply;
+    let mut rules = happy_rules();
+    rules.push(
+        on(
+            "model-b",
+            "reconcile",
+            "RECONCILE: does the output match",
+            vec![Reply::text(OUT_OF_FORMAT)],
+        )
+        .repeat_last(true),
+    );
+    let s = crate::pipeline::Scenario::new(rules);
+    let out = run_json(&s.run(&[]).ok().stdout);
+    assert_eq!(out["status"], "approved", "{out}");
+    let id = out["run"].as_str().unwrap();
+    let again = s.env.triad(&s.repo, &["reconcile", id, "--json"]);
+    let again = run_json(&again.ok().stdout);
+    assert_eq!(again["status"], "flagged", "{again}");
+    assert_eq!(again["reconciliation"]["verdict"], "FLAG", "{again}");
+    let tip = s.git(&["rev-parse", out["branch"].as_str().unwrap()]);
+    let note = s.git(&["notes", "--ref", "triad", "show", tip.trim()]);
+    assert!(note.contains("answered out of format"), "{note}");
+    assert!(!note.contains("\"HALT\""), "{note}");
+    // The branch is not blocked: its tip's verdict is FLAG.
+    let shown = s.env.triad(&s.repo, &["show", tip.trim()]);
+    assert!(!shown.ok().stdout.contains("HALT"), "{}", shown.stdout);
+}

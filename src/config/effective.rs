@@ -84,7 +84,7 @@ impl RoleInEffect {
         };
         if !self.declared_first.is_empty() {
             s.push_str(&format!(
-                "; your models with no role first: {}",
+                "; your models with no role, in place of its models: {}",
                 self.declared_first.join(", ")
             ));
         }

@@ -18,9 +18,10 @@ pub(in crate::pipeline) fn model_failed(
 ) -> Result<Flow, RunError> {
     let (status, failure) = match e {
         ModelError::Budget(_) => (RunStatus::BudgetExceeded, ModelFailure::Budget),
-        // A reviewer that cannot produce a valid verdict cannot approve anything: stop
-        // for a human, as a HALT, rather than fail (resume would ask the same model).
-        ModelError::SchemaViolation { .. } => (RunStatus::Halted, ModelFailure::Schema),
+        // A model that cannot answer in its schema is a failed call, never a verdict: the
+        // run fails, with no HALT mark (the reviews and the reconciliation act on the facts
+        // alone before it comes to this; what reaches here is a judge of a workflow).
+        ModelError::SchemaViolation { .. } => (RunStatus::Failed, ModelFailure::Schema),
         ModelError::TooLarge { .. } => (RunStatus::Failed, ModelFailure::Window),
         _ => (RunStatus::Failed, ModelFailure::Provider),
     };
