@@ -926,12 +926,14 @@ impl RunState {
             RunStatus::RetriesExhausted => Some(Verdict::Reject),
             _ => None,
         };
-        // A stage dropped for the best evidenced commit leaves the run at least FLAG.
-        let dropped = self
-            .stages
-            .iter()
-            .any(|s| s.dropped.is_some())
-            .then_some(Verdict::Flag);
+        // A stage dropped for the best evidenced commit leaves the run at least FLAG; so does
+        // a panel that went on with its only usable solution.
+        let alone = self
+            .parallel()
+            .and_then(|p| p.winner.as_ref())
+            .is_some_and(|w| w.by == crate::pipeline::record::WonBy::Alone);
+        let dropped =
+            (self.stages.iter().any(|s| s.dropped.is_some()) || alone).then_some(Verdict::Flag);
         self.stages
             .iter()
             .filter_map(|s| s.verdict)
