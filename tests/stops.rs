@@ -546,3 +546,83 @@ fn a_reconciler_out_of_format_on_an_approved_run_flags_it_and_writes_no_halt() {
     let shown = s.env.triad(&s.repo, &["show", tip.trim()]);
     assert!(!shown.ok().stdout.contains("HALT"), "{}", shown.stdout);
 }
+
+/// A stage answer that asks `questions` instead of working.
+fn needs_info(questions: &[&str]) -> String {
+    format!(
+        "I need to know more.\n```json\n{}\n```\n",
+        serde_json::json!({"summary": "need more", "confidence": 0.3, "outcome": "NEEDS_INFO",
+               "questions": questions, "suggestions": [], "objections": []})
+    )
+}
+
+#[test]
+fn a_question_the_runs_facts_answer_is_a_retry_with_them_not_a_wait_on_you() {
+    use crate::pipeline::{happy_rules, implement_answer, on, run_json, stage};
+    use git_triad::testkit::fake_llm::Reply;
+    use serde_json::json;
+    // R2 names the test file: until the refactor writes it, the run's facts say R2 is left
+    // undone. The implementer asks about exactly that; the judge of questions finds nothing
+    // in the task's words (a small model's "answered": false).
+    let task = r#"title = "Add subtraction"
+description = "calc.py needs a sub function, with a test."
+
+[[requirements]]
+id = "R1"
+files = ["calc.py"]
+functions = ["sub"]
+text = "sub(a, b) returns a - b"
+
+[[requirements]]
+id = "R2"
+files = ["tests/test_calc.py"]
+functions = ["sub"]
+text = "tests/test_calc.py has a test for sub"
+
+[scope]
+include = ["calc.py", "tests/**"]
+"#;
+    let question = "Why is the current implementation not meeting the task's R2?";
+    let mut rules = happy_rules();
+    rules[1] = stage(
+        "implement",
+        vec![
+            Reply::text(needs_info(&[question])),
+            Reply::text(implement_answer()),
+        ],
+    );
+    rules.insert(
+        0,
+        on(
+            "model-b",
+            "answerer",
+            "ANSWER FROM THE TASK",
+            vec![Reply::json(
+                json!({"answers": [{"question": question, "answered": false,
+                "answer": "", "quote": "", "source": ""}]}),
+            )],
+        ),
+    );
+    let s = crate::pipeline::Scenario::new(rules);
+    s.env
+        .write_files(&s.repo, &[(".triad/tasks/add-sub.toml", task)]);
+    s.env.commit_all(&s.repo, "a task with a test requirement");
+    let r = s.run(&[]);
+    let out = run_json(&r.stdout);
+    assert_ne!(out["status"], "waiting_on_user", "{out}\n{}", r.stderr);
+    let asked = s.requests_for("implement");
+    assert_eq!(asked.len(), 2, "{out}");
+    let retry = asked[1].to_string();
+    assert!(
+        retry.contains("YOUR QUESTIONS, ANSWERED FROM THE TASK AND THE CODE")
+            && retry.contains("R2 is delivered in tests/test_calc.py")
+            && retry.contains("from the run's facts"),
+        "{retry}"
+    );
+    let task_state = s.env.triad(&s.repo, &["task", "show", "add-sub", "--json"]);
+    assert!(
+        !task_state.ok().stdout.contains("WAITING_ON_USER"),
+        "{}",
+        task_state.stdout
+    );
+}
