@@ -400,22 +400,20 @@ fn fewer_than_two_candidates_is_a_clear_stop() {
 
     // Two asked, one down: the one working solution goes on, degraded, at most FLAG, the
     // missing candidate and why on the record; not a vote, and not a halt.
-    let s = scenario(vec![
-        on(
-            "model-a",
-            "build-a",
-            "ROLE: candidate",
-            vec![Reply::text(solution("model-a"))],
-        ),
-        on(
-            "model-c",
-            "down",
-            "ROLE: candidate",
-            vec![Reply::status(400)],
-        ),
-        stage("verify", vec![Reply::text(verify_answer())]),
-        arbiter("verify", vec![review("APPROVE", json!([]))]),
-    ]);
+    let s = scenario(
+        vec![
+            vec![on(
+                "model-a",
+                "build-a",
+                "ROLE: candidate",
+                vec![Reply::text(solution("model-a"))],
+            )],
+            down_then_verified("model-c"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+    );
     let r = run(&s, &["--candidates", "model-a,model-c"]);
     let out = run_json(&r.ok().stdout);
     assert_eq!(out["status"], "flagged", "{out}\n{}", r.stderr);
@@ -897,17 +895,12 @@ fn a_candidate_writing_whole_files_is_capped_to_the_task_and_a_cut_answer_is_ask
         ..Reply::text("")
     };
     let whole = "calc.py\n```python\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    \"\"\"sub by model-w\"\"\"\n    return a - b\n```\n\n```json\n{\"summary\": \"sub\", \"outcome\": \"APPROVE\"}\n```\n";
-    let s = scenario(vec![
-        candidate("model-w", vec![cut, Reply::text(whole.to_string())]),
-        on(
-            "model-a",
-            "down",
-            "ROLE: candidate",
-            vec![Reply::status(400)],
-        ),
-        stage("verify", vec![Reply::text(verify_answer())]),
-        arbiter("verify", vec![review("APPROVE", json!([]))]),
-    ]);
+    let mut rules = vec![candidate(
+        "model-w",
+        vec![cut, Reply::text(whole.to_string())],
+    )];
+    rules.extend(down_then_verified("model-a"));
+    let s = scenario(rules);
     s.env.write_user_config(&format!(
         "{}\n[models.model-w]\nprovider = \"fake-openai\"\ncontext_window = 32000\nmax_output_tokens = 8192\nprice_in = 0.0\nprice_out = 0.0\nedit_format = \"whole\"\n",
         crate::common::fake_user_config(&s.server.base_url()),
@@ -934,4 +927,14 @@ fn a_candidate_writing_whole_files_is_capped_to_the_task_and_a_cut_answer_is_ask
     assert!(s
         .git(&["show", &format!("{branch}:calc.py")])
         .contains("sub by model-w"));
+}
+
+/// `model` down as a candidate, and the verify stage and its review that follow whatever
+/// goes on.
+fn down_then_verified(model: &str) -> Vec<Rule> {
+    vec![
+        on(model, "down", "ROLE: candidate", vec![Reply::status(400)]),
+        stage("verify", vec![Reply::text(verify_answer())]),
+        arbiter("verify", vec![review("APPROVE", json!([]))]),
+    ]
 }

@@ -42,45 +42,10 @@ fn hints(run: &Run) -> Vec<&str> {
 fn nothing_listening_is_said_on_the_main_line_and_a_failed_start_leaves_nothing() {
     let port = dead_port();
     let mut env = TestEnv::new();
-    env.write_user_config(&format!(
-        r#"
-[providers.my-server]
-protocol = "openai"
-base_url = "http://127.0.0.1:{port}/v1"
-api_key_env = "MY_KEY"
-
-[models.my-coder]
-provider = "my-server"
-context_window = 32000
-max_output_tokens = 4000
-price_in = 1.0
-price_out = 2.0
-
-[models.my-judge]
-provider = "my-server"
-context_window = 32000
-max_output_tokens = 4000
-price_in = 1.0
-price_out = 2.0
-
-[roles.architect]
-models = ["my-coder"]
-[roles.implementer]
-models = ["my-coder"]
-[roles.refactorer]
-models = ["my-coder"]
-[roles.verifier]
-models = ["my-coder"]
-[roles.arbiter]
-models = ["my-judge"]
-
-[transport]
-max_retries = 1
-backoff_base_ms = 1
-backoff_max_ms = 2
-"#
-    ));
-    env.set("MY_KEY", "sk-test-key-for-a-dead-port");
+    env.write_user_config(&crate::common::fake_user_config(&format!(
+        "http://127.0.0.1:{port}"
+    )));
+    env.set("FAKE_OPENAI_KEY", "sk-test-key-for-a-dead-port");
     let repo = env.repo(
         "proj",
         &[
@@ -101,7 +66,7 @@ backoff_max_ms = 2
     );
     for part in [
         "architect role",
-        "my-coder",
+        "model-a",
         &format!("connection refused: nothing listens at 127.0.0.1:{port}"),
     ] {
         assert!(
@@ -112,7 +77,7 @@ backoff_max_ms = 2
     let h = hints(&r);
     assert!(
         h.iter().any(|h| h.contains(&format!(
-            "nothing listens at http://127.0.0.1:{port}/v1: start the server there, or point `providers.my-server.base_url`"
+            "nothing listens at http://127.0.0.1:{port}/v1: start the server there, or point `providers.fake-openai.base_url`"
         ))),
         "{h:?}"
     );
@@ -135,7 +100,7 @@ backoff_max_ms = 2
     assert!(log.ok().stdout.contains("no runs yet"), "{}", log.stdout);
 
     // `models check` says the same cause, and does not suggest running itself.
-    let check = env.triad(&repo, &["-q", "models", "check", "my-coder"]);
+    let check = env.triad(&repo, &["-q", "models", "check", "model-a"]);
     check.expect_code(1);
     assert!(
         check.stderr.contains(&format!(
