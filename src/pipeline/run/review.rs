@@ -384,6 +384,7 @@ fn out_of_format(
         // No issue stands behind the FLAG, and a verdict derived from issues alone would
         // pass what no model reviewed.
         review.verdict = review.verdict.max(Verdict::Flag);
+        review.derived = None;
         Reviewed {
             review,
             exchanges: vec![],
