@@ -438,6 +438,23 @@ fn whole_answer_cap(c: &StageContext<'_>, estimator: &Estimator) -> u32 {
     u32::try_from(tokens).unwrap_or(u32::MAX)
 }
 
+/// The output cap of `model`'s answer to a request of `c`, at most `role_cap`: for a model
+/// writing whole files, the files it may write twice over and room for the metadata
+/// ([`whole_answer_cap`]), so a runaway answer is cut where the task ends, not at the
+/// role's cap; the role's cap for a model writing edit blocks.
+pub fn answer_cap(
+    config: &Config,
+    model: &str,
+    c: &StageContext<'_>,
+    estimator: &Estimator,
+    role_cap: u32,
+) -> u32 {
+    match config.models.get(model).map(|m| m.edits(model)) {
+        Some(EditFormat::Whole) => whole_answer_cap(c, estimator).min(role_cap),
+        _ => role_cap,
+    }
+}
+
 /// The whole request of one stage attempt by `model`: the role prompt and the answer
 /// protocol of the model's edit format as the system message, [`fitted_stage_message`] as
 /// the user message, the role's output cap and temperature, and for a model writing whole
@@ -466,10 +483,7 @@ pub fn fitted_stage_request(
         estimator.bytes_for(room.left())
     });
     let (user, left_out) = fitted_stage_message(c, limit);
-    let max_tokens = match registered.map(|m| m.edits(model)) {
-        Some(EditFormat::Whole) => whole_answer_cap(c, estimator).min(max_tokens),
-        _ => max_tokens,
-    };
+    let max_tokens = answer_cap(config, model, c, estimator, max_tokens);
     let mut req = ChatRequest::new(Some(system), user, max_tokens);
     req.temperature = role_cfg.temperature;
     req.grammar = answer_grammar(config, model, c);

@@ -192,6 +192,12 @@ pub enum Progress<'a> {
         /// The run's budget.
         budget: f64,
     },
+    /// A run that ended well after a stop of its own superseded the run-outcome mark that
+    /// stop left on a commit (see `resume --rewind`).
+    Superseded {
+        /// What it superseded, in a sentence.
+        line: &'a str,
+    },
     /// The run stopped or finished; its state says why.
     Ended {
         /// The final state.

@@ -124,6 +124,7 @@ pub fn line(event: &Progress<'_>) -> Option<String> {
             "[{stage}] cost routing: ${spent:.4} of the ${budget:.2} budget spent, so this unreviewed stage asks the cheaper {to} instead of {from}"
         ),
         Progress::Formatted { command, detail } => format!("[format] `{command}`: {detail}"),
+        Progress::Superseded { line } => line.to_string(),
         Progress::ConsensusDecided {
             choice,
             by,

@@ -207,7 +207,8 @@ impl View {
             | Progress::StageSkipped { .. }
             | Progress::ConsensusDecided { .. }
             | Progress::ReconcileRewind { .. }
-            | Progress::Formatted { .. } => self.activity = None,
+            | Progress::Formatted { .. }
+            | Progress::Superseded { .. } => self.activity = None,
             Progress::Ended { state } => {
                 self.ended = true;
                 self.activity = None;

@@ -102,6 +102,11 @@ pub fn assign_models(
                     stage,
                     model: primary.clone(),
                     arbiters: arbiter_list.clone(),
+                    own_provider: loaded
+                        .declared_models()
+                        .contains(&primary)
+                        .then(|| c.models.get(&primary).map(|m| m.provider.clone()))
+                        .flatten(),
                 });
             }
             callable_of(loaded, Role::Arbiter, &others)?

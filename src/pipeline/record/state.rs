@@ -164,6 +164,10 @@ pub struct RunState {
         skip_serializing_if = "Option::is_none"
     )]
     profile: Option<Option<String>>,
+    /// The commits the run's stops marked for the pre-push gate (a run-outcome HALT or
+    /// REJECT), so that a rescued run that ends approved or flagged supersedes each one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    marks: Vec<ObjectId>,
 }
 
 /// Reads a field that may be `null` as present: `Some(None)`, where a missing one is `None`.
@@ -216,6 +220,19 @@ impl RunState {
             under_review: None,
             best: None,
             sandbox: None,
+            marks: Vec::new(),
+        }
+    }
+
+    /// The commits the run's stops marked for the pre-push gate, oldest first.
+    pub fn marks(&self) -> &[ObjectId] {
+        &self.marks
+    }
+
+    /// Keeps that a stop marked `commit` for the pre-push gate.
+    pub fn add_mark(&mut self, commit: ObjectId) {
+        if !self.marks.contains(&commit) {
+            self.marks.push(commit);
         }
     }
 
@@ -909,12 +926,14 @@ impl RunState {
             RunStatus::RetriesExhausted => Some(Verdict::Reject),
             _ => None,
         };
-        // A stage dropped for the best evidenced commit leaves the run at least FLAG.
-        let dropped = self
-            .stages
-            .iter()
-            .any(|s| s.dropped.is_some())
-            .then_some(Verdict::Flag);
+        // A stage dropped for the best evidenced commit leaves the run at least FLAG; so does
+        // a panel that went on with its only usable solution.
+        let alone = self
+            .parallel()
+            .and_then(|p| p.winner.as_ref())
+            .is_some_and(|w| w.by == crate::pipeline::record::WonBy::Alone);
+        let dropped =
+            (self.stages.iter().any(|s| s.dropped.is_some()) || alone).then_some(Verdict::Flag);
         self.stages
             .iter()
             .filter_map(|s| s.verdict)

@@ -313,6 +313,10 @@ pub(super) fn finish(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<(), RunError> {
         return Ok(());
     }
     j.state.finish();
+    // A run that stopped before and now ends well: its own stop marks say otherwise.
+    for line in super::stop::supersede_marks(cx, j)? {
+        cx.progress(&Progress::Superseded { line: &line });
+    }
     j.event("finished")?;
     Ok(())
 }

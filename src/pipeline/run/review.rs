@@ -13,6 +13,8 @@ use super::step::{BlockOn, Cx, Flow, Journal, RunError};
 use super::stop::{halt, model_failed};
 use crate::arbiter::gather::{prepare, Prepared, Subject, TaskBrief};
 use crate::arbiter::request::Brief;
+use crate::arbiter::review::{finish, floor};
+use crate::arbiter::schema::ArbiterAnswer;
 use crate::arbiter::service::{candidates, Arbiter, Reviewed};
 use crate::arbiter::{feedback, Verdict};
 use crate::code::Finding;
@@ -342,11 +344,54 @@ fn ask(
         });
     }
     let system = prompt(&cx.env.config.config, "arbiter", Some(&cx.env.repo_root()));
-    let reviewed = arbiter.review(&system, prepared, &brief).await_blocking()?;
+    let reviewed = match arbiter.review(&system, prepared, &brief).await_blocking() {
+        Ok(r) => r,
+        // An answer out of format, its repair too, says nothing the run can take: a failed
+        // call, never a verdict, and never a reason to halt. The facts decide, at most FLAG.
+        Err(ModelError::SchemaViolation { model, errors, .. }) => {
+            out_of_format(prepared, &brief, stage, stage_model, &model, &errors)
+        }
+        Err(e) => return Err(e),
+    };
     let mut transcript = Transcript::review(stage.as_str(), &reviewed);
     transcript.findings = Some(prepared.findings().to_vec());
     j.transcript(&transcript);
     Ok(reviewed)
+}
+
+/// The review of a stage whose arbiter answered out of format twice (the answer and its
+/// repair): the facts' floor over a FLAG that says why, with no issue of the model's.
+fn out_of_format(
+    prepared: &Prepared<'_>,
+    brief: &Brief<'_>,
+    stage: Stage,
+    stage_model: &str,
+    arbiter: &str,
+    errors: &[String],
+) -> Reviewed {
+    prepared.with_checks(brief, |checks| {
+        let answer = ArbiterAnswer {
+            verdict: Verdict::Flag,
+            confidence: 0.0,
+            reasoning: format!(
+                "the arbiter {arbiter} answered out of format, its repair too ({}): it decides nothing here; the facts do, and without a review the stage is at most FLAG",
+                errors.join("; ")
+            ),
+            issues: vec![],
+            alternatives: vec![],
+        };
+        let mut review = finish(stage.as_str(), stage_model, arbiter, answer, checks, 0.0);
+        // No issue stands behind the FLAG, and a verdict derived from issues alone would
+        // pass what no model reviewed.
+        review.verdict = review.verdict.max(Verdict::Flag);
+        review.derived = None;
+        Reviewed {
+            review,
+            exchanges: vec![],
+            spend: crate::model::Spend::default(),
+            facts: floor(checks.findings, checks.verify),
+        }
+    })
 }
 
 /// Why an architect's change is not probed: a scaffold is not meant to behave yet, so a
