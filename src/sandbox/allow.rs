@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// Entries of `/etc` never readable in the box: password hashes, sudo rules, host keys,
 /// private TLS keys.
-const ETC_SECRETS: &[&str] = &[
+pub(super) const ETC_SECRETS: &[&str] = &[
     "shadow",
     "shadow-",
     "gshadow",
