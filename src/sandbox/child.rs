@@ -384,7 +384,11 @@ impl Setup {
                 )),
                 Op::Allow { at, write } => match self.landlock {
                     Some(ruleset) => {
-                        let access = if *write { self.write_access } else { READ_ACCESS };
+                        let access = if *write {
+                            self.write_access
+                        } else {
+                            READ_ACCESS
+                        };
                         allow_beneath(ruleset, at, access)
                     }
                     None => Ok(()),
@@ -523,7 +527,10 @@ unsafe fn allow_beneath(ruleset: RawFd, path: &CString, access: u64) -> Result<(
 
 /// Opens `path` (`O_PATH`) and sends the descriptor over `socket`.
 unsafe fn send_fd(socket: RawFd, path: &CString) -> Result<(), libc::c_int> {
-    let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY);
+    let fd = libc::open(
+        path.as_ptr(),
+        libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
+    );
     if fd < 0 {
         return Err(errno());
     }

@@ -97,9 +97,8 @@ pub(super) fn run_with(
         .or(by_cgroup)
         .or_else(|| stopped_by(&out, ran.signal, &policy.limits, job.timeout))
         .or_else(|| {
-            (ran.peak >= policy.limits.processes as usize && out.exit_code != Some(0)).then(
-                || totals::process_stop(&policy.limits, "a fork past it was refused"),
-            )
+            (ran.peak >= policy.limits.processes as usize && out.exit_code != Some(0))
+                .then(|| totals::process_stop(&policy.limits, "a fork past it was refused"))
         });
     if let Some(by) = &out.stopped_by {
         if by.starts_with("memory total")
@@ -248,7 +247,9 @@ fn plan(job: &Job<'_>, policy: &Policy, found: &Found, private: &Private) -> Pla
     #[cfg(not(target_os = "linux"))]
     let seccomp: Option<()> = None;
     let network = if net {
-        Layer::held("own network namespace: only its own loopback; no socket of the machine's in reach")
+        Layer::held(
+            "own network namespace: only its own loopback; no socket of the machine's in reach",
+        )
     } else if seccomp.is_some() {
         let unix = if view_wanted {
             "unix sockets only within its own root"
@@ -365,10 +366,7 @@ fn plan(job: &Job<'_>, policy: &Policy, found: &Found, private: &Private) -> Pla
     let setup = None;
     #[cfg(target_os = "linux")]
     let (home, tmp) = if view_about.is_some() {
-        (
-            super::view::BOX_HOME.into(),
-            super::view::BOX_TMP.into(),
-        )
+        (super::view::BOX_HOME.into(), super::view::BOX_TMP.into())
     } else {
         (private.home(), private.tmp())
     };
@@ -576,8 +574,11 @@ fn received_fd(socket: &OwnedFd) -> Option<std::fs::File> {
         msg.msg_iovlen = 1;
         msg.msg_control = space.as_mut_ptr().cast();
         msg.msg_controllen = std::mem::size_of_val(&space) as _;
-        if libc::recvmsg(socket.as_raw_fd(), &mut msg, libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC)
-            < 0
+        if libc::recvmsg(
+            socket.as_raw_fd(),
+            &mut msg,
+            libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
+        ) < 0
         {
             return None;
         }
@@ -712,7 +713,10 @@ fn detect() -> Found {
                             why_not.push(("privileges", format!("no user namespace here ({why})")));
                         }
                         if !view {
-                            why_not.push(("view", format!("no mount namespace to build it in ({why})")));
+                            why_not.push((
+                                "view",
+                                format!("no mount namespace to build it in ({why})"),
+                            ));
                         }
                         found.why_not = why_not;
                         return found;
@@ -729,7 +733,10 @@ fn detect() -> Found {
                         seccomp = false;
                     }
                     Err((step, e)) => {
-                        tracing::debug!(?step, "box layers {ns:#x} (view {view}) not available: {e}");
+                        tracing::debug!(
+                            ?step,
+                            "box layers {ns:#x} (view {view}) not available: {e}"
+                        );
                         first_failure.get_or_insert(e);
                         break;
                     }
@@ -785,7 +792,14 @@ fn try_layers(found: &Found) -> Result<(), (Option<super::child::Step>, String)>
         ));
     }
     let vars = env::boxed(&planned.home, &planned.tmp, &[]);
-    let ran = execute(&job, &vars, planned.setup, planned.report.as_ref(), None, &|_| {});
+    let ran = execute(
+        &job,
+        &vars,
+        planned.setup,
+        planned.report.as_ref(),
+        None,
+        &|_| {},
+    );
     match ran.outcome.exit_code {
         Some(0) => Ok(()),
         _ => {

@@ -52,7 +52,9 @@ pub(super) fn network(unix: bool) -> Result<Program, String> {
         arch,
     )
     .map_err(|e| e.to_string())?;
-    filter.try_into().map_err(|e: seccompiler::BackendError| e.to_string())
+    filter
+        .try_into()
+        .map_err(|e: seccompiler::BackendError| e.to_string())
 }
 
 #[cfg(test)]

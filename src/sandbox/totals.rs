@@ -192,8 +192,7 @@ impl Cgroups {
         let pids = limits.processes.to_string();
         let make = |parent: &Path| -> Result<PathBuf, String> {
             let dir = parent.join(fresh_name("box"));
-            std::fs::create_dir(&dir)
-                .map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
+            std::fs::create_dir(&dir).map_err(|e| format!("cannot make {}: {e}", dir.display()))?;
             Ok(dir)
         };
         let set = |dir: &Path, file: &str, value: &str| {
@@ -256,12 +255,8 @@ impl Cgroups {
         if oom > 0 {
             return Some(memory_stop(limits, "a process was killed (control group)"));
         }
-        (forks > 0).then(|| {
-            process_stop(
-                limits,
-                &format!("{forks} fork(s) refused (control group)"),
-            )
-        })
+        (forks > 0)
+            .then(|| process_stop(limits, &format!("{forks} fork(s) refused (control group)")))
     }
 
     /// Kills whatever is still in the box's control groups.
@@ -314,7 +309,10 @@ pub(super) fn process_stop(limits: &Limits, how: &str) -> String {
 
 /// What the record says of a command the disk total stopped.
 pub(super) fn disk_stop(limits: &Limits, how: &str) -> String {
-    format!("disk total ({} MiB for the whole box): {how}", limits.disk_mb)
+    format!(
+        "disk total ({} MiB for the whole box): {how}",
+        limits.disk_mb
+    )
 }
 
 /// Watches a running box from outside: the resident memory of its processes (where no
@@ -379,8 +377,7 @@ impl Watch {
         if now >= self.next_disk {
             let took = Instant::now();
             let used = self.disk_used();
-            self.next_disk =
-                Instant::now() + (took.elapsed() * 20).max(Duration::from_millis(200));
+            self.next_disk = Instant::now() + (took.elapsed() * 20).max(Duration::from_millis(200));
             if used > self.disk {
                 return Some(disk_stop(
                     limits,

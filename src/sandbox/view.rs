@@ -129,9 +129,7 @@ pub(super) fn plan(
     let mut reads: Vec<PathBuf> = allow
         .read
         .iter()
-        .filter(|p| {
-            !p.starts_with("/etc") && !p.starts_with("/dev") && !p.starts_with("/proc")
-        })
+        .filter(|p| !p.starts_with("/etc") && !p.starts_with("/dev") && !p.starts_with("/proc"))
         .cloned()
         .collect();
     if Path::new("/etc").is_dir() {
@@ -156,7 +154,10 @@ pub(super) fn plan(
         "mounting its own /tmp".into(),
     );
     for dir in [BOX_HOME, "/tmp/.shm"] {
-        b.push(Op::Mkdir(b.inside(Path::new(dir))?), format!("making {dir}"));
+        b.push(
+            Op::Mkdir(b.inside(Path::new(dir))?),
+            format!("making {dir}"),
+        );
     }
     b.push(
         Op::Allow {
@@ -165,7 +166,10 @@ pub(super) fn plan(
         },
         "letting it write its own /tmp".into(),
     );
-    b.push(Op::Share(b.inside(tmp)?), "handing its /tmp to git triad".into());
+    b.push(
+        Op::Share(b.inside(tmp)?),
+        "handing its /tmp to git triad".into(),
+    );
     let mut wanted: Vec<(PathBuf, bool)> = reads.into_iter().map(|p| (p, false)).collect();
     wanted.extend(writes.into_iter().map(|p| (p, true)));
     // Parents before children; a write beneath a read is bound over it.
@@ -210,7 +214,10 @@ pub(super) fn plan(
         let device = dev.join(name);
         if device.exists() {
             let at = b.inside(&device)?;
-            b.push(Op::Touch(at.clone()), format!("making {}", device.display()));
+            b.push(
+                Op::Touch(at.clone()),
+                format!("making {}", device.display()),
+            );
             b.push(
                 Op::Bind {
                     from: path_c(&device)?,
@@ -378,7 +385,10 @@ impl Builder {
                 format!("making {} read-only", path.display()),
             );
             if recursive {
-                for below in mounts.iter().filter(|m| m.starts_with(&source) && **m != source) {
+                for below in mounts
+                    .iter()
+                    .filter(|m| m.starts_with(&source) && **m != source)
+                {
                     let rel = below.strip_prefix(&source).unwrap_or(below);
                     let at = self.inside(&path.join(rel))?;
                     self.push(
