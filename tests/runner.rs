@@ -2,6 +2,7 @@
 
 mod bench_cli;
 mod best_commit;
+mod box_user;
 mod chamber;
 mod chamber_run;
 mod cli_basics;

@@ -97,7 +97,17 @@ pub(super) fn run_with(
         .or(by_cgroup)
         .or_else(|| stopped_by(&out, ran.signal, &policy.limits, job.timeout))
         .or_else(|| {
-            (ran.peak >= policy.limits.processes as usize && out.exit_code != Some(0))
+            let refused = [
+                "Resource temporarily unavailable",
+                "BlockingIOError",
+                "Cannot fork",
+            ]
+            .iter()
+            .any(|s| out.tail.contains(s));
+            let counted = found.user || found.totals.pids_by_cgroup();
+            (out.exit_code != Some(0)
+                && counted
+                && (ran.peak >= policy.limits.processes as usize || refused))
                 .then(|| totals::process_stop(&policy.limits, "a fork past it was refused"))
         });
     if let Some(by) = &out.stopped_by {
