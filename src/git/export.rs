@@ -173,7 +173,7 @@ pub fn project_reads(repo: &Repository) -> Vec<PathBuf> {
 
 /// Writes `bytes` to the file at `rel` under `root` (a directory a boxed command may have
 /// written), never through a link: every component is checked and the file is opened
-/// without following one; what is there is replaced.
+/// without following one (a link there is refused, never written through).
 pub fn write_inside(root: &Path, rel: &str, bytes: &[u8]) -> std::io::Result<()> {
     use std::io::Write;
     let path = crate::fsguard::inside_repo(root, rel).map_err(|e| e.into_io())?;
@@ -181,9 +181,6 @@ pub fn write_inside(root: &Path, rel: &str, bytes: &[u8]) -> std::io::Result<()>
         std::fs::create_dir_all(parent)?;
         // A directory may have been made a link since the check.
         crate::fsguard::inside_repo(root, rel).map_err(|e| e.into_io())?;
-    }
-    if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
-        std::fs::remove_file(&path)?;
     }
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create(true).truncate(true);
@@ -495,15 +492,24 @@ mod tests {
         let blob = repo
             .blob(b"[core]\n\tfsmonitor = touch /tmp/pwned\n")
             .unwrap();
-        let mut dotgit = repo.treebuilder(None).unwrap();
-        dotgit.insert("config", blob, 0o100644).unwrap();
-        let dotgit = dotgit.write().unwrap();
+        // libgit2's tree builder refuses these names, as git does: the tree is written
+        // raw, as `git mktree` would.
+        let raw = |entries: &[(&str, &str, git2::Oid)]| {
+            let mut bytes = Vec::new();
+            for (mode, name, id) in entries {
+                bytes.extend_from_slice(format!("{mode} {name}\0").as_bytes());
+                bytes.extend_from_slice(id.as_bytes());
+            }
+            repo.odb().unwrap().write(ObjectType::Tree, &bytes).unwrap()
+        };
+        let dotgit = raw(&[("100644", "config", blob)]);
         let ok = repo.blob(b"x = 1\n").unwrap();
-        let mut top = repo.treebuilder(None).unwrap();
-        top.insert(".git", dotgit, 0o040000).unwrap();
-        top.insert("GIT~1", dotgit, 0o040000).unwrap();
-        top.insert("a.py", ok, 0o100644).unwrap();
-        let tree = repo.find_tree(top.write().unwrap()).unwrap();
+        let top = raw(&[
+            ("40000", ".git", dotgit),
+            ("40000", "GIT~1", dotgit),
+            ("100644", "a.py", ok),
+        ]);
+        let tree = repo.find_tree(top).unwrap();
         let copy = ExportedTree::new(&repo, &tree, ExportKind::WithGit).unwrap();
         let root = copy.root();
         assert!(root.join("a.py").is_file());
@@ -532,8 +538,9 @@ mod tests {
         assert!(write_inside(tmp.path(), "tests/p.rs", b"x").is_err());
         assert!(!outside.path().join("p.rs").exists());
         assert!(read_inside(tmp.path(), "f").is_err());
-        write_inside(tmp.path(), "f", b"mine").unwrap();
+        assert!(write_inside(tmp.path(), "f", b"mine").is_err());
         assert_eq!(std::fs::read(outside.path().join("secret")).unwrap(), b"s");
-        assert_eq!(read_inside(tmp.path(), "f").unwrap(), b"mine");
+        write_inside(tmp.path(), "g", b"mine").unwrap();
+        assert_eq!(read_inside(tmp.path(), "g").unwrap(), b"mine");
     }
 }
