@@ -480,3 +480,20 @@ pub fn cap_cache(cache: &Path, limit: u64) -> bool {
     });
     true
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_build_cache_past_the_total_is_emptied_and_one_within_it_kept() {
+        let cache = tempfile::tempdir().unwrap();
+        std::fs::write(cache.path().join("small"), vec![0u8; 1000]).unwrap();
+        assert!(!cap_cache(cache.path(), 1 << 20));
+        assert!(cache.path().join("small").is_file());
+        std::fs::write(cache.path().join("big"), vec![0u8; 2 << 20]).unwrap();
+        assert!(cap_cache(cache.path(), 1 << 20));
+        assert!(!cache.path().join("big").exists());
+        assert!(cache.path().join(".capped").is_file());
+    }
+}
