@@ -73,6 +73,12 @@ const HOME_TOOLCHAINS: &[&str] = &[
     "go/pkg/mod",
 ];
 
+/// Version managers whose `PATH` entries (`<root>/shims`, `<root>/bin`) run the manager's
+/// own scripts from elsewhere in its root (a pyenv shim execs `<root>/libexec/pyenv`): a
+/// `PATH` entry beneath a directory of one of these names grants that directory, wherever
+/// it was installed and whatever `HOME` says now (never its parent).
+const VERSION_MANAGERS: &[&str] = &[".pyenv", ".rbenv", ".asdf", ".nvm", ".volta", ".sdkman"];
+
 /// Environment variables naming a toolchain's own directory, read whole where set.
 const TOOLCHAIN_VARS: &[&str] = &["RUSTUP_HOME", "PYENV_ROOT", "VIRTUAL_ENV"];
 
@@ -123,6 +129,7 @@ impl AllowList {
                 continue;
             }
             read.extend(linked_toolchains(dir, home.as_deref()));
+            read.extend(version_manager(dir, home.as_deref()));
             read.push(dir.to_path_buf());
             // A directory that is itself a link grants where it leads, and no more.
             if let Ok(real) = dir.canonicalize() {
@@ -147,7 +154,8 @@ fn too_wide(dir: &Path, home: Option<&Path>) -> bool {
     !dir.is_absolute() || dir == Path::new("/") || home.is_some_and(|h| h.starts_with(dir))
 }
 
-/// What the links of a `PATH` directory grant: each the file it leads to; for a file at
+/// What the links of a `PATH` directory grant: each the file it leads to; for a file in a
+/// version manager's root ([`VERSION_MANAGERS`]), that root; for a file at
 /// `<prefix>/bin/<program>` of an installed toolchain (`<prefix>/lib` beside it, no
 /// repository around it, not the home or above), `<prefix>/bin` and `<prefix>/lib` (an
 /// interpreter needs its library). Read once per directory and process.
@@ -170,6 +178,12 @@ fn linked_toolchains(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         let Some(target) = is_link.then(|| entry.path().canonicalize().ok()).flatten() else {
             continue;
         };
+        if let Some(root) = version_manager(&target, home) {
+            // A link into a version manager's root (`python3 -> ~/.pyenv/versions/…`) may
+            // lead on through its other links: the root, as its own `PATH` entries get.
+            add(root);
+            continue;
+        }
         let prefix = target
             .parent()
             .filter(|p| p.file_name().is_some_and(|n| n == "bin"))
@@ -187,6 +201,18 @@ fn linked_toolchains(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         m.insert(dir.to_path_buf(), found.clone());
     }
     found
+}
+
+/// The version manager's root a `PATH` directory lies in ([`VERSION_MANAGERS`]), when
+/// reading all of it would not open the home or above.
+fn version_manager(dir: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|a| {
+            a.file_name()
+                .is_some_and(|n| VERSION_MANAGERS.iter().any(|m| n == *m))
+        })
+        .filter(|root| !too_wide(root, home))
+        .map(Path::to_path_buf)
 }
 
 /// Whether `prefix` is an installed toolchain's own directory: it has a `lib`, is not the
@@ -306,5 +332,23 @@ mod tests {
         }
         assert!(!a.read.iter().any(|p| p.ends_with("shadow")));
         assert!(!a.read.iter().any(|p| p.starts_with("/home/u/.ssh")));
+    }
+
+    #[test]
+    fn a_version_managers_shims_grant_its_root_and_no_more() {
+        let vars = [
+            ("HOME".to_string(), "/tmp/elsewhere".to_string()),
+            (
+                "PATH".to_string(),
+                "/home/u/.pyenv/plugins/pyenv-virtualenv/shims:/home/u/.pyenv/shims:/home/u/.local/bin"
+                    .to_string(),
+            ),
+        ];
+        let a = AllowList::system(&vars, &[], false);
+        assert!(a.read.contains(&PathBuf::from("/home/u/.pyenv")));
+        assert!(a.read.contains(&PathBuf::from("/home/u/.local/bin")));
+        for wide in ["/home/u", "/home/u/.local", "/home"] {
+            assert!(!a.read.contains(&PathBuf::from(wide)), "{wide}");
+        }
     }
 }
