@@ -1,10 +1,16 @@
 //! The pre-push gate on a big push, against git doing the bare minimum of the same work.
 //!
-//! Builds a repository of 10 000 commits, each with a verdict note (`git fast-import`), then
-//! times `git-triad hook pre-push` for a push of all of them as a new branch, against
+//! Builds a repository of 10 000 commits, each with a verdict note whose lines carry the
+//! commit's real patch id, as git triad writes them (`git fast-import`), then times
+//! `git-triad hook pre-push` for a push of all of them as a new branch, against
 //! `git rev-list <tip> --not --remotes=origin` plus `git notes --ref=triad list` (the listing
-//! any gate needs before it reads a single note). Fails when the gate takes more than 1.5×
-//! that. Also reports what the hook adds to a push with nothing to check.
+//! any gate needs before it reads a single note). The gate looks every pushed commit up by
+//! its patch id (a cherry-pick of a halted commit is blocked whatever notes it carries), so
+//! it needs the patch id of 10 000 commits and the patch ids of 10 000 notes: it works them
+//! out once and keeps them by object id in the git dir (`gate-cache`). Fails when the gate
+//! takes more than 1.0× the git baseline with that cache in place; the first push, which
+//! fills it, is reported beside. Also reports what the hook adds to a push with nothing to
+//! check.
 //!
 //! Run with `cargo bench --bench prepush` (builds the release binary it measures). Set
 //! `PREPUSH_BENCH_DIR=<empty dir>` to build the repository there and keep it for profiling,
@@ -18,7 +24,9 @@ use std::time::{Duration, Instant};
 
 const COMMITS: usize = 10_000;
 const RUNS: usize = 9;
-const MAX_RATIO: f64 = 1.5;
+const MAX_RATIO: f64 = 1.0;
+/// Timed runs of the first push (the cache removed before each).
+const COLD_RUNS: usize = 3;
 
 fn main() {
     let tmp = tempfile::Builder::new()
@@ -44,6 +52,15 @@ fn main() {
     let url = bare.to_str().unwrap();
     let push_all = format!("refs/heads/main {tip} refs/heads/main {zero}\n");
 
+    let cache = repo.join(".git/triad/gate-cache");
+    let mut cold: Vec<Duration> = (0..COLD_RUNS)
+        .map(|_| {
+            let _ = std::fs::remove_file(&cache);
+            env.hook(&repo, url, &push_all)
+        })
+        .collect();
+    cold.sort();
+    let cold = cold[COLD_RUNS / 2];
     let triad = median(|| env.hook(&repo, url, &push_all));
     let git = median(|| {
         let t = Instant::now();
@@ -53,6 +70,10 @@ fn main() {
     });
     let ratio = triad.as_secs_f64() / git.as_secs_f64();
     println!("push of {COMMITS} new commits:");
+    println!(
+        "  git-triad hook pre-push, first push:        {:>8.1} ms (fills the gate cache)",
+        ms(cold)
+    );
     println!(
         "  git-triad hook pre-push:                    {:>8.1} ms",
         ms(triad)
@@ -168,16 +189,17 @@ impl Env {
     }
 }
 
-/// One verdict line like the pipeline writes, about 800 bytes.
-fn review(i: usize, verdict: &str, minute: usize) -> String {
+/// One verdict line like the pipeline writes, about 900 bytes, on `commit` whose patch id is
+/// `pid`.
+fn review(i: usize, verdict: &str, minute: usize, commit: &str, pid: &str) -> String {
     format!(
         concat!(
-            r#"{{"alternatives":[],"arbiter_model":"model-b","attempt":1,"commit":"","confidence":0.8,"#,
+            r#"{{"alternatives":[],"arbiter_model":"model-b","attempt":1,"commit":"{c}","confidence":0.8,"#,
             r#""floor":null,"issues":[{{"anchored":true,"category":"correctness","description":"the loop "#,
             r#"bound can run past the end of the buffer when the input is empty","end_line":{e},"evidence":"","#,
             r#""path":"src/module_{m}.rs","quote":"for i in 0..=len {{","severity":"warning","start_line":{i},"#,
             r#""suggestion":"use 0..len","symbol":{{"end_line":{e},"kind":"function","name":"parse_{i}","#,
-            r#""start_line":{i}}}}}],"kind":"review","model_verdict":"{v}","patch_id":null,"reasoning":"#,
+            r#""start_line":{i}}}}}],"kind":"review","model_verdict":"{v}","patch_id":"{p}","reasoning":"#,
             r#""The change does what the task asks; one bound is off by one.","reviewed_model":"model-a","#,
             r#""run":"run-{i}","stage":"implement","token_cost":2345,"ts":"2026-01-01T00:{min:02}:00.000Z","#,
             r#""v":1,"verdict":"{v}"}}"#
@@ -187,31 +209,40 @@ fn review(i: usize, verdict: &str, minute: usize) -> String {
         m = i % 50,
         v = verdict,
         min = minute,
+        c = commit,
+        p = pid,
     )
 }
 
-/// The note of commit `i`: mostly APPROVE/FLAG; every tenth was halted, then overridden by an
-/// override naming the HALT, so the gate must parse it and find it no longer blocks. The
-/// override names it by the `"<ts> <kind> <verdict>"` key, which every version of the gate
-/// reads, so older builds can be timed on the same repository.
-fn note(i: usize) -> String {
+/// The note of commit `i` (`commit`, patch id `pid`): mostly APPROVE/FLAG; every tenth was
+/// halted, then overridden by an override naming the HALT, so the gate must parse it and
+/// find it no longer blocks. The override names it by the `"<ts> <kind> <verdict>"` key,
+/// which every version of the gate reads, so older builds can be timed on the same
+/// repository.
+fn note(i: usize, commit: &str, pid: &str) -> String {
     if i.is_multiple_of(10) {
-        let over = r#"{"answers":["2026-01-01T00:01:00.000Z review HALT"],"commit":"","kind":"override","overrides":"HALT","patch_id":null,"reason":"checked","ts":"2026-01-01T00:59:00.000Z","v":1,"verdict":"APPROVE","who":"B <b@example.com>"}"#;
-        format!("{}\n{over}\n", review(i, "HALT", 1))
+        let over = format!(
+            r#"{{"answers":["2026-01-01T00:01:00.000Z review HALT"],"commit":"{commit}","kind":"override","overrides":"HALT","patch_id":"{pid}","reason":"checked","ts":"2026-01-01T00:59:00.000Z","v":1,"verdict":"APPROVE","who":"B <b@example.com>"}}"#
+        );
+        format!("{}\n{over}\n", review(i, "HALT", 1, commit, pid))
     } else {
         let v = if i.is_multiple_of(3) {
             "FLAG"
         } else {
             "APPROVE"
         };
-        format!("{}\n", review(i, v, 1))
+        format!("{}\n", review(i, v, 1, commit, pid))
     }
 }
 
-/// Writes the commits and their notes with one `git fast-import` stream.
+fn data(s: &mut String, text: &str) {
+    s.push_str(&format!("data {}\n{text}\n", text.len()));
+}
+
+/// Writes the commits with one `git fast-import` stream, then, with another, their notes
+/// carrying each commit's id and stable patch id (as `git patch-id --stable` computes it).
 fn build_history(env: &Env, repo: &Path) {
-    let mut s = String::with_capacity(COMMITS * 1200);
-    let data = |s: &mut String, text: &str| s.push_str(&format!("data {}\n{text}\n", text.len()));
+    let mut s = String::with_capacity(COMMITS * 200);
     for i in 1..=COMMITS {
         s.push_str(&format!(
             "commit refs/heads/main\nmark :{i}\ncommitter Bench <bench@example.com> {} +0000\n",
@@ -221,18 +252,66 @@ fn build_history(env: &Env, repo: &Path) {
         s.push_str(&format!("M 100644 inline src/module_{}.rs\n", i % 50));
         data(&mut s, &format!("// revision {i}\nfn parse_{i}() {{}}\n"));
     }
+    fast_import(env, repo, &s);
+    let commits = env.git(repo, &["rev-list", "--reverse", "main"]);
+    let commits: Vec<&str> = commits.lines().collect();
+    assert_eq!(commits.len(), COMMITS);
+    let pids = patch_ids(env, repo, &commits);
+    let mut s = String::with_capacity(COMMITS * 1200);
     s.push_str("commit refs/notes/triad\ncommitter Bench <bench@example.com> 1700000000 +0000\n");
     data(&mut s, "verdicts");
-    for i in 1..=COMMITS {
-        s.push_str(&format!("N inline :{i}\n"));
-        data(&mut s, &note(i));
+    for (i, commit) in commits.iter().enumerate() {
+        let pid = &pids[*commit];
+        s.push_str(&format!("N inline {commit}\n"));
+        data(&mut s, &note(i + 1, commit, pid));
     }
+    fast_import(env, repo, &s);
+}
+
+fn fast_import(env: &Env, repo: &Path, stream: &str) {
     let mut child = env
         .command("git", repo)
         .args(["fast-import", "--quiet"])
         .stdin(Stdio::piped())
         .spawn()
         .expect("git fast-import");
-    child.stdin.take().unwrap().write_all(s.as_bytes()).unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
     assert!(child.wait().unwrap().success(), "fast-import failed");
+}
+
+/// commit → stable patch id, by `git diff-tree --stdin -p --root | git patch-id --stable`.
+fn patch_ids(
+    env: &Env,
+    repo: &Path,
+    commits: &[&str],
+) -> std::collections::HashMap<String, String> {
+    let input: String = commits.iter().map(|c| format!("{c}\n")).collect();
+    let mut diff = env
+        .command("git", repo)
+        .args(["diff-tree", "--stdin", "-p", "--no-renames", "--root"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("git diff-tree");
+    let mut stdin = diff.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
+    let out = env
+        .command("git", repo)
+        .args(["patch-id", "--stable"])
+        .stdin(diff.stdout.take().unwrap())
+        .output()
+        .expect("git patch-id");
+    writer.join().unwrap().unwrap();
+    assert!(diff.wait().unwrap().success() && out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(pid, commit)| (commit.to_string(), pid.to_string()))
+        .collect()
 }

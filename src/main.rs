@@ -1,11 +1,10 @@
 //! The `git-triad` binary: parse, dispatch, map errors to exit codes. Nothing else.
 
-use clap::Parser;
-use git_triad::cli::{self, Cli};
+use git_triad::cli;
 use git_triad::exit::ExitCode;
 
 fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let cli = cli::parse();
     init_tracing(cli.verbose, cli.quiet);
     match cli::run(cli) {
         Ok(code) => code.into(),

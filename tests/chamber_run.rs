@@ -250,9 +250,10 @@ fn a_doubtful_rejection_is_deliberated_and_its_note_names_the_session() {
 
 #[test]
 fn a_rejection_the_facts_decided_is_not_deliberated() {
-    // The verify command fails. Once the arbiter approves, unsure (0.70), and the facts floor
-    // the verdict at REJECT; once it rejects, unsure, as the facts do: no panel is asked
-    // whether failing tests fail.
+    // The verify command fails (at the Verify stage only: the building stages do not run
+    // it). Once the arbiter approves, unsure (0.70), and the facts floor the verdict at
+    // REJECT; once it rejects, unsure, as the facts do: no panel is asked whether failing
+    // tests fail.
     let mut unsure = review("APPROVE", json!([]));
     unsure["confidence"] = json!(0.7);
     let mut agrees = review(
@@ -269,7 +270,7 @@ fn a_rejection_the_facts_decided_is_not_deliberated() {
     rules.extend(happy_rules());
     let s = Scenario::new(rules);
     s.env.write_user_config(&format!(
-        "{}\n[verify]\ncommand = \"exit 3\"\ntimeout_secs = 60\n",
+        "{}\n[verify]\ncommand = \"exit 3\"\ntimeout_secs = 60\nwhile_building = false\n",
         crate::common::fake_user_config(&s.server.base_url())
     ));
     let r = run(&s, &["--max-retries", "1"]);

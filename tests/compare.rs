@@ -97,13 +97,14 @@ fn the_loop_gets_the_pipelines_model_base_failure_and_calls_and_the_check_finds_
     let (lp, off) = (&runs[0], &runs[1]);
     assert_eq!(lp["config"], "loop");
     assert_eq!(off["config"], "off");
-    // The same model, and as many calls as the pipeline made (architect, implement,
-    // refactor, verify): the loop needed one.
+    // The same model, and as many calls as the pipeline made (implement and verify: a bug
+    // fix whose failing test is its specification has nothing to plan or refactor): the
+    // loop needed one.
     assert_eq!(off["builder"], "model-a", "{out}");
     assert_eq!(lp["builder"], "model-a", "{out}");
     assert_eq!(lp["models"], serde_json::json!(["model-a"]));
-    assert_eq!(off["calls"], 4, "{out}");
-    assert_eq!(lp["call_budget"], 4, "{out}");
+    assert_eq!(off["calls"], 2, "{out}");
+    assert_eq!(lp["call_budget"], 2, "{out}");
     assert_eq!(lp["calls"], 1, "{out}");
     // The pipeline fixed it; the loop claimed a success its own tests agree with and the
     // check does not.
@@ -162,7 +163,7 @@ fn the_loop_gets_the_pipelines_model_base_failure_and_calls_and_the_check_finds_
 #[test]
 fn the_table_shows_per_task_what_each_arm_fixed_claimed_and_called() {
     // The loop's first try changes nothing that helps; it is shown the command's failure and
-    // fixes it on its second, within the pipeline's four calls.
+    // fixes it on its second, within the pipeline's two calls.
     let noop = Reply::text(answer(
         "calc.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a - b  # sum\n>>>>>>> REPLACE\n",
         "looked at add",

@@ -192,6 +192,20 @@ fn papers_rebuttals_finals_and_judgment_hand_the_winning_position_to_the_archite
     );
     assert_eq!(d["judgment"]["winner"], "model-d");
     assert_eq!(d["judgment"]["model"], "model-b");
+    // `log --format json` carries the judge's reasons, not only who won.
+    let logged = s.env.triad(
+        &s.repo,
+        &["log", out["run"].as_str().unwrap(), "--format", "json"],
+    );
+    let logged: Value = serde_json::from_str(&logged.ok().stdout).unwrap();
+    assert_eq!(
+        logged["debate"]["justification"], "position B handles negative numbers",
+        "{logged}"
+    );
+    assert!(logged["debate"]["decision"]
+        .as_str()
+        .unwrap()
+        .contains("build sub(a, b)"));
     assert_eq!(d["phase_ms"].as_array().unwrap().len(), 3);
     assert_eq!(d["done"], true);
     let kinds = message_kinds(&rec);

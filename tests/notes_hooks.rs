@@ -3,9 +3,13 @@
 
 mod gate;
 mod install;
+mod names;
 mod rewrite;
+mod runs;
+mod seams;
 mod store;
 mod trust;
+mod unseen;
 
 use std::path::{Path, PathBuf};
 

@@ -419,7 +419,13 @@ fn halt_at_the_architect_stops_before_implement() {
         "{}",
         r.stdout
     );
-    assert!(r.stdout.contains("next: options:"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(
+            "next: redo the architect stage on model-c, reviewed by model-b: git triad resume"
+        ),
+        "{}",
+        r.stdout
+    );
     assert!(s.requests_for("implement").is_empty());
     // The halted attempt carries a HALT note.
     let commits = s.git(&["notes", "--ref=triad", "list"]);

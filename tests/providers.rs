@@ -740,11 +740,15 @@ async fn breaker_opens_after_threshold_and_refuses_without_sending() {
         3,
         "the circuit opened at the 3rd failed attempt"
     );
-    assert!(err.to_string().contains("offline"), "{err}");
+    assert!(err.to_string().contains("HTTP 500"), "{err}");
 
     let err = h.chat(&["model-a"], &request("two")).await.unwrap_err();
     let text = err.to_string();
-    assert!(text.contains("model-a is offline"), "{text}");
+    // The open circuit says the cause it opened on, not only that it is open.
+    assert!(
+        text.contains("model-a: HTTP 500: fake-llm: scripted error 500 (offline after repeated failures: not called again for 60s)"),
+        "{text}"
+    );
     assert!(
         text.contains("no model could answer for the implementer role"),
         "{text}"

@@ -148,8 +148,9 @@ fn a_silently_dropped_requirement_is_flagged_not_rewound_without_a_failing_fact(
 
 #[test]
 fn a_reconciliation_reject_on_a_failing_fact_rewinds_once_then_passes() {
-    // The verify command fails until `neg` exists; the Verify stage is not reviewed
-    // (`--arbiter off`), so the reconciliation is the first to weigh the failing fact.
+    // The verify command fails until `neg` exists; it does not run while building and the
+    // Verify stage is not reviewed (`--arbiter off`), so the reconciliation is the first to
+    // weigh the failing fact.
     let complete = summary(
         json!([{"id": "R1", "evidence": "calc.py:sub"}, {"id": "R2", "evidence": "calc.py:neg"}]),
         json!(["tests/test_calc.py::test_sub"]),
@@ -175,7 +176,7 @@ fn a_reconciliation_reject_on_a_failing_fact_rewinds_once_then_passes() {
     );
     let s = with_task2(Scenario::new(rules));
     s.env.write_user_config(&format!(
-        "{}\n[verify]\ncommand = \"grep -q 'def neg' calc.py\"\ntimeout_secs = 60\n",
+        "{}\n[verify]\ncommand = \"grep -q 'def neg' calc.py\"\ntimeout_secs = 60\nwhile_building = false\n",
         crate::common::fake_user_config(&s.server.base_url())
     ));
     let r = s.run(&["--reconcile", "--arbiter", "off"]);

@@ -377,3 +377,150 @@ fn review_runs_the_tests_on_both_sides_and_shows_what_the_change_does() {
     let v: Value = serde_json::from_str(&r.ok().stdout).unwrap();
     assert!(v["tests"].is_null(), "{v}");
 }
+
+/// A repository without tests: documented functions, trusted so their code may run.
+const CALC: &str = "def total(xs):\n    \"\"\"The sum of xs.\n\n    >>> total([3, 4])\n    7\n    \"\"\"\n    if not xs:\n        return 0\n    return xs[0] + total(xs[1:])\n\n\ndef scale(x, factor=2):\n    \"\"\"x times factor.\n\n    >>> scale(3)\n    6\n    \"\"\"\n    return x * factor\n\n\ndef clamp(x: int, low: int, high: int) -> int:\n    \"\"\"x kept between low and high.\"\"\"\n    if x < low:\n        return low\n    if x > high:\n        return high\n    return x\n\n\ndef countdown(n):\n    \"\"\"The numbers from n down to 1.\n\n    >>> countdown(3)\n    [3, 2, 1]\n    \"\"\"\n    out = []\n    while n > 0:\n        out.append(n)\n        n -= 1\n    return out\n";
+
+/// The arbiter's answers a review of the behaviour diff's floors must not depend on: it
+/// approves with nothing to say, or rejects with an issue whose quote is nowhere.
+fn arbiter_answers() -> Vec<(&'static str, Value)> {
+    let unfounded = json!({"severity": "critical", "category": "logic", "path": "calc.py",
+        "start_line": 2, "end_line": 2, "quote": "this line is not in the file",
+        "description": "the logic is wrong", "suggestion": "fix it", "evidence": "reading"});
+    vec![
+        (
+            "APPROVE",
+            json!({"verdict": "APPROVE", "confidence": 0.9, "reasoning": "fine", "issues": [], "alternatives": []}),
+        ),
+        (
+            "REJECT",
+            json!({"verdict": "REJECT", "confidence": 0.9, "reasoning": "bad", "issues": [unfounded], "alternatives": []}),
+        ),
+    ]
+}
+
+/// `calc.py` committed, then changed as `change` does in a commit saying `message`; the
+/// arbiter answers `answer`. Trusted: the code runs in the box.
+fn calc_review(
+    answer: Value,
+    message: &str,
+    change: impl Fn(&str) -> String,
+) -> (FakeServer, TestEnv, std::path::PathBuf) {
+    let server = FakeServer::start_blocking(Script::new(vec![Rule::named("arbiter")
+        .protocol(WireProtocol::OpenAi)
+        .model("model-b")
+        .reply(Reply::json(answer))]))
+    .unwrap();
+    let mut env = TestEnv::new();
+    env.write_user_config(&fake_user_config(&server.base_url()));
+    env.set("FAKE_OPENAI_KEY", "sk-fake-openai-key-for-tests");
+    let repo = env.repo("calc", &[("calc.py", CALC)]);
+    env.write_files(&repo, &[("calc.py", &change(CALC))]);
+    env.commit_all(&repo, message);
+    env.git(&repo, &["config", "triad.trusted", "true"]).ok();
+    (server, env, repo)
+}
+
+fn review_json(env: &TestEnv, repo: &std::path::Path) -> Value {
+    let r = env.triad(repo, &["review", "HEAD", "--format", "json"]);
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.all()))
+}
+
+/// The behaviour diff counts: with no test in the repository and whatever the arbiter
+/// answers, a commit that makes a function recurse without end is REJECT, one that changes
+/// a docstring example's result while saying it only tidies is REJECT, one that changes a
+/// result only on an input nothing documents is FLAG, and a rename is APPROVE.
+#[test]
+fn the_behaviour_diff_floors_a_review_whatever_the_arbiter_answers() {
+    for (said, answer) in arbiter_answers() {
+        // Recursion without end: a regression, whatever the message.
+        let (_s, env, repo) = calc_review(answer.clone(), "update total", |c| {
+            c.replace("xs[0] + total(xs[1:])", "xs[0] + total(xs)")
+        });
+        let v = review_json(&env, &repo);
+        assert_eq!(v["verdict"], "REJECT", "arbiter {said}: {v}");
+        let issues = v["issues"].to_string();
+        assert!(
+            issues.contains("behaviour_regression") && issues.contains("RecursionError"),
+            "arbiter {said}: {v}"
+        );
+        let d = &v["behaviour"]["differences"][0];
+        assert_eq!(d["regression"], true, "{v}");
+        assert_eq!(d["path"], "calc.py", "{v}");
+
+        // A documented result changed by a change that says it tidies.
+        let (_s, env, repo) = calc_review(answer.clone(), "tidy up scale", |c| {
+            c.replace("return x * factor", "return x + factor")
+        });
+        let v = review_json(&env, &repo);
+        assert_eq!(v["verdict"], "REJECT", "arbiter {said}: {v}");
+        let issues = v["issues"].to_string();
+        assert!(
+            issues.contains("behaviour_changed") && issues.contains("scale(3)"),
+            "arbiter {said}: {v}"
+        );
+
+        // Only an input nothing documents differs: at least FLAG.
+        let (_s, env, repo) = calc_review(answer.clone(), "simplify clamp", |c| {
+            c.replace("    if x < low:\n        return low\n", "")
+        });
+        let v = review_json(&env, &repo);
+        let verdict = v["verdict"].as_str().unwrap();
+        assert!(["FLAG", "REJECT"].contains(&verdict), "arbiter {said}: {v}");
+        assert!(
+            v["issues"].to_string().contains("behaviour_changed"),
+            "arbiter {said}: {v}"
+        );
+
+        // A rename: the same results, and the arbiter's unfounded issue does not count.
+        let (_s, env, repo) = calc_review(answer.clone(), "rename out to found", |c| {
+            c.replace("out", "found")
+        });
+        let v = review_json(&env, &repo);
+        assert_eq!(v["verdict"], "APPROVE", "arbiter {said}: {v}");
+        assert_eq!(v["behaviour"]["differences"], json!([]), "{v}");
+        assert!(v["behaviour"]["compared"].as_u64().unwrap() >= 3, "{v}");
+    }
+}
+
+/// A call that returned at the base and now never returns is a regression; the builder of
+/// the fix and the reviewer see it as a fact, and an arbiter's issue that cites it by its
+/// label stands on it, anchored to the function.
+#[test]
+fn a_hang_is_a_regression_and_an_issue_citing_it_anchors_to_its_function() {
+    let cites = json!({"verdict": "REJECT", "confidence": 0.9, "reasoning": "it hangs",
+        "issues": [{"severity": "critical", "category": "logic", "path": "nowhere.py",
+            "start_line": 99, "end_line": 99, "quote": "not a line of the file",
+            "description": "countdown never ends", "suggestion": "decrement n",
+            "evidence": "behaviour diff B1"}],
+        "alternatives": []});
+    let (server, env, repo) = calc_review(cites, "simplify the loop", |c| {
+        c.replace("        n -= 1\n", "")
+    });
+    let v = review_json(&env, &repo);
+    assert_eq!(v["verdict"], "REJECT", "{v}");
+    let diffs = v["behaviour"]["differences"].as_array().unwrap();
+    assert!(
+        diffs.iter().any(|d| d["call"] == "countdown(3)"
+            && d["after"].as_str().unwrap().contains("did not return")
+            && d["regression"] == true),
+        "{v}"
+    );
+    let model_issue = v["issues"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["source"] == "model")
+        .unwrap()
+        .clone();
+    assert_eq!(model_issue["path"], "calc.py", "{v}");
+    assert_eq!(model_issue["symbol"]["name"], "countdown", "{v}");
+    assert!(model_issue["demoted"].is_null(), "{v}");
+    assert!(
+        model_issue["fact"].as_str().unwrap().contains("countdown("),
+        "{v}"
+    );
+    // The arbiter was shown the differences as labelled facts.
+    let req = server.requests()[0].body.clone();
+    assert!(req.contains("B1: `countdown("), "{req}");
+}

@@ -146,7 +146,7 @@ fn init_and_task_new_work_in_a_sha256_repository() {
         &config,
         &[
             "notes.rewriteref=refs/notes/triad",
-            "remote.origin.fetch=refs/notes/triad:refs/notes/remotes/origin/triad",
+            "remote.origin.fetch=+refs/notes/triad*:refs/notes/remotes/origin/fetched/triad*",
         ],
     );
     assert_says(

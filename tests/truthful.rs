@@ -324,7 +324,7 @@ fn a_run_whose_diff_is_empty_cannot_end_in_success() {
 fn a_failing_verify_command_floors_the_verdict_at_reject() {
     let s = Scenario::new(happy_rules());
     let config = format!(
-        "{}\n[verify]\ncommand = \"exit 3\"\ntimeout_secs = 60\n",
+        "{}\n[verify]\ncommand = \"exit 3\"\ntimeout_secs = 60\nwhile_building = false\n",
         fake_user_config(&s.server.base_url())
     );
     s.env.write_user_config(&config);
@@ -500,13 +500,17 @@ fn a_model_set_to_whole_files_writes_them_whole_and_is_asked_to() {
         .as_str()
         .unwrap()
         .to_string();
-    assert!(grammar.starts_with("root ::= file file* meta"), "{grammar}");
+    // At least one file, and no file more than once.
+    assert!(grammar.starts_with("root ::= file{1,1} meta"), "{grammar}");
     assert!(grammar.contains("\"calc.py\""), "{grammar}");
     let architect = s.requests_for("architect")[0]["grammar"]
         .as_str()
         .unwrap()
         .to_string();
-    assert!(architect.starts_with("root ::= file* meta"), "{architect}");
+    assert!(
+        architect.starts_with("root ::= file{0,1} meta"),
+        "{architect}"
+    );
     assert!(!architect.contains("implementation_summary"), "{architect}");
     // The verifier's metadata opens with its implementation summary, an object.
     let verify = s.requests_for("verify")[0]["grammar"]
@@ -1099,20 +1103,22 @@ fn a_building_stage_that_breaks_the_verify_command_is_asked_again_on_its_change(
 }
 
 #[test]
-fn a_command_that_failed_before_the_run_or_is_off_holds_no_building_stage_back() {
-    // Failing at the base, with no output that points at the task's files: the building
-    // stages go on (the base asked once; each building commit still checked for where its
-    // failure points), the verifier still sees the failure.
+fn a_command_that_failed_before_the_run_holds_every_building_attempt_to_it_unless_off() {
+    // Failing at the base, with no output that points at any file: the failure is still the
+    // task's, so an attempt after which it still fails is not accepted, and the builder is
+    // told how it fails (a failure used to be waved through as outside the task when it
+    // named no file).
     let s = breaking_scenario(vec![Reply::text(broken_test_answer())], "exit 3", "");
-    let r = s.run(&[]);
+    let r = s.run(&["--max-retries", "1"]);
     let out = run_json(&r.stdout);
-    assert_eq!(out["stages"][1]["attempts"], 1, "{out}");
-    assert_eq!(out["stages"][2]["attempts"], 1, "{out}");
-    let runs = verify_runs(&r.stderr);
-    assert_eq!(
-        runs, 3,
-        "implement, the base, refactor (reused by verify, at the same commit): {}",
-        r.stderr
+    assert_ne!(out["status"], "approved", "{out}");
+    assert!(out["stages"][1]["commit"].is_null(), "{out}");
+    assert_eq!(out["stages"][1]["attempts"], 2, "{out}");
+    let retry = s.requests_for("implement")[1].to_string();
+    assert!(
+        retry.contains("THE VERIFY COMMAND STILL FAILS WITH YOUR CHANGE")
+            && retry.contains("exits with 3; it failed at the run's base too"),
+        "{retry}"
     );
     // Turned off: only the Verify stage runs it.
     let s = breaking_scenario(

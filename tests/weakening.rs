@@ -129,3 +129,77 @@ fn new_skipped_tests_fixtures_and_quiet_settings_are_approved() {
     assert_eq!(weakened(&v), vec![], "{v}");
     assert_eq!(v["verdict"], "APPROVE", "{v}");
 }
+
+const RATIO: &str =
+    "def ratio(a, b):\n    \"\"\"a over b, rounded down.\"\"\"\n    return a // b\n";
+
+const RATIO_TESTS: &str = "from calc import ratio\n\n\ndef test_ratio():\n    assert ratio(*[30, 4]) == 7\n    assert ratio(*[9, 3]) == 3\n    assert ratio(*[1, 2]) == 0\n";
+
+/// A repository with `ratio` as `code` and its tests, and HEAD changing them to `new_code`
+/// and `new_tests`: the review's JSON. Trusted, so its tests may run in the box.
+fn ratio_review(code: &str, new_code: &str, new_tests: &str) -> Value {
+    ratio_review_in(true, code, new_code, new_tests)
+}
+
+fn ratio_review_in(trusted: bool, code: &str, new_code: &str, new_tests: &str) -> Value {
+    let env = TestEnv::new();
+    let repo = env.repo(
+        "ratio",
+        &[("calc.py", code), ("tests/test_calc.py", RATIO_TESTS)],
+    );
+    if trusted {
+        env.git(&repo, &["config", "triad.trusted", "true"]).ok();
+    }
+    env.write_files(
+        &repo,
+        &[("calc.py", new_code), ("tests/test_calc.py", new_tests)],
+    );
+    env.commit_all(&repo, "update ratio's tests");
+    let r = env.triad(&repo, &["review", "HEAD", "--no-model", "--format", "json"]);
+    serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.all()))
+}
+
+/// Whether a test rewrite weakens the tests is decided by running them: the changed tests
+/// against the base's code where the original tests reject it (a bug fix), else against
+/// mutants of the function they call. `f(*[a, b])` written `f(a, b)` checks the same and is
+/// no weakening; assertions deleted so that broken code passes are one.
+#[test]
+fn an_equivalent_rewrite_is_not_weakening_and_a_real_weakening_is_caught_by_running() {
+    let plain = RATIO_TESTS.replace("(*[", "(").replace("])", ")");
+    assert!(plain.contains("ratio(30, 4) == 7"), "{plain}");
+    // One assertion left, which no longer pins the value down.
+    let thinned = "from calc import ratio\n\n\ndef test_ratio():\n    assert ratio(9, 3) > 0\n";
+
+    // Read, not run (an untrusted clone), the rewrite looks like weakening.
+    let v = ratio_review_in(false, RATIO, RATIO, &plain);
+    assert!(!weakened(&v).is_empty(), "the rules point at it: {v}");
+
+    // The tests pass at the base: mutants of ratio decide.
+    let v = ratio_review(RATIO, RATIO, &plain);
+    assert!(weakened(&v).is_empty(), "{v}");
+    assert_eq!(v["verdict"], "APPROVE", "{v}");
+    let v = ratio_review(RATIO, RATIO, thinned);
+    assert_eq!(v["verdict"], "REJECT", "{v}");
+    let found = weakened(&v);
+    assert!(
+        found
+            .iter()
+            .any(|(_, _, d)| d.contains("checked by running: a fault the original tests catch")),
+        "{v}"
+    );
+
+    // A bug fix: the base's code fails the original tests, and the changed tests must
+    // still fail on it.
+    let buggy = RATIO.replace("a // b", "a // b + 1");
+    let v = ratio_review(&buggy, RATIO, &plain);
+    assert!(weakened(&v).is_empty(), "{v}");
+    assert_ne!(v["verdict"], "REJECT", "{v}");
+    let v = ratio_review(&buggy, RATIO, thinned);
+    assert_eq!(v["verdict"], "REJECT", "{v}");
+    assert!(
+        weakened(&v)
+            .iter()
+            .any(|(_, _, d)| d.contains("passes on it with the changed ones")),
+        "{v}"
+    );
+}

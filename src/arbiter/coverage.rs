@@ -4,8 +4,9 @@
 //! A review's coverage receipt ([`Coverage`]) lists the files the reviewer was shown and the
 //! ones it was not, each with why: a binary file (git calls a file binary when it holds a NUL
 //! byte, so a script with one hidden byte is one), a private file withheld from every model,
-//! or a file too large for any part of a review in parts. A review with any file not
-//! reviewed is at most FLAG, and says why.
+//! or a file too large for any part of a review in parts, or a submodule, whose diff is the
+//! commit it points at and never its code. A review with any file not reviewed is at most
+//! FLAG, and says why.
 
 use super::schema::{ArbiterReview, Coverage, Floor, LeftOut, Verdict};
 use crate::git::FileDiff;
@@ -19,6 +20,8 @@ pub fn unseen(files: &[FileDiff]) -> Vec<LeftOut> {
         .filter_map(|f| {
             let why = if f.withheld {
                 "a private file, withheld from every model: its content was not shown"
+            } else if f.submodule {
+                "a submodule: only the commit it points at was shown (`Subproject commit`), never the code of that commit"
             } else if f.binary {
                 "git reads it as binary (a NUL byte, or not text): its content was not shown"
             } else {
@@ -67,8 +70,18 @@ mod tests {
             status: status.into(),
             binary,
             withheld,
+            submodule: false,
             hunks: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_submodule_bump_is_not_seen() {
+        let mut bump = file("vendor/lib", "modified", false, false);
+        bump.submodule = true;
+        let unseen = unseen(&[bump]);
+        assert_eq!(unseen.len(), 1);
+        assert!(unseen[0].why.contains("submodule"), "{}", unseen[0].why);
     }
 
     #[test]

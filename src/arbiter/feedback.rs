@@ -157,6 +157,7 @@ mod tests {
             source: "model".into(),
             demoted: None,
             probe: None,
+            fact: None,
         }
     }
 

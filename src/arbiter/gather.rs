@@ -16,7 +16,9 @@ use super::review::{Checks, Probes};
 use crate::code::{self, ChangedFile, EvidenceOptions, Finding, GitTreeSource};
 use crate::git::{self, FileDiff, TreeFiles};
 use crate::privacy::Privacy;
-use crate::probe::{run_examples, ChangedLines, ExampleRun, ProbePolicy, ProbeRunner};
+use crate::probe::{
+    run_examples, ChangedLines, Decided, ExampleRun, Intent, ProbePolicy, ProbeRunner,
+};
 use crate::task::{TaskSpec, TestsPolicy};
 
 /// The material of one review.
@@ -263,6 +265,42 @@ pub fn prepare<'r>(subject: Subject<'r, '_>) -> Result<Prepared<'r>, git2::Error
     })
 }
 
+/// What the commits from `from` (exclusive; `None`: from the root) to `to` say they do to
+/// behaviour: they keep it when every one of their messages says so (a refactor, a rename, a
+/// simplification: see [`crate::probe::keeps_behaviour`]); a range that mixes a fix with a
+/// cleanup means to change it. A commit that cannot be read says nothing.
+pub fn commits_intent(repo: &Repository, from: Option<git2::Oid>, to: git2::Oid) -> Intent {
+    let said = || -> Result<Option<String>, git2::Error> {
+        let mut walk = repo.revwalk()?;
+        walk.push(to)?;
+        if let Some(from) = from {
+            walk.hide(from)?;
+        }
+        let mut first = None;
+        for (n, oid) in walk.enumerate() {
+            if n >= 1000 {
+                return Ok(None);
+            }
+            let commit = repo.find_commit(oid?)?;
+            let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
+            match crate::probe::keeps_behaviour(&message) {
+                Some(w) => {
+                    first.get_or_insert(format!(
+                        "the commit message of {} ({w})",
+                        crate::git::ObjectId::from(commit.id()).short()
+                    ));
+                }
+                None => return Ok(None),
+            }
+        }
+        Ok(first)
+    };
+    Intent {
+        keeps: said().ok().flatten(),
+        named: Vec::new(),
+    }
+}
+
 /// The lines a change added or modified, per file, on the new side; a deletion counts as a
 /// change of the line that now stands where it was.
 pub fn changed_lines(files: &[FileDiff]) -> ChangedLines {
@@ -318,9 +356,12 @@ impl<'r> Prepared<'r> {
 
     /// Runs the change's changed functions on both sides ([`ProbeRunner::behaviour`], with
     /// the TaskSpec's `examples` among the inputs) and keeps the diff, for the reviewer's
-    /// facts and the review's record; nothing where probes do not run or the code is a
-    /// scaffold. A diff that could not be taken is said in the facts.
-    pub fn take_behaviour(&mut self, examples: &[String]) {
+    /// facts and the review's record, and its findings for what the change says it does
+    /// (`intent`): regressions, changes where behaviour was to stay, changes no requirement
+    /// asked for (see [`crate::probe::BehaviourDiff::findings`]). Nothing where probes do
+    /// not run or the code is a scaffold. A diff that could not be taken is said in the
+    /// facts.
+    pub fn take_behaviour(&mut self, examples: &[String], intent: &Intent) {
         if self.not_run.is_some() {
             return;
         }
@@ -329,12 +370,11 @@ impl<'r> Prepared<'r> {
                 if let Some(text) = diff.render() {
                     self.add_facts(&text);
                 }
+                self.add_findings(diff.findings(intent));
                 self.behaviour = Some(diff);
             }
             Some(Err(why)) => self.add_facts(&format!(
-                "## Behaviour diff
-not taken: {}
-",
+                "## Behaviour diff\nnot taken: {}\n",
                 crate::bounded::clip(&why, 300)
             )),
             None => {}
@@ -405,6 +445,9 @@ not taken: {}
 pub struct TreeFacts {
     /// The tests the change weakens, as findings.
     pub weakened: Vec<Finding>,
+    /// What running the changed tests showed of the pattern rules' signals, when they were
+    /// run: why they were set aside (an equivalent rewrite), or why they stand.
+    pub weakening_checked: Option<String>,
     /// Every example with what it showed.
     pub examples: Vec<ExampleRun>,
 }
@@ -441,6 +484,28 @@ impl TreeFacts {
                 .collect();
             code::weakened_tests(&changes)
         };
+        // The rules point; running the changed tests against code the originals rejected
+        // decides.
+        let mut weakened = weakened;
+        let mut weakening_checked = None;
+        if let (false, Some(base)) = (weakened.is_empty(), base) {
+            match runner.weakening(base, &weakened) {
+                Some(Decided::Kept(why)) => {
+                    weakened.clear();
+                    weakening_checked = Some(format!("not weakened: {why}"));
+                }
+                Some(Decided::Weakened(why)) => {
+                    for f in &mut weakened {
+                        f.reason = format!("{} (checked by running: {why})", f.reason);
+                    }
+                    weakening_checked = Some(format!("weakened: {why}"));
+                }
+                Some(Decided::Undecided(why)) => {
+                    weakening_checked = Some(format!("not decided by running: {why}"));
+                }
+                None => {}
+            }
+        }
         let examples = match spec {
             Some(spec) if run => {
                 let all = spec.all_examples();
@@ -453,7 +518,11 @@ impl TreeFacts {
             }
             _ => Vec::new(),
         };
-        Ok(TreeFacts { weakened, examples })
+        Ok(TreeFacts {
+            weakened,
+            weakening_checked,
+            examples,
+        })
     }
 
     /// Every finding: the weakened tests, then the examples that fail or cannot run.

@@ -38,6 +38,8 @@ pub fn finding_issue(f: &Finding) -> Issue {
             crate::probe::UNRUNNABLE_EXAMPLE => "define the function the example calls where it can be imported".into(),
             crate::probe::UNGUARDED => "run git triad where the box has its filesystem layer (git triad doctor)".into(),
             crate::probe::UNASKED_CHANGE => "keep what functions no requirement names do as it was".into(),
+            crate::probe::BEHAVIOUR_REGRESSION => "make the call return as it did at the base: it must not raise or run forever".into(),
+            crate::probe::BEHAVIOUR_CHANGED => "keep the results the same, as a change that keeps behaviour must (or say in the message that it changes behaviour)".into(),
             _ => "import only modules that exist in the repository, the standard library or the declared dependencies (declare new dependencies explicitly)".into(),
         },
         evidence: format!("deterministic check ({})", f.kind),
@@ -46,14 +48,17 @@ pub fn finding_issue(f: &Finding) -> Issue {
         source: "tool".into(),
         demoted: None,
         probe: None,
+        fact: None,
     }
 }
 
 /// The minimum verdict the facts impose: a critical finding (an unresolved import, a new
-/// syntax error, a weakened test, a failing example, a typed requirement left undone) or a
-/// failing verify command is at least REJECT; a claim the diff does not back, any other
-/// requirement gap, a changed behaviour no requirement asked for, or a verify command that ran (or was refused) without the box's
-/// filesystem layer is at least FLAG.
+/// syntax error, a weakened test, a failing example, a typed requirement left undone, a
+/// call that returned at the base and now raises or never returns, a documented result a
+/// change that keeps behaviour changed) or a failing verify command is at least REJECT; a
+/// claim the diff does not back, any other requirement gap, a changed behaviour no
+/// requirement asked for or where the change says behaviour stays, or a verify command
+/// that ran (or was refused) without the box's filesystem layer is at least FLAG.
 pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Floor> {
     let mut reasons = Vec::new();
     let mut verdict = None;
@@ -70,6 +75,7 @@ pub fn floor(findings: &[Finding], verify: Option<&CommandOutcome>) -> Option<Fl
             || f.kind == UNMET_REQUIREMENT
             || f.kind == crate::probe::UNGUARDED
             || f.kind == crate::probe::UNASKED_CHANGE
+            || f.kind == crate::probe::BEHAVIOUR_CHANGED
     }) {
         reasons.push(f.reason.clone());
         verdict = Some(verdict.unwrap_or(Verdict::Flag).max(Verdict::Flag));
@@ -133,6 +139,41 @@ fn unguarded_probes(checks: &Checks<'_>) -> Option<Floor> {
     })
 }
 
+/// Anchors `issue` to the function the behaviour diff's difference `d` it cites is about.
+/// When the facts fault that difference (`faulted`: a regression, a change where behaviour
+/// was to stay, a change no requirement asked for) the issue stands on it as on a confirmed
+/// probe; otherwise it only shows that the result changed, which a fix is meant to do, and
+/// is a claim like any other.
+fn cite(issue: &mut Issue, d: &crate::probe::Difference, faulted: bool) {
+    issue.path = d.path.clone();
+    issue.start_line = Some(d.line);
+    issue.end_line = Some(d.end_line.max(d.line));
+    issue.anchored = true;
+    issue.symbol = Some(crate::code::Symbol {
+        kind: "function".into(),
+        name: d.function().to_string(),
+        start_line: d.line,
+        end_line: d.end_line.max(d.line),
+    });
+    issue.demoted = None;
+    issue.fact = faulted.then(|| format!("behaviour diff: {}", d.shown()));
+}
+
+/// Whether the facts fault the function of the behaviour diff's difference `d`: one of the
+/// behaviour findings is about it.
+fn faulted(findings: &[Finding], d: &crate::probe::Difference) -> bool {
+    findings.iter().any(|f| {
+        [
+            crate::probe::BEHAVIOUR_REGRESSION,
+            crate::probe::BEHAVIOUR_CHANGED,
+            crate::probe::UNASKED_CHANGE,
+        ]
+        .contains(&f.kind.as_str())
+            && f.path == d.path
+            && f.symbol.as_ref().is_some_and(|s| s.name == d.function())
+    })
+}
+
 /// Two floors as one: the higher verdict, every reason.
 fn raise(a: Option<Floor>, b: Option<Floor>) -> Option<Floor> {
     match (a, b) {
@@ -145,9 +186,34 @@ fn raise(a: Option<Floor>, b: Option<Floor>) -> Option<Floor> {
     }
 }
 
-/// Re-anchors one model issue against the reviewed file text.
-pub fn anchor_issue(a: &IssueAnswer, text: Option<&str>) -> Issue {
-    let path = crate::edit::check_path(&a.path).unwrap_or_else(|_| a.path.clone());
+/// The file of the reviewed tree an issue's `written` path names, as git spells it, with its
+/// text: the path as written (bytes: `~evil.py`, `a:b.py` and a name with a line break are
+/// names git allows), git's quoted spelling of it unquoted (`"a\nb.py"`), then as written
+/// with blanks around or a leading `./`. Never through the rules for paths a model may
+/// write to: whoever commits a file chooses its name, and a name git allows is never a
+/// reason to set an issue aside.
+pub fn file_of(written: &str, read: &dyn Fn(&str) -> Option<String>) -> Option<(String, String)> {
+    let trimmed = written.trim();
+    let candidates = [
+        Some(written.to_string()),
+        crate::git::quote::unquote(written),
+        crate::git::quote::unquote(trimmed),
+        (written.contains('\\'))
+            .then(|| crate::git::quote::unquote(&format!("\"{written}\"")))
+            .flatten(),
+        Some(trimmed.to_string()),
+        trimmed.strip_prefix("./").map(str::to_string),
+    ];
+    candidates
+        .into_iter()
+        .flatten()
+        .find_map(|p| read(&p).map(|text| (p, text)))
+}
+
+/// Re-anchors one model issue against the reviewed file text; `path` is the file of the
+/// reviewed tree it names ([`file_of`]), when it names one.
+pub fn anchor_issue(a: &IssueAnswer, path: Option<&str>, text: Option<&str>) -> Issue {
+    let path = path.unwrap_or(&a.path).to_string();
     let found = text.and_then(|t| anchor(t, &a.quote, a.start_line));
     let symbol = match (found, text, Lang::from_path(&path)) {
         (Some((s, e)), Some(t), Some(lang)) => code::innermost(lang, t, s, e),
@@ -168,6 +234,7 @@ pub fn anchor_issue(a: &IssueAnswer, text: Option<&str>) -> Issue {
         source: "model".into(),
         demoted: None,
         probe: None,
+        fact: None,
     }
 }
 
@@ -227,14 +294,22 @@ pub fn finish(
     let mut merged = 0;
     let mut probed: Vec<(usize, ProbeSpec)> = Vec::new();
     for a in &answer.issues {
-        let text = crate::edit::check_path(&a.path)
-            .ok()
-            .and_then(|p| (checks.read)(&p));
-        let mut issue = anchor_issue(a, text.as_deref());
+        let (path, text) = file_of(&a.path, checks.read).unzip();
+        let mut issue = anchor_issue(a, path.as_deref(), text.as_deref());
+        // An issue that cites a difference of the behaviour diff stands on it, at the
+        // function the difference is about, whatever its quote.
+        let cited = checks
+            .behaviour
+            .and_then(|b| b.cited(&format!("{} {} {}", a.description, a.evidence, a.quote)));
+        if let Some(d) = cited.filter(|d| !d.path.is_empty() && d.line > 0) {
+            cite(&mut issue, d, faulted(checks.findings, d));
+            issues.push(issue);
+            continue;
+        }
         issue.demoted = match (&text, issue.anchored) {
             (None, _) => Some(format!(
                 "{} is not a file of the reviewed change",
-                issue.path
+                crate::git::quote::quote(&issue.path)
             )),
             (Some(_), false) if !names_requirement(&issue, checks.requirement_ids) => {
                 Some(format!("its quote is not in {}", issue.path))
@@ -430,11 +505,13 @@ fn same_issue(a: &Issue, b: &Issue) -> bool {
 }
 
 /// Whether an issue that counts stands as shown: a tool finding, a model claim its probe
-/// confirmed, or an anchored claim of a kind no probe can show (security, pattern). Any
+/// confirmed or that cites a fact of the review (a behaviour diff's difference), or an
+/// anchored claim of a kind no probe can show (security, pattern). Any
 /// other model claim is a reviewer's word about behaviour, which supports at most FLAG.
 fn shown(issue: &Issue) -> bool {
     issue.source != "model"
         || issue.confirmed()
+        || issue.fact.is_some()
         || matches!(issue.category, Category::Security | Category::Pattern)
 }
 

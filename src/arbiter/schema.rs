@@ -176,6 +176,11 @@ pub struct Issue {
     /// The issue's probe and what running it against the reviewed code showed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub probe: Option<IssueProbe>,
+    /// The fact of the review the issue cites instead of a quote (a behaviour diff's
+    /// difference, `B1: mean([1, 2]): before 1.5, now 1.0`): it stands on it as on a
+    /// confirmed probe, anchored to the function the fact is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fact: Option<String>,
 }
 
 /// A model issue's probe: its code, and what it showed.
@@ -208,6 +213,7 @@ impl Issue {
             source: "model".into(),
             demoted: None,
             probe: None,
+            fact: None,
         }
     }
 

@@ -92,9 +92,9 @@ impl<'a> Arbiter<'a> {
             return Err(ModelError::AllFailed {
                 role: Role::Arbiter,
                 purpose: None,
-                failures: vec![(
-                    reviewed_model.to_string(),
-                    "no arbiter model differs from the reviewed model".into(),
+                failures: vec![crate::model::Failure::other(
+                    reviewed_model,
+                    "no arbiter model differs from the reviewed model",
                 )],
             });
         }

@@ -297,7 +297,7 @@ impl Bench<'_> {
             .config
             .models
             .get(model)
-            .is_some_and(|m| m.edit_format == EditFormat::Whole);
+            .is_some_and(|m| m.edits(model) == EditFormat::Whole);
         for task in tasks {
             for _ in 0..repeat.max(1) {
                 let ws = Workspace::for_build(task)?;

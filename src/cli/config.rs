@@ -75,6 +75,23 @@ fn run_show(ctx: &Context, args: &ShowArgs) -> CommandResult {
             }
         }
     }
+    if !prefix.is_empty() && text.is_empty() {
+        if !loaded.knows_key(prefix) {
+            let sections: Vec<&String> = merged.keys().collect();
+            return Err(super::CommandError::usage(format!(
+                "`{prefix}` is not a configuration key"
+            ))
+            .hint(format!(
+                "the keys start with {}; `git triad config show` prints them all",
+                sections
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        text.push_str(&format!("# {prefix} is not set\n"));
+    }
     if args.origin && matches("profile") {
         let name = choice.name.as_deref().unwrap_or("none");
         text.push_str(&format!(

@@ -2,7 +2,7 @@
 //! imports another. The repository, the model client with its ledger and local servers, the
 //! command line as a run's host ([`Terminal`]) and its [`driver`], a run's record and report
 //! with its exit code, the user's fitness measurements and the routes they give, commits and
-//! the notes trust. What a run does is the pipeline's ([`crate::pipeline::drive`]).
+//! the notes trust, and how a report is asked for JSON ([`Output`]). What a run does is the pipeline's ([`crate::pipeline::drive`]).
 
 use std::path::PathBuf;
 
@@ -75,9 +75,16 @@ pub fn load_run(repo: &git2::Repository, id: &str) -> CommandResult<RunState> {
         })
 }
 
+/// The rewind that can take up a halted `state` with this command's configuration (see
+/// [`pipeline::resume::rescue`]), redoing the stage it stopped at.
+pub fn rescue(ctx: &Context, state: &RunState) -> Option<pipeline::resume::Rescue> {
+    let loaded = ctx.load_config().ok()?;
+    pipeline::resume::rescue(&loaded, &ctx.env, state, 1)
+}
+
 /// Prints a run's outcome (text or `--json`) and returns the exit code of its status.
-pub fn report(state: &RunState, json: bool) -> CommandResult {
-    let hints = super::explain::run_hints(state);
+pub fn report(ctx: &Context, state: &RunState, json: bool) -> CommandResult {
+    let hints = super::explain::run_hints(state, rescue(ctx, state).as_ref());
     if json {
         let report = crate::report::run::RunReport::of(state).with_hints(hints);
         out(&format!("{}\n", report.to_json()))?;
@@ -225,7 +232,7 @@ pub fn resume_run(
     let repo = need_repo(ctx)?;
     let host = Terminal { ctx };
     let state = driver(ctx, repo, ctx.load_config()?, &host).resume(run_id, budget, rewind)?;
-    report(&state, json)
+    report(ctx, &state, json)
 }
 
 /// Continues, in this process, the run that waited on the dependencies `slug` completed, if
@@ -277,4 +284,32 @@ pub fn routes(
     forced: Option<RoutingMode>,
 ) -> CommandResult<Option<Routing>> {
     Ok(pipeline::plan::routes(loaded, &ctx.env, profile, forced)?)
+}
+
+/// The formats of a report that is text or JSON.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TextOrJson {
+    /// For people.
+    #[default]
+    Text,
+    /// One JSON value on stdout, for tools.
+    Json,
+}
+
+/// How a report is printed: `--format text|json`, or `--json` for `--format json`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Output {
+    /// Output format: text or json.
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub format: Option<TextOrJson>,
+    /// Print JSON on stdout (the same as --format json).
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl Output {
+    /// Whether JSON was asked for.
+    pub fn json(&self) -> bool {
+        self.json || self.format == Some(TextOrJson::Json)
+    }
 }

@@ -58,7 +58,8 @@ pub fn run(ctx: &Context, args: &LogArgs) -> CommandResult {
         LogFormat::Json => format!("{}\n", RunReport::of(&state).to_json()),
         LogFormat::Text => {
             let mut text = report::detail(repo, &state, false);
-            for h in super::explain::run_hints(&state) {
+            let rescue = super::helper::rescue(ctx, &state);
+            for h in super::explain::run_hints(&state, rescue.as_ref()) {
                 text.push_str(&format!("next: {h}\n"));
             }
             text

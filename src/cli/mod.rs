@@ -39,8 +39,8 @@ use crate::session::product::{answers_text, Answer, Heard, Product, Request};
 /// git triad: several AI models build your change; a different model reviews every stage.
 ///
 /// Stages (architect, implement, refactor, verify) become commits on a scratch branch;
-/// the arbiter's verdicts become git notes (`git log --notes=triad`). Run `git triad -h`
-/// for this help (`git triad --help` opens the man page once `git triad man --install` ran).
+/// the arbiter's verdicts become git notes (`git log --notes=triad`). `git triad -h` prints
+/// this help; `git triad --help` opens it as a man page (git turns it into `man git-triad`).
 #[derive(Debug, Parser)]
 #[command(
     name = "git-triad",
@@ -254,6 +254,17 @@ impl Context {
     }
 }
 
+/// Parses the command line (clap prints `-h` and usage errors and exits). First, every
+/// command but a hook's keeps the man pages where `man` finds them: `git triad --help` is
+/// git's `man git-triad`, which never runs this binary, so the page must already be there
+/// (the hooks, which git runs on every push and rewrite, do not pay for the check).
+pub fn parse() -> Cli {
+    if std::env::args_os().nth(1).is_none_or(|a| a != "hook") {
+        completions::keep_man_pages();
+    }
+    Cli::parse()
+}
+
 /// Runs a parsed command line.
 pub fn run(cli: Cli) -> CommandResult {
     // Before any key is read or any command started: no process of ours reads this one's
@@ -294,7 +305,7 @@ fn dispatch(ctx: &Context, command: &Command) -> CommandResult {
         Command::Bench(args) => bench::run(ctx, args),
         Command::Usage(args) => usage::run(ctx, args),
         Command::Doctor(args) => doctor::run(ctx, args),
-        Command::Completions(args) => completions::run_completions(args),
+        Command::Completions(args) => completions::run_completions(ctx, args),
         Command::Man(args) => completions::run_man(args),
     }
 }
@@ -402,7 +413,9 @@ fn command_of(req: &Request) -> Command {
     };
     match req {
         Request::ListTasks => Command::Task(task::TaskArgs {
-            command: task::TaskCommand::List(task::list::ListArgs { json: false }),
+            command: task::TaskCommand::List(task::list::ListArgs {
+                output: helper::Output::default(),
+            }),
         }),
         Request::ListRuns => log(None),
         Request::ShowRun { run_id } => log(Some(run_id)),

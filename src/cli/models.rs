@@ -37,6 +37,9 @@ pub struct ListArgs {
     /// Do not probe local servers (faster; their availability shows as `local?`).
     #[arg(long)]
     pub no_probe: bool,
+    /// How to print it (`--format json` or `--json`: one object per model).
+    #[command(flatten)]
+    pub output: crate::cli::helper::Output,
 }
 
 /// Check one model.
@@ -153,6 +156,31 @@ fn list(ctx: &Context, loaded: &LoadedConfig, args: &ListArgs) -> CommandResult 
             roles.join(","),
             crate::report::fitness::column(&store, c, name, now),
         ]);
+    }
+    if args.output.json() {
+        let keys = [
+            "model",
+            "provider",
+            "price_in",
+            "price_out",
+            "context",
+            "available",
+            "roles",
+            "fitness",
+        ];
+        let all: Vec<serde_json::Value> = rows[1..]
+            .iter()
+            .map(|row| {
+                let mut o = serde_json::Map::new();
+                for (k, v) in keys.iter().zip(row) {
+                    o.insert((*k).to_string(), serde_json::Value::String(v.clone()));
+                }
+                o.insert("profile".into(), profile.clone().into());
+                serde_json::Value::Object(o)
+            })
+            .collect();
+        out(&format!("{}\n", serde_json::Value::Array(all)))?;
+        return ok();
     }
     let mut text = render_table(&rows);
     text.push_str(

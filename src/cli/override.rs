@@ -51,8 +51,21 @@ pub fn run(ctx: &Context, args: &OverrideArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let commit = resolve_commit(repo, &args.rev)?;
     let (short, subject) = short_and_subject(&commit);
-    // Every verdict on the commit, fetched ones too: a person may answer a teammate's HALT.
-    let lines = notes::read_everywhere(repo, commit.id(), &note_trust(ctx))?;
+    // Every verdict on the commit, fetched ones too (a person may answer a teammate's HALT),
+    // and those of other commits found by its patch id, which the pre-push gate counts as
+    // its own (it is a cherry-pick, squash or rebase of what they reviewed).
+    if let Err(e) = notes::fold::fold_all(repo) {
+        tracing::warn!("the notes fetched from remotes are not all read: {e}");
+    }
+    let trust = note_trust(ctx);
+    let mut lines = notes::read_everywhere(repo, commit.id(), &trust)?;
+    let index = notes::origin::NoteIndex::build(repo, &trust)?;
+    lines.extend(
+        index
+            .found_by_patch_id(repo, commit.id())?
+            .into_iter()
+            .map(|(_, l)| l),
+    );
     let Some(current) = notes::effective(&lines) else {
         return Err(CommandError::usage(format!("{short} ({subject}) has no verdict to override"))
             .hint(format!("`git triad show {short}` lists its notes"))

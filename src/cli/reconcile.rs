@@ -20,9 +20,9 @@ pub struct ReconcileArgs {
     /// The reconciliation arbiter (must differ from the verifier's model).
     #[arg(long, value_name = "MODEL")]
     pub reconcile_model: Option<String>,
-    /// Print one JSON object describing the run on stdout.
-    #[arg(long)]
-    pub json: bool,
+    /// How to print it (`--format json` or `--json`).
+    #[command(flatten)]
+    pub output: crate::cli::helper::Output,
 }
 
 /// Runs `git triad reconcile`.
@@ -32,7 +32,7 @@ pub fn run(ctx: &Context, args: &ReconcileArgs) -> CommandResult {
     let host = Terminal { ctx };
     let (verdict, state) = driver(ctx, repo, loaded, &host)
         .reconcile(&args.run_id, args.reconcile_model.as_deref())?;
-    report(&state, args.json)?;
+    report(ctx, &state, args.output.json())?;
     Ok(match verdict {
         Some(Verdict::Halt) => ExitCode::Halt,
         Some(Verdict::Reject) => ExitCode::Error,

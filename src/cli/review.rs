@@ -3,7 +3,7 @@
 use std::process::{Command, Stdio};
 
 use super::{out, CommandError, CommandResult, Context};
-use crate::arbiter::gather::{prepare, Subject, TreeFacts};
+use crate::arbiter::gather::{commits_intent, prepare, Subject, TreeFacts};
 use crate::arbiter::request::Brief;
 use crate::arbiter::service::{facts_only, Arbiter};
 use crate::arbiter::{ArbiterReview, Verdict};
@@ -12,7 +12,7 @@ use crate::config::Role;
 use crate::exit::ExitCode;
 use crate::notes::{Record, ReviewRecord};
 use crate::privacy::Privacy;
-use crate::probe::{ProbePolicy, ProbeSettings};
+use crate::probe::{Intent, ProbePolicy, ProbeSettings};
 use clap::{Args, ValueEnum};
 
 /// Output formats.
@@ -120,23 +120,35 @@ fn worktree_tree(repo: &git2::Repository) -> CommandResult<git2::Oid> {
     crate::git::parse_oid(&oid).map_err(|e| CommandError::failure(e.to_string()))
 }
 
-/// Resolves what to review: (old tree, new tree, tip commit for --note).
-fn trees<'r>(
-    repo: &'r git2::Repository,
-    args: &ReviewArgs,
-) -> CommandResult<(Option<git2::Tree<'r>>, git2::Tree<'r>, Option<git2::Oid>)> {
+/// What is reviewed: the two trees, the tip commit (for `--note`), and what the commits
+/// reviewed say they do to behaviour (nothing, for the index or the work tree).
+struct Reviewed<'r> {
+    old: Option<git2::Tree<'r>>,
+    new: git2::Tree<'r>,
+    tip: Option<git2::Oid>,
+    intent: Intent,
+}
+
+/// Resolves what to review.
+fn trees<'r>(repo: &'r git2::Repository, args: &ReviewArgs) -> CommandResult<Reviewed<'r>> {
     let head_tree = || -> CommandResult<git2::Tree<'r>> {
         repo.head()
             .and_then(|h| h.peel_to_tree())
             .map_err(|e| CommandError::usage(format!("HEAD has no commit to compare with: {e}")))
     };
+    let uncommitted = |oid| -> CommandResult<Reviewed<'r>> {
+        Ok(Reviewed {
+            old: Some(head_tree()?),
+            new: repo.find_tree(oid)?,
+            tip: None,
+            intent: Intent::default(),
+        })
+    };
     if args.staged {
-        let oid = repo.index()?.write_tree()?;
-        return Ok((Some(head_tree()?), repo.find_tree(oid)?, None));
+        return uncommitted(repo.index()?.write_tree()?);
     }
     if args.worktree {
-        let oid = worktree_tree(repo)?;
-        return Ok((Some(head_tree()?), repo.find_tree(oid)?, None));
+        return uncommitted(worktree_tree(repo)?);
     }
     if args.since_last {
         let head = repo.head()?.peel_to_commit()?;
@@ -144,11 +156,12 @@ fn trees<'r>(
             CommandError::usage("no commit of this branch has a verdict yet")
                 .hint("review the branch once with `git triad review main..HEAD --note`")
         })?;
-        return Ok((
-            Some(repo.find_commit(last)?.tree()?),
-            head.tree()?,
-            Some(head.id()),
-        ));
+        return Ok(Reviewed {
+            old: Some(repo.find_commit(last)?.tree()?),
+            new: head.tree()?,
+            tip: Some(head.id()),
+            intent: commits_intent(repo, Some(last), head.id()),
+        });
     }
     let spec = args.range.clone().unwrap_or_else(|| "HEAD".into());
     let bad = |e: git2::Error| {
@@ -165,20 +178,36 @@ fn trees<'r>(
         };
         let old = from.peel_to_tree().map_err(bad)?;
         let new_commit = to.peel_to_commit().map_err(bad)?;
-        return Ok((Some(old), new_commit.tree()?, Some(new_commit.id())));
+        let from = from.peel_to_commit().ok().map(|c| c.id());
+        return Ok(Reviewed {
+            old: Some(old),
+            new: new_commit.tree()?,
+            tip: Some(new_commit.id()),
+            intent: commits_intent(repo, from, new_commit.id()),
+        });
     }
     let commit = repo
         .revparse_single(&spec)
         .and_then(|o| o.peel_to_commit())
         .map_err(bad)?;
-    let old = commit.parent(0).ok().map(|p| p.tree()).transpose()?;
-    Ok((old, commit.tree()?, Some(commit.id())))
+    let parent = commit.parent(0).ok();
+    Ok(Reviewed {
+        old: parent.as_ref().map(|p| p.tree()).transpose()?,
+        new: commit.tree()?,
+        tip: Some(commit.id()),
+        intent: commits_intent(repo, parent.map(|p| p.id()), commit.id()),
+    })
 }
 
 /// Runs `git triad review`.
 pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
-    let (old, new, tip) = trees(repo, args)?;
+    let Reviewed {
+        old,
+        new,
+        tip,
+        intent,
+    } = trees(repo, args)?;
     if args.since_last && old.as_ref().map(|t| t.id()) == Some(new.id()) {
         out("Nothing changed since the last commit with a verdict.\n")?;
         return Ok(ExitCode::Ok);
@@ -205,7 +234,12 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
                 .as_ref()
                 .map(|l| l.config.sandbox.clone())
                 .unwrap_or_default(),
-        ),
+        )
+        .with_test_timeout(std::time::Duration::from_secs(
+            loaded
+                .as_ref()
+                .map_or(600, |l| l.config.verify.timeout_secs),
+        )),
     );
     let mut prepared = prepare(Subject {
         repo,
@@ -218,8 +252,13 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
     })?;
     let facts = TreeFacts::of(repo, old.as_ref(), &new, None, &prepared.runner, false)?;
     prepared.add_findings(facts.findings());
+    if let Some(checked) = &facts.weakening_checked {
+        prepared.add_facts(&format!(
+            "## The changed tests, run against code the original tests reject (a fact)\n{checked}\n"
+        ));
+    }
     // The code run, not only read: the changed functions on both sides, and the tests.
-    prepared.take_behaviour(&[]);
+    prepared.take_behaviour(&[], &intent);
     let tests = if args.no_tests {
         None
     } else {

@@ -126,9 +126,9 @@ pub struct RunArgs {
     /// come from this repository's ledger, else from `git triad bench`; no model is called.
     #[arg(long)]
     pub estimate: bool,
-    /// Print one JSON object describing the run on stdout.
-    #[arg(long)]
-    pub json: bool,
+    /// How to print it (`--format json` or `--json`).
+    #[command(flatten)]
+    pub output: crate::cli::helper::Output,
 }
 
 impl RunArgs {
@@ -190,9 +190,9 @@ pub struct ResumeArgs {
     /// With --rewind: the model the first stage redone uses (a registered model).
     #[arg(long, value_name = "MODEL", requires = "rewind")]
     pub model: Option<String>,
-    /// Print one JSON object describing the run on stdout.
-    #[arg(long)]
-    pub json: bool,
+    /// How to print it (`--format json` or `--json`).
+    #[command(flatten)]
+    pub output: crate::cli::helper::Output,
 }
 
 /// Runs `git triad run`: the arguments become one request, the pipeline plans and drives
@@ -208,14 +208,14 @@ pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
     // What the roles run on, once the run is sure to start with them.
     say_roles(ctx, repo, &driver.loaded, planned.choice.profile.as_deref());
     if args.estimate {
-        return estimate(ctx, &driver.loaded, &req, &planned, args.json);
+        return estimate(ctx, &driver.loaded, &req, &planned, args.output.json());
     }
     let task = planned.state.task().to_string();
     let done = driver
         .start(planned)
         .map_err(CommandError::from)
-        .and_then(|state| report(&state, args.json));
-    continue_unblocked(ctx, &task, done, args.json)
+        .and_then(|state| report(ctx, &state, args.output.json()));
+    continue_unblocked(ctx, &task, done, args.output.json())
 }
 
 /// Says, once per repository, what the roles run on when it is not what the user chose or
@@ -228,7 +228,7 @@ fn say_roles(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig, prof
             "triad: no API key is set, so the built-in `local` profile is used: three small real models served by llama.cpp on 127.0.0.1 (see `git triad models list`; set a provider's key, e.g. ANTHROPIC_API_KEY, to use hosted models)".to_string()
         } else {
             format!(
-                "triad: no API key is set, so your models with no role ({}) take every role first, and the built-in `local` profile's models follow (`git triad config show --origin roles` shows them)",
+                "triad: no API key is set, so your models with no role ({}) take every role, in place of the built-in `local` profile's models (`git triad config show --origin roles` shows them)",
                 declared.join(", ")
             )
         };
@@ -282,7 +282,7 @@ pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
         stages: n as usize,
         model: args.model.as_deref(),
     });
-    resume_run(ctx, &args.run_id, args.budget, rewind, args.json)
+    resume_run(ctx, &args.run_id, args.budget, rewind, args.output.json())
 }
 
 /// Says `line` on stderr unless it was the last line said under `name` in this
@@ -326,6 +326,16 @@ fn roles_notice(loaded: &LoadedConfig, profile: Option<&str>, roles: &[Role]) ->
         .iter()
         .map(|r| format!("{} {}", r.role, r.models.listed().join(", ")))
         .collect();
+    let own = loaded.declared_models();
+    if adapted
+        .iter()
+        .all(|r| r.substitutes.iter().all(|m| own.contains(m)))
+    {
+        return Some(format!(
+            "triad: the roles you did not set use your own models, in place of defaults you cannot call: {} (`git triad config show --origin roles` shows every role and why)",
+            roles.join("; ")
+        ));
+    }
     let keys = match missing.len() {
         0 => "some of their models cannot be called".to_string(),
         1 => format!("{} is not set", missing[0]),

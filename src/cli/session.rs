@@ -68,9 +68,17 @@ pub struct SessionArgs {
 #[derive(Debug, Subcommand)]
 pub enum SessionCommand {
     /// List the sessions, newest first.
-    List,
+    List(ListArgs),
     /// Show one session's transcript: every message, tool call, warning and hand-off.
     Show(ShowArgs),
+}
+
+/// List the sessions.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// How to print it (`--format json` or `--json`).
+    #[command(flatten)]
+    pub output: crate::cli::helper::Output,
 }
 
 /// Show one session.
@@ -78,23 +86,28 @@ pub enum SessionCommand {
 pub struct ShowArgs {
     /// The session id (`git triad session list`).
     pub id: String,
-    /// Print the raw events as a JSON array.
-    #[arg(long)]
-    pub json: bool,
+    /// How to print it (`--format json` or `--json`).
+    #[command(flatten)]
+    pub output: crate::cli::helper::Output,
 }
 
 /// Runs `git triad session`.
 pub fn run(ctx: &Context, args: &SessionArgs) -> CommandResult {
     match &args.command {
-        Some(SessionCommand::List) => list(ctx),
+        Some(SessionCommand::List(a)) => list(ctx, a),
         Some(SessionCommand::Show(a)) => show(ctx, a),
         None => session(ctx, args),
     }
 }
 
-fn list(ctx: &Context) -> CommandResult {
+fn list(ctx: &Context, args: &ListArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let sessions = record::list(repo);
+    if args.output.json() {
+        let all = serde_json::to_value(&sessions).unwrap_or_default();
+        out(&format!("{all}\n"))?;
+        return ok();
+    }
     if sessions.is_empty() {
         out("no sessions yet: start one with `git triad session`\n")?;
         return ok();
@@ -167,7 +180,7 @@ fn show(ctx: &Context, args: &ShowArgs) -> CommandResult {
             s.push('\n');
         }
     })?;
-    if args.json {
+    if args.output.json() {
         out(&format!(
             "{}\n",
             serde_json::to_string_pretty(&events).unwrap_or_default()

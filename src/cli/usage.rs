@@ -22,9 +22,9 @@ pub struct UsageArgs {
     #[arg(long, value_name = "N", default_value_t = 30,
           value_parser = clap::value_parser!(u32).range(1..=3660))]
     pub days: u32,
-    /// Print the report as one JSON object.
-    #[arg(long)]
-    pub json: bool,
+    /// How to print it (`--format json` or `--json`).
+    #[command(flatten)]
+    pub output: crate::cli::helper::Output,
 }
 
 /// Runs `git triad usage`.
@@ -47,7 +47,7 @@ pub fn run(ctx: &Context, args: &UsageArgs) -> CommandResult {
             say(&format!("warning: {w}"));
         }
     }
-    let text = if args.json {
+    let text = if args.output.json() {
         let json = crate::report::cost::UsageJson {
             usage: &report,
             warnings,

@@ -40,7 +40,7 @@ mod weakening;
 pub use assertions::{
     assertions, norm, test_functions, test_path, Assertion, TestFn, WEAKENED_TEST,
 };
-pub use calls::{example_calls, literal_calls, required_params};
+pub use calls::{example_calls, literal_calls, literal_kind, required_params, Param, ValueKind};
 pub use evidence::{evidence, evidence_with, ChangedFile, EvidenceOptions, Finding};
 pub use import::Import;
 pub use imports::{added_imports, imports};

@@ -10,7 +10,9 @@
 //! role whose every model needs a key that is not set.
 //!
 //! Under `profile = "auto"`, models the user declared with a provider but gave no role take
-//! every role the local profile fills, before the built-in local models.
+//! every role the local profile fills, in place of the built-in local models; and a user's
+//! own models never fall back to built-in ones they did not ask for (a role they leave
+//! without a model they can call is said before any call).
 
 use std::collections::BTreeSet;
 
@@ -82,7 +84,7 @@ impl RoleInEffect {
         };
         if !self.declared_first.is_empty() {
             s.push_str(&format!(
-                "; your models with no role first: {}",
+                "; your models with no role, in place of its models: {}",
                 self.declared_first.join(", ")
             ));
         }
@@ -139,6 +141,15 @@ impl LoadedConfig {
             .chain(Role::SESSION.iter())
             .flat_map(|r| self.config.roles.get(*r).models.0.iter())
             .collect();
+        self.declared_models()
+            .into_iter()
+            .filter(|name| !listed.contains(name))
+            .collect()
+    }
+
+    /// Every model a layer above the built-in defaults registered (its `provider` set
+    /// there): the user's own, whether a role lists it or not.
+    pub fn declared_models(&self) -> Vec<String> {
         self.config
             .models
             .keys()
@@ -148,7 +159,7 @@ impl LoadedConfig {
                     (*name).clone(),
                     "provider".to_string(),
                 ]);
-                self.origin(&key).is_some_and(|l| *l != Layer::Default) && !listed.contains(name)
+                self.origin(&key).is_some_and(|l| *l != Layer::Default)
             })
             .cloned()
             .collect()
@@ -191,7 +202,12 @@ impl LoadedConfig {
         };
         let uncallable = self.uncallable_of(&listed);
         let mut models: Vec<String> = declared_first.clone();
-        models.extend(listed.iter().filter(|m| self.callable(m)).cloned());
+        // The local profile that `auto` picked for a user without a key stands for "no
+        // models of your own": once the user declared some, its built-in models are not
+        // added behind them (a user who wants them sets `profile = "local"`).
+        if declared_first.is_empty() {
+            models.extend(listed.iter().filter(|m| self.callable(m)).cloned());
+        }
         let mut substitutes = Vec::new();
         if !uncallable.is_empty() {
             let want = listed.len().max(2);
@@ -255,14 +271,18 @@ impl LoadedConfig {
     }
 
     /// What may stand in for models that cannot be called, best first: the user's models
-    /// with no role, then registry models whose key is set (by built-in fitness for `role`,
-    /// then name), then the local profile's models for `role`; only models that can be
-    /// called.
+    /// with no role, then the user's models other roles list, then registry models whose
+    /// key is set (by built-in fitness for `role`, then name), then, for a user who declared
+    /// no models of their own, the local profile's models for `role`; only models that can
+    /// be called. A user's own models never fall back to built-in ones the user did not ask
+    /// for: a role they cannot fill is said before any call.
     fn substitute_candidates(&self, role: Role) -> Vec<String> {
         let c = &self.config;
+        let own = self.declared_models();
         let mut out: Vec<String> = self
             .declared_without_role()
             .into_iter()
+            .chain(own.iter().cloned())
             .filter(|m| self.callable(m))
             .collect();
         let mut keyed: Vec<(&String, f64)> = c
@@ -278,11 +298,12 @@ impl LoadedConfig {
             .collect();
         keyed.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
         out.extend(keyed.into_iter().map(|(n, _)| n.clone()));
-        if let Some(local) = c
+        let local = c
             .profiles
             .get(LOCAL_PROFILE)
             .and_then(|p| p.roles.get(&role))
-        {
+            .filter(|_| own.is_empty());
+        if let Some(local) = local {
             out.extend(local.listed().into_iter().filter(|m| self.callable(m)));
         }
         let mut seen = BTreeSet::new();
@@ -385,7 +406,8 @@ mod tests {
         let c = load(&[], &declared);
         assert_eq!(c.declared_without_role(), ["my-coder"]);
         let r = c.role_in_effect(Role::Implementer, Some(LOCAL_PROFILE));
-        assert_eq!(r.models.listed(), ["my-coder", "local-qwen-coder-1-5b"]);
+        // In place of the built-in local models, which the user did not ask for.
+        assert_eq!(r.models.listed(), ["my-coder"]);
         assert_eq!(r.declared_first, ["my-coder"]);
         // A key for another provider: the user's model still stands in before the registry's.
         let keyed = load(&["OPENAI_API_KEY"], &declared);

@@ -438,6 +438,35 @@ fn keys_set(config: &Config, env: &[(String, String)]) -> std::collections::BTre
         .collect()
 }
 
+impl LoadedConfig {
+    /// Whether `key` (dotted, as `config show` and `-c` take it) names a setting the
+    /// configuration has, set or not: the schema decides, by reading the effective table
+    /// with a value put at `key` (an unknown field is refused by name; a known one at most
+    /// for the value's type). A key below a value that is not a table names nothing.
+    pub fn knows_key(&self, key: &str) -> bool {
+        let Ok(path) = layers::split_key(key) else {
+            return false;
+        };
+        let mut at = &self.merged;
+        for part in &path {
+            match at.get(part) {
+                Some(Value::Table(t)) => at = t,
+                Some(_) => return part == path.last().unwrap_or(part),
+                None => break,
+            }
+        }
+        let Ok(put) = layers::table_from_key(key, Value::String(String::new())) else {
+            return false;
+        };
+        let mut probe = self.merged.clone();
+        layers::merge(&mut probe, put, &Layer::CommandLine, &mut Origins::new());
+        match Value::Table(probe).try_into::<Config>() {
+            Ok(_) => true,
+            Err(e) => !e.message().trim().starts_with("unknown field `"),
+        }
+    }
+}
+
 fn describe_de_error(e: &toml::de::Error, origins: &Origins) -> String {
     let msg = e.message().trim().to_string();
     // Point at the layer of an unknown field when we can find it.

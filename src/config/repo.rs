@@ -166,6 +166,10 @@ const HIGHER_ONLY: &[&str] = &["breaker.open_secs"];
 /// Checks a repository may turn on but not off, with why its `false` is ignored.
 const ON_ONLY: &[(&str, &str)] = &[
     (
+        "run_idle_stages",
+        "a committed config may only ask for more stages, not skip them",
+    ),
+    (
         "verify.while_building",
         "a committed config may only ask for more checks, not turn the building stages' verify off",
     ),

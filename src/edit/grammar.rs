@@ -26,7 +26,16 @@ path ::= {paths}
 line ::= [^`\n] [^\n]* "\n" | "\n"
 meta ::= "```json\n{{"{first} [^`]* "}}\n```\n"
 "#,
-        files = if at_least_one { "file file*" } else { "file*" },
+        files = match (paths.len(), at_least_one) {
+            // Any file: no bound to give.
+            (0, true) => "file file*".to_string(),
+            (0, false) => "file*".to_string(),
+            // At most one block a file: held to its known files and nothing more, a small
+            // model was seen writing one of them again and again until the output limit cut
+            // the answer before its metadata (a fix lost in a complete first block).
+            (n, true) => format!("file{{1,{n}}}"),
+            (n, false) => format!("file{{0,{n}}}"),
+        },
         paths = known.join(" | "),
         first = opens.map_or(String::new(), |k| format!(
             " [ \\n]* \"\\\"{k}\\\"\" [ \\n]* \":\" [ \\n]* \"{{\""
@@ -41,7 +50,12 @@ mod tests {
     #[test]
     fn the_grammar_names_the_files_and_requires_one_when_asked() {
         let g = whole_file_answer(&["textstats.py".into(), "tests/t.py".into()], true, None);
-        assert!(g.starts_with("root ::= file file* meta\n"), "{g}");
+        assert!(g.starts_with("root ::= file{1,2} meta\n"), "{g}");
+        let optional = whole_file_answer(&["a.py".into()], false, None);
+        assert!(
+            optional.starts_with("root ::= file{0,1} meta\n"),
+            "{optional}"
+        );
         assert!(
             g.contains("path ::= \"textstats.py\" | \"tests/t.py\"\n"),
             "{g}"

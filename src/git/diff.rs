@@ -47,6 +47,10 @@ pub struct FileDiff {
     /// A private file (see [`crate::privacy`]): no hunks, never shown.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub withheld: bool,
+    /// A submodule (a gitlink): its one hunk is the commit it points at (`Subproject commit
+    /// …`), never the code that commit holds.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub submodule: bool,
     /// Hunks.
     pub hunks: Vec<Hunk>,
 }
@@ -127,7 +131,7 @@ pub fn diff_trees(
             .new_file()
             .path()
             .or_else(|| delta.old_file().path())
-            .map(|p| p.to_string_lossy().replace('\\', "/"))
+            .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_default();
         let status = match delta.status() {
             Delta::Added => "added",
@@ -139,11 +143,13 @@ pub fn diff_trees(
             _ => "changed",
         }
         .to_string();
+        let gitlink = |f: git2::DiffFile<'_>| f.mode() == git2::FileMode::Commit;
         let mut fd = FileDiff {
             path,
             status,
             binary: false,
             withheld: false,
+            submodule: gitlink(delta.new_file()) || gitlink(delta.old_file()),
             hunks: Vec::new(),
         };
         match git2::Patch::from_diff(&diff, idx)? {
@@ -193,7 +199,11 @@ pub fn render_diff(
 ) -> String {
     let mut s = String::new();
     for f in files {
-        s.push_str(&format!("=== {} ({})\n", f.path, f.status));
+        s.push_str(&format!(
+            "=== {} ({})\n",
+            super::quote::quote(&f.path),
+            f.status
+        ));
         if f.withheld {
             s.push_str(WITHHELD);
             s.push('\n');

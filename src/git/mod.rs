@@ -8,6 +8,7 @@ pub mod export;
 mod id;
 pub mod leftover;
 pub mod paths;
+pub mod quote;
 pub mod record;
 
 use std::collections::BTreeMap;

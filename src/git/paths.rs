@@ -15,6 +15,7 @@
 //! | `triad/locks/<run>.lock` | shared | a run is one run whichever checkout resumes it |
 //! | `triad/sandboxes/` | shared | temporary worktrees are the common directory's |
 //! | `triad/init-config.json` | shared | `init` changes the repository's own config |
+//! | `triad/gate-cache` | shared | facts the pre-push gate worked out once, by object id |
 //!
 //! Nothing here is ever committed, pushed or cloned.
 
@@ -70,6 +71,12 @@ pub fn run_lock(repo: &Repository, run_id: &str) -> PathBuf {
 /// directory is `common_dir`, so leftovers of a killed process can be removed (shared).
 pub fn sandbox_records(common_dir: &Path) -> PathBuf {
     shared_dir(common_dir).join("sandboxes")
+}
+
+/// What the pre-push gate worked out once and keeps by object id (a commit's patch id, what
+/// a note blob says), in the repository whose common directory is `common_dir` (shared).
+pub fn gate_cache(common_dir: &Path) -> PathBuf {
+    shared_dir(common_dir).join("gate-cache")
 }
 
 /// What `git triad init` changed in the repository's git config, so `--uninstall` undoes

@@ -6,6 +6,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use super::cause::Cause;
+
 #[derive(Debug, Clone, Copy)]
 enum State {
     Closed {
@@ -35,6 +37,8 @@ pub struct Breakers {
     threshold: u32,
     open_for: Duration,
     state: Mutex<HashMap<String, State>>,
+    /// Each model's last failure, so a call the open circuit refuses still says the cause.
+    last: Mutex<HashMap<String, (String, Cause)>>,
 }
 
 impl Breakers {
@@ -44,7 +48,31 @@ impl Breakers {
             threshold: threshold.max(1),
             open_for,
             state: Mutex::new(HashMap::new()),
+            last: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// How long a circuit stays open once it opens.
+    pub fn open_for(&self) -> Duration {
+        self.open_for
+    }
+
+    /// Keeps why `model`'s last call failed, and its kind (see [`Breakers::last_failure`]).
+    pub fn note_failure(&self, model: &str, why: &str, cause: &Cause) {
+        self.last
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(model.to_string(), (why.to_string(), cause.clone()));
+    }
+
+    /// Why `model`'s last failed call failed, if one did: what an open circuit says instead
+    /// of only that it is open.
+    pub fn last_failure(&self, model: &str) -> Option<(String, Cause)> {
+        self.last
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(model)
+            .cloned()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, State>> {

@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::adapter;
 use super::breaker::{Breakers, Permit};
 use super::budget::{self, BudgetExceeded, BudgetGuard, CallRecord, Ledger, Spend};
+use super::cause::{summarize, Cause, Failure};
 use super::structured;
 use super::transport::{RetryPolicy, Transport, TransportError};
 use super::types::{ChatRequest, ChatResponse, Message, Usage};
@@ -39,8 +40,8 @@ pub enum ModelError {
         /// What the call was for when the role alone does not say it (`chamber-panelist`):
         /// the request's [`ChatRequest::purpose`].
         purpose: Option<String>,
-        /// Each model tried, with why it failed.
-        failures: Vec<(String, String)>,
+        /// Each model tried, with why it failed and the kind of failure.
+        failures: Vec<Failure>,
     },
     /// The request does not fit the context window of any model that could take it;
     /// nothing was sent.
@@ -74,12 +75,15 @@ pub fn serving(role: Role, purpose: Option<&str>) -> String {
     }
 }
 
-fn summarize(failures: &[(String, String)]) -> String {
-    failures
-        .iter()
-        .map(|(m, why)| format!("{m}: {why}"))
-        .collect::<Vec<_>>()
-        .join("; ")
+impl ModelError {
+    /// The kinds of the provider failures behind it, one per model that failed (none for
+    /// an error that is not a provider's).
+    pub fn causes(&self) -> Vec<&Cause> {
+        match self {
+            ModelError::AllFailed { failures, .. } => failures.iter().map(|f| &f.cause).collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// A successful call.
@@ -355,14 +359,19 @@ impl ModelClient {
             let m = self.resolve(name)?;
             if let Some(why) = self.unavailable_reason(&m) {
                 tracing::warn!(model = %name, "skipping {name}: {why}");
-                failures.push((name.clone(), why));
+                let var = m.provider.api_key_env.clone().unwrap_or_default();
+                failures.push(Failure {
+                    model: name.clone(),
+                    why,
+                    cause: Cause::KeyMissing { var },
+                });
                 continue;
             }
             let room = Room::measure(Window::of(&m.model), &self.estimator_of(&m), req);
             if !room.fits() {
                 let overflow = Overflow::of(name, &room);
                 tracing::warn!(model = %name, "not sending the request to {name}: {overflow}");
-                failures.push((
+                failures.push(Failure::other(
                     name.clone(),
                     format!("the request does not fit: {overflow}"),
                 ));
@@ -372,11 +381,15 @@ impl ModelClient {
             match self.call_model(role, &m, req, room.answer_cap()).await {
                 Ok(c) => return Ok(c),
                 Err(CallFailure::Budget(b)) => return Err(ModelError::Budget(b)),
-                Err(CallFailure::Provider(why)) => {
+                Err(CallFailure::Provider(why, cause)) => {
                     if candidates.len() > 1 {
                         tracing::warn!(model = %name, "{name} failed ({why}); trying the next model of the {role} role");
                     }
-                    failures.push((name.clone(), why));
+                    failures.push(Failure {
+                        model: name.clone(),
+                        why,
+                        cause,
+                    });
                 }
             }
         }
@@ -526,16 +539,20 @@ impl ModelClient {
         let mut attempts = 0u32;
         loop {
             match self.breakers.permit(&m.name) {
-                Permit::Refused(left) => {
+                Permit::Refused(_) => {
+                    // The cause, not only the circuit: "connection refused …" is what to act on.
+                    let (last, cause) = self
+                        .breakers
+                        .last_failure(&m.name)
+                        .unwrap_or_else(|| ("repeated failures".into(), Cause::Other));
                     let why = format!(
-                        "{} is offline after repeated failures (circuit open for {}s more)",
-                        m.name,
-                        left.as_secs()
+                        "{last} (offline after repeated failures: not called again for {}s)",
+                        self.breakers.open_for().as_secs()
                     );
                     if attempts > 0 {
                         self.account(self.failed_record(&label, m, ts, attempts, &why));
                     }
-                    return Err(CallFailure::Provider(why));
+                    return Err(CallFailure::Provider(why, cause));
                 }
                 Permit::Probe => {
                     tracing::info!(model = %m.name, "circuit half-open: probing");
@@ -584,6 +601,14 @@ impl ModelClient {
                     });
                 }
                 Err(err) => {
+                    let cause = Cause::of(
+                        &err,
+                        &m.provider_name,
+                        &m.provider.base_url,
+                        m.provider.api_key_env.as_deref(),
+                    );
+                    self.breakers
+                        .note_failure(&m.name, &err.to_string(), &cause);
                     if !err.is_transient() {
                         // The server answered (400, 401, ...): the provider is up, even if
                         // this request was wrong. This also ends a half-open probe.
@@ -601,7 +626,7 @@ impl ModelClient {
                             let mut rec = self.failed_record(&label, m, ts, attempts, &why);
                             rec.latency_ms = latency.as_millis() as u64;
                             self.account(rec);
-                            return Err(CallFailure::Provider(why));
+                            return Err(CallFailure::Provider(why, cause));
                         }
                     }
                 }
@@ -694,7 +719,7 @@ impl ModelClient {
 
 enum CallFailure {
     Budget(BudgetExceeded),
-    Provider(String),
+    Provider(String, Cause),
 }
 
 fn describe_failure(err: &TransportError, attempts: u32, m: &ResolvedModel) -> String {

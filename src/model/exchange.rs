@@ -64,6 +64,22 @@ impl Exchange {
     }
 }
 
+impl Exchange {
+    /// A structured call to `req` whose answer `model` never gave in its schema: the
+    /// request, and `null` for the answer (the ledger keeps the calls).
+    pub fn unanswered(req: &ChatRequest, model: &str) -> Exchange {
+        Exchange {
+            model: model.to_string(),
+            request: Sent {
+                system: None,
+                user: first_user(req),
+            },
+            response: Value::Null,
+            calls: Vec::new(),
+        }
+    }
+}
+
 fn first_user(req: &ChatRequest) -> Option<String> {
     req.messages.first().map(|m| m.content.clone())
 }

@@ -4,6 +4,7 @@
 pub mod adapter;
 pub mod breaker;
 pub mod budget;
+pub mod cause;
 pub mod client;
 pub mod discover;
 pub mod exchange;
@@ -18,6 +19,7 @@ pub mod usage;
 pub mod window;
 
 pub use budget::Spend;
+pub use cause::{Cause, Failure};
 pub use client::{Completion, EnvLookup, ModelClient, ModelError, ResolvedModel, Structured};
 pub use exchange::Exchange;
 pub use types::{

@@ -20,6 +20,9 @@ pub enum TransportError {
     /// No complete answer within the call's timeout.
     #[error("no answer within {0:?}")]
     Timeout(Duration),
+    /// Nothing accepted the connection: the server is not running at that address.
+    #[error("connection refused: nothing listens at {0}")]
+    Refused(String),
     /// The connection could not be made or was cut before an answer.
     #[error("connection failed: {0}")]
     Connect(String),
@@ -46,9 +49,10 @@ impl TransportError {
     /// broken bodies and streams. Never 400/401/403/404 or a well-formed but wrong answer.
     pub fn is_transient(&self) -> bool {
         match self {
-            TransportError::Timeout(_) | TransportError::Connect(_) | TransportError::Body(_) => {
-                true
-            }
+            TransportError::Timeout(_)
+            | TransportError::Refused(_)
+            | TransportError::Connect(_)
+            | TransportError::Body(_) => true,
             TransportError::Status { status, .. } => {
                 matches!(status, 408 | 409 | 429) || *status >= 500
             }
@@ -64,6 +68,7 @@ impl TransportError {
         let r = |s: String| redact(&s).into_owned();
         match self {
             TransportError::Timeout(d) => TransportError::Timeout(d),
+            TransportError::Refused(m) => TransportError::Refused(r(m)),
             TransportError::Connect(m) => TransportError::Connect(r(m)),
             TransportError::Status {
                 status,
@@ -268,7 +273,7 @@ impl Transport {
             .json(&wire.body)
             .send()
             .await
-            .map_err(|e| TransportError::Connect(describe(&e)))?;
+            .map_err(|e| connect_error(&e, &wire.url))?;
         let status = resp.status();
         if !status.is_success() {
             let retry_after = resp
@@ -342,6 +347,32 @@ impl Default for Transport {
 
 /// A reqwest error with its causes (keys travel in headers, never in URLs, so the URL in
 /// the message is safe; the redactor still runs over the result).
+/// A request that got no answer: [`TransportError::Refused`] when the connection was
+/// refused (nothing listens at that host and port), else [`TransportError::Connect`] with
+/// every cause in the chain.
+fn connect_error(e: &reqwest::Error, url: &str) -> TransportError {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                let at = reqwest::Url::parse(url)
+                    .ok()
+                    .and_then(|u| {
+                        let host = u.host_str()?.to_string();
+                        Some(match u.port_or_known_default() {
+                            Some(p) => format!("{host}:{p}"),
+                            None => host,
+                        })
+                    })
+                    .unwrap_or_else(|| url.to_string());
+                return TransportError::Refused(redact(&at).into_owned());
+            }
+        }
+        source = s.source();
+    }
+    TransportError::Connect(describe(e))
+}
+
 fn describe(e: &reqwest::Error) -> String {
     let mut msg = e.to_string();
     let mut source = std::error::Error::source(e);

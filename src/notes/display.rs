@@ -38,6 +38,44 @@ pub fn text(lines: &[NoteLine]) -> Option<String> {
     (!s.is_empty()).then(|| crate::safe::text(&s).into_owned())
 }
 
+/// Text from a note (a model's, a person's, a fork's) as one line a person reads: a line
+/// break, a tab or any other character a terminal would obey shown as text (`^J`), and the
+/// characters that show as nothing (a zero-width joiner, a soft hyphen, a byte order mark)
+/// shown as `<U+200D>`, so `HA<U+200D>LT` does not read as `HALT` and no text of a note
+/// starts a line of its own.
+pub fn visible(text: &str) -> String {
+    let shown: String = text
+        .chars()
+        .map(|c| match invisible(c) {
+            true => format!("<U+{:04X}>", c as u32),
+            false => c.to_string(),
+        })
+        .collect();
+    crate::safe::line(&shown)
+}
+
+/// Whether `c` is a format character a terminal shows as nothing.
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{034F}'
+            | '\u{061C}'
+            | '\u{115F}'
+            | '\u{1160}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206F}'
+            | '\u{3164}'
+            | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}'
+            | '\u{FFA0}'
+            | '\u{FFF9}'..='\u{FFFB}'
+    )
+}
+
 /// One line for `line`.
 fn one(line: &NoteLine) -> String {
     let f = line.fields();
@@ -48,11 +86,11 @@ fn one(line: &NoteLine) -> String {
             match f.stage.as_deref() {
                 Some("review") | None => s.push_str("review"),
                 Some(stage) => {
-                    let _ = write!(s, "stage {stage}");
+                    let _ = write!(s, "stage {}", visible(stage));
                 }
             }
             if let Some(model) = &f.arbiter_model {
-                let _ = write!(s, " · arbiter {model}");
+                let _ = write!(s, " · arbiter {}", visible(model));
             }
             let mut counted: Vec<&ReadIssue> =
                 f.issues.iter().flatten().filter(|i| i.counts()).collect();
@@ -65,8 +103,8 @@ fn one(line: &NoteLine) -> String {
                         s,
                         " · {n} issue{} · top: {} {}",
                         if n == 1 { "" } else { "s" },
-                        top.severity.as_deref().unwrap_or("issue"),
-                        top.place()
+                        visible(top.severity.as_deref().unwrap_or("issue")),
+                        visible(&top.place())
                     );
                 }
             }
@@ -75,8 +113,8 @@ fn one(line: &NoteLine) -> String {
             let _ = write!(
                 s,
                 "override by {}: {}",
-                f.who.as_deref().unwrap_or("?"),
-                f.reason.as_deref().unwrap_or("")
+                visible(f.who.as_deref().unwrap_or("?")),
+                visible(f.reason.as_deref().unwrap_or(""))
             );
             if let super::Answers::Named(ids) = &o.answers {
                 let _ = write!(s, " (answers {} line(s))", ids.len());
@@ -86,12 +124,16 @@ fn one(line: &NoteLine) -> String {
             let _ = write!(
                 s,
                 "a line git triad does not read ({}): `git triad show` says more",
-                bad.problem
+                visible(&bad.problem.to_string())
             );
         }
     }
     if let Some(from) = &f.reattached_from {
-        let _ = write!(s, " (copied from {})", from.get(..12).unwrap_or(from));
+        let _ = write!(
+            s,
+            " (copied from {})",
+            visible(from.get(..12).unwrap_or(from))
+        );
     }
     s
 }
@@ -235,5 +277,12 @@ mod tests {
             ]
         );
         assert_eq!(text(&[]), None);
+    }
+
+    #[test]
+    fn what_shows_as_nothing_or_breaks_a_line_is_shown_as_text() {
+        assert_eq!(visible("HA\u{200d}LT"), "HA<U+200D>LT");
+        assert_eq!(visible("a\nb\x1b[2J"), "a^Jb^[[2J");
+        assert_eq!(visible("ＨＡＬＴ"), "ＨＡＬＴ");
     }
 }

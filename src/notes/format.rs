@@ -75,6 +75,9 @@ pub struct Json {
     pub dropped: Vec<Value>,
     /// The text it was read from, trimmed (several lines for a spread-out object).
     pub text: String,
+    /// For an object spread over several lines: the first of its lines (trimmed) that on
+    /// its own is a record ([`is_record`]). Read as one, the spread object would swallow it.
+    pub spans: Option<String>,
 }
 
 /// One entry of a note's text.
@@ -110,7 +113,11 @@ pub fn entries(text: &str) -> Vec<Entry> {
                     })
                 });
                 match spread.flatten() {
-                    Some((json, next)) => {
+                    Some((mut json, next)) => {
+                        json.spans = lines[i..next]
+                            .iter()
+                            .find(|l| is_record(l))
+                            .map(|l| l.trim().to_string());
                         i = next;
                         out.push(Entry::Json(json));
                     }
@@ -142,7 +149,15 @@ fn read_json(text: &str) -> Option<Result<Json, ()>> {
         repeated: seen.repeated.into_inner(),
         dropped: seen.dropped.into_inner(),
         text: text.to_string(),
+        spans: None,
     }))
+}
+
+/// Whether `line` on its own is a record: a JSON object with a `v`, a `kind` or a
+/// `verdict`.
+fn is_record(line: &str) -> bool {
+    matches!(read_json(line), Some(Ok(Json { value: Value::Object(obj), .. }))
+        if ["v", "kind", "verdict"].iter().any(|k| obj.contains_key(*k)))
 }
 
 /// What the strict reader noticed on the way.
@@ -265,6 +280,13 @@ mod tests {
         // An object that never closes is not JSON, and hides nothing after it.
         let e = entries("{\"v\":1,\n{\"v\":2}\n");
         assert!(matches!(&e[..], [Entry::NotJson(_), Entry::Json(j)] if j.value["v"] == 2));
+        // One that closes after a record of its own holds it, and says so.
+        let e = entries("{\"v\":1,\"x\":\n {\"v\":1,\"verdict\":\"HALT\"}\n}\n");
+        assert!(
+            matches!(&e[..], [Entry::Json(j)] if j.spans.as_deref() == Some("{\"v\":1,\"verdict\":\"HALT\"}")),
+            "{e:?}"
+        );
+        assert!(matches!(&entries(text)[1], Entry::Json(j) if j.spans.is_none()));
     }
 
     #[test]

@@ -26,6 +26,10 @@ pub struct VerdictLine {
     pub commit: String,
     /// The commit's stable patch id, so the verdict can be found again after a squash.
     pub patch_id: Option<String>,
+    /// On a run's outcome: the stable patch id of the run's whole change (its base to this
+    /// commit), so a squash of the run, or a rebase of that squash, is found by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub change_patch_id: Option<String>,
     /// What kind of record, and its fields.
     #[serde(flatten)]
     pub record: Record,
@@ -128,6 +132,7 @@ impl VerdictLine {
             ts: now_ts(),
             commit: commit.to_string(),
             patch_id: super::patch_id(repo, commit)?,
+            change_patch_id: None,
             record,
         })
     }
@@ -150,6 +155,42 @@ pub fn record(repo: &Repository, commit: Oid, record: Record) -> Result<VerdictL
     let line = VerdictLine::new(repo, commit, record)?;
     super::write::append(repo, commit, &[line.to_value()])?;
     Ok(line)
+}
+
+/// Writes `record` on `commit`, the tip of a run's change from `base`, with the patch id of
+/// that whole change (`change_patch_id`): the outcome of a run, which the pre-push gate finds
+/// on a squash of the run and on a rebase of that squash as on the tip itself.
+pub fn record_change(
+    repo: &Repository,
+    base: Oid,
+    commit: Oid,
+    record: Record,
+) -> Result<VerdictLine, NotesError> {
+    let mut line = VerdictLine::new(repo, commit, record)?;
+    line.change_patch_id = super::patch_id_between(repo, base, commit)?;
+    super::write::append(repo, commit, &[line.to_value()])?;
+    Ok(line)
+}
+
+/// Whether `tip` already carries the outcome `verdict` of a run from `base`: a line with
+/// that verdict and the patch id of the run's whole change (with no base known, the verdict
+/// in force being that one), so a stopped run marked again writes nothing new.
+pub fn outcome_recorded(
+    repo: &Repository,
+    base: Option<Oid>,
+    tip: Oid,
+    verdict: Verdict,
+) -> Result<bool, NotesError> {
+    let lines = super::read(repo, tip)?;
+    let Some(base) = base else {
+        return Ok(super::effective(&lines).is_some_and(|e| e.verdict == verdict));
+    };
+    let change = super::patch_id_between(repo, base, tip)?;
+    Ok(lines.iter().any(|l| {
+        l.line.verdict() == Some(verdict)
+            && l.line.value().and_then(|v| v.get("change_patch_id"))
+                == change.as_ref().map(|c| Value::String(c.clone())).as_ref()
+    }))
 }
 
 #[cfg(test)]

@@ -1,10 +1,14 @@
 //! Merging two verdict notes refs by the union of their lines (git's `cat_sort_uniq`).
+//!
+//! A merge only adds: a line of the target is never lost, not even when the source is a
+//! descendant that removed it (a remote that rewrote its notes, or fast-forwarded past a
+//! removal). Then the source is not taken as it is; the union of both is written.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 
 use git2::{Oid, Repository};
 
-use super::store::{backoff, blob_text, compare_and_swap, note_map_of, ref_target};
+use super::store::{backoff, blob_text, compare_and_swap, note_map_at, ref_target, NoteMap};
 use super::NotesError;
 
 /// How often a merge is rebuilt when the target ref moves underneath it.
@@ -37,10 +41,22 @@ pub fn merge_notes(
     target_ref: &str,
     source_ref: &str,
 ) -> Result<MergeOutcome, NotesError> {
-    let Some(src) = ref_target(repo, source_ref)? else {
-        return Ok(MergeOutcome::UpToDate);
-    };
-    let msg = format!("git-triad: merge notes from {source_ref}");
+    match ref_target(repo, source_ref)? {
+        Some(src) => merge_commit(repo, target_ref, src, source_ref),
+        None => Ok(MergeOutcome::UpToDate),
+    }
+}
+
+/// Merges the notes commit `src` (named `from` in the merge commit's message) into
+/// `target_ref`, as [`merge_notes`] does. A fast-forward is taken only when it keeps every
+/// line of the target.
+pub fn merge_commit(
+    repo: &Repository,
+    target_ref: &str,
+    src: Oid,
+    from: &str,
+) -> Result<MergeOutcome, NotesError> {
+    let msg = format!("git-triad: merge notes from {from}");
     for attempt in 0..MAX_MERGE_TRIES {
         let dst = ref_target(repo, target_ref)?;
         let Some(dst) = dst else {
@@ -54,13 +70,6 @@ pub fn merge_notes(
         if super::start::is_empty_start(repo, src) {
             return Ok(MergeOutcome::UpToDate);
         }
-        if super::start::is_empty_start(repo, dst) {
-            if compare_and_swap(repo, target_ref, Some(dst), src, &msg)? {
-                return Ok(MergeOutcome::FastForward);
-            }
-            backoff(attempt);
-            continue;
-        }
         let descends = |a: Oid, b: Oid| {
             repo.graph_descendant_of(a, b)
                 .map_err(|e| NotesError::git("cannot compare notes histories", e))
@@ -68,19 +77,16 @@ pub fn merge_notes(
         if dst == src || descends(dst, src)? {
             return Ok(MergeOutcome::UpToDate);
         }
-        if descends(src, dst)? {
+        let forward = super::start::is_empty_start(repo, dst)
+            || (descends(src, dst)? && keeps_every_line(repo, dst, src)?);
+        if forward {
             if compare_and_swap(repo, target_ref, Some(dst), src, &msg)? {
                 return Ok(MergeOutcome::FastForward);
             }
             backoff(attempt);
             continue;
         }
-        let union = write_union(repo, target_ref, source_ref, [dst, src])?;
-        // The union must describe `dst`; if the target moved while listing, start over.
-        if ref_target(repo, target_ref)? != Some(dst) {
-            backoff(attempt);
-            continue;
-        }
+        let union = write_union(repo, [dst, src], from)?;
         let Union {
             commit,
             combined,
@@ -96,6 +102,29 @@ pub fn merge_notes(
     })
 }
 
+/// Whether every line of the notes at commit `old` is in the notes at commit `new`.
+pub fn keeps_every_line(repo: &Repository, old: Oid, new: Oid) -> Result<bool, NotesError> {
+    let (before, after) = (note_map_at(repo, old)?, note_map_at(repo, new)?);
+    for (annotated, blob) in &before {
+        let kept = match after.get(annotated) {
+            None => false,
+            Some(b) if b == blob => true,
+            Some(b) => {
+                let now = blob_text(repo, *b)?;
+                let now: HashSet<&str> = now.lines().map(str::trim).collect();
+                blob_text(repo, *blob)?
+                    .lines()
+                    .map(str::trim)
+                    .all(|l| l.is_empty() || now.contains(l))
+            }
+        };
+        if !kept {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
 /// A notes commit holding the union of two notes refs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Union {
@@ -107,20 +136,15 @@ pub struct Union {
     pub added: usize,
 }
 
-/// Writes, without moving any ref, a merge commit with parents `tips` (the tips of
-/// `ours_ref` and `theirs_ref`, as listed) whose tree holds, per annotated object, the union
-/// of the lines of both sides (see [`cat_sort_uniq`]).
+/// Writes, without moving any ref, a merge commit with parents `tips` (ours, theirs; the
+/// message names theirs `from`) whose tree holds, per annotated object, the union of the
+/// lines of both sides (see [`cat_sort_uniq`]).
 ///
 /// The tree is written from scratch with git's fanout rule, so entries in a notes tree that
 /// are not notes are not carried over.
-pub fn write_union(
-    repo: &Repository,
-    ours_ref: &str,
-    theirs_ref: &str,
-    tips: [Oid; 2],
-) -> Result<Union, NotesError> {
-    let ours = note_map_of(repo, ours_ref)?;
-    let theirs = note_map_of(repo, theirs_ref)?;
+pub fn write_union(repo: &Repository, tips: [Oid; 2], from: &str) -> Result<Union, NotesError> {
+    let ours: NoteMap = note_map_at(repo, tips[0])?;
+    let theirs: NoteMap = note_map_at(repo, tips[1])?;
     let mut merged: BTreeMap<String, Oid> = ours.iter().map(|(k, v)| (k.to_string(), *v)).collect();
     let (mut combined, mut added) = (0, 0);
     for (annotated, their_blob) in &theirs {
@@ -146,7 +170,7 @@ pub fn write_union(
         repo,
         tree,
         &tips,
-        &format!("Notes merged by 'git triad' from {theirs_ref}\n"),
+        &format!("Notes merged by 'git triad' from {from}\n"),
     )?;
     Ok(Union {
         commit,

@@ -12,6 +12,7 @@
 
 pub mod display;
 mod effective;
+pub mod fold;
 mod format;
 pub mod gate;
 mod line;
@@ -30,10 +31,14 @@ mod write;
 
 pub use effective::{answered, effective, Effective, Uncounted};
 pub use format::{canonical_json, contains_word, FORMAT_VERSION, REATTACHED_FROM};
-pub use line::{record, OverrideRecord, ReconciliationRecord, Record, ReviewRecord, VerdictLine};
+pub use line::{
+    outcome_recorded, record, record_change, OverrideRecord, ReconciliationRecord, Record,
+    ReviewRecord, VerdictLine,
+};
 pub use note_line::{
-    read_note, reattached, without_reattached, Answers, InvalidLine, LineId, NoteLine,
+    exact_word, read_note, reattached, without_reattached, Answers, InvalidLine, LineId, NoteLine,
     OverrideNote, Problem, ReadIssue, ReadLine, ReadSymbol, Stored, VerdictKind, VerdictNote,
+    READ_RULES,
 };
 pub use patch::{patch_id, patch_id_between};
 pub use source::{Source, SourcedLine, Trust};

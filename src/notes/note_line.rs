@@ -6,6 +6,12 @@
 //! decision rests on well typed; everything else it carries is display data, read leniently
 //! ([`ReadLine`]). Any other line is [`NoteLine::Invalid`], with what is wrong and the
 //! verdicts it mentions, so the gate can fail closed on it.
+//!
+//! A verdict word is ASCII and exact ([`exact_word`]): `"HALT"` or `"halt"`, never
+//! `"ＨＡＬＴ"`, `"HA\u200dLT"`, `" HALT"` or a word with a byte that is not UTF-8 in it. A
+//! line whose verdict field is anything else, or one record spread over lines that holds
+//! another record inside it, says something no reader can decide on, and always blocks
+//! ([`InvalidLine::fails_closed`]).
 
 use std::cell::OnceCell;
 use std::collections::HashSet;
@@ -195,9 +201,45 @@ pub struct InvalidLine {
     /// The verdicts it mentions anywhere (any case, escapes decoded), mildest first: the gate
     /// blocks on it when one of them is one the policy blocks.
     pub mentions: Vec<Verdict>,
-    /// The `patch_id` it carries, when it is an object with one: a copy of its commit
-    /// (cherry-pick, squash) is blocked by it as by the original.
-    pub patch_id: Option<String>,
+    /// The patch ids it carries (`patch_id`, `change_patch_id`), when it is an object
+    /// with them: a copy of its commit (cherry-pick, squash) is blocked by it as by the
+    /// original.
+    pub patch_ids: Vec<String>,
+    /// A verdict field (`verdict`, `overrides`, also when written twice) whose value is not
+    /// exactly a verdict word, as written: what it means cannot be told, so it blocks.
+    pub odd_verdict: Option<String>,
+}
+
+impl InvalidLine {
+    /// Whether the line blocks whatever the policy: text that is not JSON, a record
+    /// spread over lines that holds another record, a verdict field that is not exactly a
+    /// verdict word (or, on a line of a known kind, none at all). Other invalid lines block
+    /// when they mention a verdict the policy blocks.
+    pub fn fails_closed(&self) -> bool {
+        self.odd_verdict.is_some()
+            || match &self.problem {
+                Problem::NotJson | Problem::SpansRecords(_) => true,
+                Problem::Field { field, .. } => VERDICT_FIELDS.contains(field),
+                _ => false,
+            }
+    }
+}
+
+/// The version of what [`read_note`] decides: bump it whenever a text reads differently (a
+/// line valid before is not, a verdict reads otherwise), so summaries the pre-push gate kept
+/// from an earlier build are not believed (`gate-cache`).
+pub const READ_RULES: u32 = 2;
+
+/// The fields a line's verdict is decided by.
+const VERDICT_FIELDS: [&str; 2] = ["verdict", "overrides"];
+
+/// The verdict `word` names when it is exactly a verdict word: ASCII, in any case, nothing
+/// around it. A fullwidth `ＨＡＬＴ`, `HA\u200dLT`, a replacement character where a byte was
+/// not UTF-8, or a blank around the word name none (and the line holding it blocks).
+pub fn exact_word(word: &str) -> Option<Verdict> {
+    Verdict::ALL
+        .into_iter()
+        .find(|v| v.as_str().eq_ignore_ascii_case(word))
 }
 
 /// What makes a line invalid.
@@ -217,6 +259,9 @@ pub enum Problem {
     NoKind,
     /// Its `kind` is not one this build knows (kinds are lowercase).
     Kind(String),
+    /// One record spread over several lines holds, on a line of its own, another record
+    /// (the line, trimmed): read as one, it would swallow the one inside.
+    SpansRecords(String),
     /// A field a decision rests on is missing or of the wrong type.
     Field {
         /// The field.
@@ -241,6 +286,10 @@ impl fmt::Display for Problem {
             Problem::Kind(k) => write!(
                 f,
                 "its kind \"{k}\" is not review, reconciliation or override"
+            ),
+            Problem::SpansRecords(inner) => write!(
+                f,
+                "it is spread over several lines and holds another record: {inner}"
             ),
             Problem::Field { field, wanted } => write!(f, "its \"{field}\" is not {wanted}"),
         }
@@ -283,11 +332,16 @@ impl NoteLine {
         }
     }
 
-    /// The commit's patch id the line carries, if any (an invalid line's too).
-    pub fn patch_id(&self) -> Option<&str> {
+    /// The patch ids the line carries (an invalid line's too): its commit's
+    /// (`patch_id`), and on a run's outcome that of the run's whole change
+    /// (`change_patch_id`), by which a squash of the run is found.
+    pub fn patch_ids(&self) -> Vec<&str> {
         match self {
-            NoteLine::Invalid(bad) => bad.patch_id.as_deref(),
-            _ => self.stored()?.value.get("patch_id").and_then(Value::as_str),
+            NoteLine::Invalid(bad) => bad.patch_ids.iter().map(String::as_str).collect(),
+            _ => self
+                .stored()
+                .map(|s| carried_patch_ids(&s.value))
+                .unwrap_or_default(),
         }
     }
 
@@ -309,12 +363,14 @@ impl NoteLine {
                     text,
                     problem: Problem::NotJson,
                     mentions,
-                    patch_id: None,
+                    odd_verdict: None,
+                    patch_ids: Vec::new(),
                 })
             }
             Entry::Json(json) => match shape(&json) {
                 Ok(shape) => shape.line(canonical_words(json.value)),
                 Err(problem) => {
+                    let odd_verdict = odd_verdict(&json);
                     let Json {
                         value,
                         dropped,
@@ -325,20 +381,49 @@ impl NoteLine {
                         each_string(&value, f);
                         dropped.iter().for_each(|d| each_string(d, f));
                     });
-                    let patch_id = value
-                        .get("patch_id")
-                        .and_then(Value::as_str)
-                        .map(str::to_string);
+                    let patch_ids = carried_patch_ids(&value)
+                        .into_iter()
+                        .map(str::to_string)
+                        .collect();
                     NoteLine::Invalid(InvalidLine {
                         text,
                         problem,
                         mentions,
-                        patch_id,
+                        patch_ids,
+                        odd_verdict,
                     })
                 }
             },
         }
     }
+}
+
+/// The fields a line carries patch ids in: its commit's, and the run's whole change's.
+const PATCH_ID_FIELDS: [&str; 2] = ["patch_id", "change_patch_id"];
+
+/// The patch ids `value` carries, each once.
+fn carried_patch_ids(value: &Value) -> Vec<&str> {
+    let mut ids: Vec<&str> = PATCH_ID_FIELDS
+        .iter()
+        .filter_map(|k| value.get(*k).and_then(Value::as_str))
+        .collect();
+    ids.dedup();
+    ids
+}
+
+/// The first verdict field of `json`'s object (a repeated one too) whose value is not
+/// exactly a verdict word, as written.
+fn odd_verdict(json: &Json) -> Option<String> {
+    let fields = json
+        .value
+        .as_object()
+        .into_iter()
+        .chain(json.dropped.iter().filter_map(Value::as_object))
+        .flat_map(|obj| VERDICT_FIELDS.iter().filter_map(|k| obj.get(*k)));
+    fields
+        .filter(|v| !matches!(v, Value::String(w) if exact_word(w).is_some()))
+        .map(|v| v.to_string())
+        .next()
 }
 
 /// The verdicts the strings `walk` feeds mention (as substrings, any case), mildest first.
@@ -385,6 +470,9 @@ impl Shape {
 
 /// The decision fields of `json`, or why it is not a valid known line.
 fn shape(json: &Json) -> Result<Shape, Problem> {
+    if let Some(inner) = &json.spans {
+        return Err(Problem::SpansRecords(inner.clone()));
+    }
     let obj = json.value.as_object().ok_or(Problem::NotAnObject)?;
     if let Some(key) = &json.repeated {
         return Err(Problem::RepeatedKey(key.clone()));
@@ -399,7 +487,7 @@ fn shape(json: &Json) -> Result<Shape, Problem> {
         _ => return Err(Problem::NoKind),
     };
     let verdict_of = |field: &'static str| match obj.get(field) {
-        Some(Value::String(w)) => Verdict::from_word(w).ok_or(Problem::Field {
+        Some(Value::String(w)) => exact_word(w).ok_or(Problem::Field {
             field,
             wanted: Verdict::choices(),
         }),
@@ -514,6 +602,10 @@ pub struct ReadLine {
     /// The floor the facts imposed.
     #[serde(deserialize_with = "lenient")]
     pub floor: Option<Floor>,
+    /// What the issues that count support, with why, when it differs from what the model
+    /// answered (a review lowered to what its evidence stands on).
+    #[serde(deserialize_with = "lenient")]
+    pub derived: Option<Floor>,
     /// The stage reviewed (`architect` … `verify`, `review`, `run`, `reconcile`).
     #[serde(deserialize_with = "lenient")]
     pub stage: Option<String>,

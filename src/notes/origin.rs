@@ -63,7 +63,7 @@ impl NoteIndex {
         for annotated in &all {
             let merged = merge_sources(per_commit.remove(annotated).unwrap_or_default());
             for line in &merged {
-                if let Some(pid) = line.line.patch_id() {
+                for pid in line.line.patch_ids() {
                     by_patch
                         .entry(pid.to_string())
                         .or_default()
@@ -98,6 +98,26 @@ impl NoteIndex {
     /// The lines with this patch id, each with the commit it is on.
     pub fn with_patch_id(&self, pid: &str) -> &[(Oid, SourcedLine)] {
         self.by_patch.get(pid).map_or(&[], Vec::as_slice)
+    }
+
+    /// The lines of other commits' notes that carry the patch id of `commit` (it is a
+    /// cherry-pick, squash or rebase of those commits, or a squash of a whole run), each with
+    /// the commit it is on: they count as if they were on `commit`, as the pre-push gate
+    /// counts them.
+    pub fn found_by_patch_id(
+        &self,
+        repo: &Repository,
+        commit: Oid,
+    ) -> Result<Vec<(Oid, SourcedLine)>, NotesError> {
+        let Some(pid) = patch_id(repo, commit)? else {
+            return Ok(Vec::new());
+        };
+        Ok(self
+            .with_patch_id(&pid)
+            .iter()
+            .filter(|(on, _)| *on != commit)
+            .cloned()
+            .collect())
     }
 
     /// The lines noted on `commit`.

@@ -7,10 +7,10 @@ use git2::{Oid, Repository};
 
 use super::note_line::{read_note, reattached, LineId};
 use super::origin::NoteIndex;
-use super::source::Trust;
-use super::store::{blob_text, note_map, read};
+use super::source::{remote_of, tracking_ref, Trust};
+use super::store::{append_json_to, blob_text, note_map_of, read_text};
 use super::write::append;
-use super::NotesError;
+use super::{NotesError, NOTES_REF};
 use crate::git::parse_oid;
 
 /// Verdict lines copied onto one commit.
@@ -39,12 +39,15 @@ pub fn parse_rewrites(text: &str) -> Result<Vec<(Oid, Oid)>, NotesError> {
     Ok(pairs)
 }
 
-/// The ids of the records already on `commit` (an id ignores `reattached_from`, so a copy
-/// made by git's `notes.rewriteRef` and one made by us count once).
-fn present(repo: &Repository, commit: Oid) -> Result<HashSet<LineId>, NotesError> {
-    Ok(read(repo, commit)?
+/// The ids of the records already on `commit` in `notes_ref` (an id ignores
+/// `reattached_from`, so a copy made by git's `notes.rewriteRef` and one made by us count
+/// once).
+fn present(repo: &Repository, notes_ref: &str, commit: Oid) -> Result<HashSet<LineId>, NotesError> {
+    Ok(read_text(repo, notes_ref, commit)?
+        .map(|t| read_note(&t))
+        .unwrap_or_default()
         .iter()
-        .filter_map(|l| l.line.id())
+        .filter_map(|l| l.id())
         .cloned()
         .collect())
 }
@@ -53,6 +56,11 @@ fn present(repo: &Repository, commit: Oid) -> Result<HashSet<LineId>, NotesError
 /// `reattached_from` (the union when several old commits became one, as in a squash).
 /// Records the new commit already has — e.g. copied by git's own `notes.rewriteRef` — are
 /// not added again.
+///
+/// Lines fetched from a remote are carried over too, within that remote's tracking ref
+/// (after what `git fetch` landed is folded in): there they still count as that remote's,
+/// so an amend or a rebase loses no fetched HALT, and a copy never passes a remote's line
+/// off as this clone's.
 pub fn copy_for_rewrite(
     repo: &Repository,
     pairs: &[(Oid, Oid)],
@@ -64,36 +72,60 @@ pub fn copy_for_rewrite(
             olds.push(*old);
         }
     }
-    let notes = note_map(repo)?;
-    let mut copied = Vec::new();
-    for (new, olds) in by_new {
-        let mut have = present(repo, new)?;
-        let mut lines = Vec::new();
-        let mut from = Vec::new();
-        for old in olds {
-            let Some(blob) = notes.get(&old) else {
-                continue;
-            };
-            let old_hex = old.to_string();
-            for line in read_note(&blob_text(repo, *blob)?) {
-                let Some(stored) = line.stored() else {
-                    continue; // git's own notes.rewriteRef copies the note text whole
+    super::fold::fold_all(repo)?;
+    let mut refs = vec![NOTES_REF.to_string()];
+    refs.extend(
+        super::store::refs(repo, &Trust::default())?
+            .into_iter()
+            .map(|(name, _)| name)
+            .filter(|name| remote_of(name).is_some_and(|r| tracking_ref(&r) == *name)),
+    );
+    let mut copied: Vec<Copied> = Vec::new();
+    for notes_ref in refs {
+        let notes = note_map_of(repo, &notes_ref)?;
+        for (new, olds) in &by_new {
+            let mut have = present(repo, &notes_ref, *new)?;
+            let mut lines = Vec::new();
+            let mut from = Vec::new();
+            for old in olds {
+                let Some(blob) = notes.get(old) else {
+                    continue;
                 };
-                if have.insert(stored.id().clone()) {
-                    lines.push(reattached(&stored.value, &old_hex));
-                    if !from.contains(&old) {
-                        from.push(old);
+                let old_hex = old.to_string();
+                for line in read_note(&blob_text(repo, *blob)?) {
+                    let Some(stored) = line.stored() else {
+                        continue; // git's own notes.rewriteRef copies the note text whole
+                    };
+                    if have.insert(stored.id().clone()) {
+                        lines.push(reattached(&stored.value, &old_hex));
+                        if !from.contains(old) {
+                            from.push(*old);
+                        }
                     }
                 }
             }
-        }
-        if !lines.is_empty() {
-            append(repo, new, &lines)?;
-            copied.push(Copied {
-                commit: new,
-                from,
-                lines: lines.len(),
-            });
+            if lines.is_empty() {
+                continue;
+            }
+            match notes_ref == NOTES_REF {
+                true => append(repo, *new, &lines)?,
+                false => append_json_to(repo, &notes_ref, *new, &lines)?,
+            }
+            match copied.iter_mut().find(|c| c.commit == *new) {
+                Some(c) => {
+                    c.lines += lines.len();
+                    for o in from {
+                        if !c.from.contains(&o) {
+                            c.from.push(o);
+                        }
+                    }
+                }
+                None => copied.push(Copied {
+                    commit: *new,
+                    from,
+                    lines: lines.len(),
+                }),
+            }
         }
     }
     Ok(copied)
@@ -141,7 +173,7 @@ pub fn reattach(
         let Some(origin) = index.origin(repo, target)? else {
             continue;
         };
-        let mut have = present(repo, target)?;
+        let mut have = present(repo, NOTES_REF, target)?;
         let mut lines = Vec::new();
         let mut from = Vec::new();
         for (source_commit, line) in &origin.lines {

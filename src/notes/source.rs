@@ -1,10 +1,16 @@
 //! Where a note line came from, and whether that place may relax a verdict.
 //!
 //! Lines on the local notes ref ([`super::NOTES_REF`]) were written here, or merged from a
-//! remote the user trusts. Lines fetched from any other remote stay in its tracking ref
-//! (`refs/notes/remotes/<remote>/triad`) and can only tighten: their verdicts count, their
-//! overrides do not. Only the user's own configuration marks a remote trusted
+//! remote the user trusts. Lines fetched from any other remote stay in its refs and can only
+//! tighten: their verdicts count, their overrides do not. A remote has two: where git's own
+//! `git fetch` lands its notes ([`landing_ref`], which a rewrite on the remote replaces), and
+//! the tracking ref git triad keeps ([`tracking_ref`]), which only ever grows by the union of
+//! what landed ([`super::fold`]). Only the user's own configuration marks a remote trusted
 //! (`notes.trusted_remotes`), never a repository's.
+//!
+//! Every remote name git accepts has its refs: a `/` in it (`team/origin`) is written `%2F`
+//! in them and a `%` is written `%25` ([`ref_segment`]), so one remote's refs never nest in
+//! another's.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -93,22 +99,83 @@ impl Trust {
         }
         let remote = remote_of(name)?;
         Some(Source::Remote {
-            name: remote.to_string(),
-            trusted: self.trusts(remote),
+            trusted: self.trusts(&remote),
+            name: remote,
         })
     }
 }
 
-/// The remote whose tracking ref `name` is (`refs/notes/remotes/<remote>/triad`).
-pub fn remote_of(name: &str) -> Option<&str> {
-    name.strip_prefix(REMOTES_PREFIX)
-        .and_then(|rest| rest.strip_suffix("/triad"))
-        .filter(|remote| !remote.is_empty() && !remote.contains('/'))
+/// The remote whose tracking or landing ref `name` is (`refs/notes/remotes/<segment>/triad`
+/// or `…/<segment>/fetched/triad`, see [`ref_segment`]).
+pub fn remote_of(name: &str) -> Option<String> {
+    let rest = name.strip_prefix(REMOTES_PREFIX)?;
+    let segment = rest
+        .strip_suffix(LANDING_SUFFIX)
+        .or_else(|| rest.strip_suffix(TRACKING_SUFFIX))?;
+    (!segment.is_empty() && !segment.contains('/')).then(|| remote_name(segment))
 }
 
-/// The ref a remote's notes are fetched into.
+/// What follows a remote's segment in its tracking ref.
+const TRACKING_SUFFIX: &str = "/triad";
+/// What follows a remote's segment in its landing ref.
+const LANDING_SUFFIX: &str = "/fetched/triad";
+
+/// A remote's name as one ref component: `%` written `%25`, `/` written `%2F` (both are
+/// allowed in ref names; nothing else needs writing, since a remote name is a valid ref
+/// name already).
+pub fn ref_segment(remote: &str) -> String {
+    remote.replace('%', "%25").replace('/', "%2F")
+}
+
+/// The remote name a [`ref_segment`] spells.
+fn remote_name(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    let mut rest = segment;
+    while let Some(i) = rest.find('%') {
+        out.push_str(&rest[..i]);
+        let code = rest.get(i + 1..i + 3);
+        match code {
+            Some(c) if c.eq_ignore_ascii_case("2F") => out.push('/'),
+            Some("25") => out.push('%'),
+            _ => {
+                out.push('%');
+                rest = &rest[i + 1..];
+                continue;
+            }
+        }
+        rest = &rest[i + 3..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The ref git triad keeps a remote's notes in: the union of everything that landed from it.
 pub fn tracking_ref(remote: &str) -> String {
-    format!("{REMOTES_PREFIX}{remote}/triad")
+    format!("{REMOTES_PREFIX}{}{TRACKING_SUFFIX}", ref_segment(remote))
+}
+
+/// The ref a remote's notes land in when fetched (by `git fetch`, with the refspec
+/// `git triad init` adds, or by `git triad notes fetch`): forced, so a rewrite on the remote
+/// replaces it; its reflog keeps what it held before.
+pub fn landing_ref(remote: &str) -> String {
+    format!("{REMOTES_PREFIX}{}{LANDING_SUFFIX}", ref_segment(remote))
+}
+
+/// The command that stops this clone reading `remote`'s notes (fetches only add lines, so a
+/// line mended on the remote stays here; this drops them all, until they are fetched again).
+pub fn forget_command(remote: &str) -> String {
+    format!(
+        "git update-ref -d {} && git update-ref -d {}",
+        tracking_ref(remote),
+        landing_ref(remote)
+    )
+}
+
+/// The fetch refspec `git triad init` adds for `remote`: forced, and a glob, so `git fetch`
+/// and `git pull` never fail on it — not when the remote has no verdicts yet (a glob that
+/// matches nothing fetches nothing), nor when it rewrote them.
+pub fn fetch_refspec(remote: &str) -> String {
+    format!("+{NOTES_REF}*:{}*", landing_ref(remote))
 }
 
 /// A note line with where it was read.
@@ -168,6 +235,40 @@ mod tests {
         assert_eq!(trust.source_of("refs/notes/remotes/a/b/triad"), None);
         assert_eq!(trust.source_of("refs/notes/commits"), None);
         assert_eq!(tracking_ref("fork"), "refs/notes/remotes/fork/triad");
+    }
+
+    #[test]
+    fn every_remote_name_has_refs_of_its_own() {
+        for name in [
+            "origin",
+            "team/origin",
+            "a%2Fb",
+            "100%",
+            "x/y/z",
+            "%",
+            "a%41",
+        ] {
+            for r in [tracking_ref(name), landing_ref(name)] {
+                assert_eq!(remote_of(&r).as_deref(), Some(name), "{r}");
+            }
+        }
+        assert_eq!(
+            tracking_ref("team/origin"),
+            "refs/notes/remotes/team%2Forigin/triad"
+        );
+        assert_eq!(
+            fetch_refspec("team/origin"),
+            "+refs/notes/triad*:refs/notes/remotes/team%2Forigin/fetched/triad*"
+        );
+        let trust = Trust::new(&["team/origin"]);
+        assert!(trust
+            .source_of(&landing_ref("team/origin"))
+            .unwrap()
+            .may_relax());
+        assert_eq!(
+            trust.source_of("refs/notes/remotes/a/fetched/triad-verdicts"),
+            None
+        );
     }
 
     #[test]

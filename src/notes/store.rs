@@ -19,27 +19,74 @@ pub const MAX_APPEND_TRIES: u32 = 100;
 /// Annotated object → note blob, for every note on a notes ref.
 pub type NoteMap = HashMap<Oid, Oid>;
 
-/// Lists every note on `notes_ref` once (git2's notes iterator, so any fanout works).
+/// Lists every note on `notes_ref` once, reading its tree as git does: an entry whose path,
+/// fanout directories (`ab/cdef…`) joined, spells a full object id in hex is the note on that
+/// object; any fanout works, and other entries are not notes.
 ///
 /// A missing ref is an empty map: nobody has written a verdict yet.
 pub fn note_map_of(repo: &Repository, notes_ref: &str) -> Result<NoteMap, NotesError> {
-    let notes = match repo.notes(Some(notes_ref)) {
-        Ok(n) => n,
+    let failed = |e| NotesError::git(format!("cannot list the notes of {notes_ref}"), e);
+    let reference = match repo.find_reference(notes_ref) {
+        Ok(r) => r,
         Err(e) if e.code() == ErrorCode::NotFound => return Ok(NoteMap::new()),
-        Err(e) => {
-            return Err(NotesError::git(
-                format!("cannot list the notes of {notes_ref}"),
-                e,
-            ))
-        }
+        Err(e) => return Err(failed(e)),
     };
+    let tree = reference
+        .peel_to_commit()
+        .and_then(|c| c.tree())
+        .map_err(failed)?;
     let mut map = NoteMap::new();
-    for item in notes {
-        let (blob, annotated) =
-            item.map_err(|e| NotesError::git(format!("cannot list the notes of {notes_ref}"), e))?;
-        map.insert(annotated, blob);
-    }
+    collect_notes(repo, &tree, &mut Vec::new(), &mut map).map_err(failed)?;
     Ok(map)
+}
+
+/// Lists every note of the notes commit `commit`, as [`note_map_of`] does for a ref.
+pub fn note_map_at(repo: &Repository, commit: Oid) -> Result<NoteMap, NotesError> {
+    let failed = |e| NotesError::git(format!("cannot list the notes of {commit}"), e);
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .map_err(failed)?;
+    let mut map = NoteMap::new();
+    collect_notes(repo, &tree, &mut Vec::new(), &mut map).map_err(failed)?;
+    Ok(map)
+}
+
+/// Adds the notes of `tree`, whose path from the root spells `prefix`, to `map`.
+fn collect_notes(
+    repo: &Repository,
+    tree: &git2::Tree<'_>,
+    prefix: &mut Vec<u8>,
+    map: &mut NoteMap,
+) -> Result<(), git2::Error> {
+    for entry in tree.iter() {
+        let name = entry.name_bytes();
+        if !name.iter().all(u8::is_ascii_hexdigit) {
+            continue;
+        }
+        let len = prefix.len() + name.len();
+        match entry.kind() {
+            Some(git2::ObjectType::Tree) if name.len() == 2 && len < 64 => {
+                let sub = repo.find_tree(entry.id())?;
+                prefix.extend_from_slice(name);
+                let done = collect_notes(repo, &sub, prefix, map);
+                prefix.truncate(prefix.len() - 2);
+                done?;
+            }
+            Some(git2::ObjectType::Blob) if len == 40 || len == 64 => {
+                let mut hex = prefix.clone();
+                hex.extend_from_slice(name);
+                let annotated = std::str::from_utf8(&hex)
+                    .ok()
+                    .and_then(|h| crate::git::parse_oid(h).ok());
+                if let Some(annotated) = annotated {
+                    map.insert(annotated, entry.id());
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Lists every note on [`NOTES_REF`].
@@ -255,6 +302,17 @@ pub(crate) fn append_json(
     commit: Oid,
     lines: &[Value],
 ) -> Result<(), NotesError> {
+    append_json_to(repo, NOTES_REF, commit, lines)
+}
+
+/// [`append_json`] to the notes ref `notes_ref` (a remote's tracking ref, for lines of that
+/// remote carried over to a rewritten commit: they stay where they count as that remote's).
+pub(crate) fn append_json_to(
+    repo: &Repository,
+    notes_ref: &str,
+    commit: Oid,
+    lines: &[Value],
+) -> Result<(), NotesError> {
     let mut seen = HashSet::new();
     // Notes travel with the code to every remote: no key may be in a line.
     let new: Vec<String> = lines
@@ -268,7 +326,7 @@ pub(crate) fn append_json(
     let sig = crate::git::signature(repo);
     let scratch = ScratchRef::new(repo, "append");
     for attempt in 0..MAX_APPEND_TRIES {
-        let tip = ref_target(repo, NOTES_REF)?;
+        let tip = ref_target(repo, notes_ref)?;
         scratch.set(tip)?;
         // Read at the tip we build on (the scratch ref), not at a ref that may move meanwhile.
         let old = match tip {
@@ -284,7 +342,7 @@ pub(crate) fn append_json(
             .refname_to_id(&scratch.name)
             .map_err(|e| NotesError::git("cannot read the new notes commit", e))?;
         let msg = format!("git-triad: append to the note on {commit}");
-        if compare_and_swap(repo, NOTES_REF, tip, built, &msg)? {
+        if compare_and_swap(repo, notes_ref, tip, built, &msg)? {
             return Ok(());
         }
         backoff(attempt);

@@ -1,12 +1,14 @@
 //! Exchanging `refs/notes/triad` with a remote.
 //!
 //! Transfers use the git command line (so credential helpers, SSH config and proxies work);
-//! the merge uses libgit2. A remote's notes are fetched into its tracking ref
-//! (`refs/notes/remotes/<remote>/triad`), where every reader finds them; they are merged into
-//! ours only when the user's own config trusts that remote, since a line in our ref counts as
-//! ours (see [`super::source`]). Nothing is ever force-pushed: a rejected push means the
-//! remote has verdicts we lack, so we fetch and push the union of both sides, a bounded number
-//! of times; our ref moves to that union only for a trusted remote.
+//! the merge uses libgit2. A remote's notes land in its landing ref and are folded, by the
+//! union of lines, into its tracking ref (`refs/notes/remotes/<remote>/triad`, see
+//! [`super::fold`]), where every reader finds them: a fetch only adds, whatever the remote
+//! did to its notes. They are merged into ours only when the user's own config trusts that
+//! remote, since a line in our ref counts as ours (see [`super::source`]), and that merge
+//! only adds too. Nothing is ever force-pushed: a rejected push means the remote has verdicts
+//! we lack, so we fetch and push the union of both sides, a bounded number of times; our ref
+//! moves to that union only for a trusted remote.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -14,7 +16,7 @@ use std::process::Command;
 use git2::Repository;
 
 use super::merge::{merge_notes, write_union, MergeOutcome};
-use super::source::{tracking_ref, Trust};
+use super::source::{landing_ref, tracking_ref, Trust};
 use super::store::{ref_target, ScratchRef};
 use super::{NotesError, NOTES_REF};
 
@@ -71,13 +73,14 @@ pub enum Fetched {
     },
 }
 
-/// Fetches `remote`'s notes into their tracking ref; merges them into ours by union when
-/// `trust` trusts the remote.
+/// Fetches `remote`'s notes into its landing ref and folds them into its tracking ref by
+/// union ([`super::fold::fold`]); merges that into ours, by union too, when `trust` trusts
+/// the remote.
 pub fn fetch(repo: &Repository, remote: &str, trust: &Trust) -> Result<Fetched, SyncError> {
     let tracking = tracking_ref(remote);
-    // Forced, because the tracking ref is ours alone; refs/notes/triad itself only ever
-    // moves by our merge.
-    let spec = format!("+{NOTES_REF}:{tracking}");
+    // Forced, because the landing ref is ours alone and only fed to the fold: a remote that
+    // rewrote its notes takes nothing away here.
+    let spec = format!("+{NOTES_REF}:{}", landing_ref(remote));
     let before = ref_target(repo, &tracking)?;
     let run = git(
         repo,
@@ -90,14 +93,17 @@ pub fn fetch(repo: &Repository, remote: &str, trust: &Trust) -> Result<Fetched, 
             &spec,
         ],
     )?;
-    if !run.success {
-        if run.stderr.contains("couldn't find remote ref") {
-            return Ok(Fetched::Nothing);
-        }
+    let nothing = !run.success && run.stderr.contains("couldn't find remote ref");
+    if !run.success && !nothing {
         return Err(SyncError::Fetch {
             remote: remote.into(),
             stderr: run.stderr,
         });
+    }
+    // What `git fetch` landed earlier is folded in even when the remote has nothing now.
+    super::fold::fold(repo, remote)?;
+    if nothing && before.is_none() {
+        return Ok(Fetched::Nothing);
     }
     if !trust.trusts(remote) {
         return Ok(Fetched::Tracked {
@@ -183,9 +189,7 @@ fn union_to_push(repo: &Repository, remote: &str) -> Result<Option<git2::Oid>, S
     if holds_theirs {
         return Ok(None);
     }
-    Ok(Some(
-        write_union(repo, NOTES_REF, &tracking, [ours, theirs])?.commit,
-    ))
+    Ok(Some(write_union(repo, [ours, theirs], &tracking)?.commit))
 }
 
 struct GitRun {

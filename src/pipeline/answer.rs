@@ -29,7 +29,7 @@ pub fn writes_whole_files(config: &Config, model: &str) -> bool {
     config
         .models
         .get(model)
-        .is_some_and(|m| m.edit_format == EditFormat::Whole)
+        .is_some_and(|m| m.edits(model) == EditFormat::Whole)
 }
 
 /// Why an answer could not be read, said as what happened when the server cut it at the
@@ -56,6 +56,41 @@ pub fn read_answer(text: &str, whole: bool) -> Result<ReadAnswer, String> {
     };
     let blocks = parsed.map_err(|e| format!("an edit block could not be read: {e}"))?;
     Ok(ReadAnswer { meta, blocks })
+}
+
+/// The complete file blocks of a whole-file answer the server cut at its output limit, as
+/// an answer: each file's first block (a small model cut mid-answer was seen writing one file
+/// again and again after a complete fix of another), and a metadata that says it was cut.
+/// `None` when no block is complete. The facts judge what it wrote, as any answer's.
+pub fn read_cut_answer(text: &str) -> Option<ReadAnswer> {
+    // The answer up to a closing fence, tried from the last one back: a later fence may open
+    // the block the cut left unclosed.
+    let ends: Vec<usize> = text
+        .match_indices("\n```\n")
+        .map(|(at, _)| at + 5)
+        .collect();
+    let blocks = ends.iter().rev().take(4).find_map(|&end| {
+        parse_whole_files(&text[..end])
+            .ok()
+            .filter(|b| !b.is_empty())
+    })?;
+    let mut first: Vec<EditBlock> = Vec::new();
+    for b in blocks {
+        if !first.iter().any(|f| f.path == b.path) {
+            first.push(b);
+        }
+    }
+    let summary = format!(
+        "(the answer was cut at the output limit before its metadata; its {} complete file(s) were used)",
+        first.len()
+    );
+    let meta =
+        serde_json::from_value(serde_json::json!({"outcome": "APPROVE", "summary": summary}))
+            .ok()?;
+    Some(ReadAnswer {
+        meta,
+        blocks: first,
+    })
 }
 
 /// Why a block that would change a read-only file is set aside.
@@ -124,4 +159,21 @@ fn writes_back(files: &TreeFiles<'_>, block: &EditBlock) -> bool {
         v
     };
     lines(&now) == lines(&block.replace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_answer_keeps_each_file_s_first_complete_block() {
+        let cut = "calc.py\n```python\ndef add(a, b):\n    return a + b\n```\n\ntests/__init__.py\n```python\n# one\n```\n\ntests/__init__.py\n```python\n\n```\n\ntests/__init__.py\n```python\n\n";
+        let read = read_cut_answer(cut).unwrap();
+        let paths: Vec<&str> = read.blocks.iter().map(|b| b.path.as_str()).collect();
+        assert_eq!(paths, ["calc.py", "tests/__init__.py"]);
+        assert_eq!(read.blocks[0].replace, "def add(a, b):\n    return a + b\n");
+        assert_eq!(read.blocks[1].replace, "# one\n");
+        assert!(read.meta.summary.contains("cut at the output limit"));
+        assert!(read_cut_answer("calc.py\n```python\ndef add(a, b):\n").is_none());
+    }
 }

@@ -353,7 +353,7 @@ pub fn system_message(
     model: &str,
     c: &StageContext<'_>,
 ) -> String {
-    let protocol = match config.models.get(model).map(|m| m.edit_format) {
+    let protocol = match config.models.get(model).map(|m| m.edits(model)) {
         Some(EditFormat::Whole) => "protocol-whole",
         _ => "protocol",
     };
@@ -394,14 +394,16 @@ pub fn task_language(c: &StageContext<'_>) -> Option<Lang> {
 }
 
 /// For a small model writing whole files on a server that enforces a grammar, the grammar
-/// of that format over the files the stage may write (never a private one): an implement
+/// of that format over the files the stage may write (never a private one, never one
+/// read-only in the run: seen, a 1.5B model wrote the failing test it was shown last back
+/// in three answers in a row instead of the code beside it): an implement
 /// stage, or a parallel candidate, must write at least one file, and the verifier's metadata
 /// must carry its implementation summary. Held to nothing, the local models answer a
 /// building request with the metadata alone (seen on parallel candidates: three answers of
 /// each model, none with a file). `None` for every other model.
 pub fn answer_grammar(config: &Config, model: &str, c: &StageContext<'_>) -> Option<String> {
     let m = config.models.get(model)?;
-    if m.edit_format != EditFormat::Whole || !m.has("gbnf") {
+    if m.edits(model) != EditFormat::Whole || !m.has("gbnf") {
         return None;
     }
     let writable: Vec<String> = c
@@ -409,6 +411,7 @@ pub fn answer_grammar(config: &Config, model: &str, c: &StageContext<'_>) -> Opt
         .paths()
         .into_iter()
         .filter(|p| c.task.writable(p))
+        .filter(|p| !c.read_only.iter().any(|g| crate::glob::matches(g, p)))
         .filter(|p| c.privacy.check(p, c.files.bytes(p).as_deref()).is_none())
         .collect();
     let opens = (c.stage == Stage::Verify).then_some("implementation_summary");
@@ -417,6 +420,39 @@ pub fn answer_grammar(config: &Config, model: &str, c: &StageContext<'_>) -> Opt
         c.stage == Stage::Implement,
         opens,
     ))
+}
+
+/// The most a whole-file answer needs: every file the stage may write, twice over (a file
+/// may grow), and room for the metadata and a new file. A runaway answer (one file written
+/// again and again, seen on the local models) is cut there instead of at the role's cap,
+/// which on a small CPU costs minutes per answer.
+fn whole_answer_cap(c: &StageContext<'_>, estimator: &Estimator) -> u32 {
+    let bytes: usize = c
+        .files
+        .paths()
+        .into_iter()
+        .filter(|p| c.task.writable(p))
+        .filter_map(|p| c.files.bytes(&p).map(|b| b.len()))
+        .sum();
+    let tokens = estimator.tokens_of_bytes(bytes).saturating_mul(2) + 1024;
+    u32::try_from(tokens).unwrap_or(u32::MAX)
+}
+
+/// The output cap of `model`'s answer to a request of `c`, at most `role_cap`: for a model
+/// writing whole files, the files it may write twice over and room for the metadata
+/// ([`whole_answer_cap`]), so a runaway answer is cut where the task ends, not at the
+/// role's cap; the role's cap for a model writing edit blocks.
+pub fn answer_cap(
+    config: &Config,
+    model: &str,
+    c: &StageContext<'_>,
+    estimator: &Estimator,
+    role_cap: u32,
+) -> u32 {
+    match config.models.get(model).map(|m| m.edits(model)) {
+        Some(EditFormat::Whole) => whole_answer_cap(c, estimator).min(role_cap),
+        _ => role_cap,
+    }
 }
 
 /// The whole request of one stage attempt by `model`: the role prompt and the answer
@@ -447,6 +483,7 @@ pub fn fitted_stage_request(
         estimator.bytes_for(room.left())
     });
     let (user, left_out) = fitted_stage_message(c, limit);
+    let max_tokens = answer_cap(config, model, c, estimator, max_tokens);
     let mut req = ChatRequest::new(Some(system), user, max_tokens);
     req.temperature = role_cfg.temperature;
     req.grammar = answer_grammar(config, model, c);

@@ -70,8 +70,15 @@ pub enum DriveError {
         state: Box<RunState>,
     },
     /// `--rewind --model` names a model that is not registered.
-    #[error("--model {0}: no such model")]
-    NoSuchModel(String),
+    #[error("--model {model}: no such model")]
+    NoSuchModel {
+        /// The name given.
+        model: String,
+        /// The run.
+        run_id: String,
+        /// A rewind of the run that can run, when there is one.
+        instead: Option<super::resume::Rescue>,
+    },
     /// The run still waits on its task (answers, dependencies, a reassignment).
     #[error("{}", .0.why)]
     Waiting(StillWaiting),
@@ -82,12 +89,15 @@ pub enum DriveError {
     #[error("the run's TaskSpec blob is missing: {0}")]
     SpecMissing(String),
     /// A local model server the run needs cannot be started.
-    #[error("{error}")]
+    #[error("{error}: the built-in local model{} {} cannot be served", if .needed_by.len() == 1 { "" } else { "s" }, .needed_by.join(", "))]
     Local {
         /// Why.
         error: LocalError,
         /// Where the local models are cached.
         cache: PathBuf,
+        /// The models of the run that need it, each with the roles that use it
+        /// (`local-qwen-coder (arbiter)`).
+        needed_by: Vec<String>,
     },
     /// `reconcile` was asked of a run that has not finished all its stages.
     #[error("run {run_id} has not finished all its stages ({})", status.as_str())]
@@ -96,6 +106,14 @@ pub enum DriveError {
         run_id: String,
         /// Where it stands.
         status: RunStatus,
+    },
+    /// The run stopped before any model answered anything (every model of its first call
+    /// failed: nothing listening, a refused key): nothing was built, so its record, branch
+    /// and task history were taken back, as if it had never started.
+    #[error("the run could not start: {}", .state.stop_reason().map(|r| r.describe()).unwrap_or_default())]
+    NotStarted {
+        /// The run as it stood when it stopped (no longer recorded anywhere).
+        state: Box<RunState>,
     },
     /// The run stopped outside its protocol (git failing under it).
     #[error("{error}")]
@@ -169,11 +187,21 @@ impl Driver<'_> {
             state.branch(),
             state.mode().as_str()
         ));
-        self.drive(state, spec, |run| {
-            run.start()?;
-            run.execute()
-        })
-        .map(|((), state)| state)
+        let task_ref = crate::task::store::refname(state.task());
+        let task_before = crate::git::ref_target(self.repo, &task_ref);
+        let state = self
+            .drive(state, spec, |run| {
+                run.start()?;
+                run.execute()
+            })
+            .map(|((), state)| state)?;
+        if state.status() == RunStatus::Failed && built_nothing(&state) {
+            take_back(self.repo, &state, &task_ref, task_before);
+            return Err(DriveError::NotStarted {
+                state: Box::new(state),
+            });
+        }
+        Ok(state)
     }
 
     /// Takes up run `run_id` (a crash, a kill, a provider failure, the budget, the user's
@@ -187,13 +215,30 @@ impl Driver<'_> {
         rewind: Option<Rewind<'_>>,
     ) -> Driven {
         let (_lock, mut state) = self.take(run_id)?;
-        fill_limits(&mut self.loaded, &self.keys, &state.models(true), self.host)?;
-        if let Some(m) = rewind.as_ref().and_then(|r| r.model) {
-            if !self.loaded.config.models.contains_key(m) {
-                return Err(DriveError::NoSuchModel(m.to_string()));
+        if let Some(r) = rewind {
+            if let Some(m) = r
+                .model
+                .filter(|m| !self.loaded.config.models.contains_key(*m))
+            {
+                return Err(DriveError::NoSuchModel {
+                    model: m.to_string(),
+                    instead: super::resume::rescue(&self.loaded, self.env, &state, r.stages),
+                    run_id: run_id.to_string(),
+                });
+            }
+            // A rewind that cannot run is refused before anything is asked or paid for.
+            if let Err(error) = super::resume::check_rewind(&self.loaded, self.env, &state, r) {
+                return Err(DriveError::Resume {
+                    error,
+                    state: Box::new(state),
+                });
             }
         }
-        if let Err(error) = super::resume::prepare(self.repo, &mut state, budget, rewind) {
+        fill_limits(&mut self.loaded, &self.keys, &state.models(true), self.host)?;
+        if let Err(mut error) = super::resume::prepare(self.repo, &mut state, budget, rewind) {
+            if let ResumeError::Ended { instead, .. } = &mut error {
+                *instead = super::resume::rescue(&self.loaded, self.env, &state, 1);
+            }
             return Err(DriveError::Resume {
                 error,
                 state: Box::new(state),
@@ -320,6 +365,42 @@ impl Driver<'_> {
     }
 }
 
+/// Whether a run never got an answer from any model: no token in or out, so no stage, no
+/// candidate and no review has anything of it to keep.
+fn built_nothing(state: &RunState) -> bool {
+    let spend = state.spend();
+    spend.input_tokens == 0 && spend.output_tokens == 0 && state.tip() == state.base()
+}
+
+/// Takes back what a run that built nothing wrote: its record, its branch (still at the
+/// base) and its task history since `task_before` (the task's record is put back, or
+/// removed when the run created it). Each only where it still stands as the run left it; a
+/// ref that cannot be taken back stays, and a later `git triad log` shows it.
+fn take_back(repo: &Repository, state: &RunState, task_ref: &str, task_before: Option<git2::Oid>) {
+    let run_ref = format!("{}{}", super::record::RUNS_PREFIX, state.run_id());
+    let branch = format!("refs/heads/{}", state.branch());
+    let base = state.base().oid().ok();
+    let delete = |name: &str, only_at: Option<git2::Oid>| {
+        if let Ok(mut r) = repo.find_reference(name) {
+            if only_at.is_none() || r.target() == only_at {
+                if let Err(e) = r.delete() {
+                    tracing::warn!("could not remove {name}: {e}");
+                }
+            }
+        }
+    };
+    delete(&branch, base);
+    delete(&run_ref, None);
+    let now = crate::git::ref_target(repo, task_ref);
+    match (task_before, now) {
+        (Some(before), Some(now)) if before != now => {
+            let _ = crate::git::cas_ref(repo, task_ref, before, Some(now), "run took back");
+        }
+        (None, Some(now)) => delete(task_ref, Some(now)),
+        _ => {}
+    }
+}
+
 /// Whether the working tree or index has changes to tracked files (a run starts from HEAD
 /// and never sees them).
 fn dirty(repo: &Repository) -> bool {
@@ -363,9 +444,32 @@ pub fn ensure_local_servers(
     let cache = crate::model::local::cache_dir(env);
     let started =
         crate::model::local::start(&loaded.config, &cache, &providers).map_err(|error| {
+            let profile = loaded.active_profile(env);
+            let needed_by = models
+                .iter()
+                .filter(|m| {
+                    loaded
+                        .config
+                        .models
+                        .get(*m)
+                        .is_some_and(|c| providers.contains(&c.provider))
+                })
+                .map(|m| {
+                    let roles: Vec<&str> = crate::config::Role::ALL
+                        .iter()
+                        .filter(|r| loaded.role_models(**r, profile.as_deref()).contains(m))
+                        .map(|r| r.as_str())
+                        .collect();
+                    match roles.is_empty() {
+                        true => m.clone(),
+                        false => format!("{m} ({})", roles.join(", ")),
+                    }
+                })
+                .collect();
             DriveError::Local {
                 error,
                 cache: cache.clone(),
+                needed_by,
             }
         })?;
     for s in started {

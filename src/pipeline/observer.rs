@@ -75,6 +75,13 @@ pub enum Progress<'a> {
         /// Why.
         why: VerifySkip,
     },
+    /// A stage the task leaves nothing to do is skipped (see `run_idle_stages`).
+    StageSkipped {
+        /// The stage.
+        stage: Stage,
+        /// Why it has nothing to do.
+        why: &'a str,
+    },
     /// Retries were used up and the run went back to an earlier stage with another model.
     Rewound {
         /// The stage redone.
@@ -184,6 +191,12 @@ pub enum Progress<'a> {
         spent: f64,
         /// The run's budget.
         budget: f64,
+    },
+    /// A run that ended well after a stop of its own superseded the run-outcome mark that
+    /// stop left on a commit (see `resume --rewind`).
+    Superseded {
+        /// What it superseded, in a sentence.
+        line: &'a str,
     },
     /// The run stopped or finished; its state says why.
     Ended {

@@ -9,8 +9,11 @@
 
 use git2::Repository;
 
+use super::plan::same_wire_model;
 use super::record::{RunState, RunStatus, StopReason};
+use super::stage::Stage;
 use crate::chamber::{FounderAction, Status};
+use crate::config::LoadedConfig;
 
 /// Why a stopped run cannot go on yet, or at all.
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +25,8 @@ pub enum ResumeError {
         run_id: String,
         /// How it ended.
         status: RunStatus,
+        /// For a halted run, a rewind of it that can run, when there is one.
+        instead: Option<Rescue>,
     },
     /// The run waits for the founder to act on the chamber session it opened.
     #[error("run {run_id} waits on your action on chamber session {session} ({status})")]
@@ -40,6 +45,8 @@ pub enum ResumeError {
         run_id: String,
         /// Why.
         why: String,
+        /// A rewind of the run that can run, when there is one.
+        instead: Option<Rescue>,
     },
     /// The chamber session the run stopped on cannot be read.
     #[error("chamber session {session} of run {run_id} cannot be read: {why}")]
@@ -73,6 +80,7 @@ pub fn prepare(
         return Err(ResumeError::Ended {
             run_id: state.run_id().to_string(),
             status: state.status(),
+            instead: None,
         });
     }
     if let Some(more) = more_usd {
@@ -111,6 +119,7 @@ fn rewind_halted(
     ) {
         return Err(ResumeError::CannotRewind {
             run_id,
+            instead: None,
             why: format!(
                 "--rewind takes up a halted run; this one is {} ({})",
                 state.status().as_str(),
@@ -131,7 +140,11 @@ fn rewind_halted(
     );
     state
         .rewind_by_you(r.stages, r.model, feedback)
-        .map_err(|why| ResumeError::CannotRewind { run_id, why })?;
+        .map_err(|why| ResumeError::CannotRewind {
+            run_id,
+            why,
+            instead: None,
+        })?;
     if let Some(more) = more_usd {
         state.raise_budget(more);
     }
@@ -187,4 +200,153 @@ fn chamber_decision(
         l.outcome = outcome;
     }
     Ok(feedback)
+}
+
+/// A way to take up a halted run that can run: redo `stages` stages, the first (`stage`)
+/// on `model`, which this user can call and which `arbiter`, a different model, reviews
+/// when the run's mode reviews that stage: `git triad resume <run> --rewind N --model M`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rescue {
+    /// How many stages are redone, counting the one the run stopped at.
+    pub stages: usize,
+    /// The first stage redone.
+    pub stage: Stage,
+    /// The model it is redone with.
+    pub model: String,
+    /// Its arbiter; `None` when the run's mode does not review that stage.
+    pub arbiter: Option<String>,
+}
+
+/// The profile `state` was planned with (an older record: the one in effect now).
+fn profile_of(loaded: &LoadedConfig, env: &[(String, String)], state: &RunState) -> Option<String> {
+    state
+        .profile()
+        .map(|p| p.map(str::to_string))
+        .unwrap_or_else(|| loaded.active_profile(env))
+}
+
+/// The index of the first stage a rewind of `n` redoes, if the run can go back that far.
+fn first_redone(state: &RunState, n: usize) -> Option<usize> {
+    let at = state.current().min(state.stages().len().saturating_sub(1));
+    (n >= 1 && n <= at + 1).then(|| at + 1 - n)
+}
+
+/// The arbiter stage `idx` would get redone on `model` (as the review picks it: the stage's
+/// own arbiter, else the arbiter role's models, never `model` itself or the same model on
+/// the wire, and only one this user can call); `Some(None)` when the stage is not reviewed,
+/// `None` when no arbiter differs.
+fn arbiter_for(
+    loaded: &LoadedConfig,
+    profile: Option<&str>,
+    state: &RunState,
+    idx: usize,
+    model: &str,
+) -> Option<Option<String>> {
+    let st = &state.stages()[idx];
+    if !st.reviewed {
+        return Some(None);
+    }
+    let pool = state.arbiter_pool(loaded, profile);
+    st.arbiter_model
+        .iter()
+        .chain(pool.iter())
+        .find(|a| a.as_str() != model && !same_wire_model(loaded, a, model) && loaded.callable(a))
+        .map(|a| Some(a.clone()))
+}
+
+/// The rewind of `n` stages that `state` (halted, or out of retries) can take up: the first
+/// stage redone on a model this user can call, one its arbiter differs from, preferring
+/// models that stage has not tried yet — the stage's own list, then its role's, then the
+/// user's declared models and every other registered model this user can call. `None` when
+/// the run is not halted or no model fits.
+pub fn rescue(
+    loaded: &LoadedConfig,
+    env: &[(String, String)],
+    state: &RunState,
+    n: usize,
+) -> Option<Rescue> {
+    if !matches!(
+        state.status(),
+        RunStatus::Halted | RunStatus::RetriesExhausted
+    ) {
+        return None;
+    }
+    let idx = first_redone(state, n)?;
+    let profile = profile_of(loaded, env, state);
+    let st = &state.stages()[idx];
+    let tried: Vec<&str> = st.attempts.iter().map(|a| a.model.as_str()).collect();
+    let mut candidates: Vec<String> = st.models.clone();
+    candidates.extend(loaded.role_models(st.stage.role(), profile.as_deref()));
+    candidates.extend(loaded.declared_models());
+    candidates.extend(loaded.config.models.keys().cloned());
+    let mut seen = std::collections::BTreeSet::new();
+    candidates.retain(|m| seen.insert(m.clone()) && m != crate::config::AUTO);
+    let fits = |m: &String| {
+        loaded.callable(m) && arbiter_for(loaded, profile.as_deref(), state, idx, m).is_some()
+    };
+    let untried = candidates
+        .iter()
+        .filter(|m| {
+            !tried
+                .iter()
+                .any(|t| *t == m.as_str() || same_wire_model(loaded, t, m))
+        })
+        .find(|m| fits(m));
+    let model = untried
+        .or_else(|| candidates.iter().find(|m| fits(m)))?
+        .clone();
+    let arbiter = arbiter_for(loaded, profile.as_deref(), state, idx, &model)?;
+    Some(Rescue {
+        stages: n,
+        stage: st.stage,
+        model,
+        arbiter,
+    })
+}
+
+/// Checks, before anything is recorded or called, that a rewind of `state` can run: the
+/// model named exists and can be called, and the first stage redone has an arbiter that
+/// differs from the model it is redone with. What cannot run is refused with a rewind that
+/// can ([`rescue`]), if there is one.
+pub fn check_rewind(
+    loaded: &LoadedConfig,
+    env: &[(String, String)],
+    state: &RunState,
+    r: Rewind<'_>,
+) -> Result<(), ResumeError> {
+    let Some(idx) = first_redone(state, r.stages) else {
+        // rewind_by_you says how far it can go.
+        return Ok(());
+    };
+    if !matches!(
+        state.status(),
+        RunStatus::Halted | RunStatus::RetriesExhausted
+    ) {
+        return Ok(());
+    }
+    let st = &state.stages()[idx];
+    let model = r
+        .model
+        .map(str::to_string)
+        .unwrap_or_else(|| st.model().to_string());
+    let refuse = |why: String| ResumeError::CannotRewind {
+        run_id: state.run_id().to_string(),
+        why,
+        instead: rescue(loaded, env, state, r.stages),
+    };
+    if let Some(why) = loaded.uncallable_reason(&model) {
+        return Err(refuse(format!(
+            "--model {model} cannot be called ({why}); nothing was called"
+        )));
+    }
+    let profile = profile_of(loaded, env, state);
+    if arbiter_for(loaded, profile.as_deref(), state, idx, &model).is_none() {
+        let pool = state.arbiter_pool(loaded, profile.as_deref());
+        return Err(refuse(format!(
+            "the {} stage redone on {model} would have no arbiter: every arbiter model ({}) is {model} or cannot be called, and an arbiter is always a different model; nothing was called",
+            st.stage,
+            pool.join(", ")
+        )));
+    }
+    Ok(())
 }

@@ -26,6 +26,14 @@ impl Policy {
             on_exhausted: state.on_exhausted(),
         }
     }
+
+    /// The policy of the stage at `idx` (its retries: [`RunState::retries_at`]).
+    pub fn at(state: &RunState, idx: usize) -> Policy {
+        Policy {
+            max_retries: state.retries_at(idx),
+            on_exhausted: state.on_exhausted(),
+        }
+    }
 }
 
 /// What the chamber made of a doubtful REJECT or HALT (seed 003), as far as the run's next
@@ -323,6 +331,7 @@ mod tests {
             epoch_start: 0,
             draft: None,
             dropped: None,
+            skipped: None,
         };
         let stages = [
             stage(Stage::Architect, &["a", "b"], 0),

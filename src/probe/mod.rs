@@ -30,18 +30,25 @@
 
 mod behaviour;
 mod examples;
+mod intent;
+mod mutants;
 mod python;
 mod regress;
 mod rust;
 mod sandbox;
 mod settings;
 mod value;
+mod weakening;
 
-pub use behaviour::{BehaviourDiff, Difference, UNASKED_CHANGE};
+pub use behaviour::{
+    BehaviourDiff, Difference, InputSource, BEHAVIOUR_CHANGED, BEHAVIOUR_REGRESSION, UNASKED_CHANGE,
+};
 pub use examples::{run_examples, ExampleRun, FAILING_EXAMPLE, UNGUARDED, UNRUNNABLE_EXAMPLE};
+pub use intent::{keeps_behaviour, Intent};
 pub use python::module_of;
 pub use regress::{command_for, test_run, TestCommand, TestRun, TestRuns, REGRESSED_TEST};
 pub use settings::ProbeSettings;
+pub use weakening::Decided;
 
 use std::cell::OnceCell;
 
@@ -390,6 +397,20 @@ impl<'r> ProbeRunner<'r> {
         };
         Some(behaviour::behaviour_diff(
             self.repo, base, &self.tree, changed, examples, settings,
+        ))
+    }
+
+    /// Whether the change from `base` to this runner's tree weakens the tests the pattern
+    /// rules' `signals` point at, decided by running the tests ([`weakening::decide`]):
+    /// `configured` (the verify command) or a command found from the tree. `None` when
+    /// probes do not run here or nothing can be run.
+    pub fn weakening(&self, base: &Tree<'_>, signals: &[crate::code::Finding]) -> Option<Decided> {
+        let ProbePolicy::Run(settings) = &self.policy else {
+            return None;
+        };
+        let command = command_for(self.repo, &self.tree, settings.verify_command.as_deref())?;
+        Some(weakening::decide(
+            self.repo, base, &self.tree, signals, &command, settings,
         ))
     }
 

@@ -201,7 +201,7 @@ pub fn test_run(
         TestCommand::Python => "the Python tests (pytest, else git triad's runner)".into(),
     };
     let env = [("PYTHONDONTWRITEBYTECODE", "1")].map(|(k, v)| (k.to_string(), v.to_string()));
-    let mut out = sb.command(settings, &root, &line, settings.compile_timeout, &env);
+    let mut out = sb.command(settings, &root, &line, settings.tests_timeout(), &env);
     if out.refused() {
         return Err(out.tail);
     }

@@ -16,6 +16,10 @@ pub struct ProbeSettings {
     pub timeout: Duration,
     /// How long a Rust probe run (which compiles the crate) may take.
     pub compile_timeout: Duration,
+    /// How long one run of the repository's tests may take (the verify command's timeout,
+    /// when it is known; else [`Self::compile_timeout`]): a suite that hangs costs no more
+    /// here than in the run.
+    pub test_timeout: Option<Duration>,
     /// Where Rust probes keep their build between runs (the repository's build cache,
     /// outside it: [`crate::sandbox::build_cache`]), so only the first compiles the whole
     /// crate; `None` builds in the scratch copy.
@@ -47,9 +51,21 @@ impl ProbeSettings {
             verify_command,
             timeout: Duration::from_secs(20),
             compile_timeout: Duration::from_secs(300),
+            test_timeout: None,
             cargo_target: Some(crate::sandbox::build_cache(repo.commondir()).join("target")),
             python,
             policy,
         }
+    }
+
+    /// These settings with the repository's tests cut off after `timeout`.
+    pub fn with_test_timeout(mut self, timeout: Duration) -> ProbeSettings {
+        self.test_timeout = Some(timeout);
+        self
+    }
+
+    /// How long one run of the repository's tests may take.
+    pub fn tests_timeout(&self) -> Duration {
+        self.test_timeout.unwrap_or(self.compile_timeout)
     }
 }

@@ -42,6 +42,7 @@ fn settings(verify: Option<&str>) -> ProbeSettings {
         verify_command: verify.map(str::to_string),
         timeout: Duration::from_secs(20),
         compile_timeout: Duration::from_secs(600),
+        test_timeout: None,
         cargo_target: None,
         python: "python3".into(),
         policy: crate::sandbox::Policy::default(),

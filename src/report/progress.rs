@@ -79,6 +79,7 @@ pub fn line(event: &Progress<'_>) -> Option<String> {
             ),
             VerifySkip::NotConfigured => why.describe().to_string(),
         },
+        Progress::StageSkipped { stage, why } => format!("[{stage}] skipped: {why}"),
         Progress::Rewound { to, model } => format!("rewound to {to} with model {model}"),
         Progress::Dropped { stage, why, best } => format!(
             "[{stage}] dropped, back to the best evidenced commit {}: {why}",
@@ -123,6 +124,7 @@ pub fn line(event: &Progress<'_>) -> Option<String> {
             "[{stage}] cost routing: ${spent:.4} of the ${budget:.2} budget spent, so this unreviewed stage asks the cheaper {to} instead of {from}"
         ),
         Progress::Formatted { command, detail } => format!("[format] `{command}`: {detail}"),
+        Progress::Superseded { line } => line.to_string(),
         Progress::ConsensusDecided {
             choice,
             by,

@@ -59,17 +59,33 @@ pub fn message(s: &RunState) -> String {
     }
 }
 
-/// One line per run.
+/// The verdict a run ended with; `None` while it has not ended with one (running,
+/// interrupted, failed, over budget, waiting on you): the verdicts of the stages it did
+/// finish are not the run's.
+pub fn ended_verdict(s: &RunState) -> Option<Verdict> {
+    match s.status() {
+        RunStatus::Approved
+        | RunStatus::Flagged
+        | RunStatus::Halted
+        | RunStatus::RetriesExhausted => s.final_verdict(),
+        _ => None,
+    }
+}
+
+/// One line per run, under a header: its id, its status as a person is shown it, its task,
+/// cost and the verdict it ended with (`-` for a run that has not ended with one).
 pub fn list(repo: &Repository, runs: &[RunState]) -> String {
-    let mut s = String::new();
+    let row = |id: &str, status: &str, task: &str, cost: &str, verdict: &str| {
+        format!("{id:<20}  {status:<17} {task:<20} {cost:>8}  {verdict}\n")
+    };
+    let mut s = row("RUN", "STATUS", "TASK", "COST", "VERDICT");
     for r in runs {
-        s.push_str(&format!(
-            "{}  {:<17} {:<20} ${:.4}  {}\n",
+        s.push_str(&row(
             r.run_id(),
             shown_status(repo, r),
             r.task(),
-            r.spend().cost_usd,
-            r.final_verdict().map_or("-".to_string(), |v| v.to_string())
+            &format!("${:.4}", r.spend().cost_usd),
+            &ended_verdict(r).map_or("-".to_string(), |v| v.to_string()),
         ));
     }
     s
@@ -296,7 +312,7 @@ impl<'a> RunReport<'a> {
                     arbiter_model: &s.arbiter_model,
                 })
                 .collect(),
-            final_verdict: state.final_verdict(),
+            final_verdict: ended_verdict(state),
             parallel: workflow.parallel,
             chamber: state.chamber().map(|c| ChamberReport {
                 panel: &c.panel,
@@ -354,9 +370,7 @@ pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
         s.spend().output_tokens,
     );
     let mut o = if md {
-        let verdict = s
-            .final_verdict()
-            .map_or("none".to_string(), |v| v.to_string());
+        let verdict = ended_verdict(s).map_or("none".to_string(), |v| v.to_string());
         let first = message.lines().next().unwrap_or("");
         format!(
             "## git triad run `{id}` — task `{task}`\n\n\

@@ -204,9 +204,11 @@ impl View {
             }
             Progress::VerifyFinished { .. }
             | Progress::VerifySkipped { .. }
+            | Progress::StageSkipped { .. }
             | Progress::ConsensusDecided { .. }
             | Progress::ReconcileRewind { .. }
-            | Progress::Formatted { .. } => self.activity = None,
+            | Progress::Formatted { .. }
+            | Progress::Superseded { .. } => self.activity = None,
             Progress::Ended { state } => {
                 self.ended = true;
                 self.activity = None;

@@ -60,7 +60,7 @@ fn init_is_idempotent_shares_hooks_and_uninstalls_exactly() {
             "Set `notes.triad.mergeStrategy = cat_sort_uniq`",
             "Added `notes.displayRef = refs/notes/triad-verdicts`",
             "Created refs/notes/triad-verdicts, one line per verdict for `git log`",
-            "Added `remote.origin.fetch = refs/notes/triad:refs/notes/remotes/origin/triad`",
+            "Added `remote.origin.fetch = +refs/notes/triad*:refs/notes/remotes/origin/fetched/triad*`",
             "Added git-triad to your existing pre-push hook",
             "Installed the post-rewrite hook",
             "Left this clone untrusted, as asked",
@@ -94,7 +94,7 @@ fn init_is_idempotent_shares_hooks_and_uninstalls_exactly() {
     let fetch = git_stdout(&env, &work, &["config", "--get-all", "remote.origin.fetch"]);
     assert_eq!(
         fetch,
-        "+refs/heads/*:refs/remotes/origin/*\nrefs/notes/triad:refs/notes/remotes/origin/triad\n"
+        "+refs/heads/*:refs/remotes/origin/*\n+refs/notes/triad*:refs/notes/remotes/origin/fetched/triad*\n"
     );
     assert_never_says(
         &local_config(&env, &work),

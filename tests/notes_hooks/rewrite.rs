@@ -275,14 +275,29 @@ fn sync_between_two_clones_that_trust_their_origin_ends_with_the_union() {
         &["You already have every verdict origin has."],
     );
 
-    // git's own fetch, with the refspec init added, fills the tracking ref, never ours.
+    // git's own fetch, with the refspec init added, lands origin's notes beside ours, never
+    // in them; git triad folds them into the ref it keeps for origin when it next reads.
     add_verdict(&one, "HEAD", "FLAG", "2026-01-06T00:00:00.000Z");
     env.triad(&one, &["notes", "push"]).ok();
     let ours = env.rev_parse(&two, "refs/notes/triad");
     env.git(&two, &["fetch", "-q", "origin"]).ok();
+    let theirs = env.rev_parse(&bare, "refs/notes/triad");
     assert_eq!(
-        env.rev_parse(&two, "refs/notes/remotes/origin/triad"),
-        env.rev_parse(&bare, "refs/notes/triad")
+        env.rev_parse(&two, "refs/notes/remotes/origin/fetched/triad"),
+        theirs
+    );
+    assert_eq!(env.rev_parse(&two, "refs/notes/triad"), ours);
+    let show = env.triad(&two, &["show"]);
+    assert_says(
+        &show.ok().stdout,
+        &["review  FLAG", "from origin (trusted)"],
+    );
+    let kept = env.rev_parse(&two, "refs/notes/remotes/origin/triad");
+    assert!(
+        env.git(&two, &["merge-base", "--is-ancestor", &theirs, &kept])
+            .code
+            == 0,
+        "the tracking ref holds what landed"
     );
     assert_eq!(env.rev_parse(&two, "refs/notes/triad"), ours);
 }

@@ -96,9 +96,9 @@ pub struct AskArgs {
     /// Approve a Level 3 session's estimated cost without asking (for scripts).
     #[arg(long)]
     pub yes: bool,
-    /// Print the session as JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// How to print it (`--format json` or `--json`).
+    #[command(flatten)]
+    pub output: crate::cli::helper::Output,
 }
 
 /// Output formats of `chamber show` and `chamber list`.
@@ -192,9 +192,9 @@ pub struct ResumeArgs {
 /// The chamber's figures.
 #[derive(Debug, Args)]
 pub struct StatsArgs {
-    /// Print them as JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// How to print it (`--format json` or `--json`).
+    #[command(flatten)]
+    pub output: crate::cli::helper::Output,
 }
 
 /// Runs `git triad chamber`.
@@ -267,7 +267,7 @@ fn ask(ctx: &Context, args: &AskArgs) -> CommandResult {
         approve(ctx, &client, &loaded, &session, args.yes)?;
     }
     drive(ctx, repo, &loaded, &client, &mut session, used)?;
-    finish(&session, args.json)
+    finish(&session, args.output.json())
 }
 
 /// Asks for approval of a Level 3 session's estimated cost on a terminal; `--yes`

@@ -212,7 +212,7 @@ pub(super) fn stats(ctx: &Context, args: &StatsArgs) -> CommandResult {
     let sessions = store::list(repo);
     let st = chamber_stats::stats(&sessions, &loaded.config.chamber, crate::clock::now_unix());
     warn(ctx, &st.warnings);
-    let text = if args.json {
+    let text = if args.output.json() {
         format!(
             "{}\n",
             serde_json::to_string_pretty(&st).unwrap_or_default()

@@ -62,9 +62,8 @@ impl From<ModelError> for CommandError {
             }
             ModelError::AllFailed { role, purpose, .. } => {
                 let choose = choose_models_hint(*role, purpose.as_deref());
-                let err = CommandError::failure(e).hint(
-                    "`git triad models list` shows which models are reachable; `git triad models check <model>` tests one",
-                );
+                let mut err = CommandError::failure(e.to_string());
+                err.hints = crate::cli::explain::cause_hints(e.causes());
                 match choose {
                     Some(c) => err.hint(c),
                     None => err,
@@ -193,8 +192,14 @@ impl From<StartError> for CommandError {
             "the arbiter must be a different model; choose another with --arbiter-{stage} <model> or --{} <model>",
             stage.role()
         ),
+        StartError::NoOtherArbiter {
+            own_provider: Some(provider),
+            ..
+        } => format!(
+            "declare a second model for the arbiter next to yours, in ~/.config/git-triad/config.toml: `models.my-judge = {{ provider = \"{provider}\", id = \"<another model the server serves>\" }}` and `roles.arbiter.models = [\"my-judge\"]` (or pass --arbiter-model <model> with a registered one); no model was called"
+        ),
         StartError::NoOtherArbiter { .. } => {
-            "add another model to roles.arbiter.models or pass --arbiter-model <model>".into()
+            "add another model to roles.arbiter.models or pass --arbiter-model <model>; no model was called".into()
         }
         StartError::TooFewCandidates(..) => {
             "name them with --candidates <M1,M2,...> or `-c roles.implementer.models='[\"<m1>\", \"<m2>\"]'` (`git triad models list` shows the registered models)".into()
@@ -272,7 +277,7 @@ pub fn run_error(e: RunError, state: &RunState) -> CommandError {
 pub fn local_error(e: local::LocalError, cache: &std::path::Path) -> CommandError {
     let hint = match &e {
         local::LocalError::Missing(_) => format!(
-            "prepare the local models first: `scripts/local-models` (caches into {})",
+            "prepare the offline default's models with `scripts/local-models` from git triad's own source tree (it caches into {})",
             cache.display()
         ),
         local::LocalError::NotAnswering { log, .. } => format!("read the server log: {log}"),
@@ -355,16 +360,51 @@ impl From<DriveError> for CommandError {
             DriveError::Lock(e) => e.into(),
             DriveError::NoSuchRun(id) => CommandError::usage(format!("there is no run `{id}`"))
                 .hint("`git triad log` lists the runs of this repository"),
-            DriveError::NoSuchModel(m) => {
-                CommandError::usage(format!("--model {m}: no such model"))
-                    .hint("`git triad models list` lists the registered models")
+            DriveError::NoSuchModel {
+                ref run_id,
+                ref instead,
+                ..
+            } => {
+                let err = CommandError::usage(e.to_string());
+                let err = match instead {
+                    Some(r) => err.hint(crate::cli::explain::rescue_line(run_id, r)),
+                    None => err,
+                };
+                err.hint("`git triad models list` lists the registered models; nothing was called")
             }
             DriveError::Waiting(w) => {
                 CommandError::new(ExitCode::WaitingOnUser, w.why).hint(w.hint)
             }
             DriveError::Resume { error, state } => resume_error(error, &state),
-            DriveError::Local { error, cache } => local_error(error, &cache),
+            DriveError::Local {
+                error,
+                cache,
+                needed_by,
+            } => {
+                let mut err = local_error(error, &cache);
+                err.error = format!(
+                    "{}: the built-in local model{} {} cannot be served",
+                    err.error,
+                    if needed_by.len() == 1 { "" } else { "s" },
+                    needed_by.join(", ")
+                )
+                .into();
+                err.hint("or give those roles models you can call: a provider's key (e.g. OPENAI_API_KEY), or your own server's models (README, \"With your own server\"); `git triad config show --origin roles` shows what each role runs on")
+            }
             DriveError::Run { error, state } => run_error(error, &state),
+            DriveError::NotStarted { ref state } => {
+                // What to do about the cause; the run is gone, so not how to resume it.
+                let resume = format!("git triad resume {}", state.run_id());
+                let mut err = CommandError::failure(e.to_string());
+                err.hints = crate::cli::explain::run_hints(state, None)
+                    .into_iter()
+                    .filter(|h| !h.contains(&resume))
+                    .collect();
+                err.hint(format!(
+                    "no model answered, so nothing was kept (no run, no branch); then: git triad run --task {}",
+                    state.task()
+                ))
+            }
             DriveError::Unfinished { ref run_id, .. } => {
                 let hint = format!("finish it first: `git triad resume {run_id}`");
                 CommandError::usage(e).hint(hint)
@@ -380,15 +420,21 @@ impl From<DriveError> for CommandError {
 fn resume_error(e: ResumeError, state: &RunState) -> CommandError {
     let what = e.to_string();
     match e {
-        ResumeError::Ended { status, .. } => {
+        ResumeError::Ended {
+            status, instead, ..
+        } => {
             let err = CommandError::usage(format!(
                 "{what}: {}",
                 crate::report::run::message(state)
             ));
             let err = if matches!(status, RunStatus::Halted | RunStatus::RetriesExhausted) {
+                let run = state.run_id();
+                let err = match &instead {
+                    Some(r) => err.hint(crate::cli::explain::rescue_line(run, r)),
+                    None => err,
+                };
                 err.hint(format!(
-                    "to redo the stage it stopped at (and N-1 before it), another model if you like: git triad resume {} --rewind N [--model M]",
-                    state.run_id()
+                    "to redo the stage it stopped at and the N-1 before it, on another model: git triad resume {run} --rewind N [--model M]"
                 ))
             } else {
                 err
@@ -398,7 +444,16 @@ fn resume_error(e: ResumeError, state: &RunState) -> CommandError {
                 state.task()
             ))
         }
-        ResumeError::CannotRewind { .. } => CommandError::usage(what),
+        ResumeError::CannotRewind { instead, .. } => {
+            let err = CommandError::usage(what);
+            match instead {
+                Some(r) => err.hint(crate::cli::explain::rescue_line(state.run_id(), &r)),
+                None => err.hint(format!(
+                    "no registered model you can call has an arbiter that differs from it: declare another model (`git triad config show --origin roles`), or start again with `git triad run --task {}`",
+                    state.task()
+                )),
+            }
+        }
         ResumeError::ChamberUndecided { session, .. } => {
             CommandError::new(ExitCode::WaitingOnUser, what)
                 .hint(format!("read it: git triad chamber show {session}"))

@@ -13,6 +13,7 @@ use super::read_stdin;
 use crate::cli::{ok, CommandError, CommandResult, Context};
 use crate::config::{LoadOptions, LoadedConfig, PrePushConfig};
 use crate::exit::ExitCode;
+use crate::notes::display::visible;
 use crate::notes::gate::git_output;
 use crate::notes::gate::{self, parse_updates, Backend, Blocked, Finding, Policy, RefUpdate};
 use crate::notes::{NoteLine, ReadIssue, Trust};
@@ -203,7 +204,7 @@ fn pre_commit_updates(ctx: &Context, backend: &Backend<'_>) -> CommandResult<Vec
 fn copied_from(f: &Finding) -> Option<String> {
     let line = f.blocked.effective()?.line.line.fields();
     let from = line.commit.filter(|c| *c != f.commit)?;
-    Some(from.get(..12).unwrap_or(&from).to_string())
+    Some(visible(from.get(..12).unwrap_or(&from)))
 }
 
 /// The explanation printed on stderr when the push is blocked.
@@ -229,29 +230,39 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
                 continue;
             }
             Blocked::Invalid { line, source } => {
-                let why = match &line.problem {
-                    crate::notes::Problem::NotJson => {
+                let why = match (&line.problem, &line.odd_verdict) {
+                    (crate::notes::Problem::NotJson, _) => {
                         "holds text that is not a JSON record, so what it says is unknown".into()
                     }
-                    p => format!(
-                        "holds a line this git triad does not read ({p}) that mentions {}, so it cannot tell what it says",
+                    (_, Some(odd)) => format!(
+                        "holds a line whose verdict {} is not exactly a verdict word ({} in ASCII), so it cannot tell what it says",
+                        visible(odd),
+                        crate::verdict::Verdict::choices()
+                    ),
+                    (p, None) if line.fails_closed() => format!(
+                        "holds a line this git triad does not read ({}), so it cannot tell what it says",
+                        visible(&p.to_string())
+                    ),
+                    (p, None) => format!(
+                        "holds a line this git triad does not read ({}) that mentions {}, so it cannot tell what it says",
+                        visible(&p.to_string()),
                         mentioned(&line.mentions)
                     ),
                 };
                 let _ = writeln!(
                     s,
                     "      its verdict note (from {source}) {why}:\n        {}",
-                    crate::bounded::clip(&line.text, 200)
+                    visible(&crate::bounded::clip(&line.text, 200))
                 );
                 continue;
             }
         };
         let line = e.line.line.fields();
-        let field = |f: &Option<String>| f.clone().unwrap_or_else(|| "?".into());
+        let field = |f: &Option<String>| visible(f.as_deref().unwrap_or("?"));
         if let Some(from) = copied_from(f) {
             let _ = writeln!(
                 s,
-                "      (no note of its own: the verdict of {from}, the same change by patch id)"
+                "      (the verdict of {from}, the same change by patch id)"
             );
         }
         for (o, why) in &e.uncounted {
@@ -275,13 +286,13 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
         }
         let mut head = format!("      {}", e.verdict);
         if let Some(stage) = &line.stage {
-            let _ = write!(head, " at stage {stage}");
+            let _ = write!(head, " at stage {}", visible(stage));
         }
         if let Some(model) = &line.arbiter_model {
-            let _ = write!(head, ", arbiter {model}");
+            let _ = write!(head, ", arbiter {}", visible(model));
         }
         if let Some(ts) = &line.ts {
-            let _ = write!(head, " ({ts})");
+            let _ = write!(head, " ({})", visible(ts));
         }
         let _ = writeln!(s, "{head}");
         let mut issues: Vec<&ReadIssue> = line.issues.iter().flatten().collect();
@@ -290,9 +301,9 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
             let _ = writeln!(
                 s,
                 "      - {} {} — {}",
-                issue.severity.as_deref().unwrap_or("issue"),
-                issue.place(),
-                issue.description.as_deref().unwrap_or("")
+                visible(issue.severity.as_deref().unwrap_or("issue")),
+                visible(&issue.place()),
+                visible(issue.description.as_deref().unwrap_or(""))
             );
         }
         if issues.len() > TOP_ISSUES {
@@ -321,7 +332,8 @@ fn render(findings: &[Finding], block_on: &[String]) -> String {
             ),
             crate::notes::Source::Remote { name, .. } => writeln!(
                 s,
-                "  ask who wrote it to mend it on {name}, then: git triad notes fetch {name}\n  or drop {name}'s notes here:  git update-ref -d refs/notes/remotes/{name}/triad"
+                "  it came from {name}, and fetches only add lines; to stop reading {name}'s notes here:\n                           {}",
+                crate::notes::source::forget_command(name)
             ),
         };
     }

@@ -54,8 +54,16 @@ pub fn run(ctx: &Context, args: &InitArgs) -> CommandResult {
         info.push("This is a bare repository, so no .triad/ directory was created.".to_string());
     }
     let mut record = gitconfig::load_record(repo);
-    // What an earlier init set that this one replaces.
-    for entry in record.iter().filter(|e| gitconfig::superseded(e)) {
+    // What an earlier init set that this one replaces (recorded or not: the fetch refspec
+    // of earlier versions made `git fetch` fail).
+    let mut replaced: Vec<Entry> = record
+        .iter()
+        .filter(|e| gitconfig::superseded(e))
+        .cloned()
+        .collect();
+    replaced.extend(gitconfig::leftovers(repo)?);
+    replaced.dedup();
+    for entry in &replaced {
         if let Some(sentence) = gitconfig::revert(repo, entry)? {
             said.push(sentence);
         }
@@ -241,6 +249,8 @@ fn uninstall(repo: &git2::Repository) -> CommandResult {
             })
             .collect();
     }
+    // What earlier versions set that is still there.
+    record.extend(gitconfig::leftovers(repo)?);
     for entry in record.iter().rev() {
         if let Some(sentence) = gitconfig::revert(repo, entry)? {
             said.push(sentence);

@@ -24,6 +24,10 @@ pub fn run(ctx: &Context, args: &ReattachArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let spec = args.range.as_deref().unwrap_or("HEAD");
     let candidates = candidates(repo, spec)?;
+    // What `git fetch` landed from remotes is read in first (see notes::fold).
+    if let Err(e) = crate::notes::fold::fold_all(repo) {
+        tracing::warn!("the notes fetched from remotes are not all read: {e}");
+    }
     let done = reattach(repo, &candidates, &note_trust(ctx))?;
     let mut text = String::new();
     if done.copied.is_empty() {

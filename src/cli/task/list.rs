@@ -11,9 +11,9 @@ use crate::task::{store, workflow, Task, TaskState};
 /// List tasks.
 #[derive(Debug, Args)]
 pub struct ListArgs {
-    /// Print a JSON array instead of a table.
-    #[arg(long)]
-    pub json: bool,
+    /// How to print it (`--format json` or `--json`).
+    #[command(flatten)]
+    pub output: crate::cli::helper::Output,
 }
 
 /// One task of `task list --json`.
@@ -59,7 +59,7 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
         }
     }
     tasks.sort_by(|a, b| a.0.slug.cmp(&b.0.slug));
-    if args.json {
+    if args.output.json() {
         let rows: Vec<Row<'_>> = tasks
             .iter()
             .map(|(t, recorded, problem)| Row {

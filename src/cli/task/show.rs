@@ -22,9 +22,9 @@ pub struct ShowArgs {
     /// Every history entry, not only the last ten.
     #[arg(long)]
     pub all: bool,
-    /// Print `{"task": ..., "history": [...]}` as JSON (the whole history).
-    #[arg(long)]
-    pub json: bool,
+    /// How to print it (`--format json` or `--json`).
+    #[command(flatten)]
+    pub output: crate::cli::helper::Output,
 }
 
 /// What `task show --json` prints.
@@ -42,7 +42,7 @@ pub fn run(ctx: &Context, args: &ShowArgs) -> CommandResult {
     let Some((task, history)) = find(repo, &args.slug)? else {
         return Err(CommandError::from(TaskError::Unknown(args.slug.clone())));
     };
-    if args.json {
+    if args.output.json() {
         let shown = Shown {
             task: &task,
             history: &history,

@@ -12,8 +12,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use super::index::{may_carry_verdict, PatchIndex};
+use super::index::{lines_carrying, PatchIndex};
 use super::policy::{Blocked, Finding, Policy, RefUpdate, Scope};
+use super::summary::{patch_key, Summary};
 use crate::notes::{NotesError, Source, Trust};
 
 /// Runs `git <args>` in `dir` and returns stdout; a failure carries git's stderr.
@@ -117,6 +118,12 @@ pub(crate) fn check(
     args.extend(hide);
     if hide_tracking {
         args.push("--not".into());
+        // `refs/remotes/team/*` holds the branches of a remote `team/origin` too.
+        for other in git_output(dir, &["remote"])?.lines() {
+            if other.starts_with(&format!("{remote}/")) {
+                args.push(format!("--exclude=refs/remotes/{other}/*"));
+            }
+        }
         args.push(format!("--glob=refs/remotes/{remote}/*"));
     }
     let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -129,66 +136,61 @@ pub(crate) fn check(
             (c, blobs.collect())
         })
         .collect();
-    let texts = read_blobs(
-        dir,
-        pushed
-            .iter()
-            .flat_map(|(_, b)| b.iter().map(|(_, b)| b.as_str())),
-    )?;
-    // Commits without a verdict of their own are judged by patch id, when the scope says so.
-    fn own_texts<'a>(
-        texts: &'a HashMap<String, String>,
-        blobs: &[(&'a Source, &String)],
-    ) -> Vec<(&'a Source, &'a str)> {
-        blobs
-            .iter()
-            .filter_map(|(s, b)| texts.get(*b).map(|t| (*s, t.as_str())))
-            .collect()
-    }
-    let noteless: Vec<&str> = pushed
-        .iter()
-        .filter(|(_, b)| {
-            !own_texts(&texts, b)
-                .iter()
-                .any(|(_, t)| may_carry_verdict(t))
-        })
-        .map(|(c, _)| *c)
-        .collect();
-    let (index, patch_ids) = if scope.by_patch_id && !noteless.is_empty() {
-        let all = read_blobs(
+    // Every note is read when commits are matched by patch id (lines of any note may carry a
+    // pushed commit's), else only the pushed commits' own.
+    let texts = match scope.by_patch_id {
+        true => read_blobs(
             dir,
             maps.iter()
                 .flat_map(|(_, m)| m.values().map(String::as_str)),
-        )?;
-        let mut index = PatchIndex::default();
-        for (source, m) in &maps {
-            for blob in m.values() {
-                if let Some(text) = all.get(blob) {
-                    index.add_note(source, text);
+        )?,
+        false => read_blobs(
+            dir,
+            pushed
+                .iter()
+                .flat_map(|(_, b)| b.iter().map(|(_, b)| b.as_str())),
+        )?,
+    };
+    let mut index = PatchIndex::default();
+    if scope.by_patch_id {
+        for (source, (_, m)) in maps.iter().enumerate() {
+            for (annotated, blob) in m {
+                if let Some(text) = texts.get(blob) {
+                    index.add(
+                        source,
+                        annotated.as_str(),
+                        blob.as_str(),
+                        &Summary::of(text).patch_ids,
+                    );
                 }
             }
         }
-        // Patch ids cost a diff each: only when some line could match.
-        let ids = match index.is_empty() {
-            true => HashMap::new(),
-            false => patch_ids(dir, &noteless)?,
-        };
-        (index, ids)
-    } else {
-        (PatchIndex::default(), HashMap::new())
+    }
+    // Patch ids cost a diff each: only when some line carries one.
+    let patch_ids = match index.is_empty() {
+        true => HashMap::new(),
+        false => patch_ids(dir, &pushed.iter().map(|(c, _)| *c).collect::<Vec<_>>())?,
     };
+    let text_of = |blob: &str| texts.get(blob).map_or("", String::as_str);
+    let patch_ids: HashMap<String, _> = patch_ids
+        .into_iter()
+        .filter_map(|(c, p)| Some((c, patch_key(&p)?)))
+        .collect();
     let mut findings = Vec::new();
     for (commit, blobs) in pushed {
-        let own = own_texts(&texts, &blobs);
-        let judged = policy.judge(&own);
-        let verdict = match patch_ids.get(commit).and_then(|p| index.lines(p)) {
-            _ if matches!(judged, Some(Blocked::Invalid { .. })) => judged,
-            Some(lines) if !own.iter().any(|(_, t)| may_carry_verdict(t)) => {
-                policy.judge_lines(lines)
+        let own: Vec<(&Source, &str)> = blobs.iter().map(|(s, b)| (*s, text_of(b))).collect();
+        let found = match patch_ids.get(commit) {
+            Some(pid) => {
+                let theirs: Vec<(&Source, &str)> = index
+                    .others(pid, &commit)
+                    .into_iter()
+                    .map(|(s, blob)| (&maps[s].0, text_of(blob)))
+                    .collect();
+                lines_carrying(&theirs, pid)
             }
-            _ => judged,
+            None => Vec::new(),
         };
-        if let Some(why) = verdict {
+        if let Some(why) = policy.judge_with(&own, found) {
             findings.push(describe(dir, commit, why)?);
         }
     }

@@ -3,8 +3,10 @@
 
 use git2::{ObjectType, Oid, Repository};
 
-use super::index::{may_carry_verdict, PatchIndex};
+use super::cache::GateCache;
+use super::index::{lines_carrying, PatchIndex};
 use super::policy::{Blocked, Finding, Policy, RefUpdate, Scope};
+use super::summary::{patch_key, PatchKey, Summary};
 use crate::git::parse_oid;
 use crate::notes::store::{note_map_of, refs, NoteMap};
 use crate::notes::{NotesError, Source, Trust};
@@ -27,6 +29,8 @@ pub(super) fn check(
     trust: &Trust,
     scope: Scope,
 ) -> Result<Vec<Finding>, NotesError> {
+    // What `git fetch` landed from remotes, every value it held, is read in first.
+    crate::notes::fold::fold_all(repo)?;
     // Without any verdict only "missing" can block; skip the walk when it cannot.
     let refs = refs(repo, trust)?;
     if refs.is_empty() && !policy.blocks_missing() {
@@ -60,11 +64,13 @@ pub(super) fn check(
 }
 
 /// Judges the commits arriving on `rx`: lists the notes of every ref in `refs` once (when
-/// the first commit comes), then reads and judges each commit's notes. A commit without a
-/// note, or whose notes carry no verdict at all ([`may_carry_verdict`]), is judged, when
-/// `scope` says so, by the lines that carry its patch id
-/// ([`PatchIndex`], built on the first such commit). Returns the blocked ones in arrival
-/// order.
+/// the first commit comes), and, when `scope` says so, indexes them by the patch ids their
+/// lines carry ([`PatchIndex`]). Each commit is judged by its own notes and by the lines of
+/// other commits' notes that carry its patch id, whatever notes it has of its own. What
+/// cannot change — a commit's patch id, what a note blob says — comes from the
+/// [`GateCache`] when it was worked out before, and is kept there otherwise, so a commit
+/// that no other note reaches and whose notes do not block is let through without reading
+/// them again. Returns the blocked ones in arrival order.
 fn judge_stream(
     git_dir: &std::path::Path,
     rx: std::sync::mpsc::Receiver<Oid>,
@@ -82,58 +88,110 @@ fn judge_stream(
         .iter()
         .map(|(r, source)| Ok((source, note_map_of(&repo, r)?)))
         .collect::<Result<_, NotesError>>()?;
-    let odb = repo
-        .odb()
-        .map_err(|e| NotesError::git("cannot open the object database", e))?;
-    let read = |blob: Oid| -> Result<String, NotesError> {
-        let obj = odb
+    let mut notes = Notes {
+        odb: repo
+            .odb()
+            .map_err(|e| NotesError::git("cannot open the object database", e))?,
+        cache: GateCache::load(crate::git::paths::gate_cache(repo.commondir())),
+    };
+    let mut index = PatchIndex::default();
+    if scope.by_patch_id {
+        for (source, (_, m)) in maps.iter().enumerate() {
+            for (annotated, blob) in m {
+                let pids = &notes.summary(*blob)?.patch_ids;
+                if !pids.is_empty() {
+                    index.add(source, *annotated, *blob, pids);
+                }
+            }
+        }
+    }
+    for oid in std::iter::once(first).chain(rx) {
+        let own: Vec<(&Source, Oid)> = maps
+            .iter()
+            .filter_map(|(source, m)| Some((*source, *m.get(&oid)?)))
+            .collect();
+        // A patch id costs a diff (once): only when some line carries one.
+        let pid = match index.is_empty() {
+            true => None,
+            false => notes.patch_id(&repo, oid)?,
+        };
+        let others = pid.map_or_else(Vec::new, |p| index.others(&p, &oid));
+        if others.is_empty() {
+            for (_, blob) in &own {
+                notes.summary(*blob)?;
+            }
+            let summaries: Vec<(&Source, &Summary)> = own
+                .iter()
+                .filter_map(|(s, blob)| Some((*s, notes.cache.summary(*blob)?)))
+                .collect();
+            if summaries.len() == own.len() && policy.passes(&summaries) {
+                continue;
+            }
+        }
+        let texts = own
+            .iter()
+            .map(|(s, blob)| Ok((*s, notes.text(*blob)?)))
+            .collect::<Result<Vec<_>, NotesError>>()?;
+        let texts: Vec<(&Source, &str)> = texts.iter().map(|(s, t)| (*s, t.as_str())).collect();
+        let found = match &pid {
+            Some(p) if !others.is_empty() => {
+                let theirs = others
+                    .iter()
+                    .map(|(s, blob)| Ok((maps[*s].0, notes.text(**blob)?)))
+                    .collect::<Result<Vec<_>, NotesError>>()?;
+                let theirs: Vec<(&Source, &str)> =
+                    theirs.iter().map(|(s, t)| (*s, t.as_str())).collect();
+                lines_carrying(&theirs, p)
+            }
+            _ => Vec::new(),
+        };
+        if let Some(why) = policy.judge_with(&texts, found) {
+            blocked.push((oid, why));
+        }
+    }
+    if let Err(e) = notes.cache.save() {
+        tracing::warn!("the pre-push gate could not keep what it worked out: {e}");
+    }
+    Ok(blocked)
+}
+
+/// The notes the gate reads, and what it keeps of them.
+struct Notes<'r> {
+    odb: git2::Odb<'r>,
+    cache: GateCache,
+}
+
+impl Notes<'_> {
+    /// The text of a note blob (bytes that are not UTF-8 become U+FFFD).
+    fn text(&self, blob: Oid) -> Result<String, NotesError> {
+        let obj = self
+            .odb
             .read(blob)
             .map_err(|e| NotesError::git(format!("cannot read note blob {blob}"), e))?;
         Ok(match std::str::from_utf8(obj.data()) {
             Ok(text) => text.to_string(),
             Err(_) => String::from_utf8_lossy(obj.data()).into_owned(),
         })
-    };
-    let mut index: Option<PatchIndex> = None;
-    for oid in std::iter::once(first).chain(rx) {
-        let texts = maps
-            .iter()
-            .filter_map(|(source, m)| Some(read(*m.get(&oid)?).map(|t| (*source, t))))
-            .collect::<Result<Vec<_>, _>>()?;
-        let texts: Vec<(&Source, &str)> = texts.iter().map(|(s, t)| (*s, t.as_str())).collect();
-        // A note without any verdict (say a hand-written remark) does not hide a copy.
-        let own = policy.judge(&texts);
-        let verdict = if matches!(own, Some(Blocked::Verdict(_) | Blocked::Invalid { .. }))
-            || !scope.by_patch_id
-            || texts.iter().any(|(_, t)| may_carry_verdict(t))
-        {
-            own
-        } else {
-            if index.is_none() {
-                let mut built = PatchIndex::default();
-                for (source, m) in &maps {
-                    for blob in m.values() {
-                        built.add_note(source, &read(*blob)?);
-                    }
-                }
-                index = Some(built);
-            }
-            let index = index.as_ref().expect("built above");
-            // Patch ids cost a diff each: only when some line could match.
-            let pid = match index.is_empty() {
-                true => None,
-                false => crate::notes::patch_id(&repo, oid)?,
-            };
-            match pid.and_then(|p| index.lines(&p)) {
-                Some(lines) => policy.judge_lines(lines),
-                None => own,
-            }
-        };
-        if let Some(why) = verdict {
-            blocked.push((oid, why));
-        }
     }
-    Ok(blocked)
+
+    /// What a note blob says, read once and kept.
+    fn summary(&mut self, blob: Oid) -> Result<&Summary, NotesError> {
+        if self.cache.summary(blob).is_none() {
+            let summary = Summary::of(&self.text(blob)?);
+            self.cache.learn_summary(blob, summary);
+        }
+        Ok(self.cache.summary(blob).expect("learned above"))
+    }
+
+    /// The patch id of `commit`, computed once and kept.
+    fn patch_id(&mut self, repo: &Repository, commit: Oid) -> Result<Option<PatchKey>, NotesError> {
+        if let Some(pid) = self.cache.patch_id(commit) {
+            return Ok(pid);
+        }
+        let pid = crate::notes::patch_id(repo, commit)?.and_then(|p| patch_key(&p));
+        self.cache.learn_patch_id(commit, pid);
+        Ok(pid)
+    }
 }
 
 /// Sends the commits the updates bring to the remote, newest first, each once; returns how
@@ -162,7 +220,23 @@ fn walk_pushed(
         let refs = repo
             .references_glob(&glob)
             .map_err(|e| NotesError::git(format!("cannot list {glob}"), e))?;
+        // `refs/remotes/team/*` holds the branches of a remote `team/origin` too.
+        let nested: Vec<String> = repo
+            .remotes()
+            .map_err(|e| NotesError::git("cannot list the remotes", e))?
+            .iter()
+            .flatten()
+            .flatten()
+            .filter(|r| r.starts_with(&format!("{remote}/")))
+            .map(|r| format!("refs/remotes/{r}/"))
+            .collect();
         for r in refs.flatten() {
+            let theirs = r
+                .name()
+                .is_ok_and(|n| nested.iter().any(|p| n.starts_with(p.as_str())));
+            if theirs {
+                continue;
+            }
             if let Ok(c) = r.peel_to_commit() {
                 walk.hide(c.id()).map_err(walk_err)?;
             }

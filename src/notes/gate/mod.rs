@@ -3,12 +3,16 @@
 //! Two ways to look: libgit2 ([`libgit2`]: SHA-1 and SHA-256 repositories), and the git CLI
 //! for repositories libgit2 cannot open ([`cli`]: reftable refs). Both start from the same
 //! [`check`], which picks the updates to look at, and feed the same [`Policy`]
-//! ([`policy`]); [`index`] finds verdicts by patch id and in teammates' notes refs.
+//! ([`policy`]); [`index`] finds verdicts by patch id and in teammates' notes refs, and
+//! [`cache`] keeps what cannot change (a commit's patch id, a note's [`summary`]).
 
+mod cache;
 mod cli;
+mod idhash;
 mod index;
 mod libgit2;
 mod policy;
+mod summary;
 
 use std::path::Path;
 

@@ -2,10 +2,9 @@
 //! block, and the findings it reports. Both readers ([`super::libgit2`], [`super::cli`]) feed
 //! the same [`Policy`].
 
-use crate::notes::format::contains_word;
+use super::summary::Summary;
 use crate::notes::{
-    effective, read_note, Effective, InvalidLine, NoteLine, NotesError, Problem, Source,
-    SourcedLine,
+    effective, read_note, Effective, InvalidLine, NoteLine, NotesError, Source, SourcedLine,
 };
 use crate::verdict::{Blocker, Verdict};
 
@@ -128,35 +127,47 @@ impl Policy {
         self.verdicts.is_empty() && !self.missing
     }
 
-    /// Whether a note made of `texts` could block, decided without reading its lines.
-    ///
-    /// A superset of what reading decides: a line blocks through a verdict it mentions (a
-    /// verdict field, or any string of an invalid line), which a JSON string spells either
-    /// literally (in any case) or with an escape; text that is not JSON on its own may be a
-    /// record spread over lines, or unreadable text, which blocks. A note with none of these
-    /// cannot block.
-    fn may_block(&self, texts: &[(&Source, &str)]) -> bool {
-        self.missing
-            || texts.iter().any(|(_, t)| {
-                t.contains('\\')
-                    || self.verdicts.iter().any(|v| contains_word(t, v.as_str()))
-                    || t.lines().any(|l| {
-                        !l.trim().is_empty()
-                            && serde_json::from_str::<serde::de::IgnoredAny>(l).is_err()
-                    })
-            })
+    /// Whether a commit whose own notes are summed up by `notes` (each with where it was
+    /// read), and which no other commit's note reaches by patch id, surely passes without
+    /// reading them again; `false` means they must be read to decide. Decides as
+    /// [`Policy::judge_lines`] would: the verdict in force (the worst of the notes', which
+    /// is that of their lines read together unless one holds an override: then they are
+    /// read), unreadable lines, and `missing`.
+    pub(crate) fn passes(&self, notes: &[(&Source, &Summary)]) -> bool {
+        if notes.len() > 1 && notes.iter().any(|(_, n)| n.overrides) {
+            return false;
+        }
+        let blocks = |v: &Verdict| self.verdicts.contains(v);
+        let mut vouched = false;
+        for (source, n) in notes {
+            if n.verdict_from(source).as_ref().is_some_and(blocks)
+                || n.fails_closed
+                || n.mentions.iter().any(blocks)
+            {
+                return false;
+            }
+            vouched |= n.valid && source.may_relax();
+        }
+        !self.missing || vouched
     }
 
     /// Judges one commit's notes (one text per notes ref that has a note on it, with where
-    /// it was read; none: no note); `None` lets it through.
+    /// it was read; none: no note), every line read; `None` lets it through.
     pub fn judge(&self, texts: &[(&Source, &str)]) -> Option<Blocked> {
-        if texts.is_empty() {
+        self.judge_with(texts, Vec::new())
+    }
+
+    /// [`Policy::judge`], with `found`: the lines of other commits' notes found by the
+    /// commit's patch id, which count as if they were on it.
+    pub fn judge_with(
+        &self,
+        texts: &[(&Source, &str)],
+        found: Vec<SourcedLine>,
+    ) -> Option<Blocked> {
+        if texts.is_empty() && found.is_empty() {
             return self.missing.then_some(Blocked::Missing);
         }
-        if !self.may_block(texts) {
-            return None;
-        }
-        let lines: Vec<SourcedLine> = texts
+        let mut lines: Vec<SourcedLine> = texts
             .iter()
             .flat_map(|(source, text)| {
                 read_note(text).into_iter().map(|line| SourcedLine {
@@ -165,20 +176,27 @@ impl Policy {
                 })
             })
             .collect();
+        lines.extend(found);
         self.judge_lines(&lines)
     }
 
-    /// Judges read lines (a commit's, or those found by patch id).
+    /// Judges read lines (a commit's, with those found by its patch id).
     ///
-    /// An invalid line blocks first, whoever wrote it, when it is not JSON at all or mentions
-    /// a verdict the policy blocks: the gate cannot tell what it says, and fails closed. Then
-    /// the effective verdict; then `missing`, which only a line from a place that may relax
-    /// a verdict satisfies (a fetched APPROVE from a remote not trusted does not).
+    /// The effective verdict first, when the policy blocks it. Then an invalid line,
+    /// whoever wrote it, when it fails closed ([`InvalidLine::fails_closed`]: not JSON, a
+    /// verdict field that is not exactly a verdict word, a record that swallows another) or
+    /// mentions a verdict the policy blocks: the gate cannot tell what it says. Then
+    /// `missing`, which only a line from a place that may relax a verdict satisfies (a
+    /// fetched APPROVE from a remote not trusted does not).
     pub fn judge_lines(&self, lines: &[SourcedLine]) -> Option<Blocked> {
+        let e = effective(lines);
+        if let Some(e) = e.as_ref().filter(|e| self.verdicts.contains(&e.verdict)) {
+            return Some(Blocked::Verdict(Box::new(e.clone())));
+        }
         for l in lines {
             if let NoteLine::Invalid(bad) = &l.line {
-                let blocks = bad.problem == Problem::NotJson
-                    || bad.mentions.iter().any(|v| self.verdicts.contains(v));
+                let blocks =
+                    bad.fails_closed() || bad.mentions.iter().any(|v| self.verdicts.contains(v));
                 if blocks {
                     return Some(Blocked::Invalid {
                         line: bad.clone(),
@@ -186,10 +204,6 @@ impl Policy {
                     });
                 }
             }
-        }
-        let e = effective(lines);
-        if let Some(e) = e.as_ref().filter(|e| self.verdicts.contains(&e.verdict)) {
-            return Some(Blocked::Verdict(Box::new(e.clone())));
         }
         let vouched = lines
             .iter()
@@ -241,8 +255,9 @@ pub struct Finding {
 /// How far the gate looks for the verdict of a pushed commit.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Scope {
-    /// Whether a commit without a note carries the verdicts of the notes whose lines have its
-    /// patch id (a cherry-pick or squash of a reviewed commit).
+    /// Whether a commit carries, besides its own notes, the lines of other commits' notes
+    /// that carry its patch id (it is a cherry-pick, squash or rebase of a reviewed commit),
+    /// whatever notes it has of its own.
     pub by_patch_id: bool,
 }
 
@@ -281,8 +296,7 @@ mod tests {
     }
 
     #[test]
-    fn the_fast_path_never_skips_what_parsing_would_block() {
-        // Escapes and odd spacing: still the same records as reading sees.
+    fn escapes_and_odd_spacing_read_as_the_same_records() {
         let escaped =
             format!(r#"{{ "v" : 1, "kind" : "re\u0076iew", "ts" : "{TS}", "verdict" : "HALT" }}"#);
         assert!(matches!(here(&[&escaped]), Some(Blocked::Verdict(_))));
@@ -317,6 +331,49 @@ mod tests {
         // An unknown shape that mentions nothing blocking is not the gate's business.
         let newer = format!(r#"{{"v":2,"kind":"review","ts":"{TS}","verdict":"APPROVE"}}"#);
         assert!(here(&[&newer]).is_none());
+    }
+
+    #[test]
+    fn confusable_verdict_words_and_a_swallowing_record_block_whatever_the_policy() {
+        let p = Policy::new(&[Blocker::Verdict(Verdict::Reject)]);
+        let one = |t: &str| p.judge(&[(&Source::Local, t)]);
+        for word in [
+            "ＨＡＬＴ",
+            "HA\u{200d}LT",
+            r"HA\u200dLT",
+            "HA\u{fffd}LT",
+            " HALT",
+            "STOP",
+            "",
+        ] {
+            let line = format!(r#"{{"v":1,"kind":"review","ts":"{TS}","verdict":"{word}"}}"#);
+            assert!(
+                matches!(one(&line), Some(Blocked::Invalid { .. })),
+                "{line}"
+            );
+        }
+        // A repeated verdict key, an unknown kind or a newer format: the same.
+        for line in [
+            r#"{"v":1,"kind":"review","verdict":"APPROVE","verdict":"ＨＡＬＴ"}"#.to_string(),
+            r#"{"v":2,"kind":"review","verdict":"ＨＡＬＴ"}"#.to_string(),
+            format!(r#"{{"v":1,"kind":"review","ts":"{TS}"}}"#),
+        ] {
+            assert!(
+                matches!(one(&line), Some(Blocked::Invalid { .. })),
+                "{line}"
+            );
+        }
+        let swallowing = format!(
+            "{{\"v\":1,\"kind\":\"review\",\"ts\":\"{TS}\",\"verdict\":\"APPROVE\",\"x\":\n\
+             {{\"v\":1,\"kind\":\"review\",\"ts\":\"{TS}\",\"verdict\":\"HALT\"}}\n}}\n"
+        );
+        assert!(matches!(
+            one(&swallowing),
+            Some(Blocked::Invalid { line, .. }) if line.text.contains("HALT")
+        ));
+        // A newer format that says APPROVE exactly is no business of the gate's.
+        let newer = format!(r#"{{"v":2,"kind":"review","ts":"{TS}","verdict":"APPROVE"}}"#);
+        assert!(one(&newer).is_none());
     }
 
     #[test]

@@ -112,9 +112,10 @@ fn has_value(cfg: &git2::Config, key: &str, value: &str) -> Result<bool, git2::E
     Ok(found)
 }
 
-/// The fetch refspec that mirrors a remote's verdicts into a tracking ref. Not forced, and
-/// never into refs/notes/triad itself: our notes only change by merging.
-pub fn fetch_refspec(remote: &str) -> String {
+/// The fetch refspec earlier versions of `init` added: not a glob, so `git fetch` failed on
+/// a remote without verdicts ("couldn't find remote ref refs/notes/triad"), and not forced,
+/// so it failed on one that rewrote them. `init` takes it out again.
+fn legacy_refspec(remote: &str) -> String {
     format!("{NOTES_REF}:refs/notes/remotes/{remote}/triad")
 }
 
@@ -134,7 +135,7 @@ pub fn wanted(repo: &Repository) -> Result<Vec<(String, String, bool)>, git2::Er
     for remote in repo.remotes()?.iter().flatten().flatten() {
         want.push((
             format!("remote.{remote}.fetch"),
-            fetch_refspec(remote),
+            crate::notes::source::fetch_refspec(remote),
             true,
         ));
     }
@@ -177,9 +178,34 @@ pub fn apply(
 }
 
 /// Whether `entry` is one an earlier `init` made that this one no longer wants:
-/// `notes.displayRef = refs/notes/triad`, which made `git log` print the JSON tools read.
+/// `notes.displayRef = refs/notes/triad`, which made `git log` print the JSON tools read, and
+/// the fetch refspec that made `git fetch` fail ([`legacy_refspec`]).
 pub fn superseded(entry: &Entry) -> bool {
-    matches!(entry, Entry::Added { key, value } if key == "notes.displayRef" && value == NOTES_REF)
+    let Entry::Added { key, value } = entry else {
+        return false;
+    };
+    if key == "notes.displayRef" {
+        return value == NOTES_REF;
+    }
+    key.strip_prefix("remote.")
+        .and_then(|k| k.strip_suffix(".fetch"))
+        .is_some_and(|remote| *value == legacy_refspec(remote))
+}
+
+/// The settings earlier versions of `init` made that are still in the local config, as
+/// entries to undo, for a config without a record of them (it was deleted, or a version
+/// before the record wrote them).
+pub fn leftovers(repo: &Repository) -> Result<Vec<Entry>, git2::Error> {
+    let cfg = local(repo)?;
+    let mut found = Vec::new();
+    for remote in repo.remotes()?.iter().flatten().flatten() {
+        let key = format!("remote.{remote}.fetch");
+        let value = legacy_refspec(remote);
+        if has_value(&cfg, &key, &value)? {
+            found.push(Entry::Added { key, value });
+        }
+    }
+    Ok(found)
 }
 
 /// Undoes one recorded change if the value is still the one init wrote; returns a sentence.

@@ -78,7 +78,7 @@ pub enum StartError {
         model: String,
     },
     /// No arbiter model differs from a stage's model.
-    #[error("no arbiter model differs from the {stage} stage's model `{model}` (arbiter models: {})", arbiters.join(", "))]
+    #[error("no arbiter model differs from the {stage} stage's model `{model}` (arbiter models: {}): an arbiter is always a different model from the one it reviews", arbiters.join(", "))]
     NoOtherArbiter {
         /// The stage.
         stage: Stage,
@@ -86,6 +86,9 @@ pub enum StartError {
         model: String,
         /// The arbiter role's models.
         arbiters: Vec<String>,
+        /// The provider of the stage's model, when the user declared it: a second model is
+        /// declared next to it.
+        own_provider: Option<String>,
     },
     /// A parallel exploration or a debate needs at least two different models.
     #[error("{} needs at least two different candidate models; it has {}", match .0 { Workflow::Debate => "a debate", Workflow::Tournament => "a tournament", _ => "parallel exploration" }, if .1.is_empty() { "none".to_string() } else { .1.join(", ") })]

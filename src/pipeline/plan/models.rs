@@ -102,6 +102,11 @@ pub fn assign_models(
                     stage,
                     model: primary.clone(),
                     arbiters: arbiter_list.clone(),
+                    own_provider: loaded
+                        .declared_models()
+                        .contains(&primary)
+                        .then(|| c.models.get(&primary).map(|m| m.provider.clone()))
+                        .flatten(),
                 });
             }
             callable_of(loaded, Role::Arbiter, &others)?
@@ -120,6 +125,7 @@ pub fn assign_models(
             epoch_start: 0,
             draft: None,
             dropped: None,
+            skipped: None,
         });
     }
     Ok(stages)

@@ -198,6 +198,10 @@ pub struct StageRecord {
     /// commit showed, or stopped the run while that commit passed every fact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dropped: Option<String>,
+    /// Why the stage was not asked at all: the task left it nothing to do (see
+    /// `run_idle_stages`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 impl StageRecord {

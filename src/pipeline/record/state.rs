@@ -164,6 +164,10 @@ pub struct RunState {
         skip_serializing_if = "Option::is_none"
     )]
     profile: Option<Option<String>>,
+    /// The commits the run's stops marked for the pre-push gate (a run-outcome HALT or
+    /// REJECT), so that a rescued run that ends approved or flagged supersedes each one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    marks: Vec<ObjectId>,
 }
 
 /// Reads a field that may be `null` as present: `Some(None)`, where a missing one is `None`.
@@ -216,6 +220,19 @@ impl RunState {
             under_review: None,
             best: None,
             sandbox: None,
+            marks: Vec::new(),
+        }
+    }
+
+    /// The commits the run's stops marked for the pre-push gate, oldest first.
+    pub fn marks(&self) -> &[ObjectId] {
+        &self.marks
+    }
+
+    /// Keeps that a stop marked `commit` for the pre-push gate.
+    pub fn add_mark(&mut self, commit: ObjectId) {
+        if !self.marks.contains(&commit) {
+            self.marks.push(commit);
         }
     }
 
@@ -267,6 +284,25 @@ impl RunState {
     /// Retries a stage gets after its first attempt.
     pub fn max_retries(&self) -> u32 {
         self.max_retries
+    }
+
+    /// Retries the stage at `idx` gets after its first attempt: the run's, and for a
+    /// building stage (implement, refactor) also every attempt of the stages skipped just
+    /// before it for having nothing to do (a bug fix's plan): a skipped stage's calls go to
+    /// the stage that has the work.
+    pub fn retries_at(&self, idx: usize) -> u32 {
+        let Some(stage) = self.stages.get(idx) else {
+            return self.max_retries;
+        };
+        if !matches!(stage.stage, Stage::Implement | Stage::Refactor) {
+            return self.max_retries;
+        }
+        let skipped = self.stages[..idx]
+            .iter()
+            .rev()
+            .take_while(|s| s.skipped.is_some())
+            .count() as u32;
+        self.max_retries + skipped * (self.max_retries + 1)
     }
 
     /// What a stage whose retries are used up does.
@@ -513,6 +549,13 @@ impl RunState {
         s.commit = Some(commit);
         s.verdict = verdict;
         self.feedback.clear();
+        self.current += 1;
+    }
+
+    /// Skips the stage in progress, which the task leaves nothing to do (`why`), and moves
+    /// on to the next one; what it was told carries over to it.
+    pub fn skip(&mut self, why: String) {
+        self.stages[self.current].skipped = Some(why);
         self.current += 1;
     }
 
@@ -883,12 +926,14 @@ impl RunState {
             RunStatus::RetriesExhausted => Some(Verdict::Reject),
             _ => None,
         };
-        // A stage dropped for the best evidenced commit leaves the run at least FLAG.
-        let dropped = self
-            .stages
-            .iter()
-            .any(|s| s.dropped.is_some())
-            .then_some(Verdict::Flag);
+        // A stage dropped for the best evidenced commit leaves the run at least FLAG; so does
+        // a panel that went on with its only usable solution.
+        let alone = self
+            .parallel()
+            .and_then(|p| p.winner.as_ref())
+            .is_some_and(|w| w.by == crate::pipeline::record::WonBy::Alone);
+        let dropped =
+            (self.stages.iter().any(|s| s.dropped.is_some()) || alone).then_some(Verdict::Flag);
         self.stages
             .iter()
             .filter_map(|s| s.verdict)
@@ -951,6 +996,7 @@ mod tests {
                 epoch_start: 0,
                 draft: None,
                 dropped: None,
+                skipped: None,
             })
             .collect();
         RunState::new(Start {

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::arbiter::{Issue, Verdict};
 use crate::config::Role;
 use crate::git::ObjectId;
+use crate::model::Cause;
 use crate::pipeline::stage::Stage;
 use crate::task::outcome::{outcome_details, Outcome, StageMeta};
 use crate::task::ArbiterDecision;
@@ -97,6 +98,10 @@ pub enum StopReason {
         failure: ModelFailure,
         /// The error, redacted.
         error: String,
+        /// The kinds of the provider failures behind it, one per distinct kind (nothing
+        /// listening at a URL, a refused key, ...): what the command line advises on.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        causes: Vec<Cause>,
     },
     /// The reconciliation rejected the result after its one retry, or halted.
     Reconciliation {
@@ -265,6 +270,7 @@ impl StopReason {
                 step,
                 failure,
                 error,
+                ..
             } => match failure {
                 ModelFailure::Schema => format!(
                     "the {step} step could not be completed: {error}. Without a valid answer nothing is approved"

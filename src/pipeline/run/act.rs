@@ -266,6 +266,11 @@ pub(super) fn drop_to_best(
     let Some(best) = j.state.best().map(|b| b.commit.clone()) else {
         return Ok(None);
     };
+    // Evidenced without the verify command (off while building), the commit is held to it
+    // now: a run never falls back to a commit whose verify command fails.
+    if super::verify::passes_at(cx, &best) == Some(false) {
+        return Ok(None);
+    }
     let stage = j.state.current_stage().unwrap_or(Stage::Verify);
     let old_tip = j.state.tip().oid()?;
     if let Some(c) = attempt.as_ref().and_then(|a| a.commit.as_ref()) {
@@ -308,6 +313,10 @@ pub(super) fn finish(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<(), RunError> {
         return Ok(());
     }
     j.state.finish();
+    // A run that stopped before and now ends well: its own stop marks say otherwise.
+    for line in super::stop::supersede_marks(cx, j)? {
+        cx.progress(&Progress::Superseded { line: &line });
+    }
     j.event("finished")?;
     Ok(())
 }

@@ -20,7 +20,7 @@ use crate::edit::{check_path, render_failures, summarize_failures, BlockFailure,
 use crate::git::{self, Context as _, GitError, ObjectId, TreeFiles};
 use crate::model::Exchange;
 use crate::pipeline::answer::{
-    apply_answer, cut_short, read_answer, writes_whole_files, ReadAnswer,
+    apply_answer, cut_short, read_answer, read_cut_answer, writes_whole_files, ReadAnswer,
 };
 use crate::pipeline::observer::Progress;
 use crate::pipeline::reconcile::ImplementationSummary;
@@ -67,7 +67,7 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
         stage,
         position: (idx, j.state.stages().len()),
         model: j.state.stages()[idx].model(),
-        attempt: (epoch_n, j.state.max_retries() + 1),
+        attempt: (epoch_n, j.state.retries_at(idx) + 1),
     });
     let started = Instant::now();
     let completion = match cx.env.client.chat(role, &candidates, &req).await_blocking() {
@@ -95,17 +95,36 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
 
     // Understand the answer.
     let whole = writes_whole_files(&cx.env.config.config, &answered.model);
-    let ReadAnswer { meta, blocks } = match read_answer(&completion.response.text, whole) {
-        Ok(a) => a,
-        Err(why) => {
-            let why = cut_short(why, &completion.response, req.max_tokens);
-            return retry(cx, j, answered.record(AttemptResult::BadAnswer, ""), &why);
+    // An answer that does not read, or a refusal with nothing to act on, is asked again...
+    let read = match read_answer(&completion.response.text, whole) {
+        Ok(a) if a.meta.outcome != Outcome::Approve => {
+            match crate::task::outcome::unroutable(&a.meta, stage.as_str()) {
+                Some(why) => Err(why),
+                None => Ok(a),
+            }
         }
+        Ok(a) => Ok(a),
+        // Cut at the output limit: its complete files still carry what it wrote.
+        Err(_) if whole && completion.response.truncated() => {
+            match read_cut_answer(&completion.response.text) {
+                Some(a) => Ok(a),
+                None => Err(cut_short(
+                    "your answer has no complete file".into(),
+                    &completion.response,
+                    req.max_tokens,
+                )),
+            }
+        }
+        Err(why) => Err(cut_short(why, &completion.response, req.max_tokens)),
+    };
+    let ReadAnswer { meta, blocks } = match read {
+        Ok(a) => a,
+        // ...except the verifier's when every fact of the run's tip holds: it has nothing to
+        // fix, and a run is not held back, nor a call spent, for its words.
+        Err(why) if stage == Stage::Verify && nothing_to_verify(cx, j)? => set_aside_verifier(&why),
+        Err(why) => return retry(cx, j, answered.record(AttemptResult::BadAnswer, ""), &why),
     };
     if meta.outcome != Outcome::Approve {
-        if let Some(why) = crate::task::outcome::unroutable(&meta, stage.as_str()) {
-            return retry(cx, j, answered.record(AttemptResult::BadAnswer, ""), &why);
-        }
         return stop_on_outcome(cx, j, answered, meta);
     }
     let read_only = if matches!(stage, Stage::Implement | Stage::Refactor) {
@@ -314,6 +333,35 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
     j.keep(commit);
     j.event(&format!("{stage} attempt {n} committed for review"))?;
     review::pending(cx, j, epoch_n, None)
+}
+
+/// Whether the Verify stage has nothing to fix: the run's tip is its best evidenced commit
+/// (it passes every fact the run checks, the verify command among them where one runs).
+fn nothing_to_verify(cx: &Cx<'_>, j: &Journal<'_>) -> Result<bool, RunError> {
+    let tip = j.state.tip().clone();
+    let evidenced = j.state.best().is_some_and(|b| b.commit == tip);
+    Ok(evidenced && verify::passes_at(cx, &tip) != Some(false))
+}
+
+/// The verifier's answer set aside (`why`: why it could not be used), as an approval with no
+/// edit that says so: the facts, not its words, carry the stage.
+fn set_aside_verifier(why: &str) -> ReadAnswer {
+    let first = why
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .unwrap_or(why);
+    let summary = format!(
+        "the verifier's answer was set aside ({}): every fact of the run's tip holds, so there was nothing to fix",
+        crate::bounded::clip(first, 160)
+    );
+    let meta =
+        serde_json::from_value(serde_json::json!({"outcome": "APPROVE", "summary": summary}))
+            .expect("an APPROVE with a summary is a stage's metadata");
+    ReadAnswer {
+        meta,
+        blocks: Vec::new(),
+    }
 }
 
 /// What a retry is told first when blocks on read-only files were set aside: which, why,

@@ -25,6 +25,7 @@ mod economy;
 mod examples;
 pub(super) mod facts;
 mod format;
+mod idle;
 mod observe;
 mod prompt;
 mod reassign;
@@ -184,18 +185,25 @@ fn run_loop(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<(), RunError> {
 }
 
 /// One step at `stage`: the review of an attempt a killed run left committed, else
-/// escalate when its retries are used up (see [`transition::due`]), else run the verify
-/// command first (verify stage, unless it ran at the tip already), then one attempt.
+/// escalate when its retries are used up (see [`transition::due`]), else skip it when the
+/// task leaves it nothing to do ([`idle`]), else run the verify command first (verify
+/// stage, unless it ran at the tip already), then one attempt.
 fn stage_step(cx: &Cx<'_>, j: &mut Journal<'_>, stage: Stage) -> Result<Flow, RunError> {
     if j.state.under_review().is_some() {
         return review::resume(cx, j);
     }
     let tries = j.state.stages()[j.state.current()].attempts_in_epoch();
     let earlier = transition::earlier(j.state.stages(), j.state.current());
-    match transition::due(Policy::of(&j.state), tries, earlier) {
+    match transition::due(Policy::at(&j.state, j.state.current()), tries, earlier) {
         Due::Attempt => {}
         Due::Rewind(to) => return act::rewind(cx, j, to),
         Due::Stop(stop) => return act::exhausted(cx, j, stop),
+    }
+    if let Some(why) = idle::why_idle(cx, j, stage)? {
+        cx.progress(&Progress::StageSkipped { stage, why: &why });
+        j.state.skip(why);
+        j.event(&format!("{stage} skipped: nothing to do"))?;
+        return Ok(Flow::Continue);
     }
     if stage == Stage::Verify {
         // At the tip: not again if it ran there, again if a rejected fix moved it.

@@ -76,7 +76,7 @@ pub(super) fn stage_request(
         // A debate's winning position is what the architect builds.
         debate::shown(&j.state)
     } else {
-        verify::base_failure(cx, j)?
+        skipped_before(&j.state, idx) + &verify::last_failure(cx, j)?
     };
     let read_only = if matches!(stage, Stage::Implement | Stage::Refactor) {
         verify::read_only(cx, j)?
@@ -108,4 +108,20 @@ pub(super) fn stage_request(
         },
         &estimator,
     ))
+}
+
+/// What a building stage is told of the stages skipped before it (the role prompts speak of
+/// a plan and a scaffold, which a skipped architect never made), empty when none was.
+fn skipped_before(state: &crate::pipeline::record::RunState, idx: usize) -> String {
+    let skipped: Vec<String> = state.stages()[..idx]
+        .iter()
+        .filter_map(|s| Some(format!("- {}: {}\n", s.stage, s.skipped.as_ref()?)))
+        .collect();
+    if skipped.is_empty() {
+        return String::new();
+    }
+    format!(
+        "## Stages skipped (a fact)\nThere is no plan or scaffold to follow; change the code itself.\n{}",
+        skipped.concat()
+    )
 }

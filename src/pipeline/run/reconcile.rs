@@ -8,10 +8,11 @@ use super::requirements::checkable;
 use super::step::{BlockOn, Cx, Flow, Journal, RunError};
 use super::stop::{halt, mark_or_fail, model_failed};
 use super::suggest;
-use crate::arbiter::service::{candidates, Arbiter};
+use crate::arbiter::service::{candidates, Arbiter, Judged};
 use crate::arbiter::{Floor, Verdict};
 use crate::config::prompt;
 use crate::git::{self, GitError};
+use crate::model::{Exchange, ModelError, Spend};
 use crate::notes::{self, ReconciliationRecord, Record};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::plan::same_wire_model;
@@ -107,6 +108,25 @@ pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>, may_rewind: bool) -> Result
         .await_blocking()
     {
         Ok(j) => j,
+        // An answer out of format, its repair too, is a failed call, never a HALT: the
+        // reconciliation is a FLAG that says why, and the facts still floor it.
+        Err(ModelError::SchemaViolation { model, errors, .. }) => Judged {
+            value: ReconcileAnswer {
+                verdict: Verdict::Flag,
+                confidence: 0.0,
+                reasoning: format!(
+                    "the reconciliation arbiter {model} answered out of format, its repair too ({}): nothing it said is taken; the facts decide, at most FLAG",
+                    errors.join("; ")
+                ),
+                checks: vec![],
+                requirements: vec![],
+                rewind_to: "none".into(),
+                gaps: vec![],
+            },
+            exchange: Exchange::unanswered(&req, &model),
+            model,
+            spend: Spend::default(),
+        },
         Err(e) => return model_failed(cx, j, "reconcile", e),
     };
     j.state.add_spend(judged.spend);

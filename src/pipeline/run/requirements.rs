@@ -322,6 +322,7 @@ mod tests {
                 status: "modified".into(),
                 binary: false,
                 withheld: false,
+                submodule: false,
                 hunks: Vec::new(),
             })
             .collect()

@@ -13,6 +13,8 @@ use super::step::{BlockOn, Cx, Flow, Journal, RunError};
 use super::stop::{halt, model_failed};
 use crate::arbiter::gather::{prepare, Prepared, Subject, TaskBrief};
 use crate::arbiter::request::Brief;
+use crate::arbiter::review::{finish, floor};
+use crate::arbiter::schema::ArbiterAnswer;
 use crate::arbiter::service::{candidates, Arbiter, Reviewed};
 use crate::arbiter::{feedback, Verdict};
 use crate::code::Finding;
@@ -27,7 +29,9 @@ use crate::pipeline::record::{
 };
 use crate::pipeline::stage::Stage;
 use crate::pipeline::transition::{self, AfterReview, Stop};
+use crate::probe::{keeps_behaviour, Intent};
 use crate::task::outcome::StageMeta;
+use crate::task::TaskSpec;
 
 /// Reviews the attempt the record holds under review, as a resumed run finds it, with the
 /// facts its record holds; a record older than that finds them again from its commit.
@@ -138,7 +142,7 @@ fn decide(
     // A doubtful REJECT or HALT is deliberated first, so its note names the session.
     let reject_fb = feedback::reject_block(
         epoch_n,
-        j.state.max_retries(),
+        j.state.retries_at(j.state.current()),
         &review.issues,
         &review.alternatives,
     );
@@ -275,18 +279,27 @@ fn prepare_review<'a>(
     })
     .ctx("diffing the stage under review")?;
     prepared.add_findings(claims);
-    // The changed functions run on both sides, for the arbiter's facts.
+    // The changed functions run on both sides: a fact for the arbiter, with the floors of
+    // what the stage and the task say the change does to behaviour.
     let examples = cx.spec.example_calls();
-    prepared.take_behaviour(&examples);
-    // A change to what a function no requirement names does is a fact, at most a FLAG.
-    if let Some(f) = prepared
-        .behaviour
-        .as_ref()
-        .and_then(|d| d.unasked(&cx.spec.named_functions()))
-    {
-        prepared.add_findings(vec![f]);
-    }
+    prepared.take_behaviour(&examples, &intent(&cx.spec, stage));
     Ok(prepared)
+}
+
+/// What a stage's change says it does to behaviour: the refactor stage, and every stage of
+/// a task whose title or description says behaviour stays (a refactor, a rename), keep it;
+/// a change elsewhere than the functions the requirements name is unasked.
+pub(super) fn intent(spec: &TaskSpec, stage: Stage) -> Intent {
+    let keeps = if stage == Stage::Refactor {
+        Some("the refactor stage".to_string())
+    } else {
+        keeps_behaviour(&format!("{}\n{}", spec.title, spec.description))
+            .map(|w| format!("the task's {w}"))
+    };
+    Intent {
+        keeps,
+        named: spec.named_functions(),
+    }
 }
 
 /// Asks the arbiter about the prepared change and checks its answer against the facts.
@@ -331,11 +344,54 @@ fn ask(
         });
     }
     let system = prompt(&cx.env.config.config, "arbiter", Some(&cx.env.repo_root()));
-    let reviewed = arbiter.review(&system, prepared, &brief).await_blocking()?;
+    let reviewed = match arbiter.review(&system, prepared, &brief).await_blocking() {
+        Ok(r) => r,
+        // An answer out of format, its repair too, says nothing the run can take: a failed
+        // call, never a verdict, and never a reason to halt. The facts decide, at most FLAG.
+        Err(ModelError::SchemaViolation { model, errors, .. }) => {
+            out_of_format(prepared, &brief, stage, stage_model, &model, &errors)
+        }
+        Err(e) => return Err(e),
+    };
     let mut transcript = Transcript::review(stage.as_str(), &reviewed);
     transcript.findings = Some(prepared.findings().to_vec());
     j.transcript(&transcript);
     Ok(reviewed)
+}
+
+/// The review of a stage whose arbiter answered out of format twice (the answer and its
+/// repair): the facts' floor over a FLAG that says why, with no issue of the model's.
+fn out_of_format(
+    prepared: &Prepared<'_>,
+    brief: &Brief<'_>,
+    stage: Stage,
+    stage_model: &str,
+    arbiter: &str,
+    errors: &[String],
+) -> Reviewed {
+    prepared.with_checks(brief, |checks| {
+        let answer = ArbiterAnswer {
+            verdict: Verdict::Flag,
+            confidence: 0.0,
+            reasoning: format!(
+                "the arbiter {arbiter} answered out of format, its repair too ({}): it decides nothing here; the facts do, and without a review the stage is at most FLAG",
+                errors.join("; ")
+            ),
+            issues: vec![],
+            alternatives: vec![],
+        };
+        let mut review = finish(stage.as_str(), stage_model, arbiter, answer, checks, 0.0);
+        // No issue stands behind the FLAG, and a verdict derived from issues alone would
+        // pass what no model reviewed.
+        review.verdict = review.verdict.max(Verdict::Flag);
+        review.derived = None;
+        Reviewed {
+            review,
+            exchanges: vec![],
+            spend: crate::model::Spend::default(),
+            facts: floor(checks.findings, checks.verify),
+        }
+    })
 }
 
 /// Why an architect's change is not probed: a scaffold is not meant to behave yet, so a

@@ -148,17 +148,21 @@ impl<'a> Cx<'a> {
     /// Whether probes run in this run: only in a trusted clone, with the run's verify
     /// command deciding whether Rust probes run.
     pub(in crate::pipeline) fn probe_policy(&self) -> ProbePolicy {
-        let verify = match &self.env.verify {
-            VerifyPlan::Run { command, .. } => Some(command.clone()),
-            VerifyPlan::Skip(_) => None,
+        let (verify, timeout) = match &self.env.verify {
+            VerifyPlan::Run { command, timeout } => (Some(command.clone()), Some(*timeout)),
+            VerifyPlan::Skip(_) => (None, None),
         };
+        let settings = ProbeSettings::for_repo(
+            self.env.repo,
+            verify,
+            self.env.config.config.sandbox.clone(),
+        );
         ProbePolicy::for_clone(
             self.env.config.trusted,
-            ProbeSettings::for_repo(
-                self.env.repo,
-                verify,
-                self.env.config.config.sandbox.clone(),
-            ),
+            match timeout {
+                Some(t) => settings.with_test_timeout(t),
+                None => settings,
+            },
         )
     }
 

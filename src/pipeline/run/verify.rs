@@ -50,19 +50,24 @@ pub(super) fn passes(cx: &Cx<'_>, at: &ObjectId) -> Option<bool> {
     command_at(cx, at).map(|o| o.exit_code == Some(0))
 }
 
-/// The verify command's failure at a building stage's commit `at` (whose tree is
-/// `tree`), and whether the command passed at the run's base (asked once, the first time
-/// a stage fails it). A failure the base had too counts only when the output points at
-/// the task's files: a bug fix's failing test is the task's business, and the Verify
-/// stage's floor would reject it anyway, so the building stages are shown it as a plain
-/// test loop would be; a failure elsewhere (a broken tool, another module) holds no
-/// stage back. `None` when it passes, does not run, is off while building
-/// (`verify.while_building`), or failed at the base for reasons outside the task.
+/// Whether the verify command passes at `at`, run even when it is off while building
+/// (`None` when no command runs): a commit the run falls back to must pass it, whatever
+/// the building stages were held to.
+pub(super) fn passes_at(cx: &Cx<'_>, at: &ObjectId) -> Option<bool> {
+    command_at(cx, at).map(|o| o.exit_code == Some(0))
+}
+
+/// The verify command's failure at a building stage's commit `at`, and whether the command passed at the run's base (asked once, the first time
+/// a stage fails it). Every failure counts, however it fails (an exit, a crash, a timeout,
+/// with or without a file named): when the base failed too, an attempt is measured against
+/// that failure, and one that still fails has not fixed it. (A failure that names no file
+/// used to be taken as outside the task and waved through: a test that hangs names none,
+/// and a builder never shown it accepted a change that only moved a docstring.) `None`
+/// when it passes, does not run, or is off while building (`verify.while_building`).
 pub(super) fn fails(
     cx: &Cx<'_>,
     j: &mut Journal<'_>,
     at: &ObjectId,
-    tree: &git2::Tree<'_>,
 ) -> Result<Option<(CommandOutcome, bool)>, RunError> {
     if !cx.env.config.config.verify.while_building {
         return Ok(None);
@@ -75,10 +80,59 @@ pub(super) fn fails(
         return Ok(None);
     }
     let passed_at_base = at_base(cx, j)?.is_none_or(|o| o.exit_code == Some(0));
-    if !passed_at_base && pointed(cx, &outcome.tail, tree).is_empty() {
+    Ok(Some((outcome, passed_at_base)))
+}
+
+/// How the verify command failed at the run's base (`exits with 1`, `was killed after
+/// 20 s: …`), when it runs while building and failed there: a bug fix's specification.
+pub(super) fn failure_at_base(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+) -> Result<Option<String>, RunError> {
+    if !cx.env.config.config.verify.while_building {
         return Ok(None);
     }
-    Ok(Some((outcome, passed_at_base)))
+    Ok(at_base(cx, j)?
+        .filter(|o| o.exit_code != Some(0))
+        .map(|o| how_it_failed(&o, timeout(cx))))
+}
+
+/// How a failed command ended, in words a builder can act on: its exit code, or that it was
+/// killed by its timeout (`timeout`), which for a test suite usually means a call that never
+/// returns.
+pub(super) fn how_it_failed(
+    outcome: &CommandOutcome,
+    timeout: Option<std::time::Duration>,
+) -> String {
+    match (outcome.exit_code, outcome.timed_out) {
+        (_, true) => format!(
+            "was killed after {}: it did not finish, so something it runs never returns (an endless loop or recursion?)",
+            timeout.map_or("its time limit".to_string(), |t| format!("{} s", t.as_secs()))
+        ),
+        (Some(c), _) => format!("exits with {c}"),
+        (None, _) => match &outcome.stopped_by {
+            Some(by) => format!("was stopped by the box's {by}"),
+            None => "was killed".to_string(),
+        },
+    }
+}
+
+/// The end of a failed command's output as a builder is shown it: its last `lines`, or a
+/// note that it printed nothing.
+pub(super) fn output_end(outcome: &CommandOutcome, lines: usize) -> String {
+    let all: Vec<&str> = outcome.tail.lines().collect();
+    if all.iter().all(|l| l.trim().is_empty()) {
+        return "(it printed nothing)".to_string();
+    }
+    all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// The verify command's timeout in this run, when it runs.
+pub(super) fn timeout(cx: &Cx<'_>) -> Option<std::time::Duration> {
+    match &cx.env.verify {
+        VerifyPlan::Run { timeout, .. } => Some(*timeout),
+        VerifyPlan::Skip(_) => None,
+    }
 }
 
 /// Runs the verify command in the box on a scratch copy of `at`, with progress; `None`
@@ -128,7 +182,8 @@ fn at_base(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Option<CommandOutcome>, R
 
 /// The paths (globs) the building stages may not change in this run: the TaskSpec's
 /// `[scope] read_only` when it sets one; else the tests that fail at the run's base (the test
-/// files the verify command's failure there points at), less the files a requirement names.
+/// files the verify command's failure there points at; every test file of the base when it
+/// points at none, as a suite that hangs does), less the files a requirement names.
 /// A failing test at the base is the specification of a bug fix: a stage that edits it
 /// instead of the code (seen three times in a row on a small model) proves nothing.
 pub(super) fn read_only(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Vec<String>, RunError> {
@@ -142,19 +197,35 @@ pub(super) fn read_only(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Vec<String>,
         return Ok(Vec::new());
     };
     let named: Vec<&String> = cx.spec.requirements.iter().flat_map(|r| &r.files).collect();
-    Ok(pointed(cx, &outcome.tail, &cx.base_tree()?)
+    let base = cx.base_tree()?;
+    let pointed: Vec<String> = pointed(cx, &outcome.tail, &base)
         .into_iter()
         .map(|p| p.path)
         .filter(|p| crate::code::test_path(p) && !named.contains(&p))
+        .collect();
+    if !pointed.is_empty() {
+        return Ok(pointed);
+    }
+    // A failure that names no test (a suite killed by its timeout prints nothing) leaves
+    // every test the base has as the specification.
+    Ok(TreeFiles::new(cx.repo(), base)
+        .paths()
+        .into_iter()
+        .filter(|p| {
+            crate::code::test_path(p)
+                && crate::code::Lang::from_path(p).is_some()
+                && cx.spec.writable(p)
+                && !named.contains(&p)
+        })
         .collect())
 }
 
 /// What a building stage is told before it starts when the verify command already fails
-/// at the run's base in the task's own files (a bug fix's failing test): the command and
-/// the end of its output, as a fact. A builder that is not shown the failure it must fix
-/// guesses (seen: a small model wrote the test file back unchanged three times); a test
-/// loop shows it. Empty when the command passes, does not run, is off while building, or
-/// fails elsewhere.
+/// at the run's base (a bug fix's failing test, a test that hangs): the command, how it
+/// failed and the end of its output, as a fact. A builder that is not shown the failure it
+/// must fix guesses (seen: a small model wrote the test file back unchanged three times); a
+/// test loop shows it. Empty when the command passes, does not run, or is off while
+/// building.
 pub(super) fn base_failure(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<String, RunError> {
     if !cx.env.config.config.verify.while_building {
         return Ok(String::new());
@@ -167,11 +238,6 @@ pub(super) fn base_failure(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<String, R
         return Ok(String::new());
     }
     let pointed = pointed(cx, &outcome.tail, &base_tree);
-    if pointed.is_empty() {
-        return Ok(String::new());
-    }
-    let lines: Vec<&str> = outcome.tail.lines().collect();
-    let tail = lines[lines.len().saturating_sub(30)..].join("\n");
     let read_only = read_only(cx, j)?;
     let locked = if read_only.is_empty() {
         String::new()
@@ -182,12 +248,33 @@ pub(super) fn base_failure(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<String, R
         )
     };
     Ok(format!(
-        "## The verify command fails before any change (a fact)\n`{}` {} at the run's base. The end of its output:\n```\n{tail}\n```\n{}Make it pass by fixing the code; the tests the repository already has are evidence and stay as they are.\n{locked}",
+        "## The verify command fails before any change (a fact)\n`{}` {} at the run's base. The end of its output:\n```\n{}\n```\n{}Make it pass by fixing the code; the tests the repository already has are evidence and stay as they are.\n{locked}",
         outcome.command,
-        outcome
-            .exit_code
-            .map_or("is killed".to_string(), |c| format!("exits with {c}")),
+        how_it_failed(&outcome, timeout(cx)),
+        output_end(&outcome, 30),
         points_at(&pointed)
+    ))
+}
+
+/// What a building stage's attempt is told of the verify command before it answers: how it
+/// failed on the files the attempt is shown, as a test loop shows the last run. On the
+/// stage's draft (an earlier attempt's change, kept because it failed the command) that is
+/// the draft's run; else the failure at the run's base ([`base_failure`]).
+pub(super) fn last_failure(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<String, RunError> {
+    let draft = j.state.stages()[j.state.current()].draft.clone();
+    let Some(draft) = draft.filter(|_| cx.env.config.config.verify.while_building) else {
+        return base_failure(cx, j);
+    };
+    let Some(outcome) = command_at(cx, &draft).filter(|o| o.exit_code != Some(0)) else {
+        return base_failure(cx, j);
+    };
+    let tree = cx.tree(&draft, "reading the stage's draft")?;
+    Ok(format!(
+        "## The verify command on the files below, as they are now (a fact)\n`{}` {}. The end of its output:\n```\n{}\n```\n{}",
+        outcome.command,
+        how_it_failed(&outcome, timeout(cx)),
+        output_end(&outcome, 30),
+        points_at(&pointed(cx, &outcome.tail, &tree))
     ))
 }
 
@@ -317,6 +404,30 @@ mod tests {
         ["textstats.py", "tests/test_textstats.py", "src/lib.rs"]
             .map(String::from)
             .to_vec()
+    }
+
+    #[test]
+    fn the_end_of_a_failed_command_is_its_last_lines_or_that_it_printed_nothing() {
+        let outcome = |tail: &str| CommandOutcome {
+            command: "make test".into(),
+            exit_code: None,
+            timed_out: true,
+            tail: tail.into(),
+            duration_ms: 1,
+            layers: None,
+            stopped_by: None,
+        };
+        let long: String = (1..=50).map(|i| format!("line {i}\n")).collect();
+        let end = output_end(&outcome(&long), 30);
+        assert!(
+            end.starts_with("line 21\n") && end.ends_with("line 50"),
+            "{end}"
+        );
+        assert_eq!(output_end(&outcome("\n  \n"), 30), "(it printed nothing)");
+        assert_eq!(
+            how_it_failed(&outcome(""), Some(std::time::Duration::from_secs(3))),
+            "was killed after 3 s: it did not finish, so something it runs never returns (an endless loop or recursion?)"
+        );
     }
 
     #[test]

@@ -176,6 +176,10 @@ pub struct DebateReport<'a> {
     pub winner: Option<&'a str>,
     /// Its position.
     pub position: Option<&'a str>,
+    /// Why the judge chose it, naming the arguments it accepted and rejected.
+    pub justification: Option<&'a str>,
+    /// What the architect was given to build, as the judge decided it.
+    pub decision: Option<&'a str>,
     /// What the debate cost.
     #[serde(serialize_with = "crate::model::usage::rounded_usd")]
     pub cost_usd: f64,
@@ -191,6 +195,8 @@ impl<'a> DebateReport<'a> {
             tiebreaker: &d.tiebreaker,
             winner: d.judgment.as_ref().map(|j| j.winner.as_str()),
             position: d.judgment.as_ref().map(|j| j.label.as_str()),
+            justification: d.judgment.as_ref().map(|j| j.justification.as_str()),
+            decision: d.judgment.as_ref().map(|j| j.decision.as_str()),
             cost_usd: d.spend().cost_usd,
         }
     }

@@ -14,10 +14,16 @@ use crate::edit::summarize_failures;
 use crate::git::{self, Context as _, FileStat, TreeFiles};
 use crate::model::fanout::join_all;
 use crate::model::{ChatRequest, Exchange, ModelError, Spend};
-use crate::pipeline::answer::{apply_answer, read_answer, writes_whole_files, ReadAnswer};
-use crate::pipeline::context::{answer_grammar, stage_message, system_message, StageContext};
+use crate::pipeline::answer::{
+    apply_answer, read_answer, read_cut_answer, writes_whole_files, ReadAnswer,
+};
+use crate::pipeline::context::{
+    answer_cap, answer_grammar, stage_message, system_message, StageContext,
+};
 use crate::pipeline::observer::Progress;
-use crate::pipeline::record::{Candidate, ParallelState, RunStatus, StopReason, Transcript};
+use crate::pipeline::record::{
+    Candidate, ParallelState, RunStatus, StopReason, Synthesis, Transcript, Winner, WonBy,
+};
 use crate::pipeline::run::step::{BlockOn, Cx, Flow, Journal, RunError};
 use crate::pipeline::run::stop::{halt, model_failed};
 use crate::pipeline::stage::Stage;
@@ -82,11 +88,14 @@ pub(super) fn explore_request(
     let root = cx.env.repo_root();
     let system = system_message(config, Some(&root), ask.role, model, &context);
     let role_cfg = config.roles.get(Stage::Implement.role());
-    let mut req = ChatRequest::new(
-        Some(system),
-        user,
-        role_cfg.max_output_tokens.unwrap_or(8192),
-    );
+    let role_cap = role_cfg.max_output_tokens.unwrap_or(8192);
+    // Sized to the task, as a stage's answer is: a candidate writing whole files is cut
+    // where its files end, not after 8,192 tokens of one file written again and again.
+    let max_tokens = match cx.env.client.estimator(model) {
+        Ok(estimator) => answer_cap(config, model, &context, &estimator, role_cap),
+        Err(_) => role_cap,
+    };
+    let mut req = ChatRequest::new(Some(system), user, max_tokens);
     req.temperature = role_cfg.temperature;
     req.grammar = answer_grammar(config, model, &context);
     Ok(req)
@@ -101,7 +110,7 @@ pub(super) fn build_answer(
     j: &Journal<'_>,
     model: &str,
     parent: Oid,
-    answer: &str,
+    answer: &crate::model::ChatResponse,
     what: &str,
     may_be_empty: bool,
 ) -> Result<Result<Built, String>, RunError> {
@@ -111,8 +120,14 @@ pub(super) fn build_answer(
         .and_then(|c| c.tree())
         .ctx("reading a solution's parent tree")?;
     let whole = writes_whole_files(&cx.env.config.config, model);
-    let ReadAnswer { meta, blocks } = match read_answer(answer, whole) {
+    let ReadAnswer { meta, blocks } = match read_answer(&answer.text, whole) {
         Ok(a) => a,
+        // Cut at the output limit: its complete files still carry what it wrote, and the
+        // facts judge them as any solution's.
+        Err(why) if whole && answer.truncated() => match read_cut_answer(&answer.text) {
+            Some(a) => a,
+            None => return Ok(Err(why)),
+        },
         Err(why) => return Ok(Err(why)),
     };
     if meta.outcome != Outcome::Approve {
@@ -287,9 +302,9 @@ pub(super) fn fan_out(
     if let Some(e) = over_budget {
         return model_failed(cx, j, "parallel", e);
     }
-    if present < 2 {
+    if present == 0 {
         let detail = format!(
-            "{present} of {} candidates built a solution, and a choice needs two ({fates})",
+            "none of the {} candidates built a solution ({fates})",
             models.len()
         );
         return halt(
@@ -297,9 +312,46 @@ pub(super) fn fan_out(
             j,
             RunStatus::Halted,
             StopReason::Parallel { detail },
-            "parallel: too few candidates",
+            "parallel: no candidate",
         );
     }
+    if present == 1 {
+        return go_on_alone(cx, j, &fates);
+    }
+    Ok(Flow::Continue)
+}
+
+/// One usable solution out of a panel: nothing to choose between, so it goes on as the
+/// result (a working solution is never turned into a halt because no choice could be
+/// made), recorded as a degraded panel with every missing candidate and why, and the run
+/// ends at most FLAG. Nothing is voted on or synthesized: there is no other solution to
+/// take from.
+fn go_on_alone(cx: &Cx<'_>, j: &mut Journal<'_>, fates: &str) -> Result<Flow, RunError> {
+    let p = j.state.parallel_mut();
+    let Some(alone) = p.present().next().map(|c| c.model.clone()) else {
+        return Ok(Flow::Continue);
+    };
+    let why = format!(
+        "the only usable solution of {} candidates; a degraded panel, so the run ends at most FLAG ({fates})",
+        p.models.len()
+    );
+    p.winner = Some(Winner {
+        model: alone.clone(),
+        by: WonBy::Alone,
+        votes: vec![(alone.clone(), 0)],
+        justification: why.clone(),
+    });
+    p.synthesis = Some(Synthesis {
+        model: alone.clone(),
+        commit: None,
+        detail: "no other solution to take from".into(),
+        spend: Spend::default(),
+    });
+    cx.progress(&Progress::Explored {
+        who: &alone,
+        what: &format!("goes on alone: {why}"),
+    });
+    j.event(&format!("parallel: {alone} goes on alone"))?;
     Ok(Flow::Continue)
 }
 
@@ -332,7 +384,7 @@ fn take_candidate(
         j,
         &c.model,
         base,
-        &completion.response.text,
+        &completion.response,
         "candidate",
         false,
     )? {

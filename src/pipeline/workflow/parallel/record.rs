@@ -138,6 +138,9 @@ pub enum WonBy {
     /// The vote could not choose and no tiebreaker could: the deterministic findings of
     /// the solutions (syntax errors, unresolved imports) did, else the ratings each got.
     Evidence,
+    /// It was the only usable solution: the others could not answer or answered nothing
+    /// usable. A degraded panel, so the run ends at most FLAG.
+    Alone,
 }
 
 impl WonBy {
@@ -148,6 +151,7 @@ impl WonBy {
             WonBy::Tiebreaker => "tiebreaker",
             WonBy::Arbiter => "arbiter",
             WonBy::Evidence => "evidence",
+            WonBy::Alone => "alone",
         }
     }
 }

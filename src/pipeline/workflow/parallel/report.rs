@@ -4,6 +4,7 @@
 
 use serde::Serialize;
 
+use super::record::{CandidateReview, CrossReview};
 use crate::bounded::indented as line;
 use crate::pipeline::record::ParallelState;
 
@@ -180,6 +181,15 @@ pub struct ParallelReport<'a> {
     pub winner: Option<&'a str>,
     /// How it won.
     pub won_by: Option<&'static str>,
+    /// The tiebreaker's or the judging arbiter's reasons for the winner (empty for a
+    /// majority vote).
+    pub justification: Option<&'a str>,
+    /// Each candidate that built no solution, and why.
+    pub absent: Vec<Absent<'a>>,
+    /// Each candidate's ratings of the others and its vote, with their reasons.
+    pub reviews: &'a [CrossReview],
+    /// A tournament's reviews of each candidate by the judging arbiter.
+    pub judgments: &'a [CandidateReview],
     /// The candidates' branches.
     pub branches: Vec<&'a str>,
     /// How long the fan-out took.
@@ -195,8 +205,33 @@ impl<'a> ParallelReport<'a> {
             degraded: p.degraded(),
             winner: p.winner.as_ref().map(|w| w.model.as_str()),
             won_by: p.winner.as_ref().map(|w| w.by.as_str()),
+            justification: p
+                .winner
+                .as_ref()
+                .map(|w| w.justification.as_str())
+                .filter(|j| !j.is_empty()),
+            absent: p
+                .candidates
+                .iter()
+                .filter(|c| c.commit.is_none())
+                .map(|c| Absent {
+                    model: &c.model,
+                    why: &c.detail,
+                })
+                .collect(),
+            reviews: &p.reviews,
+            judgments: &p.judgments,
             branches: p.candidates.iter().map(|c| c.branch.as_str()).collect(),
             fanout_ms: p.fanout_ms,
         }
     }
+}
+
+/// A candidate of a [`ParallelReport`] that built no solution.
+#[derive(Debug, Serialize)]
+pub struct Absent<'a> {
+    /// Its model.
+    pub model: &'a str,
+    /// Why it has none.
+    pub why: &'a str,
 }

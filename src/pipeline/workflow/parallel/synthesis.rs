@@ -79,7 +79,7 @@ pub(super) fn synthesize(
         },
         Ok(completion) => {
             let spend = heard_answer(j, "synthesizer", &req, &completion);
-            let (commit, detail) = match build_answer(cx, j, &model, parent, &completion.response.text, "synthesis", true)? {
+            let (commit, detail) = match build_answer(cx, j, &model, parent, &completion.response, "synthesis", true)? {
                 Ok(b) if b.changed.is_empty() => (None, format!("took nothing from the others: {}", b.summary)),
                 Ok(b) => {
                     j.keep(b.commit);

@@ -1,0 +1,3 @@
+"""Small helpers for text, lists, numbers, money and durations."""
+
+__version__ = "0.3.1"
