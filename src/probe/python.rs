@@ -454,8 +454,10 @@ impl Judge<'_> {
     }
 
     /// A failure, counted when changed code computed a value in it (always, for examples).
+    /// Only a confirmation is demoted: a probe that is itself broken (a name it never
+    /// defined) stays broken, whatever it ran before.
     fn counted(&self, mut r: ProbeResult, changed: bool) -> ProbeResult {
-        if self.about.is_some() && !changed {
+        if self.about.is_some() && !changed && r.outcome == ProbeOutcome::Confirmed {
             r.outcome = ProbeOutcome::Irrelevant;
             r.detail = format!(
                 "irrelevant: no value in its failure was computed by code the change added or modified ({})",
