@@ -178,6 +178,7 @@ pub(super) fn plan(
     for (path, write) in wanted {
         b.bind(&path, write, &mounts)?;
     }
+    b.seal_tmp_parents()?;
     // /etc without its secrets.
     for name in ETC_SECRETS {
         let path = Path::new("/etc").join(name);
@@ -317,6 +318,42 @@ impl Builder {
                 let at = self.inside(&walked)?;
                 self.push(Op::Mkdir(at), format!("making {}", walked.display()));
             }
+        }
+        Ok(())
+    }
+
+    /// Makes read-only each directory made in the box's own /tmp only to hold a mount point
+    /// (`/tmp/<someone's dir>/…` on the way to a bound toolchain or scratch copy): writable,
+    /// it would let the command create files at paths of the machine's (a home under
+    /// /tmp), which it would then report as written there. Each is bound onto itself with
+    /// what is mounted beneath it, and only that bind is made read-only.
+    fn seal_tmp_parents(&mut self) -> Result<(), String> {
+        let tmp = Path::new(BOX_TMP);
+        let own = [Path::new(BOX_HOME), Path::new("/tmp/.shm")];
+        let tops: Vec<PathBuf> = self
+            .made
+            .iter()
+            .filter(|p| p.parent() == Some(tmp) && !own.contains(&p.as_path()))
+            .filter(|p| !self.bound.iter().any(|(b, _)| b == *p))
+            .cloned()
+            .collect();
+        for top in tops {
+            let at = self.inside(&top)?;
+            self.push(
+                Op::Bind {
+                    from: at.clone(),
+                    to: at.clone(),
+                    recursive: true,
+                },
+                format!("binding {} onto itself", top.display()),
+            );
+            self.push(
+                Op::ReadOnly {
+                    at,
+                    flags: libc::MS_NOSUID | libc::MS_NODEV,
+                },
+                format!("making {} read-only", top.display()),
+            );
         }
         Ok(())
     }
