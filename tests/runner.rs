@@ -14,6 +14,7 @@ mod consensus;
 mod cost;
 mod debate;
 mod docs;
+mod dotgit_tree;
 mod e2e_local;
 mod examples;
 mod first_contact;

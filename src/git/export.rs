@@ -150,6 +150,7 @@ pub fn run_boxed(
     if let Some(line) = copy.left_out_line() {
         outcome.tail = format!("{line}\n{}", outcome.tail);
     }
+    outcome.left_out = copy.left_out().to_vec();
     (Some(copy), outcome)
 }
 

@@ -67,6 +67,11 @@ pub struct CommandOutcome {
     /// `wall clock`), or why it was not run at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<String>,
+    /// Paths of the tree it ran on that were left out of its scratch copy (names git
+    /// refuses to check out, links that lead out), each with why: never written there,
+    /// so nothing of them ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }
 
 impl CommandOutcome {
@@ -80,6 +85,7 @@ impl CommandOutcome {
             duration_ms: 0,
             layers: None,
             stopped_by: None,
+            left_out: Vec::new(),
         }
     }
 

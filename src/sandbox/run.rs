@@ -1004,6 +1004,7 @@ fn execute(
             duration_ms: started.elapsed().as_millis() as u64,
             layers: None,
             stopped_by: None,
+            left_out: Vec::new(),
         },
         signal,
         stopped,
