@@ -648,18 +648,26 @@ const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 /// Drops every capability for good: root (in the box's user namespace, or for real) gets
 /// none back at `exec` (`SECBIT_NOROOT`, locked), none can be raised as ambient, and the
 /// sets are emptied now.
+///
+/// Setting the secure bits needs `CAP_SETPCAP`; a root that has already lost it (a
+/// container's root with its capabilities dropped) is refused with `EPERM`, and goes on:
+/// its sets are emptied all the same, and `no_new_privs`, set next, keeps an `exec` from
+/// granting more than the (empty) permitted set.
 unsafe fn drop_capabilities() -> Result<(), libc::c_int> {
     let bits = libc::SECBIT_NOROOT
         | libc::SECBIT_NOROOT_LOCKED
         | libc::SECBIT_NO_CAP_AMBIENT_RAISE
         | libc::SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
-    check(libc::prctl(
+    match check(libc::prctl(
         libc::PR_SET_SECUREBITS,
         bits as libc::c_ulong,
         0,
         0,
         0,
-    ))?;
+    )) {
+        Ok(()) | Err(libc::EPERM) => {}
+        Err(e) => return Err(e),
+    }
     check(libc::prctl(
         libc::PR_CAP_AMBIENT,
         libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,

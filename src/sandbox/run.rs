@@ -696,6 +696,7 @@ fn detect() -> Found {
         let mut landlock_abi = abi;
         let mut seccomp = true;
         let mut first_failure: Option<String> = None;
+        let mut last_failure: Option<String> = None;
         for (ns, user, view) in tries {
             loop {
                 let found = Found {
@@ -747,10 +748,21 @@ fn detect() -> Found {
                             ?step,
                             "box layers {ns:#x} (view {view}) not available: {e}"
                         );
-                        first_failure.get_or_insert(e);
+                        first_failure.get_or_insert(e.clone());
+                        last_failure = Some(e);
                         break;
                     }
                 }
+            }
+        }
+        // Not even a bare start worked: every layer says why, not "not available".
+        let why = format!(
+            "no command could start in the box here ({})",
+            last_failure.unwrap_or_else(|| "no reason given".into())
+        );
+        for layer in ["filesystem", "network", "processes", "privileges", "view"] {
+            if !why_not.iter().any(|(l, _)| *l == layer) {
+                why_not.push((layer, why.clone()));
             }
         }
         Found {
