@@ -53,11 +53,10 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Runs `job` in the box as an unprivileged user with `home` as its HOME and `path` as its
-/// PATH, and returns the outcome the box recorded.
-fn as_user(job: &Value, home: &Path, path: &str) -> git_triad::sandbox::CommandOutcome {
-    let exe = std::env::current_exe().unwrap();
-    let mut cmd = if is_root() {
+/// `program` to be run as the unprivileged user: under `setpriv` where the suite is root,
+/// as itself (and said) where the suite already is unprivileged.
+fn as_nobody(program: &Path) -> Command {
+    if is_root() {
         let mut c = Command::new("setpriv");
         c.args([
             &format!("--reuid={NOBODY}"),
@@ -65,16 +64,23 @@ fn as_user(job: &Value, home: &Path, path: &str) -> git_triad::sandbox::CommandO
             "--clear-groups",
             "--",
         ])
-        .arg(&exe);
+        .arg(program);
         c
     } else {
         eprintln!(
-            "the suite runs unprivileged (uid {}): the job runs as it",
-            unsafe { libc::geteuid() }
+            "the suite runs unprivileged (uid {}): {} runs as it",
+            unsafe { libc::geteuid() },
+            program.display()
         );
-        Command::new(&exe)
-    };
-    let out = cmd
+        Command::new(program)
+    }
+}
+
+/// Runs `job` in the box as an unprivileged user with `home` as its HOME and `path` as its
+/// PATH, and returns the outcome the box recorded.
+fn as_user(job: &Value, home: &Path, path: &str) -> git_triad::sandbox::CommandOutcome {
+    let exe = std::env::current_exe().unwrap();
+    let out = as_nobody(&exe)
         .args([
             "--exact",
             "box_user::helper_runs_a_job_in_the_box_when_asked",
@@ -430,4 +436,157 @@ fn dir_size(dir: &Path) -> u64 {
         }
     }
     total
+}
+
+/// A command as the unprivileged user (through `setpriv` where the suite is root), with
+/// `home` as its HOME and a plain PATH; its exit code and output.
+fn user_command(program: &str, args: &[&str], home: &Path) -> (Option<i32>, String, String) {
+    let out = as_nobody(Path::new(program))
+        .args(args)
+        .current_dir(home)
+        .env_clear()
+        .env("HOME", home)
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("GIT_TRIAD_CONFIG", home.join("config.toml"))
+        .env("LANG", "C")
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {program} as uid {NOBODY}: {e}"));
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// The state a layer's line of `doctor` shows.
+fn state_of(layer: &Value) -> &'static str {
+    match (layer["held"].as_bool(), layer.get("gap")) {
+        (Some(true), None) => "held",
+        (Some(true), Some(_)) => "partly",
+        _ => "missing",
+    }
+}
+
+/// Checks `doctor`'s text against its JSON: each layer's line says what the JSON says, and
+/// "runs in this box" is said exactly when every layer held whole.
+fn text_says_what_json_says(text: &str, report: &Value) {
+    for (name, layer) in report["layers"].as_object().unwrap() {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name.as_str()))
+            .unwrap_or_else(|| panic!("no line for {name}: {text}"));
+        assert_eq!(
+            line.split_whitespace().nth(1),
+            Some(state_of(layer)),
+            "{name}: {text}"
+        );
+    }
+    assert_eq!(
+        text.contains("Model-written code runs in this box."),
+        report["whole"] == true,
+        "{text}"
+    );
+}
+
+/// `git triad doctor` as the plain user names exactly the layers that hold for that user:
+/// the ones the kernel gives it, found here by other means (`unshare` as that user for the
+/// namespaces, the Landlock ABI for the filesystem), and says the code "runs in this box"
+/// only when every layer holds whole. Where the suite is root it then takes namespaces away
+/// (a user namespace whose limit is 0, as a container or AppArmor leaves them): the layers
+/// that rest on them are named missing or partly, the network is closed by the seccomp
+/// filter, and doctor no longer says the code runs in this box.
+#[test]
+fn doctor_as_a_plain_user_names_exactly_the_layers_that_hold() {
+    let home = owned_dir();
+    give(home.path());
+    let bin = crate::common::bin();
+    let bin = bin.to_str().unwrap();
+    let (code, json_out, err) = user_command(bin, &["doctor", "--json"], home.path());
+    let report: Value = serde_json::from_str(&json_out)
+        .unwrap_or_else(|e| panic!("doctor --json as uid {NOBODY}: {e}: {json_out}{err}"));
+    let (_, text, _) = user_command(bin, &["doctor"], home.path());
+    text_says_what_json_says(&text, &report);
+    let landlock = git_triad::sandbox::landlock_abi() > 0;
+    assert_eq!(code, Some(if landlock { 0 } else { 1 }), "{text}{err}");
+    assert_eq!(report["layers"]["filesystem"]["held"], landlock, "{report}");
+    let (namespaces, _, why) = user_command(
+        "unshare",
+        &[
+            "--user",
+            "--map-root-user",
+            "--net",
+            "--pid",
+            "--fork",
+            "--mount",
+            "true",
+        ],
+        home.path(),
+    );
+    let namespaces = namespaces == Some(0);
+    eprintln!("namespaces for uid {NOBODY}: {namespaces} {why}");
+    for layer in ["processes", "privileges"] {
+        assert_eq!(
+            report["layers"][layer]["held"], namespaces,
+            "{layer}: {report}"
+        );
+    }
+    if namespaces {
+        assert_eq!(report["layers"]["network"]["held"], true, "{report}");
+        assert!(
+            report["layers"]["network"]["detail"]
+                .as_str()
+                .unwrap()
+                .starts_with("own network namespace"),
+            "{report}"
+        );
+    }
+    if !(is_root() && namespaces) {
+        eprintln!("the suite is not root or the user has no namespaces: the case without them is the one above");
+        return;
+    }
+    // Namespaces taken away: a user namespace of the suite's own whose limit of nested user
+    // namespaces is 0, doctor run in it as its root without a capability.
+    let (code, out, err) = user_command(
+        "unshare",
+        &[
+            "--user",
+            "--map-root-user",
+            "sh",
+            "-c",
+            "echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv --inh-caps=-all --bounding-set=-all --no-new-privs \"$0\" doctor --json",
+            bin,
+        ],
+        home.path(),
+    );
+    let report: Value = serde_json::from_str(&out)
+        .unwrap_or_else(|e| panic!("doctor without namespaces: {e}: {out}{err}"));
+    assert_eq!(code, Some(if landlock { 0 } else { 1 }), "{out}{err}");
+    let layers = &report["layers"];
+    assert_eq!(layers["processes"]["held"], false, "{report}");
+    assert_eq!(report["whole"], false, "{report}");
+    if landlock {
+        assert_eq!(state_of(&layers["filesystem"]), "partly", "{report}");
+        let network = layers["network"]["detail"].as_str().unwrap();
+        assert!(
+            !layers["network"]["held"].as_bool().unwrap() || network.contains("seccomp"),
+            "{report}"
+        );
+    }
+    let (_, text, _) = user_command(
+        "unshare",
+        &[
+            "--user",
+            "--map-root-user",
+            "sh",
+            "-c",
+            "echo 0 > /proc/sys/user/max_user_namespaces && exec setpriv --inh-caps=-all --bounding-set=-all --no-new-privs \"$0\" doctor",
+            bin,
+        ],
+        home.path(),
+    );
+    text_says_what_json_says(&text, &report);
+    assert!(
+        !text.contains("runs in this box") && text.contains("less than the whole box"),
+        "{text}"
+    );
 }

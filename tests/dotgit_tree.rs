@@ -37,37 +37,12 @@ impl Canaries {
     }
 }
 
-/// `git <args>` in `repo` with `input` on its standard input; its trimmed output.
+/// `git <args>` in `repo` (the test's hermetic environment) with `input` on its standard
+/// input; its trimmed output.
 fn git_in(env: &TestEnv, repo: &Path, args: &[&str], input: &str) -> String {
-    use std::io::Write;
-    let mut child = std::process::Command::new("git")
-        .args(args)
-        .current_dir(repo)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "Mallory")
-        .env("GIT_AUTHOR_EMAIL", "m@example.com")
-        .env("GIT_COMMITTER_NAME", "Mallory")
-        .env("GIT_COMMITTER_EMAIL", "m@example.com")
-        .env("HOME", env.home())
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(input.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    let r = env.git_stdin(repo, args, input);
+    r.ok();
+    r.stdout.trim().to_string()
 }
 
 /// Makes `main` of `repo` a commit on top of it whose tree is HEAD's plus a `.git/` holding
@@ -161,11 +136,7 @@ fn run_on_a_tree_carrying_dotgit(trusted: bool) {
         "the run says what it left out: {}",
         r.stderr
     );
-    let record = s.git(&[
-        "show",
-        &format!("refs/triad/runs/{}:run.json", out["run"].as_str().unwrap()),
-    ]);
-    let record: Value = serde_json::from_str(&record).unwrap();
+    let record = s.record(&out);
     let verify = &record["verify"];
     assert_eq!(verify["exit_code"], 0, "{verify}");
     let tail = verify["tail"].as_str().unwrap();
