@@ -703,6 +703,7 @@ mod tests {
             duration_ms: 1,
             layers: None,
             stopped_by: None,
+            left_out: Vec::new(),
         };
         let f = floor(&[], Some(&failing)).unwrap();
         assert_eq!(

@@ -262,6 +262,10 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
     let tests = if args.no_tests {
         None
     } else {
+        if let (Some(why), false) = (prepared.runner.off(), ctx.quiet) {
+            // Said, so that a review without them is never read as one whose tests passed.
+            super::say(&format!("triad: the repository's tests: {why}"));
+        }
         prepared.runner.tests(verify.as_deref())
     };
     let tests = match tests {

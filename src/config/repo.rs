@@ -122,6 +122,7 @@ const LOWER_ONLY: &[&str] = &[
     "sandbox.memory_mb",
     "sandbox.file_mb",
     "sandbox.processes",
+    "sandbox.disk_mb",
 ];
 
 /// Limits an untrusted clone may only lower (a longer answer or a bigger request costs the
@@ -148,10 +149,16 @@ enum Unset {
 }
 
 /// Keys only the user's own config may set, never a repository's (trusted or not), with why.
-const USER_ONLY: &[(&str, &str)] = &[(
-    "notes.trusted_remotes",
-    "only your own config may trust a remote's verdict notes",
-)];
+const USER_ONLY: &[(&str, &str)] = &[
+    (
+        "notes.trusted_remotes",
+        "only your own config may trust a remote's verdict notes",
+    ),
+    (
+        "sandbox.read",
+        "only your own config may widen what the box reads",
+    ),
+];
 
 /// Numbers a repository may only raise (a breaker that stays open longer).
 const HIGHER_ONLY: &[&str] = &["breaker.open_secs"];

@@ -267,9 +267,13 @@ impl<'r> ProbeRunner<'r> {
             }
             match Lang::from_path(&p.path) {
                 Some(Lang::Python) => {
-                    let changed = self.change.as_ref().map(|(c, _)| c);
+                    let functions = self.changed_functions(Lang::Python);
+                    let about = self.change.as_ref().map(|(changed, _)| python::About {
+                        changed,
+                        functions: &functions,
+                    });
                     let mut result = match self.sandbox() {
-                        Ok(sb) => python::run(sb, settings, &p.path, &p.code, changed),
+                        Ok(sb) => python::run(sb, settings, &p.path, &p.code, about.as_ref()),
                         Err(why) => ProbeResult::broken(why.clone()),
                     };
                     if result.outcome == ProbeOutcome::Confirmed {
@@ -290,18 +294,47 @@ impl<'r> ProbeRunner<'r> {
             let batch: Vec<&str> = rust.iter().map(|&i| probes[i].code.as_str()).collect();
             let ran = match self.sandbox() {
                 Ok(sb) => rust::run(sb, settings, &batch),
-                Err(why) => batch.iter().map(|_| ProbeResult::broken(why)).collect(),
+                Err(why) => batch
+                    .iter()
+                    .map(|_| rust::Ran::from(ProbeResult::broken(why)))
+                    .collect(),
             };
+            let functions = self.changed_functions(Lang::Rust);
+            let mut confirmed = Vec::new();
             for (i, mut r) in rust.into_iter().zip(ran) {
-                if r.outcome == ProbeOutcome::Confirmed && !self.rust_about_change(&probes[i].code)
-                {
-                    r.outcome = ProbeOutcome::Irrelevant;
-                    r.detail = format!(
-                        "irrelevant: it names no function the change added or modified ({})",
-                        r.detail
-                    );
+                if r.result.outcome == ProbeOutcome::Confirmed && self.change.is_some() {
+                    if rust::about_change(&probes[i].code, r.line, &functions) {
+                        confirmed.push(i);
+                    } else {
+                        r.result.outcome = ProbeOutcome::Irrelevant;
+                        r.result.detail = format!(
+                            "irrelevant: its failing assertion holds no value computed by a function the change added or modified ({})",
+                            r.result.detail
+                        );
+                    }
                 }
-                results[i] = Some(r);
+                results[i] = Some(r.result);
+            }
+            // Where the base has the code, the confirmed ones run there too.
+            if let Some(base) = self.change.as_ref().and_then(|(_, b)| b.as_ref()) {
+                if !confirmed.is_empty() {
+                    if let Ok(sb) = self
+                        .base_sandbox
+                        .get_or_init(|| Sandbox::export(self.repo, base))
+                        .as_ref()
+                    {
+                        let codes: Vec<&str> =
+                            confirmed.iter().map(|&i| probes[i].code.as_str()).collect();
+                        for (i, b) in confirmed.iter().zip(rust::run(sb, settings, &codes)) {
+                            if let Some(r) = results[*i].as_mut() {
+                                r.base = Some(BaseResult {
+                                    outcome: b.result.outcome,
+                                    actual: b.result.actual,
+                                });
+                            }
+                        }
+                    }
+                }
             }
         }
         results
@@ -321,23 +354,25 @@ impl<'r> ProbeRunner<'r> {
             .as_ref()
     }
 
-    /// Whether a Rust probe is about the change under review: it names a function whose
-    /// definition holds a line the change added or modified (true when no change is known,
-    /// as for examples). Rust probes run compiled, without line coverage, so the reference
-    /// stands for the run.
-    fn rust_about_change(&self, code: &str) -> bool {
+    /// The functions of `lang` whose definitions hold a line the change under review added
+    /// or modified (empty when no change is known).
+    fn changed_functions(&self, lang: Lang) -> std::collections::BTreeSet<String> {
         let Some((changed, _)) = &self.change else {
-            return true;
+            return Default::default();
+        };
+        let kind = match lang {
+            Lang::Rust => "fn",
+            _ => "function",
         };
         let files = crate::git::TreeFiles::new(self.repo, self.tree.clone());
-        let names: Vec<String> = changed
+        changed
             .iter()
-            .filter(|(path, _)| Lang::from_path(path) == Some(Lang::Rust))
+            .filter(|(path, _)| Lang::from_path(path) == Some(lang))
             .filter_map(|(path, lines)| Some((files.text(path)?, lines)))
             .flat_map(|(text, lines)| {
-                crate::code::outline(Lang::Rust, &text)
+                crate::code::outline(lang, &text)
                     .into_iter()
-                    .filter(|s| s.kind == "fn")
+                    .filter(|s| s.kind == kind)
                     .filter(|s| {
                         lines
                             .iter()
@@ -346,11 +381,7 @@ impl<'r> ProbeRunner<'r> {
                     .map(|s| s.name)
                     .collect::<Vec<_>>()
             })
-            .collect();
-        let words: Vec<&str> = code
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .collect();
-        names.iter().any(|n| words.contains(&n.as_str()))
+            .collect()
     }
 
     /// The behaviour diff of the change this runner reviews (see [`behaviour`]): its changed

@@ -1104,6 +1104,7 @@ mod tests {
                 duration_ms: 1,
                 layers: None,
                 stopped_by: None,
+                left_out: Vec::new(),
             },
             id(5),
         );

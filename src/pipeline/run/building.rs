@@ -479,6 +479,7 @@ mod tests {
             duration_ms: 5,
             layers: None,
             stopped_by: None,
+            left_out: Vec::new(),
         };
         let spec = TaskSpec::parse(
             "title = \"t\"\nacceptance = [\"f('a b') == 2\"]\n",

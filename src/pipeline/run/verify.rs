@@ -416,6 +416,7 @@ mod tests {
             duration_ms: 1,
             layers: None,
             stopped_by: None,
+            left_out: Vec::new(),
         };
         let long: String = (1..=50).map(|i| format!("line {i}\n")).collect();
         let end = output_end(&outcome(&long), 30);
