@@ -258,7 +258,11 @@ pub fn run(ctx: &Context, args: &ReviewArgs) -> CommandResult {
         ));
     }
     // The code run, not only read: the changed functions on both sides, and the tests.
-    prepared.take_behaviour(&[], &intent);
+    prepared.take_behaviour(
+        &[],
+        &intent,
+        &crate::arbiter::evidence::Behaviours::default(),
+    );
     let tests = if args.no_tests {
         None
     } else {
