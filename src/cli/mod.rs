@@ -454,6 +454,25 @@ mod tests {
     use super::*;
     use crate::workflow::Workflow;
 
+    /// A pipeline arm of `bench --compare`, run in this process, is the run `git triad run
+    /// --task <slug> --arbiter <mode>` asks for, flag for flag (it used to be that command,
+    /// spawned).
+    #[test]
+    fn a_compare_arm_is_the_run_a_person_types() {
+        for mode in crate::config::ArbiterMode::ALL.map(crate::config::ArbiterMode::as_str) {
+            let typed = Cli::try_parse_from(["git-triad", "run", "--task", "t", "--arbiter", mode])
+                .unwrap();
+            let Command::Run(args) = typed.command else {
+                panic!("parsed as another command")
+            };
+            assert_eq!(
+                format!("{:?}", bench::compare::arm_request("t", mode)),
+                format!("{:?}", args.request()),
+                "{mode}"
+            );
+        }
+    }
+
     /// Each session request is exactly the command a person would type for it: its typed
     /// arguments, with every flag it does not set at the value clap gives when it is left
     /// out (so a default changed in one place cannot make a session's run differ).
