@@ -6,7 +6,7 @@
 
 use super::exit::chamber_exit;
 use super::Ops;
-use crate::chamber::engine::{Chamber, EngineError};
+use crate::chamber::engine::EngineError;
 use crate::chamber::founder::{self, Responded};
 use crate::chamber::limits::{self, LimitHit, Used};
 use crate::chamber::open::{self, Opening};
@@ -229,15 +229,16 @@ impl Ops<'_> {
         let client = self.client(loaded);
         client.set_run(Some(&format!("chamber/{}", session.id)));
         let progress = |line: &str| self.host.say(line);
-        let chamber = Chamber {
-            client: &client,
-            config: &loaded.config,
-            repo_root: self.repo.workdir(),
-            guard: limits::Guard::new(&loaded.config.chamber, used.month_usd),
-            progress: &progress,
-        };
-        let driven = super::block_on(open::drive(self.repo, &chamber, &mut session))
-            .map_err(ChamberError::Runtime)?;
+        let driven = super::block_on(open::run(
+            self.repo,
+            &client,
+            &loaded.config,
+            self.repo.workdir(),
+            used,
+            &progress,
+            &mut session,
+        ))
+        .map_err(ChamberError::Runtime)?;
         match driven {
             Ok(()) => {}
             Err(EngineError::Limit(hit)) => {
