@@ -23,26 +23,32 @@
 //!
 //! ## Data paths
 //!
-//! - `git triad review`: `cli::review` parses the range and flags into a
-//!   [`review::ReviewRequest`] → [`Ops::review`] resolves the trees, gathers the change's
-//!   evidence once ([`crate::arbiter::evidence`]: diff, code findings, weakened tests,
-//!   behaviour diff, test runs), picks the arbiter (flag, routes, role), asks it through
-//!   the one review service ([`crate::arbiter::service::ask`], the pipeline's stage review
-//!   asks through it too), sets aside what a person overrode, writes the note with `--note`
-//!   → [`review::ReviewOutcome`] (the review and its exit code) → `cli::review` renders
-//!   text, markdown, JSON or SARIF and exits with the code.
+//! - `git triad review`: `cli::review` parses the range and flags into a [`review::Change`]
+//!   and a [`review::ReviewRequest`] → [`Ops::review_target`] resolves the two trees, the
+//!   tip and what the commits say they do ([`review::Target`]; `--since-last` with nothing
+//!   new stops here) → [`Ops::review`] gathers the change's evidence once
+//!   ([`crate::arbiter::gather::prepare`]: the diff and code findings; the weakened tests;
+//!   the behaviour diff through [`crate::arbiter::evidence::Behaviours`]; the test runs on
+//!   both sides), picks who may judge (the flag, the routes, else the arbiter role), asks
+//!   through the one review call the pipeline's stage review makes too
+//!   ([`crate::arbiter::service::review_change`]), sets aside what a person overrode and,
+//!   with `--note`, writes the verdict note → [`review::Reviewed`] (the review and its exit
+//!   code) → `cli::review` renders text, markdown, JSON or SARIF and exits with the code.
 //! - `git triad chamber ask`: `cli::chamber` parses the question, panel and level into a
-//!   [`chamber::Ask`] → [`Ops::chamber_open`] checks the panel, the context and the caps and
-//!   opens the session ([`chamber::Opened`], with the estimate a Level 3 session needs
-//!   approved) → the command line asks for the approval on its terminal (or `--yes`) →
-//!   [`Ops::chamber_drive`] runs its phases, each recorded → [`Chambered`] (the session and
-//!   its exit code) → `cli::chamber` prints the trace summary or JSON and the next step.
-//!   `chamber respond` and `resume` go on through [`Ops::chamber_drive`] the same way.
-//! - `git triad bench --compare`: `cli::bench` parses the tasks and configurations →
-//!   for each arm [`Ops::compare_arm`] plans and drives the run in this process (never the
-//!   program itself) and answers an [`compare::Arm`] built from the typed [`Ran`] (its
-//!   status, builder, branch, spend; the ledger's calls) → `cli::bench` judges the branches
-//!   and renders the comparison.
+//!   [`chamber::Ask`] → [`Ops::chamber_open`] checks the question, panel, context and caps
+//!   and opens the session, unrecorded ([`chamber::Opened`]) → for a Level 3 session the
+//!   command line shows [`Ops::chamber_estimate`] and asks for the approval on its terminal
+//!   (or takes `--yes`) → [`Ops::chamber_drive`] runs its phases, each recorded, through
+//!   [`crate::chamber::open::run`] (the way a run's stage runs one too) → [`Chambered`] (the
+//!   session and its exit code) → `cli::chamber` prints the trace summary or JSON and the
+//!   next step. `chamber respond` is [`Ops::chamber_respond`] (the input taken, a claim's
+//!   evidence read), the approval, then [`Ops::chamber_go_on`] (recorded, then driven).
+//! - `git triad bench --compare`: `cli::bench` parses the tasks and configurations and, for
+//!   each pipeline arm, the request `run --task T --arbiter M` makes → [`Ops::compare_arm`]
+//!   plans and drives that run in this process (never the program itself) and answers a
+//!   [`compare::Arm`] built from the typed [`Ran`] (status, builder, branch, spend) and the
+//!   ledger's calls under its run id → `cli::bench` judges the branches by the verify
+//!   command, runs the plain loop and renders the comparison.
 
 pub mod chamber;
 pub mod compare;

@@ -38,7 +38,7 @@ pub struct Reconciled {
 }
 
 impl Ops<'_> {
-    /// Plans a run of `req` under `loaded` (see [`crate::pipeline::plan`]): nothing is
+    /// Plans a run of `req` under `loaded` (see [`crate::pipeline::plan()`]): nothing is
     /// written or called, so a caller may show what it would cost instead of starting it.
     pub fn plan(&self, loaded: &LoadedConfig, req: &RunRequest) -> Result<Planned, StartError> {
         crate::pipeline::plan(self.repo, loaded, self.env, req)

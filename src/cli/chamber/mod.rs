@@ -217,7 +217,7 @@ fn ask(ctx: &Context, args: &AskArgs) -> CommandResult {
     finish(&chambered, args.output.json())
 }
 
-/// [`ask`] up to the session as it stands, typed (a session's tool reads it; what it means
+/// `chamber ask` up to the session as it stands, typed (a session's tool reads it; what it means
 /// is still said by [`finish`]).
 pub fn asked(ctx: &Context, args: &AskArgs) -> CommandResult<Chambered> {
     let repo = need_repo(ctx)?;
