@@ -25,9 +25,11 @@
 //! notes — verdicts as git notes, the pre-push gate
 //! consensus — votes, objections, suggestions
 //! routing — measured fitness kept and used to pick models
-//! chamber session — deliberation; hierarchical sessions
+//! chamber — deliberation
 //! pipeline — the run
 //! bench — measuring fitness with the pipeline's own code
+//! ops — the operations every front end calls, typed outcomes, exit codes decided once
+//! session — hierarchical sessions: a front end over the operations
 //! report — rendering for people and machines
 //! tui — terminal views
 //! cli — the commands
@@ -50,6 +52,7 @@ pub mod git;
 pub mod glob;
 pub mod model;
 pub mod notes;
+pub mod ops;
 pub mod pipeline;
 pub mod privacy;
 pub mod probe;

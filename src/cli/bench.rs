@@ -1,7 +1,7 @@
 //! `git triad bench`: measure models on the built-in task set, report what was measured, or
 //! compare the plain test loop with the pipeline on the repository's own tasks.
 
-mod compare;
+pub(crate) mod compare;
 
 use clap::{Args, ValueEnum};
 

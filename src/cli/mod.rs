@@ -34,7 +34,7 @@ pub use error::{CommandError, CommandResult};
 
 use crate::config::{LoadOptions, LoadedConfig};
 use crate::exit::ExitCode;
-use crate::session::product::{answers_text, Answer, Heard, Product, Request};
+use crate::session::product::{answers_text, Answer, Failure, Heard, Outcome, Product, Request};
 
 /// git triad: several AI models build your change; a different model reviews every stage.
 ///
@@ -383,23 +383,70 @@ pub fn ok() -> CommandResult {
 pub struct InProcess {
     /// The session's `-c` overrides, which every request runs under.
     pub overrides: Vec<String>,
+    /// The session's environment, which every request runs under (its keys, its user
+    /// configuration, its data directories).
+    pub env: Vec<(String, String)>,
 }
 
 impl Product for InProcess {
     fn call(&self, worktree: &Path, req: &Request, heard: Heard) -> Answer {
         let mut ctx = Context::new(worktree.to_path_buf(), self.overrides.clone());
+        ctx.env = self.env.clone();
         ctx.headless = true;
         ctx.no_tui = true;
         let command = command_of(req);
-        let (result, out, mut said) = capture::during(heard, || dispatch(&ctx, &command));
-        let exit = match result {
-            Ok(code) => code,
+        let (result, out, mut said) = capture::during(heard, || typed(&ctx, command));
+        match result {
+            Ok((exit, outcome)) => Answer {
+                exit,
+                outcome: Ok(outcome),
+                out,
+                said,
+            },
             Err(e) => {
                 said.push_str(&e.render());
-                e.kind
+                let redacted = |t: &str| crate::safe::text(&crate::redact::redact(t)).into_owned();
+                Answer {
+                    exit: e.kind,
+                    outcome: Err(Failure {
+                        error: redacted(&e.error.to_string()),
+                        causes: e.causes().iter().map(|c| redacted(c)).collect(),
+                        hints: e.hints.iter().map(|h| redacted(h)).collect(),
+                    }),
+                    out,
+                    said,
+                }
             }
-        };
-        Answer { exit, out, said }
+        }
+    }
+}
+
+/// Runs `command` as its subcommand does, printing what it prints, and gives back the
+/// operation's typed outcome: the runs of `run` and `resume`, the review of `review`, the
+/// session of `chamber ask`; the other commands (lists, a log, answers recorded) have none
+/// beyond what they print.
+fn typed(ctx: &Context, command: Command) -> CommandResult<(ExitCode, Outcome)> {
+    match command {
+        Command::Run(args) => {
+            let done = run::run_typed(ctx, &args)?;
+            Ok((done.exit, Outcome::Ran(done.runs)))
+        }
+        Command::Resume(args) => {
+            let ran = run::resume_typed(ctx, &args)?;
+            Ok((ran.exit, Outcome::Ran(vec![ran])))
+        }
+        Command::Review(args) => Ok(match review::reviewed(ctx, &args)? {
+            Some(r) => (r.exit, Outcome::Reviewed(r)),
+            None => (ExitCode::Ok, Outcome::Done),
+        }),
+        Command::Chamber(chamber::ChamberArgs {
+            command: chamber::ChamberCommand::Ask(args),
+        }) => {
+            let chambered = chamber::asked(ctx, &args)?;
+            let exit = chamber::finish(&chambered, args.output.json())?;
+            Ok((exit, Outcome::Chambered(chambered)))
+        }
+        other => Ok((dispatch(ctx, &other)?, Outcome::Done)),
     }
 }
 
@@ -453,6 +500,25 @@ fn command_of(req: &Request) -> Command {
 mod tests {
     use super::*;
     use crate::workflow::Workflow;
+
+    /// A pipeline arm of `bench --compare`, run in this process, is the run `git triad run
+    /// --task <slug> --arbiter <mode>` asks for, flag for flag (it used to be that command,
+    /// spawned).
+    #[test]
+    fn a_compare_arm_is_the_run_a_person_types() {
+        for mode in crate::config::ArbiterMode::ALL.map(crate::config::ArbiterMode::as_str) {
+            let typed = Cli::try_parse_from(["git-triad", "run", "--task", "t", "--arbiter", mode])
+                .unwrap();
+            let Command::Run(args) = typed.command else {
+                panic!("parsed as another command")
+            };
+            assert_eq!(
+                format!("{:?}", bench::compare::arm_request("t", mode)),
+                format!("{:?}", args.request()),
+                "{mode}"
+            );
+        }
+    }
 
     /// Each session request is exactly the command a person would type for it: its typed
     /// arguments, with every flag it does not set at the value clap gives when it is left

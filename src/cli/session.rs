@@ -322,6 +322,7 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
             worktree,
             product: std::sync::Arc::new(super::InProcess {
                 overrides: ctx.overrides.clone(),
+                env: ctx.env.clone(),
             }),
             privacy: crate::privacy::Privacy::from_config(&loaded.config),
             progress: screen.as_ref().map(|(s, _)| s.progress()),

@@ -34,6 +34,12 @@ pub trait Host {
     /// model's limits read, the run's branch), without the `triad: ` a terminal shows.
     fn note(&self, line: &str);
 
+    /// A line of progress said as it is (a chamber session's phases), with no `triad: `
+    /// before it; by default, a note.
+    fn say(&self, line: &str) {
+        self.note(line)
+    }
+
     /// Runs `go` with the observer the run reports its progress to: a live view, plain
     /// lines, a session's screen.
     fn watch(&self, client: &ModelClient, start: &RunState, go: Go<'_>) -> Driven;

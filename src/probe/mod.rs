@@ -241,6 +241,16 @@ impl<'r> ProbeRunner<'r> {
         self
     }
 
+    /// The change this runner reviews, as what a behaviour diff of it is taken on: the
+    /// base tree, the new tree and the lines changed; `None` when no change with a base is
+    /// known (see [`Self::behaviour`]).
+    pub fn pair(&self) -> Option<(git2::Oid, git2::Oid, &ChangedLines)> {
+        let (changed, Some(base)) = self.change.as_ref()? else {
+            return None;
+        };
+        Some((base.id(), self.tree.id(), changed))
+    }
+
     /// Whether probes run at all here, and if not why.
     pub fn off(&self) -> Option<&str> {
         match &self.policy {

@@ -9,12 +9,12 @@ use std::io::{BufRead, IsTerminal, Write};
 use clap::{Args, Subcommand, ValueEnum};
 
 use super::{out, say, CommandError, CommandResult, Context};
-use crate::chamber::engine::{Chamber, EngineError};
-use crate::chamber::open::{self, Opening};
-use crate::chamber::{founder, limits, trace, FounderRole, Level, Session, Status};
-use crate::cli::helper::{client_for, ensure_local_servers, need_repo};
+use crate::chamber::{trace, FounderRole, Level, Session, Status};
+use crate::cli::helper::{need_repo, ops, Terminal};
 use crate::config::LoadedConfig;
 use crate::exit::ExitCode;
+use crate::ops::chamber::{Ask, ChamberError, Chambered};
+use crate::ops::Ops;
 
 /// Ask two or three models a question that has no single right answer, and let a
 /// different arbiter synthesize (seed 003).
@@ -210,76 +210,51 @@ pub fn run(ctx: &Context, args: &ChamberArgs) -> CommandResult {
     }
 }
 
+/// `chamber ask`: the operation opens the session ([`crate::ops::Ops::chamber_open`]), the
+/// founder approves a Level 3 session's cost here, and the operation runs it.
 fn ask(ctx: &Context, args: &AskArgs) -> CommandResult {
+    let chambered = asked(ctx, args)?;
+    finish(&chambered, args.output.json())
+}
+
+/// `chamber ask` up to the session as it stands, typed (a session's tool reads it; what it means
+/// is still said by [`finish`]).
+pub fn asked(ctx: &Context, args: &AskArgs) -> CommandResult<Chambered> {
     let repo = need_repo(ctx)?;
     let loaded = ctx.load_config()?;
-    let config = &loaded.config;
-    if args.question.trim().is_empty() {
-        return Err(CommandError::usage("the question is empty"));
+    let host = Terminal { ctx };
+    let ops = ops(ctx, repo, &host);
+    let opened = ops.chamber_open(
+        &loaded,
+        &Ask {
+            question: args.question.clone(),
+            context: args.context.clone(),
+            panel: args.panel.clone(),
+            arbiter: args.arbiter.clone(),
+            level: match args.level {
+                LevelArg::Two => Level::Two,
+                LevelArg::Three => Level::Three,
+            },
+            founder_role: args.founder_role,
+        },
+    )?;
+    warn(ctx, &opened.notices);
+    if opened.session.assessment.level == Level::Three {
+        approve(ctx, &ops, &loaded, &opened.session, args.yes)?;
     }
-    let profile = loaded.active_profile(&ctx.env);
-    let roles = |r| loaded.role_models(r, profile.as_deref());
-    let configured = loaded.chamber_defaults(profile.as_deref());
-    let (panel, arbiter) = founder::panel(
-        config,
-        &roles,
-        &configured,
-        &args.panel,
-        args.arbiter.as_deref(),
-    )
-    .map_err(CommandError::usage)?;
-    let context = args
-        .context
-        .iter()
-        .map(|c| open::context_item(repo, config, c))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(CommandError::usage)?;
-    let level = match args.level {
-        LevelArg::Two => Level::Two,
-        LevelArg::Three => Level::Three,
-    };
-    if level == Level::Two && args.founder_role.is_some() {
-        return Err(CommandError::usage(
-            "--founder-role is for Level 3 sessions; a Level 2 session runs without you",
-        ));
-    }
-    let used = open::used(repo, None);
-    let notices = limits::may_start(&config.chamber, used).map_err(limit_error)?;
-    warn(ctx, &notices);
-
-    let criteria = vec![format!(
-        "opened with `git triad chamber ask --level {}`",
-        level.as_str()
-    )];
-    let mut session = open::new_session(Opening {
-        question: args.question.trim().to_string(),
-        context,
-        level,
-        criteria,
-        source: "founder".into(),
-        founder_role: args.founder_role,
-        panel,
-        arbiter,
-        opened_by: Some("git triad chamber ask".into()),
-    });
-    let client = client_for(ctx, repo, &loaded);
-    if level == Level::Three {
-        approve(ctx, &client, &loaded, &session, args.yes)?;
-    }
-    drive(ctx, repo, &loaded, &client, &mut session, used)?;
-    finish(&session, args.output.json())
+    Ok(ops.chamber_drive(&loaded, opened.session, opened.used)?)
 }
 
 /// Asks for approval of a Level 3 session's estimated cost on a terminal; `--yes`
 /// approves; without a terminal and without `--yes`, refuses.
 pub(super) fn approve(
     ctx: &Context,
-    client: &crate::model::ModelClient,
+    ops: &Ops<'_>,
     loaded: &LoadedConfig,
     session: &Session,
     yes: bool,
 ) -> CommandResult<()> {
-    let est = open::estimate_usd(client, &loaded.config, session);
+    let est = ops.chamber_estimate(loaded, session);
     let what = format!(
         "Level 3 chamber session: panel {}, arbiter {}; estimated cost at most ${est:.4} \
          (cap {} a session, chamber.session_usd)",
@@ -313,50 +288,22 @@ pub(super) fn approve(
     }
 }
 
-/// Runs the session's remaining phases, every phase recorded, within the caps given what
-/// the other sessions `used`.
-pub(super) fn drive(
-    ctx: &Context,
-    repo: &git2::Repository,
-    loaded: &LoadedConfig,
-    client: &crate::model::ModelClient,
-    session: &mut Session,
-    used: limits::Used,
-) -> CommandResult<()> {
-    let mut models = session.panel.clone();
-    models.push(session.arbiter.clone());
-    ensure_local_servers(ctx, loaded, &models)?;
-    client.set_run(Some(&format!("chamber/{}", session.id)));
-    let quiet = ctx.quiet;
-    let progress = move |line: &str| {
-        if !quiet {
-            say(line);
+impl From<ChamberError> for CommandError {
+    fn from(e: ChamberError) -> Self {
+        match e {
+            ChamberError::Refused(why) => CommandError::usage(why),
+            ChamberError::Limit(hit) => CommandError::new(ExitCode::BudgetExceeded, hit.0),
+            ChamberError::Stopped { id, hit } => CommandError::new(ExitCode::BudgetExceeded, hit.0)
+                .hint(format!(
+                    "the session is recorded as stopped: `git triad chamber show {id}`; raise the cap \
+                     (-c chamber.session_usd=…) and `git triad chamber resume {id}`"
+                )),
+            ChamberError::Local(e) => (*e).into(),
+            e @ (ChamberError::NotRecorded { .. } | ChamberError::Runtime(_)) => {
+                CommandError::failure(e.to_string())
+            }
         }
-    };
-    let chamber = Chamber {
-        client,
-        config: &loaded.config,
-        repo_root: repo.workdir(),
-        guard: limits::Guard::new(&loaded.config.chamber, used.month_usd),
-        progress: &progress,
-    };
-    let rt = super::runtime()?;
-    match rt.block_on(open::drive(repo, &chamber, session)) {
-        Ok(()) => Ok(()),
-        Err(EngineError::Limit(hit)) => Err(limit_error(hit).hint(format!(
-            "the session is recorded as stopped: `git triad chamber show {}`; raise the cap \
-             (-c chamber.session_usd=…) and `git triad chamber resume {}`",
-            session.id, session.id
-        ))),
-        Err(EngineError::Git(e)) => Err(CommandError::failure(format!(
-            "cannot record chamber session {}: {e}",
-            session.id
-        ))),
     }
-}
-
-fn limit_error(hit: limits::LimitHit) -> CommandError {
-    CommandError::new(ExitCode::BudgetExceeded, hit.0)
 }
 
 fn warn(ctx: &Context, notices: &[String]) {
@@ -367,11 +314,11 @@ fn warn(ctx: &Context, notices: &[String]) {
     }
 }
 
-/// Prints where a session stands and returns its exit code: 6 while it waits on you (your
-/// input, or your action on its synthesis — a consensus or the honest "no consensus", both
-/// valid outcomes), 0 once accepted (automatically at Level 2, or by your `chamber act`),
-/// 1 when it has no synthesis.
-pub(super) fn finish(session: &Session, json: bool) -> CommandResult {
+/// Prints where a session stands and returns the exit code its standing means
+/// ([`crate::ops::exit::chamber_exit`]: 6 while it waits on you, 0 once accepted, 1 with no
+/// synthesis), with the next step.
+pub fn finish(chambered: &Chambered, json: bool) -> CommandResult {
+    let session = &chambered.session;
     let text = if json {
         format!(
             "{}\n",
@@ -390,13 +337,13 @@ pub(super) fn finish(session: &Session, json: bool) -> CommandResult {
                  --stance … --reasoning … --confidence N [--evidence …]",
                 session.founder_role.map_or("founder", |r| r.as_str())
             ));
-            Ok(ExitCode::WaitingOnUser)
+            Ok(chambered.exit)
         }
         Status::AwaitingAction if session.escalated() => {
             next(format!(
                 "escalated to Level 3: git triad chamber act {id} accepted|revised|rejected"
             ));
-            Ok(ExitCode::WaitingOnUser)
+            Ok(chambered.exit)
         }
         Status::AwaitingAction => {
             let challenge = session.founder_role == Some(FounderRole::Challenger)
@@ -409,16 +356,19 @@ pub(super) fn finish(session: &Session, json: bool) -> CommandResult {
                     String::new()
                 }
             ));
-            Ok(ExitCode::WaitingOnUser)
+            Ok(chambered.exit)
         }
-        Status::AutoAccepted | Status::Closed => Ok(ExitCode::Ok),
-        Status::Stopped | Status::Open => Err(CommandError::failure(format!(
-            "chamber session {id} has no synthesis: {}",
-            session
-                .stop_reason
-                .as_deref()
-                .unwrap_or("it stopped before the arbiter answered")
-        ))
+        Status::AutoAccepted | Status::Closed => Ok(chambered.exit),
+        Status::Stopped | Status::Open => Err(CommandError::new(
+            chambered.exit,
+            format!(
+                "chamber session {id} has no synthesis: {}",
+                session
+                    .stop_reason
+                    .as_deref()
+                    .unwrap_or("it stopped before the arbiter answered")
+            ),
+        )
         .hint(format!("its trace: git triad chamber show {id}"))
         .hint(format!(
             "once the cause is fixed (a model back up, a cap raised): git triad chamber resume {id}"

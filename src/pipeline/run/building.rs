@@ -329,7 +329,8 @@ fn behaviour_since_start(
     let runner = crate::probe::ProbeRunner::new(repo, new_tree.clone(), cx.probe_policy())
         .about_change(changed, Some(start));
     let examples = cx.spec.example_calls();
-    Ok(match runner.behaviour(&examples) {
+    // Taken once per tree pair: the review of this attempt reads the same diff.
+    Ok(match cx.behaviours.of(&runner, &examples) {
         Some(Ok(diff)) if !diff.differences.is_empty() => Some(diff),
         Some(Err(why)) => {
             tracing::warn!("the stage's behaviour could not be compared: {why}");

@@ -94,6 +94,9 @@ pub(in crate::pipeline) struct Cx<'a> {
     /// cache, not recorded: a resumed run asks again). A commit never changes, so the run's
     /// base, a building stage's check and the Verify stage at one commit run it once.
     pub(in crate::pipeline) verified: RefCell<HashMap<ObjectId, CommandOutcome>>,
+    /// The behaviour diffs taken in this process, by tree pair (a cache, not recorded): a
+    /// building stage's check of an attempt and the arbiter's review of it run the code once.
+    pub(in crate::pipeline) behaviours: crate::arbiter::evidence::Behaviours,
     /// The run's base (HEAD when it started): what its change is against.
     base: ObjectId,
 }
@@ -107,6 +110,7 @@ impl<'a> Cx<'a> {
             privacy: Privacy::from_config(&env.config.config),
             outlines: OutlineCache::default(),
             verified: RefCell::default(),
+            behaviours: Default::default(),
             base,
         }
     }
