@@ -436,7 +436,7 @@ fn typed(ctx: &Context, command: Command) -> CommandResult<(ExitCode, Outcome)> 
             Ok((ran.exit, Outcome::Ran(vec![ran])))
         }
         Command::Review(args) => Ok(match review::reviewed(ctx, &args)? {
-            Some(r) => (r.exit, Outcome::Reviewed(r)),
+            Some(r) => (r.exit, Outcome::Reviewed(Box::new(r))),
             None => (ExitCode::Ok, Outcome::Done),
         }),
         Command::Chamber(chamber::ChamberArgs {
@@ -444,7 +444,7 @@ fn typed(ctx: &Context, command: Command) -> CommandResult<(ExitCode, Outcome)> 
         }) => {
             let chambered = chamber::asked(ctx, &args)?;
             let exit = chamber::finish(&chambered, args.output.json())?;
-            Ok((exit, Outcome::Chambered(chambered)))
+            Ok((exit, Outcome::Chambered(Box::new(chambered))))
         }
         other => Ok((dispatch(ctx, &other)?, Outcome::Done)),
     }

@@ -56,7 +56,7 @@ pub(super) fn run(
     let n = std::fs::read_dir(&scratch).map_or(0, |d| d.count());
     let plan = match plan(sb, settings, code, n) {
         Ok(p) => p,
-        Err(r) => return r,
+        Err(r) => return *r,
     };
     let mut ops: Vec<Json> = Vec::new();
     let module = module_of(path).filter(|_| !test_path(path));
@@ -160,7 +160,7 @@ fn plan(
     settings: &ProbeSettings,
     code: &str,
     n: usize,
-) -> Result<Vec<Json>, ProbeResult> {
+) -> Result<Vec<Json>, Box<ProbeResult>> {
     let scratch = sb.scratch();
     let nonce = format!("{:032x}", rand::random::<u128>());
     let (probe, nonce_file, frames) = (
@@ -173,9 +173,9 @@ fn plan(
         .and_then(|()| write_inside(&scratch, &probe, code.as_bytes()))
         .and_then(|()| write_inside(&scratch, &nonce_file, nonce.as_bytes()));
     if let Err(e) = written {
-        return Err(ProbeResult::broken(format!(
+        return Err(Box::new(ProbeResult::broken(format!(
             "the probe could not be written: {e}"
-        )));
+        ))));
     }
     let command = format!(
         "{} {} {} {} {}",
@@ -191,7 +191,10 @@ fn plan(
         let _ = std::fs::remove_file(scratch.join(gone));
     }
     if out.refused() {
-        return Err(ProbeResult::unprobed(format!("not run: {}", out.tail)));
+        return Err(Box::new(ProbeResult::unprobed(format!(
+            "not run: {}",
+            out.tail
+        ))));
     }
     let text = String::from_utf8_lossy(&read);
     let frame = text
@@ -199,14 +202,14 @@ fn plan(
         .find_map(|l| l.strip_prefix(nonce.as_str())?.strip_prefix(' '))
         .and_then(|f| serde_json::from_str::<Json>(f).ok());
     match frame {
-        Some(f) if f["broken"].is_string() => Err(ProbeResult::broken(
+        Some(f) if f["broken"].is_string() => Err(Box::new(ProbeResult::broken(
             f["broken"].as_str().unwrap_or("broken").to_string(),
-        )),
+        ))),
         Some(f) => Ok(f["steps"].as_array().cloned().unwrap_or_default()),
-        None => Err(ProbeResult::broken(format!(
+        None => Err(Box::new(ProbeResult::broken(format!(
             "the probe could not be read: {}",
             clip(out.tail.trim(), 300)
-        ))),
+        )))),
     }
 }
 

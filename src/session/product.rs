@@ -129,9 +129,9 @@ pub enum Outcome {
     /// the run it unblocked, if it finished that run's last dependency.
     Ran(Vec<Ran>),
     /// A review (`review_range`).
-    Reviewed(Reviewed),
+    Reviewed(Box<Reviewed>),
     /// A chamber session (`open_chamber`), as it stands.
-    Chambered(Chambered),
+    Chambered(Box<Chambered>),
     /// Done, with nothing more to it than what was printed.
     Done,
 }
