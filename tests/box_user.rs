@@ -134,12 +134,7 @@ fn helper_runs_a_job_in_the_box_when_asked() {
 
 /// How many `sleep` processes a job left.
 fn survivors() -> usize {
-    let want = format!("sleep\0{SURVIVOR}\0");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|e| std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want.as_bytes()))
-        .count()
+    crate::common::sleepers(SURVIVOR).len()
 }
 
 /// The attack: each way out tried, one line each (`what: got ...` or `what: refused ...`).

@@ -11,7 +11,7 @@ use git_triad::testkit::fake_llm::{Reply, Rule};
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
-use crate::common::TestEnv;
+use crate::common::{sleepers, TestEnv};
 use crate::pipeline::{
     answer, arbiter, architect_answer, happy_rules, implement_answer, issue, refactor_answer,
     review, run_json, stage, verify_answer, Scenario,
@@ -152,19 +152,6 @@ fn spawn_triad(s: &Scenario, args: &[&str]) -> std::process::Child {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap()
-}
-
-/// The pids of processes whose command line is `sleep <seconds>`.
-fn sleepers(seconds: &str) -> Vec<u32> {
-    let want = format!("sleep\0{seconds}\0");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want.as_bytes())
-        })
-        .collect()
 }
 
 /// Waits (at most a minute, polling) until `done` holds.

@@ -447,3 +447,17 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// The pids of processes whose command line is `sleep <seconds>`: what a test's job left
+/// running (each test picks its own number of seconds, so tests never count each other's).
+pub fn sleepers(seconds: &str) -> Vec<u32> {
+    let want = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want.as_bytes())
+        })
+        .collect()
+}
