@@ -10,6 +10,7 @@
 //! `tests/layers.rs` reads this block and every import of `src/`, with no exceptions.
 //!
 //! ```text
+//! names — below everything: a fact's names declared once (the `named!` macro)
 //! safe process — leaves below the leaves: model text made terminal-safe, the processes a run started
 //! exit bounded redact fsguard clock glob verdict workflow — leaves: exit codes, bounds, redaction, guarded reads, time and ids, globs, verdict words, workflow names
 //! sandbox — the box every command that runs model-written code runs in
@@ -51,6 +52,7 @@ pub mod fsguard;
 pub mod git;
 pub mod glob;
 pub mod model;
+pub mod names;
 pub mod notes;
 pub mod ops;
 pub mod pipeline;

@@ -39,10 +39,10 @@ pub fn need_repo(ctx: &Context) -> CommandResult<&git2::Repository> {
 }
 
 /// Reopens the deferrals whose revisit date has come (seed 004's revisit trigger, see
-/// [`crate::task::workflow::reopen_due`]) and says each once, on stderr: the commands that
+/// [`crate::task::lifecycle::reopen_due`]) and says each once, on stderr: the commands that
 /// read the task list call it first.
 pub fn reopen_due(ctx: &Context, repo: &git2::Repository) -> CommandResult<()> {
-    for t in crate::task::workflow::reopen_due(repo).map_err(CommandError::from)? {
+    for t in crate::task::lifecycle::reopen_due(repo).map_err(CommandError::from)? {
         if !ctx.quiet {
             say(&format!(
                 "triad: task `{}` was deferred and its revisit date has come: it is {} again; next: {}",

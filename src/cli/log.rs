@@ -41,7 +41,7 @@ pub fn run(ctx: &Context, args: &LogArgs) -> CommandResult {
                     .map(|r| serde_json::to_value(RunReport::of(r)).unwrap_or_default())
                     .collect();
                 all.extend(corrupt.iter().map(
-                    |c| serde_json::json!({"run": c.id, "status": "corrupt", "message": c.why}),
+                    |c| serde_json::json!({"run": c.id, "status": CorruptRun::STATUS, "message": c.why}),
                 ));
                 format!("{}\n", serde_json::Value::Array(all))
             }

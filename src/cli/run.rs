@@ -7,7 +7,7 @@ use super::helper::{
     Terminal,
 };
 use super::{out, say, CommandError, CommandResult, Context};
-use crate::config::{ArbiterMode, LoadedConfig, Role, RoutingMode};
+use crate::config::{ArbiterMode, LoadedConfig, Role, RoutingMode, AUTO_PROFILE, LOCAL_PROFILE};
 use crate::exit::ExitCode;
 use crate::model::budget::Ledger;
 use crate::ops::Ran;
@@ -22,13 +22,7 @@ fn parse_chamber(s: &str) -> Result<bool, String> {
 }
 
 fn parse_mode(s: &str) -> Result<ArbiterMode, String> {
-    ArbiterMode::ALL
-        .into_iter()
-        .find(|m| m.as_str() == s)
-        .ok_or_else(|| {
-            let names = ArbiterMode::ALL.map(ArbiterMode::as_str);
-            format!("`{s}` is not a mode ({})", names.join(", "))
-        })
+    s.parse()
 }
 
 /// Run Architect → Implement → Refactor → Verify on a committed TaskSpec.
@@ -246,7 +240,7 @@ pub fn run_typed(ctx: &Context, args: &RunArgs) -> CommandResult<RunDone> {
 /// the defaults name: the local profile `auto` picked, the user's models declared with no
 /// role, models that stand in for ones whose key is not set.
 fn say_roles(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig, profile: Option<&str>) {
-    if profile == Some("local") && loaded.config.profile == "auto" {
+    if profile == Some(LOCAL_PROFILE) && loaded.config.profile == AUTO_PROFILE {
         let declared = loaded.declared_first(profile);
         let line = if declared.is_empty() {
             "triad: no API key is set, so the built-in `local` profile is used: three small real models served by llama.cpp on 127.0.0.1 (see `git triad models list`; set a provider's key, e.g. ANTHROPIC_API_KEY, to use hosted models)".to_string()

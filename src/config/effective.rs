@@ -16,7 +16,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Layer, LoadedConfig, ModelList, Role, AUTO, LOCAL_PROFILE};
+use super::{Layer, LoadedConfig, ModelList, Role, AUTO, AUTO_PROFILE, LOCAL_PROFILE};
 
 /// Why a model cannot be called by this user.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -238,7 +238,7 @@ impl LoadedConfig {
     /// local profile fills when `profile = "auto"` chose it (no key, no roles); empty
     /// otherwise.
     pub fn declared_first(&self, profile: Option<&str>) -> Vec<String> {
-        if self.config.profile != "auto" || profile != Some(LOCAL_PROFILE) {
+        if self.config.profile != AUTO_PROFILE || profile != Some(LOCAL_PROFILE) {
             return Vec::new();
         }
         self.declared_without_role()

@@ -24,7 +24,7 @@ use toml::{Table, Value};
 
 pub use effective::{RoleInEffect, RoleSource, Uncallable};
 pub use layers::{Layer, Origins};
-pub use profile::{ProfileChoice, LOCAL_PROFILE};
+pub use profile::{ProfileChoice, AUTO_PROFILE, LOCAL_PROFILE};
 pub use prompts::{default_prompt, prompt};
 pub use repo::{restricted_keys, IgnoredValue, RESTRICTED_REPO_KEYS};
 pub use routing::{RoutingMode, TOURNAMENT_K};
@@ -494,7 +494,43 @@ mod tests {
             assert_eq!(serde_json::to_value(m).unwrap(), m.as_str());
             let back: ArbiterMode = serde_json::from_value(m.as_str().into()).unwrap();
             assert_eq!(back, m);
+            assert_eq!(m.as_str().parse::<ArbiterMode>(), Ok(m));
         }
+        // The names `arbiter.mode`, `--arbiter` and `bench --compare` have always taken.
+        assert_eq!(ArbiterMode::NAMES, ["off", "final", "bookend", "full"]);
+        assert_eq!(
+            "sometimes".parse::<ArbiterMode>().unwrap_err(),
+            "`sometimes` is not a mode (off, final, bookend, full)"
+        );
+    }
+
+    #[test]
+    fn routing_modes_and_escalations_are_written_by_the_names_they_are_read_by() {
+        for m in RoutingMode::ALL {
+            assert_eq!(serde_json::to_value(m).unwrap(), m.as_str());
+            assert_eq!(
+                serde_json::from_value::<RoutingMode>(m.as_str().into()).unwrap(),
+                m
+            );
+            assert_eq!(m.as_str().parse::<RoutingMode>(), Ok(m));
+        }
+        assert_eq!(
+            RoutingMode::NAMES,
+            ["quality", "cost", "speed", "hybrid", "tournament"]
+        );
+        assert_eq!(RoutingMode::default(), RoutingMode::Quality);
+        assert_eq!(
+            "fast".parse::<RoutingMode>().unwrap_err(),
+            "`fast` is not a routing mode (quality, cost, speed, hybrid, tournament)"
+        );
+        for e in OnExhausted::ALL {
+            assert_eq!(serde_json::to_value(e).unwrap(), e.as_str());
+            assert_eq!(
+                serde_json::from_value::<OnExhausted>(e.as_str().into()).unwrap(),
+                e
+            );
+        }
+        assert_eq!(OnExhausted::NAMES, ["halt", "rewind"]);
     }
 
     fn load(opts: LoadOptions) -> Result<LoadedConfig, ConfigError> {

@@ -28,6 +28,7 @@ use toml::{Table, Value};
 
 use super::layers;
 use super::ConfigError;
+use super::{ArbiterMode, OnExhausted, RoutingMode};
 
 /// Keys a committed repo config may not set in an untrusted clone.
 ///
@@ -90,12 +91,12 @@ const CAPS: &[&str] = &[
 const ORDERED: &[(&str, &[&str], &str)] = &[
     (
         "arbiter.mode",
-        &["off", "final", "bookend", "full"],
+        &ArbiterMode::NAMES,
         "a committed config may only ask for more review",
     ),
     (
         "arbiter.on_exhausted",
-        &["rewind", "halt"],
+        &[OnExhausted::Rewind.as_str(), OnExhausted::Halt.as_str()],
         "a committed config may only stop sooner when retries run out, not spend on a rewind",
     ),
     // By how much cost counts when an `auto` role picks: less than not at all (tournament,
@@ -103,7 +104,13 @@ const ORDERED: &[(&str, &[&str], &str)] = &[
     // (hybrid), first (cost).
     (
         "routing",
-        &["tournament", "quality", "speed", "hybrid", "cost"],
+        &[
+            RoutingMode::Tournament.as_str(),
+            RoutingMode::Quality.as_str(),
+            RoutingMode::Speed.as_str(),
+            RoutingMode::Hybrid.as_str(),
+            RoutingMode::Cost.as_str(),
+        ],
         "a committed config may only route toward cheaper models, not away from your routing",
     ),
 ];

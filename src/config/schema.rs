@@ -293,48 +293,29 @@ pub struct Profile {
     pub chamber: ProfileChamber,
 }
 
-/// Which stages the arbiter reviews (seed 000 §B6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ArbiterMode {
-    /// No review.
-    Off,
-    /// Verify stage only.
-    Final,
-    /// Architect and Verify (the recommended default).
-    Bookend,
-    /// Every stage.
-    Full,
-}
-
-impl ArbiterMode {
-    /// Every mode, from no review to every stage.
-    pub const ALL: [ArbiterMode; 4] = [
-        ArbiterMode::Off,
-        ArbiterMode::Final,
-        ArbiterMode::Bookend,
-        ArbiterMode::Full,
-    ];
-
-    /// The name `--arbiter` takes and the configuration writes.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ArbiterMode::Off => "off",
-            ArbiterMode::Final => "final",
-            ArbiterMode::Bookend => "bookend",
-            ArbiterMode::Full => "full",
-        }
+crate::names::named! {
+    /// Which stages the arbiter reviews (seed 000 §B6): the name `--arbiter` takes, the
+    /// configuration writes (`arbiter.mode`) and a comparison calls its arm by.
+    pub enum ArbiterMode: "a mode" {
+        /// No review.
+        Off = "off",
+        /// Verify stage only.
+        Final = "final",
+        /// Architect and Verify (the recommended default).
+        Bookend = "bookend",
+        /// Every stage.
+        Full = "full",
     }
 }
 
-/// What happens when a stage uses up its retries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OnExhausted {
-    /// Stop for a human (exit 3).
-    Halt,
-    /// Re-run the previous stage with the accumulated feedback and the role's next model.
-    Rewind,
+crate::names::named! {
+    /// What happens when a stage uses up its retries (`arbiter.on_exhausted`).
+    pub enum OnExhausted: "an escalation" {
+        /// Stop for a human (exit 3).
+        Halt = "halt",
+        /// Re-run the previous stage with the accumulated feedback and the role's next model.
+        Rewind = "rewind",
+    }
 }
 
 /// Arbiter behaviour.

@@ -12,7 +12,7 @@ use super::Ops;
 use crate::config::LoadedConfig;
 use crate::model::budget::Ledger;
 use crate::pipeline::{DriveError, RunRequest, RunStatus, Stage, StartError};
-use crate::routing::compare::Calls;
+use crate::routing::compare::{ArmStatus, Calls};
 
 /// Why an arm could not be run or counted.
 #[derive(Debug, thiserror::Error)]
@@ -68,7 +68,7 @@ impl Ops<'_> {
             task: req.task.clone(),
             run: n,
             config: config.to_string(),
-            status: state.status().as_str().to_string(),
+            status: ArmStatus::Run(state.status()),
             claimed: matches!(state.status(), RunStatus::Approved | RunStatus::Flagged),
             branch: Some(state.branch().to_string()),
             builder,

@@ -163,7 +163,7 @@ impl Driver<'_> {
         fill_limits(&mut self.loaded, &self.keys, &state.models(true), self.host)?;
         state.record_config(serde_json::to_value(&self.loaded.config).unwrap_or_default());
         let _lock = RunLock::acquire(self.repo, state.run_id())?;
-        if let Ok(Some(task)) = crate::task::workflow::refresh(self.repo, state.task()) {
+        if let Ok(Some(task)) = crate::task::lifecycle::refresh(self.repo, state.task()) {
             // A due deferral was reopened before; one still deferred is reopened by this run.
             if task.state == crate::task::TaskState::Deferred {
                 let when = task.revisit_at.as_deref().unwrap_or("no date");

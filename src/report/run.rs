@@ -363,7 +363,7 @@ impl<'a> RunReport<'a> {
 pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
     let message = shown_message(repo, s);
     let (id, task, status) = (s.run_id(), s.task(), shown_status(repo, s));
-    let (branch, base, mode) = (s.branch(), s.base().short(), mode_name(s));
+    let (branch, base, mode) = (s.branch(), s.base().short(), s.mode().as_str());
     let (cost, tin, tout) = (
         s.spend().cost_usd,
         s.spend().input_tokens,
@@ -444,13 +444,6 @@ pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
         o.push_str(&issues);
     }
     o
-}
-
-fn mode_name(s: &RunState) -> String {
-    serde_json::to_value(s.mode())
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 /// The issues of the review lines on every attempt commit of the run.

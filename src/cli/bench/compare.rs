@@ -16,9 +16,9 @@ use crate::pipeline::baseline::{plain_loop, LoopRequest};
 use crate::pipeline::plan::committed_task;
 use crate::pipeline::VerifyPlan;
 use crate::routing::compare::{
-    judge_branch, loop_budget, Arm, Calls, CompareRun, Judged, CONFIGS, LOOP,
+    judge_branch, loop_budget, Arm, ArmStatus, Calls, CompareRun, Judged, LoopStatus, CONFIGS, LOOP,
 };
-use crate::task::workflow::committed_slugs;
+use crate::task::lifecycle::committed_slugs;
 use crate::task::TaskSpec;
 
 /// Runs `git triad bench --compare`.
@@ -240,7 +240,11 @@ fn loop_arm(
         task: the_loop.spec.id.clone(),
         run: the_loop.run,
         config: LOOP.into(),
-        status: if outcome.passed { "passed" } else { "failed" }.into(),
+        status: ArmStatus::Loop(if outcome.passed {
+            LoopStatus::Passed
+        } else {
+            LoopStatus::Failed
+        }),
         claimed: outcome.passed,
         branch: outcome.branch,
         builder: the_loop.builder.clone(),

@@ -8,7 +8,7 @@ use clap::Args;
 use super::{find, who};
 use crate::cli::helper::need_repo;
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
-use crate::task::{answers, workflow, Task, TaskError, TaskState};
+use crate::task::{answers, lifecycle, Task, TaskError, TaskState};
 
 /// Answer a task's questions.
 #[derive(Debug, Args)]
@@ -64,7 +64,7 @@ pub fn run(ctx: &Context, args: &AnswerArgs) -> CommandResult {
         None => edit_answers(ctx, repo, &task)?,
     };
     let given = answers::read(&text, &task.questions).map_err(CommandError::from)?;
-    let task = workflow::answer(repo, &args.slug, given, &by).map_err(CommandError::from)?;
+    let task = lifecycle::answer(repo, &args.slug, given, &by).map_err(CommandError::from)?;
     let next = match &task.run {
         Some(run) => format!("next: `git triad resume {run}` continues the run with your answers"),
         None => format!(

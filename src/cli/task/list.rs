@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::cli::helper::need_repo;
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
-use crate::task::{store, workflow, Task, TaskState};
+use crate::task::{lifecycle, store, Task, TaskState};
 
 /// List tasks.
 #[derive(Debug, Args)]
@@ -45,14 +45,14 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
     for t in store::list(repo).map_err(CommandError::from)? {
         // A merged result marks its task EXECUTED before it is listed.
         let t = match t.state {
-            TaskState::Approved => workflow::refresh(repo, &t.slug)
+            TaskState::Approved => lifecycle::refresh(repo, &t.slug)
                 .map_err(CommandError::from)?
                 .unwrap_or(t),
             _ => t,
         };
         tasks.push((t, true, None));
     }
-    for slug in workflow::spec_slugs(repo) {
+    for slug in lifecycle::spec_slugs(repo) {
         if !tasks.iter().any(|(t, _, _)| t.slug == slug) {
             let problem = spec_problem(repo, &slug);
             tasks.push((Task::open(&slug, ""), false, problem));

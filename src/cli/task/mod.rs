@@ -14,7 +14,7 @@ use clap::{Args, Subcommand};
 use super::{ok, out, CommandError, CommandResult, Context};
 use crate::cli::helper::need_repo;
 use crate::task::state::HistoryEntry;
-use crate::task::{store, workflow};
+use crate::task::{lifecycle, store};
 use crate::task::{ArbiterDecision, Task, TaskError};
 
 /// Write TaskSpecs and follow tasks through the arbiter's state machine.
@@ -78,11 +78,11 @@ pub fn run(ctx: &Context, args: &TaskArgs) -> CommandResult {
 /// The task's record, or an OPEN view of a TaskSpec that has none; `None` for neither.
 fn find(repo: &git2::Repository, slug: &str) -> CommandResult<Option<(Task, Vec<HistoryEntry>)>> {
     // A merged result marks its task EXECUTED before anyone reads it.
-    workflow::refresh(repo, slug).map_err(CommandError::from)?;
+    lifecycle::refresh(repo, slug).map_err(CommandError::from)?;
     if let Some(rec) = store::load(repo, slug).map_err(CommandError::from)? {
         return Ok(Some((rec.task, rec.history)));
     }
-    Ok(workflow::spec_exists(repo, slug).then(|| (Task::open(slug, ""), Vec::new())))
+    Ok(lifecycle::spec_exists(repo, slug).then(|| (Task::open(slug, ""), Vec::new())))
 }
 
 /// Who takes a decision or answers, for the record.
@@ -107,7 +107,7 @@ fn decide(ctx: &Context, slug: &str, mut d: ArbiterDecision, reason: &str) -> Co
     }
     let by = who(repo)?;
     d.note = format!("by {by}: {reason}");
-    let (task, parent) = workflow::decide(repo, slug, &d, &by).map_err(CommandError::from)?;
+    let (task, parent) = lifecycle::decide(repo, slug, &d, &by).map_err(CommandError::from)?;
     let mut s = format!(
         "Task `{}` is now {} (an arbiter decision, taken by you): {reason}\nnext: {}\n",
         task.slug, task.state, task.next_action

@@ -40,100 +40,34 @@ pub const RUNS_PREFIX: &str = "refs/triad/runs/";
 /// [`upgrade`].
 pub const RECORD_VERSION: u32 = 2;
 
-/// How a run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// Working (or killed while working: `resume` continues it).
-    Running,
-    /// Finished; the final verdict was APPROVE.
-    Approved,
-    /// Finished; the final verdict was FLAG.
-    Flagged,
-    /// The arbiter (or an escalation) halted the run.
-    Halted,
-    /// Retries used up and no escalation left.
-    RetriesExhausted,
-    /// Stopped before crossing the budget.
-    BudgetExceeded,
-    /// A stage asked the user for information.
-    WaitingOnUser,
-    /// Stopped by an error (provider down, a note that could not be written, ...);
-    /// `resume` retries.
-    Failed,
-}
+pub use crate::task::RunStatus;
 
-impl RunStatus {
-    /// Whether `resume` may continue the run.
-    pub fn resumable(self) -> bool {
-        matches!(
-            self,
-            RunStatus::Running
-                | RunStatus::Failed
-                | RunStatus::BudgetExceeded
-                | RunStatus::WaitingOnUser
-        )
-    }
-
-    /// The snake_case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Running => "running",
-            RunStatus::Approved => "approved",
-            RunStatus::Flagged => "flagged",
-            RunStatus::Halted => "halted",
-            RunStatus::RetriesExhausted => "retries_exhausted",
-            RunStatus::BudgetExceeded => "budget_exceeded",
-            RunStatus::WaitingOnUser => "waiting_on_user",
-            RunStatus::Failed => "failed",
-        }
-    }
-}
-
-/// What became of one attempt at a stage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AttemptResult {
-    /// Committed and accepted (reviewed or not).
-    Accepted,
-    /// The arbiter rejected it; the stage is retried with its feedback.
-    Rejected,
-    /// Its edit blocks did not apply; retried with the reasons.
-    EditsFailed,
-    /// Its answer could not be read (no metadata block, malformed edits); retried.
-    BadAnswer,
-    /// It changed nothing where the stage must, or claimed changes it did not make; retried.
-    NoChange,
-    /// Its change visibly leaves a requirement of the TaskSpec undone (a file the
-    /// requirement names left as it was, a function it names found nowhere); retried.
-    Incomplete,
-    /// Its change makes the verify command fail where it passed at the run's base; retried
-    /// on top of that change, with the command's output.
-    Failing,
-    /// Its retries ran out while it still broke what the run's best evidenced commit
-    /// showed: kept on the record, not on the result, and the run went on from that commit.
-    Dropped,
-    /// It answered an outcome other than APPROVE; the run stopped.
-    Outcome,
-    /// The arbiter halted the run on it.
-    Halted,
-}
-
-impl AttemptResult {
-    /// The snake_case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AttemptResult::Accepted => "accepted",
-            AttemptResult::Rejected => "rejected",
-            AttemptResult::EditsFailed => "edits_failed",
-            AttemptResult::BadAnswer => "bad_answer",
-            AttemptResult::NoChange => "no_change",
-            AttemptResult::Incomplete => "incomplete",
-            AttemptResult::Failing => "failing",
-            AttemptResult::Dropped => "dropped",
-            AttemptResult::Outcome => "outcome",
-            AttemptResult::Halted => "halted",
-        }
+crate::names::named! {
+    /// What became of one attempt at a stage, by the name `run.json` records.
+    pub enum AttemptResult: "an attempt result" {
+        /// Committed and accepted (reviewed or not).
+        Accepted = "accepted",
+        /// The arbiter rejected it; the stage is retried with its feedback.
+        Rejected = "rejected",
+        /// Its edit blocks did not apply; retried with the reasons.
+        EditsFailed = "edits_failed",
+        /// Its answer could not be read (no metadata block, malformed edits); retried.
+        BadAnswer = "bad_answer",
+        /// It changed nothing where the stage must, or claimed changes it did not make; retried.
+        NoChange = "no_change",
+        /// Its change visibly leaves a requirement of the TaskSpec undone (a file the
+        /// requirement names left as it was, a function it names found nowhere); retried.
+        Incomplete = "incomplete",
+        /// Its change makes the verify command fail where it passed at the run's base; retried
+        /// on top of that change, with the command's output.
+        Failing = "failing",
+        /// Its retries ran out while it still broke what the run's best evidenced commit
+        /// showed: kept on the record, not on the result, and the run went on from that commit.
+        Dropped = "dropped",
+        /// It answered an outcome other than APPROVE; the run stopped.
+        Outcome = "outcome",
+        /// The arbiter halted the run on it.
+        Halted = "halted",
     }
 }
 

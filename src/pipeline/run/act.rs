@@ -146,7 +146,7 @@ pub(super) fn stop_on_outcome(
     }
     j.state.push_attempt(attempt);
     // Nothing is silently dropped: every task keeps an owner and a next action.
-    let decision = match crate::task::workflow::on_stage_outcome(
+    let decision = match crate::task::lifecycle::on_stage_outcome(
         cx.repo(),
         j.state.task(),
         j.state.run_id(),

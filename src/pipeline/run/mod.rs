@@ -107,7 +107,7 @@ impl<'a> Run<'a> {
     pub fn execute(&mut self) -> Result<(), RunError> {
         let (cx, j) = (&self.cx, &mut self.j);
         let stage = j.state.current_stage().unwrap_or(Stage::Verify);
-        if let Err(e) = crate::task::workflow::on_run_start(
+        if let Err(e) = crate::task::lifecycle::on_run_start(
             cx.repo(),
             j.state.task(),
             j.state.run_id(),
@@ -139,11 +139,11 @@ impl<'a> Run<'a> {
         } else {
             Actor::Policy
         };
-        if let Err(e) = crate::task::workflow::on_run_end(
+        if let Err(e) = crate::task::lifecycle::on_run_end(
             cx.repo(),
             j.state.task(),
             j.state.run_id(),
-            j.state.status().as_str(),
+            j.state.status(),
             j.state.final_verdict().map(|v| v.as_str()),
             decided_by,
         ) {
