@@ -454,21 +454,8 @@ mod tests {
     #[test]
     fn calls_are_counted_per_run_with_their_models() {
         let call = |model: &str, run: Option<&str>| CallRecord {
-            ts: 0,
-            role: "implementer".into(),
-            model: model.into(),
-            provider: "p".into(),
-            requested_id: model.into(),
-            reported_id: None,
-            model_mismatch: false,
-            input_tokens: 0,
-            output_tokens: 0,
-            prompt_bytes: 0,
-            cost_usd: 0.0,
-            latency_ms: 0,
-            attempts: 1,
-            outcome: "ok".into(),
             run: run.map(str::to_string),
+            ..CallRecord::of("implementer", model, "p", model)
         };
         let ledger = [
             call("a", Some("r1")),

@@ -77,11 +77,18 @@ pub struct CommandOutcome {
 impl CommandOutcome {
     /// An outcome of a command that did not run, and why.
     pub fn not_run(command: &str, why: impl Into<String>) -> CommandOutcome {
+        CommandOutcome::ended(command, None, why)
+    }
+
+    /// An outcome of `command` that ended with `exit_code` (`None`: killed or never
+    /// started) and printed `tail`, in no time, with nothing else known of it (no box
+    /// recorded, no limit hit, nothing left out).
+    pub fn ended(command: &str, exit_code: Option<i32>, tail: impl Into<String>) -> CommandOutcome {
         CommandOutcome {
             command: command.into(),
-            exit_code: None,
+            exit_code,
             timed_out: false,
-            tail: why.into(),
+            tail: tail.into(),
             duration_ms: 0,
             layers: None,
             stopped_by: None,

@@ -113,20 +113,7 @@ pub fn assign_models(
                 .into_iter()
                 .next()
         };
-        stages.push(StageRecord {
-            stage,
-            commit: None,
-            verdict: None,
-            models,
-            model_index: 0,
-            arbiter_model,
-            attempts: Vec::new(),
-            reviewed,
-            epoch_start: 0,
-            draft: None,
-            dropped: None,
-            skipped: None,
-        });
+        stages.push(StageRecord::planned(stage, models, arbiter_model, reviewed));
     }
     Ok(stages)
 }

@@ -139,6 +139,30 @@ pub struct StageRecord {
 }
 
 impl StageRecord {
+    /// A stage as a plan makes it: its `models` in order (the first assigned), its arbiter
+    /// when `reviewed`, nothing attempted yet.
+    pub fn planned(
+        stage: Stage,
+        models: Vec<String>,
+        arbiter_model: Option<String>,
+        reviewed: bool,
+    ) -> StageRecord {
+        StageRecord {
+            stage,
+            commit: None,
+            verdict: None,
+            models,
+            model_index: 0,
+            arbiter_model,
+            attempts: Vec::new(),
+            reviewed,
+            epoch_start: 0,
+            draft: None,
+            dropped: None,
+            skipped: None,
+        }
+    }
+
     /// Attempts made in the current retry budget.
     pub fn attempts_in_epoch(&self) -> u32 {
         self.attempts.len().saturating_sub(self.epoch_start) as u32

@@ -472,16 +472,11 @@ mod tests {
 
     #[test]
     fn a_failure_is_told_with_how_it_failed_and_what_the_task_accepts() {
-        let outcome = CommandOutcome {
-            command: "python3 -m unittest".into(),
-            exit_code: Some(1),
-            timed_out: false,
-            tail: (1..=50).map(|i| format!("line {i}\n")).collect(),
-            duration_ms: 5,
-            layers: None,
-            stopped_by: None,
-            left_out: Vec::new(),
-        };
+        let outcome = CommandOutcome::ended(
+            "python3 -m unittest",
+            Some(1),
+            (1..=50).map(|i| format!("line {i}\n")).collect::<String>(),
+        );
         let spec = TaskSpec::parse(
             "title = \"t\"\nacceptance = [\"f('a b') == 2\"]\n",
             ".triad/tasks/t.toml",

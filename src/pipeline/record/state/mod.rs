@@ -466,20 +466,7 @@ mod tests {
     fn run() -> RunState {
         let stages = Stage::ALL
             .iter()
-            .map(|&stage| StageRecord {
-                stage,
-                commit: None,
-                verdict: None,
-                models: vec!["a".into(), "b".into()],
-                model_index: 0,
-                arbiter_model: None,
-                attempts: Vec::new(),
-                reviewed: false,
-                epoch_start: 0,
-                draft: None,
-                dropped: None,
-                skipped: None,
-            })
+            .map(|&stage| StageRecord::planned(stage, vec!["a".into(), "b".into()], None, false))
             .collect();
         RunState::new(Start {
             run_id: "r1".into(),
@@ -577,19 +564,7 @@ mod tests {
         for n in 2..=5 {
             s.accept(attempt(1, AttemptResult::Accepted), id(n), None);
         }
-        s.record_verify(
-            CommandOutcome {
-                command: "true".into(),
-                exit_code: Some(0),
-                timed_out: false,
-                tail: String::new(),
-                duration_ms: 1,
-                layers: None,
-                stopped_by: None,
-                left_out: Vec::new(),
-            },
-            id(5),
-        );
+        s.record_verify(CommandOutcome::ended("true", Some(0), ""), id(5));
         s.reconcile_rewind(Stage::Implement, id(5), "## gaps".into());
         assert_eq!(s.current_stage(), Some(Stage::Implement));
         assert_eq!(s.stages()[1].draft, Some(id(5)));
