@@ -5,30 +5,50 @@
 //! A leaf below every other: it imports nothing, and what it generates names only `std` and
 //! `serde`.
 
-/// Declares an enum of named values from one line per value:
+/// Declares an enum of named values from one line per value: its doc comment and its
+/// variant, whose name every place writes is the variant's own identifier in the case the
+/// declaration says (`snake_case`: `RetriesExhausted` is `retries_exhausted`;
+/// `SCREAMING_SNAKE_CASE`: `NeedsInfo` is `NEEDS_INFO`). The identifier is the name, so
+/// the two can never disagree and no name is written out anywhere else:
 ///
 /// ```ignore
 /// crate::names::named! {
 ///     /// Which stages the arbiter reviews.
-///     pub enum ArbiterMode: "an arbiter mode" {
+///     pub enum ArbiterMode: "an arbiter mode", written snake_case {
 ///         /// No review.
-///         Off = "off",
+///         Off,
 ///         /// Every stage.
-///         Full = "full",
+///         Full,
 ///     }
 /// }
 /// ```
 ///
 /// It gives the enum (`Debug`, `Clone`, `Copy`, `PartialEq`, `Eq`, `Hash`, and whatever
-/// attributes are written on it), `ALL` and `NAMES` in the order declared, `as_str` and
-/// `parse`, `Display`, `FromStr` (whose error is `` `x` is not <what> (a, b, …) ``), and
-/// `Serialize`/`Deserialize` as the name, with serde's own error for an unknown one
-/// (`` unknown variant `x`, expected one of `a`, `b` ``).
+/// attributes are written on it), `ALL` and `NAMES` in the order declared, `as_str` (a
+/// `const fn`: each name is made at compile time) and `parse`, `Display`, `FromStr` (whose
+/// error is `` `x` is not <what> (a, b, …) ``), and `Serialize`/`Deserialize` as the name,
+/// with serde's own error for an unknown one (`` unknown variant `x`, expected one of `a`,
+/// `b` ``).
 macro_rules! named {
     (
         $(#[$meta:meta])*
-        $vis:vis enum $name:ident : $what:literal {
-            $( $(#[$vmeta:meta])* $variant:ident = $word:literal, )+
+        $vis:vis enum $name:ident : $what:literal, written snake_case {
+            $( $(#[$vmeta:meta])* $variant:ident, )+
+        }
+    ) => {
+        $crate::names::named! { @enum false, $(#[$meta])* $vis $name $what { $( $(#[$vmeta])* $variant, )+ } }
+    };
+    (
+        $(#[$meta:meta])*
+        $vis:vis enum $name:ident : $what:literal, written SCREAMING_SNAKE_CASE {
+            $( $(#[$vmeta:meta])* $variant:ident, )+
+        }
+    ) => {
+        $crate::names::named! { @enum true, $(#[$meta])* $vis $name $what { $( $(#[$vmeta])* $variant, )+ } }
+    };
+    (
+        @enum $screaming:literal, $(#[$meta:meta])* $vis:vis $name:ident $what:literal {
+            $( $(#[$vmeta:meta])* $variant:ident, )+
         }
     ) => {
         $(#[$meta])*
@@ -39,15 +59,22 @@ macro_rules! named {
 
         impl $name {
             /// Every value, in the order declared.
-            pub const ALL: [$name; [$($word),+].len()] = [$($name::$variant),+];
+            pub const ALL: [$name; [$(stringify!($variant)),+].len()] = [$($name::$variant),+];
 
             /// Every name, in the order of `ALL`.
-            pub const NAMES: [&'static str; [$($word),+].len()] = [$($word),+];
+            pub const NAMES: [&'static str; [$(stringify!($variant)),+].len()] =
+                [$($name::$variant.as_str()),+];
 
             /// The name every place reads and writes.
             pub const fn as_str(self) -> &'static str {
                 match self {
-                    $( $name::$variant => $word, )+
+                    $( $name::$variant => {
+                        const LEN: usize = $crate::names::cased_len(stringify!($variant));
+                        const BYTES: [u8; LEN] =
+                            $crate::names::cased(stringify!($variant), $screaming);
+                        const NAME: &str = $crate::names::ascii(&BYTES);
+                        NAME
+                    } )+
                 }
             }
 
@@ -96,6 +123,51 @@ macro_rules! named {
     };
 }
 
+/// The length of `ident` (an identifier in UpperCamelCase) written with a `_` before
+/// every capital but the first.
+pub const fn cased_len(ident: &str) -> usize {
+    let b = ident.as_bytes();
+    let mut n = b.len();
+    let mut i = 1;
+    while i < b.len() {
+        if b[i].is_ascii_uppercase() {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// `ident` (UpperCamelCase) in snake_case, or in SCREAMING_SNAKE_CASE when `screaming`:
+/// a `_` before every capital but the first. `N` is [`cased_len`] of it.
+pub const fn cased<const N: usize>(ident: &str, screaming: bool) -> [u8; N] {
+    let b = ident.as_bytes();
+    let mut out = [0u8; N];
+    let (mut i, mut j) = (0, 0);
+    while i < b.len() {
+        if i > 0 && b[i].is_ascii_uppercase() {
+            out[j] = b'_';
+            j += 1;
+        }
+        out[j] = if screaming {
+            b[i].to_ascii_uppercase()
+        } else {
+            b[i].to_ascii_lowercase()
+        };
+        i += 1;
+        j += 1;
+    }
+    out
+}
+
+/// `bytes` as text: an identifier's letters, digits and `_`, which are ASCII.
+pub const fn ascii(bytes: &'static [u8]) -> &'static str {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(_) => panic!("a Rust identifier is ASCII"),
+    }
+}
+
 pub(crate) use named;
 
 #[cfg(test)]
@@ -103,14 +175,14 @@ mod tests {
     named! {
         /// A fact for the test.
         #[derive(Default)]
-        pub enum Colour: "a colour" {
+        pub enum Colour: "a colour", written snake_case {
             /// The default.
             #[default]
-            Red = "red",
+            Red,
             /// Another.
-            DarkBlue = "dark_blue",
+            DarkBlue,
             /// A third.
-            White = "white",
+            White,
         }
     }
 
@@ -139,5 +211,23 @@ mod tests {
             ),
             "{e}"
         );
+    }
+
+    named! {
+        /// Words of the other case.
+        pub enum Shout: "a shout", written SCREAMING_SNAKE_CASE {
+            /// One word.
+            Approve,
+            /// Several.
+            NeedsMoreInfo,
+        }
+    }
+
+    #[test]
+    fn a_name_is_its_identifier_in_the_declared_case() {
+        assert_eq!(Shout::NAMES, ["APPROVE", "NEEDS_MORE_INFO"]);
+        assert_eq!(Shout::parse("NEEDS_MORE_INFO"), Some(Shout::NeedsMoreInfo));
+        assert_eq!(Shout::parse("needs_more_info"), None);
+        assert_eq!((super::cased_len("A"), super::cased_len("AbCd")), (1, 5));
     }
 }

@@ -296,25 +296,25 @@ pub struct Profile {
 crate::names::named! {
     /// Which stages the arbiter reviews (seed 000 §B6): the name `--arbiter` takes, the
     /// configuration writes (`arbiter.mode`) and a comparison calls its arm by.
-    pub enum ArbiterMode: "a mode" {
+    pub enum ArbiterMode: "a mode", written snake_case {
         /// No review.
-        Off = "off",
+        Off,
         /// Verify stage only.
-        Final = "final",
+        Final,
         /// Architect and Verify (the recommended default).
-        Bookend = "bookend",
+        Bookend,
         /// Every stage.
-        Full = "full",
+        Full,
     }
 }
 
 crate::names::named! {
     /// What happens when a stage uses up its retries (`arbiter.on_exhausted`).
-    pub enum OnExhausted: "an escalation" {
+    pub enum OnExhausted: "an escalation", written snake_case {
         /// Stop for a human (exit 3).
-        Halt = "halt",
+        Halt,
         /// Re-run the previous stage with the accumulated feedback and the role's next model.
-        Rewind = "rewind",
+        Rewind,
     }
 }
 

@@ -82,11 +82,11 @@ pub fn loop_budget(pipeline_calls: &[usize]) -> usize {
 
 crate::names::named! {
     /// How the plain loop's run ended: whether its verify command passed in the end.
-    pub enum LoopStatus: "a loop status" {
+    pub enum LoopStatus: "a loop status", written snake_case {
         /// The command passed.
-        Passed = "passed",
+        Passed,
         /// It did not pass within the loop's calls.
-        Failed = "failed",
+        Failed,
     }
 }
 

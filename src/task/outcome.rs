@@ -8,21 +8,21 @@ use serde_json::Value;
 crate::names::named! {
     /// The structured outcome every stage answer carries (seed 004), by its wire name
     /// (`NEEDS_INFO`). There is no free-form "reject": every "no" says what would unblock it.
-    pub enum Outcome: "a stage outcome" {
+    pub enum Outcome: "a stage outcome", written SCREAMING_SNAKE_CASE {
         /// The stage did its work.
-        Approve = "APPROVE",
+        Approve,
         /// Missing inputs; `questions` says which.
-        NeedsInfo = "NEEDS_INFO",
+        NeedsInfo,
         /// Wrong role; `suggested_role` says which.
-        OutOfScope = "OUT_OF_SCOPE",
+        OutOfScope,
         /// A dependency must come first; `dependencies` says which.
-        Blocked = "BLOCKED",
+        Blocked,
         /// Infeasible under the constraints; `alternatives` proposes a cheaper path.
-        TooCostly = "TOO_COSTLY",
+        TooCostly,
         /// Violates a rule; `policy_refs` and `alternatives`.
-        PolicyViolation = "POLICY_VIOLATION",
+        PolicyViolation,
         /// Too uncertain; `evidence_needed`.
-        LowConfidence = "LOW_CONFIDENCE",
+        LowConfidence,
     }
 }
 

@@ -4,24 +4,24 @@
 
 crate::names::named! {
     /// How a run stands.
-    pub enum RunStatus: "a run status" {
+    pub enum RunStatus: "a run status", written snake_case {
         /// Working (or killed while working: `resume` continues it).
-        Running = "running",
+        Running,
         /// Finished; the final verdict was APPROVE.
-        Approved = "approved",
+        Approved,
         /// Finished; the final verdict was FLAG.
-        Flagged = "flagged",
+        Flagged,
         /// The arbiter (or an escalation) halted the run.
-        Halted = "halted",
+        Halted,
         /// Retries used up and no escalation left.
-        RetriesExhausted = "retries_exhausted",
+        RetriesExhausted,
         /// Stopped before crossing the budget.
-        BudgetExceeded = "budget_exceeded",
+        BudgetExceeded,
         /// A stage asked the user for information.
-        WaitingOnUser = "waiting_on_user",
+        WaitingOnUser,
         /// Stopped by an error (provider down, a note that could not be written, ...);
         /// `resume` retries.
-        Failed = "failed",
+        Failed,
     }
 }
 

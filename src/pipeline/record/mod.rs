@@ -44,30 +44,30 @@ pub use crate::task::RunStatus;
 
 crate::names::named! {
     /// What became of one attempt at a stage, by the name `run.json` records.
-    pub enum AttemptResult: "an attempt result" {
+    pub enum AttemptResult: "an attempt result", written snake_case {
         /// Committed and accepted (reviewed or not).
-        Accepted = "accepted",
+        Accepted,
         /// The arbiter rejected it; the stage is retried with its feedback.
-        Rejected = "rejected",
+        Rejected,
         /// Its edit blocks did not apply; retried with the reasons.
-        EditsFailed = "edits_failed",
+        EditsFailed,
         /// Its answer could not be read (no metadata block, malformed edits); retried.
-        BadAnswer = "bad_answer",
+        BadAnswer,
         /// It changed nothing where the stage must, or claimed changes it did not make; retried.
-        NoChange = "no_change",
+        NoChange,
         /// Its change visibly leaves a requirement of the TaskSpec undone (a file the
         /// requirement names left as it was, a function it names found nowhere); retried.
-        Incomplete = "incomplete",
+        Incomplete,
         /// Its change makes the verify command fail where it passed at the run's base; retried
         /// on top of that change, with the command's output.
-        Failing = "failing",
+        Failing,
         /// Its retries ran out while it still broke what the run's best evidenced commit
         /// showed: kept on the record, not on the result, and the run went on from that commit.
-        Dropped = "dropped",
+        Dropped,
         /// It answered an outcome other than APPROVE; the run stopped.
-        Outcome = "outcome",
+        Outcome,
         /// The arbiter halted the run on it.
-        Halted = "halted",
+        Halted,
     }
 }
 
