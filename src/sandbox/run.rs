@@ -58,28 +58,27 @@ pub(super) fn run_with(
         return out;
     }
     let vars = env::boxed(&planned.home, &planned.tmp, &job.env);
-    let Planned {
-        mut layers,
-        setup,
-        ruleset,
-        report,
-        share,
-        cgroups,
-        watched,
-        view_about,
-        ..
-    } = planned;
+    // Each part is moved out when it is used up: the seccomp ruleset is dropped once the
+    // command ran, the cgroups once their totals were read.
+    let mut planned = planned;
     let watch = WatchPlan {
         limits: &policy.limits,
         memory: !found.totals.memory_by_cgroup(),
-        dirs: watched,
-        share: share.as_ref().map(|(read, _)| read),
+        dirs: planned.watched,
+        share: planned.share.as_ref().map(|(read, _)| read),
     };
-    let ran = execute(job, &vars, setup, report.as_ref(), Some(watch), started_in);
-    drop(ruleset);
+    let ran = execute(
+        job,
+        &vars,
+        planned.setup,
+        planned.report.as_ref(),
+        Some(watch),
+        started_in,
+    );
+    drop(planned.ruleset);
     let mut out = ran.outcome;
     #[cfg(target_os = "linux")]
-    if let (Some(step), Some(about)) = (ran.failed_step, &view_about) {
+    if let (Some(step), Some(about)) = (ran.failed_step, &planned.view_about) {
         if step == super::child::Step::View {
             let what = ran
                 .failed_part
@@ -89,9 +88,12 @@ pub(super) fn run_with(
         }
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = &view_about;
-    let by_cgroup = cgroups.as_ref().and_then(|c| c.stopped(&policy.limits));
-    drop(cgroups);
+    let _ = &planned.view_about;
+    let by_cgroup = planned
+        .cgroups
+        .as_ref()
+        .and_then(|c| c.stopped(&policy.limits));
+    drop(planned.cgroups);
     out.stopped_by = ran
         .stopped
         .or(by_cgroup)
@@ -115,10 +117,11 @@ pub(super) fn run_with(
             || by.starts_with("disk total")
             || by.starts_with("process total")
         {
-            layers.totals.detail = format!("{}; it stopped this command", layers.totals.detail);
+            planned.layers.totals.detail =
+                format!("{}; it stopped this command", planned.layers.totals.detail);
         }
     }
-    out.layers = Some(layers);
+    out.layers = Some(planned.layers);
     out
 }
 

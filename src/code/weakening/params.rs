@@ -117,6 +117,14 @@ fn compare(
     let (old_src, new_src) = (pair.old.source, pair.new.source);
     let mut unused: Vec<bool> = vec![true; new_rows.len()];
     let mut missing = Vec::new();
+    // A finding at the node it is about (an added row, or the table for a lost one).
+    let mut flag = |at: Node<'_>, reason: String| {
+        out.push(weakened_finding(
+            pair.new.path,
+            lang::start_line(at),
+            reason,
+        ));
+    };
     for old in old_rows {
         let kept = new_rows
             .iter()
@@ -126,14 +134,13 @@ fn compare(
             Some((i, r)) => {
                 unused[i] = false;
                 if r.marked && !old.marked {
-                    out.push(weakened_finding(
-                        pair.new.path,
-                        lang::start_line(r.node),
+                    flag(
+                        r.node,
                         format!(
                             "the change marks the case {} of the test `{name}` that {at} had to skip or to fail: it no longer counts",
                             quoted(lang::text(r.node, new_src))
                         ),
-                    ));
+                    );
                 }
             }
             None => missing.push(old),
@@ -151,22 +158,20 @@ fn compare(
         match rewrite {
             Some((i, r)) => {
                 unused[i] = false;
-                out.push(weakened_finding(
-                    pair.new.path,
-                    lang::start_line(r.node),
+                flag(
+                    r.node,
                     format!(
                         "the change rewrites the case {was} of the test `{name}` that {at} had to {}: a test must not be changed to agree with the code",
                         quoted(lang::text(r.node, new_src))
                     ),
-                ));
+                );
             }
-            None => out.push(weakened_finding(
-                pair.new.path,
-                lang::start_line(table),
+            None => flag(
+                table,
                 format!(
                     "the change removes the case {was} from the parametrize table of the test `{name}` that {at} had: it no longer runs"
                 ),
-            )),
+            ),
         }
     }
 }
