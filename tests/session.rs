@@ -867,6 +867,40 @@ fn a_tool_call_gets_a_typed_outcome() {
     log.ok();
     assert!(log.stdout.contains("\"approved\""), "{}", log.stdout);
 
+    // The reads answer typed too: the runs as recorded, the tasks as the list has them.
+    let shown = product.call(
+        &s.repo,
+        &Request::ShowRun {
+            run_id: ran.state.run_id().into(),
+        },
+        heard.clone(),
+    );
+    let Ok(Outcome::Runs { runs: shown, corrupt }) = &shown.outcome else {
+        panic!("show_run did not answer the run: {shown:?}")
+    };
+    assert_eq!(
+        (shown.len(), shown[0].run_id(), shown[0].status(), corrupt.len()),
+        (1, ran.state.run_id(), RunStatus::Approved, 0)
+    );
+    let listed = product.call(&s.repo, &Request::ListRuns, heard.clone());
+    let Ok(Outcome::Runs { runs: all, .. }) = &listed.outcome else {
+        panic!("list_runs did not answer runs: {listed:?}")
+    };
+    assert_eq!(
+        all.iter().map(|r| r.run_id()).collect::<Vec<_>>(),
+        [ran.state.run_id()]
+    );
+    let tasks = product.call(&s.repo, &Request::ListTasks, heard.clone());
+    let Ok(Outcome::Tasks(tasks)) = &tasks.outcome else {
+        panic!("list_tasks did not answer tasks: {tasks:?}")
+    };
+    let add_sub = tasks
+        .iter()
+        .find(|l| l.task.slug == "add-sub")
+        .unwrap_or_else(|| panic!("add-sub is not listed: {tasks:?}"));
+    assert!(add_sub.recorded && add_sub.problem.is_none(), "{add_sub:?}");
+    assert_eq!(add_sub.task.run.as_deref(), Some(ran.state.run_id()));
+
     let missing = Request::ShowRun {
         run_id: "no-such-run".into(),
     };

@@ -423,8 +423,8 @@ impl Product for InProcess {
 
 /// Runs `command` as its subcommand does, printing what it prints, and gives back the
 /// operation's typed outcome: the runs of `run` and `resume`, the review of `review`, the
-/// session of `chamber ask`; the other commands (lists, a log, answers recorded) have none
-/// beyond what they print.
+/// session of `chamber ask`, the tasks of `task list`, the runs of `log`, the task of
+/// `task answer`.
 fn typed(ctx: &Context, command: Command) -> CommandResult<(ExitCode, Outcome)> {
     match command {
         Command::Run(args) => {
@@ -437,8 +437,24 @@ fn typed(ctx: &Context, command: Command) -> CommandResult<(ExitCode, Outcome)> 
         }
         Command::Review(args) => Ok(match review::reviewed(ctx, &args)? {
             Some(r) => (r.exit, Outcome::Reviewed(Box::new(r))),
-            None => (ExitCode::Ok, Outcome::Done),
+            None => (ExitCode::Ok, Outcome::Nothing),
         }),
+        Command::Log(args) => {
+            let log::Logged { runs, corrupt } = log::logged(ctx, &args)?;
+            Ok((ExitCode::Ok, Outcome::Runs { runs, corrupt }))
+        }
+        Command::Task(task::TaskArgs {
+            command: task::TaskCommand::List(args),
+        }) => Ok((
+            ExitCode::Ok,
+            Outcome::Tasks(task::list::listed(ctx, &args)?),
+        )),
+        Command::Task(task::TaskArgs {
+            command: task::TaskCommand::Answer(args),
+        }) => {
+            let answered = task::answer::answered(ctx, &args)?;
+            Ok((ExitCode::Ok, Outcome::Answered(Box::new(answered))))
+        }
         Command::Chamber(chamber::ChamberArgs {
             command: chamber::ChamberCommand::Ask(args),
         }) => {
@@ -446,7 +462,10 @@ fn typed(ctx: &Context, command: Command) -> CommandResult<(ExitCode, Outcome)> 
             let exit = chamber::finish(&chambered, args.output.json())?;
             Ok((exit, Outcome::Chambered(Box::new(chambered))))
         }
-        other => Ok((dispatch(ctx, &other)?, Outcome::Done)),
+        // command_of makes none other: every request of a session's tools is above.
+        _ => Err(CommandError::failure(
+            "this command is not one of a session's requests",
+        )),
     }
 }
 

@@ -1,5 +1,5 @@
 //! The operations every front end calls: run, resume and rewind, reconcile, review, chamber
-//! ask and respond, compare, notes sync. Each is a typed call with a typed outcome; none
+//! ask and respond, compare, notes sync, and the task list and answers ([`tasks`]). Each is a typed call with a typed outcome; none
 //! prints, reads a terminal or exits: what the user is told while it works goes through the
 //! caller's [`Host`] (the same host a run already goes through), and what an outcome means
 //! as an exit code is decided once, in [`exit`].
@@ -56,6 +56,7 @@ pub mod exit;
 pub mod notes;
 pub mod review;
 pub mod run;
+pub mod tasks;
 
 use git2::Repository;
 

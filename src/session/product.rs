@@ -14,8 +14,10 @@ use serde_json::Value;
 
 use super::tools::{arg, args_list};
 use crate::exit::ExitCode;
+use crate::ops::tasks::Listed;
 use crate::ops::{Chambered, Ran, Reviewed};
-use crate::task::spec;
+use crate::pipeline::{CorruptRun, RunState};
+use crate::task::{spec, Task};
 use crate::workflow::Workflow;
 
 /// One thing a session asks git triad to do, on its worktree.
@@ -120,9 +122,8 @@ impl Request {
     }
 }
 
-/// What a request came to, typed: the operation's own outcome ([`crate::ops`]), or, for
-/// the reads and updates that have none (a list, a run's log, answers recorded), only what
-/// the command printed.
+/// What a request came to, typed: the operation's own outcome ([`crate::ops`]), never
+/// read back from what the command printed.
 #[derive(Debug)]
 pub enum Outcome {
     /// The runs the pipeline drove (`run_pipeline`, `resume_run`): the one asked for, then
@@ -132,8 +133,21 @@ pub enum Outcome {
     Reviewed(Box<Reviewed>),
     /// A chamber session (`open_chamber`), as it stands.
     Chambered(Box<Chambered>),
-    /// Done, with nothing more to it than what was printed.
-    Done,
+    /// The tasks (`list_tasks`), by slug.
+    Tasks(Vec<Listed>),
+    /// Runs (`list_runs`: every run, newest first, and the records that do not load;
+    /// `show_run`: the one asked for).
+    Runs {
+        /// The runs whose record loads.
+        runs: Vec<RunState>,
+        /// The runs whose record does not load.
+        corrupt: Vec<CorruptRun>,
+    },
+    /// The task a person's answers were recorded on (`answer_task`), back at the stage
+    /// that asked.
+    Answered(Box<Task>),
+    /// Nothing was done (`review_range` with nothing new to review).
+    Nothing,
 }
 
 impl Outcome {
@@ -159,7 +173,12 @@ impl Outcome {
                 c.session.id,
                 c.session.status.as_str()
             ),
-            Outcome::Done => "it ended without an outcome".into(),
+            Outcome::Tasks(tasks) => format!("{} task(s)", tasks.len()),
+            Outcome::Runs { runs, corrupt } => {
+                format!("{} run(s), {} unreadable", runs.len(), corrupt.len())
+            }
+            Outcome::Answered(task) => format!("task {} is {}", task.slug, task.state),
+            Outcome::Nothing => "there was nothing to do".into(),
         }
     }
 }
@@ -338,7 +357,10 @@ mod tests {
     fn an_answer_tells_an_outcome_or_the_failure_with_its_error_first() {
         let done = Answer {
             exit: ExitCode::Ok,
-            outcome: Ok(Outcome::Done),
+            outcome: Ok(Outcome::Runs {
+                runs: Vec::new(),
+                corrupt: Vec::new(),
+            }),
             out: "No runs yet.\n".into(),
             said: String::new(),
         };

@@ -13,8 +13,8 @@ use clap::{Args, Subcommand};
 
 use super::{ok, out, CommandError, CommandResult, Context};
 use crate::cli::helper::need_repo;
+use crate::task::lifecycle;
 use crate::task::state::HistoryEntry;
-use crate::task::{lifecycle, store};
 use crate::task::{ArbiterDecision, Task, TaskError};
 
 /// Write TaskSpecs and follow tasks through the arbiter's state machine.
@@ -77,12 +77,7 @@ pub fn run(ctx: &Context, args: &TaskArgs) -> CommandResult {
 
 /// The task's record, or an OPEN view of a TaskSpec that has none; `None` for neither.
 fn find(repo: &git2::Repository, slug: &str) -> CommandResult<Option<(Task, Vec<HistoryEntry>)>> {
-    // A merged result marks its task EXECUTED before anyone reads it.
-    lifecycle::refresh(repo, slug).map_err(CommandError::from)?;
-    if let Some(rec) = store::load(repo, slug).map_err(CommandError::from)? {
-        return Ok(Some((rec.task, rec.history)));
-    }
-    Ok(lifecycle::spec_exists(repo, slug).then(|| (Task::open(slug, ""), Vec::new())))
+    crate::ops::tasks::find(repo, slug).map_err(CommandError::from)
 }
 
 /// Who takes a decision or answers, for the record.
