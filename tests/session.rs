@@ -875,11 +875,20 @@ fn a_tool_call_gets_a_typed_outcome() {
         },
         heard.clone(),
     );
-    let Ok(Outcome::Runs { runs: shown, corrupt }) = &shown.outcome else {
+    let Ok(Outcome::Runs {
+        runs: shown,
+        corrupt,
+    }) = &shown.outcome
+    else {
         panic!("show_run did not answer the run: {shown:?}")
     };
     assert_eq!(
-        (shown.len(), shown[0].run_id(), shown[0].status(), corrupt.len()),
+        (
+            shown.len(),
+            shown[0].run_id(),
+            shown[0].status(),
+            corrupt.len()
+        ),
         (1, ran.state.run_id(), RunStatus::Approved, 0)
     );
     let listed = product.call(&s.repo, &Request::ListRuns, heard.clone());

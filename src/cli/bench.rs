@@ -206,7 +206,7 @@ fn render(store: &FitnessStore, loaded: &LoadedConfig, format: ReportFormat) -> 
 /// The models of every role of the active profile, in role order, each once.
 fn default_models(loaded: &LoadedConfig, profile: Option<&str>) -> Vec<String> {
     let mut models: Vec<String> = Vec::new();
-    for role in Role::ALL {
+    for role in Role::PIPELINE {
         for m in loaded.role_models(role, profile) {
             if !models.contains(&m) {
                 models.push(m);
@@ -252,7 +252,7 @@ pub fn run(ctx: &Context, args: &BenchArgs) -> CommandResult {
     }
     let roles = if args.roles.is_empty() {
         // The task set has no tiebreaker tasks: its judging is measured as the arbiter's.
-        Role::ALL
+        Role::PIPELINE
             .into_iter()
             .filter(|r| *r != Role::Tiebreaker)
             .collect()

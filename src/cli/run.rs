@@ -252,7 +252,7 @@ fn say_roles(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig, prof
         };
         say_once(ctx, repo, "local-profile", &line);
     }
-    if let Some(line) = roles_notice(loaded, profile, &Role::ALL) {
+    if let Some(line) = roles_notice(loaded, profile, &Role::PIPELINE) {
         say_once(ctx, repo, "roles", &line);
     }
 }

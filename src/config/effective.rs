@@ -136,7 +136,7 @@ impl LoadedConfig {
     /// that no role lists: the user's own, offered by `config show` and used by
     /// `profile = "auto"` before the built-in local models.
     pub fn declared_without_role(&self) -> Vec<String> {
-        let listed: BTreeSet<&String> = Role::ALL
+        let listed: BTreeSet<&String> = Role::PIPELINE
             .iter()
             .chain(Role::SESSION.iter())
             .flat_map(|r| self.config.roles.get(*r).models.0.iter())
@@ -249,7 +249,7 @@ impl LoadedConfig {
 
     /// Every role's list in effect under `profile`, pipeline roles first.
     pub fn roles_in_effect(&self, profile: Option<&str>) -> Vec<RoleInEffect> {
-        Role::ALL
+        Role::PIPELINE
             .into_iter()
             .chain(Role::SESSION)
             .map(|r| self.role_in_effect(r, profile))

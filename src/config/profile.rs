@@ -104,7 +104,7 @@ impl LoadedConfig {
     /// The roles whose models a layer above the built-in defaults sets (user file, repository,
     /// git config, environment, `-c`): a profile never replaces them.
     pub fn user_roles(&self) -> Vec<Role> {
-        Role::ALL
+        Role::PIPELINE
             .into_iter()
             .chain(Role::SESSION)
             .filter(|r| self.user_set_role(*r))

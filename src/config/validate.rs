@@ -73,7 +73,7 @@ impl LoadedConfig {
                 ));
             }
         }
-        for role in Role::ALL {
+        for role in Role::PIPELINE {
             let key = format!("roles.{role}.models");
             let list = &c.roles.get(role).models;
             // An empty tiebreaker list means "a model that did not vote".

@@ -160,7 +160,7 @@ impl ModelClient {
     /// A client for the effective configuration. `env` supplies API keys.
     pub fn new(config: &Config, env: EnvLookup) -> Self {
         let mut role_timeouts = BTreeMap::new();
-        for role in Role::ALL.into_iter().chain(Role::SESSION) {
+        for role in Role::ALL {
             if let Some(t) = config.roles.get(role).timeout_secs {
                 role_timeouts.insert(role, Duration::from_secs(t));
             }

@@ -461,7 +461,7 @@ pub fn ensure_local_servers(
                         .is_some_and(|c| providers.contains(&c.provider))
                 })
                 .map(|m| {
-                    let roles: Vec<&str> = crate::config::Role::ALL
+                    let roles: Vec<&str> = crate::config::Role::PIPELINE
                         .iter()
                         .filter(|r| loaded.role_models(**r, profile.as_deref()).contains(m))
                         .map(|r| r.as_str())

@@ -125,7 +125,9 @@ pub fn routes(
     profile: Option<&str>,
     forced: Option<RoutingMode>,
 ) -> Result<Option<Routing>, StartError> {
-    let any_auto = Role::ALL.iter().any(|r| loaded.role_is_auto(*r, profile));
+    let any_auto = Role::PIPELINE
+        .iter()
+        .any(|r| loaded.role_is_auto(*r, profile));
     if forced.is_none() && !any_auto {
         return Ok(None);
     }
