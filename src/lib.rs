@@ -12,7 +12,7 @@
 //! ```text
 //! names — below everything: a fact's names declared once (the `named!` macro)
 //! safe process — leaves below the leaves: model text made terminal-safe, the processes a run started
-//! exit bounded redact fsguard clock glob verdict workflow — leaves: exit codes, bounds, redaction, guarded reads, time and ids, globs, verdict words, workflow names
+//! exit bounded redact fsguard clock glob verdict workflow_name — leaves: exit codes, bounds, redaction, guarded reads, time and ids, globs, verdict words, workflow names
 //! sandbox — the box every command that runs model-written code runs in
 //! code — tree-sitter facts about source files
 //! edit — edit blocks: parsing and applying them safely
@@ -68,7 +68,7 @@ pub mod session;
 pub mod task;
 pub mod tui;
 pub mod verdict;
-pub mod workflow;
+pub mod workflow_name;
 // Test support only: the tests and benches get it through the self dev-dependency in
 // Cargo.toml, so the shipped library and binary never contain the fake server.
 #[cfg(feature = "test-fakes")]

@@ -518,7 +518,7 @@ fn command_of(req: &Request) -> Command {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workflow::Workflow;
+    use crate::workflow_name::Workflow;
 
     /// A pipeline arm of `bench --compare`, run in this process, is the run `git triad run
     /// --task <slug> --arbiter <mode>` asks for, flag for flag (it used to be that command,

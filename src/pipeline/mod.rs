@@ -27,8 +27,8 @@ pub mod waiting;
 pub mod workflow;
 
 /// The workflows are named below the pipeline, for every layer to read (see
-/// [`crate::workflow`]).
-pub use crate::workflow::Workflow;
+/// [`crate::workflow_name`]).
+pub use crate::workflow_name::Workflow;
 pub use drive::{DriveError, Driver, Host};
 pub use lock::{run_alive, LockError, RunLock};
 pub use observer::{Observer, Progress, Silent};

@@ -18,7 +18,7 @@ use crate::ops::tasks::Listed;
 use crate::ops::{Chambered, Ran, Reviewed};
 use crate::pipeline::{CorruptRun, RunState};
 use crate::task::{spec, Task};
-use crate::workflow::Workflow;
+use crate::workflow_name::Workflow;
 
 /// One thing a session asks git triad to do, on its worktree.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 
 use crate::config::Role;
 use crate::pipeline::stage::Stage;
-use crate::workflow::Workflow;
+use crate::workflow_name::Workflow;
 
 /// Why a run cannot start. Facts only: the command line says what to do about each.
 #[derive(Debug, thiserror::Error)]

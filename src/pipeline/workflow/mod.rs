@@ -10,7 +10,7 @@
 //! candidates, see `parallel::judge`).
 
 /// The workflows with a record of their own, one line each: the variant of
-/// [`crate::workflow::Workflow`] it follows, its folder and record type (in
+/// [`crate::workflow_name::Workflow`] it follows, its folder and record type (in
 /// `<folder>/record.rs`, implementing [`Followed`]), and the folder's function that plans
 /// it. The run loop calls `<folder>::step` while it is under way. Every generator
 /// of this module and of [`state`] reads this list, and they match on `Workflow`
@@ -45,8 +45,8 @@ macro_rules! dispatch {
             choice: &Choice,
         ) -> Result<WorkflowState, StartError> {
             match choice.workflow {
-                crate::workflow::Workflow::Sequential => Ok(WorkflowState::Sequential),
-                $( crate::workflow::Workflow::$variant => $folder::$plan(loaded, choice), )+
+                crate::workflow_name::Workflow::Sequential => Ok(WorkflowState::Sequential),
+                $( crate::workflow_name::Workflow::$variant => $folder::$plan(loaded, choice), )+
             }
         }
 

@@ -12,7 +12,7 @@ use super::debate::record::DebateState;
 use super::debate::report::DebateReport;
 use super::parallel::record::ParallelState;
 use super::parallel::report::ParallelReport;
-use crate::workflow::Workflow;
+use crate::workflow_name::Workflow;
 
 /// What every workflow's record answers, so the run, its record and its reports ask a
 /// workflow without naming it.
