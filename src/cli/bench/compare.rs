@@ -8,7 +8,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::BenchArgs;
+use super::args::{BenchArgs, ReportFormat};
 use crate::cli::{out, say, CommandError, CommandResult, Context};
 use crate::config::{LoadedConfig, Role};
 use crate::ops::compare::CompareError;
@@ -141,7 +141,7 @@ pub(super) fn run(ctx: &Context, args: &BenchArgs, loaded: &LoadedConfig) -> Com
             runs.extend(judged);
         }
     }
-    let json = args.format == super::ReportFormat::Json;
+    let json = args.format == ReportFormat::Json;
     out(&if json {
         crate::report::compare::json(&runs, check)
     } else {

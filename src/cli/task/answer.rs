@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{find, who};
+use super::record::{find, who};
 use crate::cli::helper::need_repo;
 use crate::cli::{out, CommandError, CommandResult, Context};
 use crate::exit::ExitCode;
