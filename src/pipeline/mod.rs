@@ -21,6 +21,7 @@ pub mod record;
 pub mod resume;
 pub mod run;
 pub mod stage;
+pub mod start;
 pub mod transition;
 pub mod verify;
 pub mod waiting;

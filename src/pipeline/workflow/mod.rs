@@ -31,8 +31,8 @@ mod state;
 
 pub use state::{Followed, WorkflowReport, WorkflowState};
 
-use super::plan::{Choice, StartError};
 use super::run::step::{Cx, Flow, Journal, RunError};
+use super::start::{Choice, StartError};
 use crate::config::LoadedConfig;
 
 /// Generates [`plan`] and [`step`] from [`registry`].

@@ -28,7 +28,6 @@ use crate::model::fanout::join_all;
 use crate::model::{ChatRequest, Exchange, ModelError};
 use crate::pipeline::context::{context_message, StageContext};
 use crate::pipeline::observer::Progress;
-use crate::pipeline::plan::{panel, Choice, StartError};
 use crate::pipeline::record::{
     Absence, DebateNext, DebatePhase, DebateState, Judgment, RunState, RunStatus, Speech,
     StopReason, Transcript,
@@ -36,6 +35,7 @@ use crate::pipeline::record::{
 use crate::pipeline::run::step::{BlockOn, Cx, Flow, Journal, RunError};
 use crate::pipeline::run::stop::{halt, model_failed};
 use crate::pipeline::stage::Stage;
+use crate::pipeline::start::{panel, Choice, StartError};
 use crate::pipeline::workflow::{Followed, WorkflowState};
 
 /// A debate's record.

@@ -14,13 +14,13 @@ use crate::arbiter::Verdict;
 use crate::config::{prompt, LoadedConfig, Role};
 use crate::model::{ModelError, Spend};
 use crate::pipeline::observer::Progress;
-use crate::pipeline::plan::{panel, same_wire_model, Choice, StartError};
 use crate::pipeline::record::{
     CandidateReview, ParallelState, RunStatus, StopReason, Synthesis, Transcript, Winner, WonBy,
 };
 use crate::pipeline::run::facts::candidate_review;
 use crate::pipeline::run::step::{BlockOn, Cx, Flow, Journal, RunError};
 use crate::pipeline::run::stop::{halt, model_failed};
+use crate::pipeline::start::{panel, same_wire_model, Choice, StartError};
 use crate::pipeline::workflow::WorkflowState;
 
 /// Plans a tournament: the candidates (see [`panel`]) and its judges, the arbiter role's

@@ -25,8 +25,8 @@ pub(in crate::pipeline) use judge::plan as plan_tournament;
 use self::record::ParallelState;
 use super::{Followed, WorkflowState};
 use crate::config::LoadedConfig;
-use crate::pipeline::plan::{panel, Choice, StartError};
 use crate::pipeline::run::step::{Cx, Flow, Journal, RunError};
+use crate::pipeline::start::{panel, Choice, StartError};
 
 /// A parallel exploration's record, or a tournament's (it has judges).
 impl Followed for ParallelState {

@@ -120,7 +120,7 @@ pub fn assign_models(
 
 /// The models of `models` this user can call, in order; an error naming each model and why
 /// when there is none.
-pub(super) fn callable_of(
+pub(in crate::pipeline) fn callable_of(
     loaded: &LoadedConfig,
     role: Role,
     models: &[String],
