@@ -736,7 +736,6 @@ const CIRCLES_LEFT: &[&str] = &[
     "crate::config",
     "crate::model::adapter",
     "crate::pipeline",
-    "crate::pipeline::workflow",
     "crate::probe",
 ];
 

@@ -12,7 +12,7 @@
 /// The workflows with a record of their own, one line each: the variant of
 /// [`crate::workflow_name::Workflow`] it follows, its folder and record type (in
 /// `<folder>/record.rs`, implementing [`Followed`]), and the folder's function that plans
-/// it. The run loop calls `<folder>::step` while it is under way. Every generator
+/// its record from the run's panel. The run loop calls `<folder>::step` while it is under way. Every generator
 /// of this module and of [`state`] reads this list, and they match on `Workflow`
 /// exhaustively, so a workflow named but not registered does not compile.
 macro_rules! registry {
@@ -26,27 +26,33 @@ macro_rules! registry {
 }
 
 pub mod debate;
+mod followed;
+mod panel;
 pub mod parallel;
 mod state;
 
-pub use state::{Followed, WorkflowReport, WorkflowState};
+pub use followed::Followed;
+pub use state::{WorkflowReport, WorkflowState};
 
 use super::run::step::{Cx, Flow, Journal, RunError};
-use super::start::{Choice, StartError};
+use super::start::{panel, Choice, StartError};
 use crate::config::LoadedConfig;
 
 /// Generates [`plan`] and [`step`] from [`registry`].
 macro_rules! dispatch {
     ($( $variant:ident => $folder:ident :: $record:ident, $plan:ident; )+) => {
-        /// The workflow's part of a new run's state, as the request chose it (see each
-        /// folder's plan): its panel, its judges.
+        /// The workflow's part of a new run's state, as the request chose it: its panel
+        /// (see [`panel`]), then what each folder's plan adds (its judges).
         pub(super) fn plan(
             loaded: &LoadedConfig,
             choice: &Choice,
         ) -> Result<WorkflowState, StartError> {
             match choice.workflow {
                 crate::workflow_name::Workflow::Sequential => Ok(WorkflowState::Sequential),
-                $( crate::workflow_name::Workflow::$variant => $folder::$plan(loaded, choice), )+
+                $( crate::workflow_name::Workflow::$variant => {
+                    let (models, tiebreaker) = panel(loaded, choice)?;
+                    $folder::$plan(loaded, choice, models, tiebreaker).map(WorkflowState::$variant)
+                } )+
             }
         }
 

@@ -3,39 +3,17 @@
 //! workflow's record (is it under way, which models it calls, how a report shows it) is
 //! answered here once for all of them.
 
-use serde::de::{DeserializeOwned, Error as _};
+use serde::de::Error as _;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use super::debate::record::DebateState;
 use super::debate::report::DebateReport;
+use super::followed::Followed;
 use super::parallel::record::ParallelState;
 use super::parallel::report::ParallelReport;
 use crate::workflow_name::Workflow;
-
-/// What every workflow's record answers, so the run, its record and its reports ask a
-/// workflow without naming it.
-pub trait Followed: Serialize + DeserializeOwned {
-    /// The record's key in `run.json`.
-    const KEY: &'static str;
-    /// The state that holds this record (one record type may serve two workflows: a
-    /// parallel record with judges is a tournament's).
-    fn into_state(self) -> WorkflowState;
-    /// Whether it still has steps before the stages take over.
-    fn under_way(&self) -> bool;
-    /// Every model it calls itself.
-    fn models(&self) -> Vec<String>;
-    /// Whether it chooses the solution itself (by vote or by review), so no consensus stage
-    /// has a refactor stage to send back.
-    fn chooses_solution(&self) -> bool {
-        false
-    }
-    /// Its line in the end-of-run summary.
-    fn summary(&self) -> String;
-    /// Its section of `git triad log <run>`.
-    fn render(&self, md: bool) -> String;
-}
 
 /// Generates [`WorkflowState`] and what it answers from the registry (`super::registry`).
 macro_rules! declare_state {
@@ -91,7 +69,7 @@ macro_rules! declare_state {
             pub fn summary(&self) -> String {
                 match self {
                     WorkflowState::Sequential => String::new(),
-                    $( WorkflowState::$variant(r) => r.summary(), )+
+                    $( WorkflowState::$variant(r) => super::$folder::report::summary(r), )+
                 }
             }
 
@@ -99,7 +77,7 @@ macro_rules! declare_state {
             pub fn render(&self, md: bool) -> String {
                 match self {
                     WorkflowState::Sequential => String::new(),
-                    $( WorkflowState::$variant(r) => r.render(md), )+
+                    $( WorkflowState::$variant(r) => super::$folder::report::render(r, md), )+
                 }
             }
         }
@@ -120,17 +98,20 @@ macro_rules! declare_state {
             }
         }
 
-        /// Read from the first registered record key present (the other keys of the run's
-        /// record are not its own); none is a sequential run.
+        /// Read from the first registered record key present whose record is a run of
+        /// that workflow (the other keys of the run's record are not its own); none is a
+        /// sequential run.
         impl<'de> Deserialize<'de> for WorkflowState {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let mut keys = Map::<String, Value>::deserialize(d)?;
+                let keys = Map::<String, Value>::deserialize(d)?;
                 $(
                     let key = <super::$folder::record::$record as Followed>::KEY;
-                    if let Some(v) = keys.remove(key).filter(|v| !v.is_null()) {
+                    if let Some(v) = keys.get(key).filter(|v| !v.is_null()) {
                         let record: super::$folder::record::$record =
-                            serde_json::from_value(v).map_err(D::Error::custom)?;
-                        return Ok(record.into_state());
+                            serde_json::from_value(v.clone()).map_err(D::Error::custom)?;
+                        if record.workflow() == Workflow::$variant {
+                            return Ok(WorkflowState::$variant(record));
+                        }
                     }
                 )+
                 Ok(WorkflowState::Sequential)
