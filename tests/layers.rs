@@ -734,9 +734,7 @@ const CIRCLES_LEFT: &[&str] = &[
     "crate::cli::chamber",
     "crate::code::weakening",
     "crate::config",
-    "crate::model::adapter",
     "crate::pipeline",
-    "crate::probe",
 ];
 
 /// Fails on every circle of `found` in a module not on [`CIRCLES_LEFT`], and on every

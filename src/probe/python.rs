@@ -19,9 +19,10 @@ use std::collections::BTreeSet;
 
 use serde_json::Value as Json;
 
+use super::result::{ChangedLines, ProbeOutcome, ProbeResult};
 use super::sandbox::{quote, Sandbox};
+use super::settings::ProbeSettings;
 use super::value::Value;
-use super::{ChangedLines, ProbeOutcome, ProbeResult, ProbeSettings};
 use crate::bounded::clip;
 use crate::code::test_path;
 use crate::git::export::{read_inside, write_inside};

@@ -2,8 +2,9 @@
 //! of the crate under review and run with `cargo test`. A probe that does not compile is
 //! broken and left out of a second build, so it cannot take the others down with it.
 
+use super::result::{ProbeOutcome, ProbeResult};
 use super::sandbox::{quote, Sandbox};
-use super::{ProbeOutcome, ProbeResult, ProbeSettings};
+use super::settings::ProbeSettings;
 use crate::git::export::{read_inside, write_inside};
 
 /// The integration test the probes are written into.
