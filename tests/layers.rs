@@ -733,7 +733,6 @@ const CIRCLES_LEFT: &[&str] = &[
     "crate::cli",
     "crate::cli::chamber",
     "crate::code::weakening",
-    "crate::config",
     "crate::pipeline",
 ];
 

@@ -26,9 +26,10 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
+use super::error::ConfigError;
 use super::layers;
-use super::ConfigError;
-use super::{ArbiterMode, OnExhausted, RoutingMode};
+use super::routing::RoutingMode;
+use super::schema::{ArbiterMode, OnExhausted};
 
 /// Keys a committed repo config may not set in an untrusted clone.
 ///
