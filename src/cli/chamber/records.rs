@@ -2,10 +2,10 @@
 //! resume, stats.
 
 use super::super::{ok, out, CommandError, CommandResult, Context};
-use super::{
-    approve, finish, warn, ActArgs, ActionArg, ListArgs, RespondArgs, ResumeArgs, ShowArgs,
-    StatsArgs, TraceFormat,
+use super::args::{
+    ActArgs, ActionArg, ListArgs, RespondArgs, ResumeArgs, ShowArgs, StatsArgs, TraceFormat,
 };
+use super::session::{approve, finish, warn};
 use crate::chamber::founder;
 use crate::chamber::store::{self, Store};
 use crate::chamber::{open, stats as chamber_stats, trace, FounderAction, FounderInput, Level};
