@@ -30,9 +30,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// The modules of `cli/` that every subcommand may use: the dispatch and context
-/// (`cli` itself), the shared plumbing and the error type with its hints.
-const CLI_SHARED: &[&str] = &["helper", "error", "explain", "progress"];
+/// The modules of `cli/` that every subcommand may use: the context and how a command
+/// speaks (`context`, and `capture`, which keeps its words for a session), the shared
+/// plumbing and the error type with its hints.
+const CLI_SHARED: &[&str] = &[
+    "context", "capture", "helper", "error", "explain", "progress",
+];
 
 /// A module path below the crate root (`["notes", "gate", "cli"]`); the root is empty.
 type ModPath = Vec<String>;
@@ -729,11 +732,7 @@ fn no_subcommand_imports_another() {
 /// macros, re-exports, modules at every level) found in the tree and that are not yet
 /// broken, by the module that holds them. The list may only shrink: a circle elsewhere
 /// fails, and so does a listed one that is gone (take it off the list).
-const CIRCLES_LEFT: &[&str] = &[
-    "crate::cli",
-    "crate::code::weakening",
-    "crate::pipeline",
-];
+const CIRCLES_LEFT: &[&str] = &["crate::code::weakening", "crate::pipeline"];
 
 /// Fails on every circle of `found` in a module not on [`CIRCLES_LEFT`], and on every
 /// module of the list that `all` (the file and module circles together) no longer has.

@@ -45,7 +45,10 @@ fn exit_codes_mean_the_same_everywhere() {
     let summary = ExitCode::summary();
     let main = unwrapped(&help(&[]));
     assert!(main.contains(&summary), "{main}");
-    let man = git_triad::cli::completions::man_pages().unwrap();
+    let man = git_triad::cli::completions::man_pages(
+        <git_triad::cli::Cli as clap::CommandFactory>::command,
+    )
+    .unwrap();
     let page = unwrapped(&String::from_utf8(man[0].1.clone()).unwrap());
     assert!(page.contains(&summary), "{page}");
 
