@@ -57,6 +57,19 @@ fn stage_outcome(repo: &git2::Repository, stage: &str, outcome: Value) -> Arbite
     lifecycle::on_stage_outcome(repo, "add-sub", "r1", stage, &meta(outcome)).unwrap()
 }
 
+/// Ends run `r1` of `add-sub` halted, as the arbiter; answers the task after it.
+fn halted(repo: &git2::Repository) -> git_triad::task::Task {
+    lifecycle::on_run_end(
+        repo,
+        "add-sub",
+        "r1",
+        RunStatus::Halted,
+        None,
+        Actor::Arbiter,
+    )
+    .unwrap()
+}
+
 /// Starts run `r1` of `add-sub` at `stage`, then reports the stage's `outcome`.
 fn run_to_outcome(repo: &git2::Repository, stage: &str, outcome: Value) -> ArbiterDecision {
     lifecycle::on_run_start(repo, "add-sub", "r1", stage).unwrap();
@@ -187,15 +200,7 @@ fn out_of_scope_reassigns_to_the_suggested_specialist() {
         (Decision::Reassign, Some("refactor"))
     );
     // The pipeline halts on a non-APPROVE outcome; the task keeps its routing.
-    let t = lifecycle::on_run_end(
-        &repo,
-        "add-sub",
-        "r1",
-        RunStatus::Halted,
-        None,
-        Actor::Arbiter,
-    )
-    .unwrap();
+    let t = halted(&repo);
     assert_eq!(
         (t.state, t.assigned_to.as_str(), t.owner.as_str()),
         (TaskState::Reassigned, "refactor", "refactor")
@@ -413,15 +418,7 @@ fn policy_violation_escalates_then_closes_or_routes_the_alternative() {
                 "alternatives": [{"option": "redact before logging", "delta": "+10 lines"}]}),
         );
         assert_eq!(d.decision, Decision::Escalate);
-        let t = lifecycle::on_run_end(
-            &repo,
-            "add-sub",
-            "r1",
-            RunStatus::Halted,
-            None,
-            Actor::Arbiter,
-        )
-        .unwrap();
+        let t = halted(&repo);
         assert_eq!(
             (t.state, t.owner.as_str()),
             (TaskState::Escalated, "arbiter")
