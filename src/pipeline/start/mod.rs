@@ -8,7 +8,7 @@ mod error;
 mod models;
 mod request;
 
-pub use error::StartError;
+pub use error::{panel_workflows, StartError};
 pub use models::{assign_models, same_wire_model};
 pub(in crate::pipeline) use models::{callable_of, panel};
 pub use request::{choose, routes, Choice, Planned, RunRequest};
