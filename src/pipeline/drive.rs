@@ -346,6 +346,7 @@ impl Driver<'_> {
                 profile,
                 verify,
                 observer,
+                workflows: &crate::pipeline::workflow::Registry,
             };
             let mut run = Run::new(&env, state, spec);
             match body(&mut run) {

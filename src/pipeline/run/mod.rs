@@ -47,7 +47,6 @@ use super::record::{RunState, RunStatus, StopReason};
 use super::stage::Stage;
 use super::transition::{self, Due, Policy};
 use super::waiting::TakeUp;
-use super::workflow;
 use crate::arbiter::Verdict;
 use crate::task::{Actor, TaskSpec};
 
@@ -163,8 +162,8 @@ fn run_loop(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<(), RunError> {
         .set_budget_after(j.state.budget_usd(), j.state.spend().cost_usd);
     j.state.set_running();
     loop {
-        let flow = if workflow::due(j) {
-            workflow::step(cx, j)?
+        let flow = if cx.env.workflows.due(j) {
+            cx.env.workflows.step(cx, j)?
         } else if let Some(i) = suggest::due(j) {
             suggest::step(cx, j, i)?
         } else if consensus::due(j) {

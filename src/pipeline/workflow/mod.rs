@@ -34,7 +34,8 @@ mod state;
 pub use followed::Followed;
 pub use state::{WorkflowReport, WorkflowState};
 
-use super::run::step::{Cx, Flow, Journal, RunError};
+use super::record::RunState;
+use super::run::step::{Cx, Flow, Journal, RunError, Workflows};
 use super::start::{panel, Choice, StartError};
 use crate::config::LoadedConfig;
 
@@ -57,7 +58,7 @@ macro_rules! dispatch {
         }
 
         /// The workflow's next step: one phase, recorded before the next begins.
-        pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
+        fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
             match j.state.workflow() {
                 WorkflowState::Sequential => Ok(Flow::Continue),
                 $( WorkflowState::$variant(_) => $folder::step(cx, j), )+
@@ -68,7 +69,19 @@ macro_rules! dispatch {
 
 registry!(dispatch);
 
-/// Whether the run's workflow still has a step to take before the stages take over.
-pub(super) fn due(j: &Journal<'_>) -> bool {
-    j.state.workflow().under_way()
+/// The registry as the run asks it (see [`Workflows`]): whoever starts a run hands it in.
+pub(in crate::pipeline) struct Registry;
+
+impl Workflows for Registry {
+    fn due(&self, j: &Journal<'_>) -> bool {
+        j.state.workflow().under_way()
+    }
+
+    fn step(&self, cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
+        step(cx, j)
+    }
+
+    fn architect_input(&self, state: &RunState) -> String {
+        debate::shown(state)
+    }
 }
