@@ -3,27 +3,34 @@
 //! workflow's own record lives in its folder (`pipeline/workflow/`) and is named here too.
 
 mod chamber;
+mod debate;
+mod followed;
 mod format;
+mod parallel;
 mod recorder;
 mod state;
 mod stop;
 mod transcript;
 mod upgrade;
+mod workflow_state;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::pipeline::workflow::debate::record::{
+pub use chamber::{ChamberLink, ChamberRun};
+pub use debate::{
     Absence, Against, DebateNext, DebatePhase, DebateState, Debater, Judgment, Speech,
 };
-pub use crate::pipeline::workflow::parallel::record::{
+pub use followed::Followed;
+pub use format::FormatRecord;
+pub use parallel::{
     Candidate, CandidateReview, CrossReview, ParallelState, Rating, Synthesis, Winner, WonBy,
 };
-pub use chamber::{ChamberLink, ChamberRun};
-pub use format::FormatRecord;
 pub use recorder::{list_runs, scan_runs, CorruptRun, Recorder};
 pub use state::{RunState, Start};
 pub use stop::{one_line, ModelFailure, NoRewind, StopReason};
 pub use transcript::Transcript;
+pub(crate) use workflow_state::registry;
+pub use workflow_state::WorkflowState;
 
 use super::fit::LeftOut;
 use super::stage::Stage;

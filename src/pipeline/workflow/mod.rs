@@ -1,38 +1,25 @@
 //! The workflows a run can follow before Verify, each in a folder of its own that holds
-//! its steps, its record (`<folder>/record.rs`), its prompts' text and its report section;
-//! the sequential workflow has none, being the stages themselves.
+//! its steps, its prompts' text and its report section; the sequential workflow has none,
+//! being the stages themselves. What a workflow records is part of the run's record
+//! (`pipeline/record/<folder>.rs`, below the workflows, which read and write it).
 //!
-//! A run holds one [`WorkflowState`] (see [`state`]). [`registry`] below is the one list of
-//! the workflows that record something of their own: from it come the state's variants and
-//! how it is written in `run.json`, how a run of each is planned ([`plan`]) and which steps
-//! the run loop takes while one is under way ([`due`], [`step`]). A tournament shares the
+//! A run holds one [`WorkflowState`]. The registry (`pipeline::record::registry`) is the one
+//! list of the workflows that record something of their own: from it come the state's
+//! variants and how it is written in `run.json`, how a run of each is planned ([`plan`]),
+//! which steps the run loop takes while one is under way ([`Registry`], as the run asks
+//! it through `run::step::Workflows`) and what the reports show of it ([`report`]). A tournament shares the
 //! parallel folder: it builds the same way and differs in who chooses (judges outside the
 //! candidates, see `parallel::judge`).
 
-/// The workflows with a record of their own, one line each: the variant of
-/// [`crate::workflow_name::Workflow`] it follows, its folder and record type (in
-/// `<folder>/record.rs`, implementing [`Followed`]), and the folder's function that plans
-/// its record from the run's panel. The run loop calls `<folder>::step` while it is under way. Every generator
-/// of this module and of [`state`] reads this list, and they match on `Workflow`
-/// exhaustively, so a workflow named but not registered does not compile.
-macro_rules! registry {
-    ($then:ident) => {
-        $then! {
-            Parallel => parallel::ParallelState, plan;
-            Debate => debate::DebateState, plan;
-            Tournament => parallel::ParallelState, plan_tournament;
-        }
-    };
-}
-
 pub mod debate;
-mod followed;
 mod panel;
 pub mod parallel;
-mod state;
+mod report;
 
-pub use followed::Followed;
-pub use state::{WorkflowReport, WorkflowState};
+pub use crate::pipeline::record::{Followed, WorkflowState};
+pub use report::{render, report, summary, WorkflowReport};
+
+use crate::pipeline::record::registry;
 
 use super::record::RunState;
 use super::run::step::{Cx, Flow, Journal, RunError, Workflows};

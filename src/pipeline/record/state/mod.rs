@@ -27,7 +27,7 @@ use crate::consensus::suggestion::Suggestion;
 use crate::git::ObjectId;
 use crate::model::Spend;
 use crate::pipeline::reconcile::ImplementationSummary;
-use crate::pipeline::workflow::WorkflowState;
+use crate::pipeline::record::WorkflowState;
 use crate::routing::route::Routing;
 use crate::sandbox::CommandOutcome;
 

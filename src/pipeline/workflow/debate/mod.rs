@@ -11,7 +11,6 @@
 //! such, never presented as the full panel); with fewer than two left, or no judge able to
 //! judge, the run stops for the user with every position in the record.
 
-pub mod record;
 pub mod report;
 mod text;
 

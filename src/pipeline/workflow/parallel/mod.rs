@@ -13,7 +13,6 @@
 
 mod build;
 mod judge;
-pub mod record;
 pub mod report;
 mod solution;
 mod synthesis;
@@ -22,9 +21,9 @@ mod vote;
 
 pub(in crate::pipeline) use judge::plan as plan_tournament;
 
-use self::record::ParallelState;
 use super::Followed;
 use crate::config::LoadedConfig;
+use crate::pipeline::record::ParallelState;
 use crate::pipeline::run::step::{Cx, Flow, Journal, RunError};
 use crate::pipeline::start::{Choice, StartError};
 use crate::workflow_name::Workflow;

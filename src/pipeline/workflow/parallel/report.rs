@@ -4,9 +4,9 @@
 
 use serde::Serialize;
 
-use super::record::{CandidateReview, CrossReview};
 use crate::bounded::indented as line;
 use crate::pipeline::record::ParallelState;
+use crate::pipeline::record::{CandidateReview, CrossReview};
 use crate::pipeline::workflow::panel::{panel_words, summary_line};
 use crate::workflow_name::Workflow;
 
