@@ -1,32 +1,26 @@
-"""git triad's probe subject: runs one probe against the code under review and reports what
-the code computed, never what it means.
+"""git triad's probe subject: imports the code under review and evaluates what it is asked,
+reporting plain values; it never sees a probe's expected values, compares nothing and
+decides nothing.
 
-    python3 probe_runner.py PROBE.py NONCE_FILE FRAMES_FILE [MODULE ...]
+    python3 probe_runner.py OPS.json NONCE_FILE FRAMES_FILE
 
-The working directory is the reviewed tree; every MODULE is star-imported first, so a probe
-can call the code under review by name. The outcome (confirmed, refuted, broken, irrelevant)
-is decided by git triad, outside this process: the code under review runs here and could
-write anything anywhere, so this process only reports, as framed lines appended to
-FRAMES_FILE, the values each assertion compared (plain data only: a foreign object is reported
-by its type, never compared by its own __eq__), what each statement raised and where, and
-which lines of the tree each one executed. Each frame starts with a nonce read from
-NONCE_FILE, which is deleted before any code under review is imported.
-
-Frames (JSON after "<nonce> "):
-  {"kind": "importing", "module": M}
-  {"kind": "ready"}
-  {"kind": "compare", "n": I, "op": "==", "text": T, "call": C, "swapped": B,
-   "left": V, "right": V, "lines": [[path, line], ...], "calls": B}
-  {"kind": "truth", "n": I, "text": T, "value": V, "lines": [...], "calls": B}
-  {"kind": "raised", "n": I, "text": T, "error": E, "at": "path:line" | null, "lines": [...]}
-  {"kind": "statement", "n": I, "lines": [...]}
-  {"kind": "broken", "detail": D}
-  {"kind": "done"}
-Values V: {"t": "none" | "bool" | "int" | "float" | "str" | "bytes" | "list" | "tuple" |
-"set" | "dict" | "object" | "enum" | "opaque", ...}.
+OPS.json is a list of operations, done in order (git triad wrote them from the probe; the
+literal values a probe expects stay with git triad):
+  {"import": M}                 star-import module M (the code under review)
+  {"exec": SOURCE}              run a statement of the probe
+  {"eval": SOURCE}              evaluate an expression of the probe
+Each gets one answer frame (JSON after "<nonce> ", on FRAMES_FILE, opened before any code
+under review runs), with its index K:
+  {"k": K, "kind": "done", "lines": L}                  imported, or ran
+  {"k": K, "kind": "value", "value": V, "lines": L}      evaluated (V: see triad_plain.py)
+  {"k": K, "kind": "raised", "error": E, "at": "path:line" | null, "lines": L}
+L lists the lines of the tree that ran inside functions ([path, line]; a module's own lines,
+`def` lines run at import, are not running a function). A statement that raises ends the
+run; an expression that raises does not (git triad decides whether it was needed). The code
+under review runs in this process and can write anything here: git triad takes one answer
+per operation, in order, and an answer is a value, never a verdict.
 """
 
-import ast
 import json
 import os
 import sys
@@ -35,54 +29,29 @@ import traceback
 from triad_plain import plain
 
 ROOT = os.path.realpath(os.getcwd())
-OPS = {
-    ast.Eq: "==",
-    ast.NotEq: "!=",
-    ast.Lt: "<",
-    ast.LtE: "<=",
-    ast.Gt: ">",
-    ast.GtE: ">=",
-    ast.Is: "is",
-    ast.IsNot: "is not",
-    ast.In: "in",
-    ast.NotIn: "not in",
-}
 MAX_LINES = 2000
+# Code objects of functions (and lambdas, comprehensions) are optimized; a module's or a
+# class body's are not.
+CO_OPTIMIZED = 0x1
 
 
 def main():
-    probe_path = os.path.realpath(sys.argv[1])
-    nonce_path = sys.argv[2]
-    frames_path = sys.argv[3]
-    modules = [m for m in sys.argv[4:] if m]
+    ops_path, nonce_path, frames_path = sys.argv[1:4]
     with open(nonce_path, encoding="ascii") as f:
         nonce = f.read().strip()
     os.unlink(nonce_path)
+    with open(ops_path, encoding="utf-8") as f:
+        ops = json.load(f)
     # Opened before any code under review runs.
     channel = open(frames_path, "a", encoding="utf-8")
-    getframe = sys._getframe
     settrace = sys.settrace
     realpath = os.path.realpath
     sep = os.sep
     dumps = json.dumps
 
-    def emit(**frame):
+    def answer(**frame):
         channel.write(nonce + " " + dumps(frame) + "\n")
         channel.flush()
-
-    def finish(**frame):
-        emit(**frame)
-        sys.stdout.flush()
-        os._exit(0)
-
-    with open(probe_path, encoding="utf-8") as f:
-        source = f.read()
-    try:
-        tree = ast.parse(source, filename=probe_path)
-    except SyntaxError as e:
-        finish(kind="broken", detail="the probe does not parse: %s (line %s)" % (e.msg, e.lineno))
-    if not any(isinstance(n, ast.Assert) for n in ast.walk(tree)):
-        finish(kind="broken", detail="the probe asserts nothing")
 
     files = {}
 
@@ -91,13 +60,13 @@ def main():
         if known is None:
             path = realpath(filename)
             known = ""
-            if path != probe_path and path.startswith(ROOT + sep):
+            if not filename.startswith("<") and path.startswith(ROOT + sep):
                 known = path[len(ROOT) + 1:]
             files[filename] = known
         return known
 
     class Lines:
-        """The lines of the tree executed while it is installed."""
+        """The lines of the tree run inside functions while it is installed."""
 
         def __init__(self):
             self.seen = set()
@@ -106,7 +75,8 @@ def main():
             path = in_tree(frame.f_code.co_filename)
             if not path:
                 return None
-            if event in ("call", "line") and len(self.seen) < MAX_LINES:
+            if (frame.f_code.co_flags & CO_OPTIMIZED and event in ("call", "line")
+                    and len(self.seen) < MAX_LINES):
                 self.seen.add((path, frame.f_lineno))
             return self
 
@@ -121,61 +91,29 @@ def main():
             return sorted([p, n] for p, n in self.seen)
 
     namespace = {"__name__": "__triad_probe__", "__builtins__": __builtins__}
-    for module in modules:
-        emit(kind="importing", module=module)
-        try:
-            exec("import %s" % module, namespace)
-            exec("from %s import *" % module, namespace)
-        except BaseException as e:
-            finish(kind="raised", n=-1, text="import " + module, error=described(e),
-                   at=where(e, in_tree), lines=[])
-    emit(kind="ready")
-
-    def evaluate(node):
-        code = compile(ast.Expression(body=node), probe_path, "eval")
-        return eval(code, namespace)
-
-    def calls(node):
-        return any(isinstance(n, ast.Call) for n in ast.walk(node))
-
-    for n, stmt in enumerate(tree.body):
-        text = (ast.get_source_segment(source, stmt) or "a statement").splitlines()[0]
+    for k, op in enumerate(ops):
         lines = Lines()
-        if isinstance(stmt, ast.Assert):
-            test = stmt.test
-            whole = ast.get_source_segment(source, test) or "the assertion"
-            if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in OPS:
-                left, right = test.left, test.comparators[0]
-                swapped = isinstance(left, ast.Constant) and not isinstance(right, ast.Constant)
-                call = right if swapped else left
-                values = []
-                for side in (left, right):
-                    try:
-                        values.append(lines.run(lambda: evaluate(side)))
-                    except BaseException as e:
-                        finish(kind="raised", n=n, text=ast.get_source_segment(source, side) or whole,
-                               error=described(e), at=where(e, in_tree), lines=lines.list())
-                emit(kind="compare", n=n, op=OPS[type(test.ops[0])], text=whole,
-                     call=ast.get_source_segment(source, call) or whole, swapped=swapped,
-                     left=plain(values[0]), right=plain(values[1]), lines=lines.list(),
-                     calls=calls(test))
-            else:
-                try:
-                    value = lines.run(lambda: evaluate(test))
-                except BaseException as e:
-                    finish(kind="raised", n=n, text=whole, error=described(e),
-                           at=where(e, in_tree), lines=lines.list())
-                emit(kind="truth", n=n, text=whole, value=plain(value), lines=lines.list(),
-                     calls=calls(test))
-            continue
-        code = compile(ast.Module(body=[stmt], type_ignores=[]), probe_path, "exec")
         try:
-            lines.run(lambda: exec(code, namespace))
+            if "import" in op:
+                module = op["import"]
+                lines.run(lambda: exec("import %s\nfrom %s import *" % (module, module), namespace))
+                answer(k=k, kind="done", lines=lines.list())
+            elif "exec" in op:
+                code = compile(op["exec"], "<probe>", "exec")
+                lines.run(lambda: exec(code, namespace))
+                answer(k=k, kind="done", lines=lines.list())
+            else:
+                code = compile(op["eval"], "<probe>", "eval")
+                value = lines.run(lambda: eval(code, namespace))
+                answer(k=k, kind="value", value=plain(value), lines=lines.list())
         except BaseException as e:
-            finish(kind="raised", n=n, text=text, error=described(e), at=where(e, in_tree),
+            answer(k=k, kind="raised", error=described(e), at=where(e, in_tree),
                    lines=lines.list())
-        emit(kind="statement", n=n, lines=lines.list())
-    finish(kind="done")
+            if "eval" not in op:
+                break
+    channel.close()
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def described(error):

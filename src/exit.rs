@@ -24,6 +24,12 @@ pub enum ExitCode {
 }
 
 impl ExitCode {
+    /// The status git triad ends with when it ends itself on Ctrl-C (a second one while a
+    /// session's models work): the shell's convention for a process SIGINT ended, 128 + 2,
+    /// so a script reads it as it would the signal. Not one of git triad's own outcomes, so
+    /// not in [`ExitCode::ALL`] nor read back by [`ExitCode::from_code`].
+    pub const INTERRUPTED: i32 = 128 + 2;
+
     /// Every exit code, in numeric order.
     pub const ALL: [ExitCode; 8] = [
         ExitCode::Ok,
@@ -106,6 +112,8 @@ mod tests {
             assert_eq!(ExitCode::from_code(c.code()), Some(c));
         }
         assert_eq!(ExitCode::from_code(101), None);
+        assert_eq!(ExitCode::INTERRUPTED, 128 + libc::SIGINT);
+        assert_eq!(ExitCode::from_code(ExitCode::INTERRUPTED), None);
         assert!(ExitCode::summary().starts_with("Exit codes: 0 ok, 1 error, 2 usage, 3 HALT,"));
     }
 }

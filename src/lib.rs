@@ -10,8 +10,9 @@
 //! `tests/layers.rs` reads this block and every import of `src/`, with no exceptions.
 //!
 //! ```text
+//! names — below everything: a fact's names declared once (the `named!` macro)
 //! safe process — leaves below the leaves: model text made terminal-safe, the processes a run started
-//! exit bounded redact fsguard clock glob verdict workflow — leaves: exit codes, bounds, redaction, guarded reads, time and ids, globs, verdict words, workflow names
+//! exit bounded redact fsguard clock glob verdict workflow_name — leaves: exit codes, bounds, redaction, guarded reads, time and ids, globs, verdict words, workflow names
 //! sandbox — the box every command that runs model-written code runs in
 //! code — tree-sitter facts about source files
 //! edit — edit blocks: parsing and applying them safely
@@ -25,9 +26,11 @@
 //! notes — verdicts as git notes, the pre-push gate
 //! consensus — votes, objections, suggestions
 //! routing — measured fitness kept and used to pick models
-//! chamber session — deliberation; hierarchical sessions
+//! chamber — deliberation
 //! pipeline — the run
 //! bench — measuring fitness with the pipeline's own code
+//! ops — the operations every front end calls, typed outcomes, exit codes decided once
+//! session — hierarchical sessions: a front end over the operations
 //! report — rendering for people and machines
 //! tui — terminal views
 //! cli — the commands
@@ -49,7 +52,9 @@ pub mod fsguard;
 pub mod git;
 pub mod glob;
 pub mod model;
+pub mod names;
 pub mod notes;
+pub mod ops;
 pub mod pipeline;
 pub mod privacy;
 pub mod probe;
@@ -63,7 +68,7 @@ pub mod session;
 pub mod task;
 pub mod tui;
 pub mod verdict;
-pub mod workflow;
+pub mod workflow_name;
 // Test support only: the tests and benches get it through the self dev-dependency in
 // Cargo.toml, so the shipped library and binary never contain the fake server.
 #[cfg(feature = "test-fakes")]

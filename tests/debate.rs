@@ -300,7 +300,7 @@ fn fewer_than_two_debaters_stops_for_the_user_with_a_clear_reason() {
     r.expect_code(2);
     assert!(
         r.stderr
-            .contains("a debate needs at least two different candidate models"),
+            .contains("--workflow debate needs at least two different candidate models"),
         "{}",
         r.stderr
     );

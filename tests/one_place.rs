@@ -1,5 +1,5 @@
 //! Facts defined once in the library, read back from every place that states them: what
-//! the exit codes mean (`git_triad::exit`) and which workflows exist (`git_triad::workflow`).
+//! the exit codes mean (`git_triad::exit`) and which workflows exist (`git_triad::workflow_name`).
 //! A place that is generated from the definition is checked to still be; one that cannot be
 //! (the README, a prompt) is checked to agree with it.
 
@@ -8,7 +8,7 @@ use std::path::Path;
 use clap::{CommandFactory, Parser};
 use git_triad::cli::{Cli, Command};
 use git_triad::exit::ExitCode;
-use git_triad::workflow::Workflow;
+use git_triad::workflow_name::Workflow;
 
 /// A file of the package, as text.
 fn read(rel: &str) -> String {
@@ -45,7 +45,10 @@ fn exit_codes_mean_the_same_everywhere() {
     let summary = ExitCode::summary();
     let main = unwrapped(&help(&[]));
     assert!(main.contains(&summary), "{main}");
-    let man = git_triad::cli::completions::man_pages().unwrap();
+    let man = git_triad::cli::completions::man_pages(
+        <git_triad::cli::Cli as clap::CommandFactory>::command,
+    )
+    .unwrap();
     let page = unwrapped(&String::from_utf8(man[0].1.clone()).unwrap());
     assert!(page.contains(&summary), "{page}");
 
@@ -101,7 +104,7 @@ fn every_workflow_is_accepted_everywhere() {
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect();
-    assert_eq!(offered, Workflow::names(), "run_pipeline's workflows");
+    assert_eq!(offered, Workflow::NAMES, "run_pipeline's workflows");
     // ... and a call with each becomes a typed request for that workflow.
     use git_triad::session::product::Request;
     for w in Workflow::ALL {
@@ -130,14 +133,14 @@ fn every_workflow_is_accepted_everywhere() {
         .expect("README.md lists the workflows of `run`")
         .split("\\|")
         .collect();
-    assert_eq!(listed, Workflow::names(), "README.md's `--workflow` list");
+    assert_eq!(listed, Workflow::NAMES, "README.md's `--workflow` list");
     let prompt = read("config/prompts/orchestrator.md");
     let run_pipeline = prompt
         .split("- `run_pipeline(")
         .nth(1)
         .and_then(|rest| rest.split("\n- ").next())
         .expect("the orchestrator's prompt explains run_pipeline");
-    for name in Workflow::names() {
+    for name in Workflow::NAMES {
         assert!(run_help.contains(name), "`run -h` does not name {name}");
         assert!(
             run_pipeline.contains(name),

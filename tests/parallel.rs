@@ -859,9 +859,9 @@ fn what_a_workflow_cannot_honour_is_refused_before_any_call_never_dropped() {
         ]);
         r.expect_code(2);
         assert!(
-            r.stderr
-                .contains("--consensus cannot be used with --workflow parallel or tournament")
-                && r.stderr.contains("hint: drop --consensus"),
+            r.stderr.contains(&format!(
+                "--consensus cannot be used with --workflow {workflow}"
+            )) && r.stderr.contains("hint: drop --consensus"),
             "{workflow}: {}",
             r.stderr
         );
@@ -871,8 +871,8 @@ fn what_a_workflow_cannot_honour_is_refused_before_any_call_never_dropped() {
     r.expect_code(2);
     assert!(
         r.stderr
-            .contains("--candidates names the models of a parallel exploration or a debate")
-            && r.stderr.contains("hint: add --workflow parallel"),
+            .contains("--candidates names the models of a panel (--workflow parallel, debate or tournament); --workflow sequential has none")
+            && r.stderr.contains("hint: add --workflow parallel, debate or tournament"),
         "{}",
         r.stderr
     );

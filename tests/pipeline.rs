@@ -159,6 +159,13 @@ impl Scenario {
     pub fn git(&self, args: &[&str]) -> String {
         self.env.git(&self.repo, args).ok().stdout.clone()
     }
+
+    /// The record of the run `out` (a run's `--json` output) names: its `run.json`.
+    pub fn record(&self, out: &Value) -> Value {
+        let id = out["run"].as_str().expect("a run id");
+        let text = self.git(&["show", &format!("refs/triad/runs/{id}:run.json")]);
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("run.json ({e}): {text}"))
+    }
 }
 
 pub fn run_json(stdout: &str) -> Value {

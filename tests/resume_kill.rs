@@ -11,7 +11,7 @@ use git_triad::testkit::fake_llm::{Reply, Rule};
 use rand::{Rng, SeedableRng};
 use serde_json::{json, Value};
 
-use crate::common::TestEnv;
+use crate::common::{sleepers, TestEnv};
 use crate::pipeline::{
     answer, arbiter, architect_answer, happy_rules, implement_answer, issue, refactor_answer,
     review, run_json, stage, verify_answer, Scenario,
@@ -154,19 +154,6 @@ fn spawn_triad(s: &Scenario, args: &[&str]) -> std::process::Child {
         .unwrap()
 }
 
-/// The pids of processes whose command line is `sleep <seconds>`.
-fn sleepers(seconds: &str) -> Vec<u32> {
-    let want = format!("sleep\0{seconds}\0");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want.as_bytes())
-        })
-        .collect()
-}
-
 /// Waits (at most a minute, polling) until `done` holds.
 fn wait_until(what: &str, done: impl Fn() -> bool) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
@@ -215,13 +202,17 @@ fn processes_die_with_the_box() -> bool {
 fn a_run_killed_during_its_verify_command_leaves_nothing_after_resume() {
     for (signal, seconds) in [(libc::SIGKILL, "2117"), (libc::SIGTERM, "2118")] {
         let s = Scenario::new(happy_rules());
-        // The first verify command sleeps; once the marker exists (the box may look, not
-        // write outside), every later one passes at once.
-        let marker = s.env.root().join("verified-once");
+        // The first verify command sleeps; once the marker exists, every later one passes
+        // at once. The box sees the marker's directory because the user's own config lets
+        // it read there (it may look, not write); nothing else outside is in its root.
+        let marked = s.env.root().join("marks");
+        std::fs::create_dir_all(&marked).unwrap();
+        let marker = marked.join("verified-once");
         s.env.write_user_config(&format!(
-            "{}\n[verify]\ncommand = \"test -f {m} || sleep {seconds}\"\ntimeout_secs = 3000\n",
+            "{}\n[verify]\ncommand = \"test -f {m} || sleep {seconds}\"\ntimeout_secs = 3000\n[sandbox]\nread = [\"{d}\"]\n",
             crate::common::fake_user_config(&s.server.base_url()),
-            m = marker.display()
+            m = marker.display(),
+            d = marked.display()
         ));
         let mut run = spawn_triad(&s, &["run", "--task", "add-sub"]);
         wait_until("the verify command's start", || {

@@ -65,11 +65,7 @@ fn a_trusted_verify_command_runs_in_the_box_on_a_copy_of_the_tip() {
     let out = run_json(&s.run(&[]).ok().stdout);
     assert_eq!(out["status"], "approved", "{out}");
 
-    let record = s.git(&[
-        "show",
-        &format!("refs/triad/runs/{}:run.json", out["run"].as_str().unwrap()),
-    ]);
-    let record: Value = serde_json::from_str(&record).unwrap();
+    let record = s.record(&out);
     let verify = &record["verify"];
     assert_eq!(verify["exit_code"], 0, "{verify}");
     let tail = verify["tail"].as_str().unwrap();

@@ -2,6 +2,7 @@
 
 mod bench_cli;
 mod best_commit;
+mod box_user;
 mod bugfix;
 mod chamber;
 mod chamber_run;
@@ -13,6 +14,7 @@ mod consensus;
 mod cost;
 mod debate;
 mod docs;
+mod dotgit_tree;
 mod e2e_local;
 mod examples;
 mod first_contact;

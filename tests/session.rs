@@ -823,3 +823,105 @@ fn session_output_shows_model_text_escaped() {
     let list = s.env.triad(&s.repo, &["session", "list"]);
     assert!(!obeyed(&list.ok().stdout), "{}", list.stdout);
 }
+
+/// A session's tool call gets the operation's typed outcome back, never text to read a
+/// status or a failure from: `run_pipeline` answers the run the pipeline drove (its status,
+/// its exit code, the run id its report names), and a request that fails answers its
+/// error and hints as fields, whatever lines its command said while it worked.
+#[test]
+fn a_tool_call_gets_a_typed_outcome() {
+    use git_triad::exit::ExitCode;
+    use git_triad::pipeline::RunStatus;
+    use git_triad::session::product::{Outcome, Product, Request};
+
+    let s = Scenario::new(happy_rules());
+    // The session's environment is the hermetic one every test command gets.
+    let env: Vec<(String, String)> = s
+        .env
+        .command("git-triad", &s.repo)
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_str()?.to_string(), v?.to_str()?.to_string())))
+        .collect();
+    let product = git_triad::cli::InProcess {
+        overrides: vec![],
+        env,
+    };
+    let heard: git_triad::session::product::Heard = std::sync::Arc::new(|_: &str| {});
+    let run = Request::RunPipeline {
+        task: "add-sub".into(),
+        workflow: Default::default(),
+    };
+    let answer = product.call(&s.repo, &run, heard.clone());
+    let Ok(Outcome::Ran(runs)) = &answer.outcome else {
+        panic!("run_pipeline did not answer a run: {answer:?}")
+    };
+    assert_eq!(runs.len(), 1, "no run was unblocked: {answer:?}");
+    let ran = &runs[0];
+    assert_eq!(ran.state.status(), RunStatus::Approved, "{answer:?}");
+    assert_eq!((ran.exit, answer.exit), (ExitCode::Ok, ExitCode::Ok));
+    assert!(answer.out.contains(ran.state.run_id()), "{}", answer.out);
+    // The run it names is the one recorded.
+    let log = s
+        .env
+        .triad(&s.repo, &["log", ran.state.run_id(), "--format", "json"]);
+    log.ok();
+    assert!(log.stdout.contains("\"approved\""), "{}", log.stdout);
+
+    // The reads answer typed too: the runs as recorded, the tasks as the list has them.
+    let shown = product.call(
+        &s.repo,
+        &Request::ShowRun {
+            run_id: ran.state.run_id().into(),
+        },
+        heard.clone(),
+    );
+    let Ok(Outcome::Runs {
+        runs: shown,
+        corrupt,
+    }) = &shown.outcome
+    else {
+        panic!("show_run did not answer the run: {shown:?}")
+    };
+    assert_eq!(
+        (
+            shown.len(),
+            shown[0].run_id(),
+            shown[0].status(),
+            corrupt.len()
+        ),
+        (1, ran.state.run_id(), RunStatus::Approved, 0)
+    );
+    let listed = product.call(&s.repo, &Request::ListRuns, heard.clone());
+    let Ok(Outcome::Runs { runs: all, .. }) = &listed.outcome else {
+        panic!("list_runs did not answer runs: {listed:?}")
+    };
+    assert_eq!(
+        all.iter().map(|r| r.run_id()).collect::<Vec<_>>(),
+        [ran.state.run_id()]
+    );
+    let tasks = product.call(&s.repo, &Request::ListTasks, heard.clone());
+    let Ok(Outcome::Tasks(tasks)) = &tasks.outcome else {
+        panic!("list_tasks did not answer tasks: {tasks:?}")
+    };
+    let add_sub = tasks
+        .iter()
+        .find(|l| l.task.slug == "add-sub")
+        .unwrap_or_else(|| panic!("add-sub is not listed: {tasks:?}"));
+    assert!(add_sub.recorded && add_sub.problem.is_none(), "{add_sub:?}");
+    assert_eq!(add_sub.task.run.as_deref(), Some(ran.state.run_id()));
+
+    let missing = Request::ShowRun {
+        run_id: "no-such-run".into(),
+    };
+    let answer = product.call(&s.repo, &missing, heard);
+    let Err(failure) = &answer.outcome else {
+        panic!("a run that does not exist was shown: {answer:?}")
+    };
+    assert_eq!(answer.exit, ExitCode::Usage);
+    assert!(failure.error.contains("no-such-run"), "{failure:?}");
+    assert!(!failure.hints.is_empty(), "{failure:?}");
+    assert!(
+        answer.told("log").unwrap_err().contains(&failure.error),
+        "{answer:?}"
+    );
+}

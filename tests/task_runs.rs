@@ -2,7 +2,7 @@
 //! continues where it stopped when they close; an OUT_OF_SCOPE answer runs the stage the
 //! arbiter gave the work to. Scripted models, real git, the real binary.
 
-use git_triad::task::{workflow, ArbiterDecision, Decision};
+use git_triad::task::{lifecycle, ArbiterDecision, Decision};
 use git_triad::testkit::fake_llm::Reply;
 use serde_json::{json, Value};
 
@@ -132,7 +132,7 @@ fn resume_continues_a_blocked_run_whose_dependency_closed_elsewhere() {
         .to_string();
     let repo = git2::Repository::open(&s.repo).unwrap();
     let d = ArbiterDecision::new("add-sub-dep-1", Decision::Close, "done by hand");
-    workflow::decide(&repo, "add-sub-dep-1", &d, "Ann <ann@example.com>").unwrap();
+    lifecycle::decide(&repo, "add-sub-dep-1", &d, "Ann <ann@example.com>").unwrap();
     let resumed = s.env.triad(&s.repo, &["resume", &run, "--json"]);
     let out = run_json(&resumed.ok().stdout);
     assert_eq!(out["status"], "approved", "{out}");

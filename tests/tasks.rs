@@ -8,7 +8,8 @@ use git_triad::task::machine::allowed;
 use git_triad::task::outcome::{Outcome, StageMeta};
 use git_triad::task::state::{parse_history, EventKind};
 use git_triad::task::{
-    store, workflow, Actor, Answer, ArbiterDecision, Decision, Machine, TaskError, TaskState,
+    lifecycle, store, Actor, Answer, ArbiterDecision, Decision, Machine, RunStatus, TaskError,
+    TaskState,
 };
 use serde_json::{json, Value};
 
@@ -53,12 +54,25 @@ fn show_json(env: &TestEnv, dir: &Path, slug: &str) -> Value {
 
 /// Reports `outcome` (a StageMeta as JSON) for `stage` of run `r1` of `add-sub`.
 fn stage_outcome(repo: &git2::Repository, stage: &str, outcome: Value) -> ArbiterDecision {
-    workflow::on_stage_outcome(repo, "add-sub", "r1", stage, &meta(outcome)).unwrap()
+    lifecycle::on_stage_outcome(repo, "add-sub", "r1", stage, &meta(outcome)).unwrap()
+}
+
+/// Ends run `r1` of `add-sub` halted, as the arbiter; answers the task after it.
+fn halted(repo: &git2::Repository) -> git_triad::task::Task {
+    lifecycle::on_run_end(
+        repo,
+        "add-sub",
+        "r1",
+        RunStatus::Halted,
+        None,
+        Actor::Arbiter,
+    )
+    .unwrap()
 }
 
 /// Starts run `r1` of `add-sub` at `stage`, then reports the stage's `outcome`.
 fn run_to_outcome(repo: &git2::Repository, stage: &str, outcome: Value) -> ArbiterDecision {
-    workflow::on_run_start(repo, "add-sub", "r1", stage).unwrap();
+    lifecycle::on_run_start(repo, "add-sub", "r1", stage).unwrap();
     stage_outcome(repo, stage, outcome)
 }
 
@@ -104,8 +118,8 @@ const DEFER: [&str; 7] = [
 #[test]
 fn needs_info_waits_on_the_user_and_answers_return_it_to_the_same_stage() {
     let (env, dir, repo) = setup();
-    workflow::on_run_start(&repo, "add-sub", "r1", "architect").unwrap();
-    let t = workflow::on_stage_start(&repo, "add-sub", "r1", "implement").unwrap();
+    lifecycle::on_run_start(&repo, "add-sub", "r1", "architect").unwrap();
+    let t = lifecycle::on_stage_start(&repo, "add-sub", "r1", "implement").unwrap();
     assert_eq!(
         (t.state, t.assigned_to.as_str()),
         (TaskState::InReview, "implement")
@@ -125,17 +139,17 @@ fn needs_info_waits_on_the_user_and_answers_return_it_to_the_same_stage() {
     assert_eq!(t.questions.len(), 3);
     assert_contains(&t.next_action, "git triad task answer add-sub");
     // The run's end does not move it: the outcome already routed it.
-    workflow::on_run_end(
+    lifecycle::on_run_end(
         &repo,
         "add-sub",
         "r1",
-        "waiting_on_user",
+        RunStatus::WaitingOnUser,
         None,
         Actor::Arbiter,
     )
     .unwrap();
     assert_eq!(task(&repo, "add-sub").state, TaskState::WaitingOnUser);
-    assert_eq!(workflow::answers_for(&repo, "add-sub").unwrap(), None);
+    assert_eq!(lifecycle::answers_for(&repo, "add-sub").unwrap(), None);
 
     let run = answer_from_file(
         &env,
@@ -150,7 +164,7 @@ fn needs_info_waits_on_the_user_and_answers_return_it_to_the_same_stage() {
         (TaskState::Assigned, "implement", "implement")
     );
     assert_eq!(t.answers[1].answer, "no, floats too");
-    let block = workflow::answers_for(&repo, "add-sub")
+    let block = lifecycle::answers_for(&repo, "add-sub")
         .unwrap()
         .expect("answers");
     assert!(block.starts_with("## ANSWERS FROM THE USER"), "{block}");
@@ -165,7 +179,7 @@ fn needs_info_waits_on_the_user_and_answers_return_it_to_the_same_stage() {
         Some("Test Committer <committer@example.com>")
     );
     // Resuming the run puts the same stage back to work.
-    let t = workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+    let t = lifecycle::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
     assert_eq!(
         (t.state, t.assigned_to.as_str()),
         (TaskState::InReview, "implement")
@@ -186,7 +200,7 @@ fn out_of_scope_reassigns_to_the_suggested_specialist() {
         (Decision::Reassign, Some("refactor"))
     );
     // The pipeline halts on a non-APPROVE outcome; the task keeps its routing.
-    let t = workflow::on_run_end(&repo, "add-sub", "r1", "halted", None, Actor::Arbiter).unwrap();
+    let t = halted(&repo);
     assert_eq!(
         (t.state, t.assigned_to.as_str(), t.owner.as_str()),
         (TaskState::Reassigned, "refactor", "refactor")
@@ -373,12 +387,12 @@ fn a_parent_waits_for_every_dependency_and_names_are_never_reused() {
     task_decision(&env, &dir, "defer", "add-sub-dep-3", "later").ok();
     assert_eq!(task(&repo, "add-sub").state, TaskState::Blocked);
     // Approved by its own run counts as done.
-    workflow::on_run_start(&repo, "add-sub-dep-3", "r2", "architect").unwrap();
-    workflow::on_run_end(
+    lifecycle::on_run_start(&repo, "add-sub-dep-3", "r2", "architect").unwrap();
+    lifecycle::on_run_end(
         &repo,
         "add-sub-dep-3",
         "r2",
-        "approved",
+        RunStatus::Approved,
         Some("APPROVE"),
         Actor::Arbiter,
     )
@@ -404,8 +418,7 @@ fn policy_violation_escalates_then_closes_or_routes_the_alternative() {
                 "alternatives": [{"option": "redact before logging", "delta": "+10 lines"}]}),
         );
         assert_eq!(d.decision, Decision::Escalate);
-        let t =
-            workflow::on_run_end(&repo, "add-sub", "r1", "halted", None, Actor::Arbiter).unwrap();
+        let t = halted(&repo);
         assert_eq!(
             (t.state, t.owner.as_str()),
             (TaskState::Escalated, "arbiter")
@@ -477,7 +490,7 @@ fn too_costly_and_low_confidence_route_as_the_seed_says() {
     );
     let d = outcome(json!({"outcome": "LOW_CONFIDENCE"}));
     assert_eq!(d.decision, Decision::Escalate);
-    let e = workflow::on_stage_outcome(
+    let e = lifecycle::on_stage_outcome(
         &repo,
         "add-sub",
         "r1",
@@ -492,8 +505,9 @@ fn too_costly_and_low_confidence_route_as_the_seed_says() {
 fn run_ends_say_who_acts_next() {
     let (_env, _dir, repo) = setup();
     let end = |status: &str| {
-        workflow::on_run_start(&repo, "add-sub", "r1", "verify").unwrap();
-        workflow::on_run_end(&repo, "add-sub", "r1", status, Some("FLAG"), Actor::Arbiter).unwrap()
+        lifecycle::on_run_start(&repo, "add-sub", "r1", "verify").unwrap();
+        let status = RunStatus::parse(status).unwrap();
+        lifecycle::on_run_end(&repo, "add-sub", "r1", status, Some("FLAG"), Actor::Arbiter).unwrap()
     };
     let t = end("halted");
     assert_eq!((t.state, t.owner.as_str()), (TaskState::Escalated, "user"));
@@ -512,11 +526,19 @@ fn run_ends_say_who_acts_next() {
         (Actor::Arbiter, Decision::Approve)
     );
     // Reopened by a new run.
-    let t = workflow::on_run_start(&repo, "add-sub", "r2", "architect").unwrap();
+    let t = lifecycle::on_run_start(&repo, "add-sub", "r2", "architect").unwrap();
     assert_eq!(t.state, TaskState::InReview);
+    assert_eq!(RunStatus::parse("exploded"), None);
     assert!(matches!(
-        workflow::on_run_end(&repo, "add-sub", "r2", "exploded", None, Actor::Arbiter),
-        Err(TaskError::UnknownStatus(_))
+        lifecycle::on_run_end(
+            &repo,
+            "add-sub",
+            "r2",
+            RunStatus::Running,
+            None,
+            Actor::Arbiter
+        ),
+        Err(TaskError::NotEnded(_))
     ));
 }
 
@@ -537,8 +559,8 @@ fn history_is_an_append_only_commit_chain() {
         );
         before = now;
     };
-    step(&|| drop(workflow::on_run_start(&repo, "add-sub", "r1", "architect").unwrap()));
-    step(&|| drop(workflow::on_stage_start(&repo, "add-sub", "r1", "implement").unwrap()));
+    step(&|| drop(lifecycle::on_run_start(&repo, "add-sub", "r1", "architect").unwrap()));
+    step(&|| drop(lifecycle::on_stage_start(&repo, "add-sub", "r1", "implement").unwrap()));
     step(&|| {
         stage_outcome(
             &repo,
@@ -547,7 +569,7 @@ fn history_is_an_append_only_commit_chain() {
         );
     });
     step(&|| {
-        workflow::answer(
+        lifecycle::answer(
             &repo,
             "add-sub",
             vec![Answer {
@@ -600,7 +622,7 @@ fn history_is_an_append_only_commit_chain() {
     repo.reference("refs/triad/tasks/add-sub", c, true, "foreign")
         .unwrap();
     assert_eq!(history(&repo, "add-sub").len(), rec.history.len());
-    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+    lifecycle::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
     let after = store::history_bytes(&repo, "add-sub").unwrap();
     assert!(after.starts_with(&bytes));
     assert_eq!(history(&repo, "add-sub").len(), rec.history.len() + 1);
@@ -610,7 +632,7 @@ fn history_is_an_append_only_commit_chain() {
 #[test]
 fn a_lost_race_is_retried_on_the_new_state() {
     let (_env, _dir, repo) = setup();
-    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+    lifecycle::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
     let mut calls = 0;
     let t = store::update(&repo, "add-sub", "test", |cur| {
         calls += 1;
@@ -696,7 +718,7 @@ fn list_shows_records_and_specs_without_one() {
     assert!(run.stdout.starts_with("TASK"), "{}", run.stdout);
     assert_contains(&run.stdout, "add-sub  OPEN");
     assert_contains(&run.stdout, "later    OPEN");
-    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+    lifecycle::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
     let rows: Value =
         serde_json::from_str(&env.triad(&dir, &["task", "list", "--json"]).ok().stdout).unwrap();
     let rows = rows.as_array().unwrap();
@@ -946,8 +968,8 @@ fn random_step(rng: &mut Rng, repo: &git2::Repository, known: &[String], seq: us
     let run = format!("r{seq}-{}", rng.below(3));
     let stage = *rng.pick(&STAGES);
     let result: Result<(), TaskError> = match rng.below(9) {
-        0 => workflow::on_run_start(repo, &slug, &run, stage).map(drop),
-        1 | 2 => workflow::on_stage_outcome(repo, &slug, &run, stage, &random_meta(rng)).map(drop),
+        0 => lifecycle::on_run_start(repo, &slug, &run, stage).map(drop),
+        1 | 2 => lifecycle::on_stage_outcome(repo, &slug, &run, stage, &random_meta(rng)).map(drop),
         3 => {
             let questions = store::load_task(repo, &slug)
                 .ok()
@@ -967,7 +989,7 @@ fn random_step(rng: &mut Rng, repo: &git2::Repository, known: &[String], seq: us
                     answer: "context".into(),
                 });
             }
-            workflow::answer(repo, &slug, given, "tester").map(drop)
+            lifecycle::answer(repo, &slug, given, "tester").map(drop)
         }
         4 | 5 => {
             let d = *rng.pick(&[
@@ -983,7 +1005,7 @@ fn random_step(rng: &mut Rng, repo: &git2::Repository, known: &[String], seq: us
             if rng.below(2) == 0 {
                 d = d.to(*rng.pick(&STAGES));
             }
-            workflow::decide(repo, &slug, &d, "tester").map(drop)
+            lifecycle::decide(repo, &slug, &d, "tester").map(drop)
         }
         _ => {
             let status = *rng.pick(&[
@@ -995,7 +1017,8 @@ fn random_step(rng: &mut Rng, repo: &git2::Repository, known: &[String], seq: us
                 "failed",
                 "waiting_on_user",
             ]);
-            workflow::on_run_end(repo, &slug, &run, status, Some("APPROVE"), Actor::Arbiter)
+            let status = RunStatus::parse(status).unwrap();
+            lifecycle::on_run_end(repo, &slug, &run, status, Some("APPROVE"), Actor::Arbiter)
                 .map(drop)
         }
     };
@@ -1160,7 +1183,7 @@ fn today() -> String {
 fn deferred_until(repo: &git2::Repository, date: &str) {
     let mut d = ArbiterDecision::new("add-sub", Decision::Defer, "after the release");
     d.revisit_at = Some(date.to_string());
-    workflow::decide(repo, "add-sub", &d, "Ann <ann@example.com>").unwrap();
+    lifecycle::decide(repo, "add-sub", &d, "Ann <ann@example.com>").unwrap();
 }
 
 /// Seed 004: DEFERRED is "parked with revisit trigger". When the date has come, the next
@@ -1168,7 +1191,7 @@ fn deferred_until(repo: &git2::Repository, date: &str) {
 #[test]
 fn a_due_deferral_reopens_at_the_next_read_of_the_task_list_and_says_so_once() {
     let (env, dir, repo) = setup();
-    workflow::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
+    lifecycle::on_run_start(&repo, "add-sub", "r1", "implement").unwrap();
     deferred_until(&repo, "2020-01-01");
     assert_eq!(task(&repo, "add-sub").state, TaskState::Deferred);
     check(
@@ -1317,7 +1340,7 @@ fn one_question_takes_a_plain_answer_and_help_shows_how() {
 fn task_show_prints_the_last_ten_entries_unless_asked_for_all() {
     let (env, dir, repo) = setup();
     for n in 1..=12 {
-        workflow::on_run_start(&repo, "add-sub", &format!("r{n}"), "implement").unwrap();
+        lifecycle::on_run_start(&repo, "add-sub", &format!("r{n}"), "implement").unwrap();
     }
     let total = history(&repo, "add-sub").len();
     assert!(total > 10, "{total}");

@@ -139,25 +139,16 @@ pub fn flag_block(stage: &str, issues: &[Issue]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arbiter::schema::Category;
 
     fn issue(sev: Severity, d: &str) -> Issue {
         Issue {
             severity: sev,
-            category: Category::Logic,
-            path: "a.py".into(),
             start_line: Some(3),
             end_line: Some(4),
             quote: String::new(),
-            description: d.into(),
             suggestion: "fix".into(),
             evidence: "seen".into(),
-            anchored: true,
-            symbol: None,
-            source: "model".into(),
-            demoted: None,
-            probe: None,
-            fact: None,
+            ..Issue::sample(d)
         }
     }
 

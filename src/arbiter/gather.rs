@@ -360,12 +360,18 @@ impl<'r> Prepared<'r> {
     /// (`intent`): regressions, changes where behaviour was to stay, changes no requirement
     /// asked for (see [`crate::probe::BehaviourDiff::findings`]). Nothing where probes do
     /// not run or the code is a scaffold. A diff that could not be taken is said in the
-    /// facts.
-    pub fn take_behaviour(&mut self, examples: &[String], intent: &Intent) {
+    /// facts. `behaviours` holds what was taken of the same tree pair before (a building
+    /// stage's check of the attempt under review): it is taken once.
+    pub fn take_behaviour(
+        &mut self,
+        examples: &[String],
+        intent: &Intent,
+        behaviours: &super::evidence::Behaviours,
+    ) {
         if self.not_run.is_some() {
             return;
         }
-        match self.runner.behaviour(examples) {
+        match behaviours.of(&self.runner, examples) {
             Some(Ok(diff)) => {
                 if let Some(text) = diff.render() {
                     self.add_facts(&text);

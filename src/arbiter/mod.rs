@@ -3,6 +3,7 @@
 
 pub mod anchor;
 pub mod coverage;
+pub mod evidence;
 pub mod feedback;
 pub mod gather;
 pub mod parts;

@@ -695,15 +695,7 @@ mod tests {
         // Model-written code that ran without the box, or not at all for want of it.
         let f = floor(&[finding(crate::probe::UNGUARDED, "warning")], None).unwrap();
         assert_eq!(f.verdict, Verdict::Flag);
-        let failing = CommandOutcome {
-            command: "make test".into(),
-            exit_code: Some(2),
-            timed_out: false,
-            tail: String::new(),
-            duration_ms: 1,
-            layers: None,
-            stopped_by: None,
-        };
+        let failing = CommandOutcome::ended("make test", Some(2), "");
         let f = floor(&[], Some(&failing)).unwrap();
         assert_eq!(
             (f.verdict, f.reasons[0].as_str()),

@@ -64,6 +64,25 @@ pub struct Reviewed {
     pub facts: Option<Floor>,
 }
 
+/// Reviews a prepared change: `judges` in turn (see [`candidates`]), with the arbiter
+/// prompt `config` sets (a prompt file read only inside `root`, the repository). The one
+/// review call every reviewed stage of a run and `git triad review` make: what differs
+/// between them is the evidence they prepare and who may judge, never how the judge is
+/// asked or its answer checked.
+pub async fn review_change(
+    client: &ModelClient,
+    judges: Vec<String>,
+    config: &crate::config::Config,
+    root: Option<&std::path::Path>,
+    prepared: &Prepared<'_>,
+    brief: &Brief<'_>,
+) -> Result<Reviewed, ModelError> {
+    let system = crate::config::prompt(config, "arbiter", root);
+    Arbiter::new(client, judges)
+        .review(&system, prepared, brief)
+        .await
+}
+
 /// The arbiter: a model client and the models allowed to judge.
 pub struct Arbiter<'a> {
     client: &'a ModelClient,

@@ -180,9 +180,7 @@ impl Chamber<'_> {
                 turn.answer = Some(s.json);
             }
             Err(e) => {
-                let why = crate::redact::Redactor::global()
-                    .redact(&e.to_string())
-                    .to_string();
+                let why = crate::redact::said(&e);
                 turn.failure = Some(crate::bounded::clip(&why, 400));
             }
         }

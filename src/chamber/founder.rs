@@ -28,7 +28,7 @@ pub fn panel(
         configured.0.clone()
     } else {
         let mut from_roles = Vec::new();
-        for role in Role::ALL {
+        for role in Role::PIPELINE {
             for m in roles(role) {
                 if !from_roles.contains(&m) && from_roles.len() < MAX_PANEL {
                     from_roles.push(m);

@@ -275,6 +275,29 @@ pub fn estimate_usd(client: &ModelClient, config: &Config, session: &Session) ->
     panel + arbiter
 }
 
+/// Runs `session`'s remaining phases with `client` under the caps of `config`, given what
+/// the other sessions `used`, every phase recorded; its progress lines go to `progress`.
+/// The one way a session runs, whoever opened it: a run's stage (Level 2), or the founder
+/// with `git triad chamber`.
+pub async fn run(
+    repo: &Repository,
+    client: &ModelClient,
+    config: &Config,
+    repo_root: Option<&Path>,
+    used: Used,
+    progress: &dyn Fn(&str),
+    session: &mut Session,
+) -> Result<(), EngineError> {
+    let chamber = Chamber {
+        client,
+        config,
+        repo_root,
+        guard: limits::Guard::new(&config.chamber, used.month_usd),
+        progress,
+    };
+    drive(repo, &chamber, session).await
+}
+
 /// Advances `session` with the caps of `config`, writing every phase to its ref.
 pub async fn drive(
     repo: &Repository,

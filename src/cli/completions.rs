@@ -2,10 +2,14 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 
-use super::{ok, out, Cli, CommandError, CommandResult, Context};
+use super::{ok, out, CommandError, CommandResult, Context};
+
+/// The shape of the whole command line (`Cli::command`), which the completion scripts and
+/// man pages are generated from; made only when one is written.
+pub type Shape = fn() -> clap::Command;
 
 /// Print a completion script for a shell, or install bash's.
 ///
@@ -42,8 +46,8 @@ pub struct ManArgs {
 }
 
 /// Runs `git triad completions`.
-pub fn run_completions(ctx: &Context, args: &CompletionsArgs) -> CommandResult {
-    let script = completion_script(args.shell);
+pub fn run_completions(ctx: &Context, args: &CompletionsArgs, cli: Shape) -> CommandResult {
+    let script = completion_script(cli, args.shell);
     if !args.install {
         out(&script)?;
         return ok();
@@ -82,7 +86,7 @@ bash-completion loads it the first time you complete `git triad <TAB>` in a new 
 /// The completion script for `shell`. Bash's also defines `_git_triad`, the function git's
 /// own completion (`git-completion.bash`) calls for `git triad …`: it hands the words after
 /// `triad` to the generated completer as if `git-triad` had been typed.
-pub fn completion_script(shell: Shell) -> String {
+pub fn completion_script(cli: Shape, shell: Shell) -> String {
     // clap_complete names bash's states inconsistently for a binary name with a `-` (its
     // subcommands' arguments are then never completed), so the script is generated for a
     // name without one and its `complete` lines are pointed at `git-triad`.
@@ -90,7 +94,7 @@ pub fn completion_script(shell: Shell) -> String {
         Shell::Bash => BASH_NAME,
         _ => "git-triad",
     };
-    let mut cmd = Cli::command().name(name).bin_name(name);
+    let mut cmd = cli().name(name).bin_name(name);
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut cmd, name, &mut buf);
     let mut script = String::from_utf8_lossy(&buf).into_owned();
@@ -153,8 +157,8 @@ pub fn bash_completion_dir(var: &dyn Fn(&str) -> Option<String>) -> Option<PathB
 }
 
 /// Renders the man pages: the main page and one per subcommand, as (file name, roff).
-pub fn man_pages() -> Result<Vec<(String, Vec<u8>)>, std::io::Error> {
-    let cmd = Cli::command().name("git-triad");
+pub fn man_pages(cli: Shape) -> Result<Vec<(String, Vec<u8>)>, std::io::Error> {
+    let cmd = cli().name("git-triad");
     let mut pages = Vec::new();
     let mut buf = Vec::new();
     clap_mangen::Man::new(cmd.clone()).render(&mut buf)?;
@@ -184,7 +188,7 @@ pub fn man_dir_beside(exe: &Path) -> Option<PathBuf> {
 /// command on: written when missing or older than the binary (a new build or install), as
 /// one file each renamed into place; nothing is said, and a directory that cannot be
 /// written is left alone (`git triad man --output DIR` writes them elsewhere).
-pub fn keep_man_pages() {
+pub fn keep_man_pages(cli: Shape) {
     let Some(exe) = std::env::current_exe().ok() else {
         return;
     };
@@ -198,13 +202,13 @@ pub fn keep_man_pages() {
     if page.is_some_and(|p| p >= built) {
         return;
     }
-    let _ = write_pages(&dir);
+    let _ = write_pages(cli, &dir);
 }
 
 /// Writes every man page into `dir` (created), each to a temporary file renamed over the
 /// old one, so a reader or a second writer never sees half a page.
-fn write_pages(dir: &Path) -> std::io::Result<usize> {
-    let pages = man_pages()?;
+fn write_pages(cli: Shape, dir: &Path) -> std::io::Result<usize> {
+    let pages = man_pages(cli)?;
     std::fs::create_dir_all(dir)?;
     for (name, roff) in &pages {
         let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
@@ -215,8 +219,8 @@ fn write_pages(dir: &Path) -> std::io::Result<usize> {
 }
 
 /// Runs `git triad man`.
-pub fn run_man(args: &ManArgs) -> CommandResult {
-    let pages = man_pages()?;
+pub fn run_man(args: &ManArgs, cli: Shape) -> CommandResult {
+    let pages = man_pages(cli)?;
     let dir = if args.install {
         let exe = std::env::current_exe()?;
         Some(man_dir_beside(&exe).ok_or_else(|| {
@@ -231,7 +235,7 @@ pub fn run_man(args: &ManArgs) -> CommandResult {
         out(&String::from_utf8_lossy(&pages[0].1))?;
         return ok();
     };
-    write_pages(&dir).map_err(|e| {
+    write_pages(cli, &dir).map_err(|e| {
         CommandError::failure(format!(
             "cannot write the man pages into {}: {e}",
             dir.display()

@@ -28,6 +28,8 @@ pub struct DoctorArgs {
 struct Report<'a> {
     /// Whether model-written code can run here under the configuration.
     runs: bool,
+    /// Whether every layer of the box held whole around the trial command.
+    whole: bool,
     /// Whether the configuration requires the filesystem layer.
     require: bool,
     /// The layers, as a boxed command's record keeps them.
@@ -52,6 +54,7 @@ pub fn run(ctx: &Context, args: &DoctorArgs) -> CommandResult {
     let text = if args.json {
         let report = Report {
             runs,
+            whole: layers.whole(),
             require: policy.require,
             layers,
         };
@@ -80,13 +83,31 @@ fn render(layers: &Layers, policy: &sandbox::Policy, ran: &sandbox::CommandOutco
         .unwrap_or(0);
     let mut s = String::from("The box model-written code runs in, on this machine:\n");
     for (name, layer) in layers.named() {
-        let state = if layer.held { "held" } else { "missing" };
+        let state = match (layer.held, &layer.gap) {
+            (true, None) => "held",
+            (true, Some(_)) => "partly",
+            (false, _) => "missing",
+        };
         s.push_str(&format!("  {name:<width$}  {state:<7}  {}\n", layer.detail));
+        if let (true, Some(gap)) = (layer.held, &layer.gap) {
+            s.push_str(&format!("  {:<width$}  {:<7}  but {gap}\n", "", ""));
+        }
     }
+    let short: Vec<&str> = layers
+        .named()
+        .into_iter()
+        .filter(|(_, l)| !l.whole())
+        .map(|(n, _)| n)
+        .collect();
     let verdict = match (layers.filesystem.held, policy.require) {
-        (true, _) if ran.exit_code == Some(0) => {
+        (true, _) if ran.exit_code == Some(0) && short.is_empty() => {
             "Model-written code runs in this box.".to_string()
         }
+        (true, _) if ran.exit_code == Some(0) => format!(
+            "Model-written code runs here with less than the whole box: {} {} not hold whole (see above); its records say so.",
+            short.join(", "),
+            if short.len() == 1 { "does" } else { "do" }
+        ),
         (true, _) => format!("The box could not run a command: {}", ran.tail),
         (false, true) => {
             "Model-written code does not run here (sandbox.require = true).".to_string()

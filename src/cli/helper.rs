@@ -1,7 +1,7 @@
 //! The command helper: only what two or more subcommands share, so that no subcommand
 //! imports another. The repository, the model client with its ledger and local servers, the
-//! command line as a run's host ([`Terminal`]) and its [`driver`], a run's record and report
-//! with its exit code, the user's fitness measurements and the routes they give, commits and
+//! command line as the operations' host ([`Terminal`]) and the [`ops`] it calls, a run's
+//! record and report with the exit code the operations give its status, the user's fitness measurements and the routes they give, commits and
 //! the notes trust, and how a report is asked for JSON ([`Output`]). What a run does is the pipeline's ([`crate::pipeline::drive`]).
 
 use std::path::PathBuf;
@@ -11,7 +11,8 @@ use crate::config::{LoadedConfig, RoutingMode};
 use crate::exit::ExitCode;
 use crate::model::budget::Ledger;
 use crate::model::ModelClient;
-use crate::pipeline::{self, Driver, Recorder, RunState, RunStatus};
+use crate::ops::Ran;
+use crate::pipeline::{self, Recorder, RunState};
 use crate::routing::route::Routing;
 use crate::routing::FitnessStore;
 
@@ -37,23 +38,11 @@ pub fn need_repo(ctx: &Context) -> CommandResult<&git2::Repository> {
     })
 }
 
-/// The exit code of a run status.
-pub fn status_exit(status: RunStatus) -> ExitCode {
-    match status {
-        RunStatus::Approved | RunStatus::Flagged => ExitCode::Ok,
-        RunStatus::Halted => ExitCode::Halt,
-        RunStatus::RetriesExhausted => ExitCode::RetriesExhausted,
-        RunStatus::BudgetExceeded => ExitCode::BudgetExceeded,
-        RunStatus::WaitingOnUser => ExitCode::WaitingOnUser,
-        RunStatus::Failed | RunStatus::Running => ExitCode::Error,
-    }
-}
-
 /// Reopens the deferrals whose revisit date has come (seed 004's revisit trigger, see
-/// [`crate::task::workflow::reopen_due`]) and says each once, on stderr: the commands that
+/// [`crate::task::lifecycle::reopen_due`]) and says each once, on stderr: the commands that
 /// read the task list call it first.
 pub fn reopen_due(ctx: &Context, repo: &git2::Repository) -> CommandResult<()> {
-    for t in crate::task::workflow::reopen_due(repo).map_err(CommandError::from)? {
+    for t in crate::task::lifecycle::reopen_due(repo).map_err(CommandError::from)? {
         if !ctx.quiet {
             say(&format!(
                 "triad: task `{}` was deferred and its revisit date has come: it is {} again; next: {}",
@@ -100,7 +89,7 @@ pub fn report(ctx: &Context, state: &RunState, json: bool) -> CommandResult {
         ));
         out(&s)?;
     }
-    Ok(status_exit(state.status()))
+    Ok(crate::ops::exit::run_exit(state.status()))
 }
 
 /// Where the fitness file is, or an error saying how to give one.
@@ -187,6 +176,12 @@ impl pipeline::Host for Terminal<'_> {
         }
     }
 
+    fn say(&self, line: &str) {
+        if !self.ctx.quiet {
+            say(line);
+        }
+    }
+
     fn watch(
         &self,
         client: &ModelClient,
@@ -203,16 +198,14 @@ impl pipeline::Host for Terminal<'_> {
     }
 }
 
-/// The pipeline's driver for this command, with its configuration and host.
-pub fn driver<'a>(
+/// The operations, for this command, in `repo`, with `host` as their caller.
+pub fn ops<'a>(
     ctx: &'a Context,
     repo: &'a git2::Repository,
-    loaded: LoadedConfig,
     host: &'a dyn pipeline::Host,
-) -> Driver<'a> {
-    Driver {
+) -> crate::ops::Ops<'a> {
+    crate::ops::Ops {
         repo,
-        loaded,
         env: &ctx.env,
         keys: ctx.env_lookup(),
         trusted: ctx.trusted(),
@@ -220,48 +213,54 @@ pub fn driver<'a>(
     }
 }
 
-/// Resumes run `run_id` (`git triad resume`, and a run whose last dependency closed) and
-/// reports how it ended.
+/// Resumes run `run_id` (`git triad resume`, and a run whose last dependency closed),
+/// reports how it ended, and gives it back typed.
 pub fn resume_run(
     ctx: &Context,
     run_id: &str,
     budget: Option<f64>,
     rewind: Option<crate::pipeline::resume::Rewind<'_>>,
     json: bool,
-) -> CommandResult {
+) -> CommandResult<Ran> {
     let repo = need_repo(ctx)?;
     let host = Terminal { ctx };
-    let state = driver(ctx, repo, ctx.load_config()?, &host).resume(run_id, budget, rewind)?;
-    report(ctx, &state, json)
+    let ran = ops(ctx, repo, &host).resume(ctx.load_config()?, run_id, budget, rewind)?;
+    report(ctx, &ran.state, json)?;
+    Ok(ran)
 }
 
-/// Continues, in this process, the run that waited on the dependencies `slug` completed, if
-/// there is one (a `task close` or a `run` that finished the last dependency); else `done`.
+/// After a command that may have finished task `slug` (`task close`, a `run`) and ended
+/// `done`: the run that waited on it continues in this process, if the operations say one
+/// does, and the exit code is what both mean together ([`crate::ops::exit::continued_exit`]).
 pub fn continue_unblocked(
     ctx: &Context,
     slug: &str,
     done: CommandResult,
     json: bool,
 ) -> CommandResult {
+    continue_after(ctx, slug, done, json).map(|(exit, _)| exit)
+}
+
+/// [`continue_unblocked`], with the run that continued, if one did, as its typed outcome.
+pub fn continue_after(
+    ctx: &Context,
+    slug: &str,
+    done: CommandResult,
+    json: bool,
+) -> CommandResult<(ExitCode, Option<Ran>)> {
     let repo = need_repo(ctx)?;
-    let Some(run_id) =
-        crate::pipeline::waiting::unblocked_run(repo, slug).map_err(CommandError::failure)?
-    else {
-        return done;
+    let host = Terminal { ctx };
+    let ops = ops(ctx, repo, &host);
+    let Some(run_id) = ops.unblocked(slug)? else {
+        return done.map(|exit| (exit, None));
     };
     let first = done?;
-    if !ctx.quiet {
-        say(&format!(
-            "triad: the last dependency `{slug}` is done: run {run_id} continues"
-        ));
-    }
-    let continued = resume_run(ctx, &run_id, None, None, json)?;
-    // A failure of the first command stands; else the continued run's outcome is the answer.
-    Ok(if first == ExitCode::Ok {
-        continued
-    } else {
-        first
-    })
+    let ran = ops.continue_unblocked(ctx.load_config()?, slug, &run_id)?;
+    let continued = report(ctx, &ran.state, json)?;
+    Ok((
+        crate::ops::exit::continued_exit(first, continued),
+        Some(ran),
+    ))
 }
 
 /// Starts the local llama.cpp servers that `models` need, if they are not running.

@@ -3,8 +3,9 @@
 use clap::{Args, ValueEnum};
 
 use super::helper::{load_run, need_repo};
-use super::{ok, out, CommandResult, Context};
-use crate::pipeline::{scan_runs, CorruptRun};
+use super::{out, CommandResult, Context};
+use crate::exit::ExitCode;
+use crate::pipeline::{scan_runs, CorruptRun, RunState};
 use crate::report::run::{self as report, RunReport};
 
 /// Output formats of `git triad log`.
@@ -31,6 +32,21 @@ pub struct LogArgs {
 
 /// Runs `git triad log`.
 pub fn run(ctx: &Context, args: &LogArgs) -> CommandResult {
+    logged(ctx, args).map(|_| ExitCode::Ok)
+}
+
+/// The runs `git triad log` showed: every run whose record loads and those that do not
+/// (the list), or the one asked for.
+#[derive(Debug)]
+pub struct Logged {
+    /// The runs, newest first (one: the run asked for).
+    pub runs: Vec<RunState>,
+    /// The runs whose record does not load (only when listing).
+    pub corrupt: Vec<CorruptRun>,
+}
+
+/// Prints what `git triad log` prints and answers the runs it showed, typed.
+pub fn logged(ctx: &Context, args: &LogArgs) -> CommandResult<Logged> {
     let repo = need_repo(ctx)?;
     let Some(id) = &args.run_id else {
         let (runs, corrupt) = scan_runs(repo);
@@ -41,7 +57,7 @@ pub fn run(ctx: &Context, args: &LogArgs) -> CommandResult {
                     .map(|r| serde_json::to_value(RunReport::of(r)).unwrap_or_default())
                     .collect();
                 all.extend(corrupt.iter().map(
-                    |c| serde_json::json!({"run": c.id, "status": "corrupt", "message": c.why}),
+                    |c| serde_json::json!({"run": c.id, "status": CorruptRun::STATUS, "message": c.why}),
                 ));
                 format!("{}\n", serde_json::Value::Array(all))
             }
@@ -51,7 +67,7 @@ pub fn run(ctx: &Context, args: &LogArgs) -> CommandResult {
             _ => report::list(repo, &runs) + &corrupt_lines(&corrupt),
         };
         out(&text)?;
-        return ok();
+        return Ok(Logged { runs, corrupt });
     };
     let state = load_run(repo, id)?;
     let text = match args.format {
@@ -67,7 +83,10 @@ pub fn run(ctx: &Context, args: &LogArgs) -> CommandResult {
         LogFormat::Markdown => report::detail(repo, &state, true),
     };
     out(&text)?;
-    ok()
+    Ok(Logged {
+        runs: vec![state],
+        corrupt: Vec::new(),
+    })
 }
 
 /// The runs whose record does not load, one line each, and what to do about them.

@@ -5,6 +5,7 @@ mod capture;
 pub mod chamber;
 pub mod completions;
 pub mod config;
+mod context;
 pub mod doctor;
 pub mod error;
 pub(crate) mod explain;
@@ -25,16 +26,15 @@ pub mod show;
 pub mod task;
 pub mod usage;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
+pub use context::{ok, out, runtime, say, say_each, Context};
 pub use error::{CommandError, CommandResult};
 
-use crate::config::{LoadOptions, LoadedConfig};
 use crate::exit::ExitCode;
-use crate::session::product::{answers_text, Answer, Heard, Product, Request};
+use crate::session::product::{answers_text, Answer, Failure, Heard, Outcome, Product, Request};
 
 /// git triad: several AI models build your change; a different model reviews every stage.
 ///
@@ -140,127 +140,13 @@ pub enum Command {
     Man(completions::ManArgs),
 }
 
-/// Everything a subcommand needs: where it runs, the repository, the configuration.
-pub struct Context {
-    /// The working directory.
-    pub cwd: PathBuf,
-    /// The repository containing `cwd`, if any.
-    pub repo: Option<git2::Repository>,
-    /// The process environment, captured once.
-    pub env: Vec<(String, String)>,
-    /// `-c` overrides.
-    pub overrides: Vec<String>,
-    /// `--quiet`: no progress on stderr.
-    pub quiet: bool,
-    /// `--no-tui`: plain lines even on a terminal.
-    pub no_tui: bool,
-    /// No person at this command's terminal (a session's tool call): nothing is asked on
-    /// it and nothing draws on it.
-    pub headless: bool,
-}
-
-impl Context {
-    /// Discovers the repository around `cwd`.
-    pub fn new(cwd: PathBuf, overrides: Vec<String>) -> Self {
-        // Inside a git hook (or with --git-dir) GIT_DIR names the repository; honour it
-        // like git does, else look upwards from the working directory.
-        let repo = if std::env::var_os("GIT_DIR").is_some()
-            && cwd == std::env::current_dir().unwrap_or_default()
-        {
-            git2::Repository::open_from_env().ok()
-        } else {
-            git2::Repository::discover(&cwd).ok()
-        };
-        Context {
-            cwd,
-            repo,
-            env: std::env::vars().collect(),
-            overrides,
-            quiet: false,
-            no_tui: false,
-            headless: false,
-        }
-    }
-
-    /// Whether `triad.trusted` is true in this clone's own git config (`$GIT_DIR/config`).
-    ///
-    /// Only the repository's local file counts: a `triad.trusted` in the global or system
-    /// config would trust every clone on the machine, including the next hostile one.
-    pub fn trusted(&self) -> bool {
-        self.repo
-            .as_ref()
-            .is_some_and(crate::config::trusted_locally)
-    }
-
-    /// Loads the layered configuration.
-    pub fn load_config(&self) -> CommandResult<LoadedConfig> {
-        let mut git_config = Vec::new();
-        if let Some(repo) = &self.repo {
-            let cfg = repo.config()?;
-            let mut entries = cfg.entries(Some("triad\\..*"))?;
-            while let Some(entry) = entries.next() {
-                let entry = entry?;
-                if let (Ok(name), Ok(value)) = (entry.name(), entry.value()) {
-                    git_config.push((name.to_string(), value.to_string()));
-                }
-            }
-        }
-        let opts = LoadOptions {
-            user_file: None,
-            repo_root: self
-                .repo
-                .as_ref()
-                .and_then(|r| r.workdir())
-                .map(|p| p.to_path_buf()),
-            git_config,
-            trusted: self.trusted(),
-            env: self.env.clone(),
-            overrides: self.overrides.clone(),
-        };
-        Ok(LoadedConfig::load(&opts)?)
-    }
-
-    /// Why there is no repository although git sees one here: libgit2 refused to open it (an
-    /// extension it lacks, such as reftable refs, or a broken config). `None` when there is no
-    /// repository at all, so callers keep their own "not inside a repository" error.
-    pub fn unopenable_repo(&self) -> Option<CommandError> {
-        let e = git2::Repository::discover(&self.cwd).err()?;
-        if e.code() == git2::ErrorCode::NotFound {
-            return None;
-        }
-        let err = CommandError::failure(format!("cannot open the repository: {}", e.message()));
-        Some(match crate::notes::gate::object_format(&self.cwd).is_ok() {
-            // git reads it, so the gate's git-CLI fallback does too.
-            true => err
-                .hint("the pre-push gate still works here (it falls back to the git command line)"),
-            false => err,
-        })
-    }
-
-    /// Looks up an environment variable captured at start.
-    pub fn env_var(&self, name: &str) -> Option<String> {
-        self.env
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.clone())
-    }
-
-    /// An environment lookup for the model client.
-    pub fn env_lookup(&self) -> crate::model::EnvLookup {
-        let env = self.env.clone();
-        std::sync::Arc::new(move |name: &str| {
-            env.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
-        })
-    }
-}
-
 /// Parses the command line (clap prints `-h` and usage errors and exits). First, every
 /// command but a hook's keeps the man pages where `man` finds them: `git triad --help` is
 /// git's `man git-triad`, which never runs this binary, so the page must already be there
 /// (the hooks, which git runs on every push and rewrite, do not pay for the check).
 pub fn parse() -> Cli {
     if std::env::args_os().nth(1).is_none_or(|a| a != "hook") {
-        completions::keep_man_pages();
+        completions::keep_man_pages(Cli::command);
     }
     Cli::parse()
 }
@@ -300,80 +186,21 @@ fn dispatch(ctx: &Context, command: &Command) -> CommandResult {
         Command::Hook(args) => hook::run(ctx, args),
         Command::Config(args) => config::run(ctx, args),
         Command::Chamber(args) => chamber::run(ctx, args),
-        Command::Session(args) => session::run(ctx, args),
+        Command::Session(args) => session::run(
+            ctx,
+            args,
+            std::sync::Arc::new(InProcess {
+                overrides: ctx.overrides.clone(),
+                env: ctx.env.clone(),
+            }),
+        ),
         Command::Models(args) => models::run(ctx, args),
         Command::Bench(args) => bench::run(ctx, args),
         Command::Usage(args) => usage::run(ctx, args),
         Command::Doctor(args) => doctor::run(ctx, args),
-        Command::Completions(args) => completions::run_completions(ctx, args),
-        Command::Man(args) => completions::run_man(args),
+        Command::Completions(args) => completions::run_completions(ctx, args, Cli::command),
+        Command::Man(args) => completions::run_man(args, Cli::command),
     }
-}
-
-/// Writes to stdout, secrets redacted, turning a closed pipe into a quiet exit. Control
-/// and bidirectional characters (from model text) are shown, never obeyed, on a terminal and
-/// in a pipe alike (the pipe may end in `less -R` or a terminal later); JSON keeps its data
-/// exact, as `\u` escapes ([`crate::safe::output`]).
-pub fn out(text: &str) -> CommandResult<()> {
-    let text = crate::redact::redact(text);
-    let text = crate::safe::output(&text);
-    if capture::out(&text) {
-        return Ok(());
-    }
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()?;
-    Ok(())
-}
-
-/// Writes one line to stderr, secrets redacted and control characters shown, not obeyed
-/// (progress, notes to the user; errors go through [`CommandError::render`]).
-pub fn say(line: &str) {
-    let text = format!("{}\n", crate::tui::text::clean_text(line));
-    let text = crate::redact::redact(&text);
-    if capture::said(&text) {
-        return;
-    }
-    // Like eprintln!, but a closed stderr is not worth a panic.
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
-}
-
-/// Says each of `done` on stderr as `triad: …`, unless `quiet`.
-pub fn say_each(done: &[String], quiet: bool) {
-    if !quiet {
-        for d in done {
-            say(&format!("triad: {d}"));
-        }
-    }
-}
-
-/// A tokio runtime for the async parts of a command.
-pub fn runtime() -> CommandResult<tokio::runtime::Runtime> {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| CommandError::failure(format!("cannot start the async runtime: {e}")))
-}
-
-impl Context {
-    /// Whether a live terminal view may draw on the given descriptors (see
-    /// [`crate::tui::wanted`]); never with `--quiet`.
-    pub fn tui(&self, fds: &[i32]) -> bool {
-        if self
-            .env
-            .iter()
-            .any(|(k, v)| k == "NO_COLOR" && !v.is_empty())
-        {
-            crate::tui::text::no_color();
-        }
-        !self.quiet && !self.headless && crate::tui::wanted(self.no_tui, &self.env, fds)
-    }
-}
-
-/// Exit code for a finished command.
-pub fn ok() -> CommandResult {
-    Ok(ExitCode::Ok)
 }
 
 /// The command layer as a session's [`Product`]: each request is the subcommand a person
@@ -383,23 +210,89 @@ pub fn ok() -> CommandResult {
 pub struct InProcess {
     /// The session's `-c` overrides, which every request runs under.
     pub overrides: Vec<String>,
+    /// The session's environment, which every request runs under (its keys, its user
+    /// configuration, its data directories).
+    pub env: Vec<(String, String)>,
 }
 
 impl Product for InProcess {
     fn call(&self, worktree: &Path, req: &Request, heard: Heard) -> Answer {
         let mut ctx = Context::new(worktree.to_path_buf(), self.overrides.clone());
+        ctx.env = self.env.clone();
         ctx.headless = true;
         ctx.no_tui = true;
         let command = command_of(req);
-        let (result, out, mut said) = capture::during(heard, || dispatch(&ctx, &command));
-        let exit = match result {
-            Ok(code) => code,
+        let (result, out, mut said) = capture::during(heard, || typed(&ctx, command));
+        match result {
+            Ok((exit, outcome)) => Answer {
+                exit,
+                outcome: Ok(outcome),
+                out,
+                said,
+            },
             Err(e) => {
                 said.push_str(&e.render());
-                e.kind
+                let redacted = |t: &str| crate::safe::text(&crate::redact::redact(t)).into_owned();
+                Answer {
+                    exit: e.kind,
+                    outcome: Err(Failure {
+                        error: redacted(&e.error.to_string()),
+                        causes: e.causes().iter().map(|c| redacted(c)).collect(),
+                        hints: e.hints.iter().map(|h| redacted(h)).collect(),
+                    }),
+                    out,
+                    said,
+                }
             }
-        };
-        Answer { exit, out, said }
+        }
+    }
+}
+
+/// Runs `command` as its subcommand does, printing what it prints, and gives back the
+/// operation's typed outcome: the runs of `run` and `resume`, the review of `review`, the
+/// session of `chamber ask`, the tasks of `task list`, the runs of `log`, the task of
+/// `task answer`.
+fn typed(ctx: &Context, command: Command) -> CommandResult<(ExitCode, Outcome)> {
+    match command {
+        Command::Run(args) => {
+            let done = run::run_typed(ctx, &args)?;
+            Ok((done.exit, Outcome::Ran(done.runs)))
+        }
+        Command::Resume(args) => {
+            let ran = run::resume_typed(ctx, &args)?;
+            Ok((ran.exit, Outcome::Ran(vec![ran])))
+        }
+        Command::Review(args) => Ok(match review::reviewed(ctx, &args)? {
+            Some(r) => (r.exit, Outcome::Reviewed(Box::new(r))),
+            None => (ExitCode::Ok, Outcome::Nothing),
+        }),
+        Command::Log(args) => {
+            let log::Logged { runs, corrupt } = log::logged(ctx, &args)?;
+            Ok((ExitCode::Ok, Outcome::Runs { runs, corrupt }))
+        }
+        Command::Task(task::TaskArgs {
+            command: task::TaskCommand::List(args),
+        }) => Ok((
+            ExitCode::Ok,
+            Outcome::Tasks(task::list::listed(ctx, &args)?),
+        )),
+        Command::Task(task::TaskArgs {
+            command: task::TaskCommand::Answer(args),
+        }) => {
+            let answered = task::answer::answered(ctx, &args)?;
+            Ok((ExitCode::Ok, Outcome::Answered(Box::new(answered))))
+        }
+        Command::Chamber(chamber::ChamberArgs {
+            command: chamber::ChamberCommand::Ask(args),
+        }) => {
+            let chambered = chamber::asked(ctx, &args)?;
+            let exit = chamber::finish(&chambered, args.output.json())?;
+            Ok((exit, Outcome::Chambered(Box::new(chambered))))
+        }
+        // command_of makes none other: every request of a session's tools is above.
+        _ => Err(CommandError::failure(
+            "this command is not one of a session's requests",
+        )),
     }
 }
 
@@ -452,7 +345,26 @@ fn command_of(req: &Request) -> Command {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workflow::Workflow;
+    use crate::workflow_name::Workflow;
+
+    /// A pipeline arm of `bench --compare`, run in this process, is the run `git triad run
+    /// --task <slug> --arbiter <mode>` asks for, flag for flag (it used to be that command,
+    /// spawned).
+    #[test]
+    fn a_compare_arm_is_the_run_a_person_types() {
+        for mode in crate::config::ArbiterMode::ALL.map(crate::config::ArbiterMode::as_str) {
+            let typed = Cli::try_parse_from(["git-triad", "run", "--task", "t", "--arbiter", mode])
+                .unwrap();
+            let Command::Run(args) = typed.command else {
+                panic!("parsed as another command")
+            };
+            assert_eq!(
+                format!("{:?}", bench::compare::arm_request("t", mode)),
+                format!("{:?}", args.request()),
+                "{mode}"
+            );
+        }
+    }
 
     /// Each session request is exactly the command a person would type for it: its typed
     /// arguments, with every flag it does not set at the value clap gives when it is left

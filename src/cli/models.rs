@@ -138,7 +138,7 @@ fn list(ctx: &Context, loaded: &LoadedConfig, args: &ListArgs) -> CommandResult 
         if args.available && !usable {
             continue;
         }
-        let roles: Vec<&str> = Role::ALL
+        let roles: Vec<&str> = Role::PIPELINE
             .iter()
             .filter(|r| loaded.role_models(**r, profile.as_deref()).contains(name))
             .map(|r| r.as_str())

@@ -2,10 +2,8 @@
 
 use clap::Args;
 
-use super::helper::{driver, need_repo, report, status_exit, Terminal};
+use super::helper::{need_repo, ops, report, Terminal};
 use super::{CommandResult, Context};
-use crate::arbiter::Verdict;
-use crate::exit::ExitCode;
 
 /// Re-run the Implementation Summary Reconciliation on a finished run.
 ///
@@ -30,13 +28,8 @@ pub fn run(ctx: &Context, args: &ReconcileArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let loaded = ctx.load_config()?;
     let host = Terminal { ctx };
-    let (verdict, state) = driver(ctx, repo, loaded, &host)
-        .reconcile(&args.run_id, args.reconcile_model.as_deref())?;
-    report(ctx, &state, args.output.json())?;
-    Ok(match verdict {
-        Some(Verdict::Halt) => ExitCode::Halt,
-        Some(Verdict::Reject) => ExitCode::Error,
-        Some(_) => ExitCode::Ok,
-        None => status_exit(state.status()),
-    })
+    let reconciled =
+        ops(ctx, repo, &host).reconcile(loaded, &args.run_id, args.reconcile_model.as_deref())?;
+    report(ctx, &reconciled.ran.state, args.output.json())?;
+    Ok(reconciled.ran.exit)
 }

@@ -3,12 +3,14 @@
 use clap::Args;
 
 use super::helper::{
-    continue_unblocked, driver, load_store, need_repo, parse_budget, reopen_due, report,
-    resume_run, Terminal,
+    continue_after, load_store, need_repo, ops, parse_budget, reopen_due, report, resume_run,
+    Terminal,
 };
 use super::{out, say, CommandError, CommandResult, Context};
-use crate::config::{ArbiterMode, LoadedConfig, Role, RoutingMode};
+use crate::config::{ArbiterMode, LoadedConfig, Role, RoutingMode, AUTO_PROFILE, LOCAL_PROFILE};
+use crate::exit::ExitCode;
 use crate::model::budget::Ledger;
+use crate::ops::Ran;
 use crate::pipeline::{Planned, RunRequest, Stage, Workflow};
 
 fn parse_chamber(s: &str) -> Result<bool, String> {
@@ -20,13 +22,7 @@ fn parse_chamber(s: &str) -> Result<bool, String> {
 }
 
 fn parse_mode(s: &str) -> Result<ArbiterMode, String> {
-    ArbiterMode::ALL
-        .into_iter()
-        .find(|m| m.as_str() == s)
-        .ok_or_else(|| {
-            let names = ArbiterMode::ALL.map(ArbiterMode::as_str);
-            format!("`{s}` is not a mode ({})", names.join(", "))
-        })
+    s.parse()
 }
 
 /// Run Architect → Implement → Refactor → Verify on a committed TaskSpec.
@@ -195,34 +191,56 @@ pub struct ResumeArgs {
     pub output: crate::cli::helper::Output,
 }
 
-/// Runs `git triad run`: the arguments become one request, the pipeline plans and drives
-/// it ([`crate::pipeline::drive`]), and the command says how it ended.
+/// Runs `git triad run`: the arguments become one request, the pipeline plans it, the
+/// operations drive it ([`crate::ops::Ops::run`]), and the command says how it ended.
 pub fn run(ctx: &Context, args: &RunArgs) -> CommandResult {
+    run_typed(ctx, args).map(|done| done.exit)
+}
+
+/// What `run` drove: the run asked for (none for `--estimate`), then the run it unblocked
+/// if it finished that run's last dependency, and the exit code they mean together.
+pub struct RunDone {
+    /// The runs, in the order they ran.
+    pub runs: Vec<Ran>,
+    /// What they mean together ([`crate::ops::exit::continued_exit`]).
+    pub exit: ExitCode,
+}
+
+/// [`run`], with the runs it drove as their typed outcomes (a session's tool reads them).
+pub fn run_typed(ctx: &Context, args: &RunArgs) -> CommandResult<RunDone> {
     let repo = need_repo(ctx)?;
     let loaded = ctx.load_config()?;
     reopen_due(ctx, repo)?;
     let req = args.request();
     let host = Terminal { ctx };
-    let mut driver = driver(ctx, repo, loaded, &host);
-    let planned = driver.plan(&req)?;
+    let ops = ops(ctx, repo, &host);
+    let planned = ops.plan(&loaded, &req)?;
     // What the roles run on, once the run is sure to start with them.
-    say_roles(ctx, repo, &driver.loaded, planned.choice.profile.as_deref());
+    say_roles(ctx, repo, &loaded, planned.choice.profile.as_deref());
     if args.estimate {
-        return estimate(ctx, &driver.loaded, &req, &planned, args.output.json());
+        let exit = estimate(ctx, &loaded, &req, &planned, args.output.json())?;
+        return Ok(RunDone { runs: vec![], exit });
     }
     let task = planned.state.task().to_string();
-    let done = driver
-        .start(planned)
-        .map_err(CommandError::from)
-        .and_then(|state| report(ctx, &state, args.output.json()));
-    continue_unblocked(ctx, &task, done, args.output.json())
+    let (first, done) = match ops.run(loaded, planned) {
+        Ok(ran) => {
+            let done = report(ctx, &ran.state, args.output.json());
+            (Some(ran), done)
+        }
+        Err(e) => (None, Err(CommandError::from(e))),
+    };
+    let (exit, continued) = continue_after(ctx, &task, done, args.output.json())?;
+    Ok(RunDone {
+        runs: first.into_iter().chain(continued).collect(),
+        exit,
+    })
 }
 
 /// Says, once per repository, what the roles run on when it is not what the user chose or
 /// the defaults name: the local profile `auto` picked, the user's models declared with no
 /// role, models that stand in for ones whose key is not set.
 fn say_roles(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig, profile: Option<&str>) {
-    if profile == Some("local") && loaded.config.profile == "auto" {
+    if profile == Some(LOCAL_PROFILE) && loaded.config.profile == AUTO_PROFILE {
         let declared = loaded.declared_first(profile);
         let line = if declared.is_empty() {
             "triad: no API key is set, so the built-in `local` profile is used: three small real models served by llama.cpp on 127.0.0.1 (see `git triad models list`; set a provider's key, e.g. ANTHROPIC_API_KEY, to use hosted models)".to_string()
@@ -234,7 +252,7 @@ fn say_roles(ctx: &Context, repo: &git2::Repository, loaded: &LoadedConfig, prof
         };
         say_once(ctx, repo, "local-profile", &line);
     }
-    if let Some(line) = roles_notice(loaded, profile, &Role::ALL) {
+    if let Some(line) = roles_notice(loaded, profile, &Role::PIPELINE) {
         say_once(ctx, repo, "roles", &line);
     }
 }
@@ -278,6 +296,11 @@ fn estimate(
 
 /// Runs `git triad resume`.
 pub fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
+    resume_typed(ctx, args).map(|ran| ran.exit)
+}
+
+/// [`resume`], with the run it drove as its typed outcome (a session's tool reads it).
+pub fn resume_typed(ctx: &Context, args: &ResumeArgs) -> CommandResult<Ran> {
     let rewind = args.rewind.map(|n| crate::pipeline::resume::Rewind {
         stages: n as usize,
         model: args.model.as_deref(),

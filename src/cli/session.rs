@@ -6,7 +6,7 @@
 
 use std::io::BufRead;
 use std::path::PathBuf;
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 
 use clap::{Args, Subcommand};
 
@@ -16,6 +16,7 @@ use crate::config::schema::Role;
 use crate::exit::ExitCode;
 use crate::session::act::{self, Workshop};
 use crate::session::engine::{Engine, HumanInput, Outcome, Setup};
+use crate::session::product::Product;
 use crate::session::record::{self, Meta};
 use crate::session::state::State;
 use crate::session::transcript;
@@ -92,11 +93,11 @@ pub struct ShowArgs {
 }
 
 /// Runs `git triad session`.
-pub fn run(ctx: &Context, args: &SessionArgs) -> CommandResult {
+pub fn run(ctx: &Context, args: &SessionArgs, product: Arc<dyn Product>) -> CommandResult {
     match &args.command {
         Some(SessionCommand::List(a)) => list(ctx, a),
         Some(SessionCommand::Show(a)) => show(ctx, a),
-        None => session(ctx, args),
+        None => session(ctx, args, product),
     }
 }
 
@@ -266,7 +267,8 @@ impl HumanInput for Lines {
     }
 }
 
-fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
+/// `git triad session` itself: a new session, or one resumed, driving `product` as its tools.
+fn session(ctx: &Context, args: &SessionArgs, product: Arc<dyn Product>) -> CommandResult {
     let repo = need_repo(ctx)?;
     let loaded = ctx.load_config()?;
     let profile = loaded.active_profile(&ctx.env);
@@ -320,9 +322,7 @@ fn session(ctx: &Context, args: &SessionArgs) -> CommandResult {
         settings,
         workshop: Workshop {
             worktree,
-            product: std::sync::Arc::new(super::InProcess {
-                overrides: ctx.overrides.clone(),
-            }),
+            product,
             privacy: crate::privacy::Privacy::from_config(&loaded.config),
             progress: screen.as_ref().map(|(s, _)| s.progress()),
         },

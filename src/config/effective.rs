@@ -16,7 +16,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{Layer, LoadedConfig, ModelList, Role, AUTO, LOCAL_PROFILE};
+use super::{Layer, LoadedConfig, ModelList, Role, AUTO, AUTO_PROFILE, LOCAL_PROFILE};
 
 /// Why a model cannot be called by this user.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,7 +136,7 @@ impl LoadedConfig {
     /// that no role lists: the user's own, offered by `config show` and used by
     /// `profile = "auto"` before the built-in local models.
     pub fn declared_without_role(&self) -> Vec<String> {
-        let listed: BTreeSet<&String> = Role::ALL
+        let listed: BTreeSet<&String> = Role::PIPELINE
             .iter()
             .chain(Role::SESSION.iter())
             .flat_map(|r| self.config.roles.get(*r).models.0.iter())
@@ -238,7 +238,7 @@ impl LoadedConfig {
     /// local profile fills when `profile = "auto"` chose it (no key, no roles); empty
     /// otherwise.
     pub fn declared_first(&self, profile: Option<&str>) -> Vec<String> {
-        if self.config.profile != "auto" || profile != Some(LOCAL_PROFILE) {
+        if self.config.profile != AUTO_PROFILE || profile != Some(LOCAL_PROFILE) {
             return Vec::new();
         }
         self.declared_without_role()
@@ -249,7 +249,7 @@ impl LoadedConfig {
 
     /// Every role's list in effect under `profile`, pipeline roles first.
     pub fn roles_in_effect(&self, profile: Option<&str>) -> Vec<RoleInEffect> {
-        Role::ALL
+        Role::PIPELINE
             .into_iter()
             .chain(Role::SESSION)
             .map(|r| self.role_in_effect(r, profile))

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use toml::{Table, Value};
 
-use super::ConfigError;
+use super::error::ConfigError;
 
 /// Where a configuration value came from, lowest precedence first.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

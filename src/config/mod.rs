@@ -9,6 +9,7 @@
 //! (git config is never cloned). See [`repo`].
 
 mod effective;
+mod error;
 pub mod layers;
 mod profile;
 mod prompts;
@@ -23,8 +24,9 @@ use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
 pub use effective::{RoleInEffect, RoleSource, Uncallable};
+pub use error::ConfigError;
 pub use layers::{Layer, Origins};
-pub use profile::{ProfileChoice, LOCAL_PROFILE};
+pub use profile::{ProfileChoice, AUTO_PROFILE, LOCAL_PROFILE};
 pub use prompts::{default_prompt, prompt};
 pub use repo::{restricted_keys, IgnoredValue, RESTRICTED_REPO_KEYS};
 pub use routing::{RoutingMode, TOURNAMENT_K};
@@ -67,48 +69,6 @@ pub const TOP_LEVEL_KEYS: &[&str] = &[
     "providers",
     "models",
 ];
-
-/// Why configuration could not be loaded.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    /// A file could not be read.
-    #[error("cannot read {path}")]
-    Read {
-        /// The file.
-        path: PathBuf,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// A file is not valid TOML.
-    #[error("{path} is not valid TOML: {message}")]
-    Parse {
-        /// The file.
-        path: String,
-        /// What the parser said.
-        message: String,
-    },
-    /// A dotted key could not be understood.
-    #[error("`{0}` is not a valid config key (use dotted names like `arbiter.mode`, quote segments with dots: `models.\"gpt-4.1\".price_in`)")]
-    BadKey(String),
-    /// `-c` without `=`.
-    #[error("`-c {0}` needs the form key=value")]
-    BadOverride(String),
-    /// The untrusted repo config tried to set security-sensitive keys.
-    #[error("{path} sets {}, which a committed config may only set in a clone you trust", .keys.join(", "))]
-    Untrusted {
-        /// The repo config file.
-        path: PathBuf,
-        /// The offending keys.
-        keys: Vec<String>,
-    },
-    /// The merged config does not fit the schema.
-    #[error("invalid configuration: {message}")]
-    Invalid {
-        /// What is wrong, with the key and the layer it came from when known.
-        message: String,
-    },
-}
 
 /// What to read, besides the built-in defaults.
 #[derive(Debug, Clone, Default)]
@@ -494,7 +454,43 @@ mod tests {
             assert_eq!(serde_json::to_value(m).unwrap(), m.as_str());
             let back: ArbiterMode = serde_json::from_value(m.as_str().into()).unwrap();
             assert_eq!(back, m);
+            assert_eq!(m.as_str().parse::<ArbiterMode>(), Ok(m));
         }
+        // The names `arbiter.mode`, `--arbiter` and `bench --compare` have always taken.
+        assert_eq!(ArbiterMode::NAMES, ["off", "final", "bookend", "full"]);
+        assert_eq!(
+            "sometimes".parse::<ArbiterMode>().unwrap_err(),
+            "`sometimes` is not a mode (off, final, bookend, full)"
+        );
+    }
+
+    #[test]
+    fn routing_modes_and_escalations_are_written_by_the_names_they_are_read_by() {
+        for m in RoutingMode::ALL {
+            assert_eq!(serde_json::to_value(m).unwrap(), m.as_str());
+            assert_eq!(
+                serde_json::from_value::<RoutingMode>(m.as_str().into()).unwrap(),
+                m
+            );
+            assert_eq!(m.as_str().parse::<RoutingMode>(), Ok(m));
+        }
+        assert_eq!(
+            RoutingMode::NAMES,
+            ["quality", "cost", "speed", "hybrid", "tournament"]
+        );
+        assert_eq!(RoutingMode::default(), RoutingMode::Quality);
+        assert_eq!(
+            "fast".parse::<RoutingMode>().unwrap_err(),
+            "`fast` is not a routing mode (quality, cost, speed, hybrid, tournament)"
+        );
+        for e in OnExhausted::ALL {
+            assert_eq!(serde_json::to_value(e).unwrap(), e.as_str());
+            assert_eq!(
+                serde_json::from_value::<OnExhausted>(e.as_str().into()).unwrap(),
+                e
+            );
+        }
+        assert_eq!(OnExhausted::NAMES, ["halt", "rewind"]);
     }
 
     fn load(opts: LoadOptions) -> Result<LoadedConfig, ConfigError> {

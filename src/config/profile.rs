@@ -20,6 +20,10 @@ pub struct ProfileChoice {
 /// The built-in profile that needs no key and no network.
 pub const LOCAL_PROFILE: &str = "local";
 
+/// The `profile` value (the default) that picks one: [`LOCAL_PROFILE`] for a user with no key
+/// and no models of their own, else none (the `[roles]`).
+pub const AUTO_PROFILE: &str = "auto";
+
 impl LoadedConfig {
     /// The profile in effect, for a command that names no models of its own.
     pub fn active_profile(&self, env: &[(String, String)]) -> Option<String> {
@@ -31,7 +35,7 @@ impl LoadedConfig {
     /// choice, which `auto` never replaces by the local profile.
     pub fn profile_choice(&self, env: &[(String, String)], explicit: &[String]) -> ProfileChoice {
         let c = &self.config;
-        if c.profile != "auto" {
+        if c.profile != AUTO_PROFILE {
             let from = self
                 .origin("profile")
                 .map(|l| format!(" (set by {l})"))
@@ -100,7 +104,7 @@ impl LoadedConfig {
     /// The roles whose models a layer above the built-in defaults sets (user file, repository,
     /// git config, environment, `-c`): a profile never replaces them.
     pub fn user_roles(&self) -> Vec<Role> {
-        Role::ALL
+        Role::PIPELINE
             .into_iter()
             .chain(Role::SESSION)
             .filter(|r| self.user_set_role(*r))
@@ -128,6 +132,15 @@ impl LoadedConfig {
 mod tests {
     use super::*;
     use crate::config::LoadOptions;
+
+    #[test]
+    fn the_profile_names_are_those_the_config_writes() {
+        // The default configuration asks for `auto`, and the built-in profiles name `local`.
+        let plain = load(&[]);
+        assert_eq!(plain.config.profile, AUTO_PROFILE);
+        assert!(plain.config.profiles.contains_key(LOCAL_PROFILE));
+        assert_eq!((AUTO_PROFILE, LOCAL_PROFILE), ("auto", "local"));
+    }
 
     fn load(overrides: &[&str]) -> LoadedConfig {
         LoadedConfig::load(&LoadOptions {

@@ -26,8 +26,10 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
+use super::error::ConfigError;
 use super::layers;
-use super::ConfigError;
+use super::routing::RoutingMode;
+use super::schema::{ArbiterMode, OnExhausted};
 
 /// Keys a committed repo config may not set in an untrusted clone.
 ///
@@ -90,12 +92,12 @@ const CAPS: &[&str] = &[
 const ORDERED: &[(&str, &[&str], &str)] = &[
     (
         "arbiter.mode",
-        &["off", "final", "bookend", "full"],
+        &ArbiterMode::NAMES,
         "a committed config may only ask for more review",
     ),
     (
         "arbiter.on_exhausted",
-        &["rewind", "halt"],
+        &[OnExhausted::Rewind.as_str(), OnExhausted::Halt.as_str()],
         "a committed config may only stop sooner when retries run out, not spend on a rewind",
     ),
     // By how much cost counts when an `auto` role picks: less than not at all (tournament,
@@ -103,7 +105,13 @@ const ORDERED: &[(&str, &[&str], &str)] = &[
     // (hybrid), first (cost).
     (
         "routing",
-        &["tournament", "quality", "speed", "hybrid", "cost"],
+        &[
+            RoutingMode::Tournament.as_str(),
+            RoutingMode::Quality.as_str(),
+            RoutingMode::Speed.as_str(),
+            RoutingMode::Hybrid.as_str(),
+            RoutingMode::Cost.as_str(),
+        ],
         "a committed config may only route toward cheaper models, not away from your routing",
     ),
 ];
@@ -122,6 +130,7 @@ const LOWER_ONLY: &[&str] = &[
     "sandbox.memory_mb",
     "sandbox.file_mb",
     "sandbox.processes",
+    "sandbox.disk_mb",
 ];
 
 /// Limits an untrusted clone may only lower (a longer answer or a bigger request costs the
@@ -148,10 +157,16 @@ enum Unset {
 }
 
 /// Keys only the user's own config may set, never a repository's (trusted or not), with why.
-const USER_ONLY: &[(&str, &str)] = &[(
-    "notes.trusted_remotes",
-    "only your own config may trust a remote's verdict notes",
-)];
+const USER_ONLY: &[(&str, &str)] = &[
+    (
+        "notes.trusted_remotes",
+        "only your own config may trust a remote's verdict notes",
+    ),
+    (
+        "sandbox.read",
+        "only your own config may widen what the box reads",
+    ),
+];
 
 /// Numbers a repository may only raise (a breaker that stays open longer).
 const HIGHER_ONLY: &[&str] = &["breaker.open_secs"];

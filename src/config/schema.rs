@@ -1,61 +1,55 @@
 //! The typed shape of the configuration, deserialized from the merged layers.
 
 use std::collections::BTreeMap;
-use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::routing::RoutingMode;
 pub use super::session::{SessionConfig, DEFAULT_HARD_LIMIT};
 
-/// The wire protocol a provider speaks; each has one adapter in `model::adapter`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Protocol {
-    /// OpenAI chat completions, spoken by most servers (vLLM, llama.cpp, Ollama, xAI, ...).
-    Openai,
-    /// Anthropic Messages.
-    Anthropic,
-    /// Google Gemini generateContent.
-    Gemini,
-}
-
-impl fmt::Display for Protocol {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Protocol::Openai => "openai",
-            Protocol::Anthropic => "anthropic",
-            Protocol::Gemini => "gemini",
-        })
+crate::names::named! {
+    /// The wire protocol a provider speaks, by the name `providers.<name>.protocol`
+    /// takes; each has one adapter in `model::adapter`.
+    pub enum Protocol: "a protocol", written snake_case {
+        /// OpenAI chat completions, spoken by most servers (vLLM, llama.cpp, Ollama, xAI, ...).
+        Openai,
+        /// Anthropic Messages.
+        Anthropic,
+        /// Google Gemini generateContent.
+        Gemini,
     }
 }
 
-/// A model role in the pipeline.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Role {
-    /// Designs the scaffold: structure, interfaces, file layout.
-    Architect,
-    /// Wires the logic.
-    Implementer,
-    /// Improves quality, adds tests and edge cases.
-    Refactorer,
-    /// Validates the result and writes the implementation summary.
-    Verifier,
-    /// Reviews other models' work; never generates.
-    Arbiter,
-    /// Breaks ties of a consensus vote; defaults to a model that did not vote.
-    Tiebreaker,
-    /// Talks to the human in a `git triad session` and summons orchestrators (seed 002's
-    /// "Arbiter"; named manager here, since the arbiter is the reviewer).
-    Manager,
-    /// Does a session's work through blocking git triad tools, under the manager.
-    Orchestrator,
+crate::names::named! {
+    /// A model role, by the name config keys and prompts write (`implementer`): the
+    /// pipeline's roles in pipeline order with the arbiter and tiebreaker last, then a
+    /// session's.
+    #[derive(PartialOrd, Ord)]
+    pub enum Role: "a role", written snake_case {
+        /// Designs the scaffold: structure, interfaces, file layout.
+        Architect,
+        /// Wires the logic.
+        Implementer,
+        /// Improves quality, adds tests and edge cases.
+        Refactorer,
+        /// Validates the result and writes the implementation summary.
+        Verifier,
+        /// Reviews other models' work; never generates.
+        Arbiter,
+        /// Breaks ties of a consensus vote; defaults to a model that did not vote.
+        Tiebreaker,
+        /// Talks to the human in a `git triad session` and summons orchestrators (seed 002's
+        /// "Arbiter"; named manager here, since the arbiter is the reviewer).
+        Manager,
+        /// Does a session's work through blocking git triad tools, under the manager.
+        Orchestrator,
+    }
 }
 
 impl Role {
-    /// Every role, in pipeline order with the arbiter last.
-    pub const ALL: [Role; 6] = [
+    /// The pipeline's roles, in pipeline order with the arbiter last: the ones
+    /// `git triad bench` measures and routing picks models for.
+    pub const PIPELINE: [Role; 6] = [
         Role::Architect,
         Role::Implementer,
         Role::Refactorer,
@@ -67,37 +61,6 @@ impl Role {
     /// The roles of a hierarchical session (`git triad session`): not pipeline roles, so
     /// neither measured by `git triad bench` nor routed by fitness.
     pub const SESSION: [Role; 2] = [Role::Manager, Role::Orchestrator];
-
-    /// The lowercase name used in config keys and prompts.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Role::Architect => "architect",
-            Role::Implementer => "implementer",
-            Role::Refactorer => "refactorer",
-            Role::Verifier => "verifier",
-            Role::Arbiter => "arbiter",
-            Role::Tiebreaker => "tiebreaker",
-            Role::Manager => "manager",
-            Role::Orchestrator => "orchestrator",
-        }
-    }
-}
-
-impl fmt::Display for Role {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl std::str::FromStr for Role {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Role::ALL
-            .into_iter()
-            .chain(Role::SESSION)
-            .find(|r| r.as_str() == s)
-            .ok_or_else(|| format!("unknown role `{s}` (expected one of architect, implementer, refactorer, verifier, arbiter, tiebreaker, manager, orchestrator)"))
-    }
 }
 
 /// The entry of a role's model list that asks for the model with the best measured fitness
@@ -293,48 +256,29 @@ pub struct Profile {
     pub chamber: ProfileChamber,
 }
 
-/// Which stages the arbiter reviews (seed 000 §B6).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ArbiterMode {
-    /// No review.
-    Off,
-    /// Verify stage only.
-    Final,
-    /// Architect and Verify (the recommended default).
-    Bookend,
-    /// Every stage.
-    Full,
-}
-
-impl ArbiterMode {
-    /// Every mode, from no review to every stage.
-    pub const ALL: [ArbiterMode; 4] = [
-        ArbiterMode::Off,
-        ArbiterMode::Final,
-        ArbiterMode::Bookend,
-        ArbiterMode::Full,
-    ];
-
-    /// The name `--arbiter` takes and the configuration writes.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ArbiterMode::Off => "off",
-            ArbiterMode::Final => "final",
-            ArbiterMode::Bookend => "bookend",
-            ArbiterMode::Full => "full",
-        }
+crate::names::named! {
+    /// Which stages the arbiter reviews (seed 000 §B6): the name `--arbiter` takes, the
+    /// configuration writes (`arbiter.mode`) and a comparison calls its arm by.
+    pub enum ArbiterMode: "a mode", written snake_case {
+        /// No review.
+        Off,
+        /// Verify stage only.
+        Final,
+        /// Architect and Verify (the recommended default).
+        Bookend,
+        /// Every stage.
+        Full,
     }
 }
 
-/// What happens when a stage uses up its retries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum OnExhausted {
-    /// Stop for a human (exit 3).
-    Halt,
-    /// Re-run the previous stage with the accumulated feedback and the role's next model.
-    Rewind,
+crate::names::named! {
+    /// What happens when a stage uses up its retries (`arbiter.on_exhausted`).
+    pub enum OnExhausted: "an escalation", written snake_case {
+        /// Stop for a human (exit 3).
+        Halt,
+        /// Re-run the previous stage with the accumulated feedback and the role's next model.
+        Rewind,
+    }
 }
 
 /// Arbiter behaviour.

@@ -1,7 +1,7 @@
 //! Checks of the merged configuration that the schema cannot express: cross-references
 //! between models, providers, roles and profiles, and values that parse but make no sense.
 
-use super::{layers, Config, ConfigError, LoadedConfig, Role, AUTO};
+use super::{layers, Config, ConfigError, LoadedConfig, Role, AUTO, AUTO_PROFILE};
 
 impl LoadedConfig {
     /// A role's list: registered models, with [`AUTO`] allowed only first (it asks for the
@@ -73,7 +73,7 @@ impl LoadedConfig {
                 ));
             }
         }
-        for role in Role::ALL {
+        for role in Role::PIPELINE {
             let key = format!("roles.{role}.models");
             let list = &c.roles.get(role).models;
             // An empty tiebreaker list means "a model that did not vote".
@@ -91,11 +91,11 @@ impl LoadedConfig {
                 self.check_list(&format!("profiles.{pname}.roles.{role}"), list)?;
             }
         }
-        if c.profile != "auto" && !c.profiles.contains_key(&c.profile) {
+        if c.profile != AUTO_PROFILE && !c.profiles.contains_key(&c.profile) {
             return Err(self.invalid(
                 "profile",
                 format!(
-                    "no profile named `{}` (known: auto, {})",
+                    "no profile named `{}` (known: {AUTO_PROFILE}, {})",
                     c.profile,
                     c.profiles.keys().cloned().collect::<Vec<_>>().join(", ")
                 ),

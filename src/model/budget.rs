@@ -162,6 +162,31 @@ pub struct CallRecord {
     pub run: Option<String>,
 }
 
+impl CallRecord {
+    /// A call of `role` to `model` of `provider` by wire id `requested_id`, with nothing
+    /// counted yet: no answer, no tokens, no cost, one attempt, outcome `ok`, no run. Every
+    /// record starts here and sets what its call measured.
+    pub fn of(role: &str, model: &str, provider: &str, requested_id: &str) -> CallRecord {
+        CallRecord {
+            ts: 0,
+            role: role.to_string(),
+            model: model.to_string(),
+            provider: provider.to_string(),
+            requested_id: requested_id.to_string(),
+            reported_id: None,
+            model_mismatch: false,
+            input_tokens: 0,
+            output_tokens: 0,
+            prompt_bytes: 0,
+            cost_usd: 0.0,
+            latency_ms: 0,
+            attempts: 1,
+            outcome: "ok".into(),
+            run: None,
+        }
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }

@@ -160,7 +160,7 @@ impl ModelClient {
     /// A client for the effective configuration. `env` supplies API keys.
     pub fn new(config: &Config, env: EnvLookup) -> Self {
         let mut role_timeouts = BTreeMap::new();
-        for role in Role::ALL.into_iter().chain(Role::SESSION) {
+        for role in Role::ALL {
             if let Some(t) = config.roles.get(role).timeout_secs {
                 role_timeouts.insert(role, Duration::from_secs(t));
             }
@@ -656,20 +656,15 @@ impl ModelClient {
         }
         CallRecord {
             ts,
-            role: role.to_string(),
-            model: m.name.clone(),
-            provider: m.provider_name.clone(),
-            requested_id: requested,
             reported_id: resp.model.clone(),
             model_mismatch: mismatch,
             input_tokens: resp.usage.input_tokens,
             output_tokens: resp.usage.output_tokens,
-            prompt_bytes: 0,
             cost_usd: budget::cost_usd(&m.model, resp.usage.input_tokens, resp.usage.output_tokens),
             latency_ms: latency.as_millis() as u64,
             attempts,
-            outcome: "ok".into(),
             run: self.run_tag(),
+            ..CallRecord::of(role, &m.name, &m.provider_name, &requested)
         }
     }
 
@@ -683,20 +678,10 @@ impl ModelClient {
     ) -> CallRecord {
         CallRecord {
             ts,
-            role: role.to_string(),
-            model: m.name.clone(),
-            provider: m.provider_name.clone(),
-            requested_id: m.wire_id().to_string(),
-            reported_id: None,
-            model_mismatch: false,
-            input_tokens: 0,
-            output_tokens: 0,
-            prompt_bytes: 0,
-            cost_usd: 0.0,
-            latency_ms: 0,
             attempts,
             outcome: why.to_string(),
             run: self.run_tag(),
+            ..CallRecord::of(role, &m.name, &m.provider_name, m.wire_id())
         }
     }
 

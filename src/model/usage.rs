@@ -167,20 +167,12 @@ mod tests {
     fn call(ts: u64, model: &str, role: &str, usd: f64, run: Option<&str>) -> CallRecord {
         CallRecord {
             ts,
-            role: role.into(),
-            model: model.into(),
-            provider: "p".into(),
-            requested_id: model.into(),
-            reported_id: None,
-            model_mismatch: false,
             input_tokens: 100,
             output_tokens: 10,
-            prompt_bytes: 0,
             cost_usd: usd,
             latency_ms: 5,
-            attempts: 1,
-            outcome: "ok".into(),
             run: run.map(str::to_string),
+            ..CallRecord::of(role, model, "p", model)
         }
     }
 

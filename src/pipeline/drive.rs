@@ -34,6 +34,12 @@ pub trait Host {
     /// model's limits read, the run's branch), without the `triad: ` a terminal shows.
     fn note(&self, line: &str);
 
+    /// A line of progress said as it is (a chamber session's phases), with no `triad: `
+    /// before it; by default, a note.
+    fn say(&self, line: &str) {
+        self.note(line)
+    }
+
     /// Runs `go` with the observer the run reports its progress to: a live view, plain
     /// lines, a session's screen.
     fn watch(&self, client: &ModelClient, start: &RunState, go: Go<'_>) -> Driven;
@@ -157,7 +163,7 @@ impl Driver<'_> {
         fill_limits(&mut self.loaded, &self.keys, &state.models(true), self.host)?;
         state.record_config(serde_json::to_value(&self.loaded.config).unwrap_or_default());
         let _lock = RunLock::acquire(self.repo, state.run_id())?;
-        if let Ok(Some(task)) = crate::task::workflow::refresh(self.repo, state.task()) {
+        if let Ok(Some(task)) = crate::task::lifecycle::refresh(self.repo, state.task()) {
             // A due deferral was reopened before; one still deferred is reopened by this run.
             if task.state == crate::task::TaskState::Deferred {
                 let when = task.revisit_at.as_deref().unwrap_or("no date");
@@ -340,6 +346,7 @@ impl Driver<'_> {
                 profile,
                 verify,
                 observer,
+                workflows: &crate::pipeline::workflow::Registry,
             };
             let mut run = Run::new(&env, state, spec);
             match body(&mut run) {
@@ -455,7 +462,7 @@ pub fn ensure_local_servers(
                         .is_some_and(|c| providers.contains(&c.provider))
                 })
                 .map(|m| {
-                    let roles: Vec<&str> = crate::config::Role::ALL
+                    let roles: Vec<&str> = crate::config::Role::PIPELINE
                         .iter()
                         .filter(|r| loaded.role_models(**r, profile.as_deref()).contains(m))
                         .map(|r| r.as_str())

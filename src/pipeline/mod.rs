@@ -21,14 +21,15 @@ pub mod record;
 pub mod resume;
 pub mod run;
 pub mod stage;
+pub mod start;
 pub mod transition;
 pub mod verify;
 pub mod waiting;
 pub mod workflow;
 
 /// The workflows are named below the pipeline, for every layer to read (see
-/// [`crate::workflow`]).
-pub use crate::workflow::Workflow;
+/// [`crate::workflow_name`]).
+pub use crate::workflow_name::Workflow;
 pub use drive::{DriveError, Driver, Host};
 pub use lock::{run_alive, LockError, RunLock};
 pub use observer::{Observer, Progress, Silent};

@@ -1,42 +1,24 @@
 //! The four stages of the pipeline and which of them the arbiter reviews.
 
-use serde::{Deserialize, Serialize};
-
 use crate::config::{ArbiterMode, Role};
 
-/// A pipeline stage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Stage {
-    /// Scaffold: structure, interfaces.
-    Architect,
-    /// Logic.
-    Implement,
-    /// Quality, tests, edge cases.
-    Refactor,
-    /// Validation and the implementation summary.
-    Verify,
+crate::names::named! {
+    /// A pipeline stage, by the name the record, the notes and the prompts write
+    /// (`implement`).
+    #[derive(PartialOrd, Ord)]
+    pub enum Stage: "a stage", written snake_case {
+        /// Scaffold: structure, interfaces.
+        Architect,
+        /// Logic.
+        Implement,
+        /// Quality, tests, edge cases.
+        Refactor,
+        /// Validation and the implementation summary.
+        Verify,
+    }
 }
 
 impl Stage {
-    /// All stages in order.
-    pub const ALL: [Stage; 4] = [
-        Stage::Architect,
-        Stage::Implement,
-        Stage::Refactor,
-        Stage::Verify,
-    ];
-
-    /// The stage name (`implement`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Stage::Architect => "architect",
-            Stage::Implement => "implement",
-            Stage::Refactor => "refactor",
-            Stage::Verify => "verify",
-        }
-    }
-
     /// The role that performs the stage.
     pub fn role(self) -> Role {
         match self {
@@ -60,12 +42,6 @@ impl Stage {
             ArbiterMode::Bookend => matches!(self, Stage::Architect | Stage::Verify),
             ArbiterMode::Full => true,
         }
-    }
-}
-
-impl std::fmt::Display for Stage {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 

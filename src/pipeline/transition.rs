@@ -320,18 +320,13 @@ mod tests {
     #[test]
     fn the_stage_before_is_redone_only_with_a_model_it_has_not_used() {
         let stage = |stage: Stage, models: &[&str], model_index: usize| StageRecord {
-            stage,
-            commit: None,
-            verdict: None,
-            models: models.iter().map(|m| m.to_string()).collect(),
             model_index,
-            arbiter_model: None,
-            attempts: Vec::new(),
-            reviewed: false,
-            epoch_start: 0,
-            draft: None,
-            dropped: None,
-            skipped: None,
+            ..StageRecord::planned(
+                stage,
+                models.iter().map(|m| m.to_string()).collect(),
+                None,
+                false,
+            )
         };
         let stages = [
             stage(Stage::Architect, &["a", "b"], 0),

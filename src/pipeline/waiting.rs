@@ -8,7 +8,7 @@ use git2::Repository;
 use super::record::{RunState, RunStatus, StopReason};
 use super::stage::Stage;
 use crate::task::outcome::Outcome;
-use crate::task::{store, workflow, Decision, TaskError, TaskState};
+use crate::task::{lifecycle, store, Decision, TaskError, TaskState};
 
 /// Why a waiting run cannot go on yet, and what would let it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,7 +64,7 @@ pub fn take_up(
                 }));
             }
             if task.state == TaskState::Blocked {
-                workflow::resume_blocked(repo, slug)?;
+                lifecycle::resume_blocked(repo, slug)?;
             }
             Ok(Ok(TakeUp::Continue(dependencies_done(repo, state)?)))
         }
@@ -93,7 +93,7 @@ pub fn take_up(
             }
         }
         _ => {
-            let answers = workflow::answers_for(repo, slug)?;
+            let answers = lifecycle::answers_for(repo, slug)?;
             Ok(answers.map(TakeUp::Continue).ok_or_else(|| StillWaiting {
                 why: format!("run {run} is waiting for your answers"),
                 hint: format!(

@@ -34,6 +34,7 @@ mod intent;
 mod mutants;
 mod python;
 mod regress;
+mod result;
 mod rust;
 mod sandbox;
 mod settings;
@@ -47,133 +48,16 @@ pub use examples::{run_examples, ExampleRun, FAILING_EXAMPLE, UNGUARDED, UNRUNNA
 pub use intent::{keeps_behaviour, Intent};
 pub use python::module_of;
 pub use regress::{command_for, test_run, TestCommand, TestRun, TestRuns, REGRESSED_TEST};
+pub use result::{BaseResult, ChangedLines, ProbeOutcome, ProbeResult};
 pub use settings::ProbeSettings;
 pub use weakening::Decided;
 
 use std::cell::OnceCell;
 
 use git2::{Repository, Tree};
-use serde::{Deserialize, Serialize};
 
 use crate::code::Lang;
 use sandbox::Sandbox;
-
-/// What running a probe showed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProbeOutcome {
-    /// The probe fails against the reviewed code: the claimed defect is real.
-    Confirmed,
-    /// The probe passes: the claimed defect does not happen.
-    Refuted,
-    /// The probe itself does not run, so it shows nothing either way.
-    Broken,
-    /// The probe was not run (see the result's detail for why).
-    Unprobed,
-    /// The probe fails, but not on anything the change did: recorded, never counted.
-    Irrelevant,
-}
-
-impl ProbeOutcome {
-    /// The lowercase name, as notes and `log` show it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ProbeOutcome::Confirmed => "confirmed",
-            ProbeOutcome::Refuted => "refuted",
-            ProbeOutcome::Broken => "broken",
-            ProbeOutcome::Unprobed => "unprobed",
-            ProbeOutcome::Irrelevant => "irrelevant",
-        }
-    }
-}
-
-/// What one probe showed, as the record keeps it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProbeResult {
-    /// The outcome.
-    pub outcome: ProbeOutcome,
-    /// One line on why: the failing comparison, the exception, the compile error, or why
-    /// the probe was not run.
-    pub detail: String,
-    /// The call that failed (`mean([])`), when the probe showed one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub call: Option<String>,
-    /// What the probe expected of it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub expected: Option<String>,
-    /// What it returned or raised.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actual: Option<String>,
-    /// What the same probe showed on the base tree, when it failed on the reviewed one and
-    /// the base has the file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub base: Option<BaseResult>,
-}
-
-/// What a probe showed on the base of the reviewed change.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BaseResult {
-    /// Its outcome there.
-    pub outcome: ProbeOutcome,
-    /// What the call returned or raised there.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub actual: Option<String>,
-}
-
-impl ProbeResult {
-    /// Whether the probe failed on the base just as on the reviewed tree (the same call,
-    /// the same value or error): the change did not alter what it shows.
-    pub fn same_at_base(&self) -> bool {
-        self.outcome == ProbeOutcome::Confirmed
-            && self
-                .base
-                .as_ref()
-                .is_some_and(|b| b.outcome == ProbeOutcome::Confirmed && b.actual == self.actual)
-    }
-}
-
-/// The lines a change added or modified, per file (new-side line numbers): a probe that
-/// runs none of them is not about the change.
-pub type ChangedLines = std::collections::BTreeMap<String, std::collections::BTreeSet<u32>>;
-
-impl ProbeResult {
-    /// A probe that was not run, and why.
-    pub fn unprobed(why: impl Into<String>) -> Self {
-        ProbeResult::simple(ProbeOutcome::Unprobed, why)
-    }
-
-    /// A probe that does not run, and why.
-    pub fn broken(why: impl Into<String>) -> Self {
-        ProbeResult::simple(ProbeOutcome::Broken, why)
-    }
-
-    /// The same result with another outcome (for tests of what outcomes decide).
-    #[cfg(test)]
-    pub(crate) fn with(self, outcome: ProbeOutcome) -> Self {
-        ProbeResult { outcome, ..self }
-    }
-
-    fn simple(outcome: ProbeOutcome, detail: impl Into<String>) -> Self {
-        ProbeResult {
-            outcome,
-            detail: detail.into(),
-            call: None,
-            expected: None,
-            actual: None,
-            base: None,
-        }
-    }
-
-    /// The counterexample as one line: `call: expected E, got A` (the detail when the
-    /// probe showed no values).
-    pub fn counterexample(&self) -> String {
-        match (&self.call, &self.expected, &self.actual) {
-            (Some(c), Some(e), Some(a)) => format!("{c}: expected {e}, got {a}"),
-            (Some(c), None, Some(a)) => format!("{c}: {a}"),
-            _ => self.detail.clone(),
-        }
-    }
-}
 
 /// One probe to run: the file of the tree it is about (its language and module), and its
 /// code.
@@ -241,6 +125,16 @@ impl<'r> ProbeRunner<'r> {
         self
     }
 
+    /// The change this runner reviews, as what a behaviour diff of it is taken on: the
+    /// base tree, the new tree and the lines changed; `None` when no change with a base is
+    /// known (see [`Self::behaviour`]).
+    pub fn pair(&self) -> Option<(git2::Oid, git2::Oid, &ChangedLines)> {
+        let (changed, Some(base)) = self.change.as_ref()? else {
+            return None;
+        };
+        Some((base.id(), self.tree.id(), changed))
+    }
+
     /// Whether probes run at all here, and if not why.
     pub fn off(&self) -> Option<&str> {
         match &self.policy {
@@ -267,9 +161,13 @@ impl<'r> ProbeRunner<'r> {
             }
             match Lang::from_path(&p.path) {
                 Some(Lang::Python) => {
-                    let changed = self.change.as_ref().map(|(c, _)| c);
+                    let functions = self.changed_functions(Lang::Python);
+                    let about = self.change.as_ref().map(|(changed, _)| python::About {
+                        changed,
+                        functions: &functions,
+                    });
                     let mut result = match self.sandbox() {
-                        Ok(sb) => python::run(sb, settings, &p.path, &p.code, changed),
+                        Ok(sb) => python::run(sb, settings, &p.path, &p.code, about.as_ref()),
                         Err(why) => ProbeResult::broken(why.clone()),
                     };
                     if result.outcome == ProbeOutcome::Confirmed {
@@ -290,18 +188,47 @@ impl<'r> ProbeRunner<'r> {
             let batch: Vec<&str> = rust.iter().map(|&i| probes[i].code.as_str()).collect();
             let ran = match self.sandbox() {
                 Ok(sb) => rust::run(sb, settings, &batch),
-                Err(why) => batch.iter().map(|_| ProbeResult::broken(why)).collect(),
+                Err(why) => batch
+                    .iter()
+                    .map(|_| rust::Ran::from(ProbeResult::broken(why)))
+                    .collect(),
             };
+            let functions = self.changed_functions(Lang::Rust);
+            let mut confirmed = Vec::new();
             for (i, mut r) in rust.into_iter().zip(ran) {
-                if r.outcome == ProbeOutcome::Confirmed && !self.rust_about_change(&probes[i].code)
-                {
-                    r.outcome = ProbeOutcome::Irrelevant;
-                    r.detail = format!(
-                        "irrelevant: it names no function the change added or modified ({})",
-                        r.detail
-                    );
+                if r.result.outcome == ProbeOutcome::Confirmed && self.change.is_some() {
+                    if rust::about_change(&probes[i].code, r.line, &functions) {
+                        confirmed.push(i);
+                    } else {
+                        r.result.outcome = ProbeOutcome::Irrelevant;
+                        r.result.detail = format!(
+                            "irrelevant: its failing assertion holds no value computed by a function the change added or modified ({})",
+                            r.result.detail
+                        );
+                    }
                 }
-                results[i] = Some(r);
+                results[i] = Some(r.result);
+            }
+            // Where the base has the code, the confirmed ones run there too.
+            if let Some(base) = self.change.as_ref().and_then(|(_, b)| b.as_ref()) {
+                if !confirmed.is_empty() {
+                    if let Ok(sb) = self
+                        .base_sandbox
+                        .get_or_init(|| Sandbox::export(self.repo, base))
+                        .as_ref()
+                    {
+                        let codes: Vec<&str> =
+                            confirmed.iter().map(|&i| probes[i].code.as_str()).collect();
+                        for (i, b) in confirmed.iter().zip(rust::run(sb, settings, &codes)) {
+                            if let Some(r) = results[*i].as_mut() {
+                                r.base = Some(BaseResult {
+                                    outcome: b.result.outcome,
+                                    actual: b.result.actual,
+                                });
+                            }
+                        }
+                    }
+                }
             }
         }
         results
@@ -321,23 +248,25 @@ impl<'r> ProbeRunner<'r> {
             .as_ref()
     }
 
-    /// Whether a Rust probe is about the change under review: it names a function whose
-    /// definition holds a line the change added or modified (true when no change is known,
-    /// as for examples). Rust probes run compiled, without line coverage, so the reference
-    /// stands for the run.
-    fn rust_about_change(&self, code: &str) -> bool {
+    /// The functions of `lang` whose definitions hold a line the change under review added
+    /// or modified (empty when no change is known).
+    fn changed_functions(&self, lang: Lang) -> std::collections::BTreeSet<String> {
         let Some((changed, _)) = &self.change else {
-            return true;
+            return Default::default();
+        };
+        let kind = match lang {
+            Lang::Rust => "fn",
+            _ => "function",
         };
         let files = crate::git::TreeFiles::new(self.repo, self.tree.clone());
-        let names: Vec<String> = changed
+        changed
             .iter()
-            .filter(|(path, _)| Lang::from_path(path) == Some(Lang::Rust))
+            .filter(|(path, _)| Lang::from_path(path) == Some(lang))
             .filter_map(|(path, lines)| Some((files.text(path)?, lines)))
             .flat_map(|(text, lines)| {
-                crate::code::outline(Lang::Rust, &text)
+                crate::code::outline(lang, &text)
                     .into_iter()
-                    .filter(|s| s.kind == "fn")
+                    .filter(|s| s.kind == kind)
                     .filter(|s| {
                         lines
                             .iter()
@@ -346,11 +275,7 @@ impl<'r> ProbeRunner<'r> {
                     .map(|s| s.name)
                     .collect::<Vec<_>>()
             })
-            .collect();
-        let words: Vec<&str> = code
-            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
-            .collect();
-        names.iter().any(|n| words.contains(&n.as_str()))
+            .collect()
     }
 
     /// The behaviour diff of the change this runner reviews (see [`behaviour`]): its changed

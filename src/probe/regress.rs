@@ -37,6 +37,10 @@ pub struct TestRuns {
     pub passed: (Option<usize>, Option<usize>),
     /// The command's exit on each side.
     pub exit: (Option<i32>, Option<i32>),
+    /// Paths of either tree left out of the scratch copies the tests ran in (names git
+    /// refuses, links that lead out), each with why: never written, never run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }
 
 impl TestRuns {
@@ -90,6 +94,12 @@ impl TestRuns {
         for name in &self.fixed {
             s.push_str(&format!("- fixed: {name} failed before and passes now\n"));
         }
+        if !self.left_out.is_empty() {
+            s.push_str(&format!(
+                "- left out of the scratch copies (never written, never run): {}\n",
+                self.left_out.join("; ")
+            ));
+        }
         s
     }
 }
@@ -142,6 +152,8 @@ pub struct TestRun {
     outcomes: BTreeMap<String, Outcome>,
     /// The end of its output.
     pub tail: String,
+    /// Paths of the tree left out of its scratch copy, each with why.
+    pub left_out: Vec<String>,
 }
 
 impl TestRun {
@@ -201,6 +213,7 @@ pub fn test_run(
         exit: out.exit_code,
         outcomes: outcomes(&out.tail),
         tail: out.tail,
+        left_out: sb.left_out().to_vec(),
     })
 }
 
@@ -213,16 +226,20 @@ pub fn test_runs(
     settings: &ProbeSettings,
 ) -> Result<TestRuns, String> {
     let run = |tree: &Tree<'_>| {
-        test_run(repo, tree, command, settings).map(|r| (r.outcomes, r.exit, r.command))
+        test_run(repo, tree, command, settings).map(|r| (r.outcomes, r.exit, r.command, r.left_out))
     };
-    let (before, exit_before, _) = run(base)?;
-    let (after, exit_after, shown) = run(new)?;
+    let (before, exit_before, _, mut left_out) = run(base)?;
+    let (after, exit_after, shown, also) = run(new)?;
+    left_out.extend(also);
+    left_out.sort();
+    left_out.dedup();
     let mut runs = TestRuns {
         command: shown,
         regressed: Vec::new(),
         fixed: Vec::new(),
         passed: (passed(&before), passed(&after)),
         exit: (exit_before, exit_after),
+        left_out,
     };
     if before.is_empty() && after.is_empty() {
         if exit_before == Some(0) && exit_after != Some(0) {
@@ -329,6 +346,7 @@ mod tests {
             fixed: vec!["tests/test_calc.py::test_neg".into()],
             passed: (Some(2), Some(2)),
             exit: (Some(0), Some(1)),
+            left_out: Vec::new(),
         };
         let f = runs.findings();
         assert_eq!(f.len(), 1);

@@ -2,15 +2,31 @@
 //! of the crate under review and run with `cargo test`. A probe that does not compile is
 //! broken and left out of a second build, so it cannot take the others down with it.
 
+use super::result::{ProbeOutcome, ProbeResult};
 use super::sandbox::{quote, Sandbox};
-use super::{ProbeOutcome, ProbeResult, ProbeSettings};
+use super::settings::ProbeSettings;
+use crate::git::export::{read_inside, write_inside};
 
 /// The integration test the probes are written into.
 const TEST_NAME: &str = "triad_probes";
 
+/// What running one Rust probe showed, and where in its body it failed.
+pub(super) struct Ran {
+    /// The result.
+    pub result: ProbeResult,
+    /// The line of the probe's body whose assertion panicked (0-based), when one did.
+    pub line: Option<u32>,
+}
+
+impl From<ProbeResult> for Ran {
+    fn from(result: ProbeResult) -> Ran {
+        Ran { result, line: None }
+    }
+}
+
 /// Runs the Rust probes `codes` in `sb`; one result each, in order.
-pub(super) fn run(sb: &Sandbox, settings: &ProbeSettings, codes: &[&str]) -> Vec<ProbeResult> {
-    let all = |r: ProbeResult| codes.iter().map(|_| r.clone()).collect();
+pub(super) fn run(sb: &Sandbox, settings: &ProbeSettings, codes: &[&str]) -> Vec<Ran> {
+    let all = |r: ProbeResult| codes.iter().map(|_| Ran::from(r.clone())).collect();
     let cargo_based = settings
         .verify_command
         .as_deref()
@@ -26,19 +42,16 @@ pub(super) fn run(sb: &Sandbox, settings: &ProbeSettings, codes: &[&str]) -> Vec
             "not run: the crate under review has no library target a probe can call",
         ));
     };
-    let manifest = root.join("Cargo.toml");
-    let declared = std::fs::read_to_string(&manifest).map(|m| {
-        format!("{m}\n\n[[test]]\nname = \"{TEST_NAME}\"\npath = \"tests/{TEST_NAME}.rs\"\nharness = true\n")
+    let declared = read_inside(&root, "Cargo.toml").map(|m| {
+        format!("{}\n\n[[test]]\nname = \"{TEST_NAME}\"\npath = \"tests/{TEST_NAME}.rs\"\nharness = true\n", String::from_utf8_lossy(&m))
     });
-    if let Err(e) = declared
-        .and_then(|m| std::fs::write(&manifest, m))
-        .and_then(|()| std::fs::create_dir_all(root.join("tests")))
-    {
+    if let Err(e) = declared.and_then(|m| write_inside(&root, "Cargo.toml", m.as_bytes())) {
         return all(ProbeResult::broken(format!(
             "the probes could not be written: {e}"
         )));
     }
     let mut results: Vec<Option<ProbeResult>> = vec![None; codes.len()];
+    let mut lines: Vec<Option<u32>> = vec![None; codes.len()];
     // At most two builds: the second without the probes the first found broken.
     for _ in 0..2 {
         let pending: Vec<usize> = (0..codes.len()).filter(|&i| results[i].is_none()).collect();
@@ -46,7 +59,7 @@ pub(super) fn run(sb: &Sandbox, settings: &ProbeSettings, codes: &[&str]) -> Vec
             break;
         }
         let (file, spans) = test_file(&krate, codes, &pending);
-        if let Err(e) = std::fs::write(root.join("tests").join(format!("{TEST_NAME}.rs")), file) {
+        if let Err(e) = write_inside(&root, &format!("tests/{TEST_NAME}.rs"), file.as_bytes()) {
             return all(ProbeResult::broken(format!(
                 "the probes could not be written: {e}"
             )));
@@ -100,17 +113,90 @@ pub(super) fn run(sb: &Sandbox, settings: &ProbeSettings, codes: &[&str]) -> Vec
         }
         for &i in &pending {
             results[i] = Some(outcome_of(&out.tail, i, out.exit_code, codes[i]));
+            let first = spans.iter().find(|(j, _, _)| *j == i).map(|(_, a, _)| *a);
+            lines[i] = first.and_then(|f| panic_line(&out.tail, i)?.checked_sub(f + 2));
         }
     }
     results
         .into_iter()
-        .map(|r| r.unwrap_or_else(|| ProbeResult::broken("the probe did not run")))
+        .zip(lines)
+        .map(|(r, line)| Ran {
+            result: r.unwrap_or_else(|| ProbeResult::broken("the probe did not run")),
+            line,
+        })
         .collect()
+}
+
+/// The line of the probe file where probe `i` panicked (`panicked at tests/…rs:L:C`).
+fn panic_line(output: &str, i: usize) -> Option<u32> {
+    let header = format!("---- triad_probe_{i} stdout ----");
+    let section = &output[output.find(&header)? + header.len()..];
+    let at = section.find(&format!("tests/{TEST_NAME}.rs:"))?;
+    let rest = &section[at + TEST_NAME.len() + 10..];
+    rest.split(':').next()?.parse().ok()
+}
+
+/// Whether the failing assertion of a Rust probe (at `line` of its body) holds a value a
+/// function the change added or modified computed: it names one, or a `let` binding made
+/// from one (directly or through other bindings). `assert!(false)` after `let _ =
+/// mul(2, 3);` holds none. Without a known line, any mention in the probe counts.
+pub(super) fn about_change(
+    code: &str,
+    line: Option<u32>,
+    functions: &std::collections::BTreeSet<String>,
+) -> bool {
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let body = body(code);
+    let lines: Vec<&str> = body.lines().collect();
+    let Some(at) = line
+        .and_then(|l| usize::try_from(l).ok())
+        .filter(|l| *l < lines.len())
+    else {
+        return words(body).iter().any(|w| functions.contains(w));
+    };
+    // The statement from the failing line to its `;`.
+    let mut failing = String::new();
+    for l in &lines[at..] {
+        failing.push_str(l);
+        failing.push('\n');
+        if l.trim_end().ends_with(';') {
+            break;
+        }
+    }
+    // Names bound from changed functions, to a fixed point.
+    let mut tainted: std::collections::BTreeSet<String> = functions.clone();
+    loop {
+        let before = tainted.len();
+        for l in &lines[..at] {
+            let Some(rest) = l.trim_start().strip_prefix("let ") else {
+                continue;
+            };
+            let Some((pattern, value)) = rest.split_once('=') else {
+                continue;
+            };
+            if words(value).iter().any(|w| tainted.contains(w)) {
+                tainted.extend(
+                    words(pattern)
+                        .into_iter()
+                        .filter(|w| w != "mut" && w != "_"),
+                );
+            }
+        }
+        if tainted.len() == before {
+            break;
+        }
+    }
+    words(&failing).iter().any(|w| tainted.contains(w))
 }
 
 /// The crate's library name (`my-crate` → `my_crate`), when it has a library target.
 fn library_name(root: &std::path::Path) -> Option<String> {
-    let manifest: toml::Value = std::fs::read_to_string(root.join("Cargo.toml"))
+    let manifest: toml::Value = String::from_utf8(read_inside(root, "Cargo.toml").ok()?)
         .ok()?
         .parse()
         .ok()?;
@@ -119,7 +205,7 @@ fn library_name(root: &std::path::Path) -> Option<String> {
         .and_then(|l| l.get("path"))
         .and_then(|p| p.as_str())
         .unwrap_or("src/lib.rs");
-    if !root.join(lib_path).is_file() {
+    if crate::fsguard::inside_repo(root, lib_path).map_or(true, |p| !p.is_file()) {
         return None;
     }
     let name = manifest

@@ -43,6 +43,11 @@ impl Sandbox {
         self.copy.work()
     }
 
+    /// The paths of the tree left out of the copy, each with why.
+    pub fn left_out(&self) -> &[String] {
+        self.copy.left_out()
+    }
+
     /// The layers of the box around the last command run here.
     pub fn layers(&self) -> Option<Layers> {
         self.layers.borrow().clone()
@@ -68,11 +73,31 @@ impl Sandbox {
         job.private_in = Some(self.copy.work());
         if let Some(t) = &settings.cargo_target {
             let _ = std::fs::create_dir_all(t);
+            cap_cache_once(t, settings.policy.limits.disk_mb);
         }
         let mut out = sandbox::run(&job, &settings.policy, &|g| self.copy.record().add_group(g));
         out.tail = out.tail.replace(&format!("{}/", self.root().display()), "");
         *self.layers.borrow_mut() = out.layers.clone();
         out
+    }
+}
+
+/// Empties the build cache `t` once per process when it holds more than the box's disk
+/// total: what the box wrote there stays between commands, never beyond the total.
+fn cap_cache_once(t: &Path, disk_mb: u64) {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static SEEN: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    let first = SEEN
+        .get_or_init(Default::default)
+        .lock()
+        .map(|mut s| s.insert(t.to_path_buf()))
+        .unwrap_or(false);
+    if first && sandbox::cap_cache(t, disk_mb.saturating_mul(1024 * 1024)) {
+        tracing::info!(
+            "emptied the build cache {}: it held more than the box's disk total",
+            t.display()
+        );
     }
 }
 

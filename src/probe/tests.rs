@@ -351,3 +351,96 @@ fn the_repository_s_tests_run_on_both_sides_and_a_regression_is_named() {
     assert!(runs.fixed.is_empty());
     assert_eq!(runs.findings()[0].kind, REGRESSED_TEST);
 }
+
+/// A correct `mul` in a new file: every line of it is added.
+fn new_mul() -> (tempfile::TempDir, Repository, ChangedLines) {
+    let text = "def mul(a, b):\n    return a * b\n";
+    let (d, repo) = repo_with(&[("calc.py", text), ("src/impl.py", text)]);
+    let changed: ChangedLines = [
+        ("calc.py".to_string(), [1u32, 2].into_iter().collect()),
+        ("src/impl.py".to_string(), [1u32, 2].into_iter().collect()),
+    ]
+    .into();
+    (d, repo, changed)
+}
+
+#[test]
+fn a_vacuous_probe_never_confirms_against_a_new_file() {
+    let (_d, repo, changed) = new_mul();
+    let tree = repo.head().unwrap().peel_to_tree().unwrap();
+    let runner =
+        ProbeRunner::new(&repo, tree, ProbePolicy::Run(settings(None))).about_change(changed, None);
+    let results = runner.run(&[
+        probe("calc.py", "import src.impl\nassert False"),
+        probe("calc.py", "x = mul(2, 3)\nassert False"),
+        probe("calc.py", "assert mul(2, 3) == 6 and False"),
+        probe("calc.py", "y = 5\nassert mul(2, 3) == y"),
+        // What a probe about the change looks like: a value mul computed, compared.
+        probe("calc.py", "assert mul(2, 3) == 7"),
+        probe("calc.py", "x = mul(2, 3)\nassert x == 7"),
+        probe("calc.py", "assert not mul(2, 3) == 6"),
+    ]);
+    let outcomes: Vec<ProbeOutcome> = results.iter().map(|r| r.outcome).collect();
+    use ProbeOutcome::*;
+    assert_eq!(
+        outcomes,
+        [Irrelevant, Irrelevant, Irrelevant, Confirmed, Confirmed, Confirmed, Confirmed],
+        "{results:#?}"
+    );
+    assert_eq!(results[4].actual.as_deref(), Some("6"), "{:?}", results[4]);
+    assert_eq!(
+        results[4].expected.as_deref(),
+        Some("7"),
+        "{:?}",
+        results[4]
+    );
+}
+
+#[test]
+fn code_that_walks_to_the_runner_cannot_answer_for_the_probe() {
+    // `mul` adds; when called it climbs the stack to every function of the runner it can
+    // find and calls each the ways a result could be forged: a "done", a passing answer
+    // for the question being asked, and the old runner's `finish`.
+    let forger = "import sys\n\n\ndef mul(a, b):\n    f = sys._getframe()\n    while f is not None:\n        for scope in (f.f_locals, f.f_globals):\n            for name, value in list(scope.items()):\n                if callable(value) and name in ('answer', 'emit', 'finish'):\n                    for kw in ({'kind': 'done'}, {'k': f.f_locals.get('k', 0), 'kind': 'value', 'value': {'t': 'int', 'v': '6'}, 'lines': []}):\n                        try:\n                            value(**kw)\n                        except BaseException:\n                            pass\n        f = f.f_back\n    return a + b\n";
+    let (_d, repo) = repo_with(&[("calc.py", forger)]);
+    let tree = repo.head().unwrap().peel_to_tree().unwrap();
+    let changed: ChangedLines = [("calc.py".to_string(), (1..=16).collect())].into();
+    for runner in [
+        ProbeRunner::new(&repo, tree.clone(), ProbePolicy::Run(settings(None))),
+        ProbeRunner::new(&repo, tree.clone(), ProbePolicy::Run(settings(None)))
+            .about_change(changed.clone(), None),
+    ] {
+        let r = &runner.run(&[probe("calc.py", "assert mul(2, 3) == 6")])[0];
+        assert_ne!(r.outcome, ProbeOutcome::Refuted, "{r:?}");
+        assert!(
+            matches!(r.outcome, ProbeOutcome::Confirmed | ProbeOutcome::Broken),
+            "{r:?}"
+        );
+    }
+}
+
+#[test]
+fn a_vacuous_rust_probe_never_confirms() {
+    let manifest = "[package]\nname = \"tiny-mul\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\n";
+    let lib = "pub fn mul(a: i32, b: i32) -> i32 {\n    a * b\n}\n";
+    let (_d, repo) = repo_with(&[("Cargo.toml", manifest), ("src/lib.rs", lib)]);
+    let tree = repo.head().unwrap().peel_to_tree().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let mut s = settings(Some("cargo test -q"));
+    s.cargo_target = Some(target.path().to_path_buf());
+    let changed: ChangedLines = [("src/lib.rs".to_string(), (1..=3).collect())].into();
+    let runner = ProbeRunner::new(&repo, tree, ProbePolicy::Run(s)).about_change(changed, None);
+    let results = runner.run(&[
+        probe("src/lib.rs", "let _ = mul(2, 3);\nassert!(false);"),
+        probe("src/lib.rs", "assert!(mul(2, 3) == 6 && false);"),
+        probe("src/lib.rs", "let x = mul(2, 3);\nassert_eq!(x, 7);"),
+    ]);
+    let outcomes: Vec<ProbeOutcome> = results.iter().map(|r| r.outcome).collect();
+    use ProbeOutcome::*;
+    assert_eq!(outcomes[0], Irrelevant, "{results:#?}");
+    assert_eq!(outcomes[2], Confirmed, "{results:#?}");
+    // `mul(2, 3) == 6 && false` names mul on the failing line: the text cannot tell the
+    // constant from the call, so it is kept as the change's (a Rust probe is compiled, not
+    // traced).
+    assert_ne!(outcomes[1], Refuted, "{results:#?}");
+}

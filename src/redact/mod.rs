@@ -180,5 +180,11 @@ pub fn redact(text: &str) -> Cow<'_, str> {
     Redactor::global().redact(text)
 }
 
+/// What `e` says, as it may be recorded or shown: its text with every registered secret
+/// redacted (a provider's error may quote the request, key included).
+pub fn said(e: &impl std::fmt::Display) -> String {
+    redact(&e.to_string()).into_owned()
+}
+
 #[cfg(test)]
 mod tests;

@@ -10,15 +10,6 @@ use crate::config::ArbiterMode;
 use crate::model::usage::{CapUse, Totals, UsageReport, WARN_SHARE};
 use crate::pipeline::estimate::ModeEstimate;
 
-fn mode_name(m: ArbiterMode) -> &'static str {
-    match m {
-        ArbiterMode::Off => "off",
-        ArbiterMode::Final => "final",
-        ArbiterMode::Bookend => "bookend",
-        ArbiterMode::Full => "full",
-    }
-}
-
 /// What `git triad usage --json` prints: the sums and the warnings about the caps.
 #[derive(Debug, serde::Serialize)]
 pub struct UsageJson<'a> {
@@ -213,7 +204,7 @@ impl Estimate<'_> {
             t.push([
                 format!(
                     "{}{}",
-                    mode_name(m.mode),
+                    m.mode.as_str(),
                     if m.mode == chosen { " (this run)" } else { "" }
                 ),
                 m.calls.len().to_string(),

@@ -212,7 +212,7 @@ pub fn json(store: &FitnessStore, config: &Config, now: u64) -> Value {
 /// `arch 0.80 impl 0.67 arb 0.83`, a `*` after a stale score, a `~` after one that is not
 /// a full score, `-` when nothing is measured.
 pub fn column(store: &FitnessStore, config: &Config, model: &str, now: u64) -> String {
-    let parts: Vec<String> = Role::ALL
+    let parts: Vec<String> = Role::PIPELINE
         .iter()
         .filter_map(|role| {
             let short = match role {

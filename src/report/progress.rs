@@ -63,6 +63,12 @@ pub fn line(event: &Progress<'_>) -> Option<String> {
             if let Some(by) = &outcome.stopped_by {
                 line.push_str(&format!(" (stopped by the {by})"));
             }
+            if !outcome.left_out.is_empty() {
+                line.push_str(&format!(
+                    "; left out of its scratch copy (never written, never run): {}",
+                    outcome.left_out.join("; ")
+                ));
+            }
             let missing = outcome.layers.as_ref().map(|l| l.missing()).unwrap_or_default();
             if !missing.is_empty() {
                 line.push_str(&format!(

@@ -123,7 +123,7 @@ pub fn summary(state: &RunState) -> String {
                 .unwrap_or_default()
         ));
     }
-    s.push_str(&state.workflow().summary());
+    s.push_str(&crate::pipeline::workflow::summary(state.workflow()));
     for l in state.chamber().iter().flat_map(|c| &c.sessions) {
         s.push_str(&chamber_line(l));
     }
@@ -291,7 +291,7 @@ pub struct Tokens {
 impl<'a> RunReport<'a> {
     /// The report of `state`, without hints.
     pub fn of(state: &'a RunState) -> RunReport<'a> {
-        let workflow = state.workflow().report();
+        let workflow = crate::pipeline::workflow::report(state.workflow());
         RunReport {
             run: state.run_id(),
             task: state.task(),
@@ -363,7 +363,7 @@ impl<'a> RunReport<'a> {
 pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
     let message = shown_message(repo, s);
     let (id, task, status) = (s.run_id(), s.task(), shown_status(repo, s));
-    let (branch, base, mode) = (s.branch(), s.base().short(), mode_name(s));
+    let (branch, base, mode) = (s.branch(), s.base().short(), s.mode().as_str());
     let (cost, tin, tout) = (
         s.spend().cost_usd,
         s.spend().input_tokens,
@@ -426,7 +426,7 @@ pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
             }
         }
     }
-    o.push_str(&s.workflow().render(md));
+    o.push_str(&crate::pipeline::workflow::render(s.workflow(), md));
     if let Some(c) = s.consensus() {
         o.push_str(&super::deliberation::render(c, md));
     }
@@ -444,13 +444,6 @@ pub fn detail(repo: &Repository, s: &RunState, md: bool) -> String {
         o.push_str(&issues);
     }
     o
-}
-
-fn mode_name(s: &RunState) -> String {
-    serde_json::to_value(s.mode())
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
 }
 
 /// The issues of the review lines on every attempt commit of the run.

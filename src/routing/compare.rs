@@ -9,14 +9,24 @@ use std::time::Duration;
 use git2::Repository;
 use serde::Serialize;
 
+use crate::config::ArbiterMode;
 use crate::git::export::run_boxed;
 use crate::git::GitError;
 use crate::model::budget::CallRecord;
 use crate::model::usage::rounded_usd;
+use crate::task::RunStatus;
 
-/// One configuration compared: `loop` or a pipeline arbiter mode (`off`, `final`, `bookend`,
-/// `full`).
-pub const CONFIGS: &[&str] = &["loop", "off", "final", "bookend", "full"];
+/// One configuration compared: [`LOOP`], then every pipeline arbiter mode by its name
+/// ([`ArbiterMode::NAMES`]: `off`, `final`, `bookend`, `full`).
+pub const CONFIGS: [&str; 1 + ArbiterMode::ALL.len()] = {
+    let mut all = [LOOP; 1 + ArbiterMode::ALL.len()];
+    let mut i = 0;
+    while i < ArbiterMode::NAMES.len() {
+        all[i + 1] = ArbiterMode::NAMES[i];
+        i += 1;
+    }
+    all
+};
 
 /// The plain test loop's configuration name.
 pub const LOOP: &str = "loop";
@@ -70,6 +80,36 @@ pub fn loop_budget(pipeline_calls: &[usize]) -> usize {
         .map_or(LOOP_CALLS_ALONE, |n| n.max(1))
 }
 
+crate::names::named! {
+    /// How the plain loop's run ended: whether its verify command passed in the end.
+    pub enum LoopStatus: "a loop status", written snake_case {
+        /// The command passed.
+        Passed,
+        /// It did not pass within the loop's calls.
+        Failed,
+    }
+}
+
+/// How an arm's run ended: a pipeline run's status, or the loop's; written as the one
+/// name each has (`approved`, `halted`, … or `passed`, `failed`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum ArmStatus {
+    /// A pipeline arm: the run's status.
+    Run(RunStatus),
+    /// The plain loop.
+    Loop(LoopStatus),
+}
+
+impl std::fmt::Display for ArmStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ArmStatus::Run(s) => s.fmt(f),
+            ArmStatus::Loop(s) => s.fmt(f),
+        }
+    }
+}
+
 /// What one run of an arm says of itself, before the facts judge its result.
 #[derive(Debug, Clone)]
 pub struct Arm {
@@ -80,9 +120,8 @@ pub struct Arm {
     pub run: u32,
     /// `loop`, or the arbiter mode.
     pub config: String,
-    /// How it ended (`approved`, `halted`, … for the pipeline; `passed` or `failed` for the
-    /// loop).
-    pub status: String,
+    /// How it ended.
+    pub status: ArmStatus,
     /// It claims success: APPROVE or FLAG, or the loop's passing command.
     pub claimed: bool,
     /// The branch with its result, when it made one.
@@ -165,9 +204,8 @@ pub struct CompareRun {
     pub run: u32,
     /// `loop`, or the arbiter mode.
     pub config: String,
-    /// How the run ended (`approved`, `flagged`, `halted`, … for the pipeline; `passed` or
-    /// `failed` for the loop).
-    pub status: String,
+    /// How the run ended.
+    pub status: ArmStatus,
     /// The branch with its result, when it made one.
     pub branch: Option<String>,
     /// The model that wrote the code.
@@ -340,7 +378,11 @@ mod tests {
             task: "t".into(),
             run: 1,
             config: config.into(),
-            status: if claimed { "approved" } else { "failed" }.into(),
+            status: ArmStatus::Run(if claimed {
+                RunStatus::Approved
+            } else {
+                RunStatus::Failed
+            }),
             claimed,
             branch: None,
             builder: "m".into(),
@@ -412,21 +454,8 @@ mod tests {
     #[test]
     fn calls_are_counted_per_run_with_their_models() {
         let call = |model: &str, run: Option<&str>| CallRecord {
-            ts: 0,
-            role: "implementer".into(),
-            model: model.into(),
-            provider: "p".into(),
-            requested_id: model.into(),
-            reported_id: None,
-            model_mismatch: false,
-            input_tokens: 0,
-            output_tokens: 0,
-            prompt_bytes: 0,
-            cost_usd: 0.0,
-            latency_ms: 0,
-            attempts: 1,
-            outcome: "ok".into(),
             run: run.map(str::to_string),
+            ..CallRecord::of("implementer", model, "p", model)
         };
         let ledger = [
             call("a", Some("r1")),

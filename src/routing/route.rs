@@ -110,7 +110,7 @@ pub struct RouteInput<'a> {
 
 /// The routes of every role to route; `None` when no role is routed.
 pub fn route(input: &RouteInput<'_>) -> Option<Routing> {
-    let roles: Vec<RoleRoute> = Role::ALL
+    let roles: Vec<RoleRoute> = Role::PIPELINE
         .into_iter()
         // The tiebreaker is chosen per deliberation as a model that did not vote; it is
         // routed only when its list asks for "auto".

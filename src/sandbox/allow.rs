@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// Entries of `/etc` never readable in the box: password hashes, sudo rules, host keys,
 /// private TLS keys.
-const ETC_SECRETS: &[&str] = &[
+pub(super) const ETC_SECRETS: &[&str] = &[
     "shadow",
     "shadow-",
     "gshadow",
@@ -52,12 +52,15 @@ const DEVICES_RW: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
 const DEVICES_R: &[&str] = &["/dev/random", "/dev/urandom"];
 
 /// Toolchain directories under the home, read (and run) where they exist: language
-/// installers put compilers, interpreters and package caches there.
+/// installers put compilers, interpreters and package caches there. Each by its own
+/// directory: `~/.cargo`'s programs and package sources, never its `credentials.toml`;
+/// `~/go`'s module cache and programs, never the repositories in its `src`.
 const HOME_TOOLCHAINS: &[&str] = &[
-    ".cargo",
+    ".cargo/bin",
+    ".cargo/registry",
+    ".cargo/git",
     ".rustup",
     ".pyenv",
-    ".local/bin",
     ".local/lib",
     ".nvm",
     ".volta",
@@ -66,11 +69,21 @@ const HOME_TOOLCHAINS: &[&str] = &[
     ".rbenv",
     ".asdf",
     ".sdkman",
-    "go",
+    "go/bin",
+    "go/pkg/mod",
 ];
 
-/// Environment variables naming toolchain directories, read where set.
-const TOOLCHAIN_VARS: &[&str] = &["CARGO_HOME", "RUSTUP_HOME", "PYENV_ROOT", "VIRTUAL_ENV"];
+/// Version managers whose `PATH` entries (`<root>/shims`, `<root>/bin`) run the manager's
+/// own scripts from elsewhere in its root (a pyenv shim execs `<root>/libexec/pyenv`): a
+/// `PATH` entry beneath a directory of one of these names grants that directory, wherever
+/// it was installed and whatever `HOME` says now (never its parent).
+const VERSION_MANAGERS: &[&str] = &[".pyenv", ".rbenv", ".asdf", ".nvm", ".volta", ".sdkman"];
+
+/// Environment variables naming a toolchain's own directory, read whole where set.
+const TOOLCHAIN_VARS: &[&str] = &["RUSTUP_HOME", "PYENV_ROOT", "VIRTUAL_ENV"];
+
+/// What of `CARGO_HOME` is read: its programs and package sources.
+const CARGO_PARTS: &[&str] = &["bin", "registry", "git"];
 
 /// The paths a box reads and writes.
 #[derive(Debug, Clone, Default)]
@@ -84,6 +97,11 @@ pub struct AllowList {
 impl AllowList {
     /// The system's and the toolchains' paths for reading, for a process whose environment
     /// is `vars`, plus `extra` reads; `proc` when `/proc` shows only the box's processes.
+    ///
+    /// A `PATH` directory grants itself, never its parent; a link in it grants the file it
+    /// leads to, and the toolchain that file belongs to only when that is an installed
+    /// prefix (`<prefix>/bin/<program>` beside `<prefix>/lib`) outside any repository and
+    /// outside the home's top.
     pub fn system(vars: &[(String, String)], extra: &[PathBuf], proc: bool) -> AllowList {
         let get = |k: &str| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
         let home = get("HOME").map(PathBuf::from);
@@ -96,6 +114,9 @@ impl AllowList {
         if let Some(h) = &home {
             read.extend(HOME_TOOLCHAINS.iter().map(|t| h.join(t)));
         }
+        if let Some(cargo) = get("CARGO_HOME") {
+            read.extend(CARGO_PARTS.iter().map(|p| Path::new(cargo).join(p)));
+        }
         read.extend(
             TOOLCHAIN_VARS
                 .iter()
@@ -104,22 +125,16 @@ impl AllowList {
         );
         for dir in get("PATH").unwrap_or_default().split(':') {
             let dir = Path::new(dir);
-            // A PATH entry that is the home, an ancestor of it, or relative would open it
-            // all.
-            let too_wide = !dir.is_absolute()
-                || dir == Path::new("/")
-                || home.as_deref().is_some_and(|h| h.starts_with(dir));
-            if !too_wide {
-                read.extend(linked_toolchains(dir, home.as_deref()));
-                read.push(dir.to_path_buf());
-                // A symlinked toolchain (`/usr/local/bin/python3` → a pyenv) is read where
-                // it really is.
-                if let Ok(real) = dir.canonicalize() {
-                    if let Some(prefix) = real.parent().filter(|p| p != &Path::new("/")) {
-                        if !home.as_deref().is_some_and(|h| h.starts_with(prefix)) {
-                            read.push(prefix.to_path_buf());
-                        }
-                    }
+            if too_wide(dir, home.as_deref()) {
+                continue;
+            }
+            read.extend(linked_toolchains(dir, home.as_deref()));
+            read.extend(version_manager(dir, home.as_deref()));
+            read.push(dir.to_path_buf());
+            // A directory that is itself a link grants where it leads, and no more.
+            if let Ok(real) = dir.canonicalize() {
+                if real != dir && !too_wide(&real, home.as_deref()) {
+                    read.push(real);
                 }
             }
         }
@@ -133,9 +148,17 @@ impl AllowList {
     }
 }
 
-/// Where the programs a `PATH` directory links to are installed: a link to `<prefix>/bin/x`
-/// opens `<prefix>` (an interpreter needs its library beside it), any other link only its
-/// target; never the home itself. Read once per directory and process.
+/// Whether reading all of `dir` would open too much: a relative path, the root, the home or
+/// an ancestor of it.
+fn too_wide(dir: &Path, home: Option<&Path>) -> bool {
+    !dir.is_absolute() || dir == Path::new("/") || home.is_some_and(|h| h.starts_with(dir))
+}
+
+/// What the links of a `PATH` directory grant: each the file it leads to; for a file in a
+/// version manager's root ([`VERSION_MANAGERS`]), that root; for a file at
+/// `<prefix>/bin/<program>` of an installed toolchain (`<prefix>/lib` beside it, no
+/// repository around it, not the home or above), `<prefix>/bin` and `<prefix>/lib` (an
+/// interpreter needs its library). Read once per directory and process.
 fn linked_toolchains(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
     use std::collections::HashMap;
     use std::sync::{Mutex, OnceLock};
@@ -145,25 +168,64 @@ fn linked_toolchains(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
         return found;
     }
     let mut found: Vec<PathBuf> = Vec::new();
+    let mut add = |p: PathBuf| {
+        if !found.contains(&p) {
+            found.push(p);
+        }
+    };
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let is_link = entry.file_type().is_ok_and(|t| t.is_symlink());
         let Some(target) = is_link.then(|| entry.path().canonicalize().ok()).flatten() else {
             continue;
         };
-        let parent = target.parent();
-        let prefix = parent
+        if let Some(root) = version_manager(&target, home) {
+            // A link into a version manager's root (`python3 -> ~/.pyenv/versions/…`) may
+            // lead on through its other links: the root, as its own `PATH` entries get.
+            add(root);
+            continue;
+        }
+        let prefix = target
+            .parent()
             .filter(|p| p.file_name().is_some_and(|n| n == "bin"))
             .and_then(Path::parent)
-            .filter(|p| *p != Path::new("/") && home.is_none_or(|h| !h.starts_with(p)));
-        let add = prefix.map_or(target.clone(), Path::to_path_buf);
-        if !found.contains(&add) {
-            found.push(add);
+            .filter(|p| installed_prefix(p, home));
+        match prefix {
+            Some(p) => {
+                add(p.join("bin"));
+                add(p.join("lib"));
+            }
+            None => add(target),
         }
     }
     if let Ok(mut m) = seen.lock() {
         m.insert(dir.to_path_buf(), found.clone());
     }
     found
+}
+
+/// The version manager's root a `PATH` directory lies in ([`VERSION_MANAGERS`]), when
+/// reading all of it would not open the home or above.
+fn version_manager(dir: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|a| {
+            a.file_name()
+                .is_some_and(|n| VERSION_MANAGERS.iter().any(|m| n == *m))
+        })
+        .filter(|root| !too_wide(root, home))
+        .map(Path::to_path_buf)
+}
+
+/// Whether `prefix` is an installed toolchain's own directory: it has a `lib`, is not the
+/// root, the home or above it, and no directory from it up holds a `.git` (a link into
+/// another repository grants that file, never the repository).
+fn installed_prefix(prefix: &Path, home: Option<&Path>) -> bool {
+    if too_wide(prefix, home) || !prefix.join("lib").is_dir() {
+        return false;
+    }
+    !prefix
+        .ancestors()
+        .take_while(|a| *a != Path::new("/"))
+        .any(|a| a.join(".git").exists())
 }
 
 /// Every entry of `/etc` but its secrets ([`ETC_SECRETS`]): `/etc` holds what programs
@@ -256,11 +318,37 @@ mod tests {
         ];
         let a = AllowList::system(&vars, &[], false);
         assert!(a.read.contains(&PathBuf::from("/home/u/.cargo/bin")));
-        assert!(a.read.contains(&PathBuf::from("/home/u/.cargo")));
-        for wide in ["/home/u", "/home", ".", "/", "/proc"] {
+        assert!(a.read.contains(&PathBuf::from("/home/u/.cargo/registry")));
+        for wide in [
+            "/home/u",
+            "/home",
+            ".",
+            "/",
+            "/proc",
+            "/home/u/.cargo",
+            "/home/u/go",
+        ] {
             assert!(!a.read.contains(&PathBuf::from(wide)), "{wide}");
         }
         assert!(!a.read.iter().any(|p| p.ends_with("shadow")));
         assert!(!a.read.iter().any(|p| p.starts_with("/home/u/.ssh")));
+    }
+
+    #[test]
+    fn a_version_managers_shims_grant_its_root_and_no_more() {
+        let vars = [
+            ("HOME".to_string(), "/tmp/elsewhere".to_string()),
+            (
+                "PATH".to_string(),
+                "/home/u/.pyenv/plugins/pyenv-virtualenv/shims:/home/u/.pyenv/shims:/home/u/.local/bin"
+                    .to_string(),
+            ),
+        ];
+        let a = AllowList::system(&vars, &[], false);
+        assert!(a.read.contains(&PathBuf::from("/home/u/.pyenv")));
+        assert!(a.read.contains(&PathBuf::from("/home/u/.local/bin")));
+        for wide in ["/home/u", "/home/u/.local", "/home"] {
+            assert!(!a.read.contains(&PathBuf::from(wide)), "{wide}");
+        }
     }
 }

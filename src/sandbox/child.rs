@@ -30,6 +30,12 @@ pub(super) enum Step {
     Proc,
     /// A private `/dev/shm`.
     Shm,
+    /// The box's own root ([`super::view`]).
+    View,
+    /// Joining the box's control groups (its totals).
+    Cgroup,
+    /// The system-call filter that closes the network without a namespace.
+    Seccomp,
     /// The loopback interface of the new network namespace.
     Loopback,
     /// Resource limits (`setrlimit`).
@@ -44,19 +50,22 @@ pub(super) enum Step {
 
 impl Step {
     /// Every step, in the order the child takes them.
-    const ALL: [Step; 12] = [
+    const ALL: [Step; 15] = [
         Step::DeathSignal,
+        Step::Cgroup,
         Step::Unshare,
         Step::IdMaps,
         Step::Fork,
         Step::PrivateMounts,
         Step::Proc,
         Step::Shm,
+        Step::View,
         Step::Loopback,
         Step::Limits,
         Step::Capabilities,
         Step::NoNewPrivs,
         Step::Landlock,
+        Step::Seccomp,
     ];
 
     /// The step a report byte names.
@@ -74,6 +83,9 @@ impl Step {
             Step::PrivateMounts => "making the box's mounts private",
             Step::Proc => "mounting the box's own /proc",
             Step::Shm => "mounting the box's own /dev/shm",
+            Step::View => "building the box's own root",
+            Step::Cgroup => "joining the box's control groups",
+            Step::Seccomp => "installing the network filter (seccomp)",
             Step::Loopback => "bringing up the box's loopback interface",
             Step::Limits => "setting the resource limits",
             Step::Capabilities => "dropping capabilities",
@@ -102,6 +114,25 @@ pub(super) struct Setup {
     /// The user namespace's maps, when one is made: `setgroups`, `uid_map`, `gid_map`
     /// contents.
     pub id_maps: Option<[CString; 3]>,
+    /// Whether the maps are written as a user other than root: the files of a
+    /// non-dumpable process are root's, so the child is dumpable for the few calls that
+    /// write them (with its copy of git triad's environment wiped first, [`Setup::env`]).
+    pub maps_as_user: bool,
+    /// Where the child's copy of git triad's initial environment lies (start, end), wiped
+    /// before it is dumpable for a moment.
+    pub env: Option<(usize, usize)>,
+    /// `cgroup.procs` files of the box's control groups, opened by the parent: the child
+    /// joins them first, so all it starts is counted.
+    pub cgroups: Vec<RawFd>,
+    /// The box's own root, when it has a mount namespace to build one in.
+    pub view: Option<super::view::View>,
+    /// The Landlock access rights a writable place gets (for the mounts made in the
+    /// child).
+    pub write_access: u64,
+    /// The system-call filter, where the network has no namespace.
+    pub seccomp: Option<super::seccomp::Program>,
+    /// The socket the box's tmpfs is handed to git triad on.
+    pub share: Option<RawFd>,
     /// Whether a PID namespace is made, so the command runs as its first process under a
     /// waiting parent.
     pub pid_namespace: bool,
@@ -142,6 +173,15 @@ impl Setup {
             }
             Ok(())
         })?;
+        for (n, fd) in self.cgroups.iter().enumerate() {
+            self.step_at(Step::Cgroup, n, || {
+                let me = b"0";
+                if libc::write(*fd, me.as_ptr().cast(), me.len()) != me.len() as isize {
+                    return Err(errno());
+                }
+                Ok(())
+            })?;
+        }
         if self.unshare != 0 {
             self.step(Step::Unshare, || check(libc::unshare(self.unshare)))?;
             // New credentials (a user namespace's) clear the parent-death signal: set it
@@ -156,9 +196,24 @@ impl Setup {
         }
         if let Some([setgroups, uid, gid]) = &self.id_maps {
             self.step(Step::IdMaps, || {
-                write_file(SETGROUPS, setgroups)?;
-                write_file(UID_MAP, uid)?;
-                write_file(GID_MAP, gid)
+                if !self.maps_as_user {
+                    write_file(SETGROUPS, setgroups)?;
+                    write_file(UID_MAP, uid)?;
+                    return write_file(GID_MAP, gid);
+                }
+                // Nothing of git triad's environment is there to read in the moment this
+                // process is dumpable (its memory still is: the moment is a few calls).
+                if let Some((start, end)) = self.env {
+                    if end > start {
+                        std::ptr::write_bytes(start as *mut u8, 0, end - start);
+                    }
+                }
+                check(libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0))?;
+                let written = write_file(SETGROUPS, setgroups)
+                    .and_then(|()| write_file(UID_MAP, uid))
+                    .and_then(|()| write_file(GID_MAP, gid));
+                check(libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0))?;
+                written
             })?;
         }
         if self.pid_namespace {
@@ -185,6 +240,9 @@ impl Setup {
                     std::ptr::null(),
                 ))
             })?;
+        }
+        if let Some(view) = &self.view {
+            self.build_view(view)?;
         }
         if let Some((target, fstype)) = &self.proc_mount {
             self.step(Step::Proc, || {
@@ -238,28 +296,158 @@ impl Setup {
                 check(libc::syscall(libc::SYS_landlock_restrict_self, fd, 0) as libc::c_int)
             })?;
         }
+        if let Some(program) = &self.seccomp {
+            self.step(Step::Seccomp, || {
+                let prog = libc::sock_fprog {
+                    len: program.len() as libc::c_ushort,
+                    filter: program.as_ptr() as *mut libc::sock_filter,
+                };
+                check(libc::syscall(
+                    libc::SYS_seccomp,
+                    libc::SECCOMP_SET_MODE_FILTER,
+                    0,
+                    &prog as *const libc::sock_fprog,
+                ) as libc::c_int)
+            })?;
+        }
         Ok(())
     }
 
-    /// Runs one step; on failure reports it (its number and errno, five bytes) and turns it
-    /// into the spawn's error.
+    /// Builds the box's own root ([`super::view`]) and moves into it.
+    unsafe fn build_view(&self, view: &super::view::View) -> io::Result<()> {
+        use super::view::Op;
+        let none = std::ptr::null::<libc::c_char>();
+        self.step_at(Step::View, usize::MAX, || {
+            check(libc::mount(
+                c"tmpfs".as_ptr(),
+                view.root.as_ptr(),
+                c"tmpfs".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV,
+                c"mode=0755,size=1m".as_ptr().cast(),
+            ))
+        })?;
+        for (n, op) in view.ops.iter().enumerate() {
+            self.step_at(Step::View, n, || match op {
+                Op::Mkdir(at) => {
+                    if libc::mkdir(at.as_ptr(), 0o755) != 0 && errno() != libc::EEXIST {
+                        return Err(errno());
+                    }
+                    Ok(())
+                }
+                Op::Touch(at) => {
+                    let fd = libc::open(
+                        at.as_ptr(),
+                        libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+                        0o644,
+                    );
+                    if fd < 0 {
+                        return Err(errno());
+                    }
+                    libc::close(fd);
+                    Ok(())
+                }
+                Op::Symlink { target, at } => check(libc::symlink(target.as_ptr(), at.as_ptr())),
+                Op::Bind {
+                    from,
+                    to,
+                    recursive,
+                } => {
+                    let rec = if *recursive { libc::MS_REC } else { 0 };
+                    check(libc::mount(
+                        from.as_ptr(),
+                        to.as_ptr(),
+                        none,
+                        libc::MS_BIND | rec,
+                        std::ptr::null(),
+                    ))
+                }
+                Op::ReadOnly { at, flags } => check(libc::mount(
+                    none,
+                    at.as_ptr(),
+                    none,
+                    libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | flags,
+                    std::ptr::null(),
+                )),
+                Op::Tmpfs { at, options } => check(libc::mount(
+                    c"tmpfs".as_ptr(),
+                    at.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV,
+                    options.as_ptr().cast(),
+                )),
+                Op::Proc(at) => check(libc::mount(
+                    c"proc".as_ptr(),
+                    at.as_ptr(),
+                    c"proc".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    std::ptr::null(),
+                )),
+                Op::Allow { at, write } => match self.landlock {
+                    Some(ruleset) => {
+                        let access = if *write {
+                            self.write_access
+                        } else {
+                            READ_ACCESS
+                        };
+                        allow_beneath(ruleset, at, access)
+                    }
+                    None => Ok(()),
+                },
+                Op::Share(at) => match self.share {
+                    Some(socket) => send_fd(socket, at),
+                    None => Ok(()),
+                },
+                Op::SealRoot => check(libc::mount(
+                    none,
+                    view.root.as_ptr(),
+                    none,
+                    libc::MS_REMOUNT | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
+                    std::ptr::null(),
+                )),
+            })?;
+        }
+        self.step_at(Step::View, usize::MAX - 1, || {
+            check(libc::chdir(view.root.as_ptr()))?;
+            let dot = c".".as_ptr();
+            check(libc::syscall(libc::SYS_pivot_root, dot, dot) as libc::c_int)?;
+            check(libc::umount2(dot, libc::MNT_DETACH))?;
+            check(libc::chdir(view.cwd.as_ptr()))
+        })
+    }
+
+    /// Runs one step; on failure reports it and turns it into the spawn's error.
     unsafe fn step(
         &self,
         step: Step,
         f: impl FnOnce() -> Result<(), libc::c_int>,
     ) -> io::Result<()> {
+        self.step_at(step, usize::MAX, f)
+    }
+
+    /// Runs part `n` of a step; on failure reports it (its number, errno and `n`:
+    /// [`REPORT_BYTES`] bytes) and turns it into the spawn's error.
+    unsafe fn step_at(
+        &self,
+        step: Step,
+        n: usize,
+        f: impl FnOnce() -> Result<(), libc::c_int>,
+    ) -> io::Result<()> {
         match f() {
             Ok(()) => Ok(()),
             Err(e) => {
-                let mut msg = [0u8; 5];
+                let mut msg = [0u8; REPORT_BYTES];
                 msg[0] = step as u8;
-                msg[1..].copy_from_slice(&e.to_ne_bytes());
+                msg[1..5].copy_from_slice(&e.to_ne_bytes());
+                msg[5..].copy_from_slice(&(n as u32).to_ne_bytes());
                 libc::write(self.report, msg.as_ptr().cast(), msg.len());
                 Err(io::Error::from_raw_os_error(e))
             }
         }
     }
 }
+
+/// The size of a failure report: the step, `errno`, and which part of the step.
+pub(super) const REPORT_BYTES: usize = 9;
 
 /// The current `errno`.
 fn errno() -> libc::c_int {
@@ -308,12 +496,17 @@ const READ_ACCESS: u64 = 1 | (1 << 2) | (1 << 3);
 
 /// Adds a rule to `ruleset` letting the box read beneath `path`.
 unsafe fn allow_read(ruleset: RawFd, path: &CString) -> Result<(), libc::c_int> {
+    allow_beneath(ruleset, path, READ_ACCESS)
+}
+
+/// Adds a rule to `ruleset` giving the box `access` beneath `path`.
+unsafe fn allow_beneath(ruleset: RawFd, path: &CString, access: u64) -> Result<(), libc::c_int> {
     let fd = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
     if fd < 0 {
         return Err(errno());
     }
     let attr = PathBeneath {
-        allowed_access: READ_ACCESS,
+        allowed_access: access,
         parent_fd: fd,
     };
     let r = libc::syscall(
@@ -330,6 +523,40 @@ unsafe fn allow_read(ruleset: RawFd, path: &CString) -> Result<(), libc::c_int> 
     } else {
         Err(e)
     }
+}
+
+/// Opens `path` (`O_PATH`) and sends the descriptor over `socket`.
+unsafe fn send_fd(socket: RawFd, path: &CString) -> Result<(), libc::c_int> {
+    let fd = libc::open(
+        path.as_ptr(),
+        libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
+    );
+    if fd < 0 {
+        return Err(errno());
+    }
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    let mut space = [0u64; 8];
+    let mut msg: libc::msghdr = std::mem::zeroed();
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = space.as_mut_ptr().cast();
+    msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as _;
+    let cmsg = libc::CMSG_FIRSTHDR(&msg);
+    (*cmsg).cmsg_level = libc::SOL_SOCKET;
+    (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+    (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
+    std::ptr::write_unaligned(libc::CMSG_DATA(cmsg) as *mut libc::c_int, fd);
+    let r = libc::sendmsg(socket, &msg, libc::MSG_DONTWAIT);
+    let e = errno();
+    libc::close(fd);
+    if r < 0 {
+        return Err(e);
+    }
+    Ok(())
 }
 
 /// The waiter between git triad and the namespace's first process: holds no descriptor
@@ -421,18 +648,26 @@ const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
 /// Drops every capability for good: root (in the box's user namespace, or for real) gets
 /// none back at `exec` (`SECBIT_NOROOT`, locked), none can be raised as ambient, and the
 /// sets are emptied now.
+///
+/// Setting the secure bits needs `CAP_SETPCAP`; a root that has already lost it (a
+/// container's root with its capabilities dropped) is refused with `EPERM`, and goes on:
+/// its sets are emptied all the same, and `no_new_privs`, set next, keeps an `exec` from
+/// granting more than the (empty) permitted set.
 unsafe fn drop_capabilities() -> Result<(), libc::c_int> {
     let bits = libc::SECBIT_NOROOT
         | libc::SECBIT_NOROOT_LOCKED
         | libc::SECBIT_NO_CAP_AMBIENT_RAISE
         | libc::SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
-    check(libc::prctl(
+    match check(libc::prctl(
         libc::PR_SET_SECUREBITS,
         bits as libc::c_ulong,
         0,
         0,
         0,
-    ))?;
+    )) {
+        Ok(()) | Err(libc::EPERM) => {}
+        Err(e) => return Err(e),
+    }
     check(libc::prctl(
         libc::PR_CAP_AMBIENT,
         libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,

@@ -12,6 +12,10 @@ pub struct Layer {
     pub held: bool,
     /// How it held (`Landlock ABI 7`), or why it did not.
     pub detail: String,
+    /// What of a layer that held does not hold here (Landlock without a root of the box's
+    /// own leaves file metadata unprotected), if anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap: Option<String>,
 }
 
 impl Layer {
@@ -20,7 +24,22 @@ impl Layer {
         Layer {
             held: true,
             detail: detail.into(),
+            gap: None,
         }
+    }
+
+    /// A layer that held, except for `gap`.
+    pub fn held_but(detail: impl Into<String>, gap: impl Into<String>) -> Layer {
+        Layer {
+            held: true,
+            detail: detail.into(),
+            gap: Some(gap.into()),
+        }
+    }
+
+    /// Whether it held whole (no gap).
+    pub fn whole(&self) -> bool {
+        self.held && self.gap.is_none()
     }
 
     /// A layer that did not hold, and why.
@@ -28,6 +47,7 @@ impl Layer {
         Layer {
             held: false,
             detail: why.into(),
+            gap: None,
         }
     }
 }
@@ -45,22 +65,31 @@ pub struct Layers {
     /// Its own user namespace and no capability: nothing it does acts with the user's
     /// privileges outside the box.
     pub privileges: Layer,
-    /// CPU time, memory, file size and process count limits.
+    /// CPU time, memory and file size limits per process.
     pub limits: Layer,
+    /// Totals for the whole box: processes at once, memory, disk.
+    #[serde(default = "unrecorded")]
+    pub totals: Layer,
     /// What it can learn of git triad: a scrubbed environment, and git triad non-dumpable,
     /// so no process reads its environment through `/proc`.
     pub environment: Layer,
 }
 
+/// The totals of a record older than them.
+fn unrecorded() -> Layer {
+    Layer::missing("not recorded (a record made before the box kept totals)")
+}
+
 impl Layers {
     /// The layers in order, with their names.
-    pub fn named(&self) -> [(&'static str, &Layer); 6] {
+    pub fn named(&self) -> [(&'static str, &Layer); 7] {
         [
             ("filesystem", &self.filesystem),
             ("network", &self.network),
             ("processes", &self.processes),
             ("privileges", &self.privileges),
             ("limits", &self.limits),
+            ("totals", &self.totals),
             ("environment", &self.environment),
         ]
     }
@@ -72,6 +101,20 @@ impl Layers {
             .filter(|(_, l)| !l.held)
             .map(|(n, _)| n)
             .collect()
+    }
+
+    /// The layers that held with a gap, and the gap.
+    pub fn gaps(&self) -> Vec<(&'static str, &str)> {
+        self.named()
+            .into_iter()
+            .filter(|(_, l)| l.held)
+            .filter_map(|(n, l)| Some((n, l.gap.as_deref()?)))
+            .collect()
+    }
+
+    /// Whether every layer held whole.
+    pub fn whole(&self) -> bool {
+        self.named().iter().all(|(_, l)| l.whole())
     }
 }
 
@@ -92,6 +135,14 @@ impl fmt::Display for Layers {
             .map(|(n, l)| format!("{n}: {}", l.detail))
             .collect();
         write!(f, "{} held", held.join(", "))?;
+        let gaps: Vec<String> = self
+            .gaps()
+            .into_iter()
+            .map(|(n, g)| format!("{n}: {g}"))
+            .collect();
+        if !gaps.is_empty() {
+            write!(f, "; with gaps: {}", gaps.join("; "))?;
+        }
         if !missing.is_empty() {
             write!(f, "; missing: {}", missing.join("; "))?;
         }
@@ -107,6 +158,12 @@ pub struct Found {
     pub namespaces: i32,
     /// Whether a user namespace is among them.
     pub user: bool,
+    /// Whether the box gets a root of its own (a mount namespace where it can be built).
+    pub view: bool,
+    /// Whether the network filter (seccomp) can be installed.
+    pub seccomp: bool,
+    /// Where the box's totals can be kept by a control group.
+    pub totals: super::totals::TotalsFound,
     /// The Landlock ABI (0: none), and whether a ruleset could be applied.
     pub landlock_abi: u32,
     /// Why a layer is missing, per layer, from the attempts.

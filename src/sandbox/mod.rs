@@ -30,11 +30,17 @@ mod child;
 mod env;
 mod layers;
 mod run;
+#[cfg(target_os = "linux")]
+mod seccomp;
+mod totals;
+#[cfg(target_os = "linux")]
+mod view;
 
 pub use allow::{landlock_abi, AllowList};
 pub use env::{command_env, PASSED_ENV};
 pub use layers::{harden_self, Found, Layer, Layers};
 pub use run::{found, run, run_bare, KEPT_OUTPUT_BYTES};
+pub use totals::{cap_cache, TotalsFound};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -61,19 +67,32 @@ pub struct CommandOutcome {
     /// `wall clock`), or why it was not run at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped_by: Option<String>,
+    /// Paths of the tree it ran on that were left out of its scratch copy (names git
+    /// refuses to check out, links that lead out), each with why: never written there,
+    /// so nothing of them ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_out: Vec<String>,
 }
 
 impl CommandOutcome {
     /// An outcome of a command that did not run, and why.
     pub fn not_run(command: &str, why: impl Into<String>) -> CommandOutcome {
+        CommandOutcome::ended(command, None, why)
+    }
+
+    /// An outcome of `command` that ended with `exit_code` (`None`: killed or never
+    /// started) and printed `tail`, in no time, with nothing else known of it (no box
+    /// recorded, no limit hit, nothing left out).
+    pub fn ended(command: &str, exit_code: Option<i32>, tail: impl Into<String>) -> CommandOutcome {
         CommandOutcome {
             command: command.into(),
-            exit_code: None,
+            exit_code,
             timed_out: false,
-            tail: why.into(),
+            tail: tail.into(),
             duration_ms: 0,
             layers: None,
             stopped_by: None,
+            left_out: Vec::new(),
         }
     }
 
@@ -99,23 +118,27 @@ impl CommandOutcome {
 /// What [`CommandOutcome::stopped_by`] says of a command the box refused to run.
 const REFUSED: &str = "the box: no filesystem layer";
 
-/// Limits on what one boxed command may use (each process of it, for CPU time, memory and
-/// file size; the box as a whole, for processes).
+/// Limits on what one boxed command may use: each process of it (CPU time, memory, file
+/// size), and the box as a whole (processes at once, memory, disk).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
     /// CPU seconds per process.
     #[serde(default = "default_cpu")]
     pub cpu_secs: u64,
-    /// Address space per process, in MiB.
+    /// Memory in MiB: the address space of each process, and the memory of the whole box.
     #[serde(default = "default_memory")]
     pub memory_mb: u64,
     /// Largest file a process may write, in MiB.
     #[serde(default = "default_file")]
     pub file_mb: u64,
-    /// Processes at once (with a user namespace of its own).
+    /// Processes at once, for the whole box.
     #[serde(default = "default_processes")]
     pub processes: u64,
+    /// What the box may write in all (its scratch copy, home, temporary directory and
+    /// build cache), in MiB.
+    #[serde(default = "default_disk")]
+    pub disk_mb: u64,
 }
 
 fn default_cpu() -> u64 {
@@ -130,6 +153,9 @@ fn default_file() -> u64 {
 fn default_processes() -> u64 {
     512
 }
+fn default_disk() -> u64 {
+    16384
+}
 
 impl Default for Limits {
     fn default() -> Self {
@@ -138,6 +164,7 @@ impl Default for Limits {
             memory_mb: default_memory(),
             file_mb: default_file(),
             processes: default_processes(),
+            disk_mb: default_disk(),
         }
     }
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::allow::{self, AllowList};
 use super::layers::{self, Found, Layer, Layers};
+use super::totals;
 use super::{env, CommandOutcome, Job, Limits, Policy, REFUSED};
 use crate::process::{self, Group};
 
@@ -56,18 +57,71 @@ pub(super) fn run_with(
         out.stopped_by = Some(REFUSED.into());
         return out;
     }
-    let vars = env::boxed(&private.home(), &private.tmp(), &job.env);
-    let Planned {
-        layers,
-        setup,
-        ruleset,
-        report,
-    } = planned;
-    let ran = execute(job, &vars, setup, report.as_ref(), started_in);
-    drop(ruleset);
+    let vars = env::boxed(&planned.home, &planned.tmp, &job.env);
+    // Each part is moved out when it is used up: the seccomp ruleset is dropped once the
+    // command ran, the cgroups once their totals were read.
+    let mut planned = planned;
+    let watch = WatchPlan {
+        limits: &policy.limits,
+        memory: !found.totals.memory_by_cgroup(),
+        dirs: planned.watched,
+        share: planned.share.as_ref().map(|(read, _)| read),
+    };
+    let ran = execute(
+        job,
+        &vars,
+        planned.setup,
+        planned.report.as_ref(),
+        Some(watch),
+        started_in,
+    );
+    drop(planned.ruleset);
     let mut out = ran.outcome;
-    out.stopped_by = stopped_by(&out, ran.signal, &policy.limits, job.timeout);
-    out.layers = Some(layers);
+    #[cfg(target_os = "linux")]
+    if let (Some(step), Some(about)) = (ran.failed_step, &planned.view_about) {
+        if step == super::child::Step::View {
+            let what = ran
+                .failed_part
+                .and_then(|n| about.get(n))
+                .map_or("building it", String::as_str);
+            out.tail = format!("{} ({what})", out.tail);
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = &planned.view_about;
+    let by_cgroup = planned
+        .cgroups
+        .as_ref()
+        .and_then(|c| c.stopped(&policy.limits));
+    drop(planned.cgroups);
+    out.stopped_by = ran
+        .stopped
+        .or(by_cgroup)
+        .or_else(|| stopped_by(&out, ran.signal, &policy.limits, job.timeout))
+        .or_else(|| {
+            let refused = [
+                "Resource temporarily unavailable",
+                "BlockingIOError",
+                "Cannot fork",
+            ]
+            .iter()
+            .any(|s| out.tail.contains(s));
+            let counted = found.user || found.totals.pids_by_cgroup();
+            (out.exit_code != Some(0)
+                && counted
+                && (ran.peak >= policy.limits.processes as usize || refused))
+                .then(|| totals::process_stop(&policy.limits, "a fork past it was refused"))
+        });
+    if let Some(by) = &out.stopped_by {
+        if by.starts_with("memory total")
+            || by.starts_with("disk total")
+            || by.starts_with("process total")
+        {
+            planned.layers.totals.detail =
+                format!("{}; it stopped this command", planned.layers.totals.detail);
+        }
+    }
+    out.layers = Some(planned.layers);
     out
 }
 
@@ -80,11 +134,11 @@ pub fn run_bare(job: &Job<'_>) -> CommandOutcome {
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
         .chain(job.env.iter().cloned())
         .collect();
-    execute(job, &vars, None, None, &|_| {}).outcome
+    execute(job, &vars, None, None, None, &|_| {}).outcome
 }
 
 /// The box's own directories for one command: a home, a temporary directory and a
-/// `/dev/shm`, removed with it.
+/// `/dev/shm`, and the empty directory its own root is built on; removed with it.
 struct Private {
     dir: tempfile::TempDir,
 }
@@ -97,7 +151,7 @@ impl Private {
             Some(d) => builder.tempdir_in(d)?,
             None => builder.tempdir()?,
         };
-        for sub in ["home", "tmp", "shm"] {
+        for sub in ["home", "tmp", "shm", "root"] {
             std::fs::create_dir(dir.path().join(sub))?;
         }
         Ok(Private { dir })
@@ -111,6 +165,11 @@ impl Private {
     fn shm(&self) -> std::path::PathBuf {
         self.dir.path().join("shm")
     }
+    /// Where the box's own root is built (an empty directory).
+    #[cfg(target_os = "linux")]
+    fn root(&self) -> std::path::PathBuf {
+        self.dir.path().join("root")
+    }
 }
 
 /// The layers planned for one command, and what the child needs to set them up.
@@ -121,6 +180,17 @@ struct Planned {
     ruleset: Option<OwnedFd>,
     /// The pipe the child reports a failing set-up step on: (read, write).
     report: Option<(OwnedFd, OwnedFd)>,
+    /// The socket pair the child hands its tmpfs over on: (read, write).
+    share: Option<(OwnedFd, OwnedFd)>,
+    /// The box's control groups, when its totals are kept by them.
+    cgroups: Option<totals::Cgroups>,
+    /// The directories on disk whose growth counts toward the disk total.
+    watched: Vec<std::path::PathBuf>,
+    /// What each step of building its root is about (for an error).
+    view_about: Option<Vec<String>>,
+    /// Its home and temporary directory, as it sees them.
+    home: std::path::PathBuf,
+    tmp: std::path::PathBuf,
 }
 
 /// What the child does: [`super::child::Setup`] on Linux, nothing elsewhere.
@@ -140,6 +210,7 @@ fn plan(job: &Job<'_>, policy: &Policy, found: &Found, private: &Private) -> Pla
     );
     #[cfg(not(target_os = "linux"))]
     let (pid, net, mount) = (false, false, false);
+    let view_wanted = found.view && mount;
     let vars: Vec<(String, String)> = std::env::vars().collect();
     let mut allow = AllowList::system(&vars, &policy.read, pid && mount);
     allow.read.extend(job.read.iter().cloned());
@@ -159,20 +230,55 @@ fn plan(job: &Job<'_>, policy: &Policy, found: &Found, private: &Private) -> Pla
             .map_or_else(|| "not available here".to_string(), |(_, w)| w.clone())
     };
     let (ruleset, filesystem) = match ruleset {
-        Ok(Some(fd)) => (
+        Ok(Some(fd)) if view_wanted => (
             Some(fd),
             Layer::held(format!(
-                "Landlock ABI {}: reads and writes by allow-list",
+                "Landlock ABI {} and a root of its own: reads and writes by allow-list, everything else of the machine absent or read-only (no mode, time or attribute changes outside its writable places)",
                 found.landlock_abi
             )),
+        ),
+        Ok(Some(fd)) => (
+            Some(fd),
+            Layer::held_but(
+                format!(
+                    "Landlock ABI {}: reads and writes by allow-list",
+                    found.landlock_abi
+                ),
+                format!(
+                    "no root of its own ({}): it can change the mode, times and extended attributes of files it may read",
+                    why_not("view")
+                ),
+            ),
         ),
         Ok(None) => (None, Layer::missing(why_not("filesystem"))),
         Err(e) => (None, Layer::missing(format!("no Landlock ruleset: {e}"))),
     };
+    #[cfg(target_os = "linux")]
+    let seccomp = (!net && found.seccomp)
+        .then(|| super::seccomp::network(view_wanted).ok())
+        .flatten();
+    #[cfg(not(target_os = "linux"))]
+    let seccomp: Option<()> = None;
     let network = if net {
-        Layer::held("own network namespace: only its own loopback")
+        Layer::held(
+            "own network namespace: only its own loopback; no socket of the machine's in reach",
+        )
+    } else if seccomp.is_some() {
+        let unix = if view_wanted {
+            "unix sockets only within its own root"
+        } else {
+            "no unix socket but socketpairs"
+        };
+        Layer::held(format!(
+            "no network namespace here ({}): sockets of every other family refused by a seccomp filter, {unix}{}",
+            why_not("network"),
+            if tcp_by_landlock && ruleset.is_some() { ", TCP refused by Landlock too" } else { "" }
+        ))
     } else if tcp_by_landlock && ruleset.is_some() {
-        Layer::held("TCP bind and connect refused by Landlock (no network namespace here)")
+        Layer::missing(format!(
+            "{}: only TCP is refused (Landlock); UDP, netlink and unix sockets reach out",
+            why_not("network")
+        ))
     } else {
         Layer::missing(why_not("network"))
     };
@@ -196,7 +302,14 @@ fn plan(job: &Job<'_>, policy: &Policy, found: &Found, private: &Private) -> Pla
             why_not("privileges")
         ))
     };
-    let limits = Layer::held(describe_limits(&policy.limits, found.user));
+    let limits = Layer::held(describe_limits(&policy.limits));
+    let cgroups = (found.totals.pids_by_cgroup() || found.totals.memory_by_cgroup())
+        .then(|| totals::Cgroups::new(&found.totals, &policy.limits))
+        .and_then(|r| {
+            r.map_err(|e| tracing::debug!("no control group for this command: {e}"))
+                .ok()
+        });
+    let totals = describe_totals(&policy.limits, found, cgroups.is_some(), view_wanted, root);
     let environment = if layers::harden_self() {
         Layer::held("scrubbed environment; git triad is non-dumpable")
     } else {
@@ -208,41 +321,134 @@ fn plan(job: &Job<'_>, policy: &Policy, found: &Found, private: &Private) -> Pla
         processes,
         privileges,
         limits,
+        totals,
         environment,
     };
     let report = pipe().ok();
+    let share = view_wanted.then(|| socket_pair().ok()).flatten();
+    let mut watched: Vec<std::path::PathBuf> = job.write.clone();
+    if !view_wanted {
+        watched.push(private.dir.path().to_path_buf());
+    }
+    #[cfg(target_os = "linux")]
+    let view = if view_wanted {
+        let p = super::view::Private {
+            dir: private.dir.path(),
+            root: &private.root(),
+            size: policy.limits.disk_mb.saturating_mul(1024 * 1024),
+        };
+        match super::view::plan(&allow, &p, pid, job.dir) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                tracing::debug!("no root of its own for this command: {e}");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    #[cfg(target_os = "linux")]
+    let view_about = view.as_ref().map(|v| v.about.clone());
+    #[cfg(not(target_os = "linux"))]
+    let view_about = None;
     #[cfg(target_os = "linux")]
     let setup = report.as_ref().map(|(_, write)| {
-        setup_for(
+        let mut s = setup_for(
             found,
             &policy.limits,
             ruleset.as_ref().map(AsRawFd::as_raw_fd),
             write.as_raw_fd(),
             &private.shm(),
             root,
-        )
+            cgroups.is_some(),
+        );
+        s.cgroups = cgroups
+            .as_ref()
+            .map(|c| c.procs.iter().map(AsRawFd::as_raw_fd).collect())
+            .unwrap_or_default();
+        s.seccomp = seccomp;
+        s.share = share.as_ref().map(|(_, w)| w.as_raw_fd());
+        if view.is_some() {
+            s.proc_mount = None;
+            s.shm = None;
+        }
+        s.view = view;
+        s
     });
     #[cfg(not(target_os = "linux"))]
     let setup = None;
+    #[cfg(target_os = "linux")]
+    let (home, tmp) = if view_about.is_some() {
+        (super::view::BOX_HOME.into(), super::view::BOX_TMP.into())
+    } else {
+        (private.home(), private.tmp())
+    };
+    #[cfg(not(target_os = "linux"))]
+    let (home, tmp) = (private.home(), private.tmp());
     Planned {
         layers,
         setup,
         ruleset,
         report,
+        share,
+        cgroups,
+        watched,
+        view_about,
+        home,
+        tmp,
     }
 }
 
-/// The limits as the record says them.
-fn describe_limits(l: &Limits, user_namespace: bool) -> String {
-    let processes = if user_namespace {
-        format!(", {} processes", l.processes)
-    } else {
-        String::new()
-    };
+/// The per-process limits as the record says them.
+fn describe_limits(l: &Limits) -> String {
     format!(
-        "CPU {} s a process, memory {} MiB, files up to {} MiB{processes}",
+        "CPU {} s, memory {} MiB and files up to {} MiB, each process",
         l.cpu_secs, l.memory_mb, l.file_mb
     )
+}
+
+/// The totals as the record says them: how each is kept here, or why it is not.
+fn describe_totals(l: &Limits, found: &Found, cgroup: bool, view: bool, root: bool) -> Layer {
+    let processes = if cgroup && found.totals.pids_by_cgroup() {
+        Some("a control group")
+    } else if found.user && !root {
+        Some("RLIMIT_NPROC in its own user namespace")
+    } else {
+        None
+    };
+    let memory = if cgroup && found.totals.memory_by_cgroup() {
+        "a control group"
+    } else {
+        "watched by git triad, which stops it past the total"
+    };
+    let disk = if view {
+        "its home and temporary directory a tmpfs of that size, its scratch copy and build cache watched by git triad"
+    } else {
+        "watched by git triad, which stops it past the total"
+    };
+    let said = format!(
+        "{} processes at once ({}), {} MiB of memory ({memory}), {} MiB of disk ({disk})",
+        l.processes,
+        processes.unwrap_or("not kept"),
+        l.memory_mb,
+        l.disk_mb
+    );
+    match processes {
+        Some(_) => Layer::held(said),
+        None => Layer::missing(format!(
+            "{said}: no control group here ({}) and {}",
+            found
+                .totals
+                .why_not
+                .as_deref()
+                .unwrap_or("none could be made"),
+            if root {
+                "the per-user process limit does not bind root"
+            } else {
+                "no user namespace in which the per-user process limit counts only the box"
+            }
+        )),
+    }
 }
 
 /// What the child does for the layers `found` gives.
@@ -254,6 +460,7 @@ fn setup_for(
     report: std::os::fd::RawFd,
     shm: &Path,
     root: bool,
+    cgroup: bool,
 ) -> super::child::Setup {
     use super::child::{Limit, Setup};
     use std::ffi::CString;
@@ -293,25 +500,110 @@ fn setup_for(
             value: 0,
         },
     ];
-    // Counted per user: only in a namespace of its own does the count start at the box.
-    if found.user {
+    // Counted per user: only in a namespace of its own does the count start at the box
+    // (and root is never held by it). A control group counts it otherwise.
+    if found.user && !root && !cgroup {
         rl.push(Limit {
             resource: libc::RLIMIT_NPROC,
             value: limits.processes,
         });
     }
+    let abi = landlock::ABI::from(found.landlock_abi as i32);
     Setup {
         parent,
         unshare: ns,
         id_maps,
+        maps_as_user: !root,
+        env: environment_region(),
+        cgroups: Vec::new(),
         pid_namespace: pid,
         proc_mount: (pid && mount).then(|| (c("/proc"), c("proc"))),
         shm,
+        view: None,
         loopback: ns & libc::CLONE_NEWNET != 0,
         limits: rl,
         drop_capabilities: found.user || root,
         landlock: ruleset,
+        write_access: {
+            use landlock::Access;
+            landlock::AccessFs::from_all(abi).bits()
+        },
+        seccomp: None,
+        share: None,
         report,
+    }
+}
+
+/// Where this process's initial environment lies in its memory (`/proc/self/stat`'s
+/// `env_start` and `env_end`), read once.
+#[cfg(target_os = "linux")]
+fn environment_region() -> Option<(usize, usize)> {
+    static REGION: std::sync::OnceLock<Option<(usize, usize)>> = std::sync::OnceLock::new();
+    *REGION.get_or_init(|| {
+        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        let (_, rest) = stat.rsplit_once(')')?;
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        // Fields 50 and 51 of proc(5), counted from the state (field 3).
+        let start = fields.get(47)?.parse().ok()?;
+        let end = fields.get(48)?.parse().ok()?;
+        Some((start, end))
+    })
+}
+
+/// A close-on-exec unix socket pair: (one end, the other).
+fn socket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    use std::os::fd::FromRawFd;
+    let mut fds: [libc::c_int; 2] = [0; 2];
+    // SAFETY: socketpair(2) writes two new descriptors into `fds`, owned from here on.
+    let r = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_DGRAM | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both were just created and are owned by nothing else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// The descriptor the child handed over on `socket`, if it did (non-blocking).
+fn received_fd(socket: &OwnedFd) -> Option<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    let mut space = [0u64; 8];
+    // SAFETY: msghdr points at buffers we own for the duration of the call; CMSG_* walk
+    // the control buffer the kernel filled.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = space.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&space) as _;
+        if libc::recvmsg(
+            socket.as_raw_fd(),
+            &mut msg,
+            libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
+        ) < 0
+        {
+            return None;
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if cmsg.is_null()
+            || (*cmsg).cmsg_level != libc::SOL_SOCKET
+            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+        {
+            return None;
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg) as *const libc::c_int);
+        Some(std::fs::File::from_raw_fd(fd))
     }
 }
 
@@ -329,7 +621,7 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
 
 /// What stopped the command, when a limit of the box did: its wall clock, or the signal a
 /// limit sends (`signal`, the shell's exit code 128 + that signal, or the line a shell
-/// prints when it sees one of its commands killed by it).
+/// prints when it sees one of its commands killed by it), or the box's tmpfs full.
 fn stopped_by(
     out: &CommandOutcome,
     signal: Option<i32>,
@@ -356,6 +648,12 @@ fn stopped_by(
             limits.cpu_secs
         ));
     }
+    if out.exit_code != Some(0) && out.tail.contains("No space left on device") {
+        return Some(totals::disk_stop(
+            limits,
+            "a write was refused: its own home and temporary directory are full",
+        ));
+    }
     None
 }
 
@@ -378,38 +676,61 @@ fn detect() -> Found {
     }
     #[cfg(target_os = "linux")]
     {
+        let totals = totals::find();
         let all = libc::CLONE_NEWPID | libc::CLONE_NEWNET | libc::CLONE_NEWNS | libc::CLONE_NEWIPC;
         // SAFETY: geteuid(2) reads nothing of ours.
         let root = unsafe { libc::geteuid() } == 0;
-        let mut tries = vec![(libc::CLONE_NEWUSER | all, true)];
+        // An explicit user namespace even for root (its capabilities stay outside), a root
+        // of its own where a mount namespace allows one.
+        let mut tries = vec![
+            (libc::CLONE_NEWUSER | all, true, true),
+            (libc::CLONE_NEWUSER | all, true, false),
+        ];
         if root {
-            tries.push((all, false));
+            tries.push((all, false, true));
+            tries.push((all, false, false));
         }
         tries.push((
             libc::CLONE_NEWUSER | libc::CLONE_NEWNET | libc::CLONE_NEWIPC,
             true,
+            false,
         ));
-        tries.push((0, false));
+        tries.push((0, false, false));
         let mut landlock_abi = abi;
-        for (ns, user) in tries {
+        let mut seccomp = true;
+        let mut first_failure: Option<String> = None;
+        let mut last_failure: Option<String> = None;
+        for (ns, user, view) in tries {
             loop {
                 let found = Found {
                     namespaces: ns,
                     user,
+                    view,
+                    seccomp,
                     landlock_abi,
-                    why_not: Vec::new(),
+                    totals: totals.clone(),
+                    why_not: why_not.clone(),
                 };
                 match try_layers(&found) {
                     Ok(()) => {
                         let mut found = found;
+                        let why = first_failure
+                            .clone()
+                            .unwrap_or_else(|| "the kernel refused it".into());
                         if ns & libc::CLONE_NEWPID == 0 {
-                            why_not.push(("processes", "no PID namespace here".into()));
+                            why_not.push(("processes", format!("no PID namespace here ({why})")));
                         }
                         if ns & libc::CLONE_NEWNET == 0 {
-                            why_not.push(("network", "no network namespace here".into()));
+                            why_not.push(("network", format!("no network namespace ({why})")));
                         }
                         if !user {
-                            why_not.push(("privileges", "no user namespace here".into()));
+                            why_not.push(("privileges", format!("no user namespace here ({why})")));
+                        }
+                        if !view {
+                            why_not.push((
+                                "view",
+                                format!("no mount namespace to build it in ({why})"),
+                            ));
                         }
                         found.why_not = why_not;
                         return found;
@@ -421,17 +742,39 @@ fn detect() -> Found {
                         ));
                         landlock_abi = 0;
                     }
+                    Err((Some(super::child::Step::Seccomp), e)) if seccomp => {
+                        tracing::debug!("no seccomp filter here: {e}");
+                        seccomp = false;
+                    }
                     Err((step, e)) => {
-                        tracing::debug!(?step, "box layers {ns:#x} not available: {e}");
+                        tracing::debug!(
+                            ?step,
+                            "box layers {ns:#x} (view {view}) not available: {e}"
+                        );
+                        first_failure.get_or_insert(e.clone());
+                        last_failure = Some(e);
                         break;
                     }
                 }
             }
         }
+        // Not even a bare start worked: every layer says why, not "not available".
+        let why = format!(
+            "no command could start in the box here ({})",
+            last_failure.unwrap_or_else(|| "no reason given".into())
+        );
+        for layer in ["filesystem", "network", "processes", "privileges", "view"] {
+            if !why_not.iter().any(|(l, _)| *l == layer) {
+                why_not.push((layer, why.clone()));
+            }
+        }
         Found {
             namespaces: 0,
             user: false,
+            view: false,
+            seccomp: false,
             landlock_abi: 0,
+            totals,
             why_not,
         }
     }
@@ -439,12 +782,16 @@ fn detect() -> Found {
     Found {
         namespaces: 0,
         user: false,
+        view: false,
+        seccomp: false,
         landlock_abi: abi,
+        totals: Default::default(),
         why_not: vec![
             ("filesystem", "the box's layers are Linux features".into()),
             ("network", "the box's layers are Linux features".into()),
             ("processes", "the box's layers are Linux features".into()),
             ("privileges", "the box's layers are Linux features".into()),
+            ("view", "the box's layers are Linux features".into()),
         ],
     }
 }
@@ -454,8 +801,8 @@ fn detect() -> Found {
 #[cfg(target_os = "linux")]
 fn try_layers(found: &Found) -> Result<(), (Option<super::child::Step>, String)> {
     let private = Private::new(None).map_err(|e| (None, e.to_string()))?;
-    let dir = private.tmp();
-    let job = Job::new("true", &dir, Duration::from_secs(30));
+    let dir = tempfile::tempdir().map_err(|e| (None, e.to_string()))?;
+    let job = Job::new("true", dir.path(), Duration::from_secs(30));
     let planned = plan(&job, &Policy::default(), found, &private);
     if found.landlock_abi > 0 && planned.ruleset.is_none() {
         return Err((
@@ -463,12 +810,44 @@ fn try_layers(found: &Found) -> Result<(), (Option<super::child::Step>, String)>
             planned.layers.filesystem.detail.clone(),
         ));
     }
-    let vars = env::boxed(&private.home(), &private.tmp(), &[]);
-    let ran = execute(&job, &vars, planned.setup, planned.report.as_ref(), &|_| {});
+    if found.view && found.namespaces & libc::CLONE_NEWNS != 0 && planned.view_about.is_none() {
+        return Err((
+            Some(super::child::Step::View),
+            "its root could not be planned".into(),
+        ));
+    }
+    let vars = env::boxed(&planned.home, &planned.tmp, &[]);
+    let ran = execute(
+        &job,
+        &vars,
+        planned.setup,
+        planned.report.as_ref(),
+        None,
+        &|_| {},
+    );
     match ran.outcome.exit_code {
         Some(0) => Ok(()),
-        _ => Err((ran.failed_step, ran.outcome.tail)),
+        _ => {
+            let what = ran
+                .failed_part
+                .zip(planned.view_about.as_ref())
+                .and_then(|(n, about)| about.get(n))
+                .map(|w| format!(" ({w})"))
+                .unwrap_or_default();
+            Err((ran.failed_step, format!("{}{what}", ran.outcome.tail)))
+        }
     }
+}
+
+/// What the watch of a running box needs.
+struct WatchPlan<'a> {
+    limits: &'a Limits,
+    /// Whether memory is watched here (no control group limits it).
+    memory: bool,
+    /// The directories whose growth counts toward the disk total.
+    dirs: Vec<std::path::PathBuf>,
+    /// Where the child hands over its tmpfs.
+    share: Option<&'a OwnedFd>,
 }
 
 /// What [`execute`] saw of a command beyond its outcome.
@@ -476,19 +855,26 @@ struct Executed {
     outcome: CommandOutcome,
     /// The signal that ended it, if one did.
     signal: Option<i32>,
-    /// The step of the box's set-up that failed, if one did.
+    /// The total the watch stopped it for, if it did.
+    stopped: Option<String>,
+    /// Most of its processes seen at once.
+    peak: usize,
+    /// The step of the box's set-up that failed, if one did, and which part of it.
     #[cfg(target_os = "linux")]
     failed_step: Option<super::child::Step>,
+    #[cfg(target_os = "linux")]
+    failed_part: Option<usize>,
 }
 
 /// Starts `sh -c command` in `job.dir` with `vars` and, with a `setup`, the box's layers
-/// (a failing step is read from `report`); streams its output, kills it (and all it
-/// started) at its timeout.
+/// (a failing step is read from `report`); streams its output, watches its totals
+/// (`watch`), kills it (and all it started) at its timeout.
 fn execute(
     job: &Job<'_>,
     vars: &[(String, String)],
     setup: Option<Setup>,
     report: Option<&(OwnedFd, OwnedFd)>,
+    watch: Option<WatchPlan<'_>>,
     started_in: &dyn Fn(Group),
 ) -> Executed {
     let started = Instant::now();
@@ -544,6 +930,11 @@ fn execute(
     if let Some(g) = group {
         started_in(g);
     }
+    let mut watch = watch.map(|w| {
+        let mut watch = totals::Watch::new(child.id() as i32, w.limits, w.memory, w.dirs);
+        watch.tmpfs = w.share.and_then(received_fd);
+        (watch, w.limits)
+    });
     if let Some(out) = child.stdout.take() {
         streams.push(Box::new(out));
     }
@@ -567,6 +958,7 @@ fn execute(
         });
     }
     let mut timed_out = false;
+    let mut stopped = None;
     let mut wait = Duration::from_millis(1);
     let status = loop {
         match child.try_wait() {
@@ -579,6 +971,13 @@ fn execute(
                 break None;
             }
             Ok(None) => {
+                if let Some(stop) = watch.as_mut().and_then(|(w, l)| w.look(l)) {
+                    stopped = Some(stop);
+                    kill_group(&child);
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
                 std::thread::sleep(wait);
                 wait = (wait * 2).min(Duration::from_millis(20));
             }
@@ -620,25 +1019,37 @@ fn execute(
             duration_ms: started.elapsed().as_millis() as u64,
             layers: None,
             stopped_by: None,
+            left_out: Vec::new(),
         },
         signal,
+        stopped,
+        peak: watch.map_or(0, |(w, _)| w.peak),
         #[cfg(target_os = "linux")]
         failed_step: None,
+        #[cfg(target_os = "linux")]
+        failed_part: None,
     }
 }
 
 /// What a command that could not be started did: when the box's set-up failed (reported
 /// on `report`), the step and why.
 fn not_started(command: &str, e: &std::io::Error, report: Option<&(OwnedFd, OwnedFd)>) -> Executed {
+    #[cfg(target_os = "linux")]
+    const BYTES: usize = super::child::REPORT_BYTES;
+    #[cfg(not(target_os = "linux"))]
+    const BYTES: usize = 9;
     let failed = report.and_then(|(read, _)| {
-        let mut buf = [0u8; 5];
+        let mut buf = [0u8; BYTES];
         let mut f = std::fs::File::from(read.try_clone().ok()?);
         set_nonblocking(&f);
         f.read_exact(&mut buf).ok()?;
-        Some(buf[0])
+        let part = u32::from_ne_bytes([buf[5], buf[6], buf[7], buf[8]]) as usize;
+        Some((buf[0], part))
     });
     #[cfg(target_os = "linux")]
-    let failed_step = failed.and_then(super::child::Step::from_byte);
+    let failed_step = failed.and_then(|(b, _)| super::child::Step::from_byte(b));
+    #[cfg(target_os = "linux")]
+    let failed_part = failed.map(|(_, p)| p);
     #[cfg(not(target_os = "linux"))]
     let _ = failed;
     #[cfg(target_os = "linux")]
@@ -651,8 +1062,12 @@ fn not_started(command: &str, e: &std::io::Error, report: Option<&(OwnedFd, Owne
     Executed {
         outcome: CommandOutcome::not_run(command, tail),
         signal: None,
+        stopped: None,
+        peak: 0,
         #[cfg(target_os = "linux")]
         failed_step,
+        #[cfg(target_os = "linux")]
+        failed_part,
     }
 }
 

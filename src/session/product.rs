@@ -1,9 +1,12 @@
 //! What a session's tools ask of git triad itself, typed: a tool call becomes a
 //! [`Request`] here, once, with its arguments checked (a slug, a run id, a range, a
 //! workflow by its registered name), and the [`Product`] does it in this process and
-//! answers a typed [`Answer`] (the exit code, what it printed). The session never spawns
-//! its own program and never reads an exit status as a number; the command layer that
-//! implements [`Product`] is the same code every subcommand runs.
+//! answers a typed [`Answer`]: the operation's outcome ([`Outcome`]: the runs, the review,
+//! the chamber session, from [`crate::ops`]) or a typed [`Failure`], the exit code, and
+//! what was printed for the model to read. The session never spawns its own program, never
+//! reads an exit status as a number and never finds a failure in printed text; the command
+//! layer implements [`Product`] (it alone loads a configuration from the user's layers and
+//! `-c` overrides) by calling the operations through the same code every subcommand runs.
 
 use std::path::Path;
 
@@ -11,8 +14,11 @@ use serde_json::Value;
 
 use super::tools::{arg, args_list};
 use crate::exit::ExitCode;
-use crate::task::spec;
-use crate::workflow::Workflow;
+use crate::ops::tasks::Listed;
+use crate::ops::{Chambered, Ran, Reviewed};
+use crate::pipeline::{CorruptRun, RunState};
+use crate::task::{spec, Task};
+use crate::workflow_name::Workflow;
 
 /// One thing a session asks git triad to do, on its worktree.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,43 +122,125 @@ impl Request {
     }
 }
 
-/// What git triad answered a request.
+/// What a request came to, typed: the operation's own outcome ([`crate::ops`]), never
+/// read back from what the command printed.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The runs the pipeline drove (`run_pipeline`, `resume_run`): the one asked for, then
+    /// the run it unblocked, if it finished that run's last dependency.
+    Ran(Vec<Ran>),
+    /// A review (`review_range`).
+    Reviewed(Box<Reviewed>),
+    /// A chamber session (`open_chamber`), as it stands.
+    Chambered(Box<Chambered>),
+    /// The tasks (`list_tasks`), by slug.
+    Tasks(Vec<Listed>),
+    /// Runs (`list_runs`: every run, newest first, and the records that do not load;
+    /// `show_run`: the one asked for).
+    Runs {
+        /// The runs whose record loads.
+        runs: Vec<RunState>,
+        /// The runs whose record does not load.
+        corrupt: Vec<CorruptRun>,
+    },
+    /// The task a person's answers were recorded on (`answer_task`), back at the stage
+    /// that asked.
+    Answered(Box<Task>),
+    /// Nothing was done (`review_range` with nothing new to review).
+    Nothing,
+}
+
+impl Outcome {
+    /// The outcome in a sentence, for an answer whose exit code says it failed without an
+    /// error (a run that ended `failed`, a review at its failing threshold).
+    pub fn described(&self) -> String {
+        match self {
+            Outcome::Ran(runs) => match runs.last() {
+                Some(ran) => format!(
+                    "run {} ended {}{}",
+                    ran.state.run_id(),
+                    ran.state.status().as_str(),
+                    ran.state
+                        .stop_reason()
+                        .map(|r| format!(": {}", r.describe()))
+                        .unwrap_or_default()
+                ),
+                None => "no run was driven".into(),
+            },
+            Outcome::Reviewed(r) => format!("the review's verdict is {}", r.review.verdict),
+            Outcome::Chambered(c) => format!(
+                "chamber session {} is {}",
+                c.session.id,
+                c.session.status.as_str()
+            ),
+            Outcome::Tasks(tasks) => format!("{} task(s)", tasks.len()),
+            Outcome::Runs { runs, corrupt } => {
+                format!("{} run(s), {} unreadable", runs.len(), corrupt.len())
+            }
+            Outcome::Answered(task) => format!("task {} is {}", task.slug, task.state),
+            Outcome::Nothing => "there was nothing to do".into(),
+        }
+    }
+}
+
+/// Why a request failed, as the command line would show it: the error, its causes and
+/// what to do next, each typed, never read back from printed text.
 #[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// What went wrong.
+    pub error: String,
+    /// Its causes, outermost first.
+    pub causes: Vec<String>,
+    /// What to do next, one line each.
+    pub hints: Vec<String>,
+}
+
+impl Failure {
+    /// The failure as `error: …`, `caused by: …` and `hint: …` lines.
+    pub fn lines(&self) -> Vec<String> {
+        std::iter::once(format!("error: {}", self.error))
+            .chain(self.causes.iter().map(|c| format!("caused by: {c}")))
+            .chain(self.hints.iter().map(|h| format!("hint: {h}")))
+            .collect()
+    }
+}
+
+/// What git triad answered a request.
+#[derive(Debug)]
 pub struct Answer {
     /// How the command ended.
     pub exit: ExitCode,
+    /// What it came to, or why it failed.
+    pub outcome: Result<Outcome, Failure>,
     /// What it printed for its caller (a run's report, a list).
     pub out: String,
-    /// What it said while it worked, and its error with hints when it failed.
+    /// What it said while it worked.
     pub said: String,
 }
 
 impl Answer {
-    /// The answer as the model is told it: the outcome with what was printed, or, for an
-    /// error or a usage error, the failure with its error line and hints (`Err`).
+    /// The answer as the model is told it: the outcome with what was printed, or, for a
+    /// failure (an error, or an outcome whose exit code says it failed), why (`Err`).
     pub fn told(&self, command: &str) -> Result<String, String> {
-        if let Some(meaning) = self.exit.outcome() {
-            return Ok(format!(
-                "exit {} ({meaning})\n{}",
-                self.exit.code(),
-                self.out.trim()
-            ));
-        }
-        let lines: Vec<&str> = self.said.lines().filter(|l| !l.trim().is_empty()).collect();
-        // The error line first (what a transcript shows), then its hints.
-        let first = lines
-            .iter()
-            .position(|l| l.starts_with("error"))
-            .unwrap_or(lines.len().saturating_sub(12));
-        Err(format!(
-            "git triad {command} failed (exit {}): {}\n{}",
-            self.exit.code(),
-            lines[first..]
-                .iter()
+        let why = match (&self.outcome, self.exit.outcome()) {
+            (Ok(_), Some(meaning)) => {
+                return Ok(format!(
+                    "exit {} ({meaning})\n{}",
+                    self.exit.code(),
+                    self.out.trim()
+                ))
+            }
+            (Ok(outcome), None) => outcome.described(),
+            (Err(failure), _) => failure
+                .lines()
+                .into_iter()
                 .take(12)
-                .cloned()
                 .collect::<Vec<_>>()
                 .join("\n"),
+        };
+        Err(format!(
+            "git triad {command} failed (exit {}): {why}\n{}",
+            self.exit.code(),
             self.out.trim()
         )
         .trim_end()
@@ -267,19 +355,27 @@ mod tests {
 
     #[test]
     fn an_answer_tells_an_outcome_or_the_failure_with_its_error_first() {
-        let halted = Answer {
-            exit: ExitCode::Halt,
-            out: "run r1: HALT\n".into(),
-            said: "triad: [1/4 architect] ...\n".into(),
+        let done = Answer {
+            exit: ExitCode::Ok,
+            outcome: Ok(Outcome::Runs {
+                runs: Vec::new(),
+                corrupt: Vec::new(),
+            }),
+            out: "No runs yet.\n".into(),
+            said: String::new(),
         };
-        assert_eq!(
-            halted.told("run").unwrap(),
-            "exit 3 (HALT: the arbiter stopped the run for a human)\nrun r1: HALT"
-        );
+        assert_eq!(done.told("log").unwrap(), "exit 0 (done)\nNo runs yet.");
+        // The failure is told from its typed parts, whatever else was said while it worked
+        // (a line of it that starts with "error" included).
         let usage = Answer {
             exit: ExitCode::Usage,
+            outcome: Err(Failure {
+                error: "there is no task `x`".into(),
+                causes: vec![],
+                hints: vec!["create it".into()],
+            }),
             out: String::new(),
-            said: "triad: note\nerror: there is no task `x`\nhint: create it\n".into(),
+            said: "triad: note\nerrors: 3 seen in the log\n".into(),
         };
         assert_eq!(
             usage.told("run").unwrap_err(),

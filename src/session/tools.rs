@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::model::ToolSpec;
-use crate::workflow::Workflow;
+use crate::workflow_name::Workflow;
 
 /// Most bytes of one tool answer a conversation receives; the rest is cut with a note.
 pub const OUTPUT_BYTES: usize = 8 * 1024;
@@ -119,7 +119,7 @@ pub fn orchestrator_tools() -> Vec<ToolSpec> {
             "Run Architect, Implement, Refactor and Verify on a committed task, each stage reviewed by an arbiter model that did not build it. Blocks until the run ends; answers its verdict, branch and changes.",
             object(
                 json!({"task": string("The task's slug."),
-                       "workflow": json!({"type": "string", "enum": Workflow::names(),
+                       "workflow": json!({"type": "string", "enum": Workflow::NAMES,
                                           "description": format!("How the solution is made (default {}).", Workflow::default())})}),
                 &["task"],
             ),

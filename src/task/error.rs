@@ -48,9 +48,9 @@ pub enum TaskError {
         /// What is missing.
         why: String,
     },
-    /// A run status the workflow does not know.
-    #[error("`{0}` is not a run status (approved, flagged, halted, retries_exhausted, budget_exceeded, failed, waiting_on_user)")]
-    UnknownStatus(String),
+    /// A run's end was recorded while the run is still `running`.
+    #[error("run {0} is still running: only a run that ended moves its task on")]
+    NotEnded(String),
     /// APPROVE is not routed per stage: the run's end decides approval.
     #[error("the {stage} stage answered APPROVE: stage approvals are not routed; on_run_end records the run's result")]
     ApproveNotRouted {

@@ -4,14 +4,15 @@
 pub mod answers;
 pub mod error;
 pub mod example;
+pub mod lifecycle;
 pub mod machine;
 pub mod outcome;
 pub mod response;
 pub mod route;
+pub mod run_status;
 pub mod spec;
 pub mod state;
 pub mod store;
-pub mod workflow;
 
 pub use error::TaskError;
 pub use example::Example;
@@ -19,5 +20,6 @@ pub use machine::Machine;
 pub use outcome::{Dependency, Outcome, StageMeta};
 pub use response::{ArbiterDecision, Decision, SpecialistResponse};
 pub use route::route;
+pub use run_status::RunStatus;
 pub use spec::{Requirement, Scope, TaskSpec, TaskSpecError, TestsPolicy};
 pub use state::{Actor, Answer, EventKind, HistoryEntry, Task, TaskState};

@@ -5,39 +5,24 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The structured outcome every stage answer carries (seed 004). There is no free-form
-/// "reject": every "no" says what would unblock it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Outcome {
-    /// The stage did its work.
-    Approve,
-    /// Missing inputs; `questions` says which.
-    NeedsInfo,
-    /// Wrong role; `suggested_role` says which.
-    OutOfScope,
-    /// A dependency must come first; `dependencies` says which.
-    Blocked,
-    /// Infeasible under the constraints; `alternatives` proposes a cheaper path.
-    TooCostly,
-    /// Violates a rule; `policy_refs` and `alternatives`.
-    PolicyViolation,
-    /// Too uncertain; `evidence_needed`.
-    LowConfidence,
-}
-
-impl Outcome {
-    /// The wire name (`NEEDS_INFO`).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Approve => "APPROVE",
-            Outcome::NeedsInfo => "NEEDS_INFO",
-            Outcome::OutOfScope => "OUT_OF_SCOPE",
-            Outcome::Blocked => "BLOCKED",
-            Outcome::TooCostly => "TOO_COSTLY",
-            Outcome::PolicyViolation => "POLICY_VIOLATION",
-            Outcome::LowConfidence => "LOW_CONFIDENCE",
-        }
+crate::names::named! {
+    /// The structured outcome every stage answer carries (seed 004), by its wire name
+    /// (`NEEDS_INFO`). There is no free-form "reject": every "no" says what would unblock it.
+    pub enum Outcome: "a stage outcome", written SCREAMING_SNAKE_CASE {
+        /// The stage did its work.
+        Approve,
+        /// Missing inputs; `questions` says which.
+        NeedsInfo,
+        /// Wrong role; `suggested_role` says which.
+        OutOfScope,
+        /// A dependency must come first; `dependencies` says which.
+        Blocked,
+        /// Infeasible under the constraints; `alternatives` proposes a cheaper path.
+        TooCostly,
+        /// Violates a rule; `policy_refs` and `alternatives`.
+        PolicyViolation,
+        /// Too uncertain; `evidence_needed`.
+        LowConfidence,
     }
 }
 
@@ -103,19 +88,10 @@ pub fn parse_meta(answer: &str) -> Result<StageMeta, String> {
         .or_else(|e| serde_json::from_str(&lenient(json)).map_err(|_| e))
         .map_err(|e| format!("the ```json metadata block is not valid JSON ({e})"))?;
     if let Some(o) = value.get("outcome").and_then(Value::as_str) {
-        let known = [
-            "APPROVE",
-            "NEEDS_INFO",
-            "OUT_OF_SCOPE",
-            "BLOCKED",
-            "TOO_COSTLY",
-            "POLICY_VIOLATION",
-            "LOW_CONFIDENCE",
-        ];
-        if !known.contains(&o) {
+        if Outcome::parse(o).is_none() {
             return Err(format!(
                 "`outcome` is \"{o}\", which is not allowed: use one of {} (a plain \"no\" must say what would unblock it)",
-                known.join(", ")
+                Outcome::NAMES.join(", ")
             ));
         }
     }
@@ -304,6 +280,32 @@ pub fn outcome_details(meta: &StageMeta) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_outcome_reads_back_by_its_wire_name() {
+        for o in Outcome::ALL {
+            assert_eq!(Outcome::parse(o.as_str()), Some(o));
+            assert_eq!(serde_json::to_value(o).unwrap(), o.as_str());
+            assert_eq!(
+                serde_json::from_value::<Outcome>(o.as_str().into()).unwrap(),
+                o
+            );
+        }
+        // The words every stage answer, prompt and task record carries.
+        assert_eq!(
+            Outcome::NAMES,
+            [
+                "APPROVE",
+                "NEEDS_INFO",
+                "OUT_OF_SCOPE",
+                "BLOCKED",
+                "TOO_COSTLY",
+                "POLICY_VIOLATION",
+                "LOW_CONFIDENCE"
+            ]
+        );
+        assert_eq!(Outcome::parse("needs_info"), None);
+    }
 
     #[test]
     fn meta_requires_a_structured_outcome() {

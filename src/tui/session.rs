@@ -560,5 +560,5 @@ fn stop_now() {
     // SAFETY: kill(0, …) signals our own process group, as the terminal's Ctrl-C does.
     unsafe { libc::kill(0, libc::SIGINT) };
     std::thread::sleep(Duration::from_secs(2));
-    std::process::exit(130);
+    std::process::exit(crate::exit::ExitCode::INTERRUPTED);
 }

@@ -23,6 +23,24 @@ pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_git-triad"))
 }
 
+/// Runs `cmd` to its end with `stdin` on its standard input.
+fn with_stdin(cmd: &mut Command, stdin: &str) -> Run {
+    use std::io::Write;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn the command");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    Run::from(child.wait_with_output().unwrap())
+}
+
 /// A hermetic environment: a temp HOME, a user config path, extra env vars.
 pub struct TestEnv {
     /// Owns the temp directory (deleted on drop).
@@ -231,22 +249,12 @@ impl TestEnv {
 
     /// Runs `git-triad` with stdin.
     pub fn triad_stdin(&self, cwd: &Path, args: &[&str], stdin: &str) -> Run {
-        use std::io::Write;
-        let mut child = self
-            .command(bin(), cwd)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn git-triad");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(stdin.as_bytes())
-            .unwrap();
-        Run::from(child.wait_with_output().unwrap())
+        with_stdin(self.command(bin(), cwd).args(args), stdin)
+    }
+
+    /// Runs the real `git` CLI with arguments in `cwd`, `stdin` on its standard input.
+    pub fn git_stdin(&self, cwd: &Path, args: &[&str], stdin: &str) -> Run {
+        with_stdin(self.command("git", cwd).args(args), stdin)
     }
 
     /// Runs the real `git` CLI with arguments in `cwd`; git-triad is on its PATH so
@@ -438,4 +446,18 @@ pub fn copy_dir(from: &Path, to: &Path) {
             std::fs::copy(e.path(), dest).unwrap();
         }
     }
+}
+
+/// The pids of processes whose command line is `sleep <seconds>`: what a test's job left
+/// running (each test picks its own number of seconds, so tests never count each other's).
+pub fn sleepers(seconds: &str) -> Vec<u32> {
+    let want = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want.as_bytes())
+        })
+        .collect()
 }

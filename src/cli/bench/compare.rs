@@ -6,22 +6,19 @@
 //! shown the verify command's failure at the base as that stage is, and may make as many
 //! model calls as the pipeline made (counted in the ledger under the run's id).
 
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
-
-use super::BenchArgs;
+use super::args::{BenchArgs, ReportFormat};
 use crate::cli::{out, say, CommandError, CommandResult, Context};
 use crate::config::{LoadedConfig, Role};
-use crate::model::budget::Ledger;
+use crate::ops::compare::CompareError;
 use crate::pipeline::baseline::{plain_loop, LoopRequest};
 use crate::pipeline::plan::committed_task;
-use crate::pipeline::{Stage, VerifyPlan};
+use crate::pipeline::VerifyPlan;
 use crate::routing::compare::{
-    judge_branch, loop_budget, Arm, Calls, CompareRun, Judged, CONFIGS, LOOP,
+    judge_branch, loop_budget, Arm, ArmStatus, Calls, CompareRun, Judged, LoopStatus, CONFIGS, LOOP,
 };
-use crate::task::workflow::committed_slugs;
+use crate::task::lifecycle::committed_slugs;
 use crate::task::TaskSpec;
 
 /// Runs `git triad bench --compare`.
@@ -144,7 +141,7 @@ pub(super) fn run(ctx: &Context, args: &BenchArgs, loaded: &LoadedConfig) -> Com
             runs.extend(judged);
         }
     }
-    let json = args.format == super::ReportFormat::Json;
+    let json = args.format == ReportFormat::Json;
     out(&if json {
         crate::report::compare::json(&runs, check)
     } else {
@@ -243,7 +240,11 @@ fn loop_arm(
         task: the_loop.spec.id.clone(),
         run: the_loop.run,
         config: LOOP.into(),
-        status: if outcome.passed { "passed" } else { "failed" }.into(),
+        status: ArmStatus::Loop(if outcome.passed {
+            LoopStatus::Passed
+        } else {
+            LoopStatus::Failed
+        }),
         claimed: outcome.passed,
         branch: outcome.branch,
         builder: the_loop.builder.clone(),
@@ -254,8 +255,9 @@ fn loop_arm(
     })
 }
 
-/// Runs the pipeline on `slug` with arbiter mode `mode` as `git triad run` would, in its own
-/// process, and counts its model calls in the ledger.
+/// Runs the pipeline on `slug` with arbiter mode `mode` as `git triad run --task <slug>
+/// --arbiter <mode>` would, in this process ([`crate::ops::Ops::compare_arm`]), its
+/// progress as lines on stderr.
 fn pipeline_arm(
     ctx: &Context,
     repo: &git2::Repository,
@@ -263,92 +265,56 @@ fn pipeline_arm(
     mode: &str,
     n: u32,
 ) -> CommandResult<Arm> {
-    let started = Instant::now();
-    let exe = std::env::current_exe()
-        .map_err(|e| CommandError::failure(format!("cannot find this program: {e}")))?;
-    let mut cmd = Command::new(exe);
-    cmd.current_dir(&ctx.cwd);
-    for o in &ctx.overrides {
-        cmd.arg("-c").arg(o);
-    }
-    if ctx.quiet {
-        cmd.arg("-q");
-    }
-    cmd.args([
-        "--no-tui",
-        "run",
-        "--task",
-        slug,
-        "--arbiter",
-        mode,
-        "--json",
-    ])
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::inherit());
-    let output = cmd
-        .output()
-        .map_err(|e| CommandError::failure(format!("cannot start `git triad run`: {e}")))?;
-    let seconds = started.elapsed().as_secs_f64();
-    let text = String::from_utf8_lossy(&output.stdout);
-    let report: Reported = serde_json::from_str(text.trim()).map_err(|e| {
-        CommandError::failure(format!(
-            "`git triad run --task {slug} --arbiter {mode}` gave no run report ({e}; exit {:?})",
-            output.status.code()
-        ))
-        .hint(format!(
-            "run `git triad run --task {slug} --arbiter {mode}` yourself to see why"
-        ))
-    })?;
-    let ledger = repo.path().join("triad").join("ledger.jsonl");
-    let records = Ledger::new(ledger.clone()).read().map_err(|e| {
-        CommandError::failure(format!(
-            "cannot read {} to count the run's model calls: {e}",
-            ledger.display()
-        ))
-        .hint("the comparison gives the loop as many calls as the pipeline made; make the file readable and compare again")
-    })?;
-    let builder = report
-        .stages
-        .iter()
-        .find(|s| s.stage == Stage::Implement)
-        .map(|s| s.model.clone())
-        .unwrap_or_default();
-    Ok(Arm {
+    let req = arm_request(slug, mode);
+    let host = Lines { ctx };
+    let ops = crate::cli::helper::ops(ctx, repo, &host);
+    ops.compare_arm(ctx.load_config()?, &req, mode, n)
+        .map_err(|e| {
+            let again = format!("run `git triad run --task {slug} --arbiter {mode}` yourself to see why");
+            match e {
+                CompareError::Ledger { .. } => CommandError::failure(e.to_string()).hint(
+                    "the comparison gives the loop as many calls as the pipeline made; make the file readable and compare again",
+                ),
+                CompareError::Start(e) => CommandError::from(e).hint(again),
+                CompareError::Run(e) => CommandError::from(*e).hint(again),
+            }
+        })
+}
+
+/// The run of pipeline arm `mode` on `slug`, as `git triad run --task <slug> --arbiter
+/// <mode>` asks it: every other choice at the command's default.
+pub(crate) fn arm_request(slug: &str, mode: &str) -> crate::pipeline::RunRequest {
+    crate::pipeline::RunRequest {
         task: slug.to_string(),
-        run: n,
-        config: mode.to_string(),
-        claimed: matches!(report.status.as_str(), "approved" | "flagged"),
-        status: report.status,
-        branch: report.branch,
-        builder,
-        calls: Calls::of_run(&records, &report.run),
-        call_budget: None,
-        cost_usd: report.cost_usd,
-        seconds,
-    })
+        mode: crate::config::ArbiterMode::ALL
+            .into_iter()
+            .find(|m| m.as_str() == mode),
+        ..Default::default()
+    }
 }
 
-/// What the comparison reads of `run --json` (a [`RunReport`](crate::report::run::RunReport)).
-#[derive(Deserialize)]
-struct Reported {
-    /// The run id, under which the ledger records its calls.
-    run: String,
-    /// Where the run stands (`approved`, `halted`, …).
-    status: String,
-    /// Its scratch branch.
-    branch: Option<String>,
-    /// Its stages, with the model of each.
-    stages: Vec<ReportedStage>,
-    /// USD it spent.
-    cost_usd: f64,
+/// The comparison as a run's host: notes as `triad: …` lines and the run's progress as
+/// plain lines on stderr (none with `--quiet`), never a live view: the arms run one after
+/// another under the comparison's own progress lines.
+struct Lines<'c> {
+    ctx: &'c Context,
 }
 
-/// What the comparison reads of one stage of `run --json`.
-#[derive(Deserialize)]
-struct ReportedStage {
-    /// Which.
-    stage: Stage,
-    /// The model of its last attempt.
-    model: String,
+impl crate::pipeline::Host for Lines<'_> {
+    fn note(&self, line: &str) {
+        if !self.ctx.quiet {
+            say(&format!("triad: {line}"));
+        }
+    }
+
+    fn watch(
+        &self,
+        _client: &crate::model::ModelClient,
+        _start: &crate::pipeline::RunState,
+        go: crate::pipeline::drive::Go<'_>,
+    ) -> crate::pipeline::drive::Driven {
+        go(&crate::cli::progress::Lines {
+            enabled: !self.ctx.quiet,
+        })
+    }
 }

@@ -2,200 +2,22 @@
 //! opens a session and runs it; `respond`, `act` and `resume` are the founder's way on;
 //! `list`, `show` and `stats` read the sessions recorded under `refs/triad/chamber/`.
 
+mod args;
 mod records;
+mod session;
 
-use std::io::{BufRead, IsTerminal, Write};
+pub use args::{
+    ActArgs, ActionArg, AskArgs, ChamberArgs, ChamberCommand, LevelArg, ListArgs, RespondArgs,
+    ResumeArgs, ShowArgs, StatsArgs, TraceFormat,
+};
+pub use session::finish;
+use session::{approve, warn};
 
-use clap::{Args, Subcommand, ValueEnum};
-
-use super::{out, say, CommandError, CommandResult, Context};
-use crate::chamber::engine::{Chamber, EngineError};
-use crate::chamber::open::{self, Opening};
-use crate::chamber::{founder, limits, trace, FounderRole, Level, Session, Status};
-use crate::cli::helper::{client_for, ensure_local_servers, need_repo};
-use crate::config::LoadedConfig;
+use super::{CommandError, CommandResult, Context};
+use crate::chamber::Level;
+use crate::cli::helper::{need_repo, ops, Terminal};
 use crate::exit::ExitCode;
-
-/// Ask two or three models a question that has no single right answer, and let a
-/// different arbiter synthesize (seed 003).
-///
-/// The panel answers independently (none sees another); written rules decide whether it
-/// disagrees, and only then is there one round of cross-examination; the arbiter weighs
-/// the evidence, keeps the minority and signs its name, or says honestly that there is no
-/// consensus. Every phase is a commit under refs/triad/chamber/<id>
-/// (`git show refs/triad/chamber/<id>:trace.md`).
-///
-/// Use it for a design choice, a scope cut, whether a flagged risk is real, an estimate.
-/// A session costs about two calls per panelist and two for the arbiter; the caps are
-/// chamber.sessions_per_day (10), chamber.session_usd ($3.00, checked before every call)
-/// and chamber.monthly_usd ($100).
-///
-/// Example: git triad chamber ask "Split the parser into its own crate now?" --context src/parse.rs
-#[derive(Debug, Args)]
-pub struct ChamberArgs {
-    /// What to do.
-    #[command(subcommand)]
-    pub command: ChamberCommand,
-}
-
-/// The chamber's subcommands.
-#[derive(Debug, Subcommand)]
-pub enum ChamberCommand {
-    /// Open a session on a question and run it to its synthesis.
-    Ask(AskArgs),
-    /// List the sessions, newest first.
-    List(ListArgs),
-    /// Show one session's whole trace: every answer, rule, round, action and cost.
-    Show(ShowArgs),
-    /// Give the founder's structured input (contributor, verifier, challenger) and go on.
-    Respond(RespondArgs),
-    /// Record the founder's action on a synthesis: accepted, revised or rejected.
-    Act(ActArgs),
-    /// Run the remaining phases of a session that stopped (a kill, a cap since raised).
-    Resume(ResumeArgs),
-    /// What the chamber decided and spent, and whether an arbiter-panelist wins too often.
-    Stats(StatsArgs),
-}
-
-/// Criticality of a session you open (Level 1 needs no chamber).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
-pub enum LevelArg {
-    /// Auto-quorum, for reversible decisions: arbiter confidence 8/10 or more accepts,
-    /// less escalates to Level 3.
-    #[value(name = "2")]
-    Two,
-    /// With the founder: the estimated cost is shown and approved first.
-    #[value(name = "3")]
-    #[default]
-    Three,
-}
-
-/// Open a session and run it.
-#[derive(Debug, Default, Args)]
-pub struct AskArgs {
-    /// The decision to deliberate, as a question.
-    pub question: String,
-    /// Context every panelist reads: a TaskSpec id, a file, or a revision (repeatable).
-    /// Private files (privacy.withhold, key-shaped content) are refused.
-    #[arg(long, value_name = "FILE|REV|TASK")]
-    pub context: Vec<String>,
-    /// The panel: two or three distinct registry models (default chamber.panel, else the
-    /// distinct models of the roles).
-    #[arg(long, value_name = "M1,M2[,M3]", value_delimiter = ',')]
-    pub panel: Vec<String>,
-    /// The arbiter (default chamber.arbiter, else the first arbiter-role model).
-    #[arg(long, value_name = "M")]
-    pub arbiter: Option<String>,
-    /// Criticality: 2 (auto-quorum) or 3 (with you).
-    #[arg(long, value_enum, default_value_t = LevelArg::Three)]
-    pub level: LevelArg,
-    /// Your part at Level 3: approver (act on the synthesis), challenger (challenge it, up
-    /// to two rounds), contributor (your input is weighed), verifier (your claim is checked).
-    #[arg(long, value_enum, value_name = "ROLE")]
-    pub founder_role: Option<FounderRole>,
-    /// Approve a Level 3 session's estimated cost without asking (for scripts).
-    #[arg(long)]
-    pub yes: bool,
-    /// How to print it (`--format json` or `--json`).
-    #[command(flatten)]
-    pub output: crate::cli::helper::Output,
-}
-
-/// Output formats of `chamber show` and `chamber list`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TraceFormat {
-    /// For the terminal.
-    Text,
-    /// For a pull request or a decision record.
-    Markdown,
-    /// The session record itself.
-    Json,
-}
-
-/// List the sessions.
-#[derive(Debug, Args)]
-pub struct ListArgs {
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
-    pub format: TraceFormat,
-}
-
-/// Show one session.
-#[derive(Debug, Args)]
-pub struct ShowArgs {
-    /// The session id (a unique prefix is enough).
-    pub id: String,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = TraceFormat::Text)]
-    pub format: TraceFormat,
-}
-
-/// The founder's structured input.
-#[derive(Debug, Args)]
-pub struct RespondArgs {
-    /// The session id.
-    pub id: String,
-    /// Your position in a few words.
-    #[arg(long)]
-    pub stance: String,
-    /// Why.
-    #[arg(long)]
-    pub reasoning: String,
-    /// How sure you are, 1 to 10.
-    #[arg(long, value_parser = clap::value_parser!(u8).range(1..=10))]
-    pub confidence: u8,
-    /// What you want weighed: a file, a measurement, a link (repeatable, at most five).
-    #[arg(long, value_name = "POINTER")]
-    pub evidence: Vec<String>,
-    /// More context for a challenge round: a TaskSpec id, a file or a revision (repeatable).
-    #[arg(long, value_name = "FILE|REV|TASK")]
-    pub context: Vec<String>,
-    /// Approve the next phases' cost without asking.
-    #[arg(long)]
-    pub yes: bool,
-}
-
-/// The founder's action on a synthesis.
-#[derive(Debug, Args)]
-pub struct ActArgs {
-    /// The session id.
-    pub id: String,
-    /// What you did with the synthesis.
-    #[arg(value_enum)]
-    pub action: ActionArg,
-    /// Why, or what you changed.
-    #[arg(long)]
-    pub note: Option<String>,
-}
-
-/// Actions on a synthesis.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ActionArg {
-    /// Taken as it is.
-    Accepted,
-    /// Taken with changes (say which with --note).
-    Revised,
-    /// Not taken.
-    Rejected,
-}
-
-/// Resume a session.
-#[derive(Debug, Args)]
-pub struct ResumeArgs {
-    /// The session id.
-    pub id: String,
-    /// Approve the remaining phases' cost without asking.
-    #[arg(long)]
-    pub yes: bool,
-}
-
-/// The chamber's figures.
-#[derive(Debug, Args)]
-pub struct StatsArgs {
-    /// How to print it (`--format json` or `--json`).
-    #[command(flatten)]
-    pub output: crate::cli::helper::Output,
-}
+use crate::ops::chamber::{Ask, ChamberError, Chambered};
 
 /// Runs `git triad chamber`.
 pub fn run(ctx: &Context, args: &ChamberArgs) -> CommandResult {
@@ -210,218 +32,55 @@ pub fn run(ctx: &Context, args: &ChamberArgs) -> CommandResult {
     }
 }
 
+/// `chamber ask`: the operation opens the session ([`crate::ops::Ops::chamber_open`]), the
+/// founder approves a Level 3 session's cost here, and the operation runs it.
 fn ask(ctx: &Context, args: &AskArgs) -> CommandResult {
+    let chambered = asked(ctx, args)?;
+    finish(&chambered, args.output.json())
+}
+
+/// `chamber ask` up to the session as it stands, typed (a session's tool reads it; what it means
+/// is still said by [`finish`]).
+pub fn asked(ctx: &Context, args: &AskArgs) -> CommandResult<Chambered> {
     let repo = need_repo(ctx)?;
     let loaded = ctx.load_config()?;
-    let config = &loaded.config;
-    if args.question.trim().is_empty() {
-        return Err(CommandError::usage("the question is empty"));
+    let host = Terminal { ctx };
+    let ops = ops(ctx, repo, &host);
+    let opened = ops.chamber_open(
+        &loaded,
+        &Ask {
+            question: args.question.clone(),
+            context: args.context.clone(),
+            panel: args.panel.clone(),
+            arbiter: args.arbiter.clone(),
+            level: match args.level {
+                LevelArg::Two => Level::Two,
+                LevelArg::Three => Level::Three,
+            },
+            founder_role: args.founder_role,
+        },
+    )?;
+    warn(ctx, &opened.notices);
+    if opened.session.assessment.level == Level::Three {
+        approve(ctx, &ops, &loaded, &opened.session, args.yes)?;
     }
-    let profile = loaded.active_profile(&ctx.env);
-    let roles = |r| loaded.role_models(r, profile.as_deref());
-    let configured = loaded.chamber_defaults(profile.as_deref());
-    let (panel, arbiter) = founder::panel(
-        config,
-        &roles,
-        &configured,
-        &args.panel,
-        args.arbiter.as_deref(),
-    )
-    .map_err(CommandError::usage)?;
-    let context = args
-        .context
-        .iter()
-        .map(|c| open::context_item(repo, config, c))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(CommandError::usage)?;
-    let level = match args.level {
-        LevelArg::Two => Level::Two,
-        LevelArg::Three => Level::Three,
-    };
-    if level == Level::Two && args.founder_role.is_some() {
-        return Err(CommandError::usage(
-            "--founder-role is for Level 3 sessions; a Level 2 session runs without you",
-        ));
-    }
-    let used = open::used(repo, None);
-    let notices = limits::may_start(&config.chamber, used).map_err(limit_error)?;
-    warn(ctx, &notices);
-
-    let criteria = vec![format!(
-        "opened with `git triad chamber ask --level {}`",
-        level.as_str()
-    )];
-    let mut session = open::new_session(Opening {
-        question: args.question.trim().to_string(),
-        context,
-        level,
-        criteria,
-        source: "founder".into(),
-        founder_role: args.founder_role,
-        panel,
-        arbiter,
-        opened_by: Some("git triad chamber ask".into()),
-    });
-    let client = client_for(ctx, repo, &loaded);
-    if level == Level::Three {
-        approve(ctx, &client, &loaded, &session, args.yes)?;
-    }
-    drive(ctx, repo, &loaded, &client, &mut session, used)?;
-    finish(&session, args.output.json())
+    Ok(ops.chamber_drive(&loaded, opened.session, opened.used)?)
 }
 
-/// Asks for approval of a Level 3 session's estimated cost on a terminal; `--yes`
-/// approves; without a terminal and without `--yes`, refuses.
-pub(super) fn approve(
-    ctx: &Context,
-    client: &crate::model::ModelClient,
-    loaded: &LoadedConfig,
-    session: &Session,
-    yes: bool,
-) -> CommandResult<()> {
-    let est = open::estimate_usd(client, &loaded.config, session);
-    let what = format!(
-        "Level 3 chamber session: panel {}, arbiter {}; estimated cost at most ${est:.4} \
-         (cap {} a session, chamber.session_usd)",
-        session.panel.join(", "),
-        session.arbiter,
-        crate::model::money::usd(loaded.config.chamber.session_usd)
-    );
-    if yes {
-        if !ctx.quiet {
-            say(&format!("chamber: {what}; approved with --yes"));
+impl From<ChamberError> for CommandError {
+    fn from(e: ChamberError) -> Self {
+        match e {
+            ChamberError::Refused(why) => CommandError::usage(why),
+            ChamberError::Limit(hit) => CommandError::new(ExitCode::BudgetExceeded, hit.0),
+            ChamberError::Stopped { id, hit } => CommandError::new(ExitCode::BudgetExceeded, hit.0)
+                .hint(format!(
+                    "the session is recorded as stopped: `git triad chamber show {id}`; raise the cap \
+                     (-c chamber.session_usd=…) and `git triad chamber resume {id}`"
+                )),
+            ChamberError::Local(e) => (*e).into(),
+            e @ (ChamberError::NotRecorded { .. } | ChamberError::Runtime(_)) => {
+                CommandError::failure(e.to_string())
+            }
         }
-        return Ok(());
-    }
-    if ctx.headless || !(std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
-        return Err(CommandError::usage(format!(
-            "{what}; a Level 3 session needs your approval and there is no terminal to ask on"
-        ))
-        .hint("pass --yes to approve it from a script"));
-    }
-    let _ = write!(std::io::stderr(), "{what}\nProceed? [y/N] ");
-    let _ = std::io::stderr().flush();
-    let mut line = String::new();
-    std::io::stdin().lock().read_line(&mut line)?;
-    if matches!(line.trim(), "y" | "Y" | "yes" | "Yes") {
-        Ok(())
-    } else {
-        Err(CommandError::new(
-            ExitCode::WaitingOnUser,
-            "not approved: nothing was asked",
-        ))
-    }
-}
-
-/// Runs the session's remaining phases, every phase recorded, within the caps given what
-/// the other sessions `used`.
-pub(super) fn drive(
-    ctx: &Context,
-    repo: &git2::Repository,
-    loaded: &LoadedConfig,
-    client: &crate::model::ModelClient,
-    session: &mut Session,
-    used: limits::Used,
-) -> CommandResult<()> {
-    let mut models = session.panel.clone();
-    models.push(session.arbiter.clone());
-    ensure_local_servers(ctx, loaded, &models)?;
-    client.set_run(Some(&format!("chamber/{}", session.id)));
-    let quiet = ctx.quiet;
-    let progress = move |line: &str| {
-        if !quiet {
-            say(line);
-        }
-    };
-    let chamber = Chamber {
-        client,
-        config: &loaded.config,
-        repo_root: repo.workdir(),
-        guard: limits::Guard::new(&loaded.config.chamber, used.month_usd),
-        progress: &progress,
-    };
-    let rt = super::runtime()?;
-    match rt.block_on(open::drive(repo, &chamber, session)) {
-        Ok(()) => Ok(()),
-        Err(EngineError::Limit(hit)) => Err(limit_error(hit).hint(format!(
-            "the session is recorded as stopped: `git triad chamber show {}`; raise the cap \
-             (-c chamber.session_usd=…) and `git triad chamber resume {}`",
-            session.id, session.id
-        ))),
-        Err(EngineError::Git(e)) => Err(CommandError::failure(format!(
-            "cannot record chamber session {}: {e}",
-            session.id
-        ))),
-    }
-}
-
-fn limit_error(hit: limits::LimitHit) -> CommandError {
-    CommandError::new(ExitCode::BudgetExceeded, hit.0)
-}
-
-fn warn(ctx: &Context, notices: &[String]) {
-    if !ctx.quiet {
-        for n in notices {
-            say(&format!("warning: {n}"));
-        }
-    }
-}
-
-/// Prints where a session stands and returns its exit code: 6 while it waits on you (your
-/// input, or your action on its synthesis — a consensus or the honest "no consensus", both
-/// valid outcomes), 0 once accepted (automatically at Level 2, or by your `chamber act`),
-/// 1 when it has no synthesis.
-pub(super) fn finish(session: &Session, json: bool) -> CommandResult {
-    let text = if json {
-        format!(
-            "{}\n",
-            serde_json::to_string_pretty(session).unwrap_or_default()
-        )
-    } else {
-        trace::summary(session)
-    };
-    out(&text)?;
-    let id = &session.id;
-    let next = |line: String| say(&format!("hint: {line}"));
-    match session.status {
-        Status::AwaitingInput => {
-            next(format!(
-                "the panel has answered; give your input as {}: git triad chamber respond {id} \
-                 --stance … --reasoning … --confidence N [--evidence …]",
-                session.founder_role.map_or("founder", |r| r.as_str())
-            ));
-            Ok(ExitCode::WaitingOnUser)
-        }
-        Status::AwaitingAction if session.escalated() => {
-            next(format!(
-                "escalated to Level 3: git triad chamber act {id} accepted|revised|rejected"
-            ));
-            Ok(ExitCode::WaitingOnUser)
-        }
-        Status::AwaitingAction => {
-            let challenge = session.founder_role == Some(FounderRole::Challenger)
-                && session.challenges.len() < crate::chamber::engine::MAX_CHALLENGES;
-            next(format!(
-                "act on it: git triad chamber act {id} accepted|revised|rejected{}",
-                if challenge {
-                    format!(", or challenge it: git triad chamber respond {id} --stance …")
-                } else {
-                    String::new()
-                }
-            ));
-            Ok(ExitCode::WaitingOnUser)
-        }
-        Status::AutoAccepted | Status::Closed => Ok(ExitCode::Ok),
-        Status::Stopped | Status::Open => Err(CommandError::failure(format!(
-            "chamber session {id} has no synthesis: {}",
-            session
-                .stop_reason
-                .as_deref()
-                .unwrap_or("it stopped before the arbiter answered")
-        ))
-        .hint(format!("its trace: git triad chamber show {id}"))
-        .hint(format!(
-            "once the cause is fixed (a model back up, a cap raised): git triad chamber resume {id}"
-        ))),
     }
 }

@@ -1,16 +1,16 @@
 //! The chamber subcommands that work on recorded sessions: list, show, respond, act,
 //! resume, stats.
 
-use super::super::{ok, out, say, CommandError, CommandResult, Context};
-use super::{
-    approve, drive, finish, warn, ActArgs, ActionArg, ListArgs, RespondArgs, ResumeArgs, ShowArgs,
-    StatsArgs, TraceFormat,
+use super::super::{ok, out, CommandError, CommandResult, Context};
+use super::args::{
+    ActArgs, ActionArg, ListArgs, RespondArgs, ResumeArgs, ShowArgs, StatsArgs, TraceFormat,
 };
-use crate::chamber::founder::{self, Responded};
+use super::session::{approve, finish, warn};
+use crate::chamber::founder;
 use crate::chamber::store::{self, Store};
 use crate::chamber::{open, stats as chamber_stats, trace, FounderAction, FounderInput, Level};
 use crate::chamber::{Session, Status};
-use crate::cli::helper::{client_for, need_repo};
+use crate::cli::helper::{need_repo, ops, Terminal};
 
 fn load(repo: &git2::Repository, id: &str) -> CommandResult<Session> {
     store::resolve(repo, id)
@@ -64,7 +64,7 @@ pub(super) fn show(ctx: &Context, args: &ShowArgs) -> CommandResult {
 pub(super) fn respond(ctx: &Context, args: &RespondArgs) -> CommandResult {
     let repo = need_repo(ctx)?;
     let loaded = ctx.load_config()?;
-    let mut session = load(repo, &args.id)?;
+    let session = load(repo, &args.id)?;
     if args.evidence.len() > 5 {
         return Err(CommandError::usage(
             "at most five --evidence pointers: put the primary one first",
@@ -79,47 +79,16 @@ pub(super) fn respond(ctx: &Context, args: &RespondArgs) -> CommandResult {
     if input.stance.is_empty() {
         return Err(CommandError::usage("--stance is empty"));
     }
-    let added = args
-        .context
-        .iter()
-        .map(|c| open::context_item(repo, &loaded.config, c))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(CommandError::usage)?
-        .into_iter()
-        .map(|c| format!("## {}\n\n{}", c.label, c.text))
-        .collect::<Vec<_>>();
-    let added = (!added.is_empty()).then(|| added.join("\n\n"));
-    let evidence = input.evidence.clone();
-    let done = founder::respond(&mut session, input, added).map_err(CommandError::usage)?;
-    if done == Responded::ToVerify {
-        // The claim is checked against what git triad reads and runs, not only the models'
-        // knowledge: its evidence's files and the repository's tests at HEAD.
-        if !ctx.quiet {
-            say("chamber: reading the claim's evidence and running the tests at HEAD in the box");
-        }
-        let sources = open::claim_sources(repo, &loaded.config, &evidence);
-        if let Some(v) = session.verification.as_mut() {
-            v.sources = sources;
-        }
-    }
-    let what = match done {
-        Responded::Contributed => "the founder's input (contributor)".to_string(),
-        Responded::ToVerify => "the founder's claim to verify (verifier)".to_string(),
-        Responded::Challenged(n) => format!("the founder's challenge {n}"),
-    };
+    let host = Terminal { ctx };
+    let ops = ops(ctx, repo, &host);
+    let answered = ops.chamber_respond(&loaded, session, input, &args.context)?;
     // Approved before the input is recorded: a refusal leaves the session as it was, so
     // the same `respond` with --yes still works.
-    let client = client_for(ctx, repo, &loaded);
-    if session.assessment.level == Level::Three {
-        approve(ctx, &client, &loaded, &session, args.yes)?;
+    if answered.session.assessment.level == Level::Three {
+        approve(ctx, &ops, &loaded, &answered.session, args.yes)?;
     }
-    save(repo, &session, &what)?;
-    if !ctx.quiet {
-        say(&format!("chamber: recorded {what}; the session goes on"));
-    }
-    let used = open::used(repo, Some(&session.id));
-    drive(ctx, repo, &loaded, &client, &mut session, used)?;
-    finish(&session, false)
+    let chambered = ops.chamber_go_on(&loaded, answered)?;
+    finish(&chambered, false)
 }
 
 /// `chamber act`.
@@ -196,13 +165,14 @@ pub(super) fn resume(ctx: &Context, args: &ResumeArgs) -> CommandResult {
         }
     }
     session.stop_reason = None;
-    let client = client_for(ctx, repo, &loaded);
+    let host = Terminal { ctx };
+    let ops = ops(ctx, repo, &host);
     if session.assessment.level == Level::Three {
-        approve(ctx, &client, &loaded, &session, args.yes)?;
+        approve(ctx, &ops, &loaded, &session, args.yes)?;
     }
     let used = open::used(repo, Some(&session.id));
-    drive(ctx, repo, &loaded, &client, &mut session, used)?;
-    finish(&session, false)
+    let chambered = ops.chamber_drive(&loaded, session, used)?;
+    finish(&chambered, false)
 }
 
 /// `chamber stats`.

@@ -211,7 +211,10 @@ impl From<StartError> for CommandError {
             "set a panel of two or three registered models (-c chamber.panel=m1,m2 -c chamber.arbiter=m3), or run with --chamber off".into()
         }
         StartError::CandidatesWithoutPanel(_) => {
-            "add --workflow parallel or --workflow debate".into()
+            format!(
+                "add --workflow {}",
+                crate::pipeline::start::panel_workflows()
+            )
         }
         StartError::ConsensusWithoutRefactor(_) => {
             "drop --consensus, or use --workflow debate or sequential".into()

@@ -53,20 +53,29 @@ impl CommandError {
         self
     }
 
-    /// Renders `error: …`, `caused by: …` lines and `hint: …` lines, secrets redacted.
-    pub fn render(&self) -> String {
-        let mut s = String::new();
-        let _ = writeln!(s, "error: {}", self.error);
+    /// The causes of the error, outermost first, each once: an error that prints its
+    /// source inline does not have it repeated.
+    pub fn causes(&self) -> Vec<String> {
+        let mut causes = Vec::new();
         let mut source = self.error.source();
         let mut last = self.error.to_string();
         while let Some(cause) = source {
             let text = cause.to_string();
-            // Errors that print their source inline would repeat it.
             if !last.contains(&text) {
-                let _ = writeln!(s, "caused by: {text}");
+                causes.push(text.clone());
             }
             last = text;
             source = cause.source();
+        }
+        causes
+    }
+
+    /// Renders `error: …`, `caused by: …` lines and `hint: …` lines, secrets redacted.
+    pub fn render(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "error: {}", self.error);
+        for cause in self.causes() {
+            let _ = writeln!(s, "caused by: {cause}");
         }
         for h in &self.hints {
             let _ = writeln!(s, "hint: {h}");

@@ -2,8 +2,7 @@
 
 pub mod post_rewrite;
 pub mod pre_push;
-
-use std::io::{IsTerminal, Read};
+mod stdin;
 
 use clap::{Args, Subcommand};
 
@@ -32,16 +31,4 @@ pub fn run(ctx: &Context, args: &HookArgs) -> CommandResult {
         HookCommand::PrePush(a) => pre_push::run(ctx, a),
         HookCommand::PostRewrite(a) => post_rewrite::run(ctx, a),
     }
-}
-
-/// All of stdin, or nothing when it is a terminal (someone ran the hook by hand, or a tool
-/// like pre-commit that passes its input through the environment instead).
-fn read_stdin() -> std::io::Result<String> {
-    let mut stdin = std::io::stdin();
-    if stdin.is_terminal() {
-        return Ok(String::new());
-    }
-    let mut text = String::new();
-    stdin.read_to_string(&mut text)?;
-    Ok(text)
 }

@@ -3,7 +3,7 @@
 
 use clap::Args;
 
-use super::read_stdin;
+use super::stdin::read_stdin;
 use crate::cli::helper::need_repo;
 use crate::cli::{ok, CommandResult, Context};
 use crate::notes::rewrite::{copy_for_rewrite, parse_rewrites};

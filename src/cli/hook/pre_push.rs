@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::read_stdin;
+use super::stdin::read_stdin;
 use crate::cli::{ok, CommandError, CommandResult, Context};
 use crate::config::{LoadOptions, LoadedConfig, PrePushConfig};
 use crate::exit::ExitCode;

@@ -1,15 +1,17 @@
 //! `git triad notes push|fetch|sync`: exchange `refs/notes/triad` with a remote.
 //!
-//! The exchange itself, and its retries, are [`crate::notes::sync`]'s; this says what it did.
+//! The exchange itself is [`crate::ops::notes`]'s (and its retries [`crate::notes::sync`]'s);
+//! this says what it did.
 
 use clap::Args;
 
-use crate::cli::helper::{need_repo, note_trust};
+use crate::cli::helper::{need_repo, note_trust, ops, Terminal};
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
 use crate::notes::merge::MergeOutcome;
 use crate::notes::source::tracking_ref;
-use crate::notes::sync::{self, Fetched, SyncError};
+use crate::notes::sync::{Fetched, SyncError};
 use crate::notes::NOTES_REF;
+use crate::ops::notes::{NotesSyncError, Pushed};
 
 /// Which remote to exchange verdicts with.
 #[derive(Debug, Args)]
@@ -18,77 +20,69 @@ pub struct RemoteArgs {
     pub remote: Option<String>,
 }
 
-/// What `run` does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// Push only (fetching and merging only when the push is rejected).
-    Push,
-    /// Fetch and merge.
-    Fetch,
-    /// Fetch, merge, push.
-    Sync,
-}
+pub use crate::ops::notes::Mode;
 
-/// Runs `git triad notes push|fetch|sync`.
+/// Runs `git triad notes push|fetch|sync`: the operation exchanges the verdicts
+/// ([`crate::ops::Ops::notes_sync`]); this says what each side did.
 pub fn run(ctx: &Context, args: &RemoteArgs, mode: Mode) -> CommandResult {
     let repo = need_repo(ctx)?;
-    let remote = pick_remote(repo, args.remote.as_deref())?;
     let trust = note_trust(ctx);
-    if mode != Mode::Push {
-        let fetched = sync::fetch(repo, &remote, &trust).map_err(|e| sync_error(e, &remote))?;
-        out(&fetched_text(&fetched, &remote))?;
-    }
-    if mode != Mode::Fetch {
-        match sync::push(repo, &remote, &trust).map_err(|e| sync_error(e, &remote))? {
-            None => out("There are no local verdicts to push.\n")?,
-            Some(merged_first) => {
-                let mut s = String::new();
-                for fetched in &merged_first {
-                    s.push_str(&format!(
-                        "{remote} has verdicts you do not have yet; fetching them first and pushing the union of both.\n"
-                    ));
-                    s.push_str(&fetched_text(fetched, &remote));
-                }
-                s.push_str(&format!("Pushed {NOTES_REF} to {remote}.\n"));
-                out(&s)?;
+    let host = Terminal { ctx };
+    match ops(ctx, repo, &host).notes_sync(args.remote.as_deref(), mode, &trust) {
+        Ok(synced) => {
+            if let Some(fetched) = &synced.fetched {
+                out(&fetched_text(fetched, &synced.remote))?;
             }
+            if let Some(pushed) = &synced.pushed {
+                out(&pushed_text(pushed, &synced.remote))?;
+            }
+            ok()
         }
+        Err(NotesSyncError::Exchange {
+            error,
+            remote,
+            fetched,
+        }) => {
+            // What the fetch brought stays fetched, and is said before the push's failure.
+            if let Some(fetched) = &fetched {
+                out(&fetched_text(fetched, &remote))?;
+            }
+            Err(sync_error(error, &remote))
+        }
+        Err(e) => Err(remote_error(e)),
     }
-    ok()
 }
 
-/// The named remote, else `origin`, else the only remote.
-fn pick_remote(repo: &git2::Repository, named: Option<&str>) -> CommandResult<String> {
-    let remotes: Vec<String> = repo
-        .remotes()?
-        .iter()
-        .flatten()
-        .flatten()
-        .map(String::from)
-        .collect();
-    if let Some(name) = named {
-        return if remotes.iter().any(|r| r == name) {
-            Ok(name.to_string())
-        } else {
-            Err(
-                CommandError::usage(format!("there is no remote named `{name}`"))
-                    .hint(format!("remotes here: {}", list_or_none(&remotes))),
-            )
-        };
+/// What a push did, in sentences.
+fn pushed_text(pushed: &Pushed, remote: &str) -> String {
+    match pushed {
+        Pushed::Nothing => "There are no local verdicts to push.\n".into(),
+        Pushed::Pushed(merged_first) => {
+            let mut s = String::new();
+            for fetched in merged_first {
+                s.push_str(&format!(
+                    "{remote} has verdicts you do not have yet; fetching them first and pushing the union of both.\n"
+                ));
+                s.push_str(&fetched_text(fetched, remote));
+            }
+            s.push_str(&format!("Pushed {NOTES_REF} to {remote}.\n"));
+            s
+        }
     }
-    if remotes.iter().any(|r| r == "origin") {
-        return Ok("origin".into());
-    }
-    match remotes.as_slice() {
-        [only] => Ok(only.clone()),
-        [] => Err(
-            CommandError::usage("this repository has no remote to share verdicts with")
-                .hint("add one with `git remote add origin <url>`"),
-        ),
-        _ => Err(
-            CommandError::usage("there is no `origin` and several remotes; say which one")
-                .hint(format!("remotes here: {}", remotes.join(", "))),
-        ),
+}
+
+/// A remote that cannot be picked, with how to name one.
+fn remote_error(e: NotesSyncError) -> CommandError {
+    match &e {
+        NotesSyncError::NoSuchRemote { remotes, .. } => CommandError::usage(e.to_string())
+            .hint(format!("remotes here: {}", list_or_none(remotes))),
+        NotesSyncError::NoRemote => {
+            CommandError::usage(e.to_string()).hint("add one with `git remote add origin <url>`")
+        }
+        NotesSyncError::Ambiguous { remotes } => {
+            CommandError::usage(e.to_string()).hint(format!("remotes here: {}", remotes.join(", ")))
+        }
+        NotesSyncError::Git(_) | NotesSyncError::Exchange { .. } => CommandError::failure(e),
     }
 }
 

@@ -5,10 +5,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::{find, who};
+use super::record::{find, who};
 use crate::cli::helper::need_repo;
-use crate::cli::{ok, out, CommandError, CommandResult, Context};
-use crate::task::{answers, workflow, Task, TaskError, TaskState};
+use crate::cli::{out, CommandError, CommandResult, Context};
+use crate::exit::ExitCode;
+use crate::task::{answers, Task, TaskError, TaskState};
 
 /// Answer a task's questions.
 #[derive(Debug, Args)]
@@ -43,6 +44,12 @@ pub struct AnswerArgs {
 
 /// Runs `git triad task answer`.
 pub fn run(ctx: &Context, args: &AnswerArgs) -> CommandResult {
+    answered(ctx, args).map(|_| ExitCode::Ok)
+}
+
+/// Records the answers as `git triad task answer` does, says what comes next and answers
+/// the task, typed.
+pub fn answered(ctx: &Context, args: &AnswerArgs) -> CommandResult<Task> {
     let repo = need_repo(ctx)?;
     let Some((task, _)) = find(repo, &args.slug)? else {
         return Err(CommandError::from(TaskError::Unknown(args.slug.clone())));
@@ -63,8 +70,8 @@ pub fn run(ctx: &Context, args: &AnswerArgs) -> CommandResult {
         })?,
         None => edit_answers(ctx, repo, &task)?,
     };
-    let given = answers::read(&text, &task.questions).map_err(CommandError::from)?;
-    let task = workflow::answer(repo, &args.slug, given, &by).map_err(CommandError::from)?;
+    let task =
+        crate::ops::tasks::answer(repo, &args.slug, &text, &by).map_err(CommandError::from)?;
     let next = match &task.run {
         Some(run) => format!("next: `git triad resume {run}` continues the run with your answers"),
         None => format!(
@@ -79,7 +86,7 @@ pub fn run(ctx: &Context, args: &AnswerArgs) -> CommandResult {
         task.state,
         task.assigned_to
     ))?;
-    ok()
+    Ok(task)
 }
 
 /// Opens the user's editor on the answers template and returns what was saved.

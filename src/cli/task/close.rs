@@ -3,7 +3,7 @@
 
 use clap::Args;
 
-use super::decide;
+use super::record::decide;
 use crate::cli::{CommandResult, Context};
 use crate::task::{ArbiterDecision, Decision};
 

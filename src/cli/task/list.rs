@@ -5,8 +5,9 @@ use clap::Args;
 use serde::Serialize;
 
 use crate::cli::helper::need_repo;
-use crate::cli::{ok, out, CommandError, CommandResult, Context};
-use crate::task::{store, workflow, Task, TaskState};
+use crate::cli::{out, CommandError, CommandResult, Context};
+use crate::exit::ExitCode;
+use crate::ops::tasks::Listed;
 
 /// List tasks.
 #[derive(Debug, Args)]
@@ -39,68 +40,65 @@ struct Row<'a> {
 
 /// Runs `git triad task list`.
 pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
+    listed(ctx, args).map(|_| ExitCode::Ok)
+}
+
+/// Prints the task list as `git triad task list` does and answers it, typed.
+pub fn listed(ctx: &Context, args: &ListArgs) -> CommandResult<Vec<Listed>> {
     let repo = need_repo(ctx)?;
-    // (task, recorded, why its TaskSpec cannot be used)
-    let mut tasks: Vec<(Task, bool, Option<String>)> = Vec::new();
-    for t in store::list(repo).map_err(CommandError::from)? {
-        // A merged result marks its task EXECUTED before it is listed.
-        let t = match t.state {
-            TaskState::Approved => workflow::refresh(repo, &t.slug)
-                .map_err(CommandError::from)?
-                .unwrap_or(t),
-            _ => t,
-        };
-        tasks.push((t, true, None));
-    }
-    for slug in workflow::spec_slugs(repo) {
-        if !tasks.iter().any(|(t, _, _)| t.slug == slug) {
-            let problem = spec_problem(repo, &slug);
-            tasks.push((Task::open(&slug, ""), false, problem));
-        }
-    }
-    tasks.sort_by(|a, b| a.0.slug.cmp(&b.0.slug));
+    let tasks = crate::ops::tasks::list(repo).map_err(CommandError::from)?;
+    print(&tasks, args)?;
+    Ok(tasks)
+}
+
+/// Prints `tasks` as a table, or as JSON rows with `--json`.
+fn print(tasks: &[Listed], args: &ListArgs) -> CommandResult<()> {
     if args.output.json() {
         let rows: Vec<Row<'_>> = tasks
             .iter()
-            .map(|(t, recorded, problem)| Row {
-                slug: &t.slug,
-                state: match problem {
-                    Some(_) => "INVALID",
-                    None => t.state.as_str(),
+            .map(
+                |Listed {
+                     task: t,
+                     recorded,
+                     problem,
+                 }| Row {
+                    slug: &t.slug,
+                    state: match problem {
+                        Some(_) => "INVALID",
+                        None => t.state.as_str(),
+                    },
+                    owner: &t.owner,
+                    next_action: match problem {
+                        Some(p) => fix_action(p),
+                        None => t.next_action.clone(),
+                    },
+                    spec_error: problem.as_deref(),
+                    unblock_condition: &t.unblock_condition,
+                    assigned_to: &t.assigned_to,
+                    run: t.run.as_deref(),
+                    parent: t.parent.as_deref(),
+                    blocked_on: &t.blocked_on,
+                    recorded: *recorded,
+                    revisit_at: t.revisit_at.as_deref(),
                 },
-                owner: &t.owner,
-                next_action: match problem {
-                    Some(p) => fix_action(p),
-                    None => t.next_action.clone(),
-                },
-                spec_error: problem.as_deref(),
-                unblock_condition: &t.unblock_condition,
-                assigned_to: &t.assigned_to,
-                run: t.run.as_deref(),
-                parent: t.parent.as_deref(),
-                blocked_on: &t.blocked_on,
-                recorded: *recorded,
-                revisit_at: t.revisit_at.as_deref(),
-            })
+            )
             .collect();
         let json =
             serde_json::to_string(&rows).map_err(|e| CommandError::failure(e.to_string()))?;
-        out(&format!("{json}\n"))?;
-        return ok();
+        return out(&format!("{json}\n"));
     }
     if tasks.is_empty() {
-        out("no tasks yet: write one with `git triad task new <slug> --title \"...\"`\n")?;
-        return ok();
+        return out("no tasks yet: write one with `git triad task new <slug> --title \"...\"`\n");
     }
     let w_slug = tasks
         .iter()
-        .map(|(t, _, _)| t.slug.len())
+        .map(|l| l.task.slug.len())
         .max()
         .unwrap_or(4)
         .max(4);
     let w_owner = tasks
         .iter()
-        .map(|(t, _, _)| t.owner.len())
+        .map(|l| l.task.owner.len())
         .max()
         .unwrap_or(5)
         .max(5);
@@ -108,7 +106,10 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
         "{:<w_slug$}  {:<20}  {:<w_owner$}  NEXT ACTION\n",
         "TASK", "STATE", "OWNER"
     );
-    for (t, _, problem) in &tasks {
+    for Listed {
+        task: t, problem, ..
+    } in tasks
+    {
         // A deferral whose date has come was reopened before the list was read.
         let (state, next) = match problem {
             Some(p) => ("INVALID".to_string(), fix_action(p)),
@@ -119,32 +120,7 @@ pub fn run(ctx: &Context, args: &ListArgs) -> CommandResult {
             t.slug, t.owner,
         ));
     }
-    out(&s)?;
-    ok()
-}
-
-/// Why the TaskSpec of an unrecorded task cannot start a run, if it cannot: the work tree's
-/// copy is what the user edits, so it is read first, then HEAD's.
-fn spec_problem(repo: &git2::Repository, slug: &str) -> Option<String> {
-    let path = crate::task::spec::spec_path(slug);
-    let from_tree = repo
-        .workdir()
-        .and_then(|root| crate::fsguard::read_to_string(root, &path).ok());
-    let text = match from_tree {
-        Some(text) => text,
-        None => {
-            let tree = repo.head().ok()?.peel_to_tree().ok()?;
-            let entry = tree.get_path(std::path::Path::new(&path)).ok()?;
-            let blob = repo.find_blob(entry.id()).ok()?;
-            match std::str::from_utf8(blob.content()) {
-                Ok(t) => t.to_string(),
-                Err(_) => return Some("it is not UTF-8 text".into()),
-            }
-        }
-    };
-    crate::task::TaskSpec::parse(&text, &path, slug)
-        .err()
-        .map(|e| crate::bounded::clip(&e.to_string(), 300))
+    out(&s)
 }
 
 /// The next action for a task whose TaskSpec does not parse (the problem names the file).

@@ -4,7 +4,7 @@
 use clap::Args;
 use serde::Serialize;
 
-use super::find;
+use super::record::find;
 use crate::cli::helper::need_repo;
 use crate::cli::{ok, out, CommandError, CommandResult, Context};
 use crate::task::response::value_text;

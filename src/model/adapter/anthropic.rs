@@ -4,7 +4,7 @@
 use serde_json::{json, Value};
 
 use super::tools::{self, Streamed};
-use super::{str_at, u64_at, AdapterError, Auth, StreamAccumulator, WireRequest};
+use super::wire::{str_at, u64_at, AdapterError, Auth, StreamAccumulator, WireRequest};
 use crate::model::sse::SseEvent;
 use crate::model::types::{ChatRequest, ChatResponse, Message, Speaker, ToolCall, Usage};
 

@@ -6,7 +6,7 @@
 use serde_json::{json, Map, Value};
 
 use super::tools;
-use super::{str_at, u64_at, AdapterError, Auth, StreamAccumulator, WireRequest};
+use super::wire::{str_at, u64_at, AdapterError, Auth, StreamAccumulator, WireRequest};
 use crate::model::sse::SseEvent;
 use crate::model::types::{ChatRequest, ChatResponse, Message, Speaker, ToolCall, ToolSpec, Usage};
 

@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use super::AdapterError;
+use super::wire::AdapterError;
 use crate::model::types::{ChatResponse, Message, Speaker, ToolCall};
 
 /// Arguments sent as JSON text (OpenAI's `function.arguments`, a stream's joined fragments):

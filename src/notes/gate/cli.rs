@@ -13,9 +13,9 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 use super::index::{lines_carrying, PatchIndex};
-use super::policy::{Blocked, Finding, Policy, RefUpdate, Scope};
+use super::policy::{Blocked, Finding, Push};
 use super::summary::{patch_key, Summary};
-use crate::notes::{NotesError, Source, Trust};
+use crate::notes::{NotesError, Source};
 
 /// Runs `git <args>` in `dir` and returns stdout; a failure carries git's stderr.
 pub fn git_output(dir: &Path, args: &[&str]) -> Result<String, NotesError> {
@@ -65,19 +65,12 @@ fn peel_commit(dir: &Path, id: &str) -> Option<String> {
 }
 
 /// Checks `pushed` (the updates [`super::check`] kept) with the git CLI.
-pub(crate) fn check(
-    dir: &Path,
-    remote: &str,
-    pushed: &[&RefUpdate],
-    policy: &Policy,
-    trust: &Trust,
-    scope: Scope,
-) -> Result<Vec<Finding>, NotesError> {
+pub(crate) fn check(dir: &Path, push: Push<'_>) -> Result<Vec<Finding>, NotesError> {
     // The local notes ref and teammates' copies, as the libgit2 reader does.
     let refs: Vec<(String, Source)> =
         git_output(dir, &["for-each-ref", "--format=%(refname)", "refs/notes/"])?
             .lines()
-            .filter_map(|r| trust.source_of(r).map(|s| (r.to_string(), s)))
+            .filter_map(|r| push.trust.source_of(r).map(|s| (r.to_string(), s)))
             .collect();
     let mut maps: Vec<(Source, HashMap<String, String>)> = Vec::new();
     for (r, source) in refs {
@@ -92,13 +85,13 @@ pub(crate) fn check(
                 .collect(),
         ));
     }
-    if maps.iter().all(|(_, m)| m.is_empty()) && !policy.blocks_missing() {
+    if maps.iter().all(|(_, m)| m.is_empty()) && !push.policy.blocks_missing() {
         return Ok(Vec::new());
     }
     let mut args: Vec<String> = vec!["rev-list".into()];
     let mut hide = Vec::new();
     let mut hide_tracking = false;
-    for u in pushed {
+    for u in push.pushed {
         let Some(local) = peel_commit(dir, &u.local_oid) else {
             continue;
         };
@@ -120,11 +113,11 @@ pub(crate) fn check(
         args.push("--not".into());
         // `refs/remotes/team/*` holds the branches of a remote `team/origin` too.
         for other in git_output(dir, &["remote"])?.lines() {
-            if other.starts_with(&format!("{remote}/")) {
+            if other.starts_with(&format!("{}/", push.remote)) {
                 args.push(format!("--exclude=refs/remotes/{other}/*"));
             }
         }
-        args.push(format!("--glob=refs/remotes/{remote}/*"));
+        args.push(format!("--glob=refs/remotes/{}/*", push.remote));
     }
     let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let commits = git_output(dir, &arg_refs)?;
@@ -138,7 +131,7 @@ pub(crate) fn check(
         .collect();
     // Every note is read when commits are matched by patch id (lines of any note may carry a
     // pushed commit's), else only the pushed commits' own.
-    let texts = match scope.by_patch_id {
+    let texts = match push.scope.by_patch_id {
         true => read_blobs(
             dir,
             maps.iter()
@@ -152,7 +145,7 @@ pub(crate) fn check(
         )?,
     };
     let mut index = PatchIndex::default();
-    if scope.by_patch_id {
+    if push.scope.by_patch_id {
         for (source, (_, m)) in maps.iter().enumerate() {
             for (annotated, blob) in m {
                 if let Some(text) = texts.get(blob) {
@@ -190,7 +183,7 @@ pub(crate) fn check(
             }
             None => Vec::new(),
         };
-        if let Some(why) = policy.judge_with(&own, found) {
+        if let Some(why) = push.policy.judge_with(&own, found) {
             findings.push(describe(dir, commit, why)?);
         }
     }

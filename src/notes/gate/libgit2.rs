@@ -5,11 +5,11 @@ use git2::{ObjectType, Oid, Repository};
 
 use super::cache::GateCache;
 use super::index::{lines_carrying, PatchIndex};
-use super::policy::{Blocked, Finding, Policy, RefUpdate, Scope};
+use super::policy::{Blocked, Finding, Policy, Push, RefUpdate, Scope};
 use super::summary::{patch_key, PatchKey, Summary};
 use crate::git::parse_oid;
 use crate::notes::store::{note_map_of, refs, NoteMap};
-use crate::notes::{NotesError, Source, Trust};
+use crate::notes::{NotesError, Source};
 
 /// Checks the pushed commits with libgit2: one revwalk over every pushed ref that hides what
 /// the remote already has; the notes ref is listed once and only the pushed commits' notes
@@ -21,14 +21,14 @@ use crate::notes::{NotesError, Source, Trust};
 ///
 /// The walk and the reading of notes run on two threads (each with its own repository
 /// handle): a big push costs about the walk alone.
-pub(super) fn check(
-    repo: &Repository,
-    remote: &str,
-    pushed: &[&RefUpdate],
-    policy: &Policy,
-    trust: &Trust,
-    scope: Scope,
-) -> Result<Vec<Finding>, NotesError> {
+pub(super) fn check(repo: &Repository, push: Push<'_>) -> Result<Vec<Finding>, NotesError> {
+    let Push {
+        remote,
+        pushed,
+        policy,
+        trust,
+        scope,
+    } = push;
     // What `git fetch` landed from remotes, every value it held, is read in first.
     crate::notes::fold::fold_all(repo)?;
     // Without any verdict only "missing" can block; skip the walk when it cannot.

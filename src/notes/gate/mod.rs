@@ -19,8 +19,8 @@ use std::path::Path;
 use git2::Repository;
 
 pub use cli::{git_output, object_format};
-use policy::Scope;
 pub use policy::{is_zero_id, parse_updates, Blocked, Finding, Policy, RefUpdate};
+use policy::{Push, Scope};
 
 use super::{NotesError, Trust};
 
@@ -60,9 +60,16 @@ pub fn check(
         if pushed.is_empty() || policy.is_open() {
             continue;
         }
+        let push = Push {
+            remote,
+            pushed: &pushed,
+            policy: &policy,
+            trust,
+            scope,
+        };
         findings.extend(match backend {
-            Backend::Git2(repo) => libgit2::check(repo, remote, &pushed, &policy, trust, scope)?,
-            Backend::Cli(dir) => cli::check(dir, remote, &pushed, &policy, trust, scope)?,
+            Backend::Git2(repo) => libgit2::check(repo, push)?,
+            Backend::Cli(dir) => cli::check(dir, push)?,
         });
     }
     Ok(findings)

@@ -4,7 +4,7 @@
 
 use super::summary::Summary;
 use crate::notes::{
-    effective, read_note, Effective, InvalidLine, NoteLine, NotesError, Source, SourcedLine,
+    effective, read_note, Effective, InvalidLine, NoteLine, NotesError, Source, SourcedLine, Trust,
 };
 use crate::verdict::{Blocker, Verdict};
 
@@ -259,6 +259,22 @@ pub(crate) struct Scope {
     /// that carry its patch id (it is a cherry-pick, squash or rebase of a reviewed commit),
     /// whatever notes it has of its own.
     pub by_patch_id: bool,
+}
+
+/// What one reader checks: the updates pushed to `remote`, under `policy`, with `trust`
+/// saying which remotes' lines may relax, as far as `scope` looks.
+#[derive(Clone, Copy)]
+pub(crate) struct Push<'a> {
+    /// The remote pushed to.
+    pub remote: &'a str,
+    /// The updates to check.
+    pub pushed: &'a [&'a RefUpdate],
+    /// Which effective verdicts block.
+    pub policy: &'a Policy,
+    /// Whose lines may relax.
+    pub trust: &'a Trust,
+    /// How far the verdict of a commit is looked for.
+    pub scope: Scope,
 }
 
 #[cfg(test)]

@@ -1,24 +1,19 @@
 //! Starting a run: the committed TaskSpec ([`task`]), the base, what the request resolves
-//! to ([`request`]), the models of every stage under the cross-model rule ([`models`]), and
-//! the workflow's own plan (`super::workflow`), all checked before any model is called;
-//! why a run cannot start is [`error`].
+//! to, the models of every stage under the cross-model rule (both in [`super::start`]) and
+//! the workflow's own plan ([`super::workflow`]), all checked before any model is called.
 
-mod error;
-mod models;
-mod request;
 mod task;
 
-pub use error::StartError;
-pub(in crate::pipeline) use models::panel;
-pub use models::{assign_models, same_wire_model};
-pub use request::{choose, routes, Choice, Planned, RunRequest};
+pub use super::start::{
+    assign_models, choose, routes, same_wire_model, Choice, Planned, RunRequest, StartError,
+};
 pub use task::committed_task;
 
 use git2::Repository;
 
-use self::models::callable_of;
 use super::record::{ChamberRun, ConsensusState, ReconcileState, RunState, Start};
 use super::stage::Stage;
+use super::start::callable_of;
 use crate::config::{LoadedConfig, Role};
 
 /// Plans a run: resolves the request ([`choose`]), reads the committed TaskSpec, and

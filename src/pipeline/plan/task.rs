@@ -2,7 +2,7 @@
 
 use git2::{Repository, Status};
 
-use super::error::StartError;
+use crate::pipeline::start::StartError;
 use crate::task::{spec, TaskSpec};
 
 /// Loads the TaskSpec as committed at HEAD, refusing an untracked or modified one; returns

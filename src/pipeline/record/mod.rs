@@ -3,27 +3,34 @@
 //! workflow's own record lives in its folder (`pipeline/workflow/`) and is named here too.
 
 mod chamber;
+mod debate;
+mod followed;
 mod format;
+mod parallel;
 mod recorder;
 mod state;
 mod stop;
 mod transcript;
 mod upgrade;
+mod workflow_state;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::pipeline::workflow::debate::record::{
+pub use chamber::{ChamberLink, ChamberRun};
+pub use debate::{
     Absence, Against, DebateNext, DebatePhase, DebateState, Debater, Judgment, Speech,
 };
-pub use crate::pipeline::workflow::parallel::record::{
+pub use followed::Followed;
+pub use format::FormatRecord;
+pub use parallel::{
     Candidate, CandidateReview, CrossReview, ParallelState, Rating, Synthesis, Winner, WonBy,
 };
-pub use chamber::{ChamberLink, ChamberRun};
-pub use format::FormatRecord;
 pub use recorder::{list_runs, scan_runs, CorruptRun, Recorder};
 pub use state::{RunState, Start};
 pub use stop::{one_line, ModelFailure, NoRewind, StopReason};
 pub use transcript::Transcript;
+pub(crate) use workflow_state::registry;
+pub use workflow_state::WorkflowState;
 
 use super::fit::LeftOut;
 use super::stage::Stage;
@@ -40,100 +47,34 @@ pub const RUNS_PREFIX: &str = "refs/triad/runs/";
 /// [`upgrade`].
 pub const RECORD_VERSION: u32 = 2;
 
-/// How a run stands.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// Working (or killed while working: `resume` continues it).
-    Running,
-    /// Finished; the final verdict was APPROVE.
-    Approved,
-    /// Finished; the final verdict was FLAG.
-    Flagged,
-    /// The arbiter (or an escalation) halted the run.
-    Halted,
-    /// Retries used up and no escalation left.
-    RetriesExhausted,
-    /// Stopped before crossing the budget.
-    BudgetExceeded,
-    /// A stage asked the user for information.
-    WaitingOnUser,
-    /// Stopped by an error (provider down, a note that could not be written, ...);
-    /// `resume` retries.
-    Failed,
-}
+pub use crate::task::RunStatus;
 
-impl RunStatus {
-    /// Whether `resume` may continue the run.
-    pub fn resumable(self) -> bool {
-        matches!(
-            self,
-            RunStatus::Running
-                | RunStatus::Failed
-                | RunStatus::BudgetExceeded
-                | RunStatus::WaitingOnUser
-        )
-    }
-
-    /// The snake_case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Running => "running",
-            RunStatus::Approved => "approved",
-            RunStatus::Flagged => "flagged",
-            RunStatus::Halted => "halted",
-            RunStatus::RetriesExhausted => "retries_exhausted",
-            RunStatus::BudgetExceeded => "budget_exceeded",
-            RunStatus::WaitingOnUser => "waiting_on_user",
-            RunStatus::Failed => "failed",
-        }
-    }
-}
-
-/// What became of one attempt at a stage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AttemptResult {
-    /// Committed and accepted (reviewed or not).
-    Accepted,
-    /// The arbiter rejected it; the stage is retried with its feedback.
-    Rejected,
-    /// Its edit blocks did not apply; retried with the reasons.
-    EditsFailed,
-    /// Its answer could not be read (no metadata block, malformed edits); retried.
-    BadAnswer,
-    /// It changed nothing where the stage must, or claimed changes it did not make; retried.
-    NoChange,
-    /// Its change visibly leaves a requirement of the TaskSpec undone (a file the
-    /// requirement names left as it was, a function it names found nowhere); retried.
-    Incomplete,
-    /// Its change makes the verify command fail where it passed at the run's base; retried
-    /// on top of that change, with the command's output.
-    Failing,
-    /// Its retries ran out while it still broke what the run's best evidenced commit
-    /// showed: kept on the record, not on the result, and the run went on from that commit.
-    Dropped,
-    /// It answered an outcome other than APPROVE; the run stopped.
-    Outcome,
-    /// The arbiter halted the run on it.
-    Halted,
-}
-
-impl AttemptResult {
-    /// The snake_case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            AttemptResult::Accepted => "accepted",
-            AttemptResult::Rejected => "rejected",
-            AttemptResult::EditsFailed => "edits_failed",
-            AttemptResult::BadAnswer => "bad_answer",
-            AttemptResult::NoChange => "no_change",
-            AttemptResult::Incomplete => "incomplete",
-            AttemptResult::Failing => "failing",
-            AttemptResult::Dropped => "dropped",
-            AttemptResult::Outcome => "outcome",
-            AttemptResult::Halted => "halted",
-        }
+crate::names::named! {
+    /// What became of one attempt at a stage, by the name `run.json` records.
+    pub enum AttemptResult: "an attempt result", written snake_case {
+        /// Committed and accepted (reviewed or not).
+        Accepted,
+        /// The arbiter rejected it; the stage is retried with its feedback.
+        Rejected,
+        /// Its edit blocks did not apply; retried with the reasons.
+        EditsFailed,
+        /// Its answer could not be read (no metadata block, malformed edits); retried.
+        BadAnswer,
+        /// It changed nothing where the stage must, or claimed changes it did not make; retried.
+        NoChange,
+        /// Its change visibly leaves a requirement of the TaskSpec undone (a file the
+        /// requirement names left as it was, a function it names found nowhere); retried.
+        Incomplete,
+        /// Its change makes the verify command fail where it passed at the run's base; retried
+        /// on top of that change, with the command's output.
+        Failing,
+        /// Its retries ran out while it still broke what the run's best evidenced commit
+        /// showed: kept on the record, not on the result, and the run went on from that commit.
+        Dropped,
+        /// It answered an outcome other than APPROVE; the run stopped.
+        Outcome,
+        /// The arbiter halted the run on it.
+        Halted,
     }
 }
 
@@ -205,6 +146,30 @@ pub struct StageRecord {
 }
 
 impl StageRecord {
+    /// A stage as a plan makes it: its `models` in order (the first assigned), its arbiter
+    /// when `reviewed`, nothing attempted yet.
+    pub fn planned(
+        stage: Stage,
+        models: Vec<String>,
+        arbiter_model: Option<String>,
+        reviewed: bool,
+    ) -> StageRecord {
+        StageRecord {
+            stage,
+            commit: None,
+            verdict: None,
+            models,
+            model_index: 0,
+            arbiter_model,
+            attempts: Vec::new(),
+            reviewed,
+            epoch_start: 0,
+            draft: None,
+            dropped: None,
+            skipped: None,
+        }
+    }
+
     /// Attempts made in the current retry budget.
     pub fn attempts_in_epoch(&self) -> u32 {
         self.attempts.len().saturating_sub(self.epoch_start) as u32

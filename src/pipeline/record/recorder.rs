@@ -88,6 +88,12 @@ pub struct CorruptRun {
     pub why: String,
 }
 
+impl CorruptRun {
+    /// The status a run whose record does not load is listed with (`log --format json`),
+    /// beside the statuses of [`super::RunStatus`]: its record cannot say one.
+    pub const STATUS: &'static str = "corrupt";
+}
+
 /// Every run with a record, newest first (by start time in run.json).
 pub fn list_runs(repo: &Repository) -> Vec<RunState> {
     scan_runs(repo).0

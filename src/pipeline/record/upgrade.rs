@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::{RunState, RECORD_VERSION};
+use super::{RunState, RunStatus, RECORD_VERSION};
 
 /// Parses a stored `run.json`, upgrading older formats.
 pub fn read(bytes: &[u8]) -> Result<RunState, String> {
@@ -52,7 +52,7 @@ fn from_v1(value: &mut Value) {
         }
     }
     let message = obj.remove("message").unwrap_or_default();
-    let running = obj.get("status").and_then(Value::as_str) == Some("running");
+    let running = obj.get("status").and_then(Value::as_str) == Some(RunStatus::Running.as_str());
     let stop = match message.as_str() {
         Some(m) if !running && !m.is_empty() => json!({"reason": "legacy", "message": m}),
         _ => Value::Null,
@@ -70,7 +70,7 @@ fn from_v1(value: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pipeline::record::{AttemptResult, RunStatus, StopReason};
+    use crate::pipeline::record::{AttemptResult, StopReason};
 
     #[test]
     fn runs_recorded_by_the_first_release_still_read() {

@@ -146,7 +146,7 @@ pub(super) fn stop_on_outcome(
     }
     j.state.push_attempt(attempt);
     // Nothing is silently dropped: every task keeps an owner and a next action.
-    let decision = match crate::task::workflow::on_stage_outcome(
+    let decision = match crate::task::lifecycle::on_stage_outcome(
         cx.repo(),
         j.state.task(),
         j.state.run_id(),
@@ -164,7 +164,7 @@ pub(super) fn stop_on_outcome(
         .as_ref()
         .filter(|d| meta.outcome == Outcome::OutOfScope && d.decision == Decision::Reassign)
         .and_then(|d| d.assigned_to.as_deref())
-        .and_then(|a| Stage::ALL.into_iter().find(|s| s.as_str() == a))
+        .and_then(Stage::parse)
         .filter(|s| *s != stage);
     if let Some(to) = to {
         if j.state.parallel().is_none() && handovers(&j.state) <= MAX_HANDOVERS {

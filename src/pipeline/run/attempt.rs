@@ -50,7 +50,7 @@ pub(super) fn attempt(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError
     let files = TreeFiles::new(repo, work_tree.clone());
     let (req, left_out) = stage_request(cx, j, &parent_tree, &files)?;
 
-    if let Err(e) = crate::task::workflow::on_stage_start(
+    if let Err(e) = crate::task::lifecycle::on_stage_start(
         repo,
         j.state.task(),
         j.state.run_id(),

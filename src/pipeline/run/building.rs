@@ -329,7 +329,8 @@ fn behaviour_since_start(
     let runner = crate::probe::ProbeRunner::new(repo, new_tree.clone(), cx.probe_policy())
         .about_change(changed, Some(start));
     let examples = cx.spec.example_calls();
-    Ok(match runner.behaviour(&examples) {
+    // Taken once per tree pair: the review of this attempt reads the same diff.
+    Ok(match cx.behaviours.of(&runner, &examples) {
         Some(Ok(diff)) if !diff.differences.is_empty() => Some(diff),
         Some(Err(why)) => {
             tracing::warn!("the stage's behaviour could not be compared: {why}");
@@ -471,15 +472,11 @@ mod tests {
 
     #[test]
     fn a_failure_is_told_with_how_it_failed_and_what_the_task_accepts() {
-        let outcome = CommandOutcome {
-            command: "python3 -m unittest".into(),
-            exit_code: Some(1),
-            timed_out: false,
-            tail: (1..=50).map(|i| format!("line {i}\n")).collect(),
-            duration_ms: 5,
-            layers: None,
-            stopped_by: None,
-        };
+        let outcome = CommandOutcome::ended(
+            "python3 -m unittest",
+            Some(1),
+            (1..=50).map(|i| format!("line {i}\n")).collect::<String>(),
+        );
         let spec = TaskSpec::parse(
             "title = \"t\"\nacceptance = [\"f('a b') == 2\"]\n",
             ".triad/tasks/t.toml",

@@ -7,7 +7,7 @@
 
 use super::step::{BlockOn, Cx, Journal, RunError};
 use crate::arbiter::{ArbiterReview, Floor, Verdict};
-use crate::chamber::engine::{Chamber, EngineError};
+use crate::chamber::engine::EngineError;
 use crate::chamber::open::{self, Opening};
 use crate::chamber::{limits, ContextItem, Level, Session, Status};
 use crate::pipeline::observer::Progress;
@@ -203,14 +203,16 @@ pub(super) fn ask_chamber(
     });
     let progress = move |line: &str| observer.progress(&Progress::Chamber { stage, line });
     let root = cx.env.repo_root();
-    let chamber = Chamber {
-        client: cx.env.client,
+    let result = open::run(
+        repo,
+        cx.env.client,
         config,
-        repo_root: Some(&root),
-        guard: limits::Guard::new(&config.chamber, used.month_usd),
-        progress: &progress,
-    };
-    let result = open::drive(repo, &chamber, &mut session).await_blocking();
+        Some(&root),
+        used,
+        &progress,
+        &mut session,
+    )
+    .await_blocking();
     j.state.add_spend(session.spend());
     let chambered = match result {
         Err(EngineError::Git(e)) => return Err(e.into()),

@@ -13,7 +13,7 @@ use super::call::structured_call;
 use super::facts::{shown, Shown};
 use super::observe::observe;
 use super::step::{Cx, Flow, Journal, RunError};
-use super::stop::{halt, model_failed};
+use super::stop::{halt, model_failed, wait_on_user};
 use crate::config::Role;
 use crate::consensus::deliberation::{
     PaperAnswer, RebuttalAnswer, Ruling, SelectionAnswer, UnilateralAnswer,
@@ -24,7 +24,7 @@ use crate::consensus::{Ballot, BallotAnswer, Choice, Decision, Deliberation, Nex
 use crate::model::{ModelError, Spend};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::plan::same_wire_model;
-use crate::pipeline::record::{RunStatus, StopReason};
+use crate::pipeline::record::StopReason;
 use crate::pipeline::stage::Stage;
 use crate::pipeline::transition::{self, AfterConsensus, Policy};
 
@@ -266,9 +266,7 @@ where
         }
         Err(e @ ModelError::Budget(_)) => model_failed(cx, j, "consensus", e),
         Err(e) => {
-            let why = crate::redact::Redactor::global()
-                .redact(&e.to_string())
-                .to_string();
+            let why = crate::redact::said(&e);
             if let Some(d) = deliberation_mut(j, target) {
                 d.record_absent(&voter.model, &crate::bounded::clip(&why, 300));
             }
@@ -314,9 +312,7 @@ where
             return model_failed(cx, j, "consensus", e).map(Stepped::Went)
         }
         Err(e) => {
-            let why = crate::redact::Redactor::global()
-                .redact(&e.to_string())
-                .to_string();
+            let why = crate::redact::said(&e);
             let why = format!("the tiebreaker {model} could not answer: {why}");
             return Ok(Stepped::Deadlocked(why));
         }
@@ -353,13 +349,7 @@ fn deadlock(
         detail: crate::bounded::clip(why, 500),
         proposals: crate::bounded::clip(&text::transcript(d), 20_000),
     };
-    halt(
-        cx,
-        j,
-        RunStatus::WaitingOnUser,
-        reason,
-        "consensus deadlocked",
-    )
+    wait_on_user(cx, j, reason, "consensus deadlocked")
 }
 
 /// The tree decided: the arbiter observes, then the run proceeds to verify or sends the

@@ -10,7 +10,7 @@ use super::step::{Cx, Journal, RunError};
 use super::verify;
 use crate::git::TreeFiles;
 use crate::pipeline::stage::Stage;
-use crate::pipeline::workflow::WorkflowState;
+use crate::workflow_name::Workflow;
 
 /// Why `stage`, the stage in progress, has nothing to do in this run, or `None` when it is
 /// to be asked: it was asked before in this run (a resumed or rewound stage is the user's
@@ -24,7 +24,7 @@ pub(super) fn why_idle(
     let record = &j.state.stages()[j.state.current()];
     if cx.env.config.config.run_idle_stages
         || !record.attempts.is_empty()
-        || !matches!(j.state.workflow(), WorkflowState::Sequential)
+        || j.state.workflow().kind() != Workflow::Sequential
     {
         return Ok(None);
     }

@@ -47,7 +47,6 @@ use super::record::{RunState, RunStatus, StopReason};
 use super::stage::Stage;
 use super::transition::{self, Due, Policy};
 use super::waiting::TakeUp;
-use super::workflow;
 use crate::arbiter::Verdict;
 use crate::task::{Actor, TaskSpec};
 
@@ -107,7 +106,7 @@ impl<'a> Run<'a> {
     pub fn execute(&mut self) -> Result<(), RunError> {
         let (cx, j) = (&self.cx, &mut self.j);
         let stage = j.state.current_stage().unwrap_or(Stage::Verify);
-        if let Err(e) = crate::task::workflow::on_run_start(
+        if let Err(e) = crate::task::lifecycle::on_run_start(
             cx.repo(),
             j.state.task(),
             j.state.run_id(),
@@ -139,11 +138,11 @@ impl<'a> Run<'a> {
         } else {
             Actor::Policy
         };
-        if let Err(e) = crate::task::workflow::on_run_end(
+        if let Err(e) = crate::task::lifecycle::on_run_end(
             cx.repo(),
             j.state.task(),
             j.state.run_id(),
-            j.state.status().as_str(),
+            j.state.status(),
             j.state.final_verdict().map(|v| v.as_str()),
             decided_by,
         ) {
@@ -163,8 +162,8 @@ fn run_loop(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<(), RunError> {
         .set_budget_after(j.state.budget_usd(), j.state.spend().cost_usd);
     j.state.set_running();
     loop {
-        let flow = if workflow::due(j) {
-            workflow::step(cx, j)?
+        let flow = if cx.env.workflows.due(j) {
+            cx.env.workflows.step(cx, j)?
         } else if let Some(i) = suggest::due(j) {
             suggest::step(cx, j, i)?
         } else if consensus::due(j) {

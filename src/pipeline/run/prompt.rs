@@ -14,7 +14,6 @@ use crate::model::ChatRequest;
 use crate::pipeline::context::{file_char_budget, fitted_stage_request, StageContext};
 use crate::pipeline::fit::LeftOut;
 use crate::pipeline::stage::Stage;
-use crate::pipeline::workflow::debate;
 
 /// The request for the current stage, whose files are those of `parent_tree`, fitted to
 /// the window of the stage's model, and what it left out to fit.
@@ -73,8 +72,9 @@ pub(super) fn stage_request(
             verify::shown(cx, &j.state)
         ) + &format::shown(&j.state)
     } else if stage == Stage::Architect {
-        // A debate's winning position is what the architect builds.
-        debate::shown(&j.state)
+        // What the workflow decided (a debate's winning position) is what the architect
+        // builds.
+        cx.env.workflows.architect_input(&j.state)
     } else {
         skipped_before(&j.state, idx) + &verify::last_failure(cx, j)?
     };

@@ -15,10 +15,9 @@ use crate::arbiter::gather::{prepare, Prepared, Subject, TaskBrief};
 use crate::arbiter::request::Brief;
 use crate::arbiter::review::{finish, floor};
 use crate::arbiter::schema::ArbiterAnswer;
-use crate::arbiter::service::{candidates, Arbiter, Reviewed};
+use crate::arbiter::service::{candidates, review_change, Reviewed};
 use crate::arbiter::{feedback, Verdict};
 use crate::code::Finding;
-use crate::config::prompt;
 use crate::git::{self, Context as _, GitError};
 use crate::model::ModelError;
 use crate::notes::{self, Record, ReviewRecord};
@@ -282,7 +281,7 @@ fn prepare_review<'a>(
     // The changed functions run on both sides: a fact for the arbiter, with the floors of
     // what the stage and the task say the change does to behaviour.
     let examples = cx.spec.example_calls();
-    prepared.take_behaviour(&examples, &intent(&cx.spec, stage));
+    prepared.take_behaviour(&examples, &intent(&cx.spec, stage), &cx.behaviours);
     Ok(prepared)
 }
 
@@ -320,7 +319,6 @@ fn ask(
         &role_list,
         &|m| m == stage_model || same_wire_model(cx.env.config, m, stage_model),
     );
-    let arbiter = Arbiter::new(cx.env.client, judges);
     let stage_notes = format!(
         "summary: {}\nconfidence: {}\nobjections: {}",
         meta.summary,
@@ -337,14 +335,22 @@ fn ask(
             .flatten(),
         ..told.brief(stage.as_str(), stage_model)
     };
-    if let Some(first) = arbiter.first() {
+    if let Some(first) = judges.first() {
         cx.progress(&Progress::ReviewStarted {
             stage,
             arbiter: first,
         });
     }
-    let system = prompt(&cx.env.config.config, "arbiter", Some(&cx.env.repo_root()));
-    let reviewed = match arbiter.review(&system, prepared, &brief).await_blocking() {
+    let root = cx.env.repo_root();
+    let asked = review_change(
+        cx.env.client,
+        judges,
+        &cx.env.config.config,
+        Some(&root),
+        prepared,
+        &brief,
+    );
+    let reviewed = match asked.await_blocking() {
         Ok(r) => r,
         // An answer out of format, its repair too, says nothing the run can take: a failed
         // call, never a verdict, and never a reason to halt. The facts decide, at most FLAG.

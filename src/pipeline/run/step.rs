@@ -38,6 +38,22 @@ pub struct RunEnv<'a> {
     pub verify: VerifyPlan,
     /// Receives progress events.
     pub observer: &'a dyn Observer,
+    /// The workflows a run may follow, asked by the loop and the stage prompts.
+    pub(in crate::pipeline) workflows: &'a dyn Workflows,
+}
+
+/// What the run loop and the stage prompts ask of the workflow a run follows. The workflow
+/// registry above the run implements it (`pipeline::workflow::Registry`) and whoever
+/// starts a run hands it in with the run's environment: the workflows use the run's
+/// machinery, so the run never names a workflow.
+pub(in crate::pipeline) trait Workflows {
+    /// Whether the run's workflow still has a step to take before the stages take over.
+    fn due(&self, j: &Journal<'_>) -> bool;
+    /// The workflow's next step: one phase, recorded before the next begins.
+    fn step(&self, cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError>;
+    /// What the architect stage is shown of what the workflow decided (a debate's winning
+    /// position; empty otherwise).
+    fn architect_input(&self, state: &RunState) -> String;
 }
 
 impl RunEnv<'_> {
@@ -94,6 +110,9 @@ pub(in crate::pipeline) struct Cx<'a> {
     /// cache, not recorded: a resumed run asks again). A commit never changes, so the run's
     /// base, a building stage's check and the Verify stage at one commit run it once.
     pub(in crate::pipeline) verified: RefCell<HashMap<ObjectId, CommandOutcome>>,
+    /// The behaviour diffs taken in this process, by tree pair (a cache, not recorded): a
+    /// building stage's check of an attempt and the arbiter's review of it run the code once.
+    pub(in crate::pipeline) behaviours: crate::arbiter::evidence::Behaviours,
     /// The run's base (HEAD when it started): what its change is against.
     base: ObjectId,
 }
@@ -107,6 +126,7 @@ impl<'a> Cx<'a> {
             privacy: Privacy::from_config(&env.config.config),
             outlines: OutlineCache::default(),
             verified: RefCell::default(),
+            behaviours: Default::default(),
             base,
         }
     }

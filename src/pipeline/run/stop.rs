@@ -62,6 +62,17 @@ pub(in crate::pipeline) fn halt(
     Ok(Flow::Stop)
 }
 
+/// Stops the run to wait on the user for `reason` (a deadlock, a refusal a person must
+/// settle) and records it as [`halt`] does, with `event` in the transcript.
+pub(in crate::pipeline) fn wait_on_user(
+    cx: &Cx<'_>,
+    j: &mut Journal<'_>,
+    reason: StopReason,
+    event: &str,
+) -> Result<Flow, RunError> {
+    halt(cx, j, RunStatus::WaitingOnUser, reason, event)
+}
+
 /// A halted run (or one out of retries) gets its tip marked; when that note cannot be
 /// written, the run is failed for that reason instead (the gate reads only notes).
 pub(in crate::pipeline) fn mark_or_fail(cx: &Cx<'_>, j: &mut Journal<'_>) {

@@ -409,13 +409,8 @@ mod tests {
     #[test]
     fn the_end_of_a_failed_command_is_its_last_lines_or_that_it_printed_nothing() {
         let outcome = |tail: &str| CommandOutcome {
-            command: "make test".into(),
-            exit_code: None,
             timed_out: true,
-            tail: tail.into(),
-            duration_ms: 1,
-            layers: None,
-            stopped_by: None,
+            ..CommandOutcome::ended("make test", None, tail)
         };
         let long: String = (1..=50).map(|i| format!("line {i}\n")).collect();
         let end = output_end(&outcome(&long), 30);

@@ -1,57 +1,51 @@
 //! The workflows a run can follow before Verify, each in a folder of its own that holds
-//! its steps, its record (`<folder>/record.rs`), its prompts' text and its report section;
-//! the sequential workflow has none, being the stages themselves.
+//! its steps, its prompts' text and its report section; the sequential workflow has none,
+//! being the stages themselves. What a workflow records is part of the run's record
+//! (`pipeline/record/<folder>.rs`, below the workflows, which read and write it).
 //!
-//! A run holds one [`WorkflowState`] (see [`state`]). [`registry`] below is the one list of
-//! the workflows that record something of their own: from it come the state's variants and
-//! how it is written in `run.json`, how a run of each is planned ([`plan`]) and which steps
-//! the run loop takes while one is under way ([`due`], [`step`]). A tournament shares the
+//! A run holds one [`WorkflowState`]. The registry (`pipeline::record::registry`) is the one
+//! list of the workflows that record something of their own: from it come the state's
+//! variants and how it is written in `run.json`, how a run of each is planned ([`plan`]),
+//! which steps the run loop takes while one is under way ([`Registry`], as the run asks
+//! it through `run::step::Workflows`) and what the reports show of it ([`report`]). A tournament shares the
 //! parallel folder: it builds the same way and differs in who chooses (judges outside the
 //! candidates, see `parallel::judge`).
 
-/// The workflows with a record of their own, one line each: the variant of
-/// [`crate::workflow::Workflow`] it follows, its folder and record type (in
-/// `<folder>/record.rs`, implementing [`Followed`]), and the folder's function that plans
-/// it. The run loop calls `<folder>::step` while it is under way. Every generator
-/// of this module and of [`state`] reads this list, and they match on `Workflow`
-/// exhaustively, so a workflow named but not registered does not compile.
-macro_rules! registry {
-    ($then:ident) => {
-        $then! {
-            Parallel => parallel::ParallelState, plan;
-            Debate => debate::DebateState, plan;
-            Tournament => parallel::ParallelState, plan_tournament;
-        }
-    };
-}
-
 pub mod debate;
+mod panel;
 pub mod parallel;
-mod state;
+mod report;
 
-pub use state::{Followed, WorkflowReport, WorkflowState};
+pub use crate::pipeline::record::{Followed, WorkflowState};
+pub use report::{render, report, summary, WorkflowReport};
 
-use super::plan::{Choice, StartError};
-use super::run::step::{Cx, Flow, Journal, RunError};
+use crate::pipeline::record::registry;
+
+use super::record::RunState;
+use super::run::step::{Cx, Flow, Journal, RunError, Workflows};
+use super::start::{panel, Choice, StartError};
 use crate::config::LoadedConfig;
 
 /// Generates [`plan`] and [`step`] from [`registry`].
 macro_rules! dispatch {
     ($( $variant:ident => $folder:ident :: $record:ident, $plan:ident; )+) => {
-        /// The workflow's part of a new run's state, as the request chose it (see each
-        /// folder's plan): its panel, its judges.
+        /// The workflow's part of a new run's state, as the request chose it: its panel
+        /// (see [`panel`]), then what each folder's plan adds (its judges).
         pub(super) fn plan(
             loaded: &LoadedConfig,
             choice: &Choice,
         ) -> Result<WorkflowState, StartError> {
             match choice.workflow {
-                crate::workflow::Workflow::Sequential => Ok(WorkflowState::Sequential),
-                $( crate::workflow::Workflow::$variant => $folder::$plan(loaded, choice), )+
+                crate::workflow_name::Workflow::Sequential => Ok(WorkflowState::Sequential),
+                $( crate::workflow_name::Workflow::$variant => {
+                    let (models, tiebreaker) = panel(loaded, choice)?;
+                    $folder::$plan(loaded, choice, models, tiebreaker).map(WorkflowState::$variant)
+                } )+
             }
         }
 
         /// The workflow's next step: one phase, recorded before the next begins.
-        pub(super) fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
+        fn step(cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
             match j.state.workflow() {
                 WorkflowState::Sequential => Ok(Flow::Continue),
                 $( WorkflowState::$variant(_) => $folder::step(cx, j), )+
@@ -62,7 +56,19 @@ macro_rules! dispatch {
 
 registry!(dispatch);
 
-/// Whether the run's workflow still has a step to take before the stages take over.
-pub(super) fn due(j: &Journal<'_>) -> bool {
-    j.state.workflow().under_way()
+/// The registry as the run asks it (see [`Workflows`]): whoever starts a run hands it in.
+pub(in crate::pipeline) struct Registry;
+
+impl Workflows for Registry {
+    fn due(&self, j: &Journal<'_>) -> bool {
+        j.state.workflow().under_way()
+    }
+
+    fn step(&self, cx: &Cx<'_>, j: &mut Journal<'_>) -> Result<Flow, RunError> {
+        step(cx, j)
+    }
+
+    fn architect_input(&self, state: &RunState) -> String {
+        debate::shown(state)
+    }
 }

@@ -9,8 +9,8 @@ use super::inputs::InputSource;
 use crate::bounded::clip;
 use crate::probe::python::PLAIN;
 use crate::probe::sandbox::{quote, Sandbox};
+use crate::probe::settings::ProbeSettings;
 use crate::probe::value::Value;
-use crate::probe::ProbeSettings;
 
 /// The runner, compiled in.
 const RUNNER: &str = include_str!("../../../config/behaviour_runner.py");

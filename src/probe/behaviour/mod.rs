@@ -26,7 +26,9 @@ use git2::{Repository, Tree};
 use serde::{Deserialize, Serialize};
 
 use super::intent::Intent;
-use super::{module_of, ChangedLines, ProbeSettings};
+use super::python::module_of;
+use super::result::ChangedLines;
+use super::settings::ProbeSettings;
 use crate::code::{outline, test_path, Finding, Lang, Symbol};
 use crate::git::TreeFiles;
 use calls::{raised_on_purpose, regressed, run, Call};

@@ -12,9 +12,9 @@ use tokio::sync::watch;
 
 use super::answer;
 use super::http::{self, Body, ReadError};
+use super::recorded::RecordedRequest;
 use super::script::{Fault, Reply, Script};
 use super::wire::{self, Built, Ctx, Delivery, Route};
-use super::RecordedRequest;
 
 /// How long to keep reading after our response, so unread client bytes do not turn our
 /// graceful close into a reset.

@@ -11,7 +11,6 @@
 //! such, never presented as the full panel); with fewer than two left, or no judge able to
 //! judge, the run stops for the user with every position in the record.
 
-pub mod record;
 pub mod report;
 mod text;
 
@@ -28,22 +27,23 @@ use crate::model::fanout::join_all;
 use crate::model::{ChatRequest, Exchange, ModelError};
 use crate::pipeline::context::{context_message, StageContext};
 use crate::pipeline::observer::Progress;
-use crate::pipeline::plan::{panel, Choice, StartError};
 use crate::pipeline::record::{
-    Absence, DebateNext, DebatePhase, DebateState, Judgment, RunState, RunStatus, Speech,
-    StopReason, Transcript,
+    Absence, DebateNext, DebatePhase, DebateState, Judgment, RunState, Speech, StopReason,
+    Transcript,
 };
 use crate::pipeline::run::step::{BlockOn, Cx, Flow, Journal, RunError};
-use crate::pipeline::run::stop::{halt, model_failed};
+use crate::pipeline::run::stop::{model_failed, wait_on_user};
 use crate::pipeline::stage::Stage;
-use crate::pipeline::workflow::{Followed, WorkflowState};
+use crate::pipeline::start::{Choice, StartError};
+use crate::pipeline::workflow::Followed;
+use crate::workflow_name::Workflow;
 
 /// A debate's record.
 impl Followed for DebateState {
-    const KEY: &'static str = "debate";
+    const KEY: &'static str = Workflow::Debate.as_str();
 
-    fn into_state(self) -> WorkflowState {
-        WorkflowState::Debate(self)
+    fn workflow(&self) -> Workflow {
+        Workflow::Debate
     }
 
     fn under_way(&self) -> bool {
@@ -57,23 +57,16 @@ impl Followed for DebateState {
             .cloned()
             .collect()
     }
-
-    fn summary(&self) -> String {
-        report::summary(self)
-    }
-
-    fn render(&self, md: bool) -> String {
-        report::render(self, md)
-    }
 }
 
-/// Plans a debate: the debaters (see [`panel`]) and the tiebreaker that judges them.
+/// Plans a debate: the debaters and the tiebreaker that judges them.
 pub(in crate::pipeline) fn plan(
-    loaded: &LoadedConfig,
-    choice: &Choice,
-) -> Result<WorkflowState, StartError> {
-    let (models, tiebreaker) = panel(loaded, choice)?;
-    Ok(WorkflowState::Debate(DebateState::new(models, tiebreaker)))
+    _: &LoadedConfig,
+    _: &Choice,
+    models: Vec<String>,
+    tiebreaker: Option<String>,
+) -> Result<DebateState, StartError> {
+    Ok(DebateState::new(models, tiebreaker))
 }
 
 /// Output tokens of one debate answer.
@@ -194,9 +187,7 @@ where
                 "was not asked: the budget would be crossed".to_string()
             }
             Err(e) => {
-                let why = crate::redact::Redactor::global()
-                    .redact(&e.to_string())
-                    .to_string();
+                let why = crate::redact::said(&e);
                 let why = crate::bounded::clip(&why, 300);
                 if let Some(x) = debate_mut(j).debater_mut(model) {
                     x.absent = Some(Absence {
@@ -213,7 +204,7 @@ where
                 let spend = result.completion.spend();
                 j.state.add_spend(spend);
                 let call = Exchange::structured(req, &result);
-                let mut transcript = Transcript::new("debate", "debater", call);
+                let mut transcript = Transcript::new(Workflow::Debate.as_str(), "debater", call);
                 transcript.phase = Some(phase);
                 j.transcript(&transcript);
                 let mut speech = to_speech(model, result.value);
@@ -245,7 +236,7 @@ where
         phase.speech()
     ))?;
     if let Some(e) = over_budget {
-        return model_failed(cx, j, "debate", e);
+        return model_failed(cx, j, Workflow::Debate.as_str(), e);
     }
     Ok(Flow::Continue)
 }
@@ -271,11 +262,9 @@ fn judge(cx: &Cx<'_>, j: &mut Journal<'_>, d: &DebateState) -> Result<Flow, RunE
         .await_blocking();
     let result = match answer {
         Ok(r) => r,
-        Err(e @ ModelError::Budget(_)) => return model_failed(cx, j, "debate", e),
+        Err(e @ ModelError::Budget(_)) => return model_failed(cx, j, Workflow::Debate.as_str(), e),
         Err(e) => {
-            let why = crate::redact::Redactor::global()
-                .redact(&e.to_string())
-                .to_string();
+            let why = crate::redact::said(&e);
             return debate_stop(
                 cx,
                 j,
@@ -289,7 +278,7 @@ fn judge(cx: &Cx<'_>, j: &mut Journal<'_>, d: &DebateState) -> Result<Flow, RunE
     let spend = result.completion.spend();
     j.state.add_spend(spend);
     let call = Exchange::structured(&req, &result);
-    j.transcript(&Transcript::new("debate", "judge", call));
+    j.transcript(&Transcript::new(Workflow::Debate.as_str(), "judge", call));
     let a = result.value;
     let Some(winner) = d.by_label(&a.winner) else {
         return debate_stop(
@@ -343,13 +332,8 @@ fn debate_mut<'j>(j: &'j mut Journal<'_>) -> &'j mut DebateState {
 }
 
 fn debate_stop(cx: &Cx<'_>, j: &mut Journal<'_>, detail: String) -> Result<Flow, RunError> {
-    halt(
-        cx,
-        j,
-        RunStatus::WaitingOnUser,
-        StopReason::Debate { detail },
-        "debate: stopped for the user",
-    )
+    let event = "debate: stopped for the user";
+    wait_on_user(cx, j, StopReason::Debate { detail }, event)
 }
 
 /// What the architect stage is shown of a judged debate (empty otherwise).

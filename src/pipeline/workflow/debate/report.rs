@@ -7,6 +7,8 @@ use serde::Serialize;
 use crate::bounded::indented as line;
 use crate::model::Spend;
 use crate::pipeline::record::{DebatePhase, DebateState, Speech};
+use crate::pipeline::workflow::panel::{panel_words, summary_line};
+use crate::workflow_name::Workflow;
 
 /// The debate section of a run's detail.
 pub fn render(d: &DebateState, md: bool) -> String {
@@ -136,29 +138,18 @@ fn speech(phase: DebatePhase, s: &Speech, d: &DebateState, md: bool) -> String {
 /// The end-of-run line of a debate: which position won among how many debaters, and
 /// whether the panel was complete.
 pub fn summary(d: &DebateState) -> String {
-    let standing = d.standing().count();
-    let panel = if d.degraded() {
-        let gone: Vec<&str> = d
-            .debaters
-            .iter()
-            .filter(|x| x.absent.is_some())
-            .map(|x| x.model.as_str())
-            .collect();
+    let gone = d.degraded().then(|| {
+        let who = d.debaters.iter().filter(|x| x.absent.is_some());
+        ("dropped out", who.map(|x| x.model.as_str()).collect())
+    });
+    let panel = panel_words(d.standing().count(), d.models.len(), "debaters", gone);
+    let won = d.judgment.as_ref().map(|j| {
         format!(
-            "DEGRADED: {standing} of {} debaters (dropped out: {})",
-            d.models.len(),
-            gone.join(", ")
-        )
-    } else {
-        format!("{standing} debaters")
-    };
-    match &d.judgment {
-        Some(j) => format!(
-            "  debate     position {} ({}) won, judged by {}, among {panel}\n",
+            "position {} ({}) won, judged by {},",
             j.label, j.winner, j.model
-        ),
-        None => format!("  debate     no judgment among {panel}\n"),
-    }
+        )
+    });
+    summary_line(Workflow::Debate, won, "no judgment", &panel)
 }
 
 /// The debate of a run's `--json` report.

@@ -28,6 +28,7 @@ use crate::pipeline::run::step::{BlockOn, Cx, Flow, Journal, RunError};
 use crate::pipeline::run::stop::{halt, model_failed};
 use crate::pipeline::stage::Stage;
 use crate::task::outcome::Outcome;
+use crate::workflow_name::Workflow;
 
 /// A solution committed from an answer.
 pub(super) struct Built {
@@ -300,7 +301,7 @@ pub(super) fn fan_out(
         models.len()
     ))?;
     if let Some(e) = over_budget {
-        return model_failed(cx, j, "parallel", e);
+        return model_failed(cx, j, Workflow::Parallel.as_str(), e);
     }
     if present == 0 {
         let detail = format!(
@@ -367,9 +368,7 @@ fn take_candidate(
 ) -> Result<Taken, RunError> {
     let completion = match answer {
         Err(e) => {
-            let why = crate::redact::Redactor::global()
-                .redact(&e.to_string())
-                .to_string();
+            let why = crate::redact::said(&e);
             c.detail = format!("could not answer: {}", crate::bounded::clip(&why, 300));
             return Ok(Taken::Failed(
                 matches!(e, ModelError::Budget(_)).then_some(e),
@@ -427,7 +426,7 @@ pub(super) fn heard_answer(
     let spend = completion.spend();
     j.state.add_spend(spend);
     let call = Exchange::text(req, completion, ANSWER_RECORD_BYTES);
-    j.transcript(&Transcript::new("parallel", role, call));
+    j.transcript(&Transcript::new(Workflow::Parallel.as_str(), role, call));
     spend
 }
 

@@ -14,22 +14,24 @@ use crate::arbiter::Verdict;
 use crate::config::{prompt, LoadedConfig, Role};
 use crate::model::{ModelError, Spend};
 use crate::pipeline::observer::Progress;
-use crate::pipeline::plan::{panel, same_wire_model, Choice, StartError};
 use crate::pipeline::record::{
     CandidateReview, ParallelState, RunStatus, StopReason, Synthesis, Transcript, Winner, WonBy,
 };
 use crate::pipeline::run::facts::candidate_review;
 use crate::pipeline::run::step::{BlockOn, Cx, Flow, Journal, RunError};
 use crate::pipeline::run::stop::{halt, model_failed};
-use crate::pipeline::workflow::WorkflowState;
+use crate::pipeline::start::{same_wire_model, Choice, StartError};
+use crate::workflow_name::Workflow;
 
-/// Plans a tournament: the candidates (see [`panel`]) and its judges, the arbiter role's
-/// models that are none of them; refused when every arbiter model is a candidate.
+/// Plans a tournament: the candidates and its judges, the arbiter role's models that are
+/// none of them; refused when every arbiter model is a candidate. The reviews choose: the
+/// panel's tiebreaker has no vote to break.
 pub(in crate::pipeline) fn plan(
     loaded: &LoadedConfig,
     choice: &Choice,
-) -> Result<WorkflowState, StartError> {
-    let (models, _) = panel(loaded, choice)?;
+    models: Vec<String>,
+    _: Option<String>,
+) -> Result<ParallelState, StartError> {
     let judges: Vec<String> = loaded
         .role_models(Role::Arbiter, choice.profile.as_deref())
         .into_iter()
@@ -42,11 +44,11 @@ pub(in crate::pipeline) fn plan(
     if judges.is_empty() {
         return Err(StartError::NoTournamentJudge(models));
     }
-    Ok(WorkflowState::Tournament(ParallelState {
+    Ok(ParallelState {
         models,
         judges,
         ..Default::default()
-    }))
+    })
 }
 
 /// The tournament's next phase: the next unjudged candidate's review, or the pick.
@@ -93,7 +95,9 @@ fn judge_candidate(
         what: &format!("reviews candidate {} ({candidate})", c.label),
     });
     let judgment = match arbiter.review(&system, &prepared, &brief).await_blocking() {
-        Err(e @ ModelError::Budget(_)) => return model_failed(cx, j, "tournament", e),
+        Err(e @ ModelError::Budget(_)) => {
+            return model_failed(cx, j, Workflow::Tournament.as_str(), e)
+        }
         Err(e) => CandidateReview {
             candidate: candidate.to_string(),
             arbiter: None,
@@ -107,7 +111,7 @@ fn judge_candidate(
         },
         Ok(reviewed) => {
             j.state.add_spend(reviewed.spend);
-            let mut transcript = Transcript::review("tournament", &reviewed);
+            let mut transcript = Transcript::review(Workflow::Tournament.as_str(), &reviewed);
             transcript.candidate = Some(candidate.to_string());
             j.transcript(&transcript);
             let r = &reviewed.review;
@@ -135,7 +139,7 @@ fn judge_candidate(
     };
     j.state.parallel_mut().judgments.push(judgment);
     cx.progress(&Progress::Explored {
-        who: "tournament",
+        who: Workflow::Tournament.as_str(),
         what: &what,
     });
     j.event(&format!("tournament: {what}"))?;
@@ -197,7 +201,7 @@ fn pick(cx: &Cx<'_>, j: &mut Journal<'_>, p: &ParallelState) -> Result<Flow, Run
     });
     let what = format!("{model} wins: {justification}");
     cx.progress(&Progress::Explored {
-        who: "tournament",
+        who: Workflow::Tournament.as_str(),
         what: &what,
     });
     j.event(&format!("tournament: {what}"))?;

@@ -13,7 +13,6 @@
 
 mod build;
 mod judge;
-pub mod record;
 pub mod report;
 mod solution;
 mod synthesis;
@@ -22,21 +21,22 @@ mod vote;
 
 pub(in crate::pipeline) use judge::plan as plan_tournament;
 
-use self::record::ParallelState;
-use super::{Followed, WorkflowState};
+use super::Followed;
 use crate::config::LoadedConfig;
-use crate::pipeline::plan::{panel, Choice, StartError};
+use crate::pipeline::record::ParallelState;
 use crate::pipeline::run::step::{Cx, Flow, Journal, RunError};
+use crate::pipeline::start::{Choice, StartError};
+use crate::workflow_name::Workflow;
 
 /// A parallel exploration's record, or a tournament's (it has judges).
 impl Followed for ParallelState {
-    const KEY: &'static str = "parallel";
+    const KEY: &'static str = Workflow::Parallel.as_str();
 
-    fn into_state(self) -> WorkflowState {
+    fn workflow(&self) -> Workflow {
         if self.tournament() {
-            WorkflowState::Tournament(self)
+            Workflow::Tournament
         } else {
-            WorkflowState::Parallel(self)
+            Workflow::Parallel
         }
     }
 
@@ -57,28 +57,20 @@ impl Followed for ParallelState {
     fn chooses_solution(&self) -> bool {
         true
     }
-
-    fn summary(&self) -> String {
-        report::summary(self)
-    }
-
-    fn render(&self, md: bool) -> String {
-        report::render(self, md)
-    }
 }
 
-/// Plans a parallel exploration: the candidates (see [`panel`]) and the tiebreaker of a
-/// tied vote.
+/// Plans a parallel exploration: the candidates and the tiebreaker of a tied vote.
 pub(in crate::pipeline) fn plan(
-    loaded: &LoadedConfig,
-    choice: &Choice,
-) -> Result<WorkflowState, StartError> {
-    let (models, tiebreaker) = panel(loaded, choice)?;
-    Ok(WorkflowState::Parallel(ParallelState {
+    _: &LoadedConfig,
+    _: &Choice,
+    models: Vec<String>,
+    tiebreaker: Option<String>,
+) -> Result<ParallelState, StartError> {
+    Ok(ParallelState {
         models,
         tiebreaker,
         ..Default::default()
-    }))
+    })
 }
 
 /// One phase of the exploration: the fan-out, one reviewer's cross-review and vote, the

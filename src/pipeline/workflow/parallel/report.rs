@@ -4,9 +4,11 @@
 
 use serde::Serialize;
 
-use super::record::{CandidateReview, CrossReview};
 use crate::bounded::indented as line;
 use crate::pipeline::record::ParallelState;
+use crate::pipeline::record::{CandidateReview, CrossReview};
+use crate::pipeline::workflow::panel::{panel_words, summary_line};
+use crate::workflow_name::Workflow;
 
 /// The parallel-exploration section of a run's detail.
 pub fn render(p: &ParallelState, md: bool) -> String {
@@ -142,30 +144,16 @@ pub fn render(p: &ParallelState, md: bool) -> String {
 /// The end-of-run line of a parallel exploration: who won among how many, and whether the
 /// panel was complete (a degraded one is never presented as the full panel).
 pub fn summary(p: &ParallelState) -> String {
-    let present = p.present().count();
-    let panel = if p.degraded() {
-        let missing: Vec<&str> = p
-            .candidates
-            .iter()
-            .filter(|c| c.commit.is_none())
-            .map(|c| c.model.as_str())
-            .collect();
-        format!(
-            "DEGRADED: {present} of {} candidates (left out: {})",
-            p.models.len(),
-            missing.join(", ")
-        )
-    } else {
-        format!("{present} candidates")
-    };
-    match &p.winner {
-        Some(w) => format!(
-            "  parallel   winner {} ({}) among {panel}\n",
-            w.model,
-            w.by.as_str()
-        ),
-        None => format!("  parallel   no winner among {panel}\n"),
-    }
+    let gone = p.degraded().then(|| {
+        let who = p.candidates.iter().filter(|c| c.commit.is_none());
+        ("left out", who.map(|c| c.model.as_str()).collect())
+    });
+    let panel = panel_words(p.present().count(), p.models.len(), "candidates", gone);
+    let won = p
+        .winner
+        .as_ref()
+        .map(|w| format!("winner {} ({})", w.model, w.by.as_str()));
+    summary_line(Workflow::Parallel, won, "no winner", &panel)
 }
 
 /// The parallel exploration or tournament of a run's `--json` report.

@@ -14,6 +14,7 @@ use crate::pipeline::run::branch::move_branch;
 use crate::pipeline::run::step::{BlockOn, Cx, Flow, Journal, RunError};
 use crate::pipeline::run::stop::model_failed;
 use crate::pipeline::stage::Stage;
+use crate::workflow_name::Workflow;
 
 /// The winner is shown the others' solutions and ratings and enhances its own on top of
 /// its commit. An answer that cannot be used leaves the winner's solution as it is (said
@@ -67,7 +68,9 @@ pub(super) fn synthesize(
         .chat(Role::Implementer, std::slice::from_ref(&model), &req)
         .await_blocking();
     let synthesis = match answer {
-        Err(e @ ModelError::Budget(_)) => return model_failed(cx, j, "parallel", e),
+        Err(e @ ModelError::Budget(_)) => {
+            return model_failed(cx, j, Workflow::Parallel.as_str(), e)
+        }
         Err(e) => Synthesis {
             model: model.clone(),
             commit: None,
@@ -147,7 +150,7 @@ pub(super) fn conclude(
     let detail = format!(
         "{}: candidate {} won ({}) among {present} of {} candidates{}",
         if p.tournament() {
-            "tournament"
+            Workflow::Tournament.as_str()
         } else {
             "parallel exploration"
         },

@@ -11,11 +11,12 @@ use crate::consensus::envelope::{Message, MessageKind};
 use crate::model::{ModelError, Spend};
 use crate::pipeline::observer::Progress;
 use crate::pipeline::record::{
-    Candidate, CrossReview, ParallelState, Rating, RunStatus, StopReason, Winner, WonBy,
+    Candidate, CrossReview, ParallelState, Rating, StopReason, Winner, WonBy,
 };
 use crate::pipeline::run::call::structured_call;
 use crate::pipeline::run::step::{Cx, Flow, Journal, RunError};
-use crate::pipeline::run::stop::{halt, model_failed};
+use crate::pipeline::run::stop::{model_failed, wait_on_user};
+use crate::workflow_name::Workflow;
 
 /// `reviewer` rates the others' solutions and votes. A vote for itself or for no
 /// candidate is refused and recorded; the reviewer is asked once more, and a second
@@ -69,17 +70,17 @@ pub(super) fn cross_review(
     let what = match structured_call::<ReviewAnswer>(
         cx,
         j,
-        ("parallel", "cross-reviewer"),
+        (Workflow::Parallel.as_str(), "cross-reviewer"),
         Role::Implementer,
         reviewer,
         "cross_reviewer",
         user,
     ) {
-        Err(e @ ModelError::Budget(_)) => return model_failed(cx, j, "parallel", e),
+        Err(e @ ModelError::Budget(_)) => {
+            return model_failed(cx, j, Workflow::Parallel.as_str(), e)
+        }
         Err(e) => {
-            let why = crate::redact::Redactor::global()
-                .redact(&e.to_string())
-                .to_string();
+            let why = crate::redact::said(&e);
             review.absent = Some(crate::bounded::clip(&why, 300));
             "could not review: it has no vote".to_string()
         }
@@ -275,18 +276,18 @@ pub(super) fn tally(cx: &Cx<'_>, j: &mut Journal<'_>, p: &ParallelState) -> Resu
         let (a, spend) = match structured_call::<TieAnswer>(
             cx,
             j,
-            ("parallel", "tiebreaker"),
+            (Workflow::Parallel.as_str(), "tiebreaker"),
             Role::Tiebreaker,
             &tb,
             "tiebreaker",
             user,
         ) {
             Ok(a) => a,
-            Err(e @ ModelError::Budget(_)) => return model_failed(cx, j, "parallel", e),
+            Err(e @ ModelError::Budget(_)) => {
+                return model_failed(cx, j, Workflow::Parallel.as_str(), e)
+            }
             Err(e) => {
-                let why = crate::redact::Redactor::global()
-                    .redact(&e.to_string())
-                    .to_string();
+                let why = crate::redact::said(&e);
                 return parallel_deadlock(
                     cx,
                     j,
@@ -425,11 +426,6 @@ fn by_evidence(
 }
 
 fn parallel_deadlock(cx: &Cx<'_>, j: &mut Journal<'_>, detail: String) -> Result<Flow, RunError> {
-    halt(
-        cx,
-        j,
-        RunStatus::WaitingOnUser,
-        StopReason::Parallel { detail },
-        "parallel: the vote could not be settled",
-    )
+    let event = "parallel: the vote could not be settled";
+    wait_on_user(cx, j, StopReason::Parallel { detail }, event)
 }

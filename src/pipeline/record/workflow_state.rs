@@ -3,41 +3,37 @@
 //! workflow's record (is it under way, which models it calls, how a report shows it) is
 //! answered here once for all of them.
 
-use serde::de::{DeserializeOwned, Error as _};
+use serde::de::Error as _;
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-use super::debate::record::DebateState;
-use super::debate::report::DebateReport;
-use super::parallel::record::ParallelState;
-use super::parallel::report::ParallelReport;
-use crate::workflow::Workflow;
+use super::debate::DebateState;
+use super::followed::Followed;
+use super::parallel::ParallelState;
+use crate::workflow_name::Workflow;
 
-/// What every workflow's record answers, so the run, its record and its reports ask a
-/// workflow without naming it.
-pub trait Followed: Serialize + DeserializeOwned {
-    /// The record's key in `run.json`.
-    const KEY: &'static str;
-    /// The state that holds this record (one record type may serve two workflows: a
-    /// parallel record with judges is a tournament's).
-    fn into_state(self) -> WorkflowState;
-    /// Whether it still has steps before the stages take over.
-    fn under_way(&self) -> bool;
-    /// Every model it calls itself.
-    fn models(&self) -> Vec<String>;
-    /// Whether it chooses the solution itself (by vote or by review), so no consensus stage
-    /// has a refactor stage to send back.
-    fn chooses_solution(&self) -> bool {
-        false
-    }
-    /// Its line in the end-of-run summary.
-    fn summary(&self) -> String;
-    /// Its section of `git triad log <run>`.
-    fn render(&self, md: bool) -> String;
+/// The workflows with a record of their own, one line each: the variant of
+/// [`crate::workflow_name::Workflow`] it follows, its folder and record type (in
+/// `pipeline/record/<folder>.rs`, implementing [`Followed`]), and the function of the
+/// workflow's folder (`pipeline/workflow/<folder>/`) that plans its record from the run's
+/// panel. The run loop calls `<folder>::step` while it is under way. Every generator
+/// reads this list (the run's [`WorkflowState`] here; the workflows' plan, step and report
+/// in `pipeline::workflow`), and they match on `Workflow` exhaustively, so a workflow
+/// named but not registered does not compile.
+macro_rules! registry {
+    ($then:ident) => {
+        $then! {
+            Parallel => parallel::ParallelState, plan;
+            Debate => debate::DebateState, plan;
+            Tournament => parallel::ParallelState, plan_tournament;
+        }
+    };
 }
 
-/// Generates [`WorkflowState`] and what it answers from the registry (`super::registry`).
+pub(crate) use registry;
+
+/// Generates [`WorkflowState`] and what it answers from [`registry`].
 macro_rules! declare_state {
     ($( $variant:ident => $folder:ident :: $record:ident, $plan:ident; )+) => {
         /// The workflow of a run with its record: sequential (nothing of its own), or one
@@ -49,7 +45,7 @@ macro_rules! declare_state {
             Sequential,
             $(
                 #[doc = concat!("`", stringify!($variant), "`, with its record.")]
-                $variant(super::$folder::record::$record),
+                $variant($record),
             )+
         }
 
@@ -87,21 +83,7 @@ macro_rules! declare_state {
                 }
             }
 
-            /// The workflow's line in the end-of-run summary (empty for a sequential run).
-            pub fn summary(&self) -> String {
-                match self {
-                    WorkflowState::Sequential => String::new(),
-                    $( WorkflowState::$variant(r) => r.summary(), )+
-                }
-            }
 
-            /// The workflow's section of `git triad log <run>` (empty for a sequential run).
-            pub fn render(&self, md: bool) -> String {
-                match self {
-                    WorkflowState::Sequential => String::new(),
-                    $( WorkflowState::$variant(r) => r.render(md), )+
-                }
-            }
         }
 
         /// Written in `run.json` as its record under the record's key (nothing for a
@@ -112,7 +94,7 @@ macro_rules! declare_state {
                 match self {
                     WorkflowState::Sequential => {}
                     $( WorkflowState::$variant(r) => map.serialize_entry(
-                        <super::$folder::record::$record as Followed>::KEY,
+                        <$record as Followed>::KEY,
                         r,
                     )?, )+
                 }
@@ -120,17 +102,20 @@ macro_rules! declare_state {
             }
         }
 
-        /// Read from the first registered record key present (the other keys of the run's
-        /// record are not its own); none is a sequential run.
+        /// Read from the first registered record key present whose record is a run of
+        /// that workflow (the other keys of the run's record are not its own); none is a
+        /// sequential run.
         impl<'de> Deserialize<'de> for WorkflowState {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let mut keys = Map::<String, Value>::deserialize(d)?;
+                let keys = Map::<String, Value>::deserialize(d)?;
                 $(
-                    let key = <super::$folder::record::$record as Followed>::KEY;
-                    if let Some(v) = keys.remove(key).filter(|v| !v.is_null()) {
-                        let record: super::$folder::record::$record =
-                            serde_json::from_value(v).map_err(D::Error::custom)?;
-                        return Ok(record.into_state());
+                    let key = <$record as Followed>::KEY;
+                    if let Some(v) = keys.get(key).filter(|v| !v.is_null()) {
+                        let record: $record =
+                            serde_json::from_value(v.clone()).map_err(D::Error::custom)?;
+                        if record.workflow() == Workflow::$variant {
+                            return Ok(WorkflowState::$variant(record));
+                        }
                     }
                 )+
                 Ok(WorkflowState::Sequential)
@@ -140,16 +125,6 @@ macro_rules! declare_state {
 }
 
 registry!(declare_state);
-
-/// A workflow's part of a run's `--json` report: each workflow's key, null unless the run
-/// followed it (the shape of earlier builds).
-#[derive(Debug, Default, Serialize)]
-pub struct WorkflowReport<'a> {
-    /// The parallel exploration or tournament.
-    pub parallel: Option<ParallelReport<'a>>,
-    /// The debate.
-    pub debate: Option<DebateReport<'a>>,
-}
 
 impl WorkflowState {
     /// The parallel exploration or tournament, for those workflows.
@@ -188,14 +163,6 @@ impl WorkflowState {
         match self {
             WorkflowState::Debate(d) => d,
             _ => unreachable!("made a debate above"),
-        }
-    }
-
-    /// The workflow's part of a run's `--json` report.
-    pub fn report(&self) -> WorkflowReport<'_> {
-        WorkflowReport {
-            parallel: self.parallel().map(ParallelReport::of),
-            debate: self.debate().map(DebateReport::of),
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::config::Role;
 use crate::pipeline::stage::Stage;
-use crate::workflow::Workflow;
+use crate::workflow_name::Workflow;
 
 /// Why a run cannot start. Facts only: the command line says what to do about each.
 #[derive(Debug, thiserror::Error)]
@@ -90,8 +90,8 @@ pub enum StartError {
         /// declared next to it.
         own_provider: Option<String>,
     },
-    /// A parallel exploration or a debate needs at least two different models.
-    #[error("{} needs at least two different candidate models; it has {}", match .0 { Workflow::Debate => "a debate", Workflow::Tournament => "a tournament", _ => "parallel exploration" }, if .1.is_empty() { "none".to_string() } else { .1.join(", ") })]
+    /// A workflow with a panel needs at least two different models.
+    #[error("--workflow {0} needs at least two different candidate models; it has {has}", has = if .1.is_empty() { "none".to_string() } else { .1.join(", ") })]
     TooFewCandidates(Workflow, Vec<String>),
     /// Every arbiter model is one of the tournament's candidates.
     #[error("no arbiter model is outside the tournament's candidates ({})", .0.join(", "))]
@@ -103,11 +103,11 @@ pub enum StartError {
     #[error("--chamber auto: {0}")]
     Chamber(String),
     /// Candidates were named for a workflow that has none.
-    #[error("--candidates names the models of a parallel exploration or a debate")]
+    #[error("--candidates names the models of a panel (--workflow {panel}); --workflow {0} has none", panel = panel_workflows())]
     CandidatesWithoutPanel(Workflow),
     /// A consensus stage was asked of a workflow whose solution is chosen by its own vote or
     /// reviews: it has no refactor stage to send back.
-    #[error("--consensus cannot be used with --workflow parallel or tournament: the candidates' vote or the arbiter's reviews choose the solution")]
+    #[error("--consensus cannot be used with --workflow {0}: the candidates' vote or the arbiter's reviews choose the solution")]
     ConsensusWithoutRefactor(Workflow),
     /// Routing needs the user's fitness measurements and there is nowhere to keep them.
     #[error("there is no data directory for the fitness measurements")]
@@ -135,5 +135,19 @@ impl StartError {
                 | StartError::SpecModified { .. }
                 | StartError::Repo(_)
         )
+    }
+}
+
+/// The workflows that run a panel of models, every one but the sequential default, as a
+/// sentence names them (`parallel, debate or tournament`).
+pub fn panel_workflows() -> String {
+    let names: Vec<&str> = Workflow::ALL
+        .into_iter()
+        .filter(|w| *w != Workflow::Sequential)
+        .map(Workflow::as_str)
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => names.join(""),
     }
 }

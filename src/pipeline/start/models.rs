@@ -113,27 +113,14 @@ pub fn assign_models(
                 .into_iter()
                 .next()
         };
-        stages.push(StageRecord {
-            stage,
-            commit: None,
-            verdict: None,
-            models,
-            model_index: 0,
-            arbiter_model,
-            attempts: Vec::new(),
-            reviewed,
-            epoch_start: 0,
-            draft: None,
-            dropped: None,
-            skipped: None,
-        });
+        stages.push(StageRecord::planned(stage, models, arbiter_model, reviewed));
     }
     Ok(stages)
 }
 
 /// The models of `models` this user can call, in order; an error naming each model and why
 /// when there is none.
-pub(super) fn callable_of(
+pub(in crate::pipeline) fn callable_of(
     loaded: &LoadedConfig,
     role: Role,
     models: &[String],

@@ -11,7 +11,7 @@ use crate::pipeline::stage::Stage;
 use crate::routing::route::{route, RouteInput, Routing};
 use crate::routing::FitnessStore;
 use crate::task::TaskSpec;
-use crate::workflow::Workflow;
+use crate::workflow_name::Workflow;
 
 /// What a caller asks a run to be: the command line's `run` flags, a session's
 /// `run_pipeline`. Only the asks: [`plan`] resolves the rest (the profile, the routes,
@@ -125,7 +125,9 @@ pub fn routes(
     profile: Option<&str>,
     forced: Option<RoutingMode>,
 ) -> Result<Option<Routing>, StartError> {
-    let any_auto = Role::ALL.iter().any(|r| loaded.role_is_auto(*r, profile));
+    let any_auto = Role::PIPELINE
+        .iter()
+        .any(|r| loaded.role_is_auto(*r, profile));
     if forced.is_none() && !any_auto {
         return Ok(None);
     }

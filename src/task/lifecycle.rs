@@ -1,4 +1,5 @@
-//! The task workflow around a run and around the user's decisions: the hooks the pipeline
+//! A stored task's lifecycle: the events that move it through the task state machine
+//! ([`super::machine`]) around a run and around the user's decisions — the hooks the pipeline
 //! calls, answers, arbiter decisions taken by the user, and auto-resuming parents whose
 //! dependencies are done.
 //!
@@ -15,6 +16,7 @@ use super::error::TaskError;
 use super::machine::Machine;
 use super::outcome::{Outcome, StageMeta};
 use super::response::{ArbiterDecision, Decision, SpecialistResponse};
+use super::run_status::RunStatus;
 use super::spec::{valid_slug, TASKS_DIR};
 use super::state::{Actor, Answer, Task, TaskState};
 use super::store;
@@ -192,17 +194,16 @@ fn create_dependencies(
     Ok(())
 }
 
-/// A run ended with `status` (`approved`, `flagged`, `halted`, `retries_exhausted`,
-/// `budget_exceeded`, `failed`, `waiting_on_user`), decided by `decided_by` (the arbiter when
-/// a model reviewed the run, else the policy): approved/flagged → APPROVED;
-/// halted/retries exhausted/budget/failure → ESCALATED to the user with the command that acts
-/// next; waiting → WAITING_ON_USER. A task an outcome already routed keeps its state (a note
-/// records the run's end).
+/// A run ended with `status`, decided by `decided_by` (the arbiter when a model reviewed the
+/// run, else the policy): approved/flagged → APPROVED; halted/retries exhausted/budget/failure
+/// → ESCALATED to the user with the command that acts next; waiting → WAITING_ON_USER. A task
+/// an outcome already routed keeps its state (a note records the run's end). A run still
+/// `running` has not ended: [`TaskError::NotEnded`].
 pub fn on_run_end(
     repo: &Repository,
     slug: &str,
     run_id: &str,
-    status: &str,
+    status: RunStatus,
     final_verdict: Option<&str>,
     decided_by: Actor,
 ) -> Result<Task, TaskError> {
@@ -210,12 +211,12 @@ pub fn on_run_end(
         .map(|v| format!(" (final verdict {v})"))
         .unwrap_or_default();
     let decision = match status {
-        "approved" | "flagged" => ArbiterDecision::new(
+        RunStatus::Approved | RunStatus::Flagged => ArbiterDecision::new(
             slug,
             Decision::Approve,
             format!("run {run_id} ended {status}{verdict}; `git triad log {run_id}` shows it"),
         ),
-        "halted" | "retries_exhausted" => ArbiterDecision::new(
+        RunStatus::Halted | RunStatus::RetriesExhausted => ArbiterDecision::new(
             slug,
             Decision::Escalate,
             format!(
@@ -225,7 +226,7 @@ pub fn on_run_end(
             ),
         )
         .to("user"),
-        "budget_exceeded" => ArbiterDecision::new(
+        RunStatus::BudgetExceeded => ArbiterDecision::new(
             slug,
             Decision::Escalate,
             format!(
@@ -234,7 +235,7 @@ pub fn on_run_end(
             ),
         )
         .to("user"),
-        "failed" => ArbiterDecision::new(
+        RunStatus::Failed => ArbiterDecision::new(
             slug,
             Decision::Escalate,
             format!(
@@ -243,12 +244,12 @@ pub fn on_run_end(
             ),
         )
         .to("user"),
-        "waiting_on_user" => ArbiterDecision::new(
+        RunStatus::WaitingOnUser => ArbiterDecision::new(
             slug,
             Decision::WaitingOnUser,
             format!("run {run_id} waits on the user; `git triad log {run_id}` shows the questions"),
         ),
-        other => return Err(TaskError::UnknownStatus(other.to_string())),
+        RunStatus::Running => return Err(TaskError::NotEnded(run_id.to_string())),
     };
     let now = now();
     let task = store::update(repo, slug, &format!("run {run_id} ended {status}"), |cur| {
