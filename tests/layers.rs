@@ -4,8 +4,10 @@
 //! `src/lib.rs`; this test reads it from there. It then reads every import of `src/` (each
 //! `use crate::…`, `use super::…`, `use self::…` tree, each relative `use child::…` tree
 //! whose first name is a module the file declares, and every `crate::x::…`, `super::x::…`
-//! or `self::x::…` path in code), follows re-exports however they are written (`pub use
-//! child::Y` in a `mod.rs` stands for `Y` in the child's file), and fails on:
+//! or `self::x::…` path in code, macro bodies and macro arguments included, `$crate::…`
+//! too), follows re-exports however they are written (`pub use child::Y` in a `mod.rs`
+//! stands for `Y` in the child's file, `pub use child::Y as Z` for `Z`, `pub use child::*`
+//! for every name the child declares), and fails on:
 //!
 //! - an import of a top-level module that is not on a line above the importer's own;
 //! - a `cli/` subcommand module importing another subcommand's module (they share only
@@ -18,10 +20,13 @@
 //!   re-export of another module's item counts as depending on it; explained the same way.
 //!
 //! A call in code through a child's name (`run::run(ctx, args)`) is the parent depending on
-//! that child, as an import is. A path through a macro's metavariable
-//! (`super::$folder::Record`, `$folder::step()`) stands for every module the variable could
-//! name there. Each of the three is proven by a planted tree in `tests/fixtures/layers/`
-//! that the checker must fail.
+//! that child, as an import is; so is a path through a name a `use` bound (`use
+//! super::stock;` then `stock::count::left()` depends on `stock/count.rs`, not only on
+//! `stock/mod.rs`). A path through a macro's metavariable (`super::$folder::Record`,
+//! `$folder::step()`) stands for every module the variable could name there. Each kind
+//! (a parent's call into its child, a name a `use` bound, a macro's variable, a macro's
+//! body and arguments, a re-export by name and by glob) is proven by a planted tree in
+//! `tests/fixtures/layers/` on which the checker must find the circle.
 //!
 //! There are no exceptions: a rule that needs one is a rule to change here and in `lib.rs`.
 
@@ -80,6 +85,8 @@ struct Import {
     path: ModPath,
     /// A `pub use`: a re-export, not a dependence of the file on its target.
     reexport: bool,
+    /// What a `use` binds (a name, or a glob's every name); `None` for a path in code.
+    binds: Option<Binds>,
 }
 
 fn src_dir() -> PathBuf {
@@ -323,8 +330,16 @@ fn declared_children(code: &str) -> BTreeSet<String> {
     names
 }
 
-/// Expands a use tree (`a::{b, c::{d as e, self}}`) into its paths.
-fn expand(prefix: &[String], tree: &str, out: &mut Vec<ModPath>) {
+/// What a path of a use tree binds in the file: a name (its last segment, or what follows
+/// `as`), or every public name of a module (`x::*`).
+#[derive(Clone, PartialEq)]
+enum Binds {
+    Name(String),
+    Glob,
+}
+
+/// Expands a use tree (`a::{b, c::{d as e, self}}`) into its paths, each with what it binds.
+fn expand(prefix: &[String], tree: &str, out: &mut Vec<(ModPath, Binds)>) {
     let tree = tree.trim();
     if tree.is_empty() {
         return;
@@ -352,12 +367,19 @@ fn expand(prefix: &[String], tree: &str, out: &mut Vec<ModPath>) {
             expand(&p, &tree[i + 2..], out);
         }
         _ => {
-            let name = tree.split(" as ").next().unwrap().trim();
+            let mut parts = tree.split(" as ");
+            let name = parts.next().unwrap().trim();
+            let alias = parts.next().map(str::trim);
             let mut p = prefix.to_vec();
             if name != "*" && name != "self" {
                 p.push(name.to_string());
             }
-            out.push(p);
+            let binds = match (name, alias) {
+                ("*", _) => Binds::Glob,
+                (_, Some(alias)) => Binds::Name(alias.to_string()),
+                _ => Binds::Name(p.last().cloned().unwrap_or_default()),
+            };
+            out.push((p, binds));
         }
     }
 }
@@ -410,13 +432,22 @@ fn imports(file: &File) -> Vec<Import> {
     let code = &file.code;
     let inline = inline_modules(code);
     let depth = |at: usize| inline.iter().filter(|(a, b)| *a <= at && at < *b).count();
+    // The inline module a position is in, innermost first: the scope of a `use` there.
+    let scope = |at: usize| {
+        inline
+            .iter()
+            .filter(|(a, b)| *a <= at && at < *b)
+            .max_by_key(|(a, _)| *a)
+            .copied()
+    };
     let line = |at: usize| code[..at].matches('\n').count() + 1;
     let mut out = Vec::new();
     let bytes = code.as_bytes();
     let boundary =
         |at: usize| at == 0 || !(is_ident(bytes[at - 1] as char) || bytes[at - 1] == b'$');
-    // Use trees.
+    // Use trees, and the names they bind to a path of the crate, by scope.
     let mut trees = Vec::new();
+    let mut bound: BTreeMap<(Option<(usize, usize)>, String), ModPath> = BTreeMap::new();
     let mut at = 0;
     while let Some(i) = code[at..].find("use ") {
         let start = at + i;
@@ -438,25 +469,33 @@ fn imports(file: &File) -> Vec<Import> {
             || (tail.starts_with("pub(") && tail.ends_with(')') && !tail.contains('\n'));
         let mut paths = Vec::new();
         expand(&[], &tree, &mut paths);
-        for p in paths {
+        for (p, binds) in paths {
             if let Some(path) = absolute(file, depth(start), &p) {
+                if let Binds::Name(name) = &binds {
+                    bound.insert((scope(start), name.clone()), path.clone());
+                }
+
                 out.push(Import {
                     line: line(start),
                     path,
                     reexport,
+                    binds: Some(binds),
                 });
             }
         }
     }
     // Paths in code: `crate::a::b`, `super::c`, `self::d::e`; a parent's call into a child
-    // it declares (`child::f()`); a path through a macro's metavariable (`super::$folder::T`,
+    // it declares (`child::f()`); a path through a name a `use` bound (`use super::stock;`
+    // then `stock::count::left()` is a call into `stock/count.rs`, not only into
+    // `stock/mod.rs`); a path through a macro's metavariable (`super::$folder::T`,
     // `$folder::step()`), which stands for every module the variable could name (see
     // [`Resolver::files_of`]).
-    let mut roots: Vec<String> = ["crate::", "super::", "self::", "$crate::"]
+    let mut roots: BTreeSet<String> = ["crate::", "super::", "self::", "$crate::"]
         .map(String::from)
-        .to_vec();
+        .into();
     roots.extend(file.children.iter().map(|c| format!("{c}::")));
-    roots.push("$".to_string());
+    roots.extend(bound.keys().map(|(_, name)| format!("{name}::")));
+    roots.insert("$".to_string());
     for root in &roots {
         let mut at = 0;
         while let Some(i) = code[at..].find(root.as_str()) {
@@ -490,11 +529,23 @@ fn imports(file: &File) -> Vec<Import> {
             if segs.first().is_some_and(|s| s == "$crate") {
                 segs[0] = "crate".to_string();
             }
-            if let Some(path) = absolute(file, depth(start), &segs) {
+            let through_use = segs
+                .first()
+                .and_then(|first| bound.get(&(scope(start), first.clone())));
+            let path = match through_use {
+                Some(base) => {
+                    let mut p = base.clone();
+                    p.extend(segs[1..].iter().cloned());
+                    Some(p)
+                }
+                None => absolute(file, depth(start), &segs),
+            };
+            if let Some(path) = path {
                 out.push(Import {
                     line: line(start),
                     path,
                     reexport: false,
+                    binds: None,
                 });
             }
         }
@@ -545,11 +596,41 @@ fn declared_modules() -> BTreeSet<String> {
 }
 
 /// The file that holds the item an absolute path names: the deepest module file on the
-/// path, followed through re-exports (`pub use x::Y` in a `mod.rs`) to where `Y` lives.
+/// path, followed through re-exports (`pub use x::Y` in a `mod.rs`, `pub use x::Y as Z`,
+/// and `pub use x::*` for a name the file does not define itself) to where `Y` lives.
 struct Resolver {
     by_module: BTreeMap<ModPath, usize>,
-    /// Per file: re-exported name → the absolute path it stands for; `*` for globs.
+    /// Per file: re-exported name → the absolute path it stands for; `*` for globs (the
+    /// path is then the module whose names are re-exported).
     reexports: BTreeMap<usize, Vec<(String, ModPath)>>,
+    /// Per file: the names it declares itself (`struct X`, `fn f`, `mod m`, …).
+    defined: Vec<BTreeSet<String>>,
+}
+
+/// The names `code` declares as items, anywhere in it: each identifier after `struct`,
+/// `enum`, `union`, `trait`, `type`, `fn`, `const`, `static`, `mod` or `macro_rules!`.
+fn declared_names(code: &str) -> BTreeSet<String> {
+    const ITEM: &[&str] = &[
+        "struct",
+        "enum",
+        "union",
+        "trait",
+        "type",
+        "fn",
+        "const",
+        "static",
+        "mod",
+        "macro_rules",
+    ];
+    let words: Vec<&str> = code
+        .split(|c: char| !is_ident(c))
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .windows(2)
+        .filter(|w| ITEM.contains(&w[0]))
+        .map(|w| w[1].to_string())
+        .collect()
 }
 
 impl Resolver {
@@ -562,7 +643,11 @@ impl Resolver {
         let mut reexports: BTreeMap<usize, Vec<(String, ModPath)>> = BTreeMap::new();
         for (i, imports) in all.iter().enumerate() {
             for imp in imports.iter().filter(|imp| imp.reexport) {
-                let name = imp.path.last().cloned().unwrap_or_default();
+                let name = match &imp.binds {
+                    Some(Binds::Name(name)) => name.clone(),
+                    Some(Binds::Glob) => "*".to_string(),
+                    None => imp.path.last().cloned().unwrap_or_default(),
+                };
                 reexports
                     .entry(i)
                     .or_default()
@@ -572,7 +657,17 @@ impl Resolver {
         Resolver {
             by_module,
             reexports,
+            defined: files.iter().map(|f| declared_names(&f.code)).collect(),
         }
+    }
+
+    /// Whether `file` has `name` to give: it declares or re-exports it by name.
+    fn provides(&self, file: usize, name: &str) -> bool {
+        self.defined[file].contains(name)
+            || self
+                .reexports
+                .get(&file)
+                .is_some_and(|r| r.iter().any(|(n, _)| n == name))
     }
 
     /// The file defining what `path` names.
@@ -616,13 +711,21 @@ impl Resolver {
         if hops > 8 {
             return Some(file);
         }
-        if let Some((_, target)) = self
-            .reexports
-            .get(&file)
-            .and_then(|r| r.iter().find(|(n, _)| n == name))
-        {
+        let reexports = self.reexports.get(&file).map_or(&[][..], Vec::as_slice);
+        if let Some((_, target)) = reexports.iter().find(|(n, _)| n == name) {
             if target.as_slice() != path {
                 return self.follow(target, hops + 1);
+            }
+        }
+        // A name the file does not declare may be one a glob re-export brings in.
+        if !self.defined[file].contains(name) {
+            for (_, module) in reexports.iter().filter(|(n, _)| n == "*") {
+                let from = self.follow(module, hops + 1);
+                if from.is_some_and(|f| f != file && self.provides(f, name)) {
+                    let mut target = module.clone();
+                    target.extend(path[k..].iter().cloned());
+                    return self.follow(&target, hops + 1);
+                }
             }
         }
         Some(file)
@@ -1002,6 +1105,43 @@ fn relative_paths_resolve_from_the_modules_a_file_declares() {
 }
 
 #[test]
+fn a_path_through_a_name_a_use_binds_is_followed() {
+    // `use super::x as y;` binds `y` to `x` in the scope the `use` is in: `y::deep::f()`
+    // there is a call into `x::deep`; in an inline module that did not import it, `y` is
+    // another name. A path to a crate or std module is not followed.
+    let text = "use super::stock as s;\nuse std::fmt;\nfn g() { s::count::left(); fmt::x(); }\n\
+                mod tests { fn h() { s::gone(); } }\n";
+    let file = File::new("src/m/n.rs", vec!["m".into(), "n".into()], text);
+    let mut got: Vec<String> = imports(&file).iter().map(|i| i.path.join("::")).collect();
+    got.sort();
+    got.dedup();
+    assert_eq!(got, ["m::stock", "m::stock::count::left"], "{}", file.code);
+}
+
+#[test]
+fn a_re_export_under_another_name_or_by_glob_is_followed() {
+    // `pub use inner::Y as Z` gives `Z`; `pub use deep::*` gives what `deep` declares, and
+    // a name the re-exporting file declares itself stays there.
+    let m = |p: &[&str]| p.iter().map(|s| s.to_string()).collect::<ModPath>();
+    let files = [
+        File::new(
+            "src/a/mod.rs",
+            m(&["a"]),
+            "mod inner;\nmod deep;\npub use inner::Y as Z;\npub use deep::*;\npub struct Own;\n",
+        ),
+        File::new("src/a/inner.rs", m(&["a", "inner"]), "pub struct Y;\n"),
+        File::new("src/a/deep.rs", m(&["a", "deep"]), "pub fn f() {}\n"),
+    ];
+    let all: Vec<Vec<Import>> = files.iter().map(imports).collect();
+    let resolver = Resolver::new(&files, &all);
+    let file = |p: &[&str]| resolver.file_of(&m(p)).map(|i| files[i].rel.as_str());
+    assert_eq!(file(&["a", "Z"]), Some("src/a/inner.rs"));
+    assert_eq!(file(&["a", "f"]), Some("src/a/deep.rs"));
+    assert_eq!(file(&["a", "Own"]), Some("src/a/mod.rs"));
+    assert_eq!(file(&["a", "Nowhere"]), Some("src/a/mod.rs"));
+}
+
+#[test]
 fn a_circle_through_relative_re_exports_is_found() {
     // The shape `src/code/` had: `imports.rs` takes a reader through `python/mod.rs`'s
     // `pub(crate) use imports::sites`, and the reader takes `Import` from `imports.rs`.
@@ -1052,13 +1192,18 @@ fn a_circle_through_relative_re_exports_is_found() {
     assert!(unexplained_circles(&files).is_empty(), "the circle is gone");
 }
 
-/// The files of the planted tree `tests/fixtures/layers/<name>/src`.
-fn planted(name: &str) -> Vec<File> {
-    files_under(
+/// The circles the checker finds in the planted tree `tests/fixtures/layers/<name>/src`:
+/// between files, then between modules.
+fn planted_circles(name: &str) -> (Vec<String>, Vec<String>) {
+    let files = files_under(
         &Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/layers")
             .join(name)
             .join("src"),
+    );
+    (
+        unexplained_circles(&files),
+        unexplained_module_circles(&files),
     )
 }
 
@@ -1066,15 +1211,15 @@ fn planted(name: &str) -> Vec<File> {
 fn a_planted_parent_to_child_call_circle_fails() {
     // `shop/mod.rs` calls `till::ring()` and `till.rs` takes `Basket` from `shop/mod.rs`:
     // no `use` goes down, yet the two files need each other.
-    let files = planted("parent_call");
+    let (files, modules) = planted_circles("parent_call");
     assert_eq!(
-        unexplained_circles(&files),
+        files,
         ["import circle in `crate::shop`:\n  \
           src/shop/mod.rs -> src/shop/till.rs: ring\n  \
           src/shop/till.rs -> src/shop/mod.rs: Basket"]
     );
     assert_eq!(
-        unexplained_module_circles(&files),
+        modules,
         ["module circle in `crate::shop`:\n  \
           self -> till: src/shop/mod.rs:7\n  \
           till -> self: src/shop/till.rs:2"]
@@ -1085,26 +1230,90 @@ fn a_planted_parent_to_child_call_circle_fails() {
 fn a_planted_macro_path_circle_fails() {
     // `registry.rs` names each folder's record only as `super::$folder::Record`; `alpha.rs`
     // takes the registry's trait.
-    let files = planted("macro_path");
+    let (files, modules) = planted_circles("macro_path");
     assert_eq!(
-        unexplained_circles(&files),
+        files,
         ["import circle in `crate::kinds`:\n  \
           src/kinds/alpha.rs -> src/kinds/registry.rs: Kind\n  \
           src/kinds/registry.rs -> src/kinds/alpha.rs: Record"]
     );
-    assert_eq!(unexplained_module_circles(&files).len(), 1);
+    assert_eq!(
+        modules,
+        ["module circle in `crate::kinds`:\n  \
+          alpha -> registry: src/kinds/alpha.rs:2\n  \
+          registry -> alpha: src/kinds/registry.rs:7"]
+    );
 }
 
 #[test]
 fn a_planted_re_export_circle_fails() {
     // `a` re-exports `b::Thing` as its own, `b` uses `a::Other`: no file of `a` reads `b`,
     // so the files show no circle, but the modules need each other.
-    let files = planted("re_export");
-    assert!(unexplained_circles(&files).is_empty());
+    let (files, modules) = planted_circles("re_export");
+    assert_eq!(files, [] as [&str; 0]);
     assert_eq!(
-        unexplained_module_circles(&files),
+        modules,
         ["module circle in `crate::`:\n  \
           a -> b: src/a/mod.rs:4\n  \
           b -> a: src/b/mod.rs:2"]
+    );
+}
+
+#[test]
+fn a_planted_circle_through_an_imported_module_name_fails() {
+    // `till.rs` imports the module `stock` by name and calls `stock::count::left()`: the
+    // call is into `stock/count.rs`, which takes `Sale` from `till.rs`. Read as an edge to
+    // `stock/mod.rs` only (what the `use` names), the files show no circle.
+    let (files, modules) = planted_circles("module_alias");
+    assert_eq!(
+        files,
+        ["import circle in `crate::shop`:\n  \
+          src/shop/stock/count.rs -> src/shop/till.rs: Sale\n  \
+          src/shop/till.rs -> src/shop/stock/count.rs: left"]
+    );
+    assert_eq!(
+        modules,
+        ["module circle in `crate::shop`:\n  \
+          stock -> till: src/shop/stock/count.rs:2\n  \
+          till -> stock: src/shop/till.rs:2, src/shop/till.rs:7"]
+    );
+}
+
+#[test]
+fn a_planted_circle_behind_a_glob_re_export_fails() {
+    // `conf/mod.rs` re-exports all of `schema` (`pub use schema::*`); `repo.rs` takes
+    // `Role` as `super::Role`, which is `schema.rs`'s, and `schema.rs` takes `repo.rs`'s
+    // `Loaded`. Ending the edge at `conf/mod.rs`, which imports nothing, hides the circle.
+    let (files, modules) = planted_circles("glob_re_export");
+    assert_eq!(
+        files,
+        ["import circle in `crate::conf`:\n  \
+          src/conf/repo.rs -> src/conf/schema.rs: Role\n  \
+          src/conf/schema.rs -> src/conf/repo.rs: Loaded"]
+    );
+    assert_eq!(
+        modules,
+        ["module circle in `crate::conf`:\n  \
+          repo -> schema: src/conf/repo.rs:2\n  \
+          schema -> repo: src/conf/schema.rs:2"]
+    );
+}
+
+#[test]
+fn a_planted_circle_through_macro_bodies_and_arguments_fails() {
+    // `switch.rs` reaches the bulb only inside a `macro_rules!` body (`$crate::lamp::bulb`),
+    // `bulb.rs` names the switch's toggle only in a macro invocation's arguments.
+    let (files, modules) = planted_circles("macro_crate");
+    assert_eq!(
+        files,
+        ["import circle in `crate::lamp`:\n  \
+          src/lamp/bulb.rs -> src/lamp/switch.rs: Toggle\n  \
+          src/lamp/switch.rs -> src/lamp/bulb.rs: on"]
+    );
+    assert_eq!(
+        modules,
+        ["module circle in `crate::lamp`:\n  \
+          bulb -> switch: src/lamp/bulb.rs:9\n  \
+          switch -> bulb: src/lamp/switch.rs:4"]
     );
 }

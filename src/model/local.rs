@@ -372,3 +372,44 @@ pub fn providers_of(config: &Config, models: &[String]) -> Vec<String> {
     out.dedup();
     out
 }
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::pid::tests::{execed, fake_server};
+    use super::*;
+
+    #[test]
+    fn stop_signals_its_server_and_never_a_stranger_with_a_recorded_pid() {
+        let cache = tempfile::tempdir().unwrap();
+        let run = cache.path().join("run");
+        std::fs::create_dir_all(&run).unwrap();
+        let [coder, small] = [&SERVERS[0], &SERVERS[1]];
+        let mut server = fake_server(cache.path(), 18_092);
+        let mut stranger = execed(Command::new("sleep").arg("30").spawn().unwrap());
+        let pid_file = |provider: &str| run.join(format!("{provider}.pid"));
+        let write = |provider: &str, r: PidRecord| std::fs::write(pid_file(provider), r.to_text());
+        write(coder.provider, PidRecord::of_child(server.id(), 18_092)).unwrap();
+        write(small.provider, PidRecord::of_child(stranger.id(), 18_093)).unwrap();
+
+        let outcomes = stop(cache.path());
+        let stopped = &outcomes[0];
+        assert_eq!(
+            (stopped.provider, stopped.pid),
+            (coder.provider, server.id())
+        );
+        assert_eq!(stopped.standing, Standing::Ours);
+        // The server died of the signal; the stranger lives and only its record is gone.
+        assert!(server.wait().unwrap().code().is_none());
+        assert!(
+            matches!(outcomes[1].standing, Standing::Reused(_)),
+            "{outcomes:?}"
+        );
+        assert!(
+            stranger.try_wait().unwrap().is_none(),
+            "the stranger was signalled"
+        );
+        assert!(!pid_file(coder.provider).exists() && !pid_file(small.provider).exists());
+        stranger.kill().unwrap();
+        stranger.wait().unwrap();
+    }
+}

@@ -133,7 +133,7 @@ fn command_line(pid: u32) -> Option<Vec<String>> {
 }
 
 #[cfg(all(test, target_os = "linux"))]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::process::{Child, Command, Stdio};
 
@@ -182,7 +182,7 @@ mod tests {
 
     /// `child` once its command line can be read: `spawn` may return while the kernel is
     /// still finishing the exec, when `/proc/<pid>/cmdline` reads empty.
-    fn execed(child: Child) -> Child {
+    pub(in crate::model::local) fn execed(child: Child) -> Child {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
         while command_line(child.id()).is_none() {
             assert!(std::time::Instant::now() < deadline, "the child never ran");
@@ -193,7 +193,7 @@ mod tests {
 
     /// A process whose command line is `<dir>/llama-server -c 'read x' --port <port>`: a
     /// shell started through a link of that name, waiting on its stdin (no child to leak).
-    fn fake_server(dir: &Path, port: u16) -> Child {
+    pub(in crate::model::local) fn fake_server(dir: &Path, port: u16) -> Child {
         let link = dir.join("llama-server");
         if !link.exists() {
             std::os::unix::fs::symlink("/bin/sh", &link).unwrap();
@@ -227,40 +227,5 @@ mod tests {
             child.wait().unwrap();
         }
         assert_eq!(ours.standing(), Standing::Gone);
-    }
-
-    #[test]
-    fn stop_signals_its_server_and_never_a_stranger_with_a_recorded_pid() {
-        let cache = tempfile::tempdir().unwrap();
-        let run = cache.path().join("run");
-        std::fs::create_dir_all(&run).unwrap();
-        let [coder, small] = [&super::super::SERVERS[0], &super::super::SERVERS[1]];
-        let mut server = fake_server(cache.path(), 18_092);
-        let mut stranger = execed(Command::new("sleep").arg("30").spawn().unwrap());
-        let pid_file = |provider: &str| run.join(format!("{provider}.pid"));
-        let write = |provider: &str, r: PidRecord| std::fs::write(pid_file(provider), r.to_text());
-        write(coder.provider, PidRecord::of_child(server.id(), 18_092)).unwrap();
-        write(small.provider, PidRecord::of_child(stranger.id(), 18_093)).unwrap();
-
-        let outcomes = super::super::stop(cache.path());
-        let stopped = &outcomes[0];
-        assert_eq!(
-            (stopped.provider, stopped.pid),
-            (coder.provider, server.id())
-        );
-        assert_eq!(stopped.standing, Standing::Ours);
-        // The server died of the signal; the stranger lives and only its record is gone.
-        assert!(server.wait().unwrap().code().is_none());
-        assert!(
-            matches!(outcomes[1].standing, Standing::Reused(_)),
-            "{outcomes:?}"
-        );
-        assert!(
-            stranger.try_wait().unwrap().is_none(),
-            "the stranger was signalled"
-        );
-        assert!(!pid_file(coder.provider).exists() && !pid_file(small.provider).exists());
-        stranger.kill().unwrap();
-        stranger.wait().unwrap();
     }
 }
