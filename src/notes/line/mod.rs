@@ -28,6 +28,8 @@ use crate::verdict::Verdict;
 mod fields;
 mod parse;
 mod record;
+#[cfg(test)]
+mod tests;
 
 pub use fields::{ReadIssue, ReadLine, ReadSymbol};
 pub use parse::{exact_word, read_note, InvalidLine, Problem, READ_RULES};
