@@ -183,7 +183,6 @@ impl ReadLine {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::notes::NoteLine;
 
     #[test]
     fn display_fields_of_full_and_hand_written_lines() {
@@ -195,11 +194,11 @@ mod tests {
         let read = ReadLine::of(&full);
         assert_eq!(read.kind.as_deref(), Some("review"));
         assert!(read.verdict.is_some() && read.arbiter_model.is_some() && read.issues.is_some());
-        let hand = NoteLine::parse(
+        let hand: Value = serde_json::from_str(
             r#"{"v":1,"kind":"review","verdict":"HALT","attempt":"two","issues":[{"path":7}]}"#,
         )
         .unwrap();
-        let read = hand.fields();
+        let read = ReadLine::of(&hand);
         assert_eq!(read.verdict, Some(Verdict::Halt));
         assert_eq!(
             read.attempt, None,
