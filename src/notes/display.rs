@@ -14,8 +14,8 @@ use std::fmt::Write as _;
 
 use git2::{Oid, Repository};
 
+use super::line::{read_note, NoteLine, ReadIssue};
 use super::merge::write_notes_tree;
-use super::note_line::{read_note, NoteLine, ReadIssue};
 use super::store::{
     backoff, blob_text, compare_and_swap, note_map, read_text, ref_target, ScratchRef,
     MAX_APPEND_TRIES,

@@ -8,7 +8,7 @@
 //! itself, but never a HALT: its timestamp is all that orders it above one, and time alone
 //! never orders an override above a verdict.
 
-use super::note_line::{Answers, LineId, NoteLine, OverrideNote, VerdictNote};
+use super::line::{Answers, LineId, NoteLine, OverrideNote, VerdictNote};
 use super::source::SourcedLine;
 use crate::verdict::Verdict;
 
@@ -147,7 +147,7 @@ pub fn effective(lines: &[SourcedLine]) -> Option<Effective> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::notes::note_line::read_note;
+    use crate::notes::line::read_note;
     use crate::notes::source::Source;
     use serde_json::{json, Value};
 

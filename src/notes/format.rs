@@ -1,7 +1,7 @@
 //! The wire format of a verdict note: canonical JSON out, and the text of a note cut into
 //! JSON objects read strictly (a key that appears twice is noticed, never silently merged).
 //!
-//! What the objects mean is [`super::note_line`]'s question.
+//! What the objects mean is [`super::line`]'s question.
 
 use std::cell::RefCell;
 use std::fmt;

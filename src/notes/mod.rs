@@ -1,8 +1,9 @@
 //! Verdicts as git notes on the reviewed commit (`refs/notes/triad`).
 //!
 //! A note is UTF-8 text, one canonical JSON object per line, each with `"v":1` and a `kind`
-//! (`review`, `reconciliation`, `override`), parsed once into a [`NoteLine`]; a line that is
-//! not a valid known one is [`NoteLine::Invalid`], and the gate blocks on it when it
+//! (`review`, `reconciliation`, `override`), written and read as one type, [`NoteLine`]
+//! ([`line`]); a line that is not a valid known one is refused ([`InvalidLine`]), kept in a
+//! note read whole as [`NoteLine::Invalid`], and the gate blocks on it when it
 //! mentions a blocking verdict. Notes are append-only: nothing is ever edited, and two copies
 //! of a note merge by the union of their lines (`cat_sort_uniq`). The effective verdict is
 //! the worst one no counted override answers ([`effective`]): a timestamp never shadows a
@@ -17,7 +18,6 @@ mod format;
 pub mod gate;
 mod line;
 pub mod merge;
-mod note_line;
 pub mod origin;
 mod patch;
 pub mod reviewed;
@@ -32,20 +32,16 @@ mod write;
 pub use effective::{answered, effective, Effective, Uncounted};
 pub use format::{canonical_json, contains_word, FORMAT_VERSION, REATTACHED_FROM};
 pub use line::{
-    outcome_recorded, record, record_change, OverrideRecord, ReconciliationRecord, Record,
-    ReviewRecord, VerdictLine,
-};
-pub use note_line::{
-    exact_word, read_note, reattached, without_reattached, Answers, InvalidLine, LineId, NoteLine,
-    OverrideNote, Problem, ReadIssue, ReadLine, ReadSymbol, Stored, VerdictKind, VerdictNote,
-    READ_RULES,
+    exact_word, read_note, reattached, without_reattached, Answers, Head, InvalidLine, LineId,
+    NoteLine, OverrideNote, OverrideRecord, Problem, ReadIssue, ReadLine, ReadSymbol,
+    ReconciliationRecord, Record, ReviewRecord, Stored, VerdictKind, VerdictNote, READ_RULES,
 };
 pub use patch::{patch_id, patch_id_between};
 pub use source::{Source, SourcedLine, Trust};
 pub use store::{
     blob_text, identity, note_map, note_map_of, read, read_everywhere, NoteMap, MAX_APPEND_TRIES,
 };
-pub use write::append;
+pub use write::{append, outcome_recorded, record, record_change};
 
 /// The notes ref holding every verdict.
 pub const NOTES_REF: &str = "refs/notes/triad";
@@ -76,6 +72,9 @@ pub enum NotesError {
     /// A line of post-rewrite input is not `<old oid> <new oid> [extra]`.
     #[error("unexpected post-rewrite input line: {0:?}")]
     BadRewriteLine(String),
+    /// A line to be written would not read back as a valid line.
+    #[error("a note line git triad built would not read back, so nothing was written: {0}")]
+    Unwritable(Box<InvalidLine>),
     /// A repository operation of the shared git layer failed.
     #[error(transparent)]
     Repo(#[from] crate::git::GitError),

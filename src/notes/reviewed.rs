@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use git2::{Oid, Repository};
 
 use super::effective::answered;
-use super::note_line::{read_note, NoteLine, ReadIssue};
+use super::line::{read_note, NoteLine, ReadIssue};
 use super::source::{Source, SourcedLine};
 use super::store::{blob_text, NoteMap};
 use super::NotesError;

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use git2::{Oid, Repository};
 
-use super::note_line::{read_note, reattached, LineId};
+use super::line::{read_note, reattached, LineId};
 use super::origin::NoteIndex;
 use super::source::{remote_of, tracking_ref, Trust};
 use super::store::{append_json_to, blob_text, note_map_of, read_text};

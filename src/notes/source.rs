@@ -15,7 +15,7 @@
 use std::collections::BTreeSet;
 use std::fmt;
 
-use super::note_line::NoteLine;
+use super::line::NoteLine;
 use super::NOTES_REF;
 
 /// The prefix of the refs remotes' notes are fetched into.

@@ -9,7 +9,7 @@ use rand::Rng;
 use serde_json::Value;
 
 use super::format::canonical_json;
-use super::note_line::read_note;
+use super::line::read_note;
 use super::source::{merge_sources, Source, SourcedLine, Trust};
 use super::{NotesError, NOTES_REF};
 

@@ -9,7 +9,7 @@ use crate::arbiter::Verdict;
 use crate::bounded::indented as line;
 use crate::git::FileStat;
 use crate::git::ObjectId;
-use crate::notes::{self, Record, VerdictLine};
+use crate::notes::{self, NoteLine, VerdictKind};
 use crate::pipeline::record::{ChamberLink, FormatRecord, ReconcileState};
 use crate::pipeline::workflow::debate::report::DebateReport;
 use crate::pipeline::workflow::parallel::report::ParallelReport;
@@ -460,22 +460,19 @@ fn issues(repo: &Repository, s: &RunState, md: bool) -> String {
                 continue;
             };
             let lines = notes::read(repo, commit).unwrap_or_default();
-            let typed = lines
-                .iter()
-                .filter_map(|l| l.line.value())
-                .filter_map(VerdictLine::from_value);
-            for line in typed {
-                let Record::Review(r) = &line.record else {
-                    continue;
-                };
-                if let Some(c) = r.review.coverage.as_ref().and_then(|c| c.describe()) {
+            let reviews = lines.iter().filter_map(|l| match &l.line {
+                NoteLine::Verdict(v) if v.kind == VerdictKind::Review => v.review(),
+                _ => None,
+            });
+            for review in reviews {
+                if let Some(c) = review.coverage.as_ref().and_then(|c| c.describe()) {
                     out.push_str(&format!(
                         "{bullet}coverage of the review (stage {}, attempt {}): {c}\n",
                         st.stage.as_str(),
                         a.n
                     ));
                 }
-                for i in &r.review.issues {
+                for i in &review.issues {
                     out.push_str(&format!(
                         "{bullet}{strong}{}{strong} {} {code}{}{code} — {}{} (stage {}, attempt {}, {})\n",
                         i.severity.as_str(),
@@ -485,7 +482,7 @@ fn issues(repo: &Repository, s: &RunState, md: bool) -> String {
                         standing(i),
                         st.stage.as_str(),
                         a.n,
-                        r.review.verdict
+                        review.verdict
                     ));
                 }
             }

@@ -123,6 +123,9 @@ impl From<NotesError> for CommandError {
                 Some("this command is run by git hooks, which pass its input on stdin")
             }
             NotesError::GitCli { .. } => None,
+            NotesError::Unwritable(_) => {
+                Some("this is a bug in git triad: report it with the command you ran")
+            }
         };
         let err = CommandError::failure(e);
         match hint {

@@ -1,195 +1,23 @@
-//! A note line parsed once, into what every reader decides on: [`NoteLine`].
-//!
-//! The gate, `show`, `log`, the effective-verdict rules and reattaching all read lines
-//! through [`read_note`]. A line is a valid known line when it is a JSON object with `"v":1`
-//! (the integer), a known `kind`, a verdict word, no key written twice, and the fields a
-//! decision rests on well typed; everything else it carries is display data, read leniently
-//! ([`ReadLine`]). Any other line is [`NoteLine::Invalid`], with what is wrong and the
-//! verdicts it mentions, so the gate can fail closed on it.
+//! Reading text into a [`NoteLine`]: the strict rules that decide whether a line is valid,
+//! and what is wrong with one that is not.
 //!
 //! A verdict word is ASCII and exact ([`exact_word`]): `"HALT"` or `"halt"`, never
 //! `"ＨＡＬＴ"`, `"HA\u200dLT"`, `" HALT"` or a word with a byte that is not UTF-8 in it. A
 //! line whose verdict field is anything else, or one record spread over lines that holds
 //! another record inside it, says something no reader can decide on, and always blocks
-//! ([`InvalidLine::fails_closed`]).
+//! ([`InvalidLine::fails_closed`]). A line a writer builds passes the same rules
+//! ([`NoteLine::of_value`]).
 
-use std::cell::OnceCell;
 use std::collections::HashSet;
 use std::fmt;
 
-use serde::Deserialize;
 use serde_json::Value;
 
-use super::format::{
+use super::{carried_patch_ids, Answers, NoteLine, OverrideNote, Stored, VerdictKind, VerdictNote};
+use crate::notes::format::{
     canonical_json, contains_word, each_string, entries, Entry, Json, FORMAT_VERSION,
-    REATTACHED_FROM,
 };
-use crate::arbiter::{Coverage, Floor};
 use crate::verdict::Verdict;
-
-/// A line's id: the git blob id (SHA-1) of its canonical JSON without `reattached_from`, so
-/// a copy of a line on another commit has the id of the original. An override names the
-/// lines it answers by these ids; `git triad show` prints them, and
-/// `printf %s '<canonical line>' | git hash-object --stdin` computes one.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct LineId(String);
-
-impl LineId {
-    /// The id of the record `value` (verdict words as read, see [`read_note`]).
-    pub fn of(value: &Value) -> LineId {
-        let text = canonical_json(&without_reattached(value));
-        // Hashing bytes as a blob cannot fail.
-        let oid = git2::Oid::hash_object(git2::ObjectType::Blob, text.as_bytes())
-            .map_or_else(|_| String::new(), |o| o.to_string());
-        LineId(oid)
-    }
-
-    /// The id as 40 hex digits.
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// Whether `text` has the shape of an id (40 hex digits), as opposed to the
-    /// `"<ts> <kind> <verdict>"` key older overrides name lines by.
-    pub fn looks_like(text: &str) -> bool {
-        text.len() == 40 && text.bytes().all(|b| b.is_ascii_hexdigit())
-    }
-}
-
-impl fmt::Display for LineId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// `line` without its `reattached_from` field: the identity of a record wherever it is attached.
-pub fn without_reattached(line: &Value) -> Value {
-    let mut line = line.clone();
-    if let Some(obj) = line.as_object_mut() {
-        obj.remove(REATTACHED_FROM);
-    }
-    line
-}
-
-/// A copy of `line` marked as copied from commit `from`.
-pub fn reattached(line: &Value, from: &str) -> Value {
-    let mut line = line.clone();
-    if let Some(obj) = line.as_object_mut() {
-        obj.insert(REATTACHED_FROM.into(), Value::String(from.into()));
-    }
-    line
-}
-
-/// One line of a verdict note, parsed once.
-#[derive(Debug, Clone, PartialEq)]
-pub enum NoteLine {
-    /// A review or reconciliation: a verdict on the change.
-    Verdict(VerdictNote),
-    /// A person overruling verdicts it names.
-    Override(OverrideNote),
-    /// Not a valid line of a kind this build knows.
-    Invalid(InvalidLine),
-}
-
-/// The kinds of line that carry a verdict on the change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VerdictKind {
-    /// An arbiter's review (a stage, `git triad review --note`, a stopped run's tip).
-    Review,
-    /// The reconciliation of a finished run against its TaskSpec.
-    Reconciliation,
-}
-
-impl VerdictKind {
-    /// The `kind` on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            VerdictKind::Review => "review",
-            VerdictKind::Reconciliation => "reconciliation",
-        }
-    }
-}
-
-/// What every valid line has besides its decision fields. Its id and display fields are
-/// worked out when first asked for: the pre-push gate decides most commits without either.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Stored {
-    /// The record as stored, verdict words canonical: what is copied and printed as JSON.
-    pub value: Value,
-    id: OnceCell<LineId>,
-    fields: OnceCell<ReadLine>,
-}
-
-impl Stored {
-    /// The record `value` (verdict words already canonical).
-    fn new(value: Value) -> Stored {
-        Stored {
-            value,
-            id: OnceCell::new(),
-            fields: OnceCell::new(),
-        }
-    }
-
-    /// Its id ([`LineId`]).
-    pub fn id(&self) -> &LineId {
-        self.id.get_or_init(|| LineId::of(&self.value))
-    }
-
-    /// Its display fields, read leniently.
-    pub fn fields(&self) -> &ReadLine {
-        self.fields.get_or_init(|| ReadLine::of(&self.value))
-    }
-
-    /// The commit it was copied from, if it is a copy (`reattached_from`).
-    pub fn reattached_from(&self) -> Option<&str> {
-        self.value.get(REATTACHED_FROM).and_then(Value::as_str)
-    }
-}
-
-/// A review or reconciliation line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct VerdictNote {
-    /// Which kind.
-    pub kind: VerdictKind,
-    /// The verdict it records.
-    pub verdict: Verdict,
-    /// When it was written (empty when a hand-written line leaves it out).
-    pub ts: String,
-    /// The rest of it.
-    pub record: Stored,
-}
-
-impl VerdictNote {
-    /// The key overrides written before line ids named it by: `"<ts> <kind> <verdict>"`.
-    pub fn legacy_key(&self) -> String {
-        format!("{} {} {}", self.ts, self.kind.as_str(), self.verdict)
-    }
-}
-
-/// An override line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OverrideNote {
-    /// The verdict the person sets.
-    pub verdict: Verdict,
-    /// When it was written.
-    pub ts: String,
-    /// Which lines it answers.
-    pub answers: Answers,
-    /// The rest of it.
-    pub record: Stored,
-}
-
-/// How an override says which lines it answers.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Answers {
-    /// The lines it names: by [`LineId`], or, as git triad wrote them before ids, by
-    /// [`VerdictNote::legacy_key`].
-    Named(Vec<String>),
-    /// Written before overrides named lines: only the verdict it cleared. Such an override
-    /// never clears a HALT (time would be all that orders it above one); see
-    /// [`super::effective`].
-    Unnamed(Verdict),
-}
 
 /// A line that is not a valid line of a kind this build knows.
 #[derive(Debug, Clone, PartialEq)]
@@ -224,6 +52,14 @@ impl InvalidLine {
             }
     }
 }
+
+impl fmt::Display for InvalidLine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "not a valid note line ({}): {}", self.problem, self.text)
+    }
+}
+
+impl std::error::Error for InvalidLine {}
 
 /// The version of what [`read_note`] decides: bump it whenever a text reads differently (a
 /// line valid before is not, a verdict reads otherwise), so summaries the pre-push gate kept
@@ -262,6 +98,8 @@ pub enum Problem {
     /// One record spread over several lines holds, on a line of its own, another record
     /// (the line, trimmed): read as one, it would swallow the one inside.
     SpansRecords(String),
+    /// The text given as one line holds no record, or several (how many).
+    Records(usize),
     /// A field a decision rests on is missing or of the wrong type.
     Field {
         /// The field.
@@ -291,66 +129,47 @@ impl fmt::Display for Problem {
                 f,
                 "it is spread over several lines and holds another record: {inner}"
             ),
+            Problem::Records(0) => f.write_str("it holds no record"),
+            Problem::Records(n) => write!(f, "it holds {n} records, not one"),
             Problem::Field { field, wanted } => write!(f, "its \"{field}\" is not {wanted}"),
         }
     }
 }
 
 impl NoteLine {
-    /// The stored record of a valid line.
-    pub fn stored(&self) -> Option<&Stored> {
-        match self {
-            NoteLine::Verdict(v) => Some(&v.record),
-            NoteLine::Override(o) => Some(&o.record),
-            NoteLine::Invalid(_) => None,
+    /// Parses the text of one line (a record spread over several lines, as a hand edit may
+    /// leave it, too): the valid line it is, or why it is refused. Reading a whole note,
+    /// where refused lines are kept for the gate, is [`read_note`].
+    pub fn parse(text: &str) -> Result<NoteLine, Box<InvalidLine>> {
+        let mut all = entries(text);
+        if all.len() != 1 {
+            return Err(Box::new(InvalidLine {
+                text: text.trim().to_string(),
+                problem: Problem::Records(all.len()),
+                mentions: mentioned(|f| f(text)),
+                patch_ids: Vec::new(),
+                odd_verdict: None,
+            }));
+        }
+        match NoteLine::of(all.remove(0)) {
+            NoteLine::Invalid(bad) => Err(Box::new(bad)),
+            line => Ok(line),
         }
     }
 
-    /// The id of a valid line.
-    pub fn id(&self) -> Option<&LineId> {
-        self.stored().map(Stored::id)
-    }
-
-    /// The record of a valid line as stored.
-    pub fn value(&self) -> Option<&Value> {
-        self.stored().map(|s| &s.value)
-    }
-
-    /// The display fields of a valid line; empty ones for an invalid line.
-    pub fn fields(&self) -> ReadLine {
-        self.stored()
-            .map(|s| s.fields().clone())
-            .unwrap_or_default()
-    }
-
-    /// When it was written (empty when unknown).
-    pub fn ts(&self) -> &str {
-        match self {
-            NoteLine::Verdict(v) => &v.ts,
-            NoteLine::Override(o) => &o.ts,
-            NoteLine::Invalid(_) => "",
-        }
-    }
-
-    /// The patch ids the line carries (an invalid line's too): its commit's
-    /// (`patch_id`), and on a run's outcome that of the run's whole change
-    /// (`change_patch_id`), by which a squash of the run is found.
-    pub fn patch_ids(&self) -> Vec<&str> {
-        match self {
-            NoteLine::Invalid(bad) => bad.patch_ids.iter().map(String::as_str).collect(),
-            _ => self
-                .stored()
-                .map(|s| carried_patch_ids(&s.value))
-                .unwrap_or_default(),
-        }
-    }
-
-    /// The verdict it records (a verdict line's or an override's).
-    pub fn verdict(&self) -> Option<Verdict> {
-        match self {
-            NoteLine::Verdict(v) => Some(v.verdict),
-            NoteLine::Override(o) => Some(o.verdict),
-            NoteLine::Invalid(_) => None,
+    /// The line a record `value` makes, by the rules text is read by (its verdict words made
+    /// canonical): how a writer's line is checked before it is stored.
+    pub(super) fn of_value(value: Value) -> Result<NoteLine, Box<InvalidLine>> {
+        let json = Json {
+            text: canonical_json(&value),
+            value,
+            repeated: None,
+            dropped: Vec::new(),
+            spans: None,
+        };
+        match NoteLine::of(Entry::Json(json)) {
+            NoteLine::Invalid(bad) => Err(Box::new(bad)),
+            line => Ok(line),
         }
     }
 
@@ -396,19 +215,6 @@ impl NoteLine {
             },
         }
     }
-}
-
-/// The fields a line carries patch ids in: its commit's, and the run's whole change's.
-const PATCH_ID_FIELDS: [&str; 2] = ["patch_id", "change_patch_id"];
-
-/// The patch ids `value` carries, each once.
-fn carried_patch_ids(value: &Value) -> Vec<&str> {
-    let mut ids: Vec<&str> = PATCH_ID_FIELDS
-        .iter()
-        .filter_map(|k| value.get(*k).and_then(Value::as_str))
-        .collect();
-    ids.dedup();
-    ids
 }
 
 /// The first verdict field of `json`'s object (a repeated one too) whose value is not
@@ -574,182 +380,10 @@ pub fn read_note(text: &str) -> Vec<NoteLine> {
         .collect()
 }
 
-/// A stored line's display fields as every reader shows them (`show`, the pre-push gate's
-/// explanation, the rewrite copier). Lines written by git triad carry them all; a
-/// hand-written line may leave most out, and a field of the wrong type reads as absent, so
-/// a reader never falls back to poking at JSON by string keys.
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct ReadLine {
-    /// `review`, `reconciliation` or `override`.
-    #[serde(deserialize_with = "lenient")]
-    pub kind: Option<String>,
-    /// When it was written.
-    #[serde(deserialize_with = "lenient")]
-    pub ts: Option<String>,
-    /// The commit it was written on.
-    #[serde(deserialize_with = "lenient")]
-    pub commit: Option<String>,
-    /// That commit's patch id.
-    #[serde(deserialize_with = "lenient")]
-    pub patch_id: Option<String>,
-    /// Its verdict (read in any case, see [`read_note`]).
-    #[serde(deserialize_with = "lenient")]
-    pub verdict: Option<Verdict>,
-    /// What the model answered, when a floor raised it.
-    #[serde(deserialize_with = "lenient")]
-    pub model_verdict: Option<Verdict>,
-    /// The floor the facts imposed.
-    #[serde(deserialize_with = "lenient")]
-    pub floor: Option<Floor>,
-    /// What the issues that count support, with why, when it differs from what the model
-    /// answered (a review lowered to what its evidence stands on).
-    #[serde(deserialize_with = "lenient")]
-    pub derived: Option<Floor>,
-    /// The stage reviewed (`architect` … `verify`, `review`, `run`, `reconcile`).
-    #[serde(deserialize_with = "lenient")]
-    pub stage: Option<String>,
-    /// Which attempt at the stage.
-    #[serde(deserialize_with = "lenient")]
-    pub attempt: Option<u64>,
-    /// The arbiter.
-    #[serde(deserialize_with = "lenient")]
-    pub arbiter_model: Option<String>,
-    /// The model reviewed.
-    #[serde(deserialize_with = "lenient")]
-    pub reviewed_model: Option<String>,
-    /// The arbiter's confidence, 0–1.
-    #[serde(deserialize_with = "lenient")]
-    pub confidence: Option<f64>,
-    /// The arbiter's reasoning.
-    #[serde(deserialize_with = "lenient")]
-    pub reasoning: Option<String>,
-    /// The issues, each read as leniently as the line.
-    #[serde(deserialize_with = "lenient")]
-    pub issues: Option<Vec<ReadIssue>>,
-    /// What the review saw: the files reviewed and those not reviewed, with why.
-    #[serde(deserialize_with = "lenient")]
-    pub coverage: Option<Coverage>,
-    /// An override: the verdict it clears.
-    #[serde(deserialize_with = "lenient")]
-    pub overrides: Option<String>,
-    /// An override: who wrote it.
-    #[serde(deserialize_with = "lenient")]
-    pub who: Option<String>,
-    /// An override: why.
-    #[serde(deserialize_with = "lenient")]
-    pub reason: Option<String>,
-    /// An override: the lines it answers.
-    #[serde(deserialize_with = "lenient")]
-    pub answers: Option<Vec<String>>,
-    /// A copy: the commit it was copied from.
-    #[serde(deserialize_with = "lenient")]
-    pub reattached_from: Option<String>,
-}
-
-/// One issue of a [`ReadLine`].
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct ReadIssue {
-    /// `critical`, `warning`, `suggestion` (or a synonym).
-    #[serde(deserialize_with = "lenient")]
-    pub severity: Option<String>,
-    /// What kind of defect.
-    #[serde(deserialize_with = "lenient")]
-    pub category: Option<String>,
-    /// The file.
-    #[serde(deserialize_with = "lenient")]
-    pub path: Option<String>,
-    /// First line.
-    #[serde(deserialize_with = "lenient")]
-    pub start_line: Option<u64>,
-    /// Last line.
-    #[serde(deserialize_with = "lenient")]
-    pub end_line: Option<u64>,
-    /// The enclosing symbol.
-    #[serde(deserialize_with = "lenient")]
-    pub symbol: Option<ReadSymbol>,
-    /// What is wrong.
-    #[serde(deserialize_with = "lenient")]
-    pub description: Option<String>,
-    /// The lines the model quoted (what pins a finding to code wherever it moves).
-    #[serde(deserialize_with = "lenient")]
-    pub quote: Option<String>,
-    /// Why the finding does not count toward the verdict (its quote is not in the file, its
-    /// probe passes, a person overrode it before), when it does not.
-    #[serde(deserialize_with = "lenient")]
-    pub demoted: Option<String>,
-}
-
-impl ReadIssue {
-    /// How serious, most serious first (seed 000: critical, warning, suggestion; common
-    /// synonyms ranked alike; unknown last).
-    pub fn rank(&self) -> u8 {
-        match self
-            .severity
-            .as_deref()
-            .unwrap_or("")
-            .to_ascii_lowercase()
-            .as_str()
-        {
-            "critical" | "blocker" | "error" | "high" => 0,
-            "warning" | "major" | "medium" => 1,
-            "suggestion" | "minor" | "low" | "info" => 2,
-            _ => 3,
-        }
-    }
-
-    /// Whether it counts toward the verdict (it was not demoted).
-    pub fn counts(&self) -> bool {
-        self.demoted.is_none()
-    }
-
-    /// Where it is: `path:line`, the path alone, or `(no file)`.
-    pub fn place(&self) -> String {
-        match (&self.path, self.start_line) {
-            (Some(p), Some(l)) => format!("{p}:{l}"),
-            (Some(p), None) => p.to_string(),
-            _ => "(no file)".into(),
-        }
-    }
-}
-
-/// The enclosing symbol of a [`ReadIssue`].
-#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
-#[serde(default)]
-pub struct ReadSymbol {
-    /// `function`, `class`, …
-    pub kind: String,
-    /// Its name.
-    pub name: String,
-}
-
-/// A field that reads as `None` when absent, null or of another type.
-fn lenient<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
-where
-    D: serde::Deserializer<'de>,
-    T: serde::de::DeserializeOwned,
-{
-    let v = Value::deserialize(d)?;
-    Ok(serde_json::from_value(v).ok())
-}
-
-impl ReadLine {
-    /// Reads a stored line's display fields; a value that is not an object reads as a line
-    /// with no fields.
-    pub fn of(line: &Value) -> ReadLine {
-        ReadLine::deserialize(line).unwrap_or_default()
-    }
-
-    /// Whether it is a human override.
-    pub fn is_override(&self) -> bool {
-        self.kind.as_deref() == Some("override")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::notes::LineId;
 
     fn one(text: &str) -> NoteLine {
         let mut lines = read_note(text);
@@ -838,28 +472,5 @@ mod tests {
         let blob = git2::Oid::hash_object(git2::ObjectType::Blob, canonical.as_bytes()).unwrap();
         assert_eq!(a.id().unwrap().as_str(), blob.to_string());
         assert_eq!(read_note(&format!("{line}\n{line}\n{copy}\n")).len(), 2);
-    }
-
-    #[test]
-    fn display_fields_of_full_and_hand_written_lines() {
-        let full = include_str!("../../tests/fixtures/v1/notes.jsonl")
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap())
-            .find(|v| v["kind"] == "review")
-            .unwrap();
-        let read = ReadLine::of(&full);
-        assert_eq!(read.kind.as_deref(), Some("review"));
-        assert!(read.verdict.is_some() && read.arbiter_model.is_some() && read.issues.is_some());
-        let hand = one(
-            r#"{"v":1,"kind":"review","verdict":"HALT","attempt":"two","issues":[{"path":7}]}"#,
-        );
-        let read = hand.fields();
-        assert_eq!(read.verdict, Some(Verdict::Halt));
-        assert_eq!(
-            read.attempt, None,
-            "a field of the wrong type reads as absent"
-        );
-        assert_eq!(read.issues.unwrap()[0].path, None);
-        assert_eq!(ReadLine::of(&Value::Null), ReadLine::default());
     }
 }
