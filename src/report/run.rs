@@ -9,7 +9,7 @@ use crate::arbiter::Verdict;
 use crate::bounded::indented as line;
 use crate::git::FileStat;
 use crate::git::ObjectId;
-use crate::notes::{self, NoteLine, VerdictKind};
+use crate::notes::{self, NoteLine};
 use crate::pipeline::record::{ChamberLink, FormatRecord, ReconcileState};
 use crate::pipeline::workflow::debate::report::DebateReport;
 use crate::pipeline::workflow::parallel::report::ParallelReport;
@@ -461,7 +461,7 @@ fn issues(repo: &Repository, s: &RunState, md: bool) -> String {
             };
             let lines = notes::read(repo, commit).unwrap_or_default();
             let reviews = lines.iter().filter_map(|l| match &l.line {
-                NoteLine::Verdict(v) if v.kind == VerdictKind::Review => v.review(),
+                NoteLine::Verdict(v) => v.review(),
                 _ => None,
             });
             for review in reviews {

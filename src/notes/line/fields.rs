@@ -4,6 +4,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::kind::LineKind;
 use crate::arbiter::{Coverage, Floor};
 use crate::verdict::Verdict;
 
@@ -176,7 +177,7 @@ impl ReadLine {
 
     /// Whether it is a human override.
     pub fn is_override(&self) -> bool {
-        self.kind.as_deref() == Some("override")
+        self.kind.as_deref() == Some(LineKind::Override.as_str())
     }
 }
 

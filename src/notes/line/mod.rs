@@ -26,12 +26,14 @@ use crate::arbiter::ArbiterReview;
 use crate::verdict::Verdict;
 
 mod fields;
+mod kind;
 mod parse;
 mod record;
 #[cfg(test)]
 mod tests;
 
 pub use fields::{ReadIssue, ReadLine, ReadSymbol};
+pub use kind::VerdictKind;
 pub use parse::{exact_word, read_note, InvalidLine, Problem, READ_RULES};
 pub use record::{Head, OverrideRecord, ReconciliationRecord, Record, ReviewRecord};
 
@@ -97,25 +99,6 @@ pub enum NoteLine {
     Override(OverrideNote),
     /// Not a valid line of a kind this build knows.
     Invalid(InvalidLine),
-}
-
-/// The kinds of line that carry a verdict on the change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum VerdictKind {
-    /// An arbiter's review (a stage, `git triad review --note`, a stopped run's tip).
-    Review,
-    /// The reconciliation of a finished run against its TaskSpec.
-    Reconciliation,
-}
-
-impl VerdictKind {
-    /// The `kind` on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            VerdictKind::Review => "review",
-            VerdictKind::Reconciliation => "reconciliation",
-        }
-    }
 }
 
 /// What every valid line has besides its decision fields. Its id and display fields are

@@ -13,7 +13,8 @@ use std::fmt;
 
 use serde_json::Value;
 
-use super::{carried_patch_ids, Answers, NoteLine, OverrideNote, Stored, VerdictKind, VerdictNote};
+use super::kind::{LineKind, VerdictKind};
+use super::{carried_patch_ids, Answers, NoteLine, OverrideNote, Stored, VerdictNote};
 use crate::notes::format::{
     canonical_json, contains_word, each_string, entries, Entry, Json, FORMAT_VERSION,
 };
@@ -121,10 +122,10 @@ impl fmt::Display for Problem {
                 "its \"v\" is {v}, and this git triad reads only the integer {FORMAT_VERSION}"
             ),
             Problem::NoKind => f.write_str("it has no \"kind\""),
-            Problem::Kind(k) => write!(
-                f,
-                "its kind \"{k}\" is not review, reconciliation or override"
-            ),
+            Problem::Kind(k) => {
+                let [rest @ .., last] = LineKind::NAMES;
+                write!(f, "its kind \"{k}\" is not {} or {last}", rest.join(", "))
+            }
             Problem::SpansRecords(inner) => write!(
                 f,
                 "it is spread over several lines and holds another record: {inner}"
@@ -316,18 +317,18 @@ fn shape(json: &Json) -> Result<Shape, Problem> {
         field: "answers",
         wanted: "a list of line ids",
     };
-    match kind {
-        "review" => Ok(Shape::Verdict(
+    match LineKind::parse(kind).ok_or_else(|| Problem::Kind(kind.to_string()))? {
+        LineKind::Review => Ok(Shape::Verdict(
             VerdictKind::Review,
             verdict_of("verdict")?,
             ts,
         )),
-        "reconciliation" => Ok(Shape::Verdict(
+        LineKind::Reconciliation => Ok(Shape::Verdict(
             VerdictKind::Reconciliation,
             verdict_of("verdict")?,
             ts,
         )),
-        "override" => {
+        LineKind::Override => {
             let verdict = verdict_of("verdict")?;
             let answers = match obj.get("answers") {
                 Some(Value::Array(keys)) => Answers::Named(
@@ -341,7 +342,6 @@ fn shape(json: &Json) -> Result<Shape, Problem> {
             };
             Ok(Shape::Override(verdict, ts, answers))
         }
-        other => Err(Problem::Kind(other.to_string())),
     }
 }
 
