@@ -1192,37 +1192,36 @@ fn a_circle_through_relative_re_exports_is_found() {
     assert!(unexplained_circles(&files).is_empty(), "the circle is gone");
 }
 
-/// The circles the checker finds in the planted tree `tests/fixtures/layers/<name>/src`:
-/// between files, then between modules.
-fn planted_circles(name: &str) -> (Vec<String>, Vec<String>) {
-    let files = files_under(
+/// Asserts the circles the checker finds in the planted tree
+/// `tests/fixtures/layers/<name>/src`: exactly `files` between its files and `modules`
+/// between its modules.
+fn assert_planted_circles(name: &str, files: &[&str], modules: &[&str]) {
+    let tree = files_under(
         &Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/layers")
             .join(name)
             .join("src"),
     );
-    (
-        unexplained_circles(&files),
-        unexplained_module_circles(&files),
-    )
+    assert_eq!(unexplained_circles(&tree), files, "between files of {name}");
+    assert_eq!(
+        unexplained_module_circles(&tree),
+        modules,
+        "between modules of {name}"
+    );
 }
 
 #[test]
 fn a_planted_parent_to_child_call_circle_fails() {
     // `shop/mod.rs` calls `till::ring()` and `till.rs` takes `Basket` from `shop/mod.rs`:
     // no `use` goes down, yet the two files need each other.
-    let (files, modules) = planted_circles("parent_call");
-    assert_eq!(
-        files,
-        ["import circle in `crate::shop`:\n  \
+    assert_planted_circles(
+        "parent_call",
+        &["import circle in `crate::shop`:\n  \
           src/shop/mod.rs -> src/shop/till.rs: ring\n  \
-          src/shop/till.rs -> src/shop/mod.rs: Basket"]
-    );
-    assert_eq!(
-        modules,
-        ["module circle in `crate::shop`:\n  \
+          src/shop/till.rs -> src/shop/mod.rs: Basket"],
+        &["module circle in `crate::shop`:\n  \
           self -> till: src/shop/mod.rs:7\n  \
-          till -> self: src/shop/till.rs:2"]
+          till -> self: src/shop/till.rs:2"],
     );
 }
 
@@ -1230,18 +1229,14 @@ fn a_planted_parent_to_child_call_circle_fails() {
 fn a_planted_macro_path_circle_fails() {
     // `registry.rs` names each folder's record only as `super::$folder::Record`; `alpha.rs`
     // takes the registry's trait.
-    let (files, modules) = planted_circles("macro_path");
-    assert_eq!(
-        files,
-        ["import circle in `crate::kinds`:\n  \
+    assert_planted_circles(
+        "macro_path",
+        &["import circle in `crate::kinds`:\n  \
           src/kinds/alpha.rs -> src/kinds/registry.rs: Kind\n  \
-          src/kinds/registry.rs -> src/kinds/alpha.rs: Record"]
-    );
-    assert_eq!(
-        modules,
-        ["module circle in `crate::kinds`:\n  \
+          src/kinds/registry.rs -> src/kinds/alpha.rs: Record"],
+        &["module circle in `crate::kinds`:\n  \
           alpha -> registry: src/kinds/alpha.rs:2\n  \
-          registry -> alpha: src/kinds/registry.rs:7"]
+          registry -> alpha: src/kinds/registry.rs:7"],
     );
 }
 
@@ -1249,13 +1244,12 @@ fn a_planted_macro_path_circle_fails() {
 fn a_planted_re_export_circle_fails() {
     // `a` re-exports `b::Thing` as its own, `b` uses `a::Other`: no file of `a` reads `b`,
     // so the files show no circle, but the modules need each other.
-    let (files, modules) = planted_circles("re_export");
-    assert_eq!(files, [] as [&str; 0]);
-    assert_eq!(
-        modules,
-        ["module circle in `crate::`:\n  \
+    assert_planted_circles(
+        "re_export",
+        &[],
+        &["module circle in `crate::`:\n  \
           a -> b: src/a/mod.rs:4\n  \
-          b -> a: src/b/mod.rs:2"]
+          b -> a: src/b/mod.rs:2"],
     );
 }
 
@@ -1264,18 +1258,14 @@ fn a_planted_circle_through_an_imported_module_name_fails() {
     // `till.rs` imports the module `stock` by name and calls `stock::count::left()`: the
     // call is into `stock/count.rs`, which takes `Sale` from `till.rs`. Read as an edge to
     // `stock/mod.rs` only (what the `use` names), the files show no circle.
-    let (files, modules) = planted_circles("module_alias");
-    assert_eq!(
-        files,
-        ["import circle in `crate::shop`:\n  \
+    assert_planted_circles(
+        "module_alias",
+        &["import circle in `crate::shop`:\n  \
           src/shop/stock/count.rs -> src/shop/till.rs: Sale\n  \
-          src/shop/till.rs -> src/shop/stock/count.rs: left"]
-    );
-    assert_eq!(
-        modules,
-        ["module circle in `crate::shop`:\n  \
+          src/shop/till.rs -> src/shop/stock/count.rs: left"],
+        &["module circle in `crate::shop`:\n  \
           stock -> till: src/shop/stock/count.rs:2\n  \
-          till -> stock: src/shop/till.rs:2, src/shop/till.rs:7"]
+          till -> stock: src/shop/till.rs:2, src/shop/till.rs:7"],
     );
 }
 
@@ -1284,18 +1274,14 @@ fn a_planted_circle_behind_a_glob_re_export_fails() {
     // `conf/mod.rs` re-exports all of `schema` (`pub use schema::*`); `repo.rs` takes
     // `Role` as `super::Role`, which is `schema.rs`'s, and `schema.rs` takes `repo.rs`'s
     // `Loaded`. Ending the edge at `conf/mod.rs`, which imports nothing, hides the circle.
-    let (files, modules) = planted_circles("glob_re_export");
-    assert_eq!(
-        files,
-        ["import circle in `crate::conf`:\n  \
+    assert_planted_circles(
+        "glob_re_export",
+        &["import circle in `crate::conf`:\n  \
           src/conf/repo.rs -> src/conf/schema.rs: Role\n  \
-          src/conf/schema.rs -> src/conf/repo.rs: Loaded"]
-    );
-    assert_eq!(
-        modules,
-        ["module circle in `crate::conf`:\n  \
+          src/conf/schema.rs -> src/conf/repo.rs: Loaded"],
+        &["module circle in `crate::conf`:\n  \
           repo -> schema: src/conf/repo.rs:2\n  \
-          schema -> repo: src/conf/schema.rs:2"]
+          schema -> repo: src/conf/schema.rs:2"],
     );
 }
 
@@ -1303,17 +1289,13 @@ fn a_planted_circle_behind_a_glob_re_export_fails() {
 fn a_planted_circle_through_macro_bodies_and_arguments_fails() {
     // `switch.rs` reaches the bulb only inside a `macro_rules!` body (`$crate::lamp::bulb`),
     // `bulb.rs` names the switch's toggle only in a macro invocation's arguments.
-    let (files, modules) = planted_circles("macro_crate");
-    assert_eq!(
-        files,
-        ["import circle in `crate::lamp`:\n  \
+    assert_planted_circles(
+        "macro_crate",
+        &["import circle in `crate::lamp`:\n  \
           src/lamp/bulb.rs -> src/lamp/switch.rs: Toggle\n  \
-          src/lamp/switch.rs -> src/lamp/bulb.rs: on"]
-    );
-    assert_eq!(
-        modules,
-        ["module circle in `crate::lamp`:\n  \
+          src/lamp/switch.rs -> src/lamp/bulb.rs: on"],
+        &["module circle in `crate::lamp`:\n  \
           bulb -> switch: src/lamp/bulb.rs:9\n  \
-          switch -> bulb: src/lamp/switch.rs:4"]
+          switch -> bulb: src/lamp/switch.rs:4"],
     );
 }
