@@ -27,19 +27,25 @@
 mod allow;
 #[cfg(target_os = "linux")]
 mod child;
+mod detect;
 mod env;
+mod fd;
 mod layers;
+mod plan;
 mod run;
 #[cfg(target_os = "linux")]
 mod seccomp;
+mod spawn;
 mod totals;
 #[cfg(target_os = "linux")]
 mod view;
 
 pub use allow::{landlock_abi, AllowList};
+pub use detect::found;
 pub use env::{command_env, PASSED_ENV};
 pub use layers::{harden_self, Found, Layer, Layers};
-pub use run::{found, run, run_bare, KEPT_OUTPUT_BYTES};
+pub use run::run;
+pub use spawn::{run_bare, KEPT_OUTPUT_BYTES};
 pub use totals::{cap_cache, TotalsFound};
 
 use std::path::{Path, PathBuf};

@@ -1,8 +1,9 @@
 //! The box against real processes: each way out tried, and the layer that stopped it named
 //! in the record.
 
+use super::detect::found;
 use super::layers::Found;
-use super::run::{found, run_with};
+use super::run::run_with;
 use super::*;
 
 /// Runs `command` in the box with `policy` in a fresh directory (which it may write).
