@@ -5,6 +5,7 @@ pub mod anchor;
 pub mod coverage;
 pub mod evidence;
 pub mod feedback;
+pub mod floor;
 pub mod gather;
 pub mod parts;
 pub mod reconciliation;

@@ -236,7 +236,7 @@ impl<'a> Arbiter<'a> {
             review,
             exchanges,
             spend,
-            facts: super::review::floor(prepared.findings(), brief.verify),
+            facts: super::floor::floor(prepared.findings(), brief.verify),
         })
     }
 
@@ -284,7 +284,7 @@ impl Asked {
             review,
             exchanges: vec![self.judged.exchange],
             spend: self.judged.spend,
-            facts: super::review::floor(checks.findings, checks.verify),
+            facts: super::floor::floor(checks.findings, checks.verify),
         }
     }
 }

@@ -166,7 +166,7 @@ impl StageFacts {
             .iter()
             .chain(symbols)
             .map(|f| Finding {
-                kind: crate::arbiter::review::UNSUPPORTED_CLAIM.into(),
+                kind: crate::arbiter::floor::UNSUPPORTED_CLAIM.into(),
                 category: "hallucination".into(),
                 severity: "warning".into(),
                 path: f.clone(),
@@ -220,7 +220,7 @@ mod tests {
         assert_eq!(findings.len(), 2, "{findings:?}");
         assert!(findings
             .iter()
-            .all(|f| f.kind == crate::arbiter::review::UNSUPPORTED_CLAIM));
+            .all(|f| f.kind == crate::arbiter::floor::UNSUPPORTED_CLAIM));
     }
 
     #[test]

@@ -230,7 +230,7 @@ impl Unmet {
             "critical"
         };
         Finding {
-            kind: crate::arbiter::review::UNMET_REQUIREMENT.into(),
+            kind: crate::arbiter::floor::UNMET_REQUIREMENT.into(),
             category: "completeness".into(),
             severity: severity.into(),
             path: String::new(),

@@ -2,7 +2,7 @@
 //! one's diff against the base with the deterministic findings on it, and the floor those
 //! findings impose (a solution the facts reject cannot win).
 
-use crate::arbiter::review::floor;
+use crate::arbiter::floor::floor;
 use crate::arbiter::{Floor, Verdict};
 use crate::code::Finding;
 use crate::pipeline::record::ParallelState;
