@@ -7,6 +7,7 @@ pub mod budget;
 pub mod cause;
 pub mod client;
 pub mod discover;
+pub mod error;
 pub mod exchange;
 pub mod fanout;
 pub mod local;
@@ -20,7 +21,8 @@ pub mod window;
 
 pub use budget::Spend;
 pub use cause::{Cause, Failure};
-pub use client::{Completion, EnvLookup, ModelClient, ModelError, ResolvedModel, Structured};
+pub use client::{Completion, EnvLookup, ModelClient, ResolvedModel, Structured};
+pub use error::ModelError;
 pub use exchange::Exchange;
 pub use types::{
     ChatRequest, ChatResponse, Message, OutputSchema, Speaker, ToolCall, ToolResult, ToolSpec,
